@@ -1,0 +1,136 @@
+/* core/context.c: device choice, the stream, the cuBLAS and cuSPARSE handles, host<->device
+ * copies, and the conversion of CUDA / cuBLAS / cuSPARSE codes into gs_status_t. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/context_impl.h"
+#include "core/error.h"
+
+gs_status_t gs_error_cuda(int err, const char *expr, const char *file, int line)
+{
+  if (err == cudaSuccess) return GS_SUCCESS;
+  cudaError_t e = (cudaError_t)err;
+  gs_status_t st = e == cudaErrorMemoryAllocation ? GS_ERR_DEVICE_MEMORY : GS_ERR_CUDA;
+  return gs_error_set(st, file, line, "CUDA error %s (%s) in %s", cudaGetErrorName(e),
+                      cudaGetErrorString(e), expr);
+}
+
+gs_status_t gs_error_cublas(int err, const char *expr, const char *file, int line)
+{
+  if (err == CUBLAS_STATUS_SUCCESS) return GS_SUCCESS;
+  cublasStatus_t e = (cublasStatus_t)err;
+  gs_status_t st = e == CUBLAS_STATUS_ALLOC_FAILED ? GS_ERR_DEVICE_MEMORY : GS_ERR_CUBLAS;
+  return gs_error_set(st, file, line, "cuBLAS error %s (%s) in %s", cublasGetStatusName(e),
+                      cublasGetStatusString(e), expr);
+}
+
+gs_status_t gs_error_cusparse(int err, const char *expr, const char *file, int line)
+{
+  if (err == CUSPARSE_STATUS_SUCCESS) return GS_SUCCESS;
+  cusparseStatus_t e = (cusparseStatus_t)err;
+  gs_status_t st = e == CUSPARSE_STATUS_ALLOC_FAILED ? GS_ERR_DEVICE_MEMORY : GS_ERR_CUSPARSE;
+  return gs_error_set(st, file, line, "cuSPARSE error %s (%s) in %s", cusparseGetErrorName(e),
+                      cusparseGetErrorString(e), expr);
+}
+
+gs_status_t gs_error_launch(void *stream, const char *kernel, const char *file, int line)
+{
+  cudaError_t e = cudaGetLastError();
+#ifdef GS_DEBUG_SYNC
+  if (e == cudaSuccess) e = cudaStreamSynchronize((cudaStream_t)stream);
+#else
+  (void)stream;
+#endif
+  if (e == cudaSuccess) return GS_SUCCESS;
+  return gs_error_set(e == cudaErrorMemoryAllocation ? GS_ERR_DEVICE_MEMORY : GS_ERR_CUDA, file,
+                      line, "kernel %s failed: %s (%s)", kernel, cudaGetErrorName(e),
+                      cudaGetErrorString(e));
+}
+
+int gs_device_count(void)
+{
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return n;
+}
+
+gs_status_t gs_context_create(gs_context_t **out, int device)
+{
+  gs_status_t st = GS_SUCCESS;
+  gs_context_t *c = NULL;
+  if (!out) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_context_create: out is NULL");
+  *out = NULL;
+  int n = 0;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    return GS_ERROR(GS_ERR_CUDA, "no CUDA device available: %s", cudaGetErrorString(e));
+  }
+  if (n == 0) return GS_ERROR(GS_ERR_CUDA, "no CUDA device available: no device found");
+  if (device < 0 || device >= n)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "device %d does not exist (%d device%s visible)", device,
+                    n, n == 1 ? "" : "s");
+  c = calloc(1, sizeof *c);
+  if (!c) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory creating a context");
+  c->device = device;
+  GS_TRY(GS_CUDA(cudaSetDevice(device)));
+  struct cudaDeviceProp prop;
+  GS_TRY(GS_CUDA(cudaGetDeviceProperties(&prop, device)));
+  snprintf(c->name, sizeof c->name, "%s", prop.name);
+  c->sm_count = prop.multiProcessorCount;
+  c->l2_bytes = (size_t)prop.l2CacheSize;
+  GS_TRY(GS_CUDA(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking)));
+  GS_TRY(GS_CUBLAS(cublasCreate(&c->cublas)));
+  GS_TRY(GS_CUBLAS(cublasSetStream(c->cublas, c->stream)));
+  GS_TRY(GS_CUSPARSE(cusparseCreate(&c->cusparse)));
+  GS_TRY(GS_CUSPARSE(cusparseSetStream(c->cusparse, c->stream)));
+  *out = c;
+  c = NULL;
+cleanup:
+  gs_context_destroy(&c);
+  return st;
+}
+
+void gs_context_destroy(gs_context_t **ctx)
+{
+  if (!ctx || !*ctx) return;
+  gs_context_t *c = *ctx;
+  if (c->stream) cudaStreamSynchronize(c->stream);
+  if (c->cusparse) cusparseDestroy(c->cusparse);
+  if (c->cublas) cublasDestroy(c->cublas);
+  if (c->stream) cudaStreamDestroy(c->stream);
+  free(c);
+  *ctx = NULL;
+}
+
+void *gs_context_stream(const gs_context_t *ctx) { return ctx ? (void *)ctx->stream : NULL; }
+
+const char *gs_context_device_name(const gs_context_t *ctx) { return ctx ? ctx->name : ""; }
+
+gs_status_t gs_context_sync(gs_context_t *ctx)
+{
+  if (!ctx) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_context_sync: ctx is NULL");
+  return GS_CUDA(cudaStreamSynchronize(ctx->stream));
+}
+
+gs_status_t gs_copy_to_device(gs_context_t *ctx, void *d_dst, const void *h_src, size_t bytes)
+{
+  if (!ctx || (bytes && (!d_dst || !h_src)))
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_copy_to_device: NULL argument");
+  if (!bytes) return GS_SUCCESS;
+  GS_CHECK(GS_CUDA(cudaMemcpyAsync(d_dst, h_src, bytes, cudaMemcpyHostToDevice, ctx->stream)));
+  return GS_CUDA(cudaStreamSynchronize(ctx->stream));
+}
+
+gs_status_t gs_copy_to_host(gs_context_t *ctx, void *h_dst, const void *d_src, size_t bytes)
+{
+  if (!ctx || (bytes && (!h_dst || !d_src)))
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_copy_to_host: NULL argument");
+  if (!bytes) return GS_SUCCESS;
+  GS_CHECK(GS_CUDA(cudaMemcpyAsync(h_dst, d_src, bytes, cudaMemcpyDeviceToHost, ctx->stream)));
+  return GS_CUDA(cudaStreamSynchronize(ctx->stream));
+}

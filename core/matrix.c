@@ -1,0 +1,307 @@
+/* core/matrix.c: host COO and CSR containers, conversions, transpose, validation, reference SpMV. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "gpusolve/matrix.h"
+
+/* ---- COO ---------------------------------------------------------------------------------- */
+
+gs_status_t gs_coo_create(gs_coo_t **out, gs_idx_t m, gs_idx_t n, int64_t cap)
+{
+  if (!out) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_coo_create: out is NULL");
+  *out = NULL;
+  if (m < 0 || n < 0 || cap < 0)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_coo_create: negative size %d x %d, capacity %lld", m,
+                    n, (long long)cap);
+  if (cap < 1) cap = 1;
+  gs_coo_t *A = calloc(1, sizeof *A);
+  if (A) {
+    A->row = malloc((size_t)cap * sizeof *A->row);
+    A->col = malloc((size_t)cap * sizeof *A->col);
+    A->val = malloc((size_t)cap * sizeof *A->val);
+  }
+  if (!A || !A->row || !A->col || !A->val) {
+    gs_coo_destroy(&A);
+    return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory for a COO of %lld entries",
+                    (long long)cap);
+  }
+  A->m = m;
+  A->n = n;
+  A->cap = cap;
+  *out = A;
+  return GS_SUCCESS;
+}
+
+static gs_status_t coo_grow(gs_coo_t *A, int64_t need)
+{
+  int64_t cap = A->cap;
+  while (cap < need) cap = cap + cap / 2 + 16;
+  gs_idx_t *r = realloc(A->row, (size_t)cap * sizeof *r);
+  if (r) A->row = r;
+  gs_idx_t *c = realloc(A->col, (size_t)cap * sizeof *c);
+  if (c) A->col = c;
+  gs_val_t *v = realloc(A->val, (size_t)cap * sizeof *v);
+  if (v) A->val = v;
+  if (!r || !c || !v)
+    return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory growing a COO to %lld entries",
+                    (long long)cap);
+  A->cap = cap;
+  return GS_SUCCESS;
+}
+
+gs_status_t gs_coo_push(gs_coo_t *A, gs_idx_t i, gs_idx_t j, gs_val_t v)
+{
+  if (!A) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_coo_push: A is NULL");
+  if (i < 0 || i >= A->m || j < 0 || j >= A->n)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "entry (%d, %d) outside a %d x %d matrix", i, j, A->m,
+                    A->n);
+  if (A->nnz == A->cap) GS_CHECK(coo_grow(A, A->nnz + 1));
+  A->row[A->nnz] = i;
+  A->col[A->nnz] = j;
+  A->val[A->nnz] = v;
+  A->nnz++;
+  return GS_SUCCESS;
+}
+
+void gs_coo_destroy(gs_coo_t **A)
+{
+  if (!A || !*A) return;
+  free((*A)->row);
+  free((*A)->col);
+  free((*A)->val);
+  free(*A);
+  *A = NULL;
+}
+
+/* ---- CSR ---------------------------------------------------------------------------------- */
+
+gs_status_t gs_csr_create(gs_csr_t **out, gs_idx_t m, gs_idx_t n, gs_idx_t nnz)
+{
+  if (!out) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_csr_create: out is NULL");
+  *out = NULL;
+  if (m < 0 || n < 0 || nnz < 0)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_csr_create: negative size %d x %d with %d entries",
+                    m, n, nnz);
+  gs_csr_t *A = calloc(1, sizeof *A);
+  if (A) {
+    A->row_ptr = calloc((size_t)m + 1, sizeof *A->row_ptr);
+    /* Never a zero-byte malloc: callers may index col/val of an nnz = 0 matrix as non-NULL. */
+    A->col = malloc((size_t)(nnz ? nnz : 1) * sizeof *A->col);
+    A->val = malloc((size_t)(nnz ? nnz : 1) * sizeof *A->val);
+  }
+  if (!A || !A->row_ptr || !A->col || !A->val) {
+    gs_csr_destroy(&A);
+    return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory for a %d x %d CSR with %d entries",
+                    m, n, nnz);
+  }
+  A->m = m;
+  A->n = n;
+  A->nnz = nnz;
+  *out = A;
+  return GS_SUCCESS;
+}
+
+void gs_csr_destroy(gs_csr_t **A)
+{
+  if (!A || !*A) return;
+  free((*A)->row_ptr);
+  free((*A)->col);
+  free((*A)->val);
+  free(*A);
+  *A = NULL;
+}
+
+gs_status_t gs_csr_copy(gs_csr_t **out, const gs_csr_t *A)
+{
+  if (!out || !A) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_csr_copy: NULL argument");
+  GS_CHECK(gs_csr_create(out, A->m, A->n, A->nnz));
+  gs_csr_t *B = *out;
+  memcpy(B->row_ptr, A->row_ptr, ((size_t)A->m + 1) * sizeof *B->row_ptr);
+  memcpy(B->col, A->col, (size_t)A->nnz * sizeof *B->col);
+  memcpy(B->val, A->val, (size_t)A->nnz * sizeof *B->val);
+  B->symmetry = A->symmetry;
+  return GS_SUCCESS;
+}
+
+/* Bucket entries by key (row or column) with a counting sort: stable, O(nnz + m). */
+gs_status_t gs_coo_to_csr(gs_csr_t **out, const gs_coo_t *A)
+{
+  gs_status_t st = GS_SUCCESS;
+  gs_csr_t *T = NULL, *C = NULL;
+  int64_t *cnt = NULL;
+  if (!out || !A) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_coo_to_csr: NULL argument");
+  *out = NULL;
+  if (A->nnz > INT32_MAX)
+    return GS_ERROR(GS_ERR_UNSUPPORTED,
+                    "%lld entries exceed the 32-bit index limit of CSR (2147483647)",
+                    (long long)A->nnz);
+  const gs_idx_t m = A->m, n = A->n, nnz = (gs_idx_t)A->nnz;
+
+  /* Pass 1: by column into T (as a CSR of A^T), so that pass 2 by row gives sorted columns. */
+  GS_TRY(gs_csr_create(&T, n, m, nnz));
+  for (gs_idx_t k = 0; k < nnz; ++k) T->row_ptr[A->col[k] + 1]++;
+  for (gs_idx_t j = 0; j < n; ++j) T->row_ptr[j + 1] += T->row_ptr[j];
+  cnt = malloc(((size_t)(m > n ? m : n) + 1) * sizeof *cnt);
+  if (!cnt) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory converting COO to CSR");
+  for (gs_idx_t j = 0; j < n; ++j) cnt[j] = T->row_ptr[j];
+  for (gs_idx_t k = 0; k < nnz; ++k) {
+    int64_t p = cnt[A->col[k]]++;
+    T->col[p] = A->row[k];
+    T->val[p] = A->val[k];
+  }
+  /* Pass 2: transpose back, column-sorted within rows; sum duplicates as they meet. */
+  GS_TRY(gs_csr_create(&C, m, n, nnz));
+  for (gs_idx_t k = 0; k < nnz; ++k) C->row_ptr[T->col[k] + 1]++;
+  for (gs_idx_t i = 0; i < m; ++i) C->row_ptr[i + 1] += C->row_ptr[i];
+  for (gs_idx_t i = 0; i < m; ++i) cnt[i] = C->row_ptr[i];
+  for (gs_idx_t j = 0; j < n; ++j)
+    for (gs_idx_t p = T->row_ptr[j]; p < T->row_ptr[j + 1]; ++p) {
+      gs_idx_t i = T->col[p];
+      int64_t q = cnt[i]++;
+      C->col[q] = j;
+      C->val[q] = T->val[p];
+    }
+  /* Compact duplicates (now adjacent) in place. */
+  gs_idx_t w = 0;
+  for (gs_idx_t i = 0; i < m; ++i) {
+    gs_idx_t start = C->row_ptr[i], end = C->row_ptr[i + 1], rs = w;
+    for (gs_idx_t p = start; p < end; ++p) {
+      if (w > rs && C->col[w - 1] == C->col[p]) {
+        C->val[w - 1] += C->val[p];
+      } else {
+        C->col[w] = C->col[p];
+        C->val[w] = C->val[p];
+        ++w;
+      }
+    }
+    C->row_ptr[i] = rs;
+  }
+  C->row_ptr[m] = w;
+  C->nnz = w;
+  C->symmetry = A->symmetry;
+  *out = C;
+  C = NULL;
+cleanup:
+  free(cnt);
+  gs_csr_destroy(&T);
+  gs_csr_destroy(&C);
+  return st;
+}
+
+gs_status_t gs_csr_to_coo(gs_coo_t **out, const gs_csr_t *A)
+{
+  if (!out || !A) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_csr_to_coo: NULL argument");
+  GS_CHECK(gs_coo_create(out, A->m, A->n, A->nnz));
+  gs_coo_t *C = *out;
+  for (gs_idx_t i = 0; i < A->m; ++i)
+    for (gs_idx_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) {
+      C->row[p] = i;
+      C->col[p] = A->col[p];
+      C->val[p] = A->val[p];
+    }
+  C->nnz = A->nnz;
+  C->symmetry = A->symmetry;
+  return GS_SUCCESS;
+}
+
+gs_status_t gs_csr_transpose(gs_csr_t **out, const gs_csr_t *A)
+{
+  gs_status_t st = GS_SUCCESS;
+  gs_idx_t *next = NULL;
+  gs_csr_t *T = NULL;
+  if (!out || !A) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_csr_transpose: NULL argument");
+  *out = NULL;
+  GS_TRY(gs_csr_create(&T, A->n, A->m, A->nnz));
+  for (gs_idx_t p = 0; p < A->nnz; ++p) T->row_ptr[A->col[p] + 1]++;
+  for (gs_idx_t j = 0; j < A->n; ++j) T->row_ptr[j + 1] += T->row_ptr[j];
+  next = malloc(((size_t)A->n + 1) * sizeof *next);
+  if (!next) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory transposing a matrix");
+  memcpy(next, T->row_ptr, ((size_t)A->n + 1) * sizeof *next);
+  for (gs_idx_t i = 0; i < A->m; ++i) /* rows visited in order: columns of T come out sorted */
+    for (gs_idx_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) {
+      gs_idx_t q = next[A->col[p]]++;
+      T->col[q] = i;
+      T->val[q] = A->val[p];
+    }
+  T->symmetry = A->symmetry;
+  *out = T;
+  T = NULL;
+cleanup:
+  free(next);
+  gs_csr_destroy(&T);
+  return st;
+}
+
+gs_status_t gs_csr_validate(const gs_csr_t *A)
+{
+  if (!A) return GS_ERROR(GS_ERR_INVALID_ARG, "matrix is NULL");
+  if (A->m < 0 || A->n < 0 || A->nnz < 0)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "negative size %d x %d with %d entries", A->m, A->n,
+                    A->nnz);
+  if (!A->row_ptr || (A->nnz > 0 && (!A->col || !A->val)))
+    return GS_ERROR(GS_ERR_INVALID_ARG, "matrix arrays are NULL");
+  if (A->row_ptr[0] != 0)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "row_ptr[0] is %d, not 0", A->row_ptr[0]);
+  for (gs_idx_t i = 0; i < A->m; ++i) {
+    if (A->row_ptr[i + 1] < A->row_ptr[i])
+      return GS_ERROR(GS_ERR_INVALID_ARG, "row_ptr decreases at row %d", i);
+    if (A->row_ptr[i + 1] > A->nnz)
+      return GS_ERROR(GS_ERR_INVALID_ARG, "row_ptr[%d] = %d exceeds nnz = %d", i + 1,
+                      A->row_ptr[i + 1], A->nnz);
+    for (gs_idx_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) {
+      if (A->col[p] < 0 || A->col[p] >= A->n)
+        return GS_ERROR(GS_ERR_INVALID_ARG, "row %d: column %d outside 0..%d", i, A->col[p],
+                        A->n - 1);
+      if (!isfinite(A->val[p]))
+        return GS_ERROR(GS_ERR_INVALID_ARG, "row %d, column %d: value is not finite", i,
+                        A->col[p]);
+    }
+  }
+  if (A->row_ptr[A->m] != A->nnz)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "row_ptr[m] = %d but nnz = %d", A->row_ptr[A->m],
+                    A->nnz);
+  return GS_SUCCESS;
+}
+
+int gs_csr_is_sorted(const gs_csr_t *A)
+{
+  for (gs_idx_t i = 0; i < A->m; ++i)
+    for (gs_idx_t p = A->row_ptr[i] + 1; p < A->row_ptr[i + 1]; ++p)
+      if (A->col[p] <= A->col[p - 1]) return 0;
+  return 1;
+}
+
+gs_status_t gs_csr_spmv_host(const gs_csr_t *A, char op, gs_val_t alpha, const gs_val_t *x,
+                             gs_val_t beta, gs_val_t *y)
+{
+  if (!A || !y || (!x && A->nnz > 0))
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_csr_spmv_host: NULL argument");
+  if (op == 'N' || op == 'n') {
+    for (gs_idx_t i = 0; i < A->m; ++i) {
+      double s = 0.0;
+      for (gs_idx_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) s += A->val[p] * x[A->col[p]];
+      y[i] = beta == 0.0 ? alpha * s : alpha * s + beta * y[i]; /* beta = 0: y never read */
+    }
+  } else if (op == 'T' || op == 't') {
+    for (gs_idx_t j = 0; j < A->n; ++j) y[j] = beta == 0.0 ? 0.0 : beta * y[j];
+    for (gs_idx_t i = 0; i < A->m; ++i) {
+      double ax = alpha * x[i];
+      for (gs_idx_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) y[A->col[p]] += A->val[p] * ax;
+    }
+  } else {
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_csr_spmv_host: op must be 'N' or 'T', not '%c'", op);
+  }
+  return GS_SUCCESS;
+}
+
+const char *gs_symmetry_string(gs_symmetry_t s)
+{
+  switch (s) {
+  case GS_SYM_GENERAL: return "general";
+  case GS_SYM_SYMMETRIC: return "symmetric";
+  case GS_SYM_SKEW: return "skew-symmetric";
+  }
+  return "unknown";
+}

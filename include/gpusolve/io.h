@@ -1,0 +1,61 @@
+/* gpusolve/io.h: Matrix Market reading and writing, synthetic matrix generators. */
+#ifndef GPUSOLVE_IO_H
+#define GPUSOLVE_IO_H
+
+#include <stdio.h>
+#include "gpusolve/matrix.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * Reads a `matrix coordinate` file (real, integer or pattern; general, symmetric or
+ * skew-symmetric) into a COO with the stored triangle mirrored (pattern entries read as 1.0).
+ * Files ending in ".gz" are decompressed on the fly. Complex and hermitian files are refused.
+ * Any fault returns GS_ERR_PARSE (or GS_ERR_IO) with "FILE:LINE: cause" in gs_last_error().
+ */
+gs_status_t gs_mm_read_coo(const char *path, gs_coo_t **out);
+
+/** As gs_mm_read_coo, then converted to CSR (duplicates summed, explicit zeros kept). */
+gs_status_t gs_mm_read_csr(const char *path, gs_csr_t **out);
+
+/** Reads a `matrix array` file (dense, column-major, real/integer, general) holding one
+ *  column: a vector of length *len, allocated with malloc (free() it). */
+gs_status_t gs_mm_read_vector(const char *path, gs_val_t **out, gs_idx_t *len);
+
+/** Writes A as `matrix coordinate real general` (1-based, %.17g, reads back bit for bit).
+ *  On failure no partial file is left behind. */
+gs_status_t gs_mm_write_csr(const char *path, const gs_csr_t *A);
+/** Same to an open stream (no cleanup of partial output possible). */
+gs_status_t gs_mm_write_csr_stream(FILE *f, const gs_csr_t *A);
+
+/** Writes a vector as `matrix array real general` with one column. */
+gs_status_t gs_mm_write_vector(const char *path, const gs_val_t *x, gs_idx_t len);
+
+/* ---- generators: the papers' synthetic matrices ---------------------------------------- */
+
+/** Laplacian stencil on an nx x ny x nz grid (ny = nz = 1 for 1D, nz = 1 for 2D) with Dirichlet
+ *  boundaries: stencil 3 (1D), 5 or 9 (2D), 7 or 27 (3D). Symmetric positive definite: the
+ *  diagonal is the number of neighbours in the full stencil, off-diagonals -1.
+ *  Nonzero counts match Table 2 of 003_d79f6b9d9c91141b.txt. */
+gs_status_t gs_gen_laplace(gs_csr_t **out, gs_idx_t nx, gs_idx_t ny, gs_idx_t nz, int stencil);
+
+/** N x N, K entries per row with columns drawn from a normal distribution of standard deviation
+ *  sigma centred on the diagonal (clamped to the matrix, no duplicates): HOLA's Figure 7 test
+ *  (000_b60de4b7a06573aa.txt). Values uniform in [-1, 1). */
+gs_status_t gs_gen_normal(gs_csr_t **out, gs_idx_t n, gs_idx_t per_row, double sigma,
+                          uint64_t seed);
+
+/** N x N with row lengths 32 + Pareto(k) (shape k, scale 1, capped at N), columns uniform
+ *  random without duplicates: Figure 9 of 003_d79f6b9d9c91141b.txt. */
+gs_status_t gs_gen_pareto(gs_csr_t **out, gs_idx_t n, double k, uint64_t seed);
+
+/** M x N with K entries per row (min(K, N)), columns uniform random without duplicates. */
+gs_status_t gs_gen_random(gs_csr_t **out, gs_idx_t m, gs_idx_t n, gs_idx_t per_row,
+                          uint64_t seed);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,98 @@
+/* gpusolve/matrix.h: host sparse containers (COO, CSR), conversions, validation, features. */
+#ifndef GPUSOLVE_MATRIX_H
+#define GPUSOLVE_MATRIX_H
+
+#include "gpusolve/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Symmetry a matrix was stored with (Matrix Market's header). The containers always hold
+ *  every entry: symmetric storage is expanded when a file is read. */
+typedef enum gs_symmetry {
+  GS_SYM_GENERAL = 0,
+  GS_SYM_SYMMETRIC = 1,
+  GS_SYM_SKEW = 2
+} gs_symmetry_t;
+
+/** Host coordinate matrix (0-based). Entries in any order; duplicates allowed. */
+typedef struct gs_coo {
+  gs_idx_t m, n;        /* rows, columns */
+  int64_t nnz;          /* entries in use */
+  int64_t cap;          /* entries allocated */
+  gs_idx_t *row, *col;  /* size cap */
+  gs_val_t *val;        /* size cap */
+  gs_symmetry_t symmetry; /* as stored in the source; entries are already expanded */
+} gs_coo_t;
+
+/** Host compressed-row matrix (0-based): row_ptr[m+1], col[nnz], val[nnz].
+ *  A valid CSR has non-decreasing row_ptr, row_ptr[0] = 0, columns in range; gs_coo_to_csr
+ *  produces rows with strictly increasing columns (duplicates summed, explicit zeros kept). */
+typedef struct gs_csr {
+  gs_idx_t m, n;
+  gs_idx_t nnz;         /* 32-bit: a CSR over 2^31-1 entries is refused */
+  gs_idx_t *row_ptr;    /* size m + 1 */
+  gs_idx_t *col;        /* size nnz */
+  gs_val_t *val;        /* size nnz */
+  gs_symmetry_t symmetry; /* as stored in the source */
+} gs_csr_t;
+
+/** Allocates an m x n COO with room for cap entries (nnz = 0). */
+gs_status_t gs_coo_create(gs_coo_t **A, gs_idx_t m, gs_idx_t n, int64_t cap);
+/** Appends one entry, growing the arrays as needed. */
+gs_status_t gs_coo_push(gs_coo_t *A, gs_idx_t i, gs_idx_t j, gs_val_t v);
+/** Frees A (NULL-safe) and sets *A = NULL. */
+void gs_coo_destroy(gs_coo_t **A);
+
+/** Allocates an m x n CSR with room for nnz entries; row_ptr zeroed. */
+gs_status_t gs_csr_create(gs_csr_t **A, gs_idx_t m, gs_idx_t n, gs_idx_t nnz);
+/** Frees A (NULL-safe) and sets *A = NULL. */
+void gs_csr_destroy(gs_csr_t **A);
+/** Deep copy. */
+gs_status_t gs_csr_copy(gs_csr_t **out, const gs_csr_t *A);
+
+/** COO -> CSR: rows in order, columns sorted within each row, duplicates summed, explicit
+ *  zeros kept. The COO is not changed. */
+gs_status_t gs_coo_to_csr(gs_csr_t **out, const gs_coo_t *A);
+/** CSR -> COO (row-major order). */
+gs_status_t gs_csr_to_coo(gs_coo_t **out, const gs_csr_t *A);
+/** Host transpose: out = A^T, rows sorted. */
+gs_status_t gs_csr_transpose(gs_csr_t **out, const gs_csr_t *A);
+/** Checks row_ptr monotone and in bounds, columns in range, values finite.
+ *  Returns GS_ERR_INVALID_ARG with the first fault in gs_last_error(). */
+gs_status_t gs_csr_validate(const gs_csr_t *A);
+/** Whether every row's columns are strictly increasing (1) or not (0). */
+int gs_csr_is_sorted(const gs_csr_t *A);
+
+/** Reference product on the host: y = alpha*op(A)*x + beta*y (op = 'N' or 'T').
+ *  With beta == 0, y is written and never read. The oracle for every backend. */
+gs_status_t gs_csr_spmv_host(const gs_csr_t *A, char op, gs_val_t alpha, const gs_val_t *x,
+                             gs_val_t beta, gs_val_t *y);
+
+/** Structural features of a matrix (the inputs of format selection, 001_2a8c9fc1a323b852.txt). */
+typedef struct gs_features {
+  gs_idx_t rows, cols;
+  int64_t nnz;
+  double density;          /* nnz / (rows * cols) */
+  double row_mean, row_std;/* mean and population standard deviation of row lengths */
+  gs_idx_t row_max, row_min;
+  gs_idx_t empty_rows;
+  gs_idx_t diagonals;      /* occupied diagonals (distinct j - i) */
+  int structurally_symmetric; /* square and pattern(A) == pattern(A^T) */
+  int numerically_symmetric;  /* square and A == A^T exactly */
+  int diagonal_full;          /* square, every a_ii present and nonzero */
+  int diagonal_positive;      /* square, every a_ii present and > 0 */
+  gs_symmetry_t symmetry;     /* as stored */
+} gs_features_t;
+
+/** Computes the features of A (O(nnz) time, O(m+n) extra memory). */
+gs_status_t gs_csr_features(const gs_csr_t *A, gs_features_t *f);
+
+/** Lowercase name of a stored symmetry: "general", "symmetric", "skew-symmetric". */
+const char *gs_symmetry_string(gs_symmetry_t s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

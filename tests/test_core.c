@@ -1,0 +1,224 @@
+/* tests/test_core.c: host containers, conversions, transpose, validation, features, errors. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/testutil.h"
+
+/* Builds a CSR from a dense row-major array (zeros skipped unless keep_zero marks them). */
+static gs_csr_t *from_dense(int m, int n, const double *a)
+{
+  gs_coo_t *C = NULL;
+  gs_csr_t *A = NULL;
+  CU_ASSERT_FATAL(gs_coo_create(&C, m, n, 4) == GS_SUCCESS);
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j)
+      if (a[i * n + j] != 0.0) CU_ASSERT_FATAL(gs_coo_push(C, i, j, a[i * n + j]) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_coo_to_csr(&A, C) == GS_SUCCESS);
+  gs_coo_destroy(&C);
+  return A;
+}
+
+static void test_coo_to_csr_sorts_sums_keeps_zeros(void)
+{
+  gs_coo_t *C = NULL;
+  gs_csr_t *A = NULL;
+  CU_ASSERT_FATAL(gs_coo_create(&C, 3, 4, 1) == GS_SUCCESS);
+  /* unsorted, a duplicate at (0,2), an explicit zero at (2,3), an empty row 1 */
+  CU_ASSERT(gs_coo_push(C, 2, 3, 0.0) == GS_SUCCESS);
+  CU_ASSERT(gs_coo_push(C, 0, 2, 1.5) == GS_SUCCESS);
+  CU_ASSERT(gs_coo_push(C, 0, 0, -1.0) == GS_SUCCESS);
+  CU_ASSERT(gs_coo_push(C, 2, 0, 4.0) == GS_SUCCESS);
+  CU_ASSERT(gs_coo_push(C, 0, 2, 2.0) == GS_SUCCESS);
+  CU_ASSERT(gs_coo_push(C, 3, 0, 1.0) == GS_ERR_INVALID_ARG); /* row out of range */
+  CU_ASSERT_FATAL(gs_coo_to_csr(&A, C) == GS_SUCCESS);
+  const gs_idx_t rp[] = {0, 2, 2, 4}, col[] = {0, 2, 0, 3};
+  const double val[] = {-1.0, 3.5, 4.0, 0.0};
+  CU_ASSERT_EQUAL(A->nnz, 4);
+  CU_ASSERT(memcmp(A->row_ptr, rp, sizeof rp) == 0);
+  CU_ASSERT(memcmp(A->col, col, sizeof col) == 0);
+  CU_ASSERT(memcmp(A->val, val, sizeof val) == 0);
+  CU_ASSERT(gs_csr_validate(A) == GS_SUCCESS);
+  CU_ASSERT(gs_csr_is_sorted(A));
+  gs_csr_destroy(&A);
+  CU_ASSERT_PTR_NULL(A);
+  gs_coo_destroy(&C);
+  gs_csr_destroy(&A); /* NULL-safe */
+  gs_coo_destroy(NULL);
+}
+
+static void test_transpose_and_spmv(void)
+{
+  const double a[] = {1, 0, 2, 0, 3, 0, 0, 0, 0, 4, 5, 6}; /* 4 x 3 */
+  gs_csr_t *A = from_dense(4, 3, a), *T = NULL, *TT = NULL;
+  CU_ASSERT_FATAL(gs_csr_transpose(&T, A) == GS_SUCCESS);
+  CU_ASSERT_EQUAL(T->m, 3);
+  CU_ASSERT_EQUAL(T->n, 4);
+  const gs_idx_t rp[] = {0, 2, 4, 6}, col[] = {0, 3, 1, 3, 0, 3};
+  const double val[] = {1, 4, 3, 5, 2, 6};
+  CU_ASSERT(memcmp(T->row_ptr, rp, sizeof rp) == 0);
+  CU_ASSERT(memcmp(T->col, col, sizeof col) == 0);
+  CU_ASSERT(memcmp(T->val, val, sizeof val) == 0);
+  CU_ASSERT_FATAL(gs_csr_transpose(&TT, T) == GS_SUCCESS);
+  CU_ASSERT(memcmp(TT->row_ptr, A->row_ptr, 5 * sizeof(gs_idx_t)) == 0);
+  CU_ASSERT(memcmp(TT->col, A->col, 6 * sizeof(gs_idx_t)) == 0);
+
+  double x[3] = {1, 2, 3}, y[4] = {NAN, NAN, NAN, NAN}, yt[3] = {1, 1, 1}, xt[4] = {1, 1, 1, 1};
+  CU_ASSERT(gs_csr_spmv_host(A, 'N', 2.0, x, 0.0, y) == GS_SUCCESS); /* NaN in y never read */
+  const double ey[] = {14, 12, 0, 64};
+  for (int i = 0; i < 4; ++i) CU_ASSERT_DOUBLE_EQUAL(y[i], ey[i], 0.0);
+  CU_ASSERT(gs_csr_spmv_host(A, 'T', 1.0, xt, -1.0, yt) == GS_SUCCESS);
+  const double eyt[] = {4, 7, 7}; /* A^T 1 = (5, 8, 8), minus 1 */
+  for (int i = 0; i < 3; ++i) CU_ASSERT_DOUBLE_EQUAL(yt[i], eyt[i], 0.0);
+  CU_ASSERT(gs_csr_spmv_host(A, 'X', 1.0, x, 0.0, y) == GS_ERR_INVALID_ARG);
+  gs_csr_destroy(&A);
+  gs_csr_destroy(&T);
+  gs_csr_destroy(&TT);
+}
+
+static void test_random_transpose_roundtrip(void)
+{
+  uint64_t s = gs_test_seed();
+  for (int t = 0; t < 20; ++t) {
+    gs_idx_t m = 1 + (gs_idx_t)(gs_test_uniform(&s) * 60), n = 1 + (gs_idx_t)(gs_test_uniform(&s) * 60);
+    gs_csr_t *A = gs_test_random_csr(&s, m, n, 0.1), *T = NULL;
+    CU_ASSERT_FATAL(A != NULL);
+    CU_ASSERT_FATAL(gs_csr_transpose(&T, A) == GS_SUCCESS);
+    /* y^T (A x) == (A^T y)^T x for random x, y */
+    double *x = malloc(n * sizeof *x), *y = malloc(m * sizeof *y);
+    double *ax = malloc(m * sizeof *ax), *aty = malloc(n * sizeof *aty), *aty2 = malloc(n * sizeof *aty2);
+    for (int j = 0; j < n; ++j) x[j] = gs_test_uniform(&s);
+    for (int i = 0; i < m; ++i) y[i] = gs_test_uniform(&s);
+    gs_csr_spmv_host(A, 'N', 1.0, x, 0.0, ax);
+    gs_csr_spmv_host(T, 'N', 1.0, y, 0.0, aty);
+    gs_csr_spmv_host(A, 'T', 1.0, y, 0.0, aty2);
+    double l = 0, r = 0;
+    for (int i = 0; i < m; ++i) l += y[i] * ax[i];
+    for (int j = 0; j < n; ++j) r += aty[j] * x[j];
+    CU_ASSERT(fabs(l - r) <= 1e-12 * (1 + fabs(l)));
+    CU_ASSERT(gs_test_rel_err(aty2, aty, n) <= 1e-14);
+    free(x); free(y); free(ax); free(aty); free(aty2);
+    gs_csr_destroy(&A);
+    gs_csr_destroy(&T);
+  }
+}
+
+static void test_validate_catches_faults(void)
+{
+  const double a[] = {1, 2, 0, 3};
+  gs_csr_t *A = from_dense(2, 2, a);
+  CU_ASSERT(gs_csr_validate(A) == GS_SUCCESS);
+  A->col[1] = 5;
+  CU_ASSERT(gs_csr_validate(A) == GS_ERR_INVALID_ARG);
+  CU_ASSERT(strstr(gs_last_error(), "column 5") != NULL);
+  A->col[1] = 1;
+  A->val[2] = INFINITY;
+  CU_ASSERT(gs_csr_validate(A) == GS_ERR_INVALID_ARG);
+  CU_ASSERT(strstr(gs_last_error(), "not finite") != NULL);
+  A->val[2] = 3;
+  A->row_ptr[1] = 3;
+  A->row_ptr[2] = 2;
+  CU_ASSERT(gs_csr_validate(A) == GS_ERR_INVALID_ARG);
+  gs_csr_destroy(&A);
+  CU_ASSERT(gs_csr_validate(NULL) == GS_ERR_INVALID_ARG);
+}
+
+static void test_features_hand_checked(void)
+{
+  /* [ 4 -1  0  0 ]
+     [-1  4 -1  0 ]
+     [ 0 -1  4  0 ]
+     [ 0  0  0  0 ]  row 3 empty: diagonal not full */
+  const double a[] = {4, -1, 0, 0, -1, 4, -1, 0, 0, -1, 4, 0, 0, 0, 0, 0};
+  gs_csr_t *A = from_dense(4, 4, a);
+  gs_features_t f;
+  CU_ASSERT_FATAL(gs_csr_features(A, &f) == GS_SUCCESS);
+  CU_ASSERT_EQUAL(f.rows, 4);
+  CU_ASSERT_EQUAL(f.nnz, 7);
+  CU_ASSERT_DOUBLE_EQUAL(f.density, 7.0 / 16.0, 1e-15);
+  CU_ASSERT_DOUBLE_EQUAL(f.row_mean, 1.75, 1e-15);
+  /* lengths 2,3,2,0: deviations .25,1.25,.25,-1.75 -> var = (0.0625+1.5625+0.0625+3.0625)/4 */
+  CU_ASSERT_DOUBLE_EQUAL(f.row_std, sqrt(4.75 / 4.0), 1e-14);
+  CU_ASSERT_EQUAL(f.row_max, 3);
+  CU_ASSERT_EQUAL(f.row_min, 0);
+  CU_ASSERT_EQUAL(f.empty_rows, 1);
+  CU_ASSERT_EQUAL(f.diagonals, 3);
+  CU_ASSERT(f.structurally_symmetric);
+  CU_ASSERT(f.numerically_symmetric);
+  CU_ASSERT(!f.diagonal_full);
+  A->val[1] = -2.0; /* a_01 != a_10 */
+  CU_ASSERT_FATAL(gs_csr_features(A, &f) == GS_SUCCESS);
+  CU_ASSERT(f.structurally_symmetric);
+  CU_ASSERT(!f.numerically_symmetric);
+  gs_csr_destroy(&A);
+
+  const double b[] = {2, 0, 1, 0, 3, 0}; /* 2 x 3: rectangular */
+  A = from_dense(2, 3, b);
+  CU_ASSERT_FATAL(gs_csr_features(A, &f) == GS_SUCCESS);
+  CU_ASSERT_EQUAL(f.diagonals, 2); /* offsets 0 and 2 (0,0),(1,1) share offset 0 */
+  CU_ASSERT(!f.structurally_symmetric);
+  CU_ASSERT(!f.diagonal_full);
+  gs_csr_destroy(&A);
+}
+
+static void test_errors_and_status_names(void)
+{
+  gs_csr_t *A = NULL;
+  CU_ASSERT(gs_csr_create(&A, -1, 2, 0) == GS_ERR_INVALID_ARG);
+  CU_ASSERT_PTR_NULL(A);
+  CU_ASSERT(strlen(gs_last_error()) > 0);
+  CU_ASSERT(strstr(gs_last_error_location(), "matrix.c") != NULL);
+  CU_ASSERT_STRING_EQUAL(gs_status_string(GS_ERR_PARSE), "GS_ERR_PARSE");
+  CU_ASSERT_STRING_EQUAL(gs_status_string(GS_SUCCESS), "GS_SUCCESS");
+  gs_clear_error();
+  CU_ASSERT_STRING_EQUAL(gs_last_error(), "");
+}
+
+static void test_no_device_context_error(void)
+{
+  gs_context_t *ctx = NULL;
+  gs_status_t st = gs_context_create(&ctx, 0);
+  if (gs_device_count() == 0) {
+    CU_ASSERT_EQUAL(st, GS_ERR_CUDA);
+    CU_ASSERT(strncmp(gs_last_error(), "no CUDA device available: ", 26) == 0);
+    CU_ASSERT_PTR_NULL(ctx);
+  } else {
+    CU_ASSERT_EQUAL(st, GS_SUCCESS);
+    CU_ASSERT(strlen(gs_context_device_name(ctx)) > 0);
+    gs_context_destroy(&ctx);
+    CU_ASSERT_PTR_NULL(ctx);
+  }
+}
+
+static void test_dmalloc_without_device_or_injection(void)
+{
+  void *p = NULL;
+  CU_ASSERT(gs_dmalloc(&p, 0, "empty") == GS_SUCCESS);
+  CU_ASSERT_PTR_NULL(p);
+  gs_dmalloc_fail_after(1);
+  CU_ASSERT(gs_dmalloc(&p, 64, "probe") == GS_ERR_DEVICE_MEMORY);
+  CU_ASSERT(strstr(gs_last_error(), "probe") != NULL);
+  gs_dmalloc_fail_after(0);
+  if (gs_device_count() > 0) {
+    size_t before = gs_device_bytes_in_use();
+    CU_ASSERT_FATAL(gs_dmalloc(&p, 1000, "probe") == GS_SUCCESS);
+    CU_ASSERT_EQUAL(gs_device_bytes_in_use(), before + 1000);
+    gs_dfree(p);
+    CU_ASSERT_EQUAL(gs_device_bytes_in_use(), before);
+  }
+}
+
+int main(void)
+{
+  CU_TestInfo tests[] = {
+    {"coo_to_csr sorts, sums duplicates, keeps zeros", test_coo_to_csr_sorts_sums_keeps_zeros},
+    {"transpose and host spmv", test_transpose_and_spmv},
+    {"random transpose identities", test_random_transpose_roundtrip},
+    {"validate catches faults", test_validate_catches_faults},
+    {"features on hand-checked matrices", test_features_hand_checked},
+    {"errors and status names", test_errors_and_status_names},
+    {"context without a device", test_no_device_context_error},
+    {"device allocator injection", test_dmalloc_without_device_or_injection},
+    CU_TEST_INFO_NULL};
+  return gs_test_main("core", tests, 0);
+}
