@@ -305,3 +305,43 @@ const char *gs_symmetry_string(gs_symmetry_t s)
   }
   return "unknown";
 }
+
+double gs_spmv_rel_error(const gs_csr_t *A, char op, gs_val_t alpha, const gs_val_t *x,
+                         gs_val_t beta, const gs_val_t *y_in, const gs_val_t *y_out)
+{
+  const int trans = (op == 'T' || op == 't');
+  if (!A || (!trans && op != 'N' && op != 'n')) return -1.0;
+  const gs_idx_t len = trans ? A->n : A->m;
+  double *ref = malloc(((size_t)len + 1) * sizeof *ref);
+  double *mag = malloc(((size_t)len + 1) * sizeof *mag);
+  if (!ref || !mag) {
+    free(ref);
+    free(mag);
+    return -1.0;
+  }
+  for (gs_idx_t i = 0; i < len; ++i) {
+    ref[i] = beta == 0.0 ? 0.0 : beta * y_in[i];
+    mag[i] = beta == 0.0 ? 0.0 : fabs(beta * y_in[i]);
+  }
+  for (gs_idx_t i = 0; i < A->m; ++i)
+    for (gs_idx_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) {
+      gs_idx_t out = trans ? A->col[p] : i, in = trans ? i : A->col[p];
+      double t = alpha * A->val[p] * x[in];
+      ref[out] += t;
+      mag[out] += fabs(t);
+    }
+  double num = 0.0, den = 0.0;
+  for (gs_idx_t i = 0; i < len; ++i) {
+    if (!isfinite(y_out[i])) {
+      num = INFINITY;
+      break;
+    }
+    double d = fabs(y_out[i] - ref[i]);
+    if (d > num) num = d;
+    if (mag[i] > den) den = mag[i];
+  }
+  free(ref);
+  free(mag);
+  if (num == 0.0) return 0.0;
+  return num / (den > 0.0 ? den : 1e-300);
+}

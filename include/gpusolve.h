@@ -11,5 +11,6 @@
 #include "gpusolve/matrix.h"
 #include "gpusolve/io.h"
 #include "gpusolve/context.h"
+#include "gpusolve/spmv.h"
 
 #endif

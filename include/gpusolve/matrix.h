@@ -70,6 +70,13 @@ int gs_csr_is_sorted(const gs_csr_t *A);
 gs_status_t gs_csr_spmv_host(const gs_csr_t *A, char op, gs_val_t alpha, const gs_val_t *x,
                              gs_val_t beta, gs_val_t *y);
 
+/** Norm-wise relative error of a computed product: y_out against the host reference of
+ *  alpha*op(A)*x + beta*y_in (y_in ignored when beta == 0), measured as
+ *  max_i |y_out_i - ref_i| / max_i (|alpha| (|op(A)| |x|)_i + |beta| |y_in_i|).
+ *  Returns +Inf when y_out holds NaN or Inf, -1 when out of host memory or op is invalid. */
+double gs_spmv_rel_error(const gs_csr_t *A, char op, gs_val_t alpha, const gs_val_t *x,
+                         gs_val_t beta, const gs_val_t *y_in, const gs_val_t *y_out);
+
 /** Structural features of a matrix (the inputs of format selection, 001_2a8c9fc1a323b852.txt). */
 typedef struct gs_features {
   gs_idx_t rows, cols;

@@ -1,0 +1,196 @@
+/* apps/cli.c: shared helpers of the subcommands (errors, options, JSON, loading). */
+#define _POSIX_C_SOURCE 200809L
+#include "apps/cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+int cli_fail(int code, const char *fmt, ...)
+{
+  va_list ap;
+  fputs("gpusolve: ", stderr);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  return code;
+}
+
+int cli_status_code(gs_status_t st)
+{
+  switch (st) {
+  case GS_SUCCESS: return CLI_OK;
+  case GS_ERR_DEVICE_MEMORY:
+  case GS_ERR_CUDA:
+  case GS_ERR_CUBLAS:
+  case GS_ERR_CUSPARSE:
+  case GS_ERR_INTERNAL: return CLI_DEVICE;
+  default: return CLI_BAD_INPUT;
+  }
+}
+
+int cli_fail_status(gs_status_t st)
+{
+  const char *m = gs_last_error();
+  return cli_fail(cli_status_code(st), "%s", m && *m ? m : gs_status_string(st));
+}
+
+int cli_opt(int argc, char **argv, int *i, const char *name, const char **value)
+{
+  const char *a = argv[*i];
+  size_t n = strlen(name);
+  if (strncmp(a, name, n) != 0) return 0;
+  if (a[n] == '=') {
+    *value = a + n + 1;
+    return 1;
+  }
+  if (a[n] != '\0') return 0;
+  if (*i + 1 >= argc) {
+    cli_fail(CLI_BAD_INPUT, "option %s needs a value", name);
+    return -1;
+  }
+  *value = argv[++*i];
+  return 1;
+}
+
+int cli_parse_int(const char *opt, const char *s, long lo, long hi, long *out)
+{
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno || end == s || *end || v < lo || v > hi) {
+    cli_fail(CLI_BAD_INPUT, "invalid value '%s' for %s (an integer in %ld..%ld)", s, opt, lo, hi);
+    return -1;
+  }
+  *out = v;
+  return 0;
+}
+
+int cli_parse_double(const char *opt, const char *s, double lo, double hi, double *out)
+{
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || end == s || *end || !(v >= lo && v <= hi)) {
+    cli_fail(CLI_BAD_INPUT, "invalid value '%s' for %s (a number in %g..%g)", s, opt, lo, hi);
+    return -1;
+  }
+  *out = v;
+  return 0;
+}
+
+int cli_parse_u64(const char *opt, const char *s, unsigned long long *out)
+{
+  char *end;
+  errno = 0;
+  if (*s == '-') goto bad;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno || end == s || *end) goto bad;
+  *out = v;
+  return 0;
+bad:
+  cli_fail(CLI_BAD_INPUT, "invalid value '%s' for %s (a non-negative integer)", s, opt);
+  return -1;
+}
+
+int cli_load_matrix(const char *path, gs_csr_t **A)
+{
+  gs_status_t st = gs_mm_read_csr(path, A);
+  return st == GS_SUCCESS ? CLI_OK : cli_fail_status(st);
+}
+
+int cli_default_matrix(gs_csr_t **A, const char **label)
+{
+  if (label) *label = "built-in 27-point 3D Laplacian on a 64x64x64 grid";
+  gs_status_t st = gs_gen_laplace(A, 64, 64, 64, 27);
+  return st == GS_SUCCESS ? CLI_OK : cli_fail_status(st);
+}
+
+int cli_context(gs_context_t **ctx)
+{
+  gs_status_t st = gs_context_create(ctx, 0);
+  return st == GS_SUCCESS ? CLI_OK : cli_fail(CLI_DEVICE, "%s", gs_last_error());
+}
+
+double cli_now(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- JSON ---------------------------------------------------------------------------- */
+
+static void json_sep(cli_json_t *j, const char *key)
+{
+  if (!j->first[j->depth]) fputc(',', j->f);
+  j->first[j->depth] = 0;
+  if (key) {
+    fputc('"', j->f);
+    for (const char *c = key; *c; ++c) fputc(*c, j->f);
+    fputs("\":", j->f);
+  }
+}
+
+static void json_escape(FILE *f, const char *s)
+{
+  fputc('"', f);
+  for (const unsigned char *c = (const unsigned char *)s; *c; ++c) {
+    if (*c == '"' || *c == '\\') fprintf(f, "\\%c", *c);
+    else if (*c < 0x20) fprintf(f, "\\u%04x", *c);
+    else fputc(*c, f);
+  }
+  fputc('"', f);
+}
+
+void json_begin(cli_json_t *j, FILE *f)
+{
+  memset(j, 0, sizeof *j);
+  j->f = f;
+  j->first[0] = 1;
+  fputc('{', f);
+}
+void json_end(cli_json_t *j) { fputs("}\n", j->f); }
+void json_key(cli_json_t *j, const char *key) { json_sep(j, key); }
+static void json_open(cli_json_t *j, const char *key, char c)
+{
+  json_sep(j, key);
+  fputc(c, j->f);
+  if (j->depth < 31) j->depth++;
+  j->first[j->depth] = 1;
+}
+static void json_close(cli_json_t *j, char c)
+{
+  fputc(c, j->f);
+  if (j->depth > 0) j->depth--;
+}
+void json_obj_begin(cli_json_t *j, const char *key) { json_open(j, key, '{'); }
+void json_obj_end(cli_json_t *j) { json_close(j, '}'); }
+void json_arr_begin(cli_json_t *j, const char *key) { json_open(j, key, '['); }
+void json_arr_end(cli_json_t *j) { json_close(j, ']'); }
+void json_str(cli_json_t *j, const char *key, const char *v)
+{
+  json_sep(j, key);
+  if (v) json_escape(j->f, v);
+  else fputs("null", j->f);
+}
+void json_num(cli_json_t *j, const char *key, double v)
+{
+  json_sep(j, key);
+  if (isfinite(v)) fprintf(j->f, "%.17g", v);
+  else fputs("null", j->f);
+}
+void json_int(cli_json_t *j, const char *key, long long v)
+{
+  json_sep(j, key);
+  fprintf(j->f, "%lld", v);
+}
+void json_bool(cli_json_t *j, const char *key, int v)
+{
+  json_sep(j, key);
+  fputs(v ? "true" : "false", j->f);
+}

@@ -1,0 +1,74 @@
+/* apps/cli.h: what the gpusolve subcommands share: exit codes, error reporting, option
+ * parsing helpers, a small JSON writer, matrix loading. The CLI prints; the library never does. */
+#ifndef GS_APPS_CLI_H
+#define GS_APPS_CLI_H
+
+#include <stdio.h>
+
+#include "gpusolve.h"
+
+/* Exit status of every subcommand (DESIGN.md "The gpusolve CLI"). */
+enum {
+  CLI_OK = 0,          /* success (solve: converged) */
+  CLI_NOT_CONVERGED = 1,
+  CLI_BAD_INPUT = 2,   /* bad usage or bad input */
+  CLI_DEVICE = 3       /* no GPU, device or runtime failure */
+};
+
+/* Subcommands: each parses its own argv (argv[0] is the subcommand name). */
+int cmd_info(int argc, char **argv);
+int cmd_gen(int argc, char **argv);
+int cmd_spmv(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_solve(int argc, char **argv);
+
+/** Prints "gpusolve: <message>" as one line on stderr and returns code. */
+int cli_fail(int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/** Exit code for a failed library status: device/runtime failures 3, everything else 2. */
+int cli_status_code(gs_status_t st);
+/** Reports gs_last_error() for a failed status and returns its exit code. */
+int cli_fail_status(gs_status_t st);
+
+/** Option parsing: if argv[*i] is `name` (followed by a value) or `name=value`, stores the
+ *  value, advances *i past it and returns 1; a missing value is a usage error (returns -1
+ *  after printing). Returns 0 when argv[*i] is another option. */
+int cli_opt(int argc, char **argv, int *i, const char *name, const char **value);
+/** Strict number parsing; print "invalid value 'x' for --opt" and return -1 on failure. */
+int cli_parse_int(const char *opt, const char *s, long lo, long hi, long *out);
+int cli_parse_double(const char *opt, const char *s, double lo, double hi, double *out);
+int cli_parse_u64(const char *opt, const char *s, unsigned long long *out);
+
+/** Loads a Matrix Market file as CSR; on failure reports and returns the exit code (2). */
+int cli_load_matrix(const char *path, gs_csr_t **A);
+/** Default matrices when none is given: 27-point 3D Laplacian on 64^3 (solve's default) */
+int cli_default_matrix(gs_csr_t **A, const char **label);
+/** Creates the context on device 0; on failure reports and returns 3. */
+int cli_context(gs_context_t **ctx);
+
+/** Wall-clock seconds (monotonic). */
+double cli_now(void);
+
+/* ---- a small JSON writer (one document on stdout) ----------------------------------- */
+typedef struct cli_json {
+  FILE *f;
+  int depth;
+  int first[32]; /* at each depth: no member written yet */
+} cli_json_t;
+
+void json_begin(cli_json_t *j, FILE *f);            /* starts the top-level object */
+void json_end(cli_json_t *j);                       /* closes it, newline */
+void json_key(cli_json_t *j, const char *key);      /* inside an object */
+void json_obj_begin(cli_json_t *j, const char *key);/* key may be NULL inside arrays */
+void json_obj_end(cli_json_t *j);
+void json_arr_begin(cli_json_t *j, const char *key);
+void json_arr_end(cli_json_t *j);
+void json_str(cli_json_t *j, const char *key, const char *v); /* v NULL -> null */
+void json_num(cli_json_t *j, const char *key, double v);      /* non-finite -> null */
+void json_int(cli_json_t *j, const char *key, long long v);
+void json_bool(cli_json_t *j, const char *key, int v);
+
+#endif

@@ -1,0 +1,116 @@
+/* apps/cmd_gen.c: `gpusolve gen KIND ...`: the papers' synthetic matrices as Matrix Market. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <string.h>
+
+#include "apps/cli.h"
+
+static const char *usage_text =
+    "usage: gpusolve gen KIND [OPTIONS] [-o FILE]\n\n"
+    "Writes a synthetic matrix as Matrix Market (coordinate real general) to FILE or stdout.\n\n"
+    "Kinds:\n"
+    "  laplace --grid NX[xNY[xNZ]] --stencil 3|5|7|9|27\n"
+    "          Laplacian stencil with Dirichlet boundaries, symmetric positive definite\n"
+    "          (Bell & Garland's structured matrices, Table 2 of their SC09 paper)\n"
+    "  normal  --rows N --per-row K --sigma S [--seed X]\n"
+    "          K entries per row, columns normally distributed around the diagonal (HOLA Fig. 7)\n"
+    "  pareto  --rows N --k K [--seed X]\n"
+    "          row lengths 32 + Pareto(K), random columns (Bell & Garland Fig. 9)\n"
+    "  random  --rows N [--cols M] --per-row K [--seed X]\n"
+    "          K uniformly random columns per row\n\n"
+    "  -o FILE  write to FILE (no partial file is left on failure); default stdout\n"
+    "  --seed X random seed (default 1): the same seed gives the same matrix\n\n"
+    "Example: gpusolve gen laplace --grid 100x100x100 --stencil 27 -o lap27.mtx\n";
+
+static int parse_grid(const char *s, long dims[3])
+{
+  dims[0] = dims[1] = dims[2] = 1;
+  const char *p = s;
+  for (int d = 0; d < 3; ++d) {
+    char *end;
+    long v = strtol(p, &end, 10);
+    if (end == p || v < 1 || v > 2147483647L) goto bad;
+    dims[d] = v;
+    if (*end == '\0') return 0;
+    if (*end != 'x' || d == 2) goto bad;
+    p = end + 1;
+  }
+bad:
+  return cli_fail(CLI_BAD_INPUT, "invalid value '%s' for --grid (NX, NXxNY or NXxNYxNZ)", s);
+}
+
+int cmd_gen(int argc, char **argv)
+{
+  const char *kind = NULL, *out = NULL, *grid = NULL, *v;
+  long stencil = -1, rows = -1, cols = -1, per_row = -1;
+  double sigma = -1, k = -1;
+  unsigned long long seed = 1;
+  for (int i = 1; i < argc; ++i) {
+    int r;
+    const char *a = argv[i];
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      fputs(usage_text, stdout);
+      return CLI_OK;
+    }
+#define OPT(name) ((r = cli_opt(argc, argv, &i, name, &v)) != 0)
+    if (OPT("-o")) {
+      if (r < 0) return CLI_BAD_INPUT;
+      out = v;
+    } else if (OPT("--grid")) {
+      if (r < 0) return CLI_BAD_INPUT;
+      grid = v;
+    } else if (OPT("--stencil")) {
+      if (r < 0 || cli_parse_int("--stencil", v, 1, 27, &stencil)) return CLI_BAD_INPUT;
+    } else if (OPT("--rows")) {
+      if (r < 0 || cli_parse_int("--rows", v, 1, 2147483647L, &rows)) return CLI_BAD_INPUT;
+    } else if (OPT("--cols")) {
+      if (r < 0 || cli_parse_int("--cols", v, 1, 2147483647L, &cols)) return CLI_BAD_INPUT;
+    } else if (OPT("--per-row")) {
+      if (r < 0 || cli_parse_int("--per-row", v, 1, 2147483647L, &per_row)) return CLI_BAD_INPUT;
+    } else if (OPT("--sigma")) {
+      if (r < 0 || cli_parse_double("--sigma", v, 0.0, 1e300, &sigma)) return CLI_BAD_INPUT;
+    } else if (OPT("--k")) {
+      if (r < 0 || cli_parse_double("--k", v, 1e-6, 1e6, &k)) return CLI_BAD_INPUT;
+    } else if (OPT("--seed")) {
+      if (r < 0 || cli_parse_u64("--seed", v, &seed)) return CLI_BAD_INPUT;
+    } else if (a[0] == '-' && a[1] != '\0') {
+      return cli_fail(CLI_BAD_INPUT, "gen: unknown option '%s' (see 'gpusolve gen --help')", a);
+    } else if (!kind) {
+      kind = a;
+    } else {
+      return cli_fail(CLI_BAD_INPUT, "gen: unexpected argument '%s'", a);
+    }
+#undef OPT
+  }
+  if (!kind) return cli_fail(CLI_BAD_INPUT, "gen: no kind given (laplace, normal, pareto, random)");
+
+  gs_csr_t *A = NULL;
+  gs_status_t st;
+  if (!strcmp(kind, "laplace")) {
+    long d[3];
+    if (!grid) return cli_fail(CLI_BAD_INPUT, "gen laplace: --grid is required");
+    if (stencil < 0) return cli_fail(CLI_BAD_INPUT, "gen laplace: --stencil is required");
+    if (parse_grid(grid, d)) return CLI_BAD_INPUT;
+    st = gs_gen_laplace(&A, (gs_idx_t)d[0], (gs_idx_t)d[1], (gs_idx_t)d[2], (int)stencil);
+  } else if (!strcmp(kind, "normal")) {
+    if (rows < 0 || per_row < 0 || sigma < 0)
+      return cli_fail(CLI_BAD_INPUT, "gen normal: --rows, --per-row and --sigma are required");
+    st = gs_gen_normal(&A, (gs_idx_t)rows, (gs_idx_t)per_row, sigma, seed);
+  } else if (!strcmp(kind, "pareto")) {
+    if (rows < 0 || k < 0) return cli_fail(CLI_BAD_INPUT, "gen pareto: --rows and --k are required");
+    st = gs_gen_pareto(&A, (gs_idx_t)rows, k, seed);
+  } else if (!strcmp(kind, "random")) {
+    if (rows < 0 || per_row < 0)
+      return cli_fail(CLI_BAD_INPUT, "gen random: --rows and --per-row are required");
+    st = gs_gen_random(&A, (gs_idx_t)rows, (gs_idx_t)(cols > 0 ? cols : rows), (gs_idx_t)per_row,
+                       seed);
+  } else {
+    return cli_fail(CLI_BAD_INPUT, "gen: unknown kind '%s' (laplace, normal, pareto, random)", kind);
+  }
+  if (st != GS_SUCCESS) return cli_fail_status(st);
+  st = out ? gs_mm_write_csr(out, A) : gs_mm_write_csr_stream(stdout, A);
+  gs_csr_destroy(&A);
+  if (st != GS_SUCCESS) return cli_fail_status(st);
+  if (!out && fflush(stdout) != 0) return cli_fail(CLI_BAD_INPUT, "gen: writing to stdout failed");
+  return CLI_OK;
+}

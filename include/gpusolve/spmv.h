@@ -1,0 +1,102 @@
+/* gpusolve/spmv.h: the matrix object (host CSR plus one shared device copy) and the sparse
+ * matrix-vector product through pluggable backends ("csr-vector", "ell", "cusparse-csr", ...). */
+#ifndef GPUSOLVE_SPMV_H
+#define GPUSOLVE_SPMV_H
+
+#include "gpusolve/context.h"
+#include "gpusolve/matrix.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Operation applied to A. */
+typedef enum gs_op { GS_OP_N = 0, GS_OP_T = 1 } gs_op_t;
+
+/** A matrix ready for the GPU: a private copy of the host CSR (rows sorted), its features, and
+ *  one device copy of the CSR uploaded on first use and shared by every backend. */
+typedef struct gs_matrix gs_matrix_t;
+
+/** Copies `csr` (the caller keeps ownership of it) and validates it. Borrows ctx. */
+gs_status_t gs_matrix_create(gs_matrix_t **A, gs_context_t *ctx, const gs_csr_t *csr);
+void gs_matrix_destroy(gs_matrix_t **A);
+/** The matrix's host CSR (owned by A). */
+const gs_csr_t *gs_matrix_host(const gs_matrix_t *A);
+/** The matrix's features (computed once at creation). */
+const gs_features_t *gs_matrix_features(const gs_matrix_t *A);
+
+/** Options of backend preparation; start from gs_spmv_opts_default(). */
+typedef struct gs_spmv_opts {
+  double max_fill;        /* ELL/DIA refuse when stored slots > max_fill * nnz (default 3.0) */
+  int vector_width;       /* csr-vector threads per row: 0 = choose from the mean row length */
+  int hyb_k;              /* HYB ELL width: -1 = the histogram rule of 003 section 3.5 */
+} gs_spmv_opts_t;
+
+void gs_spmv_opts_default(gs_spmv_opts_t *opts);
+
+/** Bytes a backend holds on the device and moves per product (the byte model of CUSP's
+ *  bytes_per_spmv: matrix data read once, x gathered once per stored entry is NOT assumed;
+ *  each backend documents its own model). */
+typedef struct gs_spmv_mem {
+  size_t device_bytes;       /* bytes held on the device by this backend (shared CSR excluded
+                                unless the backend uses it, then counted here) */
+  size_t bytes_per_apply;    /* minimum bytes one y = A x moves (beta = 0) */
+  size_t bytes_per_apply_t;  /* same for y = A^T x; 0 when unsupported */
+} gs_spmv_mem_t;
+
+/** A prepared product: one backend's device layout of one matrix. */
+typedef struct gs_spmv gs_spmv_t;
+
+/**
+ * Prepares backend `name` for A (builds and uploads its layout, allocates any workspace).
+ * Borrows ctx and A: both must outlive the result. Returns GS_ERR_INVALID_ARG for an unknown
+ * name, GS_ERR_FORMAT_FILL when a padded format refuses the matrix.
+ */
+gs_status_t gs_spmv_create(gs_spmv_t **S, gs_context_t *ctx, gs_matrix_t *A, const char *name,
+                           const gs_spmv_opts_t *opts);
+void gs_spmv_destroy(gs_spmv_t **S);
+
+/**
+ * d_y = alpha * op(A) * d_x + beta * d_y, asynchronous on the context's stream; never allocates.
+ * d_x and d_y are device pointers of lengths cols and rows (swapped for GS_OP_T) and must not
+ * be the same. With beta == 0, d_y is write-only: NaN in it never leaks into the result.
+ * GS_ERR_UNSUPPORTED when the backend has no transpose kernel.
+ */
+gs_status_t gs_spmv_apply(gs_spmv_t *S, gs_op_t op, double alpha, const double *d_x, double beta,
+                          double *d_y);
+gs_status_t gs_spmv_memory(const gs_spmv_t *S, gs_spmv_mem_t *mem);
+const char *gs_spmv_name(const gs_spmv_t *S);
+/** One line about the prepared layout ("K = 27, ELL 99.1% / COO 0.9% of entries"), or "". */
+const char *gs_spmv_describe(const gs_spmv_t *S);
+/** Whether op is supported by the prepared backend. */
+int gs_spmv_supports(const gs_spmv_t *S, gs_op_t op);
+
+/* ---- registry ------------------------------------------------------------------------- */
+
+/** Backend capability flags. */
+enum {
+  GS_SPMV_FLAG_TRANSPOSE = 1u << 0, /* has an op = T kernel */
+  GS_SPMV_FLAG_VENDOR = 1u << 1,    /* vendor library (cuSPARSE) baseline */
+  GS_SPMV_FLAG_HOST_LAYOUT = 1u << 2 /* has its own host layout builder + host apply */
+};
+
+/** Number of registered backends; they are indexed 0..count-1 in a fixed order. */
+int gs_spmv_backend_count(void);
+const char *gs_spmv_backend_name(int i);
+const char *gs_spmv_backend_summary(int i);
+unsigned gs_spmv_backend_flags(int i);
+/** Index of the backend called `name`, or -1. */
+int gs_spmv_backend_find(const char *name);
+
+/**
+ * Host check of a backend's own layout: builds it from A on the host and applies it on the host
+ * (no GPU needed): y = alpha*op(A)*x + beta*y. Backends without a host layout use plain CSR.
+ * GS_ERR_FORMAT_FILL / GS_ERR_UNSUPPORTED as the device backend would answer.
+ */
+gs_status_t gs_spmv_host_apply(const char *name, const gs_csr_t *A, const gs_spmv_opts_t *opts,
+                               gs_op_t op, double alpha, const double *x, double beta, double *y);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

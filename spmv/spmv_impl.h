@@ -1,0 +1,62 @@
+/* spmv/spmv_impl.h: the SpMV backend vtable, for backend authors (not installed).
+ *
+ * Adding a backend: write spmv/NAME_build.c (host layout builder + host apply, pure C, no CUDA)
+ * and spmv/NAME_kernels.cu (kernels, launchers, and one `const gs_spmv_ops_t gs_spmv_NAME_ops`
+ * with extern "C" linkage), then list &gs_spmv_NAME_ops in spmv/registry.c. Only spmv/spmv.c
+ * calls through the table, after validating arguments, so slots may assume:
+ *   - prepare: ctx, A, opts non-NULL; opts filled.
+ *   - apply: sizes match op, d_x != d_y, op is N, or T only when FLAG_TRANSPOSE is set;
+ *            must be asynchronous on ctx->stream, never allocate, and never read y when
+ *            beta == 0. Zero-sized outputs are handled by spmv.c (apply is not called).
+ *   - destroy: accepts NULL.
+ * Slots are only appended after version 1 (SQLite's iVersion rule). */
+#ifndef GS_SPMV_IMPL_H
+#define GS_SPMV_IMPL_H
+
+#include "core/context_impl.h"
+#include "gpusolve/spmv.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GS_SPMV_OPS_VERSION 1
+
+typedef struct gs_spmv_ops {
+  int version;
+  const char *name;    /* registry and CLI key */
+  const char *summary; /* one line for `gpusolve spmv --list` */
+  unsigned flags;      /* GS_SPMV_FLAG_* */
+  gs_status_t (*prepare)(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_opts_t *opts,
+                         void **data);
+  gs_status_t (*apply)(gs_context_t *ctx, void *data, gs_op_t op, double alpha, const double *d_x,
+                       double beta, double *d_y);
+  gs_status_t (*memory)(const void *data, gs_spmv_mem_t *mem);
+  void (*destroy)(void *data);
+  /* Optional (NULL: plain CSR stands in): build the host layout, apply it on the host. */
+  gs_status_t (*host_apply)(const gs_csr_t *A, const gs_spmv_opts_t *opts, gs_op_t op,
+                            double alpha, const double *x, double beta, double *y);
+  /* Optional: one line describing the prepared layout into buf. */
+  void (*describe)(const void *data, char *buf, size_t len);
+} gs_spmv_ops_t;
+
+/** The device CSR shared by all backends of a matrix: uploaded on first call, owned by A. */
+typedef struct gs_dcsr {
+  gs_idx_t m, n, nnz;
+  const gs_idx_t *d_row_ptr, *d_col;
+  const gs_val_t *d_val;
+} gs_dcsr_t;
+gs_status_t gs_matrix_device_csr(gs_matrix_t *A, gs_dcsr_t *out);
+
+/** Registry (spmv/registry.c). */
+extern const gs_spmv_ops_t *const gs_spmv_registry[];
+extern const int gs_spmv_registry_count;
+
+/** Helpers for backends: upload a host array into a fresh counted device buffer. */
+gs_status_t gs_upload(gs_context_t *ctx, void **d_dst, const void *h_src, size_t bytes,
+                      const char *what);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,173 @@
+/* tests/test_cli.c: the gpusolve command line (info, gen, spmv, check) as a user runs it:
+ * outputs, exit statuses and one-line errors. Host suite: device-only paths are checked for
+ * their no-GPU behaviour here and exercised by the GPU suites elsewhere. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/testutil.h"
+
+static char out[1 << 16], err[1 << 14];
+
+/* Exactly one line on stderr, starting "gpusolve: ". */
+static int one_line_error(void)
+{
+  size_t n = strlen(err);
+  return n > 10 && strncmp(err, "gpusolve: ", 10) == 0 && err[n - 1] == '\n' &&
+         strchr(err, '\n') == err + n - 1;
+}
+
+/* Value of "key": in a flat JSON document (numbers only). */
+static long long json_ll(const char *doc, const char *key)
+{
+  char pat[64];
+  snprintf(pat, sizeof pat, "\"%s\":", key);
+  const char *p = strstr(doc, pat);
+  return p ? strtoll(p + strlen(pat), NULL, 10) : -1;
+}
+
+/* name, rows, cols, nnz_full of ../shared/matrices/MANIFEST.tsv (data, read from the file). */
+static void test_info_matches_manifest(void)
+{
+  char path[4096];
+  snprintf(path, sizeof path, "%s/MANIFEST.tsv", GS_MATRIX_DIR);
+  FILE *f = fopen(path, "r");
+  CU_ASSERT_FATAL(f != NULL);
+  char line[8192];
+  int checked = 0;
+  CU_ASSERT_FATAL(fgets(line, sizeof line, f) != NULL); /* header */
+  while (fgets(line, sizeof line, f)) {
+    char *save = NULL, *fld[8];
+    int k = 0;
+    for (char *t = strtok_r(line, "\t", &save); t && k < 8; t = strtok_r(NULL, "\t", &save))
+      fld[k++] = t;
+    if (k < 8) continue;
+    if (gs_test_quick() && checked >= 3) break;
+    char args[4200];
+    snprintf(args, sizeof args, "info '%s' --json", gs_test_matrix(fld[0]));
+    int rc = gs_test_cli(args, out, sizeof out, err, sizeof err);
+    CU_ASSERT_EQUAL(rc, 0);
+    CU_ASSERT_EQUAL(json_ll(out, "rows"), atoll(fld[4]));
+    CU_ASSERT_EQUAL(json_ll(out, "cols"), atoll(fld[5]));
+    CU_ASSERT_EQUAL(json_ll(out, "nnz"), atoll(fld[7]));
+    if (json_ll(out, "nnz") != atoll(fld[7])) fprintf(stderr, "  %s: %s\n", fld[0], out);
+    checked++;
+  }
+  fclose(f);
+  CU_ASSERT(checked >= 3);
+}
+
+static void test_info_errors(void)
+{
+  CU_ASSERT_EQUAL(gs_test_cli("info", out, sizeof out, err, sizeof err), 2);
+  CU_ASSERT(one_line_error());
+  CU_ASSERT_EQUAL(gs_test_cli("info /nonexistent/A.mtx", out, sizeof out, err, sizeof err), 2);
+  CU_ASSERT(one_line_error());
+  CU_ASSERT(strstr(err, "/nonexistent/A.mtx") != NULL);
+  CU_ASSERT_EQUAL(gs_test_cli("info --bogus x.mtx", out, sizeof out, err, sizeof err), 2);
+  CU_ASSERT(one_line_error());
+  CU_ASSERT_EQUAL(gs_test_cli("info --help", out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT(strstr(out, "usage: gpusolve info") != NULL);
+  CU_ASSERT_EQUAL(gs_test_cli("frobnicate", out, sizeof out, err, sizeof err), 2);
+  CU_ASSERT(one_line_error());
+}
+
+static void test_gen_and_read_back(void)
+{
+  char path[] = "/tmp/gs_cli_genXXXXXX", args[256];
+  int fd = mkstemp(path);
+  CU_ASSERT_FATAL(fd >= 0);
+  close(fd);
+  snprintf(args, sizeof args, "gen laplace --grid 20x30 --stencil 5 -o %s", path);
+  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+  snprintf(args, sizeof args, "info %s --json", path);
+  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT_EQUAL(json_ll(out, "rows"), 600);
+  CU_ASSERT_EQUAL(json_ll(out, "nnz"), 5 * 600 - 2 * 20 - 2 * 30);
+  CU_ASSERT(strstr(out, "\"numerically_symmetric\":true") != NULL);
+  CU_ASSERT(strstr(out, "\"diagonal_positive\":true") != NULL);
+  /* same seed, same output on stdout */
+  char a1[1 << 15];
+  CU_ASSERT_EQUAL(gs_test_cli("gen random --rows 50 --per-row 3 --seed 7", a1, sizeof a1, err,
+                              sizeof err), 0);
+  CU_ASSERT_EQUAL(gs_test_cli("gen random --rows 50 --per-row 3 --seed 7", out, sizeof out, err,
+                              sizeof err), 0);
+  CU_ASSERT_STRING_EQUAL(a1, out);
+  CU_ASSERT(strncmp(out, "%%MatrixMarket matrix coordinate real general", 45) == 0);
+  unlink(path);
+}
+
+static void test_gen_errors_leave_no_file(void)
+{
+  char args[256];
+  const char *path = "/tmp/gs_cli_gen_should_not_exist.mtx";
+  unlink(path);
+  snprintf(args, sizeof args, "gen laplace --grid 10x10 --stencil 3 -o %s", path);
+  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 2);
+  CU_ASSERT(one_line_error());
+  CU_ASSERT(access(path, F_OK) != 0);
+  CU_ASSERT_EQUAL(gs_test_cli("gen laplace --grid 10xq --stencil 5", out, sizeof out, err,
+                              sizeof err), 2);
+  CU_ASSERT(one_line_error());
+  CU_ASSERT_EQUAL(gs_test_cli("gen normal --rows 10", out, sizeof out, err, sizeof err), 2);
+  CU_ASSERT(one_line_error());
+  CU_ASSERT_EQUAL(gs_test_cli("gen pareto --rows -5 --k 1", out, sizeof out, err, sizeof err), 2);
+  CU_ASSERT(one_line_error());
+  CU_ASSERT_EQUAL(gs_test_cli("gen cube --rows 5", out, sizeof out, err, sizeof err), 2);
+  CU_ASSERT(one_line_error());
+  CU_ASSERT_EQUAL(gs_test_cli("gen laplace --grid 10 --stencil 3 -o /nonexistent/dir/a.mtx", out,
+                              sizeof out, err, sizeof err), 2);
+  CU_ASSERT(one_line_error());
+}
+
+static void test_spmv_list_and_errors(void)
+{
+  CU_ASSERT_EQUAL(gs_test_cli("spmv --list", out, sizeof out, err, sizeof err), 0);
+  for (int b = 0; b < gs_spmv_backend_count(); ++b) {
+    char want[64];
+    snprintf(want, sizeof want, "%s ", gs_spmv_backend_name(b));
+    CU_ASSERT(strstr(out, want) != NULL);
+  }
+  CU_ASSERT(strstr(out, "csr-vector") == strstr(out, "csr-vector ")); /* name first */
+  CU_ASSERT_EQUAL(gs_test_cli("spmv --format nosuch", out, sizeof out, err, sizeof err), 2);
+  CU_ASSERT(one_line_error());
+  CU_ASSERT(strstr(err, "nosuch") != NULL);
+  CU_ASSERT_EQUAL(gs_test_cli("spmv --runs 0", out, sizeof out, err, sizeof err), 2);
+  CU_ASSERT(one_line_error());
+  if (gs_device_count() == 0) {
+    CU_ASSERT_EQUAL(gs_test_cli("spmv", out, sizeof out, err, sizeof err), 3);
+    CU_ASSERT(one_line_error());
+    CU_ASSERT(strstr(err, "no CUDA device available") != NULL);
+  }
+}
+
+static void test_check_host_layouts(void)
+{
+  char args[4200];
+  snprintf(args, sizeof args, "check '%s' --json", gs_test_matrix("west0479"));
+  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT(strstr(out, "\"results\":[") != NULL);
+  CU_ASSERT(strstr(out, "\"host\":\"fail\"") == NULL);
+  for (int b = 0; b < gs_spmv_backend_count(); ++b) {
+    char want[96];
+    snprintf(want, sizeof want, "\"format\":\"%s\"", gs_spmv_backend_name(b));
+    CU_ASSERT(strstr(out, want) != NULL);
+  }
+  if (gs_device_count() == 0) CU_ASSERT(strstr(out, "\"device\":\"fail\"") == NULL);
+  CU_ASSERT_EQUAL(gs_test_cli("check", out, sizeof out, err, sizeof err), 2);
+  CU_ASSERT(one_line_error());
+}
+
+int main(void)
+{
+  CU_TestInfo tests[] = {{"info agrees with MANIFEST.tsv", test_info_matches_manifest},
+                         {"info errors", test_info_errors},
+                         {"gen writes what info reads", test_gen_and_read_back},
+                         {"gen errors leave no file", test_gen_errors_leave_no_file},
+                         {"spmv --list and errors", test_spmv_list_and_errors},
+                         {"check host layouts", test_check_host_layouts},
+                         CU_TEST_INFO_NULL};
+  return gs_test_main("cli", tests, 0);
+}

@@ -1,0 +1,239 @@
+/* tests/test_spmv_conformance.c: every registered SpMV backend through the same cases on the
+ * GPU, against the host CSR reference (CUSP's one-body-every-format test). Exits 77 without a
+ * device. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/testutil.h"
+
+#define TOL 1e-12
+
+static gs_context_t *ctx;
+static const double cases[3][2] = {{1.0, 0.0}, {-1.0, 1.0}, {2.5, -0.5}};
+
+/* Runs every backend on H; returns the number of failures (CUnit asserts record each). */
+static void conform(const gs_csr_t *H, const char *label)
+{
+  gs_matrix_t *A = NULL;
+  size_t base = gs_device_bytes_in_use();
+  CU_ASSERT_FATAL(gs_matrix_create(&A, ctx, H) == GS_SUCCESS);
+  const gs_csr_t *M = gs_matrix_host(A);
+  size_t lx = (size_t)(M->m > M->n ? M->m : M->n) + 1;
+  double *x = malloc(lx * sizeof *x), *y0 = malloc(lx * sizeof *y0), *y = malloc(lx * sizeof *y);
+  double *d_x = NULL, *d_y = NULL;
+  uint64_t s = gs_test_seed() ^ (uint64_t)M->nnz;
+  for (size_t i = 0; i < lx; ++i) {
+    x[i] = 2.0 * gs_test_uniform(&s) - 1.0;
+    y0[i] = 2.0 * gs_test_uniform(&s) - 1.0;
+  }
+  CU_ASSERT_FATAL(gs_dmalloc((void **)&d_x, lx * sizeof *d_x, "x") == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_dmalloc((void **)&d_y, lx * sizeof *d_y, "y") == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_copy_to_device(ctx, d_x, x, lx * sizeof *x) == GS_SUCCESS);
+  for (int b = 0; b < gs_spmv_backend_count(); ++b) {
+    const char *name = gs_spmv_backend_name(b);
+    gs_spmv_t *S = NULL;
+    gs_status_t st = gs_spmv_create(&S, ctx, A, name, NULL);
+    if (st == GS_ERR_FORMAT_FILL) continue; /* a padded format may refuse; never a wrong answer */
+    if (st != GS_SUCCESS) {
+      fprintf(stderr, "  %s on %s: prepare failed: %s\n", name, label, gs_last_error());
+      CU_FAIL("prepare failed");
+      continue;
+    }
+    gs_spmv_mem_t mem;
+    CU_ASSERT(gs_spmv_memory(S, &mem) == GS_SUCCESS);
+    CU_ASSERT(M->nnz == 0 || mem.device_bytes > 0);
+    for (int op = 0; op < 2; ++op) {
+      gs_idx_t len = op ? M->n : M->m;
+      if (op == 1 && !gs_spmv_supports(S, GS_OP_T)) {
+        CU_ASSERT(gs_spmv_apply(S, GS_OP_T, 1.0, d_x, 0.0, d_y) == GS_ERR_UNSUPPORTED);
+        continue;
+      }
+      for (int c = 0; c < 3; ++c) {
+        double alpha = cases[c][0], beta = cases[c][1];
+        for (gs_idx_t i = 0; i < len; ++i) y[i] = beta == 0.0 ? NAN : y0[i];
+        CU_ASSERT_FATAL(gs_copy_to_device(ctx, d_y, y, (size_t)len * sizeof *y) == GS_SUCCESS);
+        st = gs_spmv_apply(S, op ? GS_OP_T : GS_OP_N, alpha, d_x, beta, d_y);
+        if (st == GS_SUCCESS) st = gs_context_sync(ctx);
+        CU_ASSERT(st == GS_SUCCESS);
+        if (st != GS_SUCCESS) {
+          fprintf(stderr, "  %s on %s: apply failed: %s\n", name, label, gs_last_error());
+          continue;
+        }
+        CU_ASSERT_FATAL(gs_copy_to_host(ctx, y, d_y, (size_t)len * sizeof *y) == GS_SUCCESS);
+        double e = gs_spmv_rel_error(M, op ? 'T' : 'N', alpha, x, beta, y0, y);
+        if (!(e <= TOL))
+          fprintf(stderr, "  %s on %s: op %c alpha %g beta %g: error %.3g\n", name, label,
+                  op ? 'T' : 'N', alpha, beta, e);
+        CU_ASSERT(e <= TOL);
+      }
+    }
+    gs_spmv_destroy(&S);
+    CU_ASSERT_PTR_NULL(S);
+  }
+  gs_dfree(d_x);
+  gs_dfree(d_y);
+  gs_matrix_destroy(&A);
+  CU_ASSERT_EQUAL(gs_device_bytes_in_use(), base); /* every backend gave back what it took */
+  free(x);
+  free(y0);
+  free(y);
+}
+
+static gs_csr_t *from_coo_list(gs_idx_t m, gs_idx_t n, int cnt, const gs_idx_t *r,
+                               const gs_idx_t *c, const double *v)
+{
+  gs_coo_t *C = NULL;
+  gs_csr_t *A = NULL;
+  CU_ASSERT_FATAL(gs_coo_create(&C, m, n, cnt) == GS_SUCCESS);
+  for (int k = 0; k < cnt; ++k) CU_ASSERT_FATAL(gs_coo_push(C, r[k], c[k], v[k]) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_coo_to_csr(&A, C) == GS_SUCCESS);
+  gs_coo_destroy(&C);
+  return A;
+}
+
+static void test_small_shapes(void)
+{
+  const gs_idx_t r1[] = {0}, c1[] = {0};
+  const double v1[] = {3.0};
+  gs_csr_t *A = from_coo_list(1, 1, 1, r1, c1, v1);
+  conform(A, "1x1");
+  gs_csr_destroy(&A);
+  CU_ASSERT_FATAL(gs_csr_create(&A, 7, 5, 0) == GS_SUCCESS); /* nnz = 0 */
+  conform(A, "7x5 empty");
+  gs_csr_destroy(&A);
+  const gs_idx_t r2[] = {0, 0, 3, 5}, c2[] = {0, 4, 2, 1};
+  const double v2[] = {0.0, 0.0, 0.0, 0.0}; /* all-zero values, empty rows */
+  A = from_coo_list(6, 5, 4, r2, c2, v2);
+  conform(A, "all-zero values");
+  gs_csr_destroy(&A);
+}
+
+static void test_random_rectangular(void)
+{
+  uint64_t s = gs_test_seed();
+  const gs_idx_t shapes[][2] = {{300, 200}, {200, 300}, {1000, 1000}, {5000, 37}, {37, 5000}};
+  for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; ++k) {
+    double density = 0.02 + 0.1 * gs_test_uniform(&s);
+    gs_csr_t *A = gs_test_random_csr(&s, shapes[k][0], shapes[k][1], density);
+    CU_ASSERT_FATAL(A != NULL);
+    char label[64];
+    snprintf(label, sizeof label, "random %dx%d", shapes[k][0], shapes[k][1]);
+    conform(A, label);
+    gs_csr_destroy(&A);
+  }
+}
+
+static void test_one_long_row(void)
+{
+  /* 2000 rows of 3 entries and one row holding 100k nonzeros. */
+  const gs_idx_t m = 2000, n = 120000;
+  uint64_t s = gs_test_seed() + 1;
+  gs_coo_t *C = NULL;
+  gs_csr_t *A = NULL;
+  CU_ASSERT_FATAL(gs_coo_create(&C, m, n, 110000) == GS_SUCCESS);
+  for (gs_idx_t j = 0; j < 100000; ++j) gs_coo_push(C, 17, j, 2.0 * gs_test_uniform(&s) - 1.0);
+  for (gs_idx_t i = 0; i < m; ++i)
+    for (int k = 0; k < 3; ++k)
+      if (i != 17) gs_coo_push(C, i, (gs_idx_t)(gs_test_uniform(&s) * n), 1.0);
+  CU_ASSERT_FATAL(gs_coo_to_csr(&A, C) == GS_SUCCESS);
+  conform(A, "one row of 100k");
+  gs_coo_destroy(&C);
+  gs_csr_destroy(&A);
+}
+
+static void test_laplacians(void)
+{
+  gs_csr_t *A = NULL;
+  CU_ASSERT_FATAL(gs_gen_laplace(&A, 30, 30, 30, 27) == GS_SUCCESS);
+  conform(A, "laplace 27-pt 30^3");
+  gs_csr_destroy(&A);
+  CU_ASSERT_FATAL(gs_gen_laplace(&A, 200, 150, 1, 5) == GS_SUCCESS);
+  conform(A, "laplace 5-pt 200x150");
+  gs_csr_destroy(&A);
+}
+
+static void test_real_matrices(void)
+{
+  for (int k = 0; gs_test_matrix_names[k]; ++k) {
+    gs_csr_t *A = NULL;
+    gs_status_t st = gs_mm_read_csr(gs_test_matrix(gs_test_matrix_names[k]), &A);
+    CU_ASSERT(st == GS_SUCCESS);
+    if (st != GS_SUCCESS) {
+      fprintf(stderr, "  cannot read %s: %s\n", gs_test_matrix_names[k], gs_last_error());
+      continue;
+    }
+    conform(A, gs_test_matrix_names[k]);
+    gs_csr_destroy(&A);
+  }
+}
+
+static void test_argument_validation(void)
+{
+  gs_csr_t *H = NULL;
+  gs_matrix_t *A = NULL;
+  gs_spmv_t *S = NULL;
+  double *d = NULL;
+  CU_ASSERT_FATAL(gs_gen_laplace(&H, 10, 1, 1, 3) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_matrix_create(&A, ctx, H) == GS_SUCCESS);
+  CU_ASSERT(gs_spmv_create(&S, ctx, A, "no-such-format", NULL) == GS_ERR_INVALID_ARG);
+  CU_ASSERT(strstr(gs_last_error(), "no-such-format") != NULL);
+  CU_ASSERT_PTR_NULL(S);
+  CU_ASSERT_FATAL(gs_spmv_create(&S, ctx, A, "csr-vector", NULL) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_dmalloc((void **)&d, 20 * sizeof(double), "v") == GS_SUCCESS);
+  CU_ASSERT(gs_spmv_apply(S, GS_OP_N, 1.0, d, 0.0, d) == GS_ERR_INVALID_ARG); /* x == y */
+  CU_ASSERT(gs_spmv_apply(S, GS_OP_N, 1.0, NULL, 0.0, d + 10) == GS_ERR_INVALID_ARG);
+  CU_ASSERT(gs_spmv_apply(S, (gs_op_t)7, 1.0, d, 0.0, d + 10) == GS_ERR_INVALID_ARG);
+  gs_dfree(d);
+  gs_spmv_destroy(&S);
+  gs_matrix_destroy(&A);
+  gs_csr_destroy(&H);
+}
+
+/* Allocation k fails for k = 1, 2, ...: every backend must fail cleanly, freeing everything. */
+static void test_allocation_failures(void)
+{
+  gs_csr_t *H = NULL;
+  CU_ASSERT_FATAL(gs_gen_laplace(&H, 20, 20, 1, 5) == GS_SUCCESS);
+  for (int b = 0; b < gs_spmv_backend_count(); ++b) {
+    const char *name = gs_spmv_backend_name(b);
+    for (long k = 1; k < 64; ++k) {
+      gs_matrix_t *A = NULL;
+      gs_spmv_t *S = NULL;
+      size_t base = gs_device_bytes_in_use();
+      CU_ASSERT_FATAL(gs_matrix_create(&A, ctx, H) == GS_SUCCESS);
+      gs_dmalloc_fail_after(k);
+      gs_status_t st = gs_spmv_create(&S, ctx, A, name, NULL);
+      gs_dmalloc_fail_after(0);
+      if (st != GS_SUCCESS) {
+        CU_ASSERT_EQUAL(st, GS_ERR_DEVICE_MEMORY);
+        CU_ASSERT_PTR_NULL(S);
+      }
+      gs_spmv_destroy(&S);
+      gs_matrix_destroy(&A);
+      CU_ASSERT_EQUAL(gs_device_bytes_in_use(), base);
+      if (st == GS_SUCCESS) break; /* k exceeded the allocations prepare makes */
+    }
+  }
+  gs_csr_destroy(&H);
+}
+
+int main(void)
+{
+  if (gs_device_count() > 0 && gs_context_create(&ctx, 0) != GS_SUCCESS) {
+    fprintf(stderr, "context: %s\n", gs_last_error());
+    return 1;
+  }
+  CU_TestInfo tests[] = {{"small shapes: 1x1, nnz = 0, all-zero values", test_small_shapes},
+                         {"random rectangular matrices", test_random_rectangular},
+                         {"one row of 100k nonzeros", test_one_long_row},
+                         {"Laplacians", test_laplacians},
+                         {"every matrix of ../shared/matrices", test_real_matrices},
+                         {"argument validation", test_argument_validation},
+                         {"allocation failures", test_allocation_failures},
+                         CU_TEST_INFO_NULL};
+  int rc = gs_test_main("spmv_conformance", tests, 1);
+  gs_context_destroy(&ctx);
+  return rc;
+}
