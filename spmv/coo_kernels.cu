@@ -1,0 +1,258 @@
+/* spmv/coo_kernels.cu: the "coo" backend, segmented-reduction COO SpMV with persistent warps
+ * (003_d79f6b9d9c91141b.txt sections 3.4 and 3.7; CUSP coo_flat_spmv).
+ *
+ * coo_spmv_kernel
+ *   Work division: one thread per entry. A fixed number of persistent warps (as many as the
+ *   device holds at once) each own one contiguous interval of entries, a multiple of 32 long
+ *   (gs_coo_partition), and walk it in chunks of 32: lane l forms A(i,j)*x(j) of entry base+l,
+ *   then the warp runs a segmented inclusive scan keyed by the row index (Hillis-Steele with
+ *   __shfl_up_sync: add the value d lanes up when it has the same row; rows are non-decreasing,
+ *   so equal rows d apart enclose one segment). A lane whose successor holds another row owns a
+ *   finished row and adds alpha*sum to y. The last lane's (row, sum) is the carry into the next
+ *   chunk, kept in registers (the point of persistence, section 3.7): lane 0 of the next chunk
+ *   either continues that row or retires it to y. The carry left at the end of the interval is
+ *   written to carry_row/carry_val[warp].
+ * coo_update_kernel
+ *   One thread per warp carry. Carry rows are non-decreasing in warp order, so the first carry
+ *   of each run of equal rows sums the run (in order: deterministic) and adds it to y.
+ * Memory access: row, col and val are read once, coalesced and 128-byte aligned (intervals are
+ *   multiples of 32 entries); x is gathered through the read-only path; y is read-modified-
+ *   written once per row by one lane (a row finishes in exactly one place, and a row continued
+ *   from an earlier warp reaches y only through the update kernel, which runs after).
+ * Assumptions: entries sorted by row (gs_coo_layout_build); y already holds beta*y (the scale
+ *   kernel of common_kernels.cu runs first: with beta == 0 it writes zeros without reading
+ *   y); warp shuffles on full warps (blockDim is a multiple of 32 and whole warps exit
+ *   together).
+ * coo_spmv_t_kernel (op = T): one thread per entry, atomicAdd(&y[j], alpha*A(i,j)*x(i)) after
+ *   the scale kernel (double atomicAdd: sm_60 and later).
+ *
+ * Byte model (gs_spmv_mem_t, beta = 0):
+ *   op = N: 16*nnz (row, col, val) + 8*n (x read once) + 8*m (scale pass writes y)
+ *           + 16*rows_touched (y read-modified-written per non-empty row) + 24*warps (carries).
+ *   op = T: 16*nnz + 8*m (x) + 8*n (scale pass) + 16*cols_touched (atomics, once per column). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "spmv/common_kernels.h"
+#include "spmv/formats_kernels.h"
+
+#define FULL_MASK 0xffffffffu
+
+static __global__ void __launch_bounds__(GS_FMT_BLOCK)
+coo_spmv_kernel(long long nnz, int warps, long long interval, const int *__restrict__ I,
+                const int *__restrict__ J, const double *__restrict__ V,
+                const double *__restrict__ x, double alpha, double *y, int *__restrict__ carry_row,
+                double *__restrict__ carry_val)
+{
+  const int lane = threadIdx.x & 31;
+  const long long warp_id = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+  if (warp_id >= warps) return; /* the whole warp leaves: shuffles below see full warps */
+
+  const long long begin = warp_id * interval;
+  const long long end = begin + interval < nnz ? begin + interval : nnz;
+  int crow = -1; /* carry: the row left unfinished by the previous chunk, and its sum */
+  double cval = 0.0;
+
+  for (long long base = begin; base < end; base += 32) {
+    const long long n = base + lane;
+    int row = -1; /* lanes past the end: row -1 never joins a real segment */
+    double v = 0.0;
+    if (n < end) {
+      row = __ldg(I + n);
+      v = __ldg(V + n) * __ldg(x + __ldg(J + n));
+    }
+    if (lane == 0) { /* lane 0 is always in range: base < end */
+      if (row == crow)
+        v += cval;                /* the carried row continues */
+      else if (crow >= 0)
+        y[crow] += alpha * cval;  /* the carried row ended with the previous chunk */
+    }
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) { /* segmented inclusive scan over the 32 lanes */
+      const double up_v = __shfl_up_sync(FULL_MASK, v, d);
+      const int up_r = __shfl_up_sync(FULL_MASK, row, d);
+      if (lane >= d && up_r == row) v += up_v;
+    }
+    const int next_row = __shfl_down_sync(FULL_MASK, row, 1);
+    if (lane < 31 && n + 1 < end && next_row != row) y[row] += alpha * v; /* row finished */
+    const int last = end - 1 - base < 31 ? (int)(end - 1 - base) : 31;
+    crow = __shfl_sync(FULL_MASK, row, last);
+    cval = __shfl_sync(FULL_MASK, v, last);
+  }
+  if (lane == 0) {
+    carry_row[warp_id] = crow;
+    carry_val[warp_id] = cval;
+  }
+}
+
+static __global__ void __launch_bounds__(GS_FMT_BLOCK)
+coo_update_kernel(int warps, const int *__restrict__ carry_row,
+                  const double *__restrict__ carry_val, double alpha, double *y)
+{
+  const unsigned w = blockIdx.x * blockDim.x + threadIdx.x;
+  if (w >= (unsigned)warps) return;
+  const int r = carry_row[w];
+  if (r < 0 || (w > 0 && carry_row[w - 1] == r)) return; /* not the head of a run */
+  double s = 0.0;
+  for (unsigned k = w; k < (unsigned)warps && carry_row[k] == r; ++k) s += carry_val[k];
+  y[r] += alpha * s;
+}
+
+static __global__ void __launch_bounds__(GS_FMT_BLOCK)
+coo_spmv_t_kernel(int nnz, const int *__restrict__ I, const int *__restrict__ J,
+                  const double *__restrict__ V, const double *__restrict__ x, double alpha,
+                  double *y)
+{
+  const unsigned k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= (unsigned)nnz) return;
+  atomicAdd(y + __ldg(J + k), alpha * __ldg(V + k) * __ldg(x + __ldg(I + k)));
+}
+
+static unsigned blocks_for(long long threads)
+{
+  return (unsigned)((threads + GS_FMT_BLOCK - 1) / GS_FMT_BLOCK);
+}
+
+/* ---- launchers shared with hyb (formats_kernels.h) --------------------------------------- */
+
+extern "C" void gs_coo_dev_free(gs_coo_dev_t *D)
+{
+  if (!D) return;
+  gs_dfree(D->d_row);
+  gs_dfree(D->d_col);
+  gs_dfree(D->d_val);
+  gs_dfree(D->d_carry_row);
+  gs_dfree(D->d_carry_val);
+  memset(D, 0, sizeof *D);
+}
+
+extern "C" gs_status_t gs_coo_dev_upload(gs_context_t *ctx, const gs_coo_layout_t *L,
+                                         gs_coo_dev_t *D)
+{
+  gs_status_t st = GS_SUCCESS;
+  int blocks_per_sm = 0;
+  size_t nnz = (size_t)L->nnz;
+  memset(D, 0, sizeof *D);
+  D->m = L->m;
+  D->n = L->n;
+  D->nnz = L->nnz;
+  D->rows_touched = L->rows_touched;
+  D->cols_touched = L->cols_touched;
+  /* as many persistent warps as are resident at once (CUSP: max_active_blocks * SMs) */
+  GS_TRY(GS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, coo_spmv_kernel,
+                                                               GS_FMT_BLOCK, 0)));
+  if (blocks_per_sm < 1) blocks_per_sm = 1;
+  gs_coo_partition(L->nnz, (int64_t)blocks_per_sm * (GS_FMT_BLOCK / 32) * ctx->sm_count,
+                   &D->warps, &D->interval);
+  GS_TRY(gs_upload(ctx, (void **)&D->d_row, L->row, nnz * sizeof(gs_idx_t), "COO rows"));
+  GS_TRY(gs_upload(ctx, (void **)&D->d_col, L->col, nnz * sizeof(gs_idx_t), "COO columns"));
+  GS_TRY(gs_upload(ctx, (void **)&D->d_val, L->val, nnz * sizeof(gs_val_t), "COO values"));
+  GS_TRY(gs_dmalloc((void **)&D->d_carry_row, (size_t)D->warps * sizeof(gs_idx_t),
+                    "COO carry rows"));
+  GS_TRY(gs_dmalloc((void **)&D->d_carry_val, (size_t)D->warps * sizeof(gs_val_t),
+                    "COO carry values"));
+  D->bytes = nnz * (2 * sizeof(gs_idx_t) + sizeof(gs_val_t)) +
+             (size_t)D->warps * (sizeof(gs_idx_t) + sizeof(gs_val_t));
+cleanup:
+  if (st != GS_SUCCESS) gs_coo_dev_free(D);
+  return st;
+}
+
+extern "C" gs_status_t gs_coo_dev_accumulate(gs_context_t *ctx, const gs_coo_dev_t *D,
+                                             double alpha, const double *d_x, double *d_y)
+{
+  if (D->warps == 0) return GS_SUCCESS; /* no entries */
+  const unsigned grid = blocks_for((long long)D->warps * 32);
+  coo_spmv_kernel<<<grid, GS_FMT_BLOCK, 0, ctx->stream>>>(
+      D->nnz, D->warps, D->interval, D->d_row, D->d_col, D->d_val, d_x, alpha, d_y,
+      D->d_carry_row, D->d_carry_val);
+  GS_CHECK(GS_CHECK_LAUNCH(ctx->stream, "coo_spmv_kernel"));
+  coo_update_kernel<<<blocks_for(D->warps), GS_FMT_BLOCK, 0, ctx->stream>>>(
+      D->warps, D->d_carry_row, D->d_carry_val, alpha, d_y);
+  return GS_CHECK_LAUNCH(ctx->stream, "coo_update_kernel");
+}
+
+extern "C" gs_status_t gs_coo_dev_accumulate_t(gs_context_t *ctx, const gs_coo_dev_t *D,
+                                               double alpha, const double *d_x, double *d_y)
+{
+  if (D->nnz == 0) return GS_SUCCESS;
+  coo_spmv_t_kernel<<<blocks_for(D->nnz), GS_FMT_BLOCK, 0, ctx->stream>>>(
+      D->nnz, D->d_row, D->d_col, D->d_val, d_x, alpha, d_y);
+  return GS_CHECK_LAUNCH(ctx->stream, "coo_spmv_t_kernel");
+}
+
+/* ---- the backend ------------------------------------------------------------------------- */
+
+static void coo_destroy(void *data)
+{
+  gs_coo_dev_t *D = (gs_coo_dev_t *)data;
+  if (!D) return;
+  gs_coo_dev_free(D);
+  free(D);
+}
+
+static gs_status_t coo_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_opts_t *opts,
+                               void **data)
+{
+  gs_status_t st = GS_SUCCESS;
+  gs_coo_layout_t *L = NULL;
+  gs_coo_dev_t *D = NULL;
+  (void)opts;
+  *data = NULL;
+  GS_TRY(gs_coo_layout_build(&L, gs_matrix_host(A)));
+  D = (gs_coo_dev_t *)calloc(1, sizeof *D);
+  if (!D) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory preparing coo");
+  GS_TRY(gs_coo_dev_upload(ctx, L, D));
+  *data = D;
+  D = NULL;
+cleanup:
+  gs_coo_layout_destroy(&L);
+  coo_destroy(D);
+  return st;
+}
+
+static gs_status_t coo_apply(gs_context_t *ctx, void *data, gs_op_t op, double alpha,
+                             const double *d_x, double beta, double *d_y)
+{
+  const gs_coo_dev_t *D = (const gs_coo_dev_t *)data;
+  if (op == GS_OP_N) {
+    GS_CHECK(gs_launch_scale(ctx->stream, D->m, beta, d_y));
+    return gs_coo_dev_accumulate(ctx, D, alpha, d_x, d_y);
+  }
+  GS_CHECK(gs_launch_scale(ctx->stream, D->n, beta, d_y));
+  return gs_coo_dev_accumulate_t(ctx, D, alpha, d_x, d_y);
+}
+
+static gs_status_t coo_memory(const void *data, gs_spmv_mem_t *mem)
+{
+  const gs_coo_dev_t *D = (const gs_coo_dev_t *)data;
+  const size_t entry = 2 * sizeof(gs_idx_t) + sizeof(gs_val_t), v = sizeof(gs_val_t);
+  mem->device_bytes = D->bytes;
+  mem->bytes_per_apply = (size_t)D->nnz * entry + (size_t)D->n * v + (size_t)D->m * v +
+                         (size_t)D->rows_touched * 2 * v +
+                         (size_t)D->warps * 2 * (sizeof(gs_idx_t) + v);
+  mem->bytes_per_apply_t = (size_t)D->nnz * entry + (size_t)D->m * v + (size_t)D->n * v +
+                           (size_t)D->cols_touched * 2 * v;
+  return GS_SUCCESS;
+}
+
+static void coo_describe(const void *data, char *buf, size_t len)
+{
+  const gs_coo_dev_t *D = (const gs_coo_dev_t *)data;
+  snprintf(buf, len, "%d entries, %d persistent warps x %lld entries", (int)D->nnz,
+           (int)D->warps, (long long)D->interval);
+}
+
+extern "C" const gs_spmv_ops_t gs_spmv_coo_ops = {
+    GS_SPMV_OPS_VERSION,
+    "coo",
+    "COO, one thread per entry, warp segmented reduction with persistent warps (003 s3.4)",
+    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT,
+    coo_prepare,
+    coo_apply,
+    coo_memory,
+    coo_destroy,
+    gs_coo_host_apply,
+    coo_describe};

@@ -1,0 +1,380 @@
+/* spmv/cusparse_kernels.cu: the vendor baselines, one backend per SpMV algorithm of cuSPARSE's
+ * generic API (cusparseSpMV), all with op N and T:
+ *
+ *   cusparse-csr    CSR        CUSPARSE_SPMV_CSR_ALG1
+ *   cusparse-csr2   CSR        CUSPARSE_SPMV_CSR_ALG2   bit-wise deterministic for op N only:
+ *                                                      cuSPARSE runs T as CSR_ALG1 (atomics)
+ *   cusparse-coo    COO        CUSPARSE_SPMV_COO_ALG1
+ *   cusparse-coo2   COO        CUSPARSE_SPMV_COO_ALG2   deterministic for op N, T as COO_ALG1
+ *   cusparse-sell   sliced ELL CUSPARSE_SPMV_SELL_ALG1
+ *
+ * Transpose: all five ran op T correctly on cuSPARSE 12.6 (CUDA 13) on an H100, SELL included.
+ * Should an older cuSPARSE answer CUSPARSE_STATUS_NOT_SUPPORTED when prepare sizes the op-T
+ * workspace, that product keeps op N only and apply answers GS_ERR_UNSUPPORTED for T (never a
+ * wrong answer); the TRANSPOSE flag, static per backend, cannot say so in advance.
+ *
+ * Work division and memory access are cuSPARSE's own. What this file decides:
+ *  - Storage. The CSR backends read the matrix's shared device CSR (gs_matrix_device_csr), no
+ *    second copy. COO reads the shared column and value arrays (CSR order is COO's row-major
+ *    order) plus its own row-index array, expanded on the host and uploaded once. SELL uploads
+ *    its own layout, built on the host by spmv/sell_build.c (slice 32, column-major within a
+ *    slice, column -1 in padding), since cuSPARSE converts nothing into SELL; it refuses
+ *    layouts over opts->max_fill like every padded format.
+ *  - Workspace. Everything is sized and allocated in prepare, never in apply: per supported op
+ *    one matrix descriptor, one x and one y dense-vector descriptor of that op's lengths
+ *    (x: n, y: m for N; x: m, y: n for T) and one workspace sized by cusparseSpMV_bufferSize
+ *    (the size does not depend on alpha and beta), then cusparseSpMV_preprocess on it. Each op
+ *    owns its descriptor and workspace: cuSPARSE does not document whether an op-T product may
+ *    reuse a workspace preprocessed for op N, and the second one costs little (19 B to 58 KB
+ *    seen on matrices up to 2M nonzeros); PETSc keeps cuSpMV[3] per op likewise. Apply only
+ *    points the vector descriptors at d_x and d_y (cusparseDnVecSetValues: no allocation) and
+ *    calls cusparseSpMV.
+ *  - Scalars. alpha and beta are host doubles: apply sets CUSPARSE_POINTER_MODE_HOST on the
+ *    context's handle every call, so a pointer mode left by other code never misreads them.
+ *    With beta == 0 cuSPARSE does not read y (NaN in y never leaks; checked for every
+ *    algorithm and op above).
+ *  - Empty products. m, n or nnz == 0 never reach cuSPARSE, which documents nothing for them:
+ *    y = beta*y by cudaMemsetAsync (beta == 0) or a small scaling kernel.
+ *
+ * Byte model of memory() (CUSP's bytes_per_spmv, beta = 0): the matrix arrays read once, x read
+ * once (n doubles; m for T), y written once (m doubles; n for T):
+ *   CSR  (m+1)*4 + nnz*(4+8)      COO  nnz*(4+4+8)      SELL  (slices+1)*4 + slots*(4+8)
+ * device_bytes counts the arrays this backend reads, the shared CSR arrays included, plus its
+ * workspaces. */
+#include <cuda_runtime.h>
+#include <cusparse.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "core/error.h"
+#include "spmv/sell.h"
+#include "spmv/spmv_impl.h"
+
+typedef enum { CUSP_CSR, CUSP_COO, CUSP_SELL } cusp_format_t;
+
+/* What distinguishes the backends of this file. */
+typedef struct cusp_kind {
+  cusp_format_t format;
+  cusparseSpMVAlg_t alg;
+  const char *alg_name;
+  int transpose; /* ask cuSPARSE for op = T with this format and algorithm */
+} cusp_kind_t;
+
+static const cusp_kind_t kind_csr = {CUSP_CSR, CUSPARSE_SPMV_CSR_ALG1, "CUSPARSE_SPMV_CSR_ALG1", 1};
+static const cusp_kind_t kind_csr2 = {CUSP_CSR, CUSPARSE_SPMV_CSR_ALG2, "CUSPARSE_SPMV_CSR_ALG2", 1};
+static const cusp_kind_t kind_coo = {CUSP_COO, CUSPARSE_SPMV_COO_ALG1, "CUSPARSE_SPMV_COO_ALG1", 1};
+static const cusp_kind_t kind_coo2 = {CUSP_COO, CUSPARSE_SPMV_COO_ALG2, "CUSPARSE_SPMV_COO_ALG2", 1};
+static const cusp_kind_t kind_sell = {CUSP_SELL, CUSPARSE_SPMV_SELL_ALG1, "CUSPARSE_SPMV_SELL_ALG1",
+                                      1};
+
+/* Descriptors and workspace of one op (index 0: N, 1: T). */
+typedef struct cusp_op {
+  cusparseConstSpMatDescr_t A;
+  cusparseDnVecDescr_t x, y; /* values set by apply; x is never written by cuSPARSE */
+  void *d_work;
+  size_t work_bytes;
+} cusp_op_t;
+
+typedef struct cusp_data {
+  const cusp_kind_t *kind;
+  gs_idx_t m, n, nnz;
+  int empty; /* m, n or nnz == 0: y = beta*y without cuSPARSE */
+  int nops;  /* 2 with transpose, else 1 (also when cuSPARSE refused op T) */
+  cusp_op_t op[2];
+  /* owned device arrays */
+  gs_idx_t *d_coo_row;
+  gs_idx_t *d_sell_ptr, *d_sell_col;
+  gs_val_t *d_sell_val;
+  gs_idx_t sell_slots, sell_slices, sell_width;
+  size_t matrix_bytes; /* device bytes of the matrix arrays read per product (owned + shared) */
+} cusp_data_t;
+
+static cusparseOperation_t cusp_operation(int k)
+{
+  return k ? CUSPARSE_OPERATION_TRANSPOSE : CUSPARSE_OPERATION_NON_TRANSPOSE;
+}
+
+/* ---- small kernel: y = beta*y for products with no stored entries -------------------------- */
+
+/* One thread per entry in a grid-stride loop; coalesced. */
+static __global__ void cusparse_scale_kernel(gs_idx_t len, double beta, double *__restrict__ y)
+{
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < len;
+       i += (int64_t)gridDim.x * blockDim.x)
+    y[i] *= beta;
+}
+
+static gs_status_t cusp_scale(gs_context_t *ctx, gs_idx_t len, double beta, double *d_y)
+{
+  if (len == 0 || beta == 1.0) return GS_SUCCESS;
+  if (beta == 0.0) /* y is write-only: zero it without reading (NaN never leaks) */
+    return GS_CUDA(cudaMemsetAsync(d_y, 0, (size_t)len * sizeof(double), ctx->stream));
+  const int threads = 256;
+  int64_t blocks = ((int64_t)len + threads - 1) / threads;
+  if (blocks > 4096) blocks = 4096;
+  cusparse_scale_kernel<<<(unsigned)blocks, threads, 0, ctx->stream>>>(len, beta, d_y);
+  return GS_CHECK_LAUNCH(ctx->stream, "cusparse_scale_kernel");
+}
+
+/* ---- destroy ------------------------------------------------------------------------------- */
+
+static void cusp_destroy(void *data)
+{
+  cusp_data_t *d = (cusp_data_t *)data;
+  if (!d) return;
+  for (int k = 0; k < 2; ++k) {
+    cusp_op_t *o = &d->op[k];
+    if (o->A) cusparseDestroySpMat(o->A);
+    if (o->x) cusparseDestroyDnVec(o->x);
+    if (o->y) cusparseDestroyDnVec(o->y);
+    gs_dfree(o->d_work);
+  }
+  gs_dfree(d->d_coo_row);
+  gs_dfree(d->d_sell_ptr);
+  gs_dfree(d->d_sell_col);
+  gs_dfree(d->d_sell_val);
+  free(d);
+}
+
+/* ---- prepare ------------------------------------------------------------------------------- */
+
+/* Uploads what the format needs beyond the shared CSR and creates one matrix descriptor per op
+ * (the descriptors only point at the arrays). */
+static gs_status_t cusp_matrix(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_opts_t *opts,
+                               cusp_data_t *d)
+{
+  gs_status_t st = GS_SUCCESS;
+  const gs_csr_t *h = gs_matrix_host(A);
+  gs_idx_t *h_row = NULL;
+  gs_sell_t *S = NULL;
+  gs_dcsr_t csr;
+  const int64_t m = d->m, n = d->n, nnz = d->nnz;
+
+  switch (d->kind->format) {
+  case CUSP_CSR:
+    GS_TRY(gs_matrix_device_csr(A, &csr));
+    d->matrix_bytes = ((size_t)m + 1) * sizeof(gs_idx_t) +
+                      (size_t)nnz * (sizeof(gs_idx_t) + sizeof(gs_val_t));
+    for (int k = 0; k < d->nops; ++k)
+      GS_TRY(GS_CUSPARSE(cusparseCreateConstCsr(&d->op[k].A, m, n, nnz, csr.d_row_ptr, csr.d_col,
+                                                csr.d_val, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                                                CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F)));
+    break;
+  case CUSP_COO:
+    GS_TRY(gs_matrix_device_csr(A, &csr));
+    h_row = (gs_idx_t *)malloc((size_t)nnz * sizeof *h_row);
+    if (!h_row) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory expanding COO row indices");
+    for (gs_idx_t i = 0; i < h->m; ++i)
+      for (gs_idx_t p = h->row_ptr[i]; p < h->row_ptr[i + 1]; ++p) h_row[p] = i;
+    GS_TRY(gs_upload(ctx, (void **)&d->d_coo_row, h_row, (size_t)nnz * sizeof *h_row,
+                     "COO row indices"));
+    d->matrix_bytes = (size_t)nnz * (2 * sizeof(gs_idx_t) + sizeof(gs_val_t));
+    for (int k = 0; k < d->nops; ++k)
+      GS_TRY(GS_CUSPARSE(cusparseCreateConstCoo(&d->op[k].A, m, n, nnz, d->d_coo_row, csr.d_col,
+                                                csr.d_val, CUSPARSE_INDEX_32I,
+                                                CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F)));
+    break;
+  case CUSP_SELL:
+    GS_TRY(gs_sell_build(&S, h, GS_SELL_SLICE_SIZE, opts->max_fill));
+    GS_TRY(gs_upload(ctx, (void **)&d->d_sell_ptr, S->slice_ptr,
+                     ((size_t)S->nslices + 1) * sizeof(gs_idx_t), "SELL slice offsets"));
+    GS_TRY(gs_upload(ctx, (void **)&d->d_sell_col, S->col, (size_t)S->slots * sizeof(gs_idx_t),
+                     "SELL column indices"));
+    GS_TRY(gs_upload(ctx, (void **)&d->d_sell_val, S->val, (size_t)S->slots * sizeof(gs_val_t),
+                     "SELL values"));
+    d->sell_slots = S->slots;
+    d->sell_slices = S->nslices;
+    d->sell_width = S->max_width;
+    d->matrix_bytes = ((size_t)S->nslices + 1) * sizeof(gs_idx_t) +
+                      (size_t)S->slots * (sizeof(gs_idx_t) + sizeof(gs_val_t));
+    for (int k = 0; k < d->nops; ++k)
+      GS_TRY(GS_CUSPARSE(cusparseCreateConstSlicedEll(
+          &d->op[k].A, m, n, nnz, S->slots, S->slice_size, d->d_sell_ptr, d->d_sell_col,
+          d->d_sell_val, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
+          CUDA_R_64F)));
+    break;
+  }
+cleanup:
+  free(h_row);
+  gs_sell_destroy(&S);
+  return st;
+}
+
+static gs_status_t cusp_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_opts_t *opts,
+                                void **data, const cusp_kind_t *kind)
+{
+  gs_status_t st = GS_SUCCESS;
+  double *d_scratch = NULL;
+  const double one = 1.0, zero = 0.0;
+  const gs_csr_t *h = gs_matrix_host(A);
+  const size_t len = (size_t)h->m + (size_t)h->n;
+  *data = NULL;
+  cusp_data_t *d = (cusp_data_t *)calloc(1, sizeof *d);
+  if (!d) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory preparing %s", kind->alg_name);
+  d->kind = kind;
+  d->m = h->m;
+  d->n = h->n;
+  d->nnz = h->nnz;
+  d->nops = kind->transpose ? 2 : 1;
+  if (h->m == 0 || h->n == 0 || h->nnz == 0) {
+    d->empty = 1;
+    *data = d;
+    return GS_SUCCESS;
+  }
+  GS_TRY(cusp_matrix(ctx, A, opts, d));
+
+  /* Vector descriptors need device arrays of the right lengths while the workspace is sized
+   * and the pattern preprocessed: a zeroed scratch of m + n doubles, freed before returning.
+   * Apply re-points the descriptors at the caller's vectors before every product. */
+  GS_TRY(gs_dmalloc((void **)&d_scratch, len * sizeof(double), "SpMV preprocessing vectors"));
+  GS_TRY(GS_CUDA(cudaMemsetAsync(d_scratch, 0, len * sizeof(double), ctx->stream)));
+  GS_TRY(GS_CUSPARSE(cusparseSetPointerMode(ctx->cusparse, CUSPARSE_POINTER_MODE_HOST)));
+  for (int k = 0; k < d->nops; ++k) {
+    cusp_op_t *o = &d->op[k];
+    const gs_idx_t in = k ? d->m : d->n, out = k ? d->n : d->m;
+    GS_TRY(GS_CUSPARSE(cusparseCreateDnVec(&o->x, in, d_scratch, CUDA_R_64F)));
+    GS_TRY(GS_CUSPARSE(cusparseCreateDnVec(&o->y, out, d_scratch + in, CUDA_R_64F)));
+    cusparseStatus_t cs = cusparseSpMV_bufferSize(ctx->cusparse, cusp_operation(k), &one, o->A,
+                                                  o->x, &zero, o->y, CUDA_R_64F, kind->alg,
+                                                  &o->work_bytes);
+    if (k == 1 && cs == CUSPARSE_STATUS_NOT_SUPPORTED) { /* this cuSPARSE has no such op T */
+      d->nops = 1; /* destroy still frees this op's descriptors */
+      break;
+    }
+    GS_TRY(GS_CUSPARSE(cs));
+    GS_TRY(gs_dmalloc(&o->d_work, o->work_bytes, "cuSPARSE SpMV workspace"));
+#if CUSPARSE_VERSION >= 12300 /* cusparseSpMV_preprocess appeared in cuSPARSE 12.3 (CUDA 12.4) */
+    GS_TRY(GS_CUSPARSE(cusparseSpMV_preprocess(ctx->cusparse, cusp_operation(k), &one, o->A,
+                                               o->x, &zero, o->y, CUDA_R_64F, kind->alg,
+                                               o->d_work)));
+#endif
+  }
+  GS_TRY(GS_CUDA(cudaStreamSynchronize(ctx->stream))); /* scratch is idle before it is freed */
+  *data = d;
+  d = NULL;
+cleanup:
+  if (st != GS_SUCCESS && d_scratch) cudaStreamSynchronize(ctx->stream);
+  gs_dfree(d_scratch);
+  cusp_destroy(d);
+  return st;
+}
+
+static gs_status_t prepare_csr(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_opts_t *opts,
+                               void **data)
+{
+  return cusp_prepare(ctx, A, opts, data, &kind_csr);
+}
+static gs_status_t prepare_csr2(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_opts_t *opts,
+                                void **data)
+{
+  return cusp_prepare(ctx, A, opts, data, &kind_csr2);
+}
+static gs_status_t prepare_coo(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_opts_t *opts,
+                               void **data)
+{
+  return cusp_prepare(ctx, A, opts, data, &kind_coo);
+}
+static gs_status_t prepare_coo2(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_opts_t *opts,
+                                void **data)
+{
+  return cusp_prepare(ctx, A, opts, data, &kind_coo2);
+}
+static gs_status_t prepare_sell(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_opts_t *opts,
+                                void **data)
+{
+  return cusp_prepare(ctx, A, opts, data, &kind_sell);
+}
+
+/* ---- apply, memory, describe --------------------------------------------------------------- */
+
+static gs_status_t cusp_apply(gs_context_t *ctx, void *data, gs_op_t op, double alpha,
+                              const double *d_x, double beta, double *d_y)
+{
+  cusp_data_t *d = (cusp_data_t *)data;
+  const int k = op == GS_OP_T;
+  if (k && d->nops < 2) /* the installed cuSPARSE refused op T in prepare */
+    return GS_ERROR(GS_ERR_UNSUPPORTED, "%s of this cuSPARSE has no transpose",
+                    d->kind->alg_name);
+  if (d->empty) return cusp_scale(ctx, k ? d->n : d->m, beta, d_y);
+  cusp_op_t *o = &d->op[k];
+  GS_CHECK(GS_CUSPARSE(cusparseSetPointerMode(ctx->cusparse, CUSPARSE_POINTER_MODE_HOST)));
+  /* cuSPARSE has no const setter for a dense vector; x is only read. */
+  GS_CHECK(GS_CUSPARSE(cusparseDnVecSetValues(o->x, (void *)d_x)));
+  GS_CHECK(GS_CUSPARSE(cusparseDnVecSetValues(o->y, d_y)));
+  return GS_CUSPARSE(cusparseSpMV(ctx->cusparse, cusp_operation(k), &alpha, o->A, o->x, &beta,
+                                  o->y, CUDA_R_64F, d->kind->alg, o->d_work));
+}
+
+static gs_status_t cusp_memory(const void *data, gs_spmv_mem_t *mem)
+{
+  const cusp_data_t *d = (const cusp_data_t *)data;
+  const size_t m8 = (size_t)d->m * sizeof(double), n8 = (size_t)d->n * sizeof(double);
+  mem->device_bytes = d->matrix_bytes + d->op[0].work_bytes + d->op[1].work_bytes;
+  mem->bytes_per_apply = d->matrix_bytes + (d->empty ? 0 : n8) + m8;
+  mem->bytes_per_apply_t = d->nops < 2 ? 0 : d->matrix_bytes + (d->empty ? 0 : m8) + n8;
+  return GS_SUCCESS;
+}
+
+static void cusp_describe(const void *data, char *buf, size_t len)
+{
+  const cusp_data_t *d = (const cusp_data_t *)data;
+  const cusp_kind_t *kd = d->kind;
+  if (d->empty) {
+    snprintf(buf, len, "%s: no stored entries, y = beta*y without cuSPARSE", kd->alg_name);
+    return;
+  }
+  char work[96];
+  if (d->nops == 2)
+    snprintf(work, sizeof work, "workspace %zu B (N) + %zu B (T)", d->op[0].work_bytes,
+             d->op[1].work_bytes);
+  else
+    snprintf(work, sizeof work, "workspace %zu B, no transpose", d->op[0].work_bytes);
+  if (kd->format == CUSP_SELL)
+    snprintf(buf, len, "%s, slice %d, %d slots for %d nonzeros (%.2fx, longest row %d), %s",
+             kd->alg_name, GS_SELL_SLICE_SIZE, (int)d->sell_slots, (int)d->nnz,
+             (double)d->sell_slots / (double)d->nnz, (int)d->sell_width, work);
+  else
+    snprintf(buf, len, "%s on the shared CSR%s, %s", kd->alg_name,
+             kd->format == CUSP_COO ? " (+ COO row indices)" : "", work);
+}
+
+/* Host check of the SELL layout (the CSR and COO backends use plain CSR, their layout). */
+static gs_status_t host_apply_sell(const gs_csr_t *A, const gs_spmv_opts_t *opts, gs_op_t op,
+                                   double alpha, const double *x, double beta, double *y)
+{
+  gs_sell_t *S = NULL;
+  GS_CHECK(gs_sell_build(&S, A, GS_SELL_SLICE_SIZE, opts->max_fill));
+  gs_status_t st = gs_sell_spmv_host(S, op == GS_OP_T ? 'T' : 'N', alpha, x, beta, y);
+  gs_sell_destroy(&S);
+  return st;
+}
+
+/* ---- the four tables ------------------------------------------------------------------------ */
+
+extern "C" const gs_spmv_ops_t gs_spmv_cusparse_csr_ops = {
+    GS_SPMV_OPS_VERSION, "cusparse-csr", "cuSPARSE SpMV on CSR, CUSPARSE_SPMV_CSR_ALG1 (baseline)",
+    GS_SPMV_FLAG_VENDOR | GS_SPMV_FLAG_TRANSPOSE, prepare_csr, cusp_apply, cusp_memory,
+    cusp_destroy, NULL /* host_apply: plain CSR */, cusp_describe};
+
+extern "C" const gs_spmv_ops_t gs_spmv_cusparse_csr2_ops = {
+    GS_SPMV_OPS_VERSION, "cusparse-csr2",
+    "cuSPARSE SpMV on CSR, CUSPARSE_SPMV_CSR_ALG2: deterministic for op N (baseline)",
+    GS_SPMV_FLAG_VENDOR | GS_SPMV_FLAG_TRANSPOSE, prepare_csr2, cusp_apply, cusp_memory,
+    cusp_destroy, NULL /* host_apply: plain CSR */, cusp_describe};
+
+extern "C" const gs_spmv_ops_t gs_spmv_cusparse_coo_ops = {
+    GS_SPMV_OPS_VERSION, "cusparse-coo", "cuSPARSE SpMV on COO, CUSPARSE_SPMV_COO_ALG1 (baseline)",
+    GS_SPMV_FLAG_VENDOR | GS_SPMV_FLAG_TRANSPOSE, prepare_coo, cusp_apply, cusp_memory,
+    cusp_destroy, NULL /* host_apply: plain CSR (COO in the same order) */, cusp_describe};
+
+extern "C" const gs_spmv_ops_t gs_spmv_cusparse_coo2_ops = {
+    GS_SPMV_OPS_VERSION, "cusparse-coo2",
+    "cuSPARSE SpMV on COO, CUSPARSE_SPMV_COO_ALG2: deterministic for op N (baseline)",
+    GS_SPMV_FLAG_VENDOR | GS_SPMV_FLAG_TRANSPOSE, prepare_coo2, cusp_apply, cusp_memory,
+    cusp_destroy, NULL /* host_apply: plain CSR (COO in the same order) */, cusp_describe};
+
+extern "C" const gs_spmv_ops_t gs_spmv_cusparse_sell_ops = {
+    GS_SPMV_OPS_VERSION, "cusparse-sell",
+    "cuSPARSE SpMV on sliced ELL (slice 32), CUSPARSE_SPMV_SELL_ALG1 (baseline)",
+    GS_SPMV_FLAG_VENDOR | GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT, prepare_sell,
+    cusp_apply, cusp_memory, cusp_destroy, host_apply_sell, cusp_describe};

@@ -1,0 +1,161 @@
+/* spmv/dia_kernels.cu: the "dia" backend, diagonal-format SpMV (003_d79f6b9d9c91141b.txt
+ * section 3.1; CUSP dia_spmv.h).
+ *
+ * dia_spmv_kernel
+ *   Work division: one thread per row, 256 threads (8 warps) per block, ceil(m/256) blocks.
+ *   Memory access: the diagonal offsets are staged in shared memory, 256 at a time, read once
+ *   per block instead of once per thread (section 3.1); every thread then reads the same
+ *   offset (a broadcast). Values are column-major with the row dimension padded to the pitch
+ *   (a multiple of 32): at diagonal d the 32 threads of a warp read 32 consecutive, aligned
+ *   values (fully coalesced), and, since consecutive rows meet consecutive columns on a
+ *   diagonal, x[row + offset] is read contiguously too (through the read-only path). Slots
+ *   whose column falls outside 0..n-1 (at most |offset| rows per diagonal, at the top or
+ *   bottom edge) are skipped by a select: their value (0) and x at the clamped column are
+ *   loaded unconditionally, in bounds, so the loop has no branch and its loads overlap. The
+ *   sum stays in a register across all diagonals; y[row] is written once (read first only
+ *   when beta != 0).
+ *   Synchronization: the block syncs after staging a chunk of offsets and again before the
+ *   next chunk overwrites them; threads past the last row stay in the loop (they skip the
+ *   arithmetic) so that every thread reaches both barriers.
+ *   Assumptions: offsets sorted and 32-bit; m + n < 2^31 so that row + offset does not
+ *   overflow (the builder refuses larger shapes); works for rectangular matrices.
+ *
+ * Byte model (gs_spmv_mem_t, beta = 0): 8*slots_in_range (values whose column lies inside the
+ *   matrix: what the kernel reads, explicit zeros inside occupied diagonals included)
+ *   + 4*ndiag (offsets) + 8*n (x, read once) + 8*m (y written once). No transpose. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "spmv/formats_kernels.h"
+
+static __global__ void __launch_bounds__(GS_FMT_BLOCK)
+dia_spmv_kernel(int m, int n, int ndiag, long long pitch, const int *__restrict__ offsets,
+                const double *__restrict__ val, const double *__restrict__ x, double alpha,
+                double beta, double *__restrict__ y)
+{
+  __shared__ int s_off[GS_FMT_BLOCK];
+  const unsigned urow = blockIdx.x * blockDim.x + threadIdx.x;
+  const bool active = urow < (unsigned)m;
+  const int row = (int)urow; /* used only when active */
+  double sum = 0.0;
+
+  for (int base = 0; base < ndiag; base += GS_FMT_BLOCK) {
+    const int chunk = ndiag - base < GS_FMT_BLOCK ? ndiag - base : GS_FMT_BLOCK;
+    if ((int)threadIdx.x < chunk) s_off[threadIdx.x] = offsets[base + threadIdx.x];
+    __syncthreads(); /* the chunk's offsets are visible to the block */
+    if (active) {
+      const double *v = val + (long long)base * pitch + row;
+#pragma unroll 4
+      for (int d = 0; d < chunk; ++d, v += pitch) {
+        /* Branch-free so that the unrolled loads issue back to back: the value slot always
+         * exists (it holds 0 when the column is outside the matrix), x is read at the column
+         * clamped into 0..n-1, and the select drops such a product (an Inf/NaN of x there
+         * never reaches the sum). */
+        const int c = row + s_off[d];
+        const bool in = (unsigned)c < (unsigned)n; /* 0 <= c < n */
+        const double a = __ldg(v);
+        const double xc = __ldg(x + (c < 0 ? 0 : (c < n ? c : n - 1)));
+        sum = in ? fma(a, xc, sum) : sum;
+      }
+    }
+    __syncthreads(); /* every thread is done with s_off before the next chunk is staged */
+  }
+  if (active) y[row] = beta == 0.0 ? alpha * sum : alpha * sum + beta * y[row];
+}
+
+/* ---- the backend ------------------------------------------------------------------------- */
+
+typedef struct dia_data {
+  gs_idx_t m, n, ndiag, nnz;
+  int64_t pitch;
+  int64_t slots_in_range;
+  int32_t *d_offsets; /* ndiag */
+  gs_val_t *d_val;    /* pitch * ndiag */
+  size_t bytes;
+} dia_data_t;
+
+static void dia_destroy(void *data)
+{
+  dia_data_t *D = (dia_data_t *)data;
+  if (!D) return;
+  gs_dfree(D->d_offsets);
+  gs_dfree(D->d_val);
+  free(D);
+}
+
+static gs_status_t dia_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_opts_t *opts,
+                               void **data)
+{
+  gs_status_t st = GS_SUCCESS;
+  gs_dia_layout_t *L = NULL;
+  dia_data_t *D = NULL;
+  size_t nval = 0;
+  *data = NULL;
+  GS_TRY(gs_dia_layout_build(&L, gs_matrix_host(A), opts->max_fill));
+  D = (dia_data_t *)calloc(1, sizeof *D);
+  if (!D) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory preparing dia");
+  D->m = L->m;
+  D->n = L->n;
+  D->ndiag = L->ndiag;
+  D->nnz = gs_matrix_host(A)->nnz;
+  D->pitch = L->pitch;
+  D->slots_in_range = L->slots_in_range;
+  nval = (size_t)L->pitch * (size_t)L->ndiag;
+  GS_TRY(gs_upload(ctx, (void **)&D->d_offsets, L->offsets, (size_t)L->ndiag * sizeof(int32_t),
+                   "DIA offsets"));
+  GS_TRY(gs_upload(ctx, (void **)&D->d_val, L->val, nval * sizeof(gs_val_t), "DIA values"));
+  D->bytes = (size_t)L->ndiag * sizeof(int32_t) + nval * sizeof(gs_val_t);
+  *data = D;
+  D = NULL;
+cleanup:
+  gs_dia_layout_destroy(&L);
+  dia_destroy(D);
+  return st;
+}
+
+static gs_status_t dia_apply(gs_context_t *ctx, void *data, gs_op_t op, double alpha,
+                             const double *d_x, double beta, double *d_y)
+{
+  const dia_data_t *D = (const dia_data_t *)data;
+  if (op != GS_OP_N) return GS_ERROR(GS_ERR_UNSUPPORTED, "backend 'dia' has no transpose apply");
+  if (D->m == 0) return GS_SUCCESS;
+  const unsigned grid = (unsigned)(((long long)D->m + GS_FMT_BLOCK - 1) / GS_FMT_BLOCK);
+  dia_spmv_kernel<<<grid, GS_FMT_BLOCK, 0, ctx->stream>>>(D->m, D->n, D->ndiag, D->pitch,
+                                                          D->d_offsets, D->d_val, d_x, alpha,
+                                                          beta, d_y);
+  return GS_CHECK_LAUNCH(ctx->stream, "dia_spmv_kernel");
+}
+
+static gs_status_t dia_memory(const void *data, gs_spmv_mem_t *mem)
+{
+  const dia_data_t *D = (const dia_data_t *)data;
+  const size_t v = sizeof(gs_val_t);
+  mem->device_bytes = D->bytes;
+  mem->bytes_per_apply = (size_t)D->slots_in_range * v + (size_t)D->ndiag * sizeof(int32_t) +
+                         (size_t)D->n * v + (size_t)D->m * v;
+  mem->bytes_per_apply_t = 0;
+  return GS_SUCCESS;
+}
+
+static void dia_describe(const void *data, char *buf, size_t len)
+{
+  const dia_data_t *D = (const dia_data_t *)data;
+  double slots = (double)D->ndiag * (double)D->m;
+  snprintf(buf, len, "%d diagonals, pitch %lld, %.0f slots for %d entries (fill %.2fx)",
+           (int)D->ndiag, (long long)D->pitch, slots, (int)D->nnz,
+           D->nnz > 0 ? slots / (double)D->nnz : 1.0);
+}
+
+extern "C" const gs_spmv_ops_t gs_spmv_dia_ops = {
+    GS_SPMV_OPS_VERSION,
+    "dia",
+    "DIA, diagonals column-major padded to 32, one thread per row (003 s3.1); refuses fill",
+    GS_SPMV_FLAG_HOST_LAYOUT,
+    dia_prepare,
+    dia_apply,
+    dia_memory,
+    dia_destroy,
+    gs_dia_host_apply,
+    dia_describe};

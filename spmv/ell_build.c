@@ -1,0 +1,125 @@
+/* spmv/ell_build.c: ELLPACK layout builder with CUSP's fill guard, and the host apply that runs
+ * the kernel's arithmetic on it (003_d79f6b9d9c91141b.txt section 3.2). */
+#include <stdlib.h>
+
+#include "core/error.h"
+#include "spmv/formats.h"
+
+int64_t gs_fmt_pitch(gs_idx_t m)
+{
+  return ((int64_t)m + GS_FMT_PITCH_ALIGN - 1) / GS_FMT_PITCH_ALIGN * GS_FMT_PITCH_ALIGN;
+}
+
+static gs_idx_t longest_row(const gs_csr_t *A)
+{
+  gs_idx_t K = 0;
+  for (gs_idx_t i = 0; i < A->m; ++i)
+    if (A->row_ptr[i + 1] - A->row_ptr[i] > K) K = A->row_ptr[i + 1] - A->row_ptr[i];
+  return K;
+}
+
+gs_status_t gs_ell_layout_build_k(gs_ell_layout_t **out, const gs_csr_t *A, gs_idx_t K)
+{
+  gs_status_t st = GS_SUCCESS;
+  gs_ell_layout_t *L = NULL;
+  if (!out || !A || K < 0) return GS_ERROR(GS_ERR_INVALID_ARG, "ell build: bad argument");
+  *out = NULL;
+  L = calloc(1, sizeof *L);
+  if (!L) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory building ELL");
+  L->m = A->m;
+  L->n = A->n;
+  L->K = K;
+  L->pitch = gs_fmt_pitch(A->m);
+  size_t slots = (size_t)L->pitch * (size_t)K;
+  if (slots > 0) {
+    L->col = malloc(slots * sizeof *L->col);
+    L->val = malloc(slots * sizeof *L->val);
+    if (!L->col || !L->val)
+      GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory building ELL (%d x %d slots)",
+              (int)L->pitch, (int)K);
+  }
+  for (size_t s = 0; s < slots; ++s) {
+    L->col[s] = GS_ELL_PAD;
+    L->val[s] = 0.0;
+  }
+  for (gs_idx_t i = 0; i < A->m; ++i) {
+    gs_idx_t p0 = A->row_ptr[i], len = A->row_ptr[i + 1] - p0;
+    if (len > K) len = K;
+    for (gs_idx_t k = 0; k < len; ++k) { /* slot (i, k) is column k of the M x K array */
+      L->col[(size_t)k * (size_t)L->pitch + (size_t)i] = A->col[p0 + k];
+      L->val[(size_t)k * (size_t)L->pitch + (size_t)i] = A->val[p0 + k];
+    }
+    L->entries += len;
+  }
+  *out = L;
+  L = NULL;
+cleanup:
+  gs_ell_layout_destroy(&L);
+  return st;
+}
+
+gs_status_t gs_ell_layout_build(gs_ell_layout_t **out, const gs_csr_t *A, double max_fill)
+{
+  if (!out || !A) return GS_ERROR(GS_ERR_INVALID_ARG, "ell build: NULL argument");
+  *out = NULL;
+  gs_idx_t K = longest_row(A);
+  /* CUSP's guard (csr_to_other.h): refuse before allocating a padded array that would hold
+   * mostly zeros; alignment rows (pitch - m) are layout, not fill, and are not counted. */
+  double slots = (double)A->m * (double)K;
+  if (slots > max_fill * (double)A->nnz)
+    return GS_ERROR(GS_ERR_FORMAT_FILL,
+                    "ell refused: padding to %d entries per row would store %.1fx the nonzeros "
+                    "(limit %gx)",
+                    (int)K, slots / (double)A->nnz, max_fill);
+  return gs_ell_layout_build_k(out, A, K);
+}
+
+void gs_ell_layout_destroy(gs_ell_layout_t **L)
+{
+  if (!L || !*L) return;
+  free((*L)->col);
+  free((*L)->val);
+  free(*L);
+  *L = NULL;
+}
+
+/* ell_spmv_kernel of ell_kernels.cu, one "thread" (row) after the other. */
+void gs_ell_layout_apply_host(const gs_ell_layout_t *L, double alpha, const double *x, double beta,
+                              double *y)
+{
+  for (gs_idx_t row = 0; row < L->m; ++row) {
+    double sum = 0.0;
+    size_t off = (size_t)row;
+    for (gs_idx_t k = 0; k < L->K; ++k, off += (size_t)L->pitch) {
+      gs_idx_t c = L->col[off];
+      if (c >= 0) sum += L->val[off] * x[c];
+    }
+    y[row] = beta == 0.0 ? alpha * sum : alpha * sum + beta * y[row];
+  }
+}
+
+void gs_ell_layout_accumulate_t_host(const gs_ell_layout_t *L, double alpha, const double *x,
+                                     double *y)
+{
+  for (gs_idx_t row = 0; row < L->m; ++row) {
+    double ax = alpha * x[row];
+    size_t off = (size_t)row;
+    for (gs_idx_t k = 0; k < L->K; ++k, off += (size_t)L->pitch) {
+      gs_idx_t c = L->col[off];
+      if (c >= 0) y[c] += L->val[off] * ax;
+    }
+  }
+}
+
+gs_status_t gs_ell_host_apply(const gs_csr_t *A, const gs_spmv_opts_t *opts, gs_op_t op,
+                              double alpha, const double *x, double beta, double *y)
+{
+  gs_ell_layout_t *L = NULL;
+  if (op != GS_OP_N) return GS_ERROR(GS_ERR_UNSUPPORTED, "backend 'ell' has no transpose apply");
+  if (!opts || (!x && A->nnz > 0) || (!y && A->m > 0))
+    return GS_ERROR(GS_ERR_INVALID_ARG, "ell host apply: NULL argument");
+  GS_CHECK(gs_ell_layout_build(&L, A, opts->max_fill));
+  gs_ell_layout_apply_host(L, alpha, x, beta, y);
+  gs_ell_layout_destroy(&L);
+  return GS_SUCCESS;
+}

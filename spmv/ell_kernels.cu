@@ -1,0 +1,195 @@
+/* spmv/ell_kernels.cu: the "ell" backend, ELLPACK SpMV (003_d79f6b9d9c91141b.txt section 3.2;
+ * CUSP ell_spmv.h), and the ELL launchers HYB reuses.
+ *
+ * ell_spmv_kernel
+ *   Work division: one thread per row, 256 threads (8 warps) per block, as many blocks as
+ *   rows/256 (every thread has one row; no grid-stride loop is needed for m < 2^31).
+ *   Memory access: the M x K arrays are column-major with the row dimension padded to the
+ *   pitch (a multiple of 32), so at step k the 32 threads of a warp read 32 consecutive column
+ *   indices (128 bytes) and 32 consecutive values (256 bytes), aligned: fully coalesced. x is
+ *   gathered through the read-only path (__ldg); the sum stays in a register and y[row] is
+ *   written once (read first only when beta != 0).
+ *   Padding: slots past a row's length hold column GS_ELL_PAD (-1) and value 0; for them the
+ *   kernel reads x[0] (never out of bounds; n >= 1 whenever K >= 1) and drops the product with
+ *   a select, so a NaN/Inf in x cannot leak into rows that do not use it. Loads are
+ *   unconditional, so the unrolled iterations issue their loads back to back.
+ *   Assumptions: K and pitch as built by gs_ell_layout_build; d_x != d_y.
+ * ell_spmv_t_kernel (HYB's op = T part): one thread per row i scatters alpha*x(i)*A(i,j) into
+ *   y(j) with atomicAdd (double atomics: sm_60 and later) over its K slots; y must already hold
+ *   beta*y.
+ *
+ * Byte model (gs_spmv_mem_t, beta = 0): 12*m*K (every slot of the m real rows: a 4-byte index
+ *   and an 8-byte value; the alignment rows m..pitch-1 are never read) + 8*n (x, read once: the
+ *   cache-resident ideal) + 8*m (y written once). No transpose (op = T is refused by the
+ *   dispatcher: the table has no GS_SPMV_FLAG_TRANSPOSE). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "spmv/formats_kernels.h"
+
+static __global__ void __launch_bounds__(GS_FMT_BLOCK)
+ell_spmv_kernel(int m, int K, long long pitch, const int *__restrict__ col,
+                const double *__restrict__ val, const double *__restrict__ x, double alpha,
+                double beta, double *__restrict__ y)
+{
+  const unsigned row = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row >= (unsigned)m) return;
+  const int *c = col + row;
+  const double *v = val + row;
+  double sum = 0.0;
+#pragma unroll 4
+  for (int k = 0; k < K; ++k, c += pitch, v += pitch) {
+    /* Branch-free so that the unrolled loads overlap: a padding slot (column GS_ELL_PAD < 0,
+     * value 0) reads x[0] (in bounds, cached) and the select drops the product, so an Inf/NaN
+     * in x never leaks through padding. */
+    const int j = __ldg(c);
+    const double a = __ldg(v);
+    const double xj = __ldg(x + (j < 0 ? 0 : j));
+    sum = j >= 0 ? fma(a, xj, sum) : sum;
+  }
+  y[row] = beta == 0.0 ? alpha * sum : alpha * sum + beta * y[row];
+}
+
+static __global__ void __launch_bounds__(GS_FMT_BLOCK)
+ell_spmv_t_kernel(int m, int K, long long pitch, const int *__restrict__ col,
+                  const double *__restrict__ val, const double *__restrict__ x, double alpha,
+                  double *y)
+{
+  const unsigned row = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row >= (unsigned)m) return;
+  const int *c = col + row;
+  const double *v = val + row;
+  const double ax = alpha * __ldg(x + row);
+  for (int k = 0; k < K; ++k, c += pitch, v += pitch) {
+    const int j = __ldg(c);
+    if (j >= 0) atomicAdd(y + j, __ldg(v) * ax);
+  }
+}
+
+static unsigned blocks_for(long long threads)
+{
+  return (unsigned)((threads + GS_FMT_BLOCK - 1) / GS_FMT_BLOCK);
+}
+
+/* ---- launchers shared with hyb (formats_kernels.h) --------------------------------------- */
+
+extern "C" void gs_ell_dev_free(gs_ell_dev_t *D)
+{
+  if (!D) return;
+  gs_dfree(D->d_col);
+  gs_dfree(D->d_val);
+  memset(D, 0, sizeof *D);
+}
+
+extern "C" gs_status_t gs_ell_dev_upload(gs_context_t *ctx, const gs_ell_layout_t *L,
+                                         gs_ell_dev_t *D)
+{
+  gs_status_t st = GS_SUCCESS;
+  size_t slots = (size_t)L->pitch * (size_t)L->K;
+  memset(D, 0, sizeof *D);
+  D->m = L->m;
+  D->n = L->n;
+  D->K = L->K;
+  D->pitch = L->pitch;
+  GS_TRY(gs_upload(ctx, (void **)&D->d_col, L->col, slots * sizeof(gs_idx_t), "ELL columns"));
+  GS_TRY(gs_upload(ctx, (void **)&D->d_val, L->val, slots * sizeof(gs_val_t), "ELL values"));
+  D->bytes = slots * (sizeof(gs_idx_t) + sizeof(gs_val_t));
+cleanup:
+  if (st != GS_SUCCESS) gs_ell_dev_free(D);
+  return st;
+}
+
+extern "C" gs_status_t gs_ell_dev_apply(gs_context_t *ctx, const gs_ell_dev_t *D, double alpha,
+                                        const double *d_x, double beta, double *d_y)
+{
+  if (D->m == 0) return GS_SUCCESS;
+  ell_spmv_kernel<<<blocks_for(D->m), GS_FMT_BLOCK, 0, ctx->stream>>>(
+      D->m, D->K, D->pitch, D->d_col, D->d_val, d_x, alpha, beta, d_y);
+  return GS_CHECK_LAUNCH(ctx->stream, "ell_spmv_kernel");
+}
+
+extern "C" gs_status_t gs_ell_dev_accumulate_t(gs_context_t *ctx, const gs_ell_dev_t *D,
+                                               double alpha, const double *d_x, double *d_y)
+{
+  if (D->m == 0 || D->K == 0) return GS_SUCCESS;
+  ell_spmv_t_kernel<<<blocks_for(D->m), GS_FMT_BLOCK, 0, ctx->stream>>>(
+      D->m, D->K, D->pitch, D->d_col, D->d_val, d_x, alpha, d_y);
+  return GS_CHECK_LAUNCH(ctx->stream, "ell_spmv_t_kernel");
+}
+
+/* ---- the backend ------------------------------------------------------------------------- */
+
+typedef struct ell_data {
+  gs_ell_dev_t dev;
+  int64_t entries; /* real entries (nnz) */
+} ell_data_t;
+
+static void ell_destroy(void *data)
+{
+  ell_data_t *D = (ell_data_t *)data;
+  if (!D) return;
+  gs_ell_dev_free(&D->dev);
+  free(D);
+}
+
+static gs_status_t ell_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_opts_t *opts,
+                               void **data)
+{
+  gs_status_t st = GS_SUCCESS;
+  gs_ell_layout_t *L = NULL;
+  ell_data_t *D = NULL;
+  *data = NULL;
+  GS_TRY(gs_ell_layout_build(&L, gs_matrix_host(A), opts->max_fill));
+  D = (ell_data_t *)calloc(1, sizeof *D);
+  if (!D) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory preparing ell");
+  D->entries = L->entries;
+  GS_TRY(gs_ell_dev_upload(ctx, L, &D->dev));
+  *data = D;
+  D = NULL;
+cleanup:
+  gs_ell_layout_destroy(&L);
+  ell_destroy(D);
+  return st;
+}
+
+static gs_status_t ell_apply(gs_context_t *ctx, void *data, gs_op_t op, double alpha,
+                             const double *d_x, double beta, double *d_y)
+{
+  const ell_data_t *D = (const ell_data_t *)data;
+  if (op != GS_OP_N) return GS_ERROR(GS_ERR_UNSUPPORTED, "backend 'ell' has no transpose apply");
+  return gs_ell_dev_apply(ctx, &D->dev, alpha, d_x, beta, d_y);
+}
+
+static gs_status_t ell_memory(const void *data, gs_spmv_mem_t *mem)
+{
+  const ell_data_t *D = (const ell_data_t *)data;
+  const size_t v = sizeof(gs_val_t);
+  mem->device_bytes = D->dev.bytes;
+  mem->bytes_per_apply = (size_t)D->dev.m * (size_t)D->dev.K * (sizeof(gs_idx_t) + v) +
+                         (size_t)D->dev.n * v + (size_t)D->dev.m * v;
+  mem->bytes_per_apply_t = 0;
+  return GS_SUCCESS;
+}
+
+static void ell_describe(const void *data, char *buf, size_t len)
+{
+  const ell_data_t *D = (const ell_data_t *)data;
+  double slots = (double)D->dev.m * (double)D->dev.K;
+  snprintf(buf, len, "K = %d, pitch %lld, %.0f slots for %lld entries (fill %.2fx)",
+           (int)D->dev.K, (long long)D->dev.pitch, slots, (long long)D->entries,
+           D->entries > 0 ? slots / (double)D->entries : 1.0);
+}
+
+extern "C" const gs_spmv_ops_t gs_spmv_ell_ops = {
+    GS_SPMV_OPS_VERSION,
+    "ell",
+    "ELLPACK, column-major padded to 32, one thread per row (003 s3.2); refuses fill > max_fill",
+    GS_SPMV_FLAG_HOST_LAYOUT,
+    ell_prepare,
+    ell_apply,
+    ell_memory,
+    ell_destroy,
+    gs_ell_host_apply,
+    ell_describe};

@@ -1,0 +1,113 @@
+/* spmv/hyb_kernels.cu: the "hyb" backend, hybrid ELL + COO SpMV (003_d79f6b9d9c91141b.txt
+ * section 3.5; CUSP hyb_matrix / spmv_hyb).
+ *
+ * Work division: the first K entries of every row live in an ELL part and run on
+ *   ell_spmv_kernel (one thread per row, ell_kernels.cu), the entries past K live in a COO part
+ *   and run on coo_spmv_kernel + coo_update_kernel (persistent warps with segmented reduction,
+ *   coo_kernels.cu). This file only chains those launchers; it has no kernel of its own.
+ *   K is the paper's histogram rule (the largest K such that at least max(4096, m/3) rows have
+ *   K or more entries; gs_hyb_choose_k) or opts->hyb_k when >= 0. HYB never refuses for fill.
+ * op = N: the ELL pass computes y = alpha*A_ell*x + beta*y and writes every y[i] (so beta and
+ *   the write-only y of beta == 0 are handled there, without a separate scale pass), then the
+ *   COO pass adds alpha*A_coo*x into the rows that have a tail.
+ * op = T: y = beta*y (gs_launch_scale, common_kernels.cu), then ell_spmv_t_kernel (one thread
+ *   per row scattering its K slots) and coo_spmv_t_kernel (one thread per entry) add with
+ *   atomicAdd.
+ * Memory access and assumptions: those of the two kernels (see their banners).
+ *
+ * Byte model (gs_spmv_mem_t, beta = 0):
+ *   op = N: 12*m*K (ELL slots) + 8*n (x, read once) + 8*m (y written by the ELL pass)
+ *           + 16*coo_nnz + 16*coo_rows (y read-modified-written per row with a tail)
+ *           + 24*warps (COO carries).
+ *   op = T: 12*m*K + 16*coo_nnz + 8*m (x) + 8*n (scale pass) + 16*n (atomic updates, counted
+ *           once per column). */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "core/error.h"
+#include "spmv/common_kernels.h"
+#include "spmv/formats_kernels.h"
+
+typedef struct hyb_data {
+  gs_ell_dev_t ell;
+  gs_coo_dev_t coo;
+  int64_t ell_entries; /* real entries in the ELL part */
+} hyb_data_t;
+
+static void hyb_destroy(void *data)
+{
+  hyb_data_t *D = (hyb_data_t *)data;
+  if (!D) return;
+  gs_ell_dev_free(&D->ell);
+  gs_coo_dev_free(&D->coo);
+  free(D);
+}
+
+static gs_status_t hyb_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_opts_t *opts,
+                               void **data)
+{
+  gs_status_t st = GS_SUCCESS;
+  gs_hyb_layout_t *L = NULL;
+  hyb_data_t *D = NULL;
+  *data = NULL;
+  GS_TRY(gs_hyb_layout_build(&L, gs_matrix_host(A), opts->hyb_k));
+  D = (hyb_data_t *)calloc(1, sizeof *D);
+  if (!D) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory preparing hyb");
+  D->ell_entries = L->ell->entries;
+  GS_TRY(gs_ell_dev_upload(ctx, L->ell, &D->ell));
+  GS_TRY(gs_coo_dev_upload(ctx, L->coo, &D->coo));
+  *data = D;
+  D = NULL;
+cleanup:
+  gs_hyb_layout_destroy(&L);
+  hyb_destroy(D);
+  return st;
+}
+
+static gs_status_t hyb_apply(gs_context_t *ctx, void *data, gs_op_t op, double alpha,
+                             const double *d_x, double beta, double *d_y)
+{
+  const hyb_data_t *D = (const hyb_data_t *)data;
+  if (op == GS_OP_N) {
+    GS_CHECK(gs_ell_dev_apply(ctx, &D->ell, alpha, d_x, beta, d_y));
+    return gs_coo_dev_accumulate(ctx, &D->coo, alpha, d_x, d_y);
+  }
+  GS_CHECK(gs_launch_scale(ctx->stream, D->ell.n, beta, d_y));
+  GS_CHECK(gs_ell_dev_accumulate_t(ctx, &D->ell, alpha, d_x, d_y));
+  return gs_coo_dev_accumulate_t(ctx, &D->coo, alpha, d_x, d_y);
+}
+
+static gs_status_t hyb_memory(const void *data, gs_spmv_mem_t *mem)
+{
+  const hyb_data_t *D = (const hyb_data_t *)data;
+  const size_t v = sizeof(gs_val_t), i = sizeof(gs_idx_t);
+  const size_t m = (size_t)D->ell.m, n = (size_t)D->ell.n;
+  const size_t ell = m * (size_t)D->ell.K * (i + v), coo = (size_t)D->coo.nnz * (2 * i + v);
+  mem->device_bytes = D->ell.bytes + D->coo.bytes;
+  mem->bytes_per_apply = ell + n * v + m * v + coo + (size_t)D->coo.rows_touched * 2 * v +
+                         (size_t)D->coo.warps * 2 * (i + v);
+  mem->bytes_per_apply_t = ell + coo + m * v + n * v + n * 2 * v;
+  return GS_SUCCESS;
+}
+
+static void hyb_describe(const void *data, char *buf, size_t len)
+{
+  const hyb_data_t *D = (const hyb_data_t *)data;
+  const double total = (double)D->ell_entries + (double)D->coo.nnz;
+  const double pe = total > 0 ? 100.0 * (double)D->ell_entries / total : 0.0;
+  const double pc = total > 0 ? 100.0 * (double)D->coo.nnz / total : 0.0;
+  snprintf(buf, len, "K = %d, ELL %.1f%% / COO %.1f%% of %.0f entries", (int)D->ell.K, pe, pc,
+           total);
+}
+
+extern "C" const gs_spmv_ops_t gs_spmv_hyb_ops = {
+    GS_SPMV_OPS_VERSION,
+    "hyb",
+    "HYB, ELL for the first K entries per row + COO for the rest, K by histogram (003 s3.5)",
+    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT,
+    hyb_prepare,
+    hyb_apply,
+    hyb_memory,
+    hyb_destroy,
+    gs_hyb_host_apply,
+    hyb_describe};

@@ -1,0 +1,738 @@
+/* tests/test_formats_host.c: the Bell & Garland layouts (coo, ell, dia, hyb) built and applied
+ * on the host, against the plain CSR reference: through the registry's host apply and through
+ * the builders directly; fill refusals, HYB's K rule, and layout details. No GPU needed. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "spmv/formats.h"
+#include "tests/testutil.h"
+
+#define TOL 1e-12
+
+static const double g_ab[][2] = {{1.0, 0.0}, {-1.0, 1.0}, {2.5, -0.5}}; /* (alpha, beta) */
+#define N_AB (sizeof g_ab / sizeof g_ab[0])
+static const char *const g_formats[] = {"coo", "ell", "dia", "hyb"};
+static uint64_t g_state;
+
+/* ---- matrices ---------------------------------------------------------------------------- */
+
+static gs_csr_t *from_dense(int m, int n, const double *a)
+{
+  gs_coo_t *C = NULL;
+  gs_csr_t *A = NULL;
+  CU_ASSERT_FATAL(gs_coo_create(&C, m, n, 4) == GS_SUCCESS);
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j)
+      if (a[i * n + j] != 0.0) CU_ASSERT_FATAL(gs_coo_push(C, i, j, a[i * n + j]) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_coo_to_csr(&A, C) == GS_SUCCESS);
+  gs_coo_destroy(&C);
+  return A;
+}
+
+/* Builds a CSR from (row, col, val) triples; explicit zeros are kept. */
+static gs_csr_t *from_triples(int m, int n, int64_t k, const int *r, const int *c, const double *v)
+{
+  gs_coo_t *C = NULL;
+  gs_csr_t *A = NULL;
+  CU_ASSERT_FATAL(gs_coo_create(&C, m, n, k > 0 ? k : 1) == GS_SUCCESS);
+  for (int64_t e = 0; e < k; ++e) CU_ASSERT_FATAL(gs_coo_push(C, r[e], c[e], v[e]) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_coo_to_csr(&A, C) == GS_SUCCESS);
+  gs_coo_destroy(&C);
+  return A;
+}
+
+/* 5-point Laplacian on an nx x ny grid, Dirichlet boundaries (4 on the diagonal, -1 off). */
+static gs_csr_t *laplace5(int nx, int ny)
+{
+  gs_coo_t *C = NULL;
+  gs_csr_t *A = NULL;
+  int n = nx * ny;
+  CU_ASSERT_FATAL(gs_coo_create(&C, n, n, 5 * (int64_t)n) == GS_SUCCESS);
+  for (int y = 0; y < ny; ++y)
+    for (int x = 0; x < nx; ++x) {
+      int i = y * nx + x;
+      if (y > 0) gs_coo_push(C, i, i - nx, -1.0);
+      if (x > 0) gs_coo_push(C, i, i - 1, -1.0);
+      gs_coo_push(C, i, i, 4.0);
+      if (x < nx - 1) gs_coo_push(C, i, i + 1, -1.0);
+      if (y < ny - 1) gs_coo_push(C, i, i + nx, -1.0);
+    }
+  CU_ASSERT_FATAL(gs_coo_to_csr(&A, C) == GS_SUCCESS);
+  gs_coo_destroy(&C);
+  return A;
+}
+
+/* m x n, row `big` holds every column (n entries), the others 0..2 random entries. */
+static gs_csr_t *one_huge_row(int m, int n, int big)
+{
+  gs_coo_t *C = NULL;
+  gs_csr_t *A = NULL;
+  CU_ASSERT_FATAL(gs_coo_create(&C, m, n, (int64_t)n + 3 * m) == GS_SUCCESS);
+  for (int i = 0; i < m; ++i) {
+    if (i == big) {
+      for (int j = 0; j < n; ++j) gs_coo_push(C, i, j, 2.0 * gs_test_uniform(&g_state) - 1.0);
+      continue;
+    }
+    int len = (int)(gs_test_next(&g_state) % 3);
+    for (int k = 0; k < len; ++k)
+      gs_coo_push(C, i, (int)(gs_test_next(&g_state) % (uint64_t)n), gs_test_uniform(&g_state));
+  }
+  CU_ASSERT_FATAL(gs_coo_to_csr(&A, C) == GS_SUCCESS);
+  gs_coo_destroy(&C);
+  return A;
+}
+
+static gs_idx_t max_row(const gs_csr_t *A)
+{
+  gs_idx_t K = 0;
+  for (gs_idx_t i = 0; i < A->m; ++i)
+    if (A->row_ptr[i + 1] - A->row_ptr[i] > K) K = A->row_ptr[i + 1] - A->row_ptr[i];
+  return K;
+}
+
+/* Occupied diagonals, counted independently of the builder. */
+static gs_idx_t count_diagonals(const gs_csr_t *A)
+{
+  if (A->nnz == 0) return 0;
+  size_t span = (size_t)A->m + (size_t)A->n;
+  unsigned char *seen = calloc(span, 1);
+  CU_ASSERT_FATAL(seen != NULL);
+  gs_idx_t d = 0;
+  for (gs_idx_t i = 0; i < A->m; ++i)
+    for (gs_idx_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) {
+      size_t s = (size_t)(A->col[p] - i + A->m);
+      if (!seen[s]) {
+        seen[s] = 1;
+        ++d;
+      }
+    }
+  free(seen);
+  return d;
+}
+
+static int ell_refuses(const gs_csr_t *A, double max_fill)
+{
+  return (double)A->m * max_row(A) > max_fill * (double)A->nnz;
+}
+
+static int dia_refuses(const gs_csr_t *A, double max_fill)
+{
+  return (double)A->m * count_diagonals(A) > max_fill * (double)A->nnz;
+}
+
+/* ---- checking ---------------------------------------------------------------------------- */
+
+static double *random_vec(gs_idx_t len)
+{
+  double *v = malloc(((size_t)len + 1) * sizeof *v);
+  CU_ASSERT_FATAL(v != NULL);
+  for (gs_idx_t i = 0; i < len; ++i) v[i] = 2.0 * gs_test_uniform(&g_state) - 1.0;
+  return v;
+}
+
+/* y0 for a product: NaN when beta == 0 (it must never be read), random otherwise. */
+static void fill_y(double *y, const double *y0, gs_idx_t len, double beta)
+{
+  for (gs_idx_t i = 0; i < len; ++i) y[i] = beta == 0.0 ? NAN : y0[i];
+}
+
+typedef gs_status_t (*apply_fn)(const void *layout, int variant, gs_op_t op, double alpha,
+                                const double *x, double beta, double *y);
+
+/* Runs `fn` (or the registry's host apply of `name` when fn is NULL) for every (alpha, beta)
+ * and the given op against gs_csr_spmv_host; returns the status of the first call. */
+static gs_status_t compare(const gs_csr_t *A, const char *name, const gs_spmv_opts_t *opts,
+                           apply_fn fn, const void *layout, int variant, gs_op_t op)
+{
+  gs_idx_t in = op == GS_OP_N ? A->n : A->m, out = op == GS_OP_N ? A->m : A->n;
+  double *x = random_vec(in), *y0 = random_vec(out), *ref = random_vec(out),
+         *y = random_vec(out);
+  gs_status_t first = GS_SUCCESS;
+  for (size_t k = 0; k < N_AB; ++k) {
+    double alpha = g_ab[k][0], beta = g_ab[k][1];
+    fill_y(ref, y0, out, beta);
+    fill_y(y, y0, out, beta);
+    CU_ASSERT_FATAL(gs_csr_spmv_host(A, op == GS_OP_N ? 'N' : 'T', alpha, x, beta, ref) ==
+                    GS_SUCCESS);
+    gs_status_t st = fn ? fn(layout, variant, op, alpha, x, beta, y)
+                        : gs_spmv_host_apply(name, A, opts, op, alpha, x, beta, y);
+    if (k == 0) first = st;
+    CU_ASSERT_EQUAL(st, first);
+    if (st != GS_SUCCESS) continue;
+    double err = gs_test_rel_err(y, ref, (size_t)out);
+    CU_ASSERT(err <= TOL);
+    if (!(err <= TOL))
+      fprintf(stderr, "\n  %s variant %d op %c alpha %g beta %g (%d x %d, nnz %d): rel err %g\n",
+              name, variant, op == GS_OP_N ? 'N' : 'T', alpha, beta, (int)A->m, (int)A->n,
+              (int)A->nnz, err);
+  }
+  free(x);
+  free(y0);
+  free(ref);
+  free(y);
+  return first;
+}
+
+static gs_status_t coo_fn(const void *L, int warps, gs_op_t op, double alpha, const double *x,
+                          double beta, double *y)
+{
+  return gs_coo_layout_apply_host(L, warps, op, alpha, x, beta, y);
+}
+
+static gs_status_t ell_fn(const void *L, int v, gs_op_t op, double alpha, const double *x,
+                          double beta, double *y)
+{
+  (void)v;
+  if (op != GS_OP_N) return GS_ERR_UNSUPPORTED;
+  gs_ell_layout_apply_host(L, alpha, x, beta, y);
+  return GS_SUCCESS;
+}
+
+static gs_status_t dia_fn(const void *L, int v, gs_op_t op, double alpha, const double *x,
+                          double beta, double *y)
+{
+  (void)v;
+  if (op != GS_OP_N) return GS_ERR_UNSUPPORTED;
+  gs_dia_layout_apply_host(L, alpha, x, beta, y);
+  return GS_SUCCESS;
+}
+
+static gs_status_t hyb_fn(const void *L, int warps, gs_op_t op, double alpha, const double *x,
+                          double beta, double *y)
+{
+  return gs_hyb_layout_apply_host(L, warps, op, alpha, x, beta, y);
+}
+
+/* Every format through the registry (status as the backend would answer) and through the
+ * builders directly with several warp counts and HYB widths. */
+static void check_matrix(const gs_csr_t *A)
+{
+  gs_spmv_opts_t opts;
+  gs_spmv_opts_default(&opts);
+  const int warps[] = {1, 2, 3, 7, 64, GS_COO_HOST_WARPS};
+  const int nw = gs_test_quick() ? 3 : (int)(sizeof warps / sizeof warps[0]);
+
+  /* registry */
+  for (size_t f = 0; f < sizeof g_formats / sizeof g_formats[0]; ++f) {
+    const char *name = g_formats[f];
+    int transpose = strcmp(name, "coo") == 0 || strcmp(name, "hyb") == 0;
+    gs_status_t expect = GS_SUCCESS;
+    if (strcmp(name, "ell") == 0 && ell_refuses(A, opts.max_fill)) expect = GS_ERR_FORMAT_FILL;
+    if (strcmp(name, "dia") == 0 && dia_refuses(A, opts.max_fill)) expect = GS_ERR_FORMAT_FILL;
+    CU_ASSERT_EQUAL(compare(A, name, &opts, NULL, NULL, 0, GS_OP_N), expect);
+    CU_ASSERT_EQUAL(compare(A, name, &opts, NULL, NULL, 0, GS_OP_T),
+                    transpose ? GS_SUCCESS : GS_ERR_UNSUPPORTED);
+  }
+
+  /* COO directly, on several partitions */
+  gs_coo_layout_t *C = NULL;
+  CU_ASSERT_FATAL(gs_coo_layout_build(&C, A) == GS_SUCCESS);
+  for (int w = 0; w < nw; ++w) {
+    CU_ASSERT_EQUAL(compare(A, "coo-direct", NULL, coo_fn, C, warps[w], GS_OP_N), GS_SUCCESS);
+    CU_ASSERT_EQUAL(compare(A, "coo-direct", NULL, coo_fn, C, warps[w], GS_OP_T), GS_SUCCESS);
+  }
+  gs_coo_layout_destroy(&C);
+  CU_ASSERT_PTR_NULL(C);
+
+  /* ELL directly (the unguarded K-builder too, when the array stays small) */
+  gs_ell_layout_t *E = NULL;
+  gs_status_t st = gs_ell_layout_build(&E, A, opts.max_fill);
+  CU_ASSERT_EQUAL(st, ell_refuses(A, opts.max_fill) ? GS_ERR_FORMAT_FILL : GS_SUCCESS);
+  if (st == GS_SUCCESS) {
+    CU_ASSERT_EQUAL(E->entries, A->nnz);
+    CU_ASSERT_EQUAL(compare(A, "ell-direct", NULL, ell_fn, E, 0, GS_OP_N), GS_SUCCESS);
+  } else {
+    CU_ASSERT_PTR_NULL(E);
+  }
+  gs_ell_layout_destroy(&E);
+  if ((double)gs_fmt_pitch(A->m) * max_row(A) <= 2e6) {
+    CU_ASSERT_FATAL(gs_ell_layout_build_k(&E, A, max_row(A)) == GS_SUCCESS);
+    CU_ASSERT_EQUAL(compare(A, "ell-k", NULL, ell_fn, E, 0, GS_OP_N), GS_SUCCESS);
+    gs_ell_layout_destroy(&E);
+  }
+
+  /* DIA directly */
+  gs_dia_layout_t *D = NULL;
+  st = gs_dia_layout_build(&D, A, opts.max_fill);
+  CU_ASSERT_EQUAL(st, dia_refuses(A, opts.max_fill) ? GS_ERR_FORMAT_FILL : GS_SUCCESS);
+  if (st == GS_SUCCESS) {
+    CU_ASSERT_EQUAL(D->ndiag, count_diagonals(A));
+    for (gs_idx_t d = 1; d < D->ndiag; ++d) CU_ASSERT(D->offsets[d - 1] < D->offsets[d]);
+    CU_ASSERT_EQUAL(compare(A, "dia-direct", NULL, dia_fn, D, 0, GS_OP_N), GS_SUCCESS);
+  }
+  gs_dia_layout_destroy(&D);
+
+  /* HYB directly: the rule's K and forced widths, several partitions of the COO part */
+  const int ks[] = {-1, 0, 1, 2, 5, 1000000};
+  for (size_t k = 0; k < sizeof ks / sizeof ks[0]; ++k) {
+    gs_hyb_layout_t *H = NULL;
+    gs_idx_t K = ks[k] < 0 ? 0 : (ks[k] < max_row(A) ? ks[k] : max_row(A));
+    if ((double)gs_fmt_pitch(A->m) * K > 2e6) continue; /* keep the host arrays small */
+    CU_ASSERT_FATAL(gs_hyb_layout_build(&H, A, ks[k]) == GS_SUCCESS);
+    CU_ASSERT_EQUAL(H->ell->entries + H->coo->nnz, A->nnz);
+    if (ks[k] >= 0) CU_ASSERT_EQUAL(H->ell->K, K);
+    for (int w = 0; w < nw; w += 2) {
+      CU_ASSERT_EQUAL(compare(A, "hyb-direct", NULL, hyb_fn, H, warps[w], GS_OP_N), GS_SUCCESS);
+      CU_ASSERT_EQUAL(compare(A, "hyb-direct", NULL, hyb_fn, H, warps[w], GS_OP_T), GS_SUCCESS);
+    }
+    gs_hyb_layout_destroy(&H);
+  }
+}
+
+/* ---- tests ------------------------------------------------------------------------------- */
+
+static void test_registry(void)
+{
+  for (size_t f = 0; f < sizeof g_formats / sizeof g_formats[0]; ++f) {
+    int i = gs_spmv_backend_find(g_formats[f]);
+    CU_ASSERT_FATAL(i >= 0);
+    unsigned fl = gs_spmv_backend_flags(i);
+    CU_ASSERT(fl & GS_SPMV_FLAG_HOST_LAYOUT);
+    int t = strcmp(g_formats[f], "coo") == 0 || strcmp(g_formats[f], "hyb") == 0;
+    CU_ASSERT_EQUAL(!!(fl & GS_SPMV_FLAG_TRANSPOSE), t);
+    CU_ASSERT(strlen(gs_spmv_backend_summary(i)) > 10);
+  }
+  /* the host_apply slots answer op = T themselves too, as the device backends would */
+  const double one[] = {1.0};
+  gs_csr_t *A = from_dense(1, 1, one);
+  double x[1] = {1.0}, y[1] = {0.0};
+  gs_spmv_opts_t opts;
+  gs_spmv_opts_default(&opts);
+  CU_ASSERT_EQUAL(gs_ell_host_apply(A, &opts, GS_OP_T, 1.0, x, 0.0, y), GS_ERR_UNSUPPORTED);
+  CU_ASSERT_EQUAL(gs_dia_host_apply(A, &opts, GS_OP_T, 1.0, x, 0.0, y), GS_ERR_UNSUPPORTED);
+  CU_ASSERT_EQUAL(gs_coo_host_apply(A, &opts, GS_OP_T, 2.0, x, 0.0, y), GS_SUCCESS);
+  CU_ASSERT_DOUBLE_EQUAL(y[0], 2.0, 0.0);
+  CU_ASSERT_EQUAL(gs_hyb_host_apply(A, &opts, GS_OP_T, 3.0, x, 0.0, y), GS_SUCCESS);
+  CU_ASSERT_DOUBLE_EQUAL(y[0], 3.0, 0.0);
+  gs_csr_destroy(&A);
+}
+
+static void test_random_shapes(void)
+{
+  const int shapes[][2] = {{50, 50}, {80, 30}, {30, 90}, {7, 3}, {3, 7}, {1, 40}, {40, 1},
+                           {200, 200}, {1500, 1200}};
+  const double dens[] = {0.1, 0.2, 0.15, 0.5, 0.5, 0.3, 0.3, 0.02, 0.004};
+  int count = gs_test_quick() ? 7 : (int)(sizeof shapes / sizeof shapes[0]);
+  for (int s = 0; s < count; ++s) {
+    gs_csr_t *A = gs_test_random_csr(&g_state, shapes[s][0], shapes[s][1], dens[s]);
+    CU_ASSERT_FATAL(A != NULL);
+    check_matrix(A);
+    gs_csr_destroy(&A);
+  }
+  /* banded random matrices, where DIA and ELL both accept */
+  for (int s = 0; s < 3; ++s) {
+    int m = 60 + 37 * s, n = m + (s - 1) * 11, k = 0;
+    int *r = malloc((size_t)m * 5 * sizeof *r), *c = malloc((size_t)m * 5 * sizeof *c);
+    double *v = malloc((size_t)m * 5 * sizeof *v);
+    CU_ASSERT_FATAL(r && c && v);
+    for (int i = 0; i < m; ++i)
+      for (int o = -2; o <= 2; ++o)
+        if (i + o >= 0 && i + o < n && gs_test_uniform(&g_state) < 0.8) {
+          r[k] = i;
+          c[k] = i + o;
+          v[k++] = 2.0 * gs_test_uniform(&g_state) - 1.0;
+        }
+    gs_csr_t *A = from_triples(m, n, k, r, c, v);
+    CU_ASSERT(!ell_refuses(A, 3.0));
+    CU_ASSERT(!dia_refuses(A, 3.0));
+    check_matrix(A);
+    gs_csr_destroy(&A);
+    free(r);
+    free(c);
+    free(v);
+  }
+}
+
+static void test_tiny_and_empty(void)
+{
+  const double one[] = {3.5};
+  gs_csr_t *A = from_dense(1, 1, one);
+  check_matrix(A);
+  gs_csr_destroy(&A);
+
+  /* empty rows at the top, in the middle and at the bottom */
+  const double a[] = {0, 0, 0, 0, /**/ 1, 0, 2, 0, /**/ 0, 0, 0, 0, /**/ 0, 0, 0, 0,
+                      0, 3, 0, 4, /**/ 0, 0, 0, 0};
+  A = from_dense(6, 4, a);
+  check_matrix(A);
+  gs_csr_destroy(&A);
+
+  /* nnz = 0 in several shapes (y = beta*y; NaN in y must not survive beta = 0) */
+  const int shapes[][2] = {{5, 4}, {4, 5}, {1, 1}, {0, 3}, {3, 0}, {0, 0}};
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
+    gs_csr_t *Z = NULL;
+    CU_ASSERT_FATAL(gs_csr_create(&Z, shapes[s][0], shapes[s][1], 0) == GS_SUCCESS);
+    check_matrix(Z);
+    gs_csr_destroy(&Z);
+  }
+}
+
+static void test_all_zero_values(void)
+{
+  gs_csr_t *A = gs_test_random_csr(&g_state, 40, 30, 0.2);
+  CU_ASSERT_FATAL(A != NULL);
+  for (gs_idx_t p = 0; p < A->nnz; ++p) A->val[p] = 0.0;
+  check_matrix(A);
+  gs_csr_destroy(&A);
+}
+
+static void test_laplacian(void)
+{
+  gs_csr_t *A = laplace5(20, 15);
+  CU_ASSERT(!ell_refuses(A, 3.0));
+  CU_ASSERT(!dia_refuses(A, 3.0));
+  check_matrix(A);
+  gs_dia_layout_t *D = NULL;
+  CU_ASSERT_FATAL(gs_dia_layout_build(&D, A, 3.0) == GS_SUCCESS);
+  CU_ASSERT_EQUAL(D->ndiag, 5);
+  const int32_t off[] = {-20, -1, 0, 1, 20};
+  CU_ASSERT(memcmp(D->offsets, off, sizeof off) == 0);
+  gs_dia_layout_destroy(&D);
+  gs_csr_destroy(&A);
+
+  /* the 27-point stencil of the performance target (100^3 there): 27 diagonals at offsets
+   * {-1, 0, 1} + {-nx, 0, nx} + {-nx*ny, 0, nx*ny} */
+  CU_ASSERT_FATAL(gs_gen_laplace(&A, 9, 8, 7, 27) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_dia_layout_build(&D, A, 3.0) == GS_SUCCESS);
+  CU_ASSERT_EQUAL(D->ndiag, 27);
+  for (int k = 0; k < 27; ++k) { /* increasing: dz major, then dy, then dx */
+    int dz = k / 9 - 1, dy = (k / 3) % 3 - 1, dx = k % 3 - 1;
+    CU_ASSERT_EQUAL(D->offsets[k], dz * 72 + dy * 9 + dx);
+  }
+  gs_dia_layout_destroy(&D);
+  check_matrix(A);
+  gs_csr_destroy(&A);
+
+  if (gs_test_quick()) return;
+  /* big enough for the HYB rule to pick K: 9604 interior rows of 5 entries >= 4096 -> K = 5 */
+  A = laplace5(100, 100);
+  CU_ASSERT_EQUAL(gs_hyb_choose_k(A), 5);
+  check_matrix(A);
+  gs_csr_destroy(&A);
+}
+
+static void test_one_huge_row(void)
+{
+  int n = gs_test_quick() ? 20000 : 100000;
+  gs_csr_t *A = one_huge_row(50, n, 7);
+  gs_spmv_opts_t opts;
+  gs_spmv_opts_default(&opts);
+  double *x = random_vec(n), *y = random_vec(50);
+
+  CU_ASSERT_EQUAL(gs_spmv_host_apply("ell", A, &opts, GS_OP_N, 1.0, x, 0.0, y),
+                  GS_ERR_FORMAT_FILL);
+  CU_ASSERT(strstr(gs_last_error(), "ell refused: padding to") != NULL);
+  CU_ASSERT(strstr(gs_last_error(), "entries per row would store") != NULL);
+  CU_ASSERT(strstr(gs_last_error(), "(limit 3x)") != NULL);
+  CU_ASSERT_EQUAL(gs_spmv_host_apply("dia", A, &opts, GS_OP_N, 1.0, x, 0.0, y),
+                  GS_ERR_FORMAT_FILL);
+  CU_ASSERT(strstr(gs_last_error(), "dia refused:") != NULL);
+  CU_ASSERT(strstr(gs_last_error(), "diagonals would store") != NULL);
+  CU_ASSERT(strstr(gs_last_error(), "(limit 3x)") != NULL);
+  CU_ASSERT_EQUAL(gs_hyb_choose_k(A), 0); /* 50 rows: far below 4096, all COO */
+  free(x);
+  free(y);
+  check_matrix(A); /* coo, hyb work; ell and dia refuse in every path */
+  gs_csr_destroy(&A);
+}
+
+static void test_hyb_k_rule(void)
+{
+  int64_t h[64];
+  memset(h, 0, sizeof h);
+  h[5] = 10000; /* 10000 rows of length 5 + 100 rows of length 50 */
+  h[50] = 100;
+  CU_ASSERT_EQUAL(gs_hyb_k_rule(10100, h, 50), 5);
+
+  memset(h, 0, sizeof h); /* below the breakeven of 4096 rows: no ELL at all */
+  h[10] = 4095;
+  CU_ASSERT_EQUAL(gs_hyb_k_rule(4095, h, 10), 0);
+  h[10] = 4096;
+  CU_ASSERT_EQUAL(gs_hyb_k_rule(4096, h, 10), 10);
+
+  memset(h, 0, sizeof h); /* the m/3 criterion, exactly at and just below */
+  h[8] = 10000;
+  h[2] = 20000;
+  CU_ASSERT_EQUAL(gs_hyb_k_rule(30000, h, 8), 8);
+  h[8] = 9999;
+  h[2] = 20001;
+  CU_ASSERT_EQUAL(gs_hyb_k_rule(30000, h, 8), 2);
+
+  memset(h, 0, sizeof h); /* a staircase: 6000 rows of each length 1..6, m = 36000 */
+  for (int L = 1; L <= 6; ++L) h[L] = 6000;
+  /* rows >= K: 36000, 30000, 24000, 18000, 12000 (= m/3), 6000 (< m/3) */
+  CU_ASSERT_EQUAL(gs_hyb_k_rule(36000, h, 6), 5);
+
+  memset(h, 0, sizeof h);
+  CU_ASSERT_EQUAL(gs_hyb_k_rule(0, h, 0), 0);
+  h[0] = 9000; /* all rows empty */
+  CU_ASSERT_EQUAL(gs_hyb_k_rule(9000, h, 0), 0);
+
+  /* the rule on a real matrix: 6000 rows of 3 entries, every 100th row 40 entries */
+  int m = 6000;
+  int64_t cap = (int64_t)m * 3 + 60 * 40;
+  int *r = malloc((size_t)cap * sizeof *r), *c = malloc((size_t)cap * sizeof *c);
+  double *v = malloc((size_t)cap * sizeof *v);
+  CU_ASSERT_FATAL(r && c && v);
+  int64_t k = 0;
+  for (int i = 0; i < m; ++i) {
+    int len = i % 100 == 0 ? 40 : 3;
+    for (int t = 0; t < len; ++t) {
+      r[k] = i;
+      c[k] = (i + t * 7) % m;
+      v[k++] = 2.0 * gs_test_uniform(&g_state) - 1.0;
+    }
+  }
+  gs_csr_t *A = from_triples(m, m, k, r, c, v);
+  free(r);
+  free(c);
+  free(v);
+  CU_ASSERT_EQUAL(gs_hyb_choose_k(A), 3);
+  gs_hyb_layout_t *H = NULL;
+  CU_ASSERT_FATAL(gs_hyb_layout_build(&H, A, -1) == GS_SUCCESS);
+  CU_ASSERT_EQUAL(H->ell->K, 3);
+  CU_ASSERT_EQUAL(H->ell->entries, (int64_t)m * 3);
+  CU_ASSERT_EQUAL(H->coo->nnz, 60 * 37);
+  CU_ASSERT_EQUAL(H->coo->rows_touched, 60);
+  for (gs_idx_t e = 1; e < H->coo->nnz; ++e) CU_ASSERT(H->coo->row[e - 1] <= H->coo->row[e]);
+  gs_hyb_layout_destroy(&H);
+  if (!gs_test_quick()) check_matrix(A);
+  gs_csr_destroy(&A);
+}
+
+static void test_fill_threshold(void)
+{
+  gs_spmv_opts_t opts;
+  gs_spmv_opts_default(&opts);
+  double x[4] = {1, 2, 3, 4}, y[4];
+  gs_ell_layout_t *E = NULL;
+  gs_dia_layout_t *D = NULL;
+
+  /* ELL: rows of lengths 3, 0, 0: 9 slots for 3 entries, exactly 3x: accepted */
+  const double a3[] = {1, 2, 3, 0, 0, 0, 0, 0, 0};
+  gs_csr_t *A = from_dense(3, 3, a3);
+  CU_ASSERT_EQUAL(gs_ell_layout_build(&E, A, 3.0), GS_SUCCESS);
+  gs_ell_layout_destroy(&E);
+  CU_ASSERT_EQUAL(gs_spmv_host_apply("ell", A, &opts, GS_OP_N, 1.0, x, 0.0, y), GS_SUCCESS);
+  CU_ASSERT_DOUBLE_EQUAL(y[0], 14.0, 0.0);
+  opts.max_fill = 2.99;
+  CU_ASSERT_EQUAL(gs_spmv_host_apply("ell", A, &opts, GS_OP_N, 1.0, x, 0.0, y),
+                  GS_ERR_FORMAT_FILL);
+  CU_ASSERT(strstr(gs_last_error(), "limit 2.99x") != NULL);
+  opts.max_fill = 3.0;
+  gs_csr_destroy(&A);
+
+  /* ... one more empty row: 12 slots for 3 entries, 4x: refused, nothing allocated */
+  const double a4[] = {1, 2, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  A = from_dense(4, 3, a4);
+  CU_ASSERT_EQUAL(gs_ell_layout_build(&E, A, 3.0), GS_ERR_FORMAT_FILL);
+  CU_ASSERT_PTR_NULL(E);
+  CU_ASSERT_STRING_EQUAL(gs_last_error(), "ell refused: padding to 3 entries per row would "
+                                          "store 4.0x the nonzeros (limit 3x)");
+  CU_ASSERT_EQUAL(gs_ell_layout_build(&E, A, 4.0), GS_SUCCESS);
+  gs_ell_layout_destroy(&E);
+  gs_csr_destroy(&A);
+
+  /* DIA: identity + (0,2) on 3x3: 2 diagonals x 3 rows for 4 entries = 1.5x */
+  const double d3[] = {1, 0, 5, 0, 2, 0, 0, 0, 3};
+  A = from_dense(3, 3, d3);
+  CU_ASSERT_EQUAL(gs_dia_layout_build(&D, A, 1.5), GS_SUCCESS);
+  gs_dia_layout_destroy(&D);
+  CU_ASSERT_EQUAL(gs_dia_layout_build(&D, A, 1.49), GS_ERR_FORMAT_FILL);
+  CU_ASSERT_PTR_NULL(D);
+  CU_ASSERT_STRING_EQUAL(gs_last_error(),
+                         "dia refused: 2 diagonals would store 1.5x the nonzeros (limit 1.49x)");
+  opts.max_fill = 1.49;
+  CU_ASSERT_EQUAL(gs_spmv_host_apply("dia", A, &opts, GS_OP_N, 1.0, x, 0.0, y),
+                  GS_ERR_FORMAT_FILL);
+  opts.max_fill = 1.5;
+  CU_ASSERT_EQUAL(gs_spmv_host_apply("dia", A, &opts, GS_OP_N, 1.0, x, 0.0, y), GS_SUCCESS);
+  CU_ASSERT_DOUBLE_EQUAL(y[0], 16.0, 0.0);
+  gs_csr_destroy(&A);
+
+  /* the anti-diagonal of 4x4: 4 diagonals for 4 entries, 4x > 3x */
+  const double ad[] = {0, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 0};
+  A = from_dense(4, 4, ad);
+  CU_ASSERT_EQUAL(gs_dia_layout_build(&D, A, 3.0), GS_ERR_FORMAT_FILL);
+  CU_ASSERT_STRING_EQUAL(gs_last_error(),
+                         "dia refused: 4 diagonals would store 4.0x the nonzeros (limit 3x)");
+  CU_ASSERT_EQUAL(gs_dia_layout_build(&D, A, 4.0), GS_SUCCESS);
+  gs_dia_layout_destroy(&D);
+  /* HYB never refuses */
+  gs_hyb_layout_t *H = NULL;
+  CU_ASSERT_EQUAL(gs_hyb_layout_build(&H, A, 4), GS_SUCCESS);
+  gs_hyb_layout_destroy(&H);
+  gs_csr_destroy(&A);
+}
+
+static void test_ell_layout(void)
+{
+  CU_ASSERT_EQUAL(gs_fmt_pitch(0), 0);
+  CU_ASSERT_EQUAL(gs_fmt_pitch(1), 32);
+  CU_ASSERT_EQUAL(gs_fmt_pitch(32), 32);
+  CU_ASSERT_EQUAL(gs_fmt_pitch(33), 64);
+  CU_ASSERT_EQUAL(gs_fmt_pitch(1000000), 1000000);
+
+  /* [1 0 2 0; 0 0 0 0; 3 4 5 0]: K = 3, pitch 32, slot (i, k) at k*32 + i */
+  const double a[] = {1, 0, 2, 0, 0, 0, 0, 0, 3, 4, 5, 0};
+  gs_csr_t *A = from_dense(3, 4, a);
+  gs_ell_layout_t *E = NULL;
+  CU_ASSERT_FATAL(gs_ell_layout_build(&E, A, 3.0) == GS_SUCCESS); /* 9 slots, 5 entries */
+  CU_ASSERT_EQUAL(E->K, 3);
+  CU_ASSERT_EQUAL(E->pitch, 32);
+  CU_ASSERT_EQUAL(E->pitch % GS_FMT_PITCH_ALIGN, 0);
+  CU_ASSERT_EQUAL(E->entries, 5);
+  const int col[3][3] = {{0, 2, GS_ELL_PAD}, {GS_ELL_PAD, GS_ELL_PAD, GS_ELL_PAD}, {0, 1, 2}};
+  const double val[3][3] = {{1, 2, 0}, {0, 0, 0}, {3, 4, 5}};
+  for (int i = 0; i < 3; ++i)
+    for (int k = 0; k < 3; ++k) {
+      CU_ASSERT_EQUAL(E->col[k * 32 + i], col[i][k]);
+      CU_ASSERT_DOUBLE_EQUAL(E->val[k * 32 + i], val[i][k], 0.0);
+    }
+  for (int k = 0; k < 3; ++k) /* alignment rows 3..31 are padding */
+    for (int i = 3; i < 32; ++i) {
+      CU_ASSERT_EQUAL(E->col[k * 32 + i], GS_ELL_PAD);
+      CU_ASSERT_DOUBLE_EQUAL(E->val[k * 32 + i], 0.0, 0.0);
+    }
+  /* padding never touches x: an Inf in x reaches only the rows that use its column */
+  double x[4] = {1, 1, 1, INFINITY}, y[3]; /* no row uses column 3 */
+  gs_ell_layout_apply_host(E, 1.0, x, 0.0, y);
+  CU_ASSERT(isfinite(y[0]) && isfinite(y[1]) && isfinite(y[2]));
+  CU_ASSERT_DOUBLE_EQUAL(y[1], 0.0, 0.0);
+  gs_ell_layout_destroy(&E);
+  gs_ell_layout_destroy(&E); /* NULL-safe */
+  gs_ell_layout_destroy(NULL);
+
+  CU_ASSERT_FATAL(gs_ell_layout_build_k(&E, A, 1) == GS_SUCCESS); /* HYB's truncated part */
+  CU_ASSERT_EQUAL(E->entries, 2);
+  CU_ASSERT_EQUAL(E->col[0], 0);
+  CU_ASSERT_EQUAL(E->col[1], GS_ELL_PAD);
+  CU_ASSERT_EQUAL(E->col[2], 0);
+  gs_ell_layout_destroy(&E);
+  gs_csr_destroy(&A);
+}
+
+static void test_dia_layout(void)
+{
+  /* 4 x 5: (0,0)=1 (0,1)=2 (1,0)=3 (1,2)=4 (2,4)=5 (3,3)=6 -> offsets -1, 0, 1, 2 */
+  const double a[] = {1, 2, 0, 0, 0, 3, 0, 4, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 6, 0};
+  gs_csr_t *A = from_dense(4, 5, a);
+  gs_dia_layout_t *D = NULL;
+  CU_ASSERT_FATAL(gs_dia_layout_build(&D, A, 3.0) == GS_SUCCESS); /* 16 slots, 6 entries */
+  CU_ASSERT_EQUAL(D->ndiag, 4);
+  CU_ASSERT_EQUAL(D->pitch, 32);
+  const int32_t off[] = {-1, 0, 1, 2};
+  CU_ASSERT(memcmp(D->offsets, off, sizeof off) == 0);
+  /* val[d*32 + i] = A(i, i + off[d]); 0 where absent or out of range */
+  const double want[4][4] = {{0, 3, 0, 0}, {1, 0, 0, 6}, {2, 4, 0, 0}, {0, 0, 5, 0}};
+  for (int d = 0; d < 4; ++d)
+    for (int i = 0; i < 32; ++i)
+      CU_ASSERT_DOUBLE_EQUAL(D->val[d * 32 + i], i < 4 ? want[d][i] : 0.0, 0.0);
+  CU_ASSERT_EQUAL(D->slots_in_range, 3 + 4 + 4 + 3);
+  /* out-of-range slots never read x: Inf at x[0] only reaches rows 0 and 1 */
+  double x[5] = {INFINITY, 1, 1, 1, 1}, y[4];
+  gs_dia_layout_apply_host(D, 1.0, x, 0.0, y);
+  CU_ASSERT(!isfinite(y[0]) && !isfinite(y[1]) && isfinite(y[2]) && isfinite(y[3]));
+  gs_dia_layout_destroy(&D);
+  CU_ASSERT_PTR_NULL(D);
+  gs_csr_destroy(&A);
+
+  /* rectangular, wide and tall, through every path */
+  const double w[] = {0, 0, 0, 7, 0, 1, 0, 0, 0, 2}; /* 2 x 5 */
+  A = from_dense(2, 5, w);
+  CU_ASSERT_FATAL(gs_dia_layout_build(&D, A, 3.0) == GS_SUCCESS);
+  const int32_t offw[] = {-1, 3};
+  CU_ASSERT_EQUAL(D->ndiag, 2);
+  CU_ASSERT(memcmp(D->offsets, offw, sizeof offw) == 0);
+  gs_dia_layout_destroy(&D);
+  check_matrix(A);
+  gs_csr_destroy(&A);
+  const double t[] = {1, 0, 0, 2, 3, 0, 0, 4, 0, 0}; /* 5 x 2 */
+  A = from_dense(5, 2, t);
+  check_matrix(A);
+  gs_csr_destroy(&A);
+}
+
+static void test_coo_layout_and_partition(void)
+{
+  gs_idx_t w;
+  int64_t iv;
+  gs_coo_partition(0, 100, &w, &iv);
+  CU_ASSERT_EQUAL(w, 0);
+  gs_coo_partition(1, 100, &w, &iv);
+  CU_ASSERT(w == 1 && iv == 32);
+  gs_coo_partition(100, 2, &w, &iv); /* 4 chunks on 2 warps */
+  CU_ASSERT(w == 2 && iv == 64);
+  gs_coo_partition(100, 3, &w, &iv); /* 4 chunks on 3 warps: 2 chunks each, 2 warps suffice */
+  CU_ASSERT(w == 2 && iv == 64);
+  gs_coo_partition(1000, 1000, &w, &iv);
+  CU_ASSERT(w == 32 && iv == 32);
+  for (int64_t nnz = 1; nnz < 3000; nnz += 97)
+    for (int64_t mw = 1; mw < 200; mw += 13) {
+      gs_coo_partition(nnz, mw, &w, &iv);
+      CU_ASSERT(iv % 32 == 0 && w >= 1 && w <= mw);
+      CU_ASSERT((int64_t)(w - 1) * iv < nnz && nnz <= (int64_t)w * iv); /* all warps busy */
+    }
+
+  const double a[] = {0, 1, 2, /**/ 0, 0, 0, /**/ 3, 0, 4};
+  gs_csr_t *A = from_dense(3, 3, a);
+  gs_coo_layout_t *C = NULL;
+  CU_ASSERT_FATAL(gs_coo_layout_build(&C, A) == GS_SUCCESS);
+  const int row[] = {0, 0, 2, 2}, col[] = {1, 2, 0, 2};
+  CU_ASSERT_EQUAL(C->nnz, 4);
+  CU_ASSERT(memcmp(C->row, row, sizeof row) == 0);
+  CU_ASSERT(memcmp(C->col, col, sizeof col) == 0);
+  CU_ASSERT_EQUAL(C->rows_touched, 2);
+  CU_ASSERT_EQUAL(C->cols_touched, 3);
+  gs_coo_layout_destroy(&C);
+  CU_ASSERT_FATAL(gs_coo_layout_build_tail(&C, A, 1) == GS_SUCCESS); /* HYB's tail, K = 1 */
+  CU_ASSERT_EQUAL(C->nnz, 2);
+  CU_ASSERT(C->row[0] == 0 && C->col[0] == 2 && C->row[1] == 2 && C->col[1] == 2);
+  gs_coo_layout_destroy(&C);
+  gs_coo_layout_destroy(NULL);
+  gs_csr_destroy(&A);
+
+  /* long rows crossing many chunks and warps: rows of 0..200 entries, 1..9 warps */
+  int m = 40, n = 300;
+  int64_t cap = 0;
+  for (int i = 0; i < m; ++i) cap += (i * 37) % 201;
+  int *r = malloc((size_t)cap * sizeof *r), *c = malloc((size_t)cap * sizeof *c);
+  double *v = malloc((size_t)cap * sizeof *v);
+  CU_ASSERT_FATAL(r && c && v);
+  int64_t k = 0;
+  for (int i = 0; i < m; ++i)
+    for (int t = 0; t < (i * 37) % 201; ++t) {
+      r[k] = i;
+      c[k] = t;
+      v[k++] = 2.0 * gs_test_uniform(&g_state) - 1.0;
+    }
+  A = from_triples(m, n, k, r, c, v);
+  free(r);
+  free(c);
+  free(v);
+  CU_ASSERT_FATAL(gs_coo_layout_build(&C, A) == GS_SUCCESS);
+  for (int mw = 1; mw <= 9; ++mw)
+    CU_ASSERT_EQUAL(compare(A, "coo-long", NULL, coo_fn, C, mw, GS_OP_N), GS_SUCCESS);
+  gs_coo_layout_destroy(&C);
+  gs_csr_destroy(&A);
+}
+
+int main(void)
+{
+  g_state = gs_test_seed();
+  CU_TestInfo tests[] = {
+    {"registry lists coo, ell, dia, hyb with their flags", test_registry},
+    {"random matrices of several shapes, every path", test_random_shapes},
+    {"1x1, empty rows, nnz = 0", test_tiny_and_empty},
+    {"all-zero values", test_all_zero_values},
+    {"Laplacians: 5-point 2D, 27-point 3D", test_laplacian},
+    {"one row with 100k entries: ell and dia refuse", test_one_huge_row},
+    {"HYB K rule on hand-made histograms", test_hyb_k_rule},
+    {"fill refusal exactly at and above max_fill", test_fill_threshold},
+    {"ELL layout: pitch, column-major, padding", test_ell_layout},
+    {"DIA layout: sorted offsets, column-major, rectangular", test_dia_layout},
+    {"COO layout and persistent-warp partition", test_coo_layout_and_partition},
+    CU_TEST_INFO_NULL};
+  return gs_test_main("formats_host", tests, 0);
+}
