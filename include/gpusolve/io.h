@@ -42,12 +42,14 @@ gs_status_t gs_mm_write_vector(const char *path, const gs_val_t *x, gs_idx_t len
 gs_status_t gs_gen_laplace(gs_csr_t **out, gs_idx_t nx, gs_idx_t ny, gs_idx_t nz, int stencil);
 
 /** N x N, K entries per row with columns drawn from a normal distribution of standard deviation
- *  sigma centred on the diagonal (clamped to the matrix, no duplicates): HOLA's Figure 7 test
- *  (000_b60de4b7a06573aa.txt). Values uniform in [-1, 1). */
+ *  sigma centred on the diagonal (draws outside the matrix or already in the row are redrawn:
+ *  the normal truncated to [0, N)): HOLA's Figure 7 test (000_b60de4b7a06573aa.txt). Values
+ *  uniform in [-1, 1). */
 gs_status_t gs_gen_normal(gs_csr_t **out, gs_idx_t n, gs_idx_t per_row, double sigma,
                           uint64_t seed);
 
-/** N x N with row lengths 32 + Pareto(k) (shape k, scale 1, capped at N), columns uniform
+/** N x N with row lengths min(N, 32 + floor(X - 1)), X Pareto with shape k and scale 1
+ *  (X = U^(-1/k), U uniform in (0, 1]), so P(len >= 32 + j) = (j + 1)^(-k); columns uniform
  *  random without duplicates: Figure 9 of 003_d79f6b9d9c91141b.txt. */
 gs_status_t gs_gen_pareto(gs_csr_t **out, gs_idx_t n, double k, uint64_t seed);
 

@@ -1,0 +1,641 @@
+/* io/gen.c: the papers' synthetic matrices, built directly as CSR (rows counted or known in
+ * closed form first, then filled in order; never COO + sort).
+ *
+ *  - gs_gen_laplace: Laplacian stencils on regular grids, Table 2 of 003_d79f6b9d9c91141b.txt
+ *    ("Structured Matrices", Bell & Garland).
+ *  - gs_gen_normal: columns normally distributed around the diagonal, Figure 7 of
+ *    000_b60de4b7a06573aa.txt (HOLA: "1M square matrix with 22M non-zeros normal distributed
+ *    around the diagonal with increasing distribution variance").
+ *  - gs_gen_pareto: rows of 32 + delta entries with delta Pareto distributed, Figure 9 of
+ *    003_d79f6b9d9c91141b.txt.
+ *  - gs_gen_random: K uniform random distinct columns per row.
+ *
+ * Random numbers come from our own xoshiro256** seeded through splitmix64, so a matrix depends
+ * only on (arguments, seed) and not on the C library's rand(). The normal generator goes through
+ * erfc() and log() of the C math library, whose last-bit differences between platforms could in
+ * principle move a rounded column by one on some draw; on one platform the output is bit for bit
+ * reproducible.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "gpusolve/io.h"
+
+/* ---- random numbers ----------------------------------------------------------------------- */
+
+typedef struct rng {
+  uint64_t s[4];
+} rng_t;
+
+static uint64_t splitmix64(uint64_t *x)
+{
+  uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/* Different generators (and streams inside one generator) use different salts, so that the
+ * same user seed does not give correlated draws across them. */
+static void rng_seed(rng_t *r, uint64_t seed, uint64_t salt)
+{
+  uint64_t x = seed ^ (salt * 0xD1B54A32D192ED03ull);
+  for (int k = 0; k < 4; ++k) r->s[k] = splitmix64(&x);
+}
+
+static inline uint64_t rotl64(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+/* xoshiro256** (Blackman & Vigna). */
+static inline uint64_t rng_next(rng_t *r)
+{
+  uint64_t *s = r->s;
+  const uint64_t out = rotl64(s[1] * 5, 7) * 9;
+  const uint64_t t = s[1] << 17;
+  s[2] ^= s[0];
+  s[3] ^= s[1];
+  s[1] ^= s[2];
+  s[0] ^= s[3];
+  s[2] ^= t;
+  s[3] = rotl64(s[3], 45);
+  return out;
+}
+
+/* Uniform in [0, 1) on the 2^-53 grid. */
+static inline double rng_uniform(rng_t *r) { return (double)(rng_next(r) >> 11) * 0x1.0p-53; }
+
+/* Uniform in (0, 1]: safe to raise to a negative power. */
+static inline double rng_uniform_pos(rng_t *r)
+{
+  return (double)((rng_next(r) >> 11) + 1) * 0x1.0p-53;
+}
+
+/* Uniform integer in [0, n), n >= 1, without modulo bias (Lemire's multiply-and-reject). */
+static inline uint32_t rng_below(rng_t *r, uint32_t n)
+{
+  uint64_t m = (rng_next(r) >> 32) * (uint64_t)n;
+  uint32_t lo = (uint32_t)m;
+  if (lo < n) {
+    const uint32_t t = (uint32_t)(-n) % n;
+    while (lo < t) {
+      m = (rng_next(r) >> 32) * (uint64_t)n;
+      lo = (uint32_t)m;
+    }
+  }
+  return (uint32_t)(m >> 32);
+}
+
+/* Values of the random generators: uniform in [-1, 1). */
+static inline gs_val_t rng_value(rng_t *r) { return 2.0 * rng_uniform(r) - 1.0; }
+
+/* ---- the standard normal distribution ------------------------------------------------------ */
+
+/* Phi(x), the standard normal CDF. */
+static double norm_cdf(double x) { return 0.5 * erfc(-x * 0.70710678118654752440); }
+
+/* Phi^-1(p) for p in (0, 1): P. J. Acklam's rational approximation (relative error below
+ * 1.2e-9, far below the rounding of a column index); -inf / +inf at 0 and 1. */
+static double norm_quantile(double p)
+{
+  static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02,
+                             -2.759285104469687e+02, 1.383577518672690e+02,
+                             -3.066479806614716e+01, 2.506628277459239e+00};
+  static const double b[] = {-5.447609879822406e+01, 1.615858368580409e+02,
+                             -1.556989798598866e+02, 6.680131188771972e+01,
+                             -1.328068155288572e+01};
+  static const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01,
+                             -2.400758277161838e+00, -2.549732539343734e+00,
+                             4.374664141464968e+00, 2.938163982698783e+00};
+  static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01,
+                             2.445134137142996e+00, 3.754408661907416e+00};
+  const double plow = 0.02425, phigh = 1.0 - 0.02425;
+  if (!(p > 0.0)) return -INFINITY;
+  if (!(p < 1.0)) return INFINITY;
+  if (p < plow) {
+    const double q = sqrt(-2.0 * log(p));
+    return (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+           ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1.0);
+  }
+  if (p > phigh) {
+    const double q = sqrt(-2.0 * log1p(-p));
+    return -(((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+           ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1.0);
+  }
+  const double q = p - 0.5, r = q * q;
+  return (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
+         (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1.0);
+}
+
+/* ---- distinct columns of one row ------------------------------------------------------------ */
+
+/* The columns already drawn for the current row: a linear scan of the row for short rows, an
+ * open-addressing hash set (sized per row, so that clearing it costs O(row length)) for long
+ * ones. Keys are stored as col + 1 (0 = empty slot). */
+enum { COLSET_LINEAR_MAX = 32 };
+
+typedef struct colset {
+  uint32_t *slot;    /* cap_alloc entries */
+  size_t cap_alloc;
+  uint32_t mask;     /* slots of this row - 1 */
+  int shift;         /* 32 - log2(slots) */
+  int hashed;        /* 0: linear scan of items */
+  gs_idx_t *items;   /* the row's columns so far (the CSR's col array) */
+  gs_idx_t count;
+} colset_t;
+
+/* Starts a row of up to k columns written to items. */
+static gs_status_t colset_reset(colset_t *s, gs_idx_t k, gs_idx_t *items)
+{
+  s->items = items;
+  s->count = 0;
+  s->hashed = k > COLSET_LINEAR_MAX;
+  if (!s->hashed) return GS_SUCCESS;
+  size_t cap = 64;
+  int bits = 6;
+  while (cap < 2 * (size_t)k) {
+    cap *= 2;
+    ++bits;
+  }
+  if (cap > s->cap_alloc) {
+    uint32_t *p = realloc(s->slot, cap * sizeof *p);
+    if (!p)
+      return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory for a column set of %zu slots",
+                      cap);
+    s->slot = p;
+    s->cap_alloc = cap;
+  }
+  memset(s->slot, 0, cap * sizeof *s->slot);
+  s->mask = (uint32_t)(cap - 1);
+  s->shift = 32 - bits;
+  return GS_SUCCESS;
+}
+
+static inline uint32_t colset_hash(const colset_t *s, gs_idx_t c)
+{
+  return ((uint32_t)c * 0x9E3779B1u) >> s->shift;
+}
+
+static int colset_has(const colset_t *s, gs_idx_t c)
+{
+  if (!s->hashed) {
+    for (gs_idx_t t = 0; t < s->count; ++t)
+      if (s->items[t] == c) return 1;
+    return 0;
+  }
+  const uint32_t key = (uint32_t)c + 1u;
+  for (uint32_t h = colset_hash(s, c);; h = (h + 1) & s->mask) {
+    if (s->slot[h] == key) return 1;
+    if (s->slot[h] == 0) return 0;
+  }
+}
+
+/* Adds a column known not to be in the set. */
+static void colset_add(colset_t *s, gs_idx_t c)
+{
+  s->items[s->count++] = c;
+  if (!s->hashed) return;
+  uint32_t h = colset_hash(s, c);
+  while (s->slot[h] != 0) h = (h + 1) & s->mask;
+  s->slot[h] = (uint32_t)c + 1u;
+}
+
+static int cmp_idx(const void *a, const void *b)
+{
+  const gs_idx_t x = *(const gs_idx_t *)a, y = *(const gs_idx_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Sorts one row's columns (insertion sort for the short rows that are the common case). */
+static void sort_row(gs_idx_t *c, gs_idx_t len)
+{
+  if (len > 32) {
+    qsort(c, (size_t)len, sizeof *c, cmp_idx);
+    return;
+  }
+  for (gs_idx_t t = 1; t < len; ++t) {
+    const gs_idx_t v = c[t];
+    gs_idx_t u = t;
+    for (; u > 0 && c[u - 1] > v; --u) c[u] = c[u - 1];
+    c[u] = v;
+  }
+}
+
+/* k distinct columns uniform in [0, n), 0 <= k <= n, written sorted to out:
+ *  k == n      all columns;
+ *  2k > n      selection sampling (Knuth's Algorithm S): one pass over the columns, output
+ *              already sorted, O(n) = O(k) work;
+ *  otherwise   Floyd's algorithm: exactly k draws, each subset equally likely, then a sort. */
+static gs_status_t sample_uniform_row(rng_t *r, gs_idx_t n, gs_idx_t k, gs_idx_t *out,
+                                      colset_t *set)
+{
+  if (k == n) {
+    for (gs_idx_t c = 0; c < n; ++c) out[c] = c;
+    return GS_SUCCESS;
+  }
+  if (2 * (int64_t)k > n) {
+    gs_idx_t need = k, got = 0;
+    for (gs_idx_t c = 0; c < n && need > 0; ++c)
+      if ((double)(n - c) * rng_uniform(r) < (double)need) {
+        out[got++] = c;
+        --need;
+      }
+    return GS_SUCCESS;
+  }
+  GS_CHECK(colset_reset(set, k, out));
+  for (gs_idx_t j = n - k; j < n; ++j) {
+    gs_idx_t t = (gs_idx_t)rng_below(r, (uint32_t)j + 1u);
+    if (colset_has(set, t)) t = j; /* j itself cannot be in the set yet */
+    colset_add(set, t);
+  }
+  sort_row(out, k);
+  return GS_SUCCESS;
+}
+
+/* ---- Laplacian stencils ------------------------------------------------------------------- */
+
+/* Table 2 of 003_d79f6b9d9c91141b.txt: "Laplacian operators discretized as k-point finite
+ * difference stencils on regular grids", with the stencil's points giving the occupied
+ * diagonals. Grid point (x, y, z) is row x + nx*(y + ny*z); Dirichlet boundaries, so
+ * neighbours outside the grid are dropped.
+ *   3, 5, 7:  the point and its 2*dim axis neighbours (|dx| + |dy| + |dz| <= 1);
+ *   9, 27:    the full 3x3 (2D) or 3x3x3 (3D) neighbourhood (max(|dx|, |dy|, |dz|) <= 1).
+ * Off-diagonals are -1 and the diagonal is stencil - 1 (2, 4, 6, 8, 26): every row is weakly
+ * diagonally dominant, rows next to the boundary strictly, and the grid graph is connected,
+ * so the symmetric matrix is irreducibly diagonally dominant with a positive diagonal, hence
+ * positive definite. Nonzeros in closed form:
+ *   axis stencils:  N + 2 * sum_d (n_d - 1) * N / n_d
+ *   full stencils:  prod_d (3 n_d - 2)
+ * which give Table 2's 2,999,998 / 4,996,000 / 6,940,000 / 8,988,004 / 26,463,592. */
+gs_status_t gs_gen_laplace(gs_csr_t **out, gs_idx_t nx, gs_idx_t ny, gs_idx_t nz, int stencil)
+{
+  gs_status_t st = GS_SUCCESS;
+  gs_csr_t *A = NULL;
+  if (!out) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_gen_laplace: out is NULL");
+  *out = NULL;
+  if (stencil != 3 && stencil != 5 && stencil != 7 && stencil != 9 && stencil != 27)
+    return GS_ERROR(GS_ERR_INVALID_ARG,
+                    "gs_gen_laplace: stencil %d is not one of 3 (1D), 5, 9 (2D), 7, 27 (3D)",
+                    stencil);
+  if (nx <= 0 || ny <= 0 || nz <= 0)
+    return GS_ERROR(GS_ERR_INVALID_ARG,
+                    "gs_gen_laplace: grid %d x %d x %d: every dimension must be positive", nx,
+                    ny, nz);
+  if (stencil == 3 && (ny != 1 || nz != 1))
+    return GS_ERROR(GS_ERR_INVALID_ARG,
+                    "gs_gen_laplace: the 3-point stencil is 1D and needs ny = nz = 1, "
+                    "got grid %d x %d x %d",
+                    nx, ny, nz);
+  if ((stencil == 5 || stencil == 9) && nz != 1)
+    return GS_ERROR(GS_ERR_INVALID_ARG,
+                    "gs_gen_laplace: the %d-point stencil is 2D and needs nz = 1, "
+                    "got grid %d x %d x %d",
+                    stencil, nx, ny, nz);
+
+  const int64_t nxy = (int64_t)nx * ny;
+  if (nxy > INT32_MAX || nxy * nz > INT32_MAX)
+    return GS_ERROR(GS_ERR_INVALID_ARG,
+                    "gs_gen_laplace: grid %d x %d x %d has more than 2^31-1 points", nx, ny, nz);
+  const int64_t npts = nxy * nz;
+  const int full = (stencil == 9 || stencil == 27);
+  int64_t nnz;
+  if (full)
+    nnz = (3 * (int64_t)nx - 2) * (3 * (int64_t)ny - 2) * (3 * (int64_t)nz - 2);
+  else
+    nnz = npts + 2 * ((int64_t)(nx - 1) * ny * nz + (int64_t)nx * (ny - 1) * nz +
+                      (int64_t)nx * ny * (nz - 1));
+  if (nnz > INT32_MAX)
+    return GS_ERROR(GS_ERR_INVALID_ARG,
+                    "gs_gen_laplace: %d-point stencil on %d x %d x %d has %lld nonzeros, "
+                    "over the 2^31-1 of 32-bit indices",
+                    stencil, nx, ny, nz, (long long)nnz);
+
+  GS_TRY(gs_csr_create(&A, (gs_idx_t)npts, (gs_idx_t)npts, (gs_idx_t)nnz));
+  const gs_val_t diag = (gs_val_t)(stencil - 1);
+  gs_idx_t *rp = A->row_ptr, *col = A->col;
+  gs_val_t *val = A->val;
+  int64_t p = 0;
+  gs_idx_t row = 0;
+  for (gs_idx_t z = 0; z < nz; ++z)
+    for (gs_idx_t y = 0; y < ny; ++y)
+      for (gs_idx_t x = 0; x < nx; ++x, ++row) {
+        rp[row] = (gs_idx_t)p;
+        /* Offsets in (dz, dy, dx) lexicographic order are columns in increasing order. */
+        for (int dz = -1; dz <= 1; ++dz) {
+          if (z + dz < 0 || z + dz >= nz) continue;
+          for (int dy = -1; dy <= 1; ++dy) {
+            if (y + dy < 0 || y + dy >= ny) continue;
+            for (int dx = -1; dx <= 1; ++dx) {
+              if (x + dx < 0 || x + dx >= nx) continue;
+              const int dist = abs(dx) + abs(dy) + abs(dz);
+              if (!full && dist > 1) continue;
+              if (p >= nnz) GS_FAIL(GS_ERR_INTERNAL, "gs_gen_laplace: nonzero count exceeded");
+              col[p] = (gs_idx_t)(row + dx + (int64_t)nx * (dy + (int64_t)ny * dz));
+              val[p] = dist == 0 ? diag : -1.0;
+              ++p;
+            }
+          }
+        }
+      }
+  if (p != nnz)
+    GS_FAIL(GS_ERR_INTERNAL, "gs_gen_laplace: filled %lld nonzeros, expected %lld", (long long)p,
+            (long long)nnz);
+  rp[npts] = (gs_idx_t)p;
+  A->symmetry = GS_SYM_SYMMETRIC; /* every entry is stored; the matrix is symmetric */
+  *out = A;
+  A = NULL;
+cleanup:
+  gs_csr_destroy(&A);
+  return st;
+}
+
+/* ---- normal-distributed columns ------------------------------------------------------------ */
+
+/* Figure 7 of 000_b60de4b7a06573aa.txt (HOLA): an N x N matrix whose row i has K entries at
+ * columns normally distributed around the diagonal; the figure sweeps the variance from a band
+ * to no correlation between rows at all.
+ *
+ * Exact definition. Row i draws c = floor(i + sigma * Z + 1/2), Z ~ N(0, 1), conditioned on
+ * c in [0, N) (i.e. the draw is rejected outside the matrix), and a column already in the row
+ * is redrawn, until the row has K columns; K >= N takes every column. Columns sorted; values
+ * uniform in [-1, 1).
+ *
+ * How. The conditioning on [0, N) is done by sampling Z from the normal truncated to
+ * [(-1/2 - i)/sigma, (N - 1/2 - i)/sigma] by inversion (u uniform between the CDF values of the
+ * ends, Z = Phi^-1(u)): the same distribution as rejecting out-of-range draws, but O(1) per
+ * draw however large sigma is against N. Duplicates are first simply redrawn. When they become
+ * frequent (sigma not large against K), rows of K <= 64 switch to drawing straight from what
+ * is left: u is taken uniform over the probability not yet used by the row, and the
+ * intervals of the columns already taken are skipped when mapping u back to a column. Every
+ * draw then gives a new column from exactly the distribution that redrawing duplicates would
+ * give. That continues until the columns left hold under 1e-9 of the row's probability
+ * (sigma tiny against K, where floating point could not tell them apart); the rest of the
+ * row are then the free columns nearest to i (distance 0, 1, 2, ..., the side of each
+ * distance in random order), which is where they would have been drawn anyway. sigma = 0 is
+ * that band of the K columns nearest the diagonal. Rows of K > 64 redraw duplicates up to
+ * 4K + 32 draws and K/2 + 16 duplicates in a row (a bound a row with sigma >= K reaches with
+ * probability below 1e-12), take the nearest band directly when 8 sigma < K (over +-4 sigma
+ * wide), and fill what is missing after the bound with the nearest free columns.
+ * sigma > 10^6 N draws columns uniformly: the truncated normal is flat to within 1e-12 there,
+ * and the CDF values of its two ends would both round to 1/2. */
+
+enum { NORMAL_WALK_MAX = 64 };
+
+/* CDF value at the left edge of column c's interval [c - 1/2, c + 1/2) for row i, and the
+ * interval's probability (computed on the tail side, so tiny masses keep their digits). */
+static double column_mass(double i, double sigma, gs_idx_t c, double *start)
+{
+  const double a = ((double)c - 0.5 - i) / sigma, b = ((double)c + 0.5 - i) / sigma;
+  if (a >= 0.0) {
+    const double qa = 0.5 * erfc(a * 0.70710678118654752440);
+    *start = 1.0 - qa;
+    return qa - 0.5 * erfc(b * 0.70710678118654752440);
+  }
+  *start = norm_cdf(a);
+  return norm_cdf(b) - *start;
+}
+
+/* Continues row i (c[0..*m) already drawn, *m < k <= NORMAL_WALK_MAX) by drawing from the
+ * probability left over [lo, hi], the CDF values of the matrix's ends. Leaves c sorted. */
+static void normal_walk(rng_t *r, double i, gs_idx_t n, gs_idx_t k, double sigma, double lo,
+                        double hi, gs_idx_t *c, gs_idx_t *m_io)
+{
+  double start[NORMAL_WALK_MAX], mass[NORMAL_WALK_MAX];
+  gs_idx_t m = *m_io;
+  sort_row(c, m);
+  const double total = hi - lo;
+  double taken = 0.0;
+  for (gs_idx_t j = 0; j < m; ++j) {
+    mass[j] = column_mass(i, sigma, c[j], &start[j]);
+    taken += mass[j];
+  }
+  /* Rounding may land a draw on a taken column's edge: a redraw, bounded. */
+  for (int misses = 0; m < k && misses < 64;) {
+    const double left = total - taken;
+    if (!(left > 1e-9 * total)) break;
+    double s = lo + left * rng_uniform(r);
+    for (gs_idx_t j = 0; j < m && s >= start[j]; ++j) s += mass[j];
+    double x = floor(i + sigma * norm_quantile(s) + 0.5);
+    if (!(x >= 0.0)) x = 0.0;
+    if (x > (double)(n - 1)) x = (double)(n - 1);
+    const gs_idx_t col = (gs_idx_t)x;
+    gs_idx_t pos = 0;
+    while (pos < m && c[pos] < col) ++pos;
+    if (pos < m && c[pos] == col) {
+      ++misses;
+      continue;
+    }
+    for (gs_idx_t j = m; j > pos; --j) {
+      c[j] = c[j - 1];
+      start[j] = start[j - 1];
+      mass[j] = mass[j - 1];
+    }
+    c[pos] = col;
+    mass[pos] = column_mass(i, sigma, col, &start[pos]);
+    taken += mass[pos];
+    ++m;
+  }
+  *m_io = m;
+}
+
+gs_status_t gs_gen_normal(gs_csr_t **out, gs_idx_t n, gs_idx_t per_row, double sigma,
+                          uint64_t seed)
+{
+  gs_status_t st = GS_SUCCESS;
+  gs_csr_t *A = NULL;
+  colset_t set = {0};
+  if (!out) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_gen_normal: out is NULL");
+  *out = NULL;
+  if (n <= 0 || per_row <= 0)
+    return GS_ERROR(GS_ERR_INVALID_ARG,
+                    "gs_gen_normal: size %d and entries per row %d must be positive", n,
+                    per_row);
+  if (!(sigma >= 0.0) || !isfinite(sigma))
+    return GS_ERROR(GS_ERR_INVALID_ARG,
+                    "gs_gen_normal: sigma %g must be finite and non-negative", sigma);
+  const gs_idx_t k = per_row < n ? per_row : n;
+  const int64_t nnz = (int64_t)n * k;
+  if (nnz > INT32_MAX)
+    return GS_ERROR(GS_ERR_INVALID_ARG,
+                    "gs_gen_normal: %d rows x %d entries = %lld nonzeros, over the 2^31-1 of "
+                    "32-bit indices",
+                    n, k, (long long)nnz);
+  GS_TRY(gs_csr_create(&A, n, n, (gs_idx_t)nnz));
+  rng_t r;
+  rng_seed(&r, seed, 1);
+  const int short_rows = k <= NORMAL_WALK_MAX;
+  const int64_t budget = 4 * (int64_t)k + 32, miss_limit = (int64_t)k / 2 + 16;
+  for (gs_idx_t i = 0; i < n; ++i) {
+    gs_idx_t *c = A->col + (int64_t)i * k;
+    gs_val_t *v = A->val + (int64_t)i * k;
+    A->row_ptr[i] = (gs_idx_t)((int64_t)i * k);
+    if (k == n) {
+      for (gs_idx_t t = 0; t < n; ++t) c[t] = t;
+    } else {
+      GS_TRY(colset_reset(&set, k, c));
+      if (sigma > 1e6 * (double)n) {
+        for (int64_t draw = 0; draw < budget && set.count < k; ++draw) {
+          const gs_idx_t col = (gs_idx_t)rng_below(&r, (uint32_t)n);
+          if (!colset_has(&set, col)) colset_add(&set, col);
+        }
+      } else if (sigma > 0.0 && (short_rows || 8.0 * sigma >= (double)k)) {
+        const double lo = norm_cdf((-0.5 - (double)i) / sigma);
+        const double hi = norm_cdf(((double)n - 0.5 - (double)i) / sigma);
+        int64_t misses = 0, in_a_row = 0;
+        int walk = 0;
+        for (int64_t draw = 0; set.count < k; ++draw) {
+          if (short_rows ? misses > set.count / 2 + 4
+                         : (draw >= budget || in_a_row >= miss_limit)) {
+            walk = short_rows;
+            break;
+          }
+          const double z = norm_quantile(lo + (hi - lo) * rng_uniform(&r));
+          double x = floor((double)i + sigma * z + 0.5);
+          if (!(x >= 0.0)) x = 0.0; /* guards the +-inf ends of the quantile */
+          if (x > (double)(n - 1)) x = (double)(n - 1);
+          const gs_idx_t col = (gs_idx_t)x;
+          if (colset_has(&set, col)) {
+            ++misses;
+            ++in_a_row;
+          } else {
+            colset_add(&set, col);
+            in_a_row = 0;
+          }
+        }
+        if (walk) {
+          gs_idx_t m = set.count;
+          normal_walk(&r, (double)i, n, k, sigma, lo, hi, c, &m);
+          GS_TRY(colset_reset(&set, k, c)); /* the set again, for the nearest-column fill */
+          for (gs_idx_t t = 0; t < m; ++t) colset_add(&set, c[t]);
+        }
+      }
+      /* Nearest free columns; terminates because k < n columns are free somewhere. */
+      for (int64_t dist = 0; set.count < k; ++dist) {
+        const int64_t side = (rng_next(&r) >> 63) ? 1 : -1;
+        for (int s = 0; s < 2 && set.count < k; ++s) {
+          const int64_t col = (int64_t)i + (s == 0 ? side : -side) * dist;
+          if (col < 0 || col >= n) continue;
+          if (!colset_has(&set, (gs_idx_t)col)) colset_add(&set, (gs_idx_t)col);
+        }
+      }
+      sort_row(c, k);
+    }
+    for (gs_idx_t t = 0; t < k; ++t) v[t] = rng_value(&r);
+  }
+  A->row_ptr[n] = (gs_idx_t)nnz;
+  *out = A;
+  A = NULL;
+cleanup:
+  free(set.slot);
+  gs_csr_destroy(&A);
+  return st;
+}
+
+/* ---- Pareto row lengths --------------------------------------------------------------------- */
+
+/* Figure 9 of 003_d79f6b9d9c91141b.txt: "matrices with 30K rows of 32 + delta nonzeros each,
+ * where delta is a random variable drawn from a Pareto distribution. As the Pareto parameter k
+ * is increased from 1, the variance in row lengths decreases rapidly."
+ *
+ * Exact definition. X = U^(-1/k) with U uniform in (0, 1] is Pareto with shape k and scale 1
+ * (X >= 1, P(X >= x) = x^-k). delta = floor(X - 1) = floor(X) - 1 >= 0 and the row length is
+ *   len = min(N, 32 + delta),   so   P(len >= 32 + j) = (j + 1)^-k,  j = 0, 1, 2, ...
+ * The shortest row is one warp (32) and k -> infinity gives the uniform 32-per-row matrix;
+ * k = 1 puts half the rows at 32 with an infinite-mean tail (capped at N). Row lengths come
+ * from one random stream and columns and values from another, so the lengths can be drawn
+ * twice (once to count the nonzeros, once to fill row_ptr) without a temporary array. Each
+ * row's columns are distinct and uniform over [0, N), sorted; values uniform in [-1, 1). */
+static gs_idx_t pareto_len(rng_t *r, gs_idx_t n, double k)
+{
+  const double x = pow(rng_uniform_pos(r), -1.0 / k); /* may be +inf for small k */
+  const double delta = floor(x - 1.0);
+  if (!(delta < (double)n - 32.0)) return n; /* also when n < 32: every row full */
+  return 32 + (gs_idx_t)delta;
+}
+
+gs_status_t gs_gen_pareto(gs_csr_t **out, gs_idx_t n, double k, uint64_t seed)
+{
+  gs_status_t st = GS_SUCCESS;
+  gs_csr_t *A = NULL;
+  colset_t set = {0};
+  if (!out) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_gen_pareto: out is NULL");
+  *out = NULL;
+  if (n <= 0) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_gen_pareto: size %d must be positive", n);
+  if (!(k > 0.0) || !isfinite(k))
+    return GS_ERROR(GS_ERR_INVALID_ARG,
+                    "gs_gen_pareto: Pareto shape k = %g must be finite and positive", k);
+  const int64_t min_nnz = (int64_t)n * (n < 32 ? n : 32);
+  if (min_nnz > INT32_MAX)
+    return GS_ERROR(GS_ERR_INVALID_ARG,
+                    "gs_gen_pareto: %d rows of at least 32 entries exceed the 2^31-1 nonzeros "
+                    "of 32-bit indices",
+                    n);
+  rng_t rl, rc;
+  rng_seed(&rl, seed, 2);
+  int64_t nnz = 0;
+  for (gs_idx_t i = 0; i < n; ++i) nnz += pareto_len(&rl, n, k);
+  if (nnz > INT32_MAX)
+    return GS_ERROR(GS_ERR_INVALID_ARG,
+                    "gs_gen_pareto: the drawn row lengths sum to %lld nonzeros, over the 2^31-1 "
+                    "of 32-bit indices",
+                    (long long)nnz);
+  GS_TRY(gs_csr_create(&A, n, n, (gs_idx_t)nnz));
+  rng_seed(&rl, seed, 2); /* the same lengths again */
+  rng_seed(&rc, seed, 3);
+  int64_t p = 0;
+  for (gs_idx_t i = 0; i < n; ++i) {
+    const gs_idx_t len = pareto_len(&rl, n, k);
+    A->row_ptr[i] = (gs_idx_t)p;
+    GS_TRY(sample_uniform_row(&rc, n, len, A->col + p, &set));
+    for (gs_idx_t t = 0; t < len; ++t) A->val[p + t] = rng_value(&rc);
+    p += len;
+  }
+  A->row_ptr[n] = (gs_idx_t)p;
+  *out = A;
+  A = NULL;
+cleanup:
+  free(set.slot);
+  gs_csr_destroy(&A);
+  return st;
+}
+
+/* ---- uniform random ------------------------------------------------------------------------- */
+
+/* M x N with min(K, N) distinct columns per row, every subset of that size equally likely;
+ * columns sorted, values uniform in [-1, 1). */
+gs_status_t gs_gen_random(gs_csr_t **out, gs_idx_t m, gs_idx_t n, gs_idx_t per_row,
+                          uint64_t seed)
+{
+  gs_status_t st = GS_SUCCESS;
+  gs_csr_t *A = NULL;
+  colset_t set = {0};
+  if (!out) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_gen_random: out is NULL");
+  *out = NULL;
+  if (m <= 0 || n <= 0 || per_row <= 0)
+    return GS_ERROR(GS_ERR_INVALID_ARG,
+                    "gs_gen_random: size %d x %d and entries per row %d must be positive", m, n,
+                    per_row);
+  const gs_idx_t k = per_row < n ? per_row : n;
+  const int64_t nnz = (int64_t)m * k;
+  if (nnz > INT32_MAX)
+    return GS_ERROR(GS_ERR_INVALID_ARG,
+                    "gs_gen_random: %d rows x %d entries = %lld nonzeros, over the 2^31-1 of "
+                    "32-bit indices",
+                    m, k, (long long)nnz);
+  GS_TRY(gs_csr_create(&A, m, n, (gs_idx_t)nnz));
+  rng_t r;
+  rng_seed(&r, seed, 4);
+  for (gs_idx_t i = 0; i < m; ++i) {
+    const int64_t p = (int64_t)i * k;
+    A->row_ptr[i] = (gs_idx_t)p;
+    GS_TRY(sample_uniform_row(&r, n, k, A->col + p, &set));
+    for (gs_idx_t t = 0; t < k; ++t) A->val[p + t] = rng_value(&r);
+  }
+  A->row_ptr[m] = (gs_idx_t)nnz;
+  *out = A;
+  A = NULL;
+cleanup:
+  free(set.slot);
+  gs_csr_destroy(&A);
+  return st;
+}

@@ -1,0 +1,637 @@
+/* tests/test_gen.c: the synthetic matrix generators (io/gen.c): Table 2 nonzero counts and the
+ * Laplacians' structure (003_d79f6b9d9c91141b.txt), normal-band columns (Figure 7 of
+ * 000_b60de4b7a06573aa.txt), Pareto rows (Figure 9 of 003), uniform random rows, seeds and
+ * errors. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/testutil.h"
+
+/* ---- helpers ------------------------------------------------------------------------------ */
+
+/* Structure of a generated CSR: sizes, row_ptr, strictly increasing in-range columns, finite
+ * values. One assertion per matrix, so a broken 26M-entry matrix does not print 26M lines. */
+static int rows_ok(const gs_csr_t *A, gs_idx_t m, gs_idx_t n)
+{
+  if (!A || A->m != m || A->n != n || A->nnz < 0) return 0;
+  if (A->row_ptr[0] != 0 || A->row_ptr[m] != A->nnz) return 0;
+  for (gs_idx_t i = 0; i < m; ++i) {
+    const gs_idx_t b = A->row_ptr[i], e = A->row_ptr[i + 1];
+    if (e < b) return 0;
+    for (gs_idx_t p = b; p < e; ++p) {
+      if (A->col[p] < 0 || A->col[p] >= n) return 0;
+      if (p > b && A->col[p] <= A->col[p - 1]) return 0;
+      if (!isfinite(A->val[p])) return 0;
+    }
+  }
+  return 1;
+}
+
+/* Values of the random generators lie in [-1, 1). */
+static int values_in_unit(const gs_csr_t *A)
+{
+  for (gs_idx_t p = 0; p < A->nnz; ++p)
+    if (!(A->val[p] >= -1.0 && A->val[p] < 1.0)) return 0;
+  return 1;
+}
+
+static int same_csr(const gs_csr_t *A, const gs_csr_t *B)
+{
+  if (A->m != B->m || A->n != B->n || A->nnz != B->nnz) return 0;
+  return memcmp(A->row_ptr, B->row_ptr, ((size_t)A->m + 1) * sizeof *A->row_ptr) == 0 &&
+         memcmp(A->col, B->col, (size_t)A->nnz * sizeof *A->col) == 0 &&
+         memcmp(A->val, B->val, (size_t)A->nnz * sizeof *A->val) == 0;
+}
+
+/* Every row has exactly k entries. */
+static int rows_have(const gs_csr_t *A, gs_idx_t k)
+{
+  for (gs_idx_t i = 0; i < A->m; ++i)
+    if (A->row_ptr[i + 1] - A->row_ptr[i] != k) return 0;
+  return 1;
+}
+
+/* Closed-form nonzero count of a Laplacian stencil on nx x ny x nz (Table 2's counts follow). */
+static long long laplace_nnz(long long nx, long long ny, long long nz, int stencil)
+{
+  if (stencil == 9 || stencil == 27) return (3 * nx - 2) * (3 * ny - 2) * (3 * nz - 2);
+  const long long N = nx * ny * nz;
+  return N + 2 * ((nx - 1) * ny * nz + nx * (ny - 1) * nz + nx * ny * (nz - 1));
+}
+
+static gs_csr_t *laplace(gs_idx_t nx, gs_idx_t ny, gs_idx_t nz, int stencil)
+{
+  gs_csr_t *A = NULL;
+  gs_status_t st = gs_gen_laplace(&A, nx, ny, nz, stencil);
+  CU_ASSERT_EQUAL(st, GS_SUCCESS);
+  if (st != GS_SUCCESS) printf("\n  laplace %d on %dx%dx%d: %s\n", stencil, nx, ny, nz,
+                               gs_last_error());
+  return A;
+}
+
+static void check_laplace_count(gs_idx_t nx, gs_idx_t ny, gs_idx_t nz, int stencil,
+                                long long expect)
+{
+  gs_csr_t *A = laplace(nx, ny, nz, stencil);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(A);
+  if ((long long)A->nnz != expect)
+    printf("\n  %d-point on %d x %d x %d: %d nonzeros, expected %lld\n", stencil, nx, ny, nz,
+           A->nnz, expect);
+  CU_ASSERT_EQUAL((long long)A->nnz, expect);
+  CU_ASSERT_EQUAL((long long)A->m, (long long)nx * ny * nz);
+  CU_ASSERT(rows_ok(A, A->m, A->m));
+  gs_csr_destroy(&A);
+}
+
+/* ---- Laplacians --------------------------------------------------------------------------- */
+
+/* Table 2 of 003_d79f6b9d9c91141b.txt, exactly; the closed forms on small grids always. */
+static void test_laplace_counts(void)
+{
+  /* the closed forms against hand-counted small cases */
+  CU_ASSERT_EQUAL(laplace_nnz(1000000, 1, 1, 3), 2999998);
+  CU_ASSERT_EQUAL(laplace_nnz(1000, 1000, 1, 5), 4996000);
+  CU_ASSERT_EQUAL(laplace_nnz(100, 100, 100, 7), 6940000);
+  CU_ASSERT_EQUAL(laplace_nnz(1000, 1000, 1, 9), 8988004);
+  CU_ASSERT_EQUAL(laplace_nnz(100, 100, 100, 27), 26463592);
+  CU_ASSERT_EQUAL(laplace_nnz(30, 20, 1, 5), 5 * 30 * 20 - 2 * 30 - 2 * 20);
+
+  check_laplace_count(1, 1, 1, 3, 1);
+  check_laplace_count(2, 1, 1, 3, 4);
+  check_laplace_count(1000, 1, 1, 3, 3 * 1000 - 2);
+  check_laplace_count(30, 20, 1, 5, 5 * 30 * 20 - 2 * 30 - 2 * 20);
+  check_laplace_count(1, 7, 1, 5, 3 * 7 - 2);
+  check_laplace_count(7, 8, 9, 7, 7 * 7 * 8 * 9 - 2 * (7 * 8 + 8 * 9 + 7 * 9));
+  check_laplace_count(5, 6, 1, 7, laplace_nnz(5, 6, 1, 7));
+  check_laplace_count(30, 20, 1, 9, (3 * 30 - 2) * (3 * 20 - 2));
+  check_laplace_count(7, 8, 9, 27, (3 * 7 - 2) * (3 * 8 - 2) * (3 * 9 - 2));
+  check_laplace_count(2, 2, 2, 27, 64); /* every pair of the 8 points is a neighbour */
+
+  if (gs_test_quick()) return; /* valgrind: the big grids take too long */
+  check_laplace_count(1000000, 1, 1, 3, 2999998);
+  check_laplace_count(1000, 1000, 1, 5, 4996000);
+  check_laplace_count(100, 100, 100, 7, 6940000);
+  check_laplace_count(1000, 1000, 1, 9, 8988004);
+  check_laplace_count(100, 100, 100, 27, 26463592);
+}
+
+/* Against a dense brute-force construction: a_ij = stencil - 1 on the diagonal, -1 where grid
+ * points i != j are neighbours (axis neighbours for 3/5/7, the full 3^d box for 9/27). */
+static void check_laplace_dense(gs_idx_t nx, gs_idx_t ny, gs_idx_t nz, int stencil)
+{
+  gs_csr_t *A = laplace(nx, ny, nz, stencil);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(A);
+  const int N = nx * ny * nz;
+  const int full = stencil == 9 || stencil == 27;
+  double *D = calloc((size_t)N * N, sizeof *D);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(D);
+  for (int i = 0; i < N; ++i)
+    for (int p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) D[(size_t)i * N + A->col[p]] = A->val[p];
+  int mismatches = 0;
+  for (int i = 0; i < N; ++i) {
+    const int xi = i % nx, yi = (i / nx) % ny, zi = i / (nx * ny);
+    for (int j = 0; j < N; ++j) {
+      const int xj = j % nx, yj = (j / nx) % ny, zj = j / (nx * ny);
+      const int dx = abs(xi - xj), dy = abs(yi - yj), dz = abs(zi - zj);
+      double expect = 0.0;
+      if (i == j)
+        expect = stencil - 1;
+      else if (full ? (dx <= 1 && dy <= 1 && dz <= 1) : (dx + dy + dz == 1))
+        expect = -1.0;
+      if (D[(size_t)i * N + j] != expect) ++mismatches;
+    }
+  }
+  CU_ASSERT_EQUAL(mismatches, 0);
+
+  /* Positive definite: a dense Cholesky factorization runs to the end with positive pivots. */
+  int pd = 1;
+  for (int k = 0; k < N && pd; ++k) {
+    double s = D[(size_t)k * N + k];
+    for (int t = 0; t < k; ++t) s -= D[(size_t)k * N + t] * D[(size_t)k * N + t];
+    if (!(s > 0.0)) {
+      pd = 0;
+      break;
+    }
+    const double l = sqrt(s);
+    D[(size_t)k * N + k] = l;
+    for (int i = k + 1; i < N; ++i) {
+      double v = D[(size_t)i * N + k];
+      for (int t = 0; t < k; ++t) v -= D[(size_t)i * N + t] * D[(size_t)k * N + t];
+      D[(size_t)i * N + k] = v / l;
+    }
+  }
+  CU_ASSERT(pd);
+  free(D);
+  gs_csr_destroy(&A);
+}
+
+static void test_laplace_structure_dense(void)
+{
+  check_laplace_dense(1, 1, 1, 3);
+  check_laplace_dense(9, 1, 1, 3);
+  check_laplace_dense(6, 5, 1, 5);
+  check_laplace_dense(1, 4, 1, 5);
+  check_laplace_dense(6, 5, 1, 9);
+  check_laplace_dense(2, 7, 1, 9);
+  check_laplace_dense(4, 3, 5, 7);
+  check_laplace_dense(4, 3, 5, 27);
+  check_laplace_dense(3, 3, 1, 7);  /* a 3D stencil on a flat grid is still SPD */
+  check_laplace_dense(1, 2, 3, 27);
+}
+
+/* A == A^T exactly, diagonal positive and equal to stencil - 1, off-diagonals -1, weak
+ * diagonal dominance everywhere and strict in a boundary row. */
+static void test_laplace_symmetric_dominant(void)
+{
+  const struct { gs_idx_t nx, ny, nz; int stencil; } g[] = {
+    {500, 1, 1, 3}, {40, 30, 1, 5}, {40, 30, 1, 9}, {12, 11, 10, 7}, {12, 11, 10, 27}};
+  for (size_t c = 0; c < sizeof g / sizeof g[0]; ++c) {
+    gs_csr_t *A = laplace(g[c].nx, g[c].ny, g[c].nz, g[c].stencil), *T = NULL;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(A);
+    CU_ASSERT(rows_ok(A, A->m, A->n));
+    CU_ASSERT_EQUAL_FATAL(gs_csr_transpose(&T, A), GS_SUCCESS);
+    CU_ASSERT(same_csr(A, T));
+    int diag_ok = 1, off_ok = 1, dominant = 1, strict_rows = 0;
+    for (gs_idx_t i = 0; i < A->m; ++i) {
+      double d = 0.0, off = 0.0;
+      int have_diag = 0;
+      for (gs_idx_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) {
+        if (A->col[p] == i) {
+          d = A->val[p];
+          have_diag = 1;
+        } else {
+          if (A->val[p] != -1.0) off_ok = 0;
+          off += fabs(A->val[p]);
+        }
+      }
+      if (!have_diag || d != g[c].stencil - 1 || !(d > 0.0)) diag_ok = 0;
+      if (off > d) dominant = 0;
+      if (off < d) ++strict_rows;
+    }
+    CU_ASSERT(diag_ok);
+    CU_ASSERT(off_ok);
+    CU_ASSERT(dominant);
+    CU_ASSERT(strict_rows > 0);
+    /* row 0 is a corner: strictly dominant */
+    CU_ASSERT(A->row_ptr[1] - A->row_ptr[0] < g[c].stencil);
+    gs_features_t f;
+    CU_ASSERT_EQUAL(gs_csr_features(A, &f), GS_SUCCESS);
+    CU_ASSERT(f.numerically_symmetric);
+    CU_ASSERT(f.diagonal_positive);
+    CU_ASSERT_EQUAL(f.diagonals, g[c].stencil); /* "number of occupied matrix diagonals" */
+    gs_csr_destroy(&T);
+    gs_csr_destroy(&A);
+  }
+}
+
+/* ---- random generators ---------------------------------------------------------------------- */
+
+static gs_csr_t *gen_normal(gs_idx_t n, gs_idx_t k, double sigma, uint64_t seed)
+{
+  gs_csr_t *A = NULL;
+  gs_status_t st = gs_gen_normal(&A, n, k, sigma, seed);
+  CU_ASSERT_EQUAL(st, GS_SUCCESS);
+  if (st != GS_SUCCESS) printf("\n  normal %d x %d sigma %g: %s\n", n, k, sigma, gs_last_error());
+  return A;
+}
+
+static gs_csr_t *gen_random(gs_idx_t m, gs_idx_t n, gs_idx_t k, uint64_t seed)
+{
+  gs_csr_t *A = NULL;
+  gs_status_t st = gs_gen_random(&A, m, n, k, seed);
+  CU_ASSERT_EQUAL(st, GS_SUCCESS);
+  if (st != GS_SUCCESS) printf("\n  random %d x %d k %d: %s\n", m, n, k, gs_last_error());
+  return A;
+}
+
+static gs_csr_t *gen_pareto(gs_idx_t n, double k, uint64_t seed)
+{
+  gs_csr_t *A = NULL;
+  gs_status_t st = gs_gen_pareto(&A, n, k, seed);
+  CU_ASSERT_EQUAL(st, GS_SUCCESS);
+  if (st != GS_SUCCESS) printf("\n  pareto %d k %g: %s\n", n, k, gs_last_error());
+  return A;
+}
+
+/* K per row (min(K, N)), sorted distinct in-range columns, through every sampling path:
+ * the short-row linear set, the hashed set, K near N, K >= N, tiny and huge sigma. */
+static void test_normal_rows(void)
+{
+  uint64_t s = gs_test_seed();
+  const struct { gs_idx_t n, k; double sigma; } c[] = {
+    {1, 1, 1.0},     {1, 5, 1.0},     {7, 3, 2.0},      {7, 7, 2.0},     {7, 100, 2.0},
+    {2000, 22, 100.0}, {2000, 22, 0.0}, {2000, 22, 0.3}, {2000, 22, 3.0}, {2000, 40, 5.0},
+    {500, 100, 1e4},  {300, 290, 1e3},  {300, 150, 1.0}, {1000, 8, 1e9},  {1000, 64, 1e300},
+    {1000, 999, 50.0}, {2000, 100, 20.0}, {2000, 100, 5.0}, {2000, 64, 2.0}, {2000, 65, 2.0}};
+  for (size_t t = 0; t < sizeof c / sizeof c[0]; ++t) {
+    gs_csr_t *A = gen_normal(c[t].n, c[t].k, c[t].sigma, gs_test_next(&s));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(A);
+    const gs_idx_t k = c[t].k < c[t].n ? c[t].k : c[t].n;
+    CU_ASSERT(rows_ok(A, c[t].n, c[t].n));
+    CU_ASSERT(rows_have(A, k));
+    CU_ASSERT_EQUAL(A->nnz, c[t].n * k);
+    CU_ASSERT(values_in_unit(A));
+    gs_csr_destroy(&A);
+  }
+}
+
+/* sigma = 0: each row is the band of the K columns nearest its diagonal (contiguous, holding
+ * i); a tiny sigma stays within a narrow band too. */
+static void test_normal_degenerate_sigma(void)
+{
+  uint64_t s = gs_test_seed() ^ 0x5a5a;
+  gs_csr_t *A = gen_normal(1000, 22, 0.0, gs_test_next(&s));
+  CU_ASSERT_PTR_NOT_NULL_FATAL(A);
+  int band = 1;
+  for (gs_idx_t i = 0; i < A->m; ++i) {
+    const gs_idx_t *c = A->col + A->row_ptr[i];
+    if (c[21] - c[0] != 21 || c[0] > i || c[21] < i) band = 0;
+    if (i >= 11 && i < A->m - 11 && (c[21] - i > 11 || i - c[0] > 11)) band = 0;
+    if (i < 11 && c[0] != 0) band = 0;
+    if (i >= A->m - 11 && c[21] != A->m - 1) band = 0;
+  }
+  CU_ASSERT(band);
+  gs_csr_destroy(&A);
+
+  A = gen_normal(1000, 22, 0.5, gs_test_next(&s));
+  CU_ASSERT_PTR_NOT_NULL_FATAL(A);
+  int narrow = 1;
+  for (gs_idx_t i = 0; i < A->m; ++i) {
+    const gs_idx_t *c = A->col + A->row_ptr[i];
+    if (c[21] - c[0] > 40) narrow = 0;
+  }
+  CU_ASSERT(narrow);
+  gs_csr_destroy(&A);
+}
+
+/* Rows away from the boundary: the offsets col - i have mean ~0 and sample standard deviation
+ * ~sigma (rounding adds 1/12 to the variance and the no-duplicate rule a little, both far
+ * inside the loose 5% bound; the sampling error is ~0.3%). */
+static void test_normal_distribution(void)
+{
+  uint64_t s = gs_test_seed() ^ 0x77;
+  const double sigmas[] = {10.0, 60.0, 400.0};
+  const gs_idx_t n = gs_test_quick() ? 8000 : 40000, k = 8;
+  for (size_t t = 0; t < sizeof sigmas / sizeof sigmas[0]; ++t) {
+    const double sigma = sigmas[t];
+    gs_csr_t *A = gen_normal(n, k, sigma, gs_test_next(&s));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(A);
+    double sum = 0.0, sum2 = 0.0;
+    long long cnt = 0;
+    const gs_idx_t margin = (gs_idx_t)(8 * sigma);
+    for (gs_idx_t i = margin; i < n - margin; ++i)
+      for (gs_idx_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) {
+        const double d = (double)A->col[p] - i;
+        sum += d;
+        sum2 += d * d;
+        ++cnt;
+      }
+    CU_ASSERT_FATAL(cnt > 1000);
+    const double mean = sum / cnt, sd = sqrt((sum2 - cnt * mean * mean) / (cnt - 1));
+    if (fabs(sd / sigma - 1.0) > 0.05 || fabs(mean) > 0.05 * sigma)
+      printf("\n  sigma %g: sample mean %g, sample std %g over %lld offsets\n", sigma, mean, sd,
+             cnt);
+    CU_ASSERT(fabs(sd / sigma - 1.0) < 0.05);
+    CU_ASSERT(fabs(mean) < 0.05 * sigma);
+    gs_csr_destroy(&A);
+  }
+
+  /* sigma far above N: the truncated normal is flat, so columns are ~uniform over [0, N):
+   * mean ~ (N-1)/2, std ~ N/sqrt(12). This case would never finish by plain rejection. */
+  const double huge[] = {1e7, 1e12};
+  for (size_t t = 0; t < 2; ++t) {
+    const gs_idx_t m = 1000;
+    gs_csr_t *A = gen_normal(m, 10, huge[t], gs_test_next(&s));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(A);
+    double sum = 0.0, sum2 = 0.0;
+    for (gs_idx_t p = 0; p < A->nnz; ++p) {
+      sum += A->col[p];
+      sum2 += (double)A->col[p] * A->col[p];
+    }
+    const double mean = sum / A->nnz, sd = sqrt(sum2 / A->nnz - mean * mean);
+    CU_ASSERT(fabs(mean - (m - 1) / 2.0) < 0.05 * m);
+    CU_ASSERT(fabs(sd - m / sqrt(12.0)) < 0.05 * m);
+    gs_csr_destroy(&A);
+  }
+}
+
+/* The definition itself, by brute force: rounded normal draws (Box-Muller), out-of-range
+ * draws and duplicates redrawn until the row has k columns. */
+static void reference_normal_row(uint64_t *st, int i, int n, int k, double sigma, int *cols)
+{
+  int m = 0;
+  while (m < k) {
+    const double u1 = gs_test_uniform(st), u2 = gs_test_uniform(st);
+    const double z = sqrt(-2.0 * log(1.0 - u1)) * cos(6.283185307179586 * u2);
+    const double x = floor(i + sigma * z + 0.5);
+    if (x < 0.0 || x >= n) continue;
+    int dup = 0;
+    for (int t = 0; t < m; ++t) dup |= cols[t] == (int)x;
+    if (!dup) cols[m++] = (int)x;
+  }
+}
+
+/* Where duplicates dominate (sigma comparable to or below K) the generator stops redrawing
+ * and samples what is left directly; its rows must still follow the definition. Compared
+ * with brute force on the standard deviation of col - i and the share of |col - i| >= cut. */
+static void test_normal_matches_definition(void)
+{
+  uint64_t s = gs_test_seed() ^ 0xd1ce;
+  const struct { int k; double sigma; int cut; } c[] = {{12, 3.0, 6}, {6, 1.5, 3}, {22, 10.0, 15},
+                                                       {40, 12.0, 20}};
+  const int n = gs_test_quick() ? 3000 : 20000, margin = 200;
+  for (size_t t = 0; t < sizeof c / sizeof c[0]; ++t) {
+    gs_csr_t *A = gen_normal(n, c[t].k, c[t].sigma, gs_test_next(&s));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(A);
+    double g2 = 0.0, r2 = 0.0;
+    long long gtail = 0, rtail = 0, cnt = 0;
+    int cols[64];
+    for (int i = margin; i < n - margin; ++i) {
+      for (int p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) {
+        const double d = (double)A->col[p] - i;
+        g2 += d * d;
+        gtail += fabs(d) >= c[t].cut;
+      }
+      reference_normal_row(&s, i, n, c[t].k, c[t].sigma, cols);
+      for (int q = 0; q < c[t].k; ++q) {
+        const double d = (double)cols[q] - i;
+        r2 += d * d;
+        rtail += fabs(d) >= c[t].cut;
+      }
+      cnt += c[t].k;
+    }
+    const double gsd = sqrt(g2 / cnt), rsd = sqrt(r2 / cnt);
+    const double gt = (double)gtail / cnt, rt = (double)rtail / cnt;
+    const int ok = fabs(gsd / rsd - 1.0) < 0.03 && fabs(gt - rt) < 0.02;
+    if (!ok)
+      printf("\n  k %d sigma %g: std %g vs %g by brute force, share |d| >= %d: %g vs %g\n",
+             c[t].k, c[t].sigma, gsd, rsd, c[t].cut, gt, rt);
+    CU_ASSERT(ok);
+    gs_csr_destroy(&A);
+  }
+}
+
+static void test_random_rows(void)
+{
+  uint64_t s = gs_test_seed() ^ 0x1234;
+  const struct { gs_idx_t m, n, k; } c[] = {
+    {1, 1, 1},   {5, 1, 3},      {1, 10, 10},   {50, 10, 20},   {100, 1000, 7},
+    {100, 1000, 32}, {100, 1000, 33}, {100, 1000, 500}, {100, 1000, 501}, {100, 1000, 999},
+    {3, 2000000000, 5}, {200, 37, 1}};
+  for (size_t t = 0; t < sizeof c / sizeof c[0]; ++t) {
+    gs_csr_t *A = gen_random(c[t].m, c[t].n, c[t].k, gs_test_next(&s));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(A);
+    const gs_idx_t k = c[t].k < c[t].n ? c[t].k : c[t].n;
+    CU_ASSERT(rows_ok(A, c[t].m, c[t].n));
+    CU_ASSERT(rows_have(A, k));
+    CU_ASSERT_EQUAL(A->nnz, c[t].m * k);
+    CU_ASSERT(values_in_unit(A));
+    gs_csr_destroy(&A);
+  }
+
+  /* Uniform columns: every column of a 4000 x 50 matrix with 10 per row is hit ~800 times;
+   * a 6-sigma band (800 +- 170) catches a biased sampler. Both sampling paths. */
+  const gs_idx_t ks[] = {10, 40};
+  for (size_t t = 0; t < 2; ++t) {
+    const gs_idx_t m = 4000, n = 50, k = ks[t];
+    gs_csr_t *A = gen_random(m, n, k, gs_test_next(&s));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(A);
+    long long hits[50] = {0};
+    for (gs_idx_t p = 0; p < A->nnz; ++p) ++hits[A->col[p]];
+    const double expect = (double)m * k / n, sd = sqrt(expect * (1.0 - (double)k / n));
+    int uniform = 1;
+    for (int j = 0; j < n; ++j)
+      if (fabs(hits[j] - expect) > 6.0 * sd + 1.0) uniform = 0;
+    CU_ASSERT(uniform);
+    gs_csr_destroy(&A);
+  }
+}
+
+/* Row lengths 32 + delta with P(delta >= j) = (j + 1)^-k, capped at N. */
+static void test_pareto_rows(void)
+{
+  uint64_t s = gs_test_seed() ^ 0xbeef;
+  const gs_idx_t n = gs_test_quick() ? 5000 : 30000; /* Figure 9 uses 30K rows */
+  const double ks[] = {1.0, 1.5, 2.0, 4.0};
+  for (size_t t = 0; t < sizeof ks / sizeof ks[0]; ++t) {
+    gs_csr_t *A = gen_pareto(n, ks[t], gs_test_next(&s));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(A);
+    CU_ASSERT(rows_ok(A, n, n));
+    CU_ASSERT(values_in_unit(A));
+    int len_ok = 1;
+    gs_idx_t at32 = 0, ge34 = 0, maxlen = 0;
+    for (gs_idx_t i = 0; i < n; ++i) {
+      const gs_idx_t len = A->row_ptr[i + 1] - A->row_ptr[i];
+      if (len < 32 || len > n) len_ok = 0;
+      if (len == 32) ++at32;
+      if (len >= 34) ++ge34;
+      if (len > maxlen) maxlen = len;
+    }
+    CU_ASSERT(len_ok);
+    /* P(len = 32) = 1 - 2^-k, P(len >= 34) = 3^-k; ~0.7% sampling error at 5000 rows */
+    const double p32 = (double)at32 / n, p34 = (double)ge34 / n;
+    if (fabs(p32 - (1.0 - pow(2.0, -ks[t]))) > 0.04 || fabs(p34 - pow(3.0, -ks[t])) > 0.04)
+      printf("\n  pareto k %g: P(32) %g (expect %g), P(>=34) %g (expect %g)\n", ks[t], p32,
+             1.0 - pow(2.0, -ks[t]), p34, pow(3.0, -ks[t]));
+    CU_ASSERT(fabs(p32 - (1.0 - pow(2.0, -ks[t]))) < 0.04);
+    CU_ASSERT(fabs(p34 - pow(3.0, -ks[t])) < 0.04);
+    if (ks[t] == 1.0) CU_ASSERT(maxlen > 200); /* heavy tail: P(max < 200) ~ (1-1/169)^n */
+    gs_csr_destroy(&A);
+  }
+
+  /* N < 32: every row is full. N = 32: every row has exactly 32. A tiny k makes rows full. */
+  gs_csr_t *A = gen_pareto(20, 1.0, gs_test_next(&s));
+  CU_ASSERT_PTR_NOT_NULL_FATAL(A);
+  CU_ASSERT(rows_ok(A, 20, 20));
+  CU_ASSERT(rows_have(A, 20));
+  gs_csr_destroy(&A);
+  A = gen_pareto(32, 1.0, gs_test_next(&s));
+  CU_ASSERT_PTR_NOT_NULL_FATAL(A);
+  CU_ASSERT(rows_have(A, 32));
+  gs_csr_destroy(&A);
+  A = gen_pareto(300, 0.01, gs_test_next(&s));
+  CU_ASSERT_PTR_NOT_NULL_FATAL(A);
+  CU_ASSERT(rows_ok(A, 300, 300));
+  gs_idx_t full = 0;
+  for (gs_idx_t i = 0; i < 300; ++i) full += A->row_ptr[i + 1] - A->row_ptr[i] == 300;
+  CU_ASSERT(full > 200); /* P(delta >= 268) = 269^-0.01 ~ 0.95 */
+  gs_csr_destroy(&A);
+}
+
+/* Same seed, same matrix bit for bit; another seed, another matrix. */
+static void test_seeds(void)
+{
+  uint64_t s = gs_test_seed() ^ 0xfeed;
+  const uint64_t a = gs_test_next(&s), b = a + 1;
+  gs_csr_t *X = NULL, *Y = NULL, *Z = NULL;
+
+  X = gen_normal(3000, 22, 50.0, a);
+  Y = gen_normal(3000, 22, 50.0, a);
+  Z = gen_normal(3000, 22, 50.0, b);
+  CU_ASSERT_FATAL(X && Y && Z);
+  CU_ASSERT(same_csr(X, Y));
+  CU_ASSERT(!same_csr(X, Z));
+  CU_ASSERT(memcmp(X->col, Z->col, (size_t)X->nnz * sizeof *X->col) != 0);
+  gs_csr_destroy(&X);
+  gs_csr_destroy(&Y);
+  gs_csr_destroy(&Z);
+
+  X = gen_pareto(3000, 1.2, a);
+  Y = gen_pareto(3000, 1.2, a);
+  Z = gen_pareto(3000, 1.2, b);
+  CU_ASSERT_FATAL(X && Y && Z);
+  CU_ASSERT(same_csr(X, Y));
+  CU_ASSERT(!same_csr(X, Z));
+  CU_ASSERT(memcmp(X->row_ptr, Z->row_ptr, 3001 * sizeof *X->row_ptr) != 0);
+  gs_csr_destroy(&X);
+  gs_csr_destroy(&Y);
+  gs_csr_destroy(&Z);
+
+  X = gen_random(500, 800, 30, a);
+  Y = gen_random(500, 800, 30, a);
+  Z = gen_random(500, 800, 30, b);
+  CU_ASSERT_FATAL(X && Y && Z);
+  CU_ASSERT(same_csr(X, Y));
+  CU_ASSERT(!same_csr(X, Z));
+  CU_ASSERT(memcmp(X->col, Z->col, (size_t)X->nnz * sizeof *X->col) != 0);
+  gs_csr_destroy(&X);
+  gs_csr_destroy(&Y);
+  gs_csr_destroy(&Z);
+
+  /* The Laplacian has no seed: two calls agree. */
+  X = laplace(9, 8, 7, 27);
+  Y = laplace(9, 8, 7, 27);
+  CU_ASSERT_FATAL(X && Y);
+  CU_ASSERT(same_csr(X, Y));
+  gs_csr_destroy(&X);
+  gs_csr_destroy(&Y);
+}
+
+/* ---- errors --------------------------------------------------------------------------------- */
+
+#define EXPECT_INVALID(call)                                                                  \
+  do {                                                                                        \
+    gs_csr_t *A_ = (gs_csr_t *)&A_; /* not NULL: the call must reset it */                     \
+    gs_clear_error();                                                                         \
+    gs_status_t st_ = (call);                                                                 \
+    CU_ASSERT_EQUAL(st_, GS_ERR_INVALID_ARG);                                                 \
+    CU_ASSERT_PTR_NULL(A_);                                                                   \
+    CU_ASSERT(strlen(gs_last_error()) > 0);                                                   \
+    if (st_ != GS_ERR_INVALID_ARG) gs_csr_destroy(&A_);                                       \
+  } while (0)
+
+static void test_errors(void)
+{
+  /* sizes */
+  EXPECT_INVALID(gs_gen_laplace(&A_, 0, 1, 1, 3));
+  EXPECT_INVALID(gs_gen_laplace(&A_, 10, -1, 1, 5));
+  EXPECT_INVALID(gs_gen_laplace(&A_, 10, 10, 0, 7));
+  /* stencils and grid dimension */
+  EXPECT_INVALID(gs_gen_laplace(&A_, 10, 1, 1, 4));
+  EXPECT_INVALID(gs_gen_laplace(&A_, 10, 1, 1, 0));
+  EXPECT_INVALID(gs_gen_laplace(&A_, 10, 1, 1, 25));
+  EXPECT_INVALID(gs_gen_laplace(&A_, 10, 2, 1, 3));
+  EXPECT_INVALID(gs_gen_laplace(&A_, 10, 1, 2, 3));
+  EXPECT_INVALID(gs_gen_laplace(&A_, 10, 10, 2, 5));
+  EXPECT_INVALID(gs_gen_laplace(&A_, 10, 10, 2, 9));
+  /* more rows than int32, more nonzeros than int32 */
+  EXPECT_INVALID(gs_gen_laplace(&A_, 50000, 50000, 1, 5));
+  EXPECT_INVALID(gs_gen_laplace(&A_, 2000, 2000, 2000, 7));
+  EXPECT_INVALID(gs_gen_laplace(&A_, 1000, 1000, 1000, 27));
+  EXPECT_INVALID(gs_gen_laplace(&A_, 2147483647, 1, 1, 3));
+  CU_ASSERT_EQUAL(gs_gen_laplace(NULL, 3, 1, 1, 3), GS_ERR_INVALID_ARG);
+
+  EXPECT_INVALID(gs_gen_normal(&A_, 0, 5, 1.0, 1));
+  EXPECT_INVALID(gs_gen_normal(&A_, 10, 0, 1.0, 1));
+  EXPECT_INVALID(gs_gen_normal(&A_, 10, -3, 1.0, 1));
+  EXPECT_INVALID(gs_gen_normal(&A_, 10, 5, -1.0, 1));
+  EXPECT_INVALID(gs_gen_normal(&A_, 10, 5, NAN, 1));
+  EXPECT_INVALID(gs_gen_normal(&A_, 10, 5, INFINITY, 1));
+  EXPECT_INVALID(gs_gen_normal(&A_, 100000, 100000, 1.0, 1));
+  CU_ASSERT_EQUAL(gs_gen_normal(NULL, 10, 5, 1.0, 1), GS_ERR_INVALID_ARG);
+
+  EXPECT_INVALID(gs_gen_pareto(&A_, 0, 1.0, 1));
+  EXPECT_INVALID(gs_gen_pareto(&A_, -5, 1.0, 1));
+  EXPECT_INVALID(gs_gen_pareto(&A_, 100, 0.0, 1));
+  EXPECT_INVALID(gs_gen_pareto(&A_, 100, -1.0, 1));
+  EXPECT_INVALID(gs_gen_pareto(&A_, 100, NAN, 1));
+  EXPECT_INVALID(gs_gen_pareto(&A_, 100, INFINITY, 1));
+  EXPECT_INVALID(gs_gen_pareto(&A_, 100000000, 1.0, 1));
+  CU_ASSERT_EQUAL(gs_gen_pareto(NULL, 100, 1.0, 1), GS_ERR_INVALID_ARG);
+
+  EXPECT_INVALID(gs_gen_random(&A_, 0, 10, 2, 1));
+  EXPECT_INVALID(gs_gen_random(&A_, 10, 0, 2, 1));
+  EXPECT_INVALID(gs_gen_random(&A_, 10, 10, 0, 1));
+  EXPECT_INVALID(gs_gen_random(&A_, -1, 10, 2, 1));
+  EXPECT_INVALID(gs_gen_random(&A_, 1000000, 1000000, 10000, 1));
+  CU_ASSERT_EQUAL(gs_gen_random(NULL, 10, 10, 2, 1), GS_ERR_INVALID_ARG);
+
+  /* the message names the problem */
+  gs_csr_t *A = NULL;
+  CU_ASSERT_EQUAL(gs_gen_laplace(&A, 10, 10, 2, 5), GS_ERR_INVALID_ARG);
+  CU_ASSERT_PTR_NOT_NULL(strstr(gs_last_error(), "nz = 1"));
+  CU_ASSERT_EQUAL(gs_gen_laplace(&A, 10, 1, 1, 4), GS_ERR_INVALID_ARG);
+  CU_ASSERT_PTR_NOT_NULL(strstr(gs_last_error(), "stencil 4"));
+  CU_ASSERT_EQUAL(gs_gen_laplace(&A, 1000, 1000, 1000, 27), GS_ERR_INVALID_ARG);
+  CU_ASSERT_PTR_NOT_NULL(strstr(gs_last_error(), "26946035992"));
+}
+
+int main(void)
+{
+  CU_TestInfo tests[] = {
+    {"laplace nonzero counts (Table 2 of 003)", test_laplace_counts},
+    {"laplace against a dense construction, SPD", test_laplace_structure_dense},
+    {"laplace symmetric, diagonally dominant", test_laplace_symmetric_dominant},
+    {"normal: rows, all sampling paths", test_normal_rows},
+    {"normal: sigma 0 and tiny sigma give a band", test_normal_degenerate_sigma},
+    {"normal: column offsets have std sigma", test_normal_distribution},
+    {"normal: small sigma follows the definition", test_normal_matches_definition},
+    {"random: rows and uniform columns", test_random_rows},
+    {"pareto: row lengths 32 + Pareto", test_pareto_rows},
+    {"seeds: same seed same matrix", test_seeds},
+    {"errors", test_errors},
+    CU_TEST_INFO_NULL};
+  return gs_test_main("gen", tests, 0);
+}
