@@ -13,19 +13,23 @@ extern "C" {
  * Reads a `matrix coordinate` file (real, integer or pattern; general, symmetric or
  * skew-symmetric) into a COO with the stored triangle mirrored (pattern entries read as 1.0).
  * Files ending in ".gz" are decompressed on the fly. Complex and hermitian files are refused.
- * Any fault returns GS_ERR_PARSE (or GS_ERR_IO) with "FILE:LINE: cause" in gs_last_error().
+ * `matrix array` files (dense, general/symmetric/skew) are read too, every value kept. gzip
+ * data is recognised by its first bytes. Any fault returns GS_ERR_PARSE (or GS_ERR_IO) with
+ * "FILE:LINE: cause" (or "FILE: cause" when no line is at fault) in gs_last_error().
  */
 gs_status_t gs_mm_read_coo(const char *path, gs_coo_t **out);
 
 /** As gs_mm_read_coo, then converted to CSR (duplicates summed, explicit zeros kept). */
 gs_status_t gs_mm_read_csr(const char *path, gs_csr_t **out);
 
-/** Reads a `matrix array` file (dense, column-major, real/integer, general) holding one
- *  column: a vector of length *len, allocated with malloc (free() it). */
+/** Reads a vector: an n x 1 `matrix array` file (real/integer, general), or an n x 1
+ *  `matrix coordinate` file (missing entries 0, duplicates summed). *out is allocated with
+ *  malloc (free() it), its length in *len. */
 gs_status_t gs_mm_read_vector(const char *path, gs_val_t **out, gs_idx_t *len);
 
-/** Writes A as `matrix coordinate real general` (1-based, %.17g, reads back bit for bit).
- *  On failure no partial file is left behind. */
+/** Writes A as `matrix coordinate real general` (1-based, %.17g, reads back bit for bit),
+ *  gzip-compressed when path ends in ".gz". Written to a temporary file renamed into place, so
+ *  a failure leaves no partial file. Non-finite values are refused (GS_ERR_INVALID_ARG). */
 gs_status_t gs_mm_write_csr(const char *path, const gs_csr_t *A);
 /** Same to an open stream (no cleanup of partial output possible). */
 gs_status_t gs_mm_write_csr_stream(FILE *f, const gs_csr_t *A);

@@ -16,7 +16,8 @@ typedef enum gs_symmetry {
   GS_SYM_SKEW = 2
 } gs_symmetry_t;
 
-/** Host coordinate matrix (0-based). Entries in any order; duplicates allowed. */
+/** Host coordinate matrix (0-based). Entries in any order; duplicates allowed. The arrays are
+ *  malloc'd (cap entries each), so code that owns a COO may grow them with realloc. */
 typedef struct gs_coo {
   gs_idx_t m, n;        /* rows, columns */
   int64_t nnz;          /* entries in use */
