@@ -23,10 +23,8 @@ static const char *usage_text =
     "  --transpose     also benchmark the transpose product where a format supports it\n"
     "  --runs N        minimum timed runs per format (default 100)\n"
     "  --max-fill F    fill limit of the padded formats ELL/DIA (default 3)\n"
-    "  --vector-width W  csr-vector threads per row: 1, 2, 4, 8, 16, 32 (default: from the\n"
-    "                  mean row length, CSR-smart's rule)\n"
-    "  --rows-per-warp R  csr-vector on rows longer than 8: rows one warp streams together\n"
-    "                  (1, 2, 4, 8; default about 128 entries per warp)\n"
+    "  --vector-width W  csr-vector as plain groups of W threads per row (1, 2, 4, 8, 16,\n"
+    "                  32) instead of its default row blocks in shared memory\n"
     "  --json          one JSON document on stdout\n"
     "  --list          list the formats, one per line: name, then summary\n";
 
@@ -169,7 +167,7 @@ int cmd_spmv(int argc, char **argv)
   int json = 0, transpose = 0, list = 0, rc = CLI_OK;
   long runs = 100;
   double max_fill = 3.0;
-  long vector_width = 0, rows_per_warp = 0;
+  long vector_width = 0;
   for (int i = 1; i < argc; ++i) {
     int r;
     const char *a = argv[i];
@@ -189,8 +187,6 @@ int cmd_spmv(int argc, char **argv)
       if (r < 0 || cli_parse_int("--runs", v, 1, 20000, &runs)) return CLI_BAD_INPUT;
     } else if ((r = cli_opt(argc, argv, &i, "--max-fill", &v)) != 0) {
       if (r < 0 || cli_parse_double("--max-fill", v, 1.0, 1e9, &max_fill)) return CLI_BAD_INPUT;
-    } else if ((r = cli_opt(argc, argv, &i, "--rows-per-warp", &v)) != 0) {
-      if (r < 0 || cli_parse_int("--rows-per-warp", v, 0, 8, &rows_per_warp)) return CLI_BAD_INPUT;
     } else if ((r = cli_opt(argc, argv, &i, "--vector-width", &v)) != 0) {
       if (r < 0 || cli_parse_int("--vector-width", v, 0, 32, &vector_width)) return CLI_BAD_INPUT;
     } else if (a[0] == '-' && a[1] != '\0') {
@@ -266,7 +262,6 @@ int cmd_spmv(int argc, char **argv)
   gs_spmv_opts_default(&opts);
   opts.max_fill = max_fill;
   opts.vector_width = (int)vector_width;
-  opts.rows_per_warp = (int)rows_per_warp;
   int failures = 0;
   for (int k = 0; k < nsel; ++k) {
     const char *name = gs_spmv_backend_name(sel[k]);

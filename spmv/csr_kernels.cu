@@ -24,7 +24,8 @@
 typedef struct csr_data {
   gs_dcsr_t A;     /* borrowed from the matrix: uploaded once, shared by backends */
   int width;       /* csr-vector threads per row; 1 for csr-scalar */
-  int rows;        /* > 0: multi-row warps, this many rows per warp (width is then 32) */
+  gs_idx_t *d_blocks; /* csr-vector blocked path: row bounds of each block (nblocks + 1) */
+  gs_idx_t nblocks;   /* 0: plain groups of `width` threads per row */
   int sm_count;
 } csr_data_t;
 
@@ -85,45 +86,62 @@ csr_vector_kernel(gs_idx_t m, const gs_idx_t *__restrict__ rp, const gs_idx_t *_
   }
 }
 
-/* Multi-row warps (used when rows are longer than 8 on average): a full warp takes R consecutive
- * rows, whose entries are one contiguous range [rp[i0], rp[i0+R]) of col/val, and streams it
- * 32 entries at a time, fully coalesced, with no lane idle at row ends. Each entry's row inside
- * the R is found by comparing with the R-1 inner row bounds (kept in registers); each lane keeps
- * R partial sums, reduced across the warp at the end, and lane r writes y[i0 + r]. With one row
- * per group (plain csr-vector) a warp has one row's loads in flight after a dependent row_ptr
- * load; R rows give R times the memory-level parallelism per row_ptr round trip, which is what
- * separated csr-vector from cuSPARSE on the 27-point Laplacian (0.72x -> see the closing note). */
-template <int R>
-static __global__ void __launch_bounds__(CSR_BLOCK)
-csr_warp_rows_kernel(gs_idx_t m, const gs_idx_t *__restrict__ rp,
-                     const gs_idx_t *__restrict__ col, const double *__restrict__ val,
-                     const double *__restrict__ x, double alpha, double beta,
-                     double *__restrict__ y)
+/* csr-vector's blocked path (the CSR-stream idea of CSR-Adaptive, Greathouse & Daga, SC14, on
+ * top of 003's CSR vector): the host cuts the rows into blocks whose entries fit in shared
+ * memory (at most STREAM_CAP entries and STREAM_ROWS rows). A block of STREAM_THREADS threads
+ * first copies its contiguous slice of col/val into shared memory, fully coalesced; then groups
+ * of G threads each reduce one row out of shared memory, G the largest power of two (<= 32)
+ * with rows * G <= threads, so that short rows get one thread each. With G = 1 neighbouring
+ * threads take neighbouring rows, and their gathers of x touch neighbouring entries of x, as in
+ * ELL: one-row-per-group CSR vector gathers x in entry order instead, which on a 27-point
+ * stencil touched ~6x more cache lines per warp and left it at 0.72x cuSPARSE on the H100.
+ * A row longer than STREAM_CAP gets a block of its own, reduced by the whole block. */
+#define STREAM_THREADS 128
+#define STREAM_CAP 2048
+#define STREAM_ROWS 1024
+
+static __global__ void __launch_bounds__(STREAM_THREADS)
+csr_stream_kernel(const gs_idx_t *__restrict__ rp, const gs_idx_t *__restrict__ col,
+                  const double *__restrict__ val, const gs_idx_t *__restrict__ blocks,
+                  const double *__restrict__ x, double alpha, double beta,
+                  double *__restrict__ y)
 {
-  const int lane = threadIdx.x & 31;
-  const gs_idx_t warps = (gs_idx_t)(gridDim.x * (blockDim.x / 32));
-  for (gs_idx_t w = (blockIdx.x * blockDim.x + threadIdx.x) / 32; (int64_t)w * R < m; w += warps) {
-    const gs_idx_t i0 = w * R;
-    const int nr = (int)(m - i0 < R ? m - i0 : R);         /* rows of this warp (last may be short) */
-    /* lanes 0..nr load the nr+1 bounds; everyone gets them by shuffles */
-    const gs_idx_t mine = lane <= nr ? rp[i0 + lane] : 0;
-    gs_idx_t b[R + 1];
-#pragma unroll
-    for (int r = 0; r <= R; ++r) b[r] = __shfl_sync(0xffffffffu, mine, r <= nr ? r : nr);
-    double s[R];
-#pragma unroll
-    for (int r = 0; r < R; ++r) s[r] = 0.0;
-    for (gs_idx_t p = b[0] + lane; p < b[R]; p += 32) {
-      const double v = ld_stream(&val[p]) * __ldg(&x[ld_stream(&col[p])]);
-#pragma unroll
-      for (int r = 0; r < R; ++r) s[r] += (p >= b[r] && p < b[r + 1]) ? v : 0.0;
+  __shared__ double s_val[STREAM_CAP];
+  __shared__ gs_idx_t s_col[STREAM_CAP];
+  __shared__ double s_part[STREAM_THREADS / 32];
+  const int tid = threadIdx.x;
+  const gs_idx_t r0 = blocks[blockIdx.x], r1 = blocks[blockIdx.x + 1];
+  const gs_idx_t nrows = r1 - r0, base = rp[r0], cnt = rp[r1] - base;
+
+  if (cnt > STREAM_CAP) { /* one long row: the whole block reduces it */
+    double t = 0.0;
+    for (gs_idx_t p = base + tid; p < base + cnt; p += STREAM_THREADS)
+      t += ld_stream(&val[p]) * __ldg(&x[ld_stream(&col[p])]);
+    for (int off = 16; off > 0; off /= 2) t += __shfl_xor_sync(0xffffffffu, t, off);
+    if ((tid & 31) == 0) s_part[tid / 32] = t;
+    __syncthreads();
+    if (tid == 0) {
+      double sum = 0.0;
+      for (int w = 0; w < STREAM_THREADS / 32; ++w) sum += s_part[w];
+      y[r0] = beta == 0.0 ? alpha * sum : alpha * sum + beta * y[r0];
     }
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-      double t = s[r];
-      for (int off = 16; off > 0; off /= 2) t += __shfl_xor_sync(0xffffffffu, t, off);
-      if (lane == r && r < nr) y[i0 + r] = beta == 0.0 ? alpha * t : alpha * t + beta * y[i0 + r];
-    }
+    return;
+  }
+  for (gs_idx_t k = tid; k < cnt; k += STREAM_THREADS) { /* stage the block's entries */
+    s_val[k] = ld_stream(&val[base + k]);
+    s_col[k] = ld_stream(&col[base + k]);
+  }
+  __syncthreads();
+  int G = 1;                                              /* threads per row in this block */
+  while (G < 32 && nrows * (2 * G) <= STREAM_THREADS) G *= 2;
+  const int lane = tid & (G - 1);
+  const unsigned mask = G == 32 ? 0xffffffffu : ((1u << G) - 1u) << ((tid & 31) & ~(G - 1));
+  for (gs_idx_t r = tid / G; r < nrows; r += STREAM_THREADS / G) {
+    const gs_idx_t lo = rp[r0 + r] - base, hi = rp[r0 + r + 1] - base;
+    double t = 0.0;
+    for (gs_idx_t k = lo + lane; k < hi; k += G) t += s_val[k] * __ldg(&x[s_col[k]]);
+    for (int off = G / 2; off > 0; off /= 2) t += __shfl_xor_sync(mask, t, off, G);
+    if (lane == 0) y[r0 + r] = beta == 0.0 ? alpha * t : alpha * t + beta * y[r0 + r];
   }
 }
 
@@ -155,19 +173,10 @@ static gs_status_t launch_vector(cudaStream_t s, const csr_data_t *d, double alp
                                  const double *x, double beta, double *y)
 {
   const gs_dcsr_t *A = &d->A;
-  if (d->rows > 0) {
-    const int g = grid_for((A->m + d->rows - 1) / d->rows, 32);
-#define CSR_ROWS(R)                                                                            \
-  csr_warp_rows_kernel<R><<<g, CSR_BLOCK, 0, s>>>(A->m, A->d_row_ptr, A->d_col, A->d_val, x,   \
-                                                  alpha, beta, y)
-    switch (d->rows) {
-    case 1: CSR_ROWS(1); break;
-    case 2: CSR_ROWS(2); break;
-    case 4: CSR_ROWS(4); break;
-    default: CSR_ROWS(8); break;
-    }
-#undef CSR_ROWS
-    return GS_CHECK_LAUNCH(s, "csr_warp_rows_kernel");
+  if (d->nblocks > 0) {
+    csr_stream_kernel<<<d->nblocks, STREAM_THREADS, 0, s>>>(A->d_row_ptr, A->d_col, A->d_val,
+                                                           d->d_blocks, x, alpha, beta, y);
+    return GS_CHECK_LAUNCH(s, "csr_stream_kernel");
   }
   const int g = grid_for(A->m, d->width);
 #define CSR_VEC(W)                                                                             \
@@ -209,16 +218,49 @@ static int smart_width(const gs_csr_t *h)
   return w;
 }
 
-/* Rows per warp for the multi-row kernel: about 4 entries per lane per warp (R * mean ~ 128),
- * R in {1, 2, 4, 8}; 0 (plain groups) when rows are short (mean <= 8), where CSR-smart's small
- * groups already fill the warp. */
-static int warp_rows(const gs_csr_t *h)
+/* Cuts rows into blocks whose entries fit STREAM_CAP (a longer row is a block of its own), of
+ * at most STREAM_THREADS / G rows, G the power of two with mean * STREAM_THREADS / G <= CAP: the
+ * kernel then runs G threads per row and keeps every thread busy (with one row per thread
+ * and 27 entries a row, 2048 entries hold only 75 rows, leaving 53 of 128 threads idle).
+ * Returns the block bounds (malloc'd, nblocks + 1 entries). */
+static gs_idx_t *stream_blocks(const gs_csr_t *h, gs_idx_t *nblocks)
 {
-  double mean = h->m > 0 ? (double)h->nnz / h->m : 0.0;
-  if (mean <= 8.0) return 0;
-  int r = 1;
-  while (r < 8 && 2.0 * r * mean <= 128.0 * 1.5) r *= 2;
-  return r;
+  const double mean = h->m > 0 ? (double)h->nnz / h->m : 0.0;
+  int G = 1;
+  while (G < 32 && mean * STREAM_THREADS / G > STREAM_CAP) G *= 2;
+  const gs_idx_t max_rows = G == 1 ? STREAM_ROWS : STREAM_THREADS / G;
+  gs_idx_t cap = 1024, n = 0;
+  gs_idx_t *b = (gs_idx_t *)malloc((size_t)cap * sizeof *b);
+  if (!b) return NULL;
+  b[n++] = 0;
+  for (gs_idx_t r = 0; r < h->m;) {
+    const gs_idx_t start = r;
+    while (r < h->m && r - start < max_rows &&
+           h->row_ptr[r + 1] - h->row_ptr[start] <= STREAM_CAP)
+      ++r;
+    if (r == start) ++r; /* a row longer than STREAM_CAP */
+    if (n == cap) {
+      gs_idx_t *nb = (gs_idx_t *)realloc(b, (size_t)(cap *= 2) * sizeof *b);
+      if (!nb) {
+        free(b);
+        return NULL;
+      }
+      b = nb;
+    }
+    b[n++] = r;
+  }
+  *nblocks = n - 1;
+  return b;
+}
+
+/* Row blocks pay off where neighbouring rows gather neighbouring entries of x (few occupied
+ * diagonals, as stencils) or where row lengths vary (blocks balance them); on regular rows with
+ * scattered columns the plain CSR-smart groups (002 section 3.4) were faster on the H100. */
+static int want_blocks(const gs_features_t *f)
+{
+  if (f->rows == 0) return 0;
+  if (f->row_std > 0.5 * f->row_mean) return 1;
+  return (double)f->diagonals <= 8.0 * ((double)f->row_max + 1.0);
 }
 
 static gs_status_t csr_prepare_common(gs_context_t *ctx, gs_matrix_t *A, int width, void **out)
@@ -248,9 +290,21 @@ static gs_status_t csr_vector_prepare(gs_context_t *ctx, gs_matrix_t *A, const g
 {
   const gs_csr_t *h = gs_matrix_host(A);
   int w = o->vector_width > 0 ? o->vector_width : smart_width(h);
-  int r = o->vector_width > 0 ? 0 : (o->rows_per_warp > 0 ? o->rows_per_warp : warp_rows(h));
-  gs_status_t st = csr_prepare_common(ctx, A, r > 0 ? 32 : w, out);
-  if (st == GS_SUCCESS) ((csr_data_t *)*out)->rows = r;
+  gs_status_t st = csr_prepare_common(ctx, A, w, out);
+  if (st != GS_SUCCESS || o->vector_width > 0 || !want_blocks(gs_matrix_features(A))) return st;
+  csr_data_t *d = (csr_data_t *)*out;
+  gs_idx_t *hb = stream_blocks(h, &d->nblocks);
+  if (!hb) {
+    st = GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory cutting CSR row blocks");
+  } else {
+    st = gs_upload(ctx, (void **)&d->d_blocks, hb, ((size_t)d->nblocks + 1) * sizeof *hb,
+                   "CSR row blocks");
+    free(hb);
+  }
+  if (st != GS_SUCCESS) {
+    free(d);
+    *out = NULL;
+  }
   return st;
 }
 
@@ -262,6 +316,10 @@ static gs_status_t csr_memory(const void *data, gs_spmv_mem_t *mem)
   mem->device_bytes = ((size_t)A->m + 1) * sizeof(gs_idx_t) +
                       (size_t)A->nnz * (sizeof(gs_idx_t) + sizeof(double));
   mem->bytes_per_apply = gs_csr_bytes_per_apply(A->m, A->n, A->nnz);
+  if (d->nblocks > 0) { /* the block bounds are held and read once per product */
+    mem->device_bytes += ((size_t)d->nblocks + 1) * sizeof(gs_idx_t);
+    mem->bytes_per_apply += ((size_t)d->nblocks + 1) * sizeof(gs_idx_t);
+  }
   /* Transpose: CSR read once, x read once, y scaled (read + write) then updated by atomics
    * (at least one read-modify-write of each y entry). */
   mem->bytes_per_apply_t = mem->device_bytes + (size_t)A->m * sizeof(double) +
@@ -269,12 +327,18 @@ static gs_status_t csr_memory(const void *data, gs_spmv_mem_t *mem)
   return GS_SUCCESS;
 }
 
-static void csr_destroy(void *data) { free(data); }
+static void csr_destroy(void *data)
+{
+  if (data) gs_dfree(((csr_data_t *)data)->d_blocks);
+  free(data);
+}
 
 static void csr_describe(const void *data, char *buf, size_t len)
 {
   const csr_data_t *d = (const csr_data_t *)data;
-  if (d->rows > 0) snprintf(buf, len, "32 threads per %d row%s", d->rows, d->rows > 1 ? "s" : "");
+  if (d->nblocks > 0)
+    snprintf(buf, len, "%d row blocks staged in shared memory (%d entries max)", d->nblocks,
+             STREAM_CAP);
   else if (d->width == 1) snprintf(buf, len, "one thread per row");
   else snprintf(buf, len, "%d threads per row", d->width);
 }
@@ -287,6 +351,6 @@ extern "C" const gs_spmv_ops_t gs_spmv_csr_scalar_ops = {
 
 extern "C" const gs_spmv_ops_t gs_spmv_csr_vector_ops = {
     GS_SPMV_OPS_VERSION, "csr-vector",
-    "CSR, 2-32 threads per row (CSR-smart), or warps over 2-8 contiguous rows; transpose by atomics",
+    "CSR vector: row blocks staged in shared memory, 1-32 threads per row; transpose by atomics",
     GS_SPMV_FLAG_TRANSPOSE, csr_vector_prepare, csr_apply, csr_memory, csr_destroy, NULL,
     csr_describe};

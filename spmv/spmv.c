@@ -155,9 +155,6 @@ static gs_status_t check_opts(const gs_spmv_opts_t *o)
   if (w != 0 && w != 1 && w != 2 && w != 4 && w != 8 && w != 16 && w != 32)
     return GS_ERROR(GS_ERR_INVALID_ARG, "vector width must be 1, 2, 4, 8, 16 or 32, not %d", w);
   if (o->hyb_k < -1) return GS_ERROR(GS_ERR_INVALID_ARG, "hyb K must be >= 0 or -1 (auto)");
-  int r = o->rows_per_warp;
-  if (r != 0 && r != 1 && r != 2 && r != 4 && r != 8)
-    return GS_ERROR(GS_ERR_INVALID_ARG, "rows per warp must be 1, 2, 4 or 8, not %d", r);
   return GS_SUCCESS;
 }
 

@@ -17,6 +17,52 @@ static gs_context_t *ctx;
 static int skip_vendor;
 static const double cases[3][2] = {{1.0, 0.0}, {-1.0, 1.0}, {2.5, -0.5}};
 
+/* One backend with options on one matrix: every op and alpha/beta case against the host. */
+static void conform_one(gs_matrix_t *A, const char *name, const gs_spmv_opts_t *opts,
+                      const char *label, const double *x, const double *y0, double *y,
+                      double *d_x, double *d_y)
+{
+  const gs_csr_t *M = gs_matrix_host(A);
+  gs_spmv_t *S = NULL;
+  gs_status_t st = gs_spmv_create(&S, ctx, A, name, opts);
+  if (st == GS_ERR_FORMAT_FILL) return; /* a padded format may refuse; never a wrong answer */
+  if (st != GS_SUCCESS) {
+    fprintf(stderr, "  %s on %s: prepare failed: %s\n", name, label, gs_last_error());
+    CU_FAIL("prepare failed");
+    return;
+  }
+  gs_spmv_mem_t mem;
+  CU_ASSERT(gs_spmv_memory(S, &mem) == GS_SUCCESS);
+  CU_ASSERT(M->nnz == 0 || mem.device_bytes > 0);
+  for (int op = 0; op < 2; ++op) {
+    gs_idx_t len = op ? M->n : M->m;
+    if (op == 1 && !gs_spmv_supports(S, GS_OP_T)) {
+      CU_ASSERT(gs_spmv_apply(S, GS_OP_T, 1.0, d_x, 0.0, d_y) == GS_ERR_UNSUPPORTED);
+      continue;
+    }
+    for (int c = 0; c < 3; ++c) {
+      double alpha = cases[c][0], beta = cases[c][1];
+      for (gs_idx_t i = 0; i < len; ++i) y[i] = beta == 0.0 ? NAN : y0[i];
+      CU_ASSERT_FATAL(gs_copy_to_device(ctx, d_y, y, (size_t)len * sizeof *y) == GS_SUCCESS);
+      st = gs_spmv_apply(S, op ? GS_OP_T : GS_OP_N, alpha, d_x, beta, d_y);
+      if (st == GS_SUCCESS) st = gs_context_sync(ctx);
+      CU_ASSERT(st == GS_SUCCESS);
+      if (st != GS_SUCCESS) {
+        fprintf(stderr, "  %s on %s: apply failed: %s\n", name, label, gs_last_error());
+        continue;
+      }
+      CU_ASSERT_FATAL(gs_copy_to_host(ctx, y, d_y, (size_t)len * sizeof *y) == GS_SUCCESS);
+      double e = gs_spmv_rel_error(M, op ? 'T' : 'N', alpha, x, beta, y0, y);
+      if (!(e <= TOL))
+        fprintf(stderr, "  %s on %s: op %c alpha %g beta %g: error %.3g\n", name, label,
+                op ? 'T' : 'N', alpha, beta, e);
+      CU_ASSERT(e <= TOL);
+    }
+  }
+  gs_spmv_destroy(&S);
+  CU_ASSERT_PTR_NULL(S);
+}
+
 /* Runs every backend on H; returns the number of failures (CUnit asserts record each). */
 static void conform(const gs_csr_t *H, const char *label)
 {
@@ -38,44 +84,14 @@ static void conform(const gs_csr_t *H, const char *label)
   for (int b = 0; b < gs_spmv_backend_count(); ++b) {
     const char *name = gs_spmv_backend_name(b);
     if (skip_vendor && (gs_spmv_backend_flags(b) & GS_SPMV_FLAG_VENDOR)) continue;
-    gs_spmv_t *S = NULL;
-    gs_status_t st = gs_spmv_create(&S, ctx, A, name, NULL);
-    if (st == GS_ERR_FORMAT_FILL) continue; /* a padded format may refuse; never a wrong answer */
-    if (st != GS_SUCCESS) {
-      fprintf(stderr, "  %s on %s: prepare failed: %s\n", name, label, gs_last_error());
-      CU_FAIL("prepare failed");
-      continue;
-    }
-    gs_spmv_mem_t mem;
-    CU_ASSERT(gs_spmv_memory(S, &mem) == GS_SUCCESS);
-    CU_ASSERT(M->nnz == 0 || mem.device_bytes > 0);
-    for (int op = 0; op < 2; ++op) {
-      gs_idx_t len = op ? M->n : M->m;
-      if (op == 1 && !gs_spmv_supports(S, GS_OP_T)) {
-        CU_ASSERT(gs_spmv_apply(S, GS_OP_T, 1.0, d_x, 0.0, d_y) == GS_ERR_UNSUPPORTED);
-        continue;
-      }
-      for (int c = 0; c < 3; ++c) {
-        double alpha = cases[c][0], beta = cases[c][1];
-        for (gs_idx_t i = 0; i < len; ++i) y[i] = beta == 0.0 ? NAN : y0[i];
-        CU_ASSERT_FATAL(gs_copy_to_device(ctx, d_y, y, (size_t)len * sizeof *y) == GS_SUCCESS);
-        st = gs_spmv_apply(S, op ? GS_OP_T : GS_OP_N, alpha, d_x, beta, d_y);
-        if (st == GS_SUCCESS) st = gs_context_sync(ctx);
-        CU_ASSERT(st == GS_SUCCESS);
-        if (st != GS_SUCCESS) {
-          fprintf(stderr, "  %s on %s: apply failed: %s\n", name, label, gs_last_error());
-          continue;
-        }
-        CU_ASSERT_FATAL(gs_copy_to_host(ctx, y, d_y, (size_t)len * sizeof *y) == GS_SUCCESS);
-        double e = gs_spmv_rel_error(M, op ? 'T' : 'N', alpha, x, beta, y0, y);
-        if (!(e <= TOL))
-          fprintf(stderr, "  %s on %s: op %c alpha %g beta %g: error %.3g\n", name, label,
-                  op ? 'T' : 'N', alpha, beta, e);
-        CU_ASSERT(e <= TOL);
-      }
-    }
-    gs_spmv_destroy(&S);
-    CU_ASSERT_PTR_NULL(S);
+    conform_one(A, name, NULL, label, x, y0, y, d_x, d_y);
+  }
+  /* csr-vector picks row blocks or plain groups from the matrix: run both paths everywhere. */
+  for (int w = 2; w <= 32; w *= 4) {
+    gs_spmv_opts_t o;
+    gs_spmv_opts_default(&o);
+    o.vector_width = w;
+    conform_one(A, "csr-vector", &o, label, x, y0, y, d_x, d_y);
   }
   gs_dfree(d_x);
   gs_dfree(d_y);

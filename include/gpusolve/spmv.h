@@ -30,8 +30,6 @@ typedef struct gs_spmv_opts {
   double max_fill;        /* ELL/DIA refuse when stored slots > max_fill * nnz (default 3.0) */
   int vector_width;       /* csr-vector threads per row: 0 = choose from the mean row length */
   int hyb_k;              /* HYB ELL width: -1 = the histogram rule of 003 section 3.5 */
-  int rows_per_warp;      /* csr-vector with rows longer than 8 on average: rows one warp
-                             streams together (1, 2, 4, 8); 0 = about 128 entries per warp */
 } gs_spmv_opts_t;
 
 void gs_spmv_opts_default(gs_spmv_opts_t *opts);
