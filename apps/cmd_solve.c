@@ -1,9 +1,536 @@
-/* apps/cmd_solve.c: `gpusolve solve` (placeholder until the solvers land). */
+/* apps/cmd_solve.c: `gpusolve solve` (the default command): solve A x = b with a Krylov method,
+ * one SpMV format or every one (--format all, a comparison table), report iterations, residual,
+ * error against x = 1 when b = A*1, and times; --monitor prints the residual history, --plot
+ * draws it or the comparison, a terminal shows a progress line for long solves. */
+#define _POSIX_C_SOURCE 200809L
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "apps/cli.h"
+#include "apps/svg.h"
+
+static const char *usage_text =
+    "usage: gpusolve solve [A.mtx] [b.mtx] [options]\n"
+    "       gpusolve [A.mtx] [b.mtx] [options]\n\n"
+    "Solves A x = b with a Krylov method on the GPU. Without b, b = A*1 and the error\n"
+    "||x - 1|| / ||1|| is reported too. Without a matrix it solves the built-in 27-point 3D\n"
+    "Laplacian on a 64^3 grid. Stops when ||b - A x|| <= max(rtol ||b||, atol).\n\n"
+    "  --solver NAME     cg, bicgstab, gmres or auto (default: cg for a symmetric matrix with a\n"
+    "                    positive diagonal, bicgstab otherwise)\n"
+    "  --format NAME     SpMV format (default csr-vector; 'gpusolve spmv --list'), or all: solve\n"
+    "                    with every format, one row each: prepare ms, SpMV ms, solve s,\n"
+    "                    iterations, relative residual, speed-up over cusparse-csr\n"
+    "  --precond NAME    none (default), jacobi, ilu0 or ic0\n"
+    "  --rtol R          relative tolerance (default 1e-8)\n"
+    "  --atol A          absolute tolerance (default 0)\n"
+    "  --maxit N         iteration limit (default 10000; GMRES: inner iterations)\n"
+    "  --restart M       GMRES restart length (default 30)\n"
+    "  --check-every K   read the residual norm on the host every K iterations (default 1)\n"
+    "  --x0 FILE         initial guess (Matrix Market vector; default 0)\n"
+    "  -o, --output FILE write the solution x as a Matrix Market vector\n"
+    "  --monitor         print the residual norm at every iteration\n"
+    "  --json            one JSON document on stdout\n"
+    "  --plot FILE.svg   draw the per-format comparison (solve time with prepare time\n"
+    "                    stacked) or, with --monitor, the convergence history\n\n"
+    "Times: solve = the iteration on the GPU timeline (CUDA events), after a short untimed\n"
+    "warm-up solve that takes the CUDA libraries' first-call costs; SpMV and preconditioner\n"
+    "times are summed from events around each call; prepare = building the format.\n\n"
+    "Exit status: 0 converged, 1 not converged, 2 bad usage or input, 3 no GPU or device\n"
+    "failure.\n";
+
+typedef struct history {
+  double *it, *rel;
+  int n, cap;
+} history_t;
+
+typedef struct monitor {
+  const char *label; /* format, for the progress line */
+  int print;         /* --monitor without --json: one line per check on stdout */
+  int progress;      /* stderr is a terminal: live line after about a second */
+  double t0, last;
+  int drawn;
+  history_t *hist;   /* NULL: not kept */
+} monitor_t;
+
+typedef struct result {
+  const char *format;
+  const char *status; /* "ok", "refused", "fail" */
+  char note[256];
+  double prepare_ms, error, speedup;
+  gs_solve_stats_t stats;
+  history_t hist;
+} result_t;
+
+static void hist_push(history_t *h, double it, double rel)
+{
+  if (h->n == h->cap) {
+    int cap = h->cap ? 2 * h->cap : 256;
+    double *a = realloc(h->it, (size_t)cap * sizeof *a);
+    if (a) h->it = a;
+    double *b = realloc(h->rel, (size_t)cap * sizeof *b);
+    if (b) h->rel = b;
+    if (!a || !b) return; /* out of memory: keep what we have */
+    h->cap = cap;
+  }
+  h->it[h->n] = it;
+  h->rel[h->n++] = rel;
+}
+
+static int monitor_cb(void *user, int it, double rnorm, double rel)
+{
+  monitor_t *m = user;
+  if (m->hist) hist_push(m->hist, it, rel);
+  if (m->print) printf("%8d  %.6e  %.6e\n", it, rnorm, rel);
+  if (m->progress) {
+    double now = cli_now();
+    if (now - m->t0 > 1.0 && now - m->last > 0.1) {
+      fprintf(stderr, "\r%s: iteration %d, relative residual %.3e, %.1f s ", m->label, it, rel,
+              now - m->t0);
+      fflush(stderr);
+      m->drawn = 1;
+      m->last = now;
+    }
+  }
+  return 0;
+}
+
+/* Loads a vector of length n from path (b or x0); on failure reports and returns 2. */
+static int load_vector(const char *what, const char *path, gs_idx_t n, double **out)
+{
+  gs_idx_t len = 0;
+  gs_status_t st = gs_mm_read_vector(path, out, &len);
+  if (st != GS_SUCCESS) return cli_fail_status(st);
+  if (len != n) {
+    free(*out);
+    *out = NULL;
+    return cli_fail(CLI_BAD_INPUT, "solve: %s (%s) has %d entries, the matrix has %d rows", what,
+                    path, (int)len, (int)n);
+  }
+  return CLI_OK;
+}
+
+static void print_single(const result_t *r, int ones)
+{
+  const gs_solve_stats_t *s = &r->stats;
+  printf("result   %s%s%s%s in %d iteration%s\n", gs_reason_describe(s->reason),
+         *s->detail ? " (" : "", s->detail, *s->detail ? ")" : "", s->iterations,
+         s->iterations == 1 ? "" : "s");
+  printf("residual ||b - Ax||/||b|| = %.3e", s->rel_residual);
+  if (ones) printf(", error ||x - 1||/||1|| = %.3e", r->error);
+  printf("\n");
+  printf("time     solve %.4f s: SpMV %.4f s (%ld products, %.2f us each), precond %.4f s "
+         "(%ld), setup %.2f ms, prepare %.2f ms\n",
+         s->seconds_total, s->seconds_spmv, s->spmv_count,
+         s->spmv_count ? 1e6 * s->seconds_spmv / (double)s->spmv_count : 0.0,
+         s->seconds_precond, s->precond_count, 1e3 * s->seconds_setup, r->prepare_ms);
+}
+
+static void print_table(const result_t *rows, int n, int ones)
+{
+  printf("\n%-15s %10s %10s %10s %10s %7s %10s %10s %9s  %s\n", "format", "prepare ms",
+         "SpMV ms", "us/SpMV", "solve s", "iters", "rel.res", ones ? "error" : "-", "speed-up",
+         "stop");
+  for (int i = 0; i < n; ++i) {
+    const result_t *r = &rows[i];
+    if (strcmp(r->status, "ok") != 0) {
+      printf("%-15s %s: %s\n", r->format, r->status, r->note);
+      continue;
+    }
+    const gs_solve_stats_t *s = &r->stats;
+    char sp[32] = "-", er[32] = "-";
+    if (r->speedup > 0) snprintf(sp, sizeof sp, "%.2fx", r->speedup);
+    if (ones) snprintf(er, sizeof er, "%.2e", r->error);
+    printf("%-15s %10.2f %10.3f %10.2f %10.4f %7d %10.2e %10s %9s  %s\n", r->format, r->prepare_ms,
+           1e3 * s->seconds_spmv,
+           s->spmv_count ? 1e6 * s->seconds_spmv / (double)s->spmv_count : 0.0,
+           s->seconds_total, s->iterations, s->rel_residual, er, sp, gs_reason_string(s->reason));
+  }
+}
+
+static void json_result(cli_json_t *j, const result_t *r, int ones, int with_history)
+{
+  const gs_solve_stats_t *s = &r->stats;
+  json_obj_begin(j, NULL);
+  json_str(j, "format", r->format);
+  json_str(j, "status", r->status);
+  if (strcmp(r->status, "ok") != 0) {
+    json_str(j, "note", r->note);
+    json_obj_end(j);
+    return;
+  }
+  json_num(j, "prepare_ms", r->prepare_ms);
+  json_bool(j, "converged", gs_reason_converged(s->reason));
+  json_str(j, "reason", gs_reason_string(s->reason));
+  json_str(j, "detail", s->detail);
+  json_int(j, "iterations", s->iterations);
+  json_num(j, "rel_residual", s->rel_residual);
+  json_num(j, "true_residual_norm", s->true_residual_norm);
+  json_num(j, "rnorm0", s->rnorm0);
+  json_num(j, "bnorm", s->bnorm);
+  json_num(j, "error", ones ? r->error : NAN);
+  json_num(j, "solve_s", s->seconds_total);
+  json_num(j, "spmv_s", s->seconds_spmv);
+  json_int(j, "spmv_count", s->spmv_count);
+  json_num(j, "precond_s", s->seconds_precond);
+  json_int(j, "precond_count", s->precond_count);
+  json_num(j, "setup_s", s->seconds_setup);
+  json_num(j, "speedup_vs_cusparse_csr", r->speedup > 0 ? r->speedup : NAN);
+  if (with_history) {
+    json_arr_begin(j, "history");
+    for (int i = 0; i < r->hist.n; ++i) {
+      json_arr_begin(j, NULL);
+      json_int(j, NULL, (long long)r->hist.it[i]);
+      json_num(j, NULL, r->hist.rel[i]);
+      json_arr_end(j);
+    }
+    json_arr_end(j);
+  }
+  json_obj_end(j);
+}
+
+static int write_plot(const char *path, const char *label, const char *method, const char *pc,
+                      const result_t *rows, int n, int history)
+{
+  char title[512];
+  int rc;
+  const char *slash = strrchr(label, '/');
+  if (slash && slash[1]) label = slash + 1; /* the file name is enough in a title */
+  if (history) {
+    svg_series_t *s = calloc((size_t)n + 1, sizeof *s);
+    int k = 0;
+    if (!s) return cli_fail(CLI_DEVICE, "out of host memory");
+    for (int i = 0; i < n; ++i)
+      if (!strcmp(rows[i].status, "ok") && rows[i].hist.n > 0)
+        s[k++] = (svg_series_t){rows[i].format, rows[i].hist.it, rows[i].hist.rel, rows[i].hist.n};
+    snprintf(title, sizeof title, "%s: %s, precond %s", label, method, pc);
+    rc = svg_lines(path, title, "iteration", "||r|| / ||b||", s, k);
+    free(s);
+  } else {
+    svg_bar_t *b = calloc((size_t)n + 1, sizeof *b);
+    if (!b) return cli_fail(CLI_DEVICE, "out of host memory");
+    for (int i = 0; i < n; ++i) {
+      b[i].label = rows[i].format;
+      if (strcmp(rows[i].status, "ok") != 0) b[i].note = rows[i].status;
+      b[i].a = rows[i].stats.seconds_total;
+      b[i].b = 1e-3 * rows[i].prepare_ms;
+    }
+    snprintf(title, sizeof title, "%s: %s, precond %s", label, method, pc);
+    rc = svg_bars(path, title, "seconds", "solve", "prepare (format build + upload)", b, n);
+    free(b);
+  }
+  return rc == 0 ? CLI_OK : cli_fail(CLI_BAD_INPUT, "solve: cannot write the plot %s", path);
+}
 
 int cmd_solve(int argc, char **argv)
 {
-  (void)argc;
-  (void)argv;
-  return cli_fail(CLI_BAD_INPUT, "solve is not available yet in this build");
+  const char *paths[2] = {NULL, NULL}, *solver = "auto", *format = NULL, *pc = "none";
+  const char *x0_path = NULL, *out_path = NULL, *plot_path = NULL, *v;
+  int npaths = 0, json = 0, monitor = 0, rc = CLI_OK;
+  double rtol = 1e-8, atol = 0.0;
+  long maxit = 10000, restart = 30, check_every = 1;
+
+  for (int i = 1; i < argc; ++i) {
+    int r;
+    const char *a = argv[i];
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      fputs(usage_text, stdout);
+      return CLI_OK;
+    } else if (!strcmp(a, "--json")) {
+      json = 1;
+    } else if (!strcmp(a, "--monitor")) {
+      monitor = 1;
+    } else if ((r = cli_opt(argc, argv, &i, "--solver", &v)) != 0) {
+      if (r < 0) return CLI_BAD_INPUT;
+      solver = v;
+    } else if ((r = cli_opt(argc, argv, &i, "--format", &v)) != 0) {
+      if (r < 0) return CLI_BAD_INPUT;
+      format = v;
+    } else if ((r = cli_opt(argc, argv, &i, "--precond", &v)) != 0) {
+      if (r < 0) return CLI_BAD_INPUT;
+      pc = v;
+    } else if ((r = cli_opt(argc, argv, &i, "--rtol", &v)) != 0) {
+      if (r < 0 || cli_parse_double("--rtol", v, 0.0, 1e300, &rtol)) return CLI_BAD_INPUT;
+    } else if ((r = cli_opt(argc, argv, &i, "--atol", &v)) != 0) {
+      if (r < 0 || cli_parse_double("--atol", v, 0.0, 1e300, &atol)) return CLI_BAD_INPUT;
+    } else if ((r = cli_opt(argc, argv, &i, "--maxit", &v)) != 0) {
+      if (r < 0 || cli_parse_int("--maxit", v, 0, INT_MAX, &maxit)) return CLI_BAD_INPUT;
+    } else if ((r = cli_opt(argc, argv, &i, "--restart", &v)) != 0) {
+      if (r < 0 || cli_parse_int("--restart", v, 1, 100000, &restart)) return CLI_BAD_INPUT;
+    } else if ((r = cli_opt(argc, argv, &i, "--check-every", &v)) != 0) {
+      if (r < 0 || cli_parse_int("--check-every", v, 1, 1000000, &check_every))
+        return CLI_BAD_INPUT;
+    } else if ((r = cli_opt(argc, argv, &i, "--x0", &v)) != 0) {
+      if (r < 0) return CLI_BAD_INPUT;
+      x0_path = v;
+    } else if ((r = cli_opt(argc, argv, &i, "--output", &v)) != 0 ||
+               (r = cli_opt(argc, argv, &i, "-o", &v)) != 0) {
+      if (r < 0) return CLI_BAD_INPUT;
+      out_path = v;
+    } else if ((r = cli_opt(argc, argv, &i, "--plot", &v)) != 0) {
+      if (r < 0) return CLI_BAD_INPUT;
+      plot_path = v;
+    } else if (a[0] == '-' && a[1] != '\0') {
+      return cli_fail(CLI_BAD_INPUT, "solve: unknown option '%s' (see 'gpusolve solve --help')",
+                      a);
+    } else if (npaths < 2) {
+      paths[npaths++] = a;
+    } else {
+      return cli_fail(CLI_BAD_INPUT, "solve: too many files ('%s'): give A.mtx and at most b.mtx",
+                      a);
+    }
+  }
+
+  /* Names first, so that a typo costs no loading. */
+  int method = gs_method_find(solver);
+  if (method < 0)
+    return cli_fail(CLI_BAD_INPUT, "solve: unknown solver '%s' (cg, bicgstab, gmres or auto)",
+                    solver);
+  if (gs_precond_find(pc) < 0)
+    return cli_fail(CLI_BAD_INPUT,
+                    "solve: unknown preconditioner '%s' (none, jacobi, ilu0 or ic0)", pc);
+  int nb = gs_spmv_backend_count(), all = format && !strcmp(format, "all");
+  if (!format) format = gs_spmv_backend_find("csr-vector") >= 0 ? "csr-vector"
+                        : nb > 0                               ? gs_spmv_backend_name(0)
+                                                               : "csr-vector";
+  if (!all && gs_spmv_backend_find(format) < 0)
+    return cli_fail(CLI_BAD_INPUT, "solve: unknown SpMV format '%s' (see 'gpusolve spmv --list')",
+                    format);
+  int nsel = all ? nb : 1;
+  if (nsel == 0) return cli_fail(CLI_DEVICE, "solve: this build has no SpMV format");
+
+  gs_csr_t *H = NULL;
+  gs_context_t *ctx = NULL;
+  gs_matrix_t *A = NULL;
+  gs_precond_t *M = NULL;
+  gs_spmv_t *S = NULL;
+  double *h_b = NULL, *h_x0 = NULL, *h_x = NULL, *h_keep = NULL, *d_b = NULL, *d_x = NULL;
+  result_t *rows = calloc((size_t)nsel, sizeof *rows);
+  gs_status_t st = GS_SUCCESS;
+  const char *label = paths[0];
+  if (!rows) return cli_fail(CLI_DEVICE, "out of host memory");
+
+  rc = paths[0] ? cli_load_matrix(paths[0], &H) : cli_default_matrix(&H, &label);
+  if (rc) goto done;
+  if (H->m != H->n) {
+    rc = cli_fail(CLI_BAD_INPUT, "solve: %s is %d x %d: a square matrix is needed", label,
+                  (int)H->m, (int)H->n);
+    goto done;
+  }
+  const gs_idx_t n = H->m;
+  int ones = paths[1] == NULL;
+  if (paths[1] && (rc = load_vector("b", paths[1], n, &h_b)) != CLI_OK) goto done;
+  if (x0_path && (rc = load_vector("x0", x0_path, n, &h_x0)) != CLI_OK) goto done;
+  h_x = malloc(((size_t)n + 1) * sizeof *h_x);
+  if (!h_x) {
+    rc = cli_fail(CLI_DEVICE, "out of host memory");
+    goto done;
+  }
+  if (ones) { /* b = A * 1 */
+    h_b = malloc(((size_t)n + 1) * sizeof *h_b);
+    for (gs_idx_t i = 0; h_b && i < n; ++i) h_x[i] = 1.0;
+    if (!h_b || (st = gs_csr_spmv_host(H, 'N', 1.0, h_x, 0.0, h_b)) != GS_SUCCESS) {
+      rc = h_b ? cli_fail_status(st) : cli_fail(CLI_DEVICE, "out of host memory");
+      goto done;
+    }
+  }
+
+  if ((rc = cli_context(&ctx)) != CLI_OK) goto done;
+  if ((st = gs_matrix_create(&A, ctx, H)) != GS_SUCCESS) goto fail;
+  const gs_features_t *f = gs_matrix_features(A);
+  gs_method_t m = method == GS_SOLVER_AUTO ? gs_solve_auto_method(A) : (gs_method_t)method;
+  if ((st = gs_precond_create(&M, ctx, A, pc)) != GS_SUCCESS) goto fail;
+  if ((st = gs_dmalloc((void **)&d_b, (size_t)n * sizeof *d_b, "b")) != GS_SUCCESS ||
+      (st = gs_dmalloc((void **)&d_x, (size_t)n * sizeof *d_x, "x")) != GS_SUCCESS ||
+      (st = gs_copy_to_device(ctx, d_b, h_b, (size_t)n * sizeof *h_b)) != GS_SUCCESS)
+    goto fail;
+
+  if (!json) {
+    printf("matrix   %s: %d x %d, %d nonzeros%s%s\n", label, (int)n, (int)n, (int)H->nnz,
+           f->numerically_symmetric ? ", symmetric" : "",
+           f->diagonal_positive ? ", positive diagonal" : "");
+    printf("system   b = %s, x0 = %s\n", ones ? "A*1 (the error against x = 1 is reported)"
+                                              : paths[1], x0_path ? x0_path : "0");
+    const char *why = method != GS_SOLVER_AUTO ? ""
+                      : m == GS_SOLVER_CG  ? " (auto: symmetric, positive diagonal)"
+                                           : " (auto: not symmetric with a positive diagonal)";
+    printf("solver   %s%s, precond %s (setup %.2f ms), rtol %g, atol %g, maxit %ld",
+           gs_method_string(m), why, pc, 1e3 * gs_precond_setup_seconds(M), rtol, atol, maxit);
+    if (m == GS_SOLVER_GMRES) printf(", restart %ld", restart);
+    printf("\ndevice   %s\n", gs_context_device_name(ctx));
+    if (monitor) printf("# iteration  ||r||  ||r||/||b||\n");
+  }
+
+  gs_solve_opts_t o;
+  gs_solve_opts_default(&o);
+  o.method = m;
+  o.rtol = rtol;
+  o.atol = atol;
+  o.maxit = (int)maxit;
+  o.restart = (int)restart;
+  o.check_every = (int)check_every;
+  o.x0_given = h_x0 != NULL;
+  monitor_t mon = {0};
+  mon.print = monitor && !json;
+  mon.progress = isatty(2);
+  if (mon.print || mon.progress || monitor) {
+    o.monitor = monitor_cb;
+    o.monitor_user = &mon;
+  }
+  gs_spmv_opts_t so;
+  gs_spmv_opts_default(&so);
+  int failures = 0, unconverged = 0, fail_code = CLI_OK, warmed = 0;
+  const result_t *first_bad = NULL;
+
+  for (int k = 0; k < nsel; ++k) {
+    result_t *r = &rows[k];
+    r->format = all ? gs_spmv_backend_name(k) : format;
+    r->error = NAN;
+    double t0 = cli_now();
+    st = gs_spmv_create(&S, ctx, A, r->format, &so);
+    if (st == GS_SUCCESS) st = gs_context_sync(ctx);
+    r->prepare_ms = 1e3 * (cli_now() - t0);
+    if (st == GS_SUCCESS) { /* warm-up: first-call costs of the CUDA libraries and of this
+                               format's kernels stay out of the timings (GMRES's first solve in
+                               a process can take 3x its steady time) */
+      gs_solve_opts_t w = o;
+      gs_solve_stats_t ws;
+      w.monitor = NULL;
+      w.x0_given = 0;
+      w.maxit = warmed ? 2 : m == GS_SOLVER_GMRES ? 2 * (int)restart + 1 : 3;
+      st = gs_solve(ctx, &w, S, M, d_b, d_x, &ws);
+      warmed = 1;
+    }
+    if (st == GS_SUCCESS && h_x0)
+      st = gs_copy_to_device(ctx, d_x, h_x0, (size_t)n * sizeof *h_x0);
+    if (st == GS_SUCCESS) {
+      if (mon.print && all) printf("# format %s\n", r->format);
+      mon.label = r->format;
+      mon.hist = monitor ? &r->hist : NULL;
+      mon.t0 = cli_now();
+      mon.last = 0.0;
+      mon.drawn = 0;
+      st = gs_solve(ctx, &o, S, M, d_b, d_x, &r->stats);
+      if (mon.drawn) fputs("\r\033[K", stderr);
+    }
+    if (st == GS_SUCCESS) st = gs_copy_to_host(ctx, h_x, d_x, (size_t)n * sizeof *h_x);
+    gs_spmv_destroy(&S);
+    if (st != GS_SUCCESS) {
+      r->status = st == GS_ERR_FORMAT_FILL ? "refused" : "fail";
+      snprintf(r->note, sizeof r->note, "%s", gs_last_error());
+      if (!all) goto fail; /* one format: its error is the answer */
+      if (st != GS_ERR_FORMAT_FILL) {
+        failures++;
+        if (cli_status_code(st) > fail_code) fail_code = cli_status_code(st);
+      }
+      continue;
+    }
+    r->status = "ok";
+    if (ones) {
+      double e = 0.0;
+      for (gs_idx_t i = 0; i < n; ++i) e += (h_x[i] - 1.0) * (h_x[i] - 1.0);
+      r->error = n > 0 ? sqrt(e / (double)n) : 0.0;
+    }
+    int conv = gs_reason_converged(r->stats.reason);
+    if (!conv && !first_bad) first_bad = r;
+    unconverged += !conv;
+    if (out_path && !h_keep && (conv || k == nsel - 1)) { /* the first converged x, else the last */
+      h_keep = h_x;
+      h_x = malloc(((size_t)n + 1) * sizeof *h_x);
+      if (!h_x) {
+        rc = cli_fail(CLI_DEVICE, "out of host memory");
+        goto done;
+      }
+    }
+  }
+
+  /* speed-up of the solve over cusparse-csr in this run */
+  double base = 0.0;
+  for (int k = 0; k < nsel; ++k)
+    if (!strcmp(rows[k].format, "cusparse-csr") && !strcmp(rows[k].status, "ok"))
+      base = rows[k].stats.seconds_total;
+  for (int k = 0; k < nsel; ++k)
+    if (base > 0 && !strcmp(rows[k].status, "ok") && rows[k].stats.seconds_total > 0)
+      rows[k].speedup = base / rows[k].stats.seconds_total;
+
+  if (json) {
+    cli_json_t j;
+    json_begin(&j, stdout);
+    json_str(&j, "command", "solve");
+    json_str(&j, "matrix", label);
+    json_int(&j, "rows", n);
+    json_int(&j, "cols", n);
+    json_int(&j, "nnz", H->nnz);
+    json_bool(&j, "symmetric", f->numerically_symmetric);
+    json_str(&j, "rhs", ones ? "A*ones" : paths[1]);
+    json_str(&j, "x0", x0_path);
+    json_str(&j, "solver", gs_method_string(m));
+    json_str(&j, "solver_requested", solver);
+    json_str(&j, "precond", pc);
+    json_num(&j, "precond_setup_ms", 1e3 * gs_precond_setup_seconds(M));
+    json_num(&j, "rtol", rtol);
+    json_num(&j, "atol", atol);
+    json_int(&j, "maxit", maxit);
+    json_int(&j, "restart", restart);
+    json_str(&j, "device", gs_context_device_name(ctx));
+    json_arr_begin(&j, "results");
+    for (int k = 0; k < nsel; ++k) json_result(&j, &rows[k], ones, monitor);
+    json_arr_end(&j);
+    json_end(&j);
+  } else if (all) {
+    print_table(rows, nsel, ones);
+  } else {
+    printf("format   %s (prepare %.2f ms)\n", rows[0].format, rows[0].prepare_ms);
+    print_single(&rows[0], ones);
+  }
+  fflush(stdout);
+
+  if (out_path && h_keep && (st = gs_mm_write_vector(out_path, h_keep, n)) != GS_SUCCESS) {
+    rc = cli_fail_status(st);
+    goto done;
+  }
+  if (plot_path && (rc = write_plot(plot_path, label, gs_method_string(m), pc, rows, nsel,
+                                    monitor)) != CLI_OK)
+    goto done;
+  if (failures) {
+    const result_t *ff = rows;
+    while (strcmp(ff->status, "fail") != 0) ++ff;
+    rc = cli_fail(fail_code, "solve: %d format%s failed (first: %s: %s)", failures,
+                  failures > 1 ? "s" : "", ff->format, ff->note);
+  } else if (unconverged) {
+    const gs_solve_stats_t *s = &first_bad->stats;
+    char why[256];
+    snprintf(why, sizeof why, "%s%s%s%s after %d iteration%s, relative residual %.3e",
+             gs_reason_describe(s->reason), *s->detail ? " (" : "", s->detail,
+             *s->detail ? ")" : "", s->iterations, s->iterations == 1 ? "" : "s",
+             s->rel_residual);
+    if (all)
+      rc = cli_fail(CLI_NOT_CONVERGED, "solve: not converged with %d of %d formats (%s: %s)",
+                    unconverged, nsel, first_bad->format, why);
+    else
+      rc = cli_fail(CLI_NOT_CONVERGED, "solve: not converged: %s", why);
+  }
+  goto done;
+fail:
+  rc = cli_fail_status(st);
+done:
+  for (int k = 0; k < nsel; ++k) {
+    free(rows[k].hist.it);
+    free(rows[k].hist.rel);
+  }
+  free(rows);
+  gs_spmv_destroy(&S);
+  gs_precond_destroy(&M);
+  gs_dfree(d_b);
+  gs_dfree(d_x);
+  free(h_b);
+  free(h_x0);
+  free(h_x);
+  free(h_keep);
+  gs_matrix_destroy(&A);
+  gs_context_destroy(&ctx);
+  gs_csr_destroy(&H);
+  return rc;
 }

@@ -12,5 +12,7 @@
 #include "gpusolve/io.h"
 #include "gpusolve/context.h"
 #include "gpusolve/spmv.h"
+#include "gpusolve/precond.h"
+#include "gpusolve/solver.h"
 
 #endif

@@ -17,6 +17,7 @@
 
 #include "core/error.h"
 #include "spmv/common_kernels.h"
+#include "spmv/device_util.cuh"
 #include "spmv/spmv_impl.h"
 
 #define CSR_BLOCK 256
@@ -41,21 +42,6 @@ csr_scalar_kernel(gs_idx_t m, const gs_idx_t *__restrict__ rp, const gs_idx_t *_
     for (gs_idx_t p = rp[i]; p < rp[i + 1]; ++p) s += val[p] * __ldg(&x[col[p]]);
     y[i] = beta == 0.0 ? alpha * s : alpha * s + beta * y[i];
   }
-}
-
-/* Matrix entries are read once per product: load them past L1 (ld.global.nc.L1::no_allocate)
- * so that L1 keeps the gathered entries of x, which neighbouring rows reuse. */
-static __device__ __forceinline__ double ld_stream(const double *p)
-{
-  double v;
-  asm volatile("ld.global.nc.L1::no_allocate.f64 %0, [%1];" : "=d"(v) : "l"(p));
-  return v;
-}
-static __device__ __forceinline__ gs_idx_t ld_stream(const gs_idx_t *p)
-{
-  gs_idx_t v;
-  asm volatile("ld.global.nc.L1::no_allocate.s32 %0, [%1];" : "=r"(v) : "l"(p));
-  return v;
 }
 
 template <int W>
@@ -160,6 +146,26 @@ csr_transpose_kernel(gs_idx_t m, int W, const gs_idx_t *__restrict__ rp,
   }
 }
 
+/* op = T on the row blocks: as csr_stream_kernel's work split, without staging (each entry is
+ * used once): a long row's block scatters it with all its threads; other blocks scatter each
+ * row with a group of G threads. Balances rows that the per-row groups left to one group. */
+static __global__ void __launch_bounds__(STREAM_THREADS)
+csr_stream_transpose_kernel(const gs_idx_t *__restrict__ rp, const gs_idx_t *__restrict__ col,
+                            const double *__restrict__ val, const gs_idx_t *__restrict__ blocks,
+                            const double *__restrict__ x, double alpha, double *__restrict__ y)
+{
+  const int tid = threadIdx.x;
+  const gs_idx_t r0 = blocks[blockIdx.x], r1 = blocks[blockIdx.x + 1], nrows = r1 - r0;
+  int G = 1;
+  while (G < STREAM_THREADS && nrows * (2 * G) <= STREAM_THREADS) G *= 2;
+  for (gs_idx_t r = tid / G; r < nrows; r += STREAM_THREADS / G) {
+    const double ax = alpha * x[r0 + r];
+    if (ax == 0.0) continue;
+    for (gs_idx_t p = rp[r0 + r] + tid % G; p < rp[r0 + r + 1]; p += G)
+      atomicAdd(&y[col[p]], val[p] * ax);
+  }
+}
+
 /* ---- launchers ----------------------------------------------------------------------------- */
 
 static int grid_for(gs_idx_t m, int width)
@@ -204,6 +210,11 @@ static gs_status_t csr_apply(gs_context_t *ctx, void *data, gs_op_t op, double a
   if (op == GS_OP_N) return launch_vector(s, d, alpha, d_x, beta, d_y);
   GS_CHECK(gs_launch_scale(s, d->A.n, beta, d_y));
   if (d->A.nnz == 0 || alpha == 0.0) return GS_SUCCESS;
+  if (d->nblocks > 0) {
+    csr_stream_transpose_kernel<<<d->nblocks, STREAM_THREADS, 0, s>>>(
+        d->A.d_row_ptr, d->A.d_col, d->A.d_val, d->d_blocks, d_x, alpha, d_y);
+    return GS_CHECK_LAUNCH(s, "csr_stream_transpose_kernel");
+  }
   csr_transpose_kernel<<<grid_for(d->A.m, d->width), CSR_BLOCK, 0, s>>>(
       d->A.m, d->width, d->A.d_row_ptr, d->A.d_col, d->A.d_val, d_x, alpha, d_y);
   return GS_CHECK_LAUNCH(s, "csr_transpose_kernel");

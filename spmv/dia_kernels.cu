@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "spmv/device_util.cuh"
 #include "spmv/formats_kernels.h"
 
 static __global__ void __launch_bounds__(GS_FMT_BLOCK)
@@ -55,7 +56,7 @@ dia_spmv_kernel(int m, int n, int ndiag, long long pitch, const int *__restrict_
          * never reaches the sum). */
         const int c = row + s_off[d];
         const bool in = (unsigned)c < (unsigned)n; /* 0 <= c < n */
-        const double a = __ldg(v);
+        const double a = ld_stream(v);
         const double xc = __ldg(x + (c < 0 ? 0 : (c < n ? c : n - 1)));
         sum = in ? fma(a, xc, sum) : sum;
       }

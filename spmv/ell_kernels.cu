@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "spmv/device_util.cuh"
 #include "spmv/formats_kernels.h"
 
 static __global__ void __launch_bounds__(GS_FMT_BLOCK)
@@ -44,8 +45,8 @@ ell_spmv_kernel(int m, int K, long long pitch, const int *__restrict__ col,
     /* Branch-free so that the unrolled loads overlap: a padding slot (column GS_ELL_PAD < 0,
      * value 0) reads x[0] (in bounds, cached) and the select drops the product, so an Inf/NaN
      * in x never leaks through padding. */
-    const int j = __ldg(c);
-    const double a = __ldg(v);
+    const int j = ld_stream(c);
+    const double a = ld_stream(v);
     const double xj = __ldg(x + (j < 0 ? 0 : j));
     sum = j >= 0 ? fma(a, xj, sum) : sum;
   }

@@ -231,6 +231,7 @@ gs_status_t gs_spmv_memory(const gs_spmv_t *S, gs_spmv_mem_t *mem)
 }
 
 const char *gs_spmv_name(const gs_spmv_t *S) { return S ? S->ops->name : ""; }
+gs_matrix_t *gs_spmv_matrix(const gs_spmv_t *S) { return S ? S->A : NULL; }
 const char *gs_spmv_describe(const gs_spmv_t *S) { return S ? S->describe : ""; }
 
 gs_status_t gs_spmv_host_apply(const char *name, const gs_csr_t *A, const gs_spmv_opts_t *opts,

@@ -66,6 +66,8 @@ gs_status_t gs_spmv_apply(gs_spmv_t *S, gs_op_t op, double alpha, const double *
                           double *d_y);
 gs_status_t gs_spmv_memory(const gs_spmv_t *S, gs_spmv_mem_t *mem);
 const char *gs_spmv_name(const gs_spmv_t *S);
+/** The matrix S was prepared for (borrowed by S). */
+gs_matrix_t *gs_spmv_matrix(const gs_spmv_t *S);
 /** One line about the prepared layout ("K = 27, ELL 99.1% / COO 0.9% of entries"), or "". */
 const char *gs_spmv_describe(const gs_spmv_t *S);
 /** Whether op is supported by the prepared backend. */

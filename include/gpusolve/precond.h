@@ -1,0 +1,70 @@
+/* gpusolve/precond.h: preconditioners z = M^-1 r for the Krylov solvers ("none", "jacobi",
+ * "ilu0", "ic0"), behind a table of backends like the SpMV formats. */
+#ifndef GPUSOLVE_PRECOND_H
+#define GPUSOLVE_PRECOND_H
+
+#include "gpusolve/context.h"
+#include "gpusolve/spmv.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** A preconditioner set up for one matrix (opaque). */
+typedef struct gs_precond gs_precond_t;
+
+/**
+ * Sets up preconditioner `name` for the square matrix A:
+ *   "none"    identity (z = r)
+ *   "jacobi"  z = D^-1 r with D = diag(A)
+ *   "ilu0"    incomplete LU with the pattern of A (cuSPARSE csrilu02); z = U^-1 L^-1 r
+ *   "ic0"     incomplete Cholesky with the pattern of tril(A) (cuSPARSE csric02), for
+ *             symmetric positive definite A; z = L^-T L^-1 r
+ * All device memory is allocated here (through gs_dmalloc); applying allocates nothing.
+ * Synchronizes the context's stream.
+ *
+ * @param[out] M    the preconditioner; NULL on failure
+ * @param[in]  ctx  context (borrowed: must outlive M)
+ * @param[in]  A    the matrix (borrowed: must outlive M; ilu0/ic0 factor their own copy of its
+ *                  values, jacobi keeps its own inverted diagonal)
+ * @param[in]  name one of gs_precond_name_at(0..gs_precond_count()-1)
+ * @return GS_ERR_INVALID_ARG for an unknown name, and with a message naming the row (1-based,
+ *         as in the Matrix Market file) for a zero or missing diagonal entry (jacobi, ilu0,
+ *         ic0) or a zero or non-positive pivot (ilu0, ic0); GS_ERR_DIMENSION for a non-square
+ *         A; GS_ERR_DEVICE_MEMORY, GS_ERR_CUDA, GS_ERR_CUSPARSE on device failures.
+ */
+gs_status_t gs_precond_create(gs_precond_t **M, gs_context_t *ctx, gs_matrix_t *A,
+                              const char *name);
+
+/** Destroys M (NULL-safe) and sets *M = NULL. */
+void gs_precond_destroy(gs_precond_t **M);
+
+/**
+ * z = M^-1 r, asynchronous on the context's stream; never allocates, never synchronizes.
+ * @param[in]  d_r device vector of length n (rows of A)
+ * @param[out] d_z device vector of length n; may be the same as d_r
+ */
+gs_status_t gs_precond_apply(gs_precond_t *M, const double *d_r, double *d_z);
+
+/** Registry name of M ("jacobi"), "" for NULL. */
+const char *gs_precond_name(const gs_precond_t *M);
+/** Order n of M's matrix (0 for NULL). */
+gs_idx_t gs_precond_size(const gs_precond_t *M);
+/** Whether M is the identity ("none"): solvers then skip the apply and its copy. */
+int gs_precond_is_identity(const gs_precond_t *M);
+/** Wall-clock seconds gs_precond_create spent (factorization, analysis, uploads). */
+double gs_precond_setup_seconds(const gs_precond_t *M);
+/** Device bytes M holds (factors, diagonal, solve buffers). */
+size_t gs_precond_device_bytes(const gs_precond_t *M);
+
+/** Number of preconditioners, their names and one-line summaries (index 0..count-1). */
+int gs_precond_count(void);
+const char *gs_precond_name_at(int i);
+const char *gs_precond_summary_at(int i);
+/** Index of the preconditioner called `name`, or -1. */
+int gs_precond_find(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,149 @@
+/* gpusolve/solver.h: Krylov solvers (CG, BiCGSTAB, GMRES(m)) for Ax = b on the GPU, written
+ * against the SpMV formats and the preconditioners. */
+#ifndef GPUSOLVE_SOLVER_H
+#define GPUSOLVE_SOLVER_H
+
+#include "gpusolve/context.h"
+#include "gpusolve/precond.h"
+#include "gpusolve/spmv.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Krylov method. */
+typedef enum gs_method {
+  GS_SOLVER_CG = 0,       /* conjugate gradients: symmetric positive definite A and M */
+  GS_SOLVER_BICGSTAB = 1, /* van der Vorst's BiCGSTAB: general A */
+  GS_SOLVER_GMRES = 2,    /* restarted GMRES(m), right preconditioned: general A */
+  GS_SOLVER_AUTO = 3      /* CG when A is symmetric with a positive diagonal, else BiCGSTAB */
+} gs_method_t;
+
+/** Why a solve stopped: an outcome, not an error (PETSc's KSPConvergedReason). Converged
+ *  reasons are positive, the others negative. */
+typedef enum gs_reason {
+  GS_REASON_NONE = 0,            /* not run (gs_solve failed with an error status) */
+  GS_CONVERGED_RTOL = 2,         /* ||r|| <= rtol ||b|| */
+  GS_CONVERGED_ATOL = 3,         /* ||r|| <= atol (atol > rtol ||b||) */
+  GS_DIVERGED_MAXIT = -3,        /* iteration limit reached */
+  GS_DIVERGED_BREAKDOWN = -5,    /* rho = 0, omega = 0, r~^T v = 0 (BiCGSTAB), r^T z = 0 (CG),
+                                    a singular Hessenberg matrix (GMRES) */
+  GS_DIVERGED_INDEFINITE = -8,   /* CG: p^T A p <= 0, or r^T M^-1 r < 0 (indefinite M) */
+  GS_DIVERGED_NANINF = -9,       /* a residual norm or scalar became NaN or infinite */
+  GS_DIVERGED_STAGNATION = -10,  /* no progress: a GMRES cycle that did not reduce ||r||, or
+                                    no new smallest ||r|| in opts.stagnation_window iterations */
+  GS_STOPPED_BY_MONITOR = -11    /* the monitor callback asked to stop */
+} gs_reason_t;
+
+/** Lowercase name of a reason ("converged_rtol", "diverged_indefinite", ...); never NULL. */
+const char *gs_reason_string(gs_reason_t r);
+/** A few words for people ("indefinite matrix or preconditioner"); never NULL. The stats'
+ *  detail says which scalar ("p^T A p <= 0"). */
+const char *gs_reason_describe(gs_reason_t r);
+/** 1 for the converged reasons, else 0. */
+int gs_reason_converged(gs_reason_t r);
+
+/** Name of a method ("cg", "bicgstab", "gmres", "auto") and its inverse (-1 when unknown). */
+const char *gs_method_string(gs_method_t m);
+int gs_method_find(const char *name);
+
+/**
+ * Called by the solver each time it looks at the residual norm (every opts.check_every
+ * iterations, and once with iteration 0 for the initial residual), on the calling thread.
+ * @param user      opts.monitor_user
+ * @param iteration iterations done so far
+ * @param rnorm     the monitored residual norm: the recurrence residual (CG, BiCGSTAB; the
+ *                  true residual in exact arithmetic) or the Givens estimate (GMRES)
+ * @param rel       rnorm / ||b|| (rnorm when b = 0)
+ * @return 0 to go on, nonzero to stop (reason GS_STOPPED_BY_MONITOR)
+ */
+typedef int (*gs_monitor_fn)(void *user, int iteration, double rnorm, double rel);
+
+/** Options of gs_solve; start from gs_solve_opts_default(). */
+typedef struct gs_solve_opts {
+  gs_method_t method;    /* default GS_SOLVER_AUTO */
+  double rtol;           /* relative tolerance, default 1e-8 */
+  double atol;           /* absolute tolerance, default 0:
+                            stop when ||r|| <= max(rtol ||b||, atol) */
+  int maxit;             /* iteration limit (GMRES: inner iterations in all), default 10000 */
+  int restart;           /* GMRES restart length m, default 30 (capped at n) */
+  int x0_given;          /* 1: d_x holds the initial guess; 0 (default): start from x = 0 */
+  int check_every;       /* copy the residual norm to the host every k iterations (default 1);
+                            k > 1 saves host round trips and may run up to k-1 extra
+                            iterations (CG and BiCGSTAB; GMRES checks every iteration) */
+  int stagnation_window; /* CG, BiCGSTAB: stop with GS_DIVERGED_STAGNATION when the smallest
+                            residual norm seen has not decreased in this many iterations; 0
+                            (default) = off: long plateaus are normal (CG on msc04515 goes 913
+                            iterations without a new minimum, then converges). GMRES stops on a
+                            cycle without progress regardless. */
+  int timing;            /* 1 (default): time SpMV and preconditioner with CUDA events (no
+                            host synchronization added); 0: only the totals */
+  gs_monitor_fn monitor; /* optional, NULL by default */
+  void *monitor_user;    /* passed to monitor */
+} gs_solve_opts_t;
+
+/** Fills the defaults listed above. */
+void gs_solve_opts_default(gs_solve_opts_t *opts);
+
+/** What a solve did. */
+typedef struct gs_solve_stats {
+  gs_method_t method;        /* the method that ran (AUTO resolved) */
+  gs_reason_t reason;        /* why it stopped */
+  const char *detail;        /* what exactly, e.g. "omega = t^T s / t^T t = 0" or "p^T A p <= 0";
+                                "" when the reason says it all (static string, never NULL) */
+  int iterations;            /* iterations done (GMRES: inner iterations over all cycles) */
+  double bnorm;              /* ||b|| */
+  double rnorm0;             /* ||b - A x0|| */
+  double rnorm;              /* last monitored residual norm (see gs_monitor_fn) */
+  double true_residual_norm; /* ||b - A x|| recomputed from the returned x */
+  double rel_residual;       /* true_residual_norm / ||b|| (true_residual_norm when b = 0) */
+  double seconds_total;      /* the solve on the GPU timeline: initial residual to true residual
+                                (CUDA events; excludes setup) */
+  double seconds_spmv;       /* inside gs_spmv_apply (CUDA events; 0 when opts.timing = 0) */
+  double seconds_precond;    /* inside gs_precond_apply (likewise) */
+  double seconds_setup;      /* workspace allocation and initialization (host clock) */
+  double seconds_precond_setup; /* gs_precond_setup_seconds(M), copied for reports */
+  long spmv_count;           /* products with A, the final true residual included */
+  long precond_count;        /* preconditioner applications */
+} gs_solve_stats_t;
+
+/**
+ * Solves A x = b with a Krylov method.
+ *
+ * Convergence: ||r|| <= max(rtol ||b||, atol) on the monitored residual; at the end the true
+ * residual b - A x is recomputed and reported (stats.true_residual_norm, rel_residual).
+ * Breakdowns, indefiniteness, NaN, stagnation and the iteration limit are stop reasons in
+ * stats.reason, not errors: gs_solve then returns GS_SUCCESS with the last good iterate in d_x.
+ *
+ * Work vectors are allocated once per call (gs_dmalloc), never inside the iteration loop.
+ * Scalars stay on the device (cuBLAS device pointer mode, restored on return); the host reads a
+ * few device scalars once per check (opts.check_every). On return the context's stream is
+ * synchronized. Not thread-safe on one context. The first solve of a process also pays the
+ * CUDA libraries' one-time costs (GMRES's first solve measured 3x its steady time on an H100):
+ * benchmarks warm up first, as `gpusolve solve` does.
+ *
+ * @param[in]     ctx   context
+ * @param[in]     opts  options, or NULL for the defaults
+ * @param[in]     S     the operator: a product prepared for a square matrix A
+ *                      (gs_spmv_create(&S, ctx, A, ...)), any format; A's features choose
+ *                      GS_SOLVER_AUTO's method
+ * @param[in]     M     preconditioner set up for A, or NULL for none
+ * @param[in]     d_b   device vector of length n
+ * @param[in,out] d_x   device vector of length n: the initial guess when opts.x0_given, the
+ *                      solution on return (must not alias d_b)
+ * @param[out]    stats what happened (may be NULL)
+ * @return GS_SUCCESS whether or not it converged (see stats.reason); GS_ERR_INVALID_ARG,
+ *         GS_ERR_DIMENSION (A not square, M of another size) for bad arguments;
+ *         GS_ERR_DEVICE_MEMORY, GS_ERR_CUDA, GS_ERR_CUBLAS, GS_ERR_CUSPARSE on device failures.
+ */
+gs_status_t gs_solve(gs_context_t *ctx, const gs_solve_opts_t *opts, gs_spmv_t *S,
+                     gs_precond_t *M, const double *d_b, double *d_x, gs_solve_stats_t *stats);
+
+/** The method GS_SOLVER_AUTO picks for A: CG when A is numerically symmetric with a positive
+ *  diagonal, BiCGSTAB otherwise. */
+gs_method_t gs_solve_auto_method(const gs_matrix_t *A);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

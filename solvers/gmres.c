@@ -1,0 +1,190 @@
+/* solvers/gmres.c: restarted GMRES(m) with right preconditioning (Saad and Schultz 1986; Saad,
+ * Iterative Methods for Sparse Linear Systems, 2nd ed., Algorithm 9.5), for general square A.
+ *
+ * Arnoldi: w = A M^-1 v_j is orthogonalized against V_j by classical Gram-Schmidt with one
+ * re-orthogonalization pass (CGS2: h = V^T w, w -= V h, twice), each pass two cuBLAS gemv,
+ * which reads V twice per pass instead of j times as modified Gram-Schmidt would. The small
+ * (m+1) x m Hessenberg least-squares problem is reduced by Givens rotations on the host: the
+ * new column's j + 2 entries come back in one copy per iteration, the one host synchronization
+ * of the iteration. With right preconditioning the Givens estimate |g_{j+1}| is the norm of the
+ * true residual b - A x_j (in exact arithmetic), so the tolerance applies to what users expect.
+ * Each cycle ends with x += M^-1 V y and the true residual, which starts the next cycle.
+ *
+ * Stops: the tolerance on the true residual at the end of a cycle (the estimate only ends the
+ * cycle); an invariant subspace (h_{j+1,j} <= eps ||A M^-1 v_j||, where orthogonality is lost)
+ * or a singular Hessenberg matrix without convergence: GS_DIVERGED_BREAKDOWN; a cycle that does
+ * not reduce ||r||: GS_DIVERGED_STAGNATION (restarted GMRES would repeat it forever). */
+#include <float.h>
+#include <math.h>
+
+#include "core/error.h"
+#include "solvers/solver_impl.h"
+
+/* A cycle that reduces ||r|| by less than this fraction made no progress. */
+#define GMRES_STAGNATION 1e-12
+
+static size_t small_doubles(int m) { return 3 * ((size_t)m + 1); } /* h, h2, y on the device */
+
+size_t gs_gmres_work(const gs_solver_t *s, size_t *host_doubles)
+{
+  size_t m = (size_t)s->opts.restart;
+  /* host: column (m + 2), y (m), H ((m + 1) m), cs, sn (m each), g (m + 1) */
+  *host_doubles = (m + 2) + m + (m + 1) * m + 2 * m + (m + 1);
+  return (m + 1) + (s->M ? 1 : 0) + (small_doubles((int)m) + s->ld - 1) / s->ld;
+}
+
+/* Solves the j x j upper triangle R y = g by back substitution. */
+static void back_substitute(const double *H, int ldh, int j, const double *g, double *y)
+{
+  for (int i = j - 1; i >= 0; --i) {
+    double t = g[i];
+    for (int l = i + 1; l < j; ++l) t -= H[i + (size_t)l * ldh] * y[l];
+    y[i] = t / H[i + (size_t)i * ldh];
+  }
+}
+
+gs_status_t gs_gmres_solve(gs_solver_t *s, double *x, double *work, double *hw)
+{
+  cublasHandle_t cb = s->ctx->cublas;
+  cudaStream_t stream = s->ctx->stream;
+  gs_dscalars_t *S = s->d_s;
+  const gs_idx_t n = s->n;
+  const int m = s->opts.restart, ldh = m + 1;
+  const size_t ld = s->ld;
+  double *V = work;                                  /* n x (m + 1), leading dimension ld */
+  double *z = s->M ? work + (size_t)(m + 1) * ld : NULL;
+  double *d_h = work + (size_t)(m + 1 + (s->M ? 1 : 0)) * ld, *d_h2 = d_h + m + 1;
+  double *d_y = d_h2 + m + 1;
+  double *col = hw, *y = col + m + 2, *H = y + m, *cs = H + (size_t)(m + 1) * m, *sn = cs + m;
+  double *g = sn + m;
+  int it = 0;
+
+  GS_CHECK(gs_solver_residual(s, s->opts.x0_given ? x : NULL, V));  /* r <- b - A x0 (in v0) */
+  GS_CHECK(GS_CUBLAS(cublasDnrm2(cb, n, V, 1, &S->rnorm)));          /* beta <- ||r||        */
+  GS_CHECK(gs_solver_fetch(s));
+  double beta = s->h_s->rnorm;
+  s->stats->rnorm0 = beta;
+  gs_reason_t reason = gs_solver_check(s, 0, beta, 0);
+
+  /* Memory movement of inner iteration j (j + 1 basis vectors), in n-vectors of doubles:
+   *   w = A M^-1 v_j                    SpMV: storage + 2n, M^-1
+   *   CGS2: 2 x (gemv T + gemv N)       4(j + 1)n + 6n
+   *   ||w||, v_{j+1} = w / h            1n + 2n
+   * In all storage + 4(j + 1)n + 11n (+ M^-1); over a cycle of m = 30 on average storage + 73n.
+   * Per cycle besides: x += M^-1 V y ((j + 2)n + M^-1) and the true residual (SpMV + 2n).
+   * Host: the new Hessenberg column (j + 2 doubles) and the scalar block, one sync. */
+  while (reason == GS_REASON_NONE) {
+    GS_CHECK(gs_kernel_scale(stream, n, 1.0 / beta, V));                  /* v0 <- r / beta */
+    g[0] = beta;
+    for (int i = 1; i <= m; ++i) g[i] = 0.0;
+    int j = 0, lucky = 0;
+    gs_reason_t inner = GS_REASON_NONE;
+    while (j < m && inner == GS_REASON_NONE && !lucky) {
+      double *vj = V + (size_t)j * ld, *w = V + (size_t)(j + 1) * ld;
+      const int k = j + 1; /* basis vectors so far */
+      ++it;
+      if (s->M) {
+        GS_CHECK(gs_solver_precond(s, vj, z));                            /* z <- M^-1 v_j */
+        GS_CHECK(gs_solver_spmv(s, 1.0, z, 0.0, w));                      /* w <- A z      */
+      } else {
+        GS_CHECK(gs_solver_spmv(s, 1.0, vj, 0.0, w));                     /* w <- A v_j    */
+      }
+      GS_CHECK(GS_CUBLAS(cublasDgemv(cb, CUBLAS_OP_T, n, k, s->one, V, (int)ld, w, 1, s->zero,
+                                     d_h, 1)));                           /* h <- V^T w    */
+      GS_CHECK(GS_CUBLAS(cublasDgemv(cb, CUBLAS_OP_N, n, k, s->minus_one, V, (int)ld, d_h, 1,
+                                     s->one, w, 1)));                     /* w <- w - V h  */
+      GS_CHECK(GS_CUBLAS(cublasDgemv(cb, CUBLAS_OP_T, n, k, s->one, V, (int)ld, w, 1, s->zero,
+                                     d_h2, 1)));                          /* h2 <- V^T w   */
+      GS_CHECK(GS_CUBLAS(cublasDgemv(cb, CUBLAS_OP_N, n, k, s->minus_one, V, (int)ld, d_h2, 1,
+                                     s->one, w, 1)));                     /* w <- w - V h2 */
+      GS_CHECK(GS_CUBLAS(cublasDaxpy(cb, k, s->one, d_h2, 1, d_h, 1)));  /* h <- h + h2   */
+      GS_CHECK(GS_CUBLAS(cublasDnrm2(cb, n, w, 1, d_h + k)));           /* h_{j+1,j}     */
+      GS_CHECK(GS_CUDA(cudaMemcpyAsync(col, d_h, (size_t)(k + 1) * sizeof(double),
+                                       cudaMemcpyDeviceToHost, stream)));
+      GS_CHECK(gs_solver_fetch(s)); /* waits for the column too */
+
+      /* Givens: old rotations on the new column, then the one that zeroes h_{j+1,j} */
+      const double hn = col[k];
+      double h0 = hn * hn;
+      for (int i = 0; i < k; ++i) h0 += col[i] * col[i];
+      h0 = sqrt(h0); /* ||A M^-1 v_j|| before orthogonalization */
+      if (!isfinite(h0)) {
+        inner = GS_DIVERGED_NANINF;
+        s->stats->detail = "the new Arnoldi column is not finite";
+        break;
+      }
+      for (int i = 0; i < k; ++i) H[i + (size_t)j * ldh] = col[i];
+      for (int i = 0; i < j; ++i) {
+        double a = H[i + (size_t)j * ldh], b = H[i + 1 + (size_t)j * ldh];
+        H[i + (size_t)j * ldh] = cs[i] * a + sn[i] * b;
+        H[i + 1 + (size_t)j * ldh] = -sn[i] * a + cs[i] * b;
+      }
+      const double a = H[j + (size_t)j * ldh], rr = hypot(a, hn);
+      if (rr == 0.0) { /* a zero column: the Hessenberg matrix is singular */
+        inner = GS_DIVERGED_BREAKDOWN;
+        s->stats->detail = "a zero Hessenberg column: A M^-1 is singular on the Krylov space";
+        break;
+      }
+      cs[j] = a / rr;
+      sn[j] = hn / rr;
+      H[j + (size_t)j * ldh] = rr;
+      g[j + 1] = -sn[j] * g[j];
+      g[j] = cs[j] * g[j];
+      j = k;
+      if (hn <= DBL_EPSILON * h0) lucky = 1; /* invariant subspace: w is noise, keep it out */
+      else GS_CHECK(gs_kernel_scale(stream, n, 1.0 / hn, w));         /* v_{j+1} <- w / h */
+      inner = gs_solver_check(s, it, fabs(g[j]), 0);
+    }
+
+    /* x <- x + M^-1 V y with R y = g over the j columns built */
+    if (j > 0) {
+      back_substitute(H, ldh, j, g, y);
+      int finite = 1;
+      for (int i = 0; i < j; ++i) finite &= isfinite(y[i]) != 0;
+      if (!finite) {
+        reason = GS_DIVERGED_NANINF;
+        s->stats->detail = "the least-squares solution is not finite";
+        break;
+      }
+      GS_CHECK(GS_CUDA(cudaMemcpyAsync(d_y, y, (size_t)j * sizeof(double), cudaMemcpyHostToDevice,
+                                       stream)));
+      if (s->M) {
+        GS_CHECK(GS_CUBLAS(cublasDgemv(cb, CUBLAS_OP_N, n, j, s->one, V, (int)ld, d_y, 1, s->zero,
+                                       z, 1)));                           /* z <- V y      */
+        GS_CHECK(gs_solver_precond(s, z, z));                             /* z <- M^-1 z   */
+        GS_CHECK(GS_CUBLAS(cublasDaxpy(cb, n, s->one, z, 1, x, 1)));      /* x <- x + z    */
+      } else {
+        GS_CHECK(GS_CUBLAS(cublasDgemv(cb, CUBLAS_OP_N, n, j, s->one, V, (int)ld, d_y, 1, s->one,
+                                       x, 1)));                           /* x <- x + V y  */
+      }
+    }
+
+    /* the true residual starts the next cycle */
+    GS_CHECK(gs_solver_residual(s, x, V));                                /* r <- b - A x  */
+    GS_CHECK(GS_CUBLAS(cublasDnrm2(cb, n, V, 1, &S->rnorm)));
+    GS_CHECK(gs_solver_fetch(s));
+    const double beta_new = s->h_s->rnorm;
+    if (!isfinite(beta_new)) {
+      reason = GS_DIVERGED_NANINF;
+      s->stats->detail = "the true residual norm is not finite";
+    } else if (beta_new <= s->tol) {
+      reason = beta_new <= s->opts.rtol * s->bnorm ? GS_CONVERGED_RTOL : GS_CONVERGED_ATOL;
+      s->stats->detail = "";
+    } else if (inner != GS_REASON_NONE && !gs_reason_converged(inner)) {
+      reason = inner;
+    } else if (lucky) { /* invariant subspace, yet not solved */
+      reason = GS_DIVERGED_BREAKDOWN;
+      s->stats->detail = "h_{j+1,j} ~ 0 without convergence: A singular, or orthogonality lost";
+    } else if (beta - beta_new <= GMRES_STAGNATION * beta) {
+      reason = GS_DIVERGED_STAGNATION;
+      s->stats->detail = "a restart cycle did not reduce ||b - A x||";
+    } else if (it >= s->opts.maxit) {
+      reason = GS_DIVERGED_MAXIT;
+    }
+    /* else: not converged (the estimate may have said so): restart from the true residual */
+    beta = beta_new;
+  }
+  s->stats->iterations = it;
+  s->stats->reason = reason;
+  return GS_SUCCESS;
+}

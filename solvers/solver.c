@@ -1,0 +1,405 @@
+/* solvers/solver.c: gs_solve and what the methods share: argument checks, the workspace, the
+ * device scalar block and its once-per-check fetch, the convergence test and monitor, event
+ * timing of SpMV and preconditioner, and the true residual at the end.
+ * How to add a method: see solvers/solver_impl.h. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/error.h"
+#include "solvers/solver_impl.h"
+
+/* ---- names ----------------------------------------------------------------------------------- */
+
+const char *gs_reason_string(gs_reason_t r)
+{
+  switch (r) {
+  case GS_REASON_NONE: return "none";
+  case GS_CONVERGED_RTOL: return "converged_rtol";
+  case GS_CONVERGED_ATOL: return "converged_atol";
+  case GS_DIVERGED_MAXIT: return "diverged_maxit";
+  case GS_DIVERGED_BREAKDOWN: return "diverged_breakdown";
+  case GS_DIVERGED_INDEFINITE: return "diverged_indefinite";
+  case GS_DIVERGED_NANINF: return "diverged_nan_inf";
+  case GS_DIVERGED_STAGNATION: return "diverged_stagnation";
+  case GS_STOPPED_BY_MONITOR: return "stopped_by_monitor";
+  }
+  return "unknown";
+}
+
+const char *gs_reason_describe(gs_reason_t r)
+{
+  switch (r) {
+  case GS_REASON_NONE: return "not run";
+  case GS_CONVERGED_RTOL: return "converged (relative tolerance)";
+  case GS_CONVERGED_ATOL: return "converged (absolute tolerance)";
+  case GS_DIVERGED_MAXIT: return "iteration limit reached";
+  case GS_DIVERGED_BREAKDOWN: return "breakdown";
+  case GS_DIVERGED_INDEFINITE: return "indefinite matrix or preconditioner";
+  case GS_DIVERGED_NANINF: return "NaN or infinity in the iteration";
+  case GS_DIVERGED_STAGNATION: return "stagnation";
+  case GS_STOPPED_BY_MONITOR: return "stopped by the monitor";
+  }
+  return "unknown reason";
+}
+
+int gs_reason_converged(gs_reason_t r) { return r > 0; }
+
+static const char *const method_names[] = {"cg", "bicgstab", "gmres", "auto"};
+
+const char *gs_method_string(gs_method_t m)
+{
+  return (m >= GS_SOLVER_CG && m <= GS_SOLVER_AUTO) ? method_names[m] : "unknown";
+}
+
+int gs_method_find(const char *name)
+{
+  if (!name) return -1;
+  for (int i = 0; i <= (int)GS_SOLVER_AUTO; ++i)
+    if (strcmp(name, method_names[i]) == 0) return i;
+  return -1;
+}
+
+void gs_solve_opts_default(gs_solve_opts_t *o)
+{
+  if (!o) return;
+  memset(o, 0, sizeof *o);
+  o->method = GS_SOLVER_AUTO;
+  o->rtol = 1e-8;
+  o->atol = 0.0;
+  o->maxit = 10000;
+  o->restart = 30;
+  o->x0_given = 0;
+  o->check_every = 1;
+  o->stagnation_window = 0;
+  o->timing = 1;
+  o->monitor = NULL;
+  o->monitor_user = NULL;
+}
+
+gs_method_t gs_solve_auto_method(const gs_matrix_t *A)
+{
+  const gs_features_t *f = gs_matrix_features(A);
+  if (f && f->numerically_symmetric && f->diagonal_positive) return GS_SOLVER_CG;
+  return GS_SOLVER_BICGSTAB;
+}
+
+/* ---- the method table ------------------------------------------------------------------------ */
+
+typedef struct {
+  size_t (*work)(const gs_solver_t *s, size_t *host_doubles);
+  gs_status_t (*solve)(gs_solver_t *s, double *d_x, double *d_work, double *h_work);
+} method_t;
+
+static const method_t methods[] = {
+  [GS_SOLVER_CG] = {gs_cg_work, gs_cg_solve},
+  [GS_SOLVER_BICGSTAB] = {gs_bicgstab_work, gs_bicgstab_solve},
+  [GS_SOLVER_GMRES] = {gs_gmres_work, gs_gmres_solve},
+};
+
+/* ---- timing ---------------------------------------------------------------------------------- */
+
+static double wall_seconds(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Sums the recorded event pairs (all complete: the caller has synchronized) and empties the
+ * pool. */
+static gs_status_t flush_events(gs_solver_t *s)
+{
+  cudaEvent_t *ev = s->events;
+  for (int k = 0; k < s->ev_used; ++k) {
+    float ms = 0.0f;
+    GS_CHECK(GS_CUDA(cudaEventElapsedTime(&ms, ev[2 * k], ev[2 * k + 1])));
+    if (s->ev_kind[k]) s->stats->seconds_precond += 1e-3 * ms;
+    else s->stats->seconds_spmv += 1e-3 * ms;
+  }
+  s->ev_used = 0;
+  return GS_SUCCESS;
+}
+
+/* Starts a timed call: the slot's start event, or -1 when not timing. A full pool (only with a
+ * large check_every) is drained first, which waits for the GPU: the one sync timing may add. */
+static gs_status_t timed_begin(gs_solver_t *s, int kind, int *slot)
+{
+  *slot = -1;
+  if (!s->opts.timing || !s->events) return GS_SUCCESS;
+  cudaEvent_t *ev = s->events;
+  if (s->ev_used == s->ev_cap) {
+    GS_CHECK(GS_CUDA(cudaEventSynchronize(ev[2 * s->ev_used - 1])));
+    GS_CHECK(flush_events(s));
+  }
+  *slot = s->ev_used++;
+  s->ev_kind[*slot] = (unsigned char)kind;
+  return GS_CUDA(cudaEventRecord(ev[2 * *slot], s->ctx->stream));
+}
+
+static gs_status_t timed_end(gs_solver_t *s, int slot)
+{
+  if (slot < 0) return GS_SUCCESS;
+  cudaEvent_t *ev = s->events;
+  return GS_CUDA(cudaEventRecord(ev[2 * slot + 1], s->ctx->stream));
+}
+
+/* ---- shared steps ---------------------------------------------------------------------------- */
+
+gs_status_t gs_solver_spmv(gs_solver_t *s, double alpha, const double *d_x, double beta,
+                           double *d_y)
+{
+  int slot;
+  GS_CHECK(timed_begin(s, 0, &slot));
+  GS_CHECK(gs_spmv_apply(s->A, GS_OP_N, alpha, d_x, beta, d_y));
+  s->stats->spmv_count++;
+  return timed_end(s, slot);
+}
+
+gs_status_t gs_solver_precond(gs_solver_t *s, const double *d_r, double *d_z)
+{
+  int slot;
+  GS_CHECK(timed_begin(s, 1, &slot));
+  GS_CHECK(gs_precond_apply(s->M, d_r, d_z));
+  s->stats->precond_count++;
+  return timed_end(s, slot);
+}
+
+gs_status_t gs_solver_residual(gs_solver_t *s, const double *d_x, double *d_r)
+{
+  GS_CHECK(GS_CUDA(cudaMemcpyAsync(d_r, s->d_b, (size_t)s->n * sizeof(double),
+                                   cudaMemcpyDeviceToDevice, s->ctx->stream)));
+  if (!d_x) return GS_SUCCESS;
+  return gs_solver_spmv(s, -1.0, d_x, 1.0, d_r); /* r <- b - A x */
+}
+
+gs_status_t gs_solver_fetch(gs_solver_t *s)
+{
+  GS_CHECK(GS_CUDA(cudaMemcpyAsync(s->h_s, s->d_s, sizeof *s->h_s, cudaMemcpyDeviceToHost,
+                                   s->ctx->stream)));
+  GS_CHECK(GS_CUDA(cudaStreamSynchronize(s->ctx->stream)));
+  return flush_events(s);
+}
+
+gs_reason_t gs_solver_halt_reason(int halt)
+{
+  switch (halt) {
+  case GS_HALT_INDEFINITE:
+  case GS_HALT_INDEFINITE_PC: return GS_DIVERGED_INDEFINITE;
+  case GS_HALT_BREAKDOWN: return GS_DIVERGED_BREAKDOWN;
+  case GS_HALT_NANINF: return GS_DIVERGED_NANINF;
+  default: return GS_REASON_NONE;
+  }
+}
+
+const char *gs_solver_halt_detail(int halt, int what)
+{
+  if (halt == GS_HALT_INDEFINITE) return "p^T A p <= 0";
+  if (halt == GS_HALT_INDEFINITE_PC) return "r^T M^-1 r < 0: the preconditioner is indefinite";
+  const int nan = halt == GS_HALT_NANINF;
+  switch (what) {
+  case GS_WHAT_PQ: return nan ? "p^T A p is not finite" : "p^T A p = 0";
+  case GS_WHAT_ALPHA: return nan ? "the step length alpha is not finite" : "alpha = 0";
+  case GS_WHAT_RHO: return nan ? "rho is not finite" : "rho = 0 (r~^T r or r^T M^-1 r)";
+  case GS_WHAT_BETA: return nan ? "the direction update beta is not finite" : "beta = 0";
+  case GS_WHAT_RV: return nan ? "r~^T v is not finite" : "r~^T v = 0";
+  case GS_WHAT_TT: return nan ? "t^T t is not finite" : "t^T t = 0";
+  case GS_WHAT_OMEGA: return nan ? "omega is not finite" : "omega = t^T s / t^T t = 0";
+  default: return "";
+  }
+}
+
+static gs_reason_t converged_reason(const gs_solver_t *s, double rnorm)
+{
+  return rnorm <= s->opts.rtol * s->bnorm ? GS_CONVERGED_RTOL : GS_CONVERGED_ATOL;
+}
+
+gs_reason_t gs_solver_check(gs_solver_t *s, int it, double rnorm, int window)
+{
+  gs_solve_stats_t *st = s->stats;
+  int halt = s->h_s->halt;
+  st->iterations = halt ? s->h_s->halt_done : it;
+  st->rnorm = rnorm;
+  int stop = 0;
+  /* A refused step leaves r unchanged: do not report its norm twice. */
+  if (s->opts.monitor && (!halt || halt == GS_HALT_HALFSTEP))
+    stop = s->opts.monitor(s->opts.monitor_user, st->iterations, rnorm,
+                           s->bnorm > 0.0 ? rnorm / s->bnorm : rnorm);
+  if (!isfinite(rnorm)) {
+    st->detail = "the residual norm is not finite";
+    return GS_DIVERGED_NANINF;
+  }
+  if (rnorm <= s->tol || halt == GS_HALT_HALFSTEP) return converged_reason(s, rnorm);
+  if (halt) {
+    st->detail = gs_solver_halt_detail(halt, s->h_s->halt_what);
+    return gs_solver_halt_reason(halt);
+  }
+  if (stop) return GS_STOPPED_BY_MONITOR;
+  if (window > 0) {
+    if (it == 0 || rnorm < s->best) {
+      s->best = rnorm;
+      s->best_it = it;
+    } else if (it - s->best_it >= window) {
+      st->detail = "no smaller residual norm within the stagnation window";
+      return GS_DIVERGED_STAGNATION;
+    }
+  }
+  if (it >= s->opts.maxit) return GS_DIVERGED_MAXIT;
+  return GS_REASON_NONE;
+}
+
+/* ---- gs_solve -------------------------------------------------------------------------------- */
+
+static gs_status_t check_args(const gs_solve_opts_t *o, gs_matrix_t *A, gs_spmv_t *S,
+                              gs_precond_t *M, const double *d_b, const double *d_x)
+{
+  if (!A || !S || !d_b || !d_x) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solve: NULL argument");
+  const gs_csr_t *h = gs_matrix_host(A);
+  if (h->m != h->n)
+    return GS_ERROR(GS_ERR_DIMENSION, "gs_solve: the matrix is not square (%d x %d)", (int)h->m,
+                    (int)h->n);
+  if (h->m > 0 && d_b == d_x)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solve: x and b must be different vectors");
+  if (M && gs_precond_size(M) != h->m)
+    return GS_ERROR(GS_ERR_DIMENSION, "gs_solve: the preconditioner has order %d, the matrix %d",
+                    (int)gs_precond_size(M), (int)h->m);
+  if ((int)o->method < GS_SOLVER_CG || o->method > GS_SOLVER_AUTO)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solve: unknown method %d", (int)o->method);
+  if (!(o->rtol >= 0.0) || !(o->atol >= 0.0) || !isfinite(o->rtol) || !isfinite(o->atol))
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solve: tolerances must be finite and >= 0 "
+                    "(rtol %g, atol %g)", o->rtol, o->atol);
+  if (o->maxit < 0 || o->restart < 1 || o->check_every < 1 || o->stagnation_window < 0)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solve: maxit >= 0, restart >= 1, check_every >= 1 "
+                    "and stagnation_window >= 0 needed (%d, %d, %d, %d)", o->maxit, o->restart,
+                    o->check_every, o->stagnation_window);
+  return GS_SUCCESS;
+}
+
+gs_status_t gs_solve(gs_context_t *ctx, const gs_solve_opts_t *opts, gs_spmv_t *S,
+                     gs_precond_t *M, const double *d_b, double *d_x, gs_solve_stats_t *stats)
+{
+  gs_status_t st = GS_SUCCESS;
+  gs_solve_stats_t local;
+  gs_solver_t s;
+  gs_solve_opts_t o;
+  double *d_work = NULL, *h_work = NULL;
+  cudaEvent_t total[2] = {NULL, NULL};
+  cublasPointerMode_t old_mode = CUBLAS_POINTER_MODE_HOST;
+  int mode_saved = 0, nevents = 0;
+
+  if (!stats) stats = &local;
+  memset(stats, 0, sizeof *stats);
+  stats->detail = "";
+  memset(&s, 0, sizeof s);
+  if (!ctx) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solve: ctx is NULL");
+  if (opts) o = *opts;
+  else gs_solve_opts_default(&o);
+  gs_matrix_t *A = gs_spmv_matrix(S);
+  GS_CHECK(check_args(&o, A, S, M, d_b, d_x));
+
+  double t0 = wall_seconds();
+  const gs_idx_t n = gs_matrix_host(A)->m;
+  if (o.method == GS_SOLVER_AUTO) o.method = gs_solve_auto_method(A);
+  if (o.restart > n) o.restart = n > 0 ? n : 1;
+  stats->method = o.method;
+  stats->seconds_precond_setup = gs_precond_setup_seconds(M);
+  if (n == 0) { /* nothing to solve */
+    stats->reason = GS_CONVERGED_RTOL;
+    return GS_SUCCESS;
+  }
+
+  s.ctx = ctx;
+  s.opts = o;
+  s.A = S;
+  s.M = gs_precond_is_identity(M) ? NULL : M;
+  s.n = n;
+  s.ld = ((size_t)n + 31) / 32 * 32;
+  s.d_b = d_b;
+  s.stats = stats;
+
+  /* setup: scalar block, workspace, events; cuBLAS in device pointer mode */
+  size_t host_doubles = 0;
+  size_t nvec = methods[o.method].work(&s, &host_doubles);
+  GS_TRY(gs_dmalloc((void **)&s.d_s, sizeof *s.d_s, "the solver's scalars"));
+  GS_TRY(GS_CUDA(cudaMallocHost((void **)&s.h_s, sizeof *s.h_s)));
+  GS_TRY(gs_dmalloc((void **)&d_work, nvec * s.ld * sizeof(double), "the solver's work vectors"));
+  if (host_doubles)
+    GS_TRY(GS_CUDA(cudaMallocHost((void **)&h_work, host_doubles * sizeof(double))));
+  GS_TRY(GS_CUDA(cudaEventCreate(&total[0])));
+  GS_TRY(GS_CUDA(cudaEventCreate(&total[1])));
+  if (o.timing) {
+    long cap = 4L * o.check_every + 8;
+    s.ev_cap = (int)(cap < 1024 ? cap : 1024);
+    s.events = calloc(2 * (size_t)s.ev_cap, sizeof(cudaEvent_t));
+    s.ev_kind = calloc((size_t)s.ev_cap, 1);
+    if (!s.events || !s.ev_kind) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory for timing");
+    cudaEvent_t *ev = s.events;
+    for (; nevents < 2 * s.ev_cap; ++nevents) GS_TRY(GS_CUDA(cudaEventCreate(&ev[nevents])));
+  }
+  memset(s.h_s, 0, sizeof *s.h_s);
+  s.h_s->one = 1.0;
+  s.h_s->minus_one = -1.0;
+  GS_TRY(GS_CUDA(cudaMemcpyAsync(s.d_s, s.h_s, sizeof *s.h_s, cudaMemcpyHostToDevice,
+                                 ctx->stream)));
+  s.one = &s.d_s->one;
+  s.zero = &s.d_s->zero;
+  s.minus_one = &s.d_s->minus_one;
+  GS_TRY(GS_CUBLAS(cublasGetPointerMode(ctx->cublas, &old_mode)));
+  GS_TRY(GS_CUBLAS(cublasSetPointerMode(ctx->cublas, CUBLAS_POINTER_MODE_DEVICE)));
+  mode_saved = 1;
+  if (!o.x0_given)
+    GS_TRY(GS_CUDA(cudaMemsetAsync(d_x, 0, (size_t)n * sizeof(double), ctx->stream)));
+  GS_TRY(GS_CUDA(cudaStreamSynchronize(ctx->stream)));
+  stats->seconds_setup = wall_seconds() - t0;
+
+  /* ||b|| and the tolerance, then the method */
+  GS_TRY(GS_CUDA(cudaEventRecord(total[0], ctx->stream)));
+  GS_TRY(GS_CUBLAS(cublasDnrm2(ctx->cublas, n, d_b, 1, &s.d_s->bnorm)));
+  GS_TRY(gs_solver_fetch(&s));
+  s.bnorm = s.h_s->bnorm;
+  s.tol = fmax(o.rtol * s.bnorm, o.atol);
+  stats->bnorm = s.bnorm;
+  if (!isfinite(s.bnorm)) {
+    stats->reason = GS_DIVERGED_NANINF;
+    stats->detail = "||b|| is not finite";
+  } else if (s.bnorm == 0.0) { /* b = 0: x = 0 exactly, as SciPy and PETSc answer */
+    GS_TRY(GS_CUDA(cudaMemsetAsync(d_x, 0, (size_t)n * sizeof(double), ctx->stream)));
+    stats->reason = GS_CONVERGED_ATOL;
+  } else {
+    GS_TRY(methods[o.method].solve(&s, d_x, d_work, h_work));
+  }
+
+  /* the true residual of the returned x */
+  GS_TRY(gs_solver_residual(&s, d_x, d_work));
+  GS_TRY(GS_CUBLAS(cublasDnrm2(ctx->cublas, n, d_work, 1, &s.d_s->rnorm)));
+  GS_TRY(GS_CUDA(cudaEventRecord(total[1], ctx->stream)));
+  GS_TRY(gs_solver_fetch(&s));
+  stats->true_residual_norm = s.h_s->rnorm;
+  stats->rel_residual = s.bnorm > 0.0 ? stats->true_residual_norm / s.bnorm
+                                      : stats->true_residual_norm;
+  float ms = 0.0f;
+  GS_TRY(GS_CUDA(cudaEventElapsedTime(&ms, total[0], total[1])));
+  stats->seconds_total = 1e-3 * ms;
+
+cleanup:
+  if (st != GS_SUCCESS) {
+    stats->reason = GS_REASON_NONE;
+    cudaStreamSynchronize(ctx->stream); /* nothing may still use the workspace */
+  }
+  if (mode_saved) cublasSetPointerMode(ctx->cublas, old_mode);
+  if (s.events) {
+    cudaEvent_t *ev = s.events;
+    for (int k = 0; k < nevents; ++k) cudaEventDestroy(ev[k]);
+  }
+  free(s.events);
+  free(s.ev_kind);
+  if (total[0]) cudaEventDestroy(total[0]);
+  if (total[1]) cudaEventDestroy(total[1]);
+  if (h_work) cudaFreeHost(h_work);
+  if (s.h_s) cudaFreeHost(s.h_s);
+  gs_dfree(d_work);
+  gs_dfree(s.d_s);
+  return st;
+}

@@ -1,0 +1,186 @@
+/* tests/test_solve_cli.c: `gpusolve solve` as a user runs it, on any machine: --help, usage
+ * errors and bad input (exit 2, one line on stderr, before any device work), and the no-device
+ * answer (exit 3, "no CUDA device available"), forced with CUDA_VISIBLE_DEVICES="" where a GPU
+ * is present. Solving itself is exercised by the GPU suite test_solvers. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/testutil.h"
+
+static char out[1 << 16], err[1 << 14];
+static char dir[] = "/tmp/gs_solve_cliXXXXXX";
+static char spd[4200], rect[4200], b3[4200], b4[4200], b2col[4200], x0bad[4200];
+
+/* Exactly one line on stderr, starting "gpusolve: ". */
+static int one_line_error(void)
+{
+  size_t n = strlen(err);
+  return n > 10 && strncmp(err, "gpusolve: ", 10) == 0 && err[n - 1] == '\n' &&
+         strchr(err, '\n') == err + n - 1;
+}
+
+static void write_file(char *path, size_t size, const char *name, const char *text)
+{
+  snprintf(path, size, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  CU_ASSERT_FATAL(f != NULL);
+  fputs(text, f);
+  fclose(f);
+}
+
+static int run(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+static int run(const char *fmt, ...)
+{
+  char args[16384];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(args, sizeof args, fmt, ap);
+  va_end(ap);
+  return gs_test_cli(args, out, sizeof out, err, sizeof err);
+}
+
+static void setup_files(void)
+{
+  static int done;
+  if (done) return;
+  CU_ASSERT_FATAL(mkdtemp(dir) != NULL);
+  /* 4 x 4 SPD tridiagonal, 3 x 4 rectangular, vectors of 3 and 4 entries, a 4 x 2 "vector" */
+  write_file(spd, sizeof spd, "spd.mtx",
+             "%%MatrixMarket matrix coordinate real symmetric\n4 4 7\n"
+             "1 1 2\n2 1 -1\n2 2 2\n3 2 -1\n3 3 2\n4 3 -1\n4 4 2\n");
+  write_file(rect, sizeof rect, "rect.mtx",
+             "%%MatrixMarket matrix coordinate real general\n3 4 3\n1 1 1\n2 2 1\n3 3 1\n");
+  write_file(b3, sizeof b3, "b3.mtx", "%%MatrixMarket matrix array real general\n3 1\n1\n2\n3\n");
+  write_file(b4, sizeof b4, "b4.mtx",
+             "%%MatrixMarket matrix array real general\n4 1\n1\n0\n0\n1\n");
+  write_file(b2col, sizeof b2col, "b2col.mtx",
+             "%%MatrixMarket matrix array real general\n4 2\n1\n2\n3\n4\n5\n6\n7\n8\n");
+  write_file(x0bad, sizeof x0bad, "x0bad.mtx",
+             "%%MatrixMarket matrix array real general\n5 1\n0\n0\n0\n0\n0\n");
+  done = 1;
+}
+
+static void test_help(void)
+{
+  CU_ASSERT_EQUAL(run("solve --help"), 0);
+  CU_ASSERT(strstr(out, "usage: gpusolve solve") != NULL);
+  CU_ASSERT(strstr(out, "--precond") != NULL);
+  CU_ASSERT(strstr(out, "Exit status") != NULL);
+  CU_ASSERT_EQUAL(err[0], '\0');
+  CU_ASSERT_EQUAL(run("solve -h"), 0);
+  CU_ASSERT(strstr(out, "usage: gpusolve solve") != NULL);
+}
+
+/* Each bad option: exit 2 and one line naming the problem. */
+static void test_bad_options(void)
+{
+  static const struct {
+    const char *args, *needle;
+  } cases[] = {
+    {"solve --bogus", "--bogus"},
+    {"--bogus", "--bogus"}, /* the default command is solve */
+    {"solve --solver foo", "'foo'"},
+    {"solve --precond ilu7", "'ilu7'"},
+    {"solve --format nosuchformat", "'nosuchformat'"},
+    {"solve --rtol abc", "--rtol"},
+    {"solve --rtol -1", "--rtol"},
+    {"solve --atol nan", "--atol"},
+    {"solve --maxit -5", "--maxit"},
+    {"solve --maxit", "--maxit"},
+    {"solve --restart 0", "--restart"},
+    {"solve --check-every 0", "--check-every"},
+    {"solve --x0", "--x0"},
+    {"solve -o", "-o"},
+    {"solve --plot", "--plot"},
+    {"solve a.mtx b.mtx c.mtx", "c.mtx"},
+    {"solve /nonexistent/A.mtx", "/nonexistent/A.mtx"},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+    int rc = run("%s", cases[k].args);
+    CU_ASSERT_EQUAL(rc, 2);
+    CU_ASSERT(one_line_error());
+    CU_ASSERT(strstr(err, cases[k].needle) != NULL);
+    if (rc != 2 || !one_line_error() || !strstr(err, cases[k].needle))
+      fprintf(stderr, "  '%s' -> %d: %s\n", cases[k].args, rc, err);
+  }
+}
+
+/* Bad input files: exit 2 before any device work, so on every machine. */
+static void test_bad_input(void)
+{
+  setup_files();
+  CU_ASSERT_EQUAL(run("solve '%s'", rect), 2); /* not square */
+  CU_ASSERT(one_line_error());
+  CU_ASSERT(strstr(err, "3 x 4") != NULL && strstr(err, "square") != NULL);
+
+  CU_ASSERT_EQUAL(run("solve '%s' '%s'", spd, b3), 2); /* b of the wrong length */
+  CU_ASSERT(one_line_error());
+  CU_ASSERT(strstr(err, "3 entries") != NULL && strstr(err, "4 rows") != NULL);
+
+  CU_ASSERT_EQUAL(run("solve '%s' '%s'", spd, b2col), 2); /* b with two columns */
+  CU_ASSERT(one_line_error());
+
+  CU_ASSERT_EQUAL(run("solve '%s' --x0 '%s'", spd, x0bad), 2); /* x0 of the wrong length */
+  CU_ASSERT(one_line_error());
+  CU_ASSERT(strstr(err, "x0") != NULL);
+
+  CU_ASSERT_EQUAL(run("solve '%s' '%s/missing_b.mtx'", spd, dir), 2);
+  CU_ASSERT(one_line_error());
+  CU_ASSERT(strstr(err, "missing_b.mtx") != NULL);
+}
+
+/* No device: exit 3 with CUDA's reason. A GPU present is hidden from the child process. */
+static void test_no_device(void)
+{
+  setup_files();
+  const char *old = getenv("CUDA_VISIBLE_DEVICES");
+  char *saved = old ? strdup(old) : NULL;
+  setenv("CUDA_VISIBLE_DEVICES", "", 1);
+  int rc = run("solve '%s' '%s'", spd, b4);
+  int rc_default = run("solve '%s' --format all --precond jacobi --json", spd);
+  if (saved) {
+    setenv("CUDA_VISIBLE_DEVICES", saved, 1);
+    free(saved);
+  } else {
+    unsetenv("CUDA_VISIBLE_DEVICES");
+  }
+  CU_ASSERT_EQUAL(rc, 3);
+  CU_ASSERT_EQUAL(rc_default, 3);
+  CU_ASSERT(one_line_error());
+  CU_ASSERT(strstr(err, "no CUDA device available") != NULL);
+  CU_ASSERT_EQUAL(out[0], '\0'); /* nothing on stdout, not even half a JSON document */
+}
+
+static void cleanup_files(void)
+{
+  const char *names[] = {"spd.mtx", "rect.mtx", "b3.mtx", "b4.mtx", "b2col.mtx", "x0bad.mtx"};
+  char p[4200];
+  for (size_t k = 0; k < sizeof names / sizeof names[0]; ++k) {
+    snprintf(p, sizeof p, "%s/%s", dir, names[k]);
+    unlink(p);
+  }
+  rmdir(dir);
+}
+
+static void test_cleanup(void) { cleanup_files(); }
+
+int main(void)
+{
+  CU_TestInfo tests[] = {
+    {"help", test_help},
+    {"bad options exit 2 with one line", test_bad_options},
+    {"bad input exits 2 before the device", test_bad_input},
+    {"no device exits 3", test_no_device},
+    {"cleanup", test_cleanup},
+    CU_TEST_INFO_NULL,
+  };
+  return gs_test_main("solve_cli", tests, 0);
+}
