@@ -115,9 +115,12 @@ static int load_vector(const char *what, const char *path, gs_idx_t n, double **
 static void print_single(const result_t *r, int ones)
 {
   const gs_solve_stats_t *s = &r->stats;
-  printf("result   %s%s%s%s in %d iteration%s\n", gs_reason_describe(s->reason),
+  printf("result   %s%s%s%s in %d iteration%s", gs_reason_describe(s->reason),
          *s->detail ? " (" : "", s->detail, *s->detail ? ")" : "", s->iterations,
          s->iterations == 1 ? "" : "s");
+  if (s->restarts)
+    printf(" (%d restart%s from the true residual)", s->restarts, s->restarts == 1 ? "" : "s");
+  printf("\n");
   printf("residual ||b - Ax||/||b|| = %.3e", s->rel_residual);
   if (ones) printf(", error ||x - 1||/||1|| = %.3e", r->error);
   printf("\n");
@@ -166,6 +169,7 @@ static void json_result(cli_json_t *j, const result_t *r, int ones, int with_his
   json_str(j, "reason", gs_reason_string(s->reason));
   json_str(j, "detail", s->detail);
   json_int(j, "iterations", s->iterations);
+  json_int(j, "restarts", s->restarts);
   json_num(j, "rel_residual", s->rel_residual);
   json_num(j, "true_residual_norm", s->true_residual_norm);
   json_num(j, "rnorm0", s->rnorm0);

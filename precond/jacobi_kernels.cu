@@ -7,7 +7,7 @@
 
 #define JACOBI_THREADS 256
 
-__global__ void __launch_bounds__(JACOBI_THREADS)
+static __global__ void __launch_bounds__(JACOBI_THREADS)
 jacobi_apply_kernel(gs_idx_t n, const double *__restrict__ dinv, const double *r, double *z)
 {
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < (long long)n;

@@ -184,7 +184,7 @@ gs_status_t gs_gmres_solve(gs_solver_t *s, double *x, double *work, double *hw)
     /* else: not converged (the estimate may have said so): restart from the true residual */
     beta = beta_new;
   }
-  s->stats->iterations = it;
+  s->stats->iterations = s->it_base + it;
   s->stats->reason = reason;
   return GS_SUCCESS;
 }

@@ -211,6 +211,10 @@ const char *gs_solver_halt_detail(int halt, int what)
   }
 }
 
+/* Restarts from the true residual when the recurrence residual has drifted (see gs_solve). */
+#define GS_RESIDUAL_RESTARTS 3
+#define GS_TRUE_RESIDUAL_SLACK 10.0
+
 static gs_reason_t converged_reason(const gs_solver_t *s, double rnorm)
 {
   return rnorm <= s->opts.rtol * s->bnorm ? GS_CONVERGED_RTOL : GS_CONVERGED_ATOL;
@@ -220,7 +224,7 @@ gs_reason_t gs_solver_check(gs_solver_t *s, int it, double rnorm, int window)
 {
   gs_solve_stats_t *st = s->stats;
   int halt = s->h_s->halt;
-  st->iterations = halt ? s->h_s->halt_done : it;
+  st->iterations = s->it_base + (halt ? s->h_s->halt_done : it);
   st->rnorm = rnorm;
   int stop = 0;
   /* A refused step leaves r unchanged: do not report its norm twice. */
@@ -371,9 +375,29 @@ gs_status_t gs_solve(gs_context_t *ctx, const gs_solve_opts_t *opts, gs_spmv_t *
     GS_TRY(methods[o.method].solve(&s, d_x, d_work, h_work));
   }
 
-  /* the true residual of the returned x */
-  GS_TRY(gs_solver_residual(&s, d_x, d_work));
-  GS_TRY(GS_CUBLAS(cublasDnrm2(ctx->cublas, n, d_work, 1, &s.d_s->rnorm)));
+  /* The true residual of the returned x. A recurrence residual can drift below the tolerance
+   * while b - Ax stays well above it: then the method restarts from x with the true residual,
+   * at most GS_RESIDUAL_RESTARTS times and within maxit, so that "converged" means a true
+   * residual within GS_TRUE_RESIDUAL_SLACK times the tolerance. The slack leaves the usual
+   * rounding gap of ill-conditioned systems alone (CG on nos7, condition ~1e9, ends at a true
+   * 1.1-1.9e-8 for rtol 1e-8, as SciPy's does) instead of paying restarts for it. */
+  for (int pass = 0;; ++pass) {
+    GS_TRY(gs_solver_residual(&s, d_x, d_work));
+    GS_TRY(GS_CUBLAS(cublasDnrm2(ctx->cublas, n, d_work, 1, &s.d_s->rnorm)));
+    GS_TRY(gs_solver_fetch(&s));
+    if (!gs_reason_converged(stats->reason) || s.h_s->rnorm <= GS_TRUE_RESIDUAL_SLACK * s.tol ||
+        pass == GS_RESIDUAL_RESTARTS || stats->iterations >= o.maxit)
+      break;
+    s.opts.x0_given = 1;
+    s.opts.maxit = o.maxit - stats->iterations;
+    s.it_base = stats->iterations;
+    stats->restarts++;
+    GS_TRY(methods[o.method].solve(&s, d_x, d_work, h_work));
+  }
+  if (gs_reason_converged(stats->reason) && !(s.h_s->rnorm <= GS_TRUE_RESIDUAL_SLACK * s.tol)) {
+    stats->reason = stats->iterations >= o.maxit ? GS_DIVERGED_MAXIT : GS_DIVERGED_STAGNATION;
+    stats->detail = "the recurrence converged but the true residual b - Ax did not";
+  }
   GS_TRY(GS_CUDA(cudaEventRecord(total[1], ctx->stream)));
   GS_TRY(gs_solver_fetch(&s));
   stats->true_residual_norm = s.h_s->rnorm;

@@ -86,6 +86,7 @@ typedef struct gs_solver {
   /* stagnation window (CG, BiCGSTAB) */
   double best;
   int best_it;
+  int it_base;              /* iterations of earlier passes (restarts from the true residual) */
 } gs_solver_t;
 
 /* ---- shared steps (solvers/solver.c) ------------------------------------------------------ */

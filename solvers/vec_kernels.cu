@@ -41,7 +41,7 @@ __device__ static bool first_thread() { return blockIdx.x == 0 && threadIdx.x ==
 
 /* ---- CG -------------------------------------------------------------------------------------- */
 
-__global__ void __launch_bounds__(GS_VEC_THREADS)
+static __global__ void __launch_bounds__(GS_VEC_THREADS)
 cg_update_kernel(gs_idx_t n, gs_dscalars_t *S, int c, int done, double *__restrict__ x,
                  double *__restrict__ r, const double *__restrict__ p,
                  const double *__restrict__ q)
@@ -59,7 +59,7 @@ cg_update_kernel(gs_idx_t n, gs_dscalars_t *S, int c, int done, double *__restri
   }
 }
 
-__global__ void __launch_bounds__(GS_VEC_THREADS)
+static __global__ void __launch_bounds__(GS_VEC_THREADS)
 cg_direction_kernel(gs_idx_t n, gs_dscalars_t *S, int c, int rho_from_rnorm, int done,
                     double *__restrict__ p, const double *__restrict__ z)
 {
@@ -93,7 +93,7 @@ extern "C" gs_status_t gs_kernel_cg_direction(cudaStream_t stream, gs_idx_t n, g
 
 /* ---- BiCGSTAB -------------------------------------------------------------------------------- */
 
-__global__ void __launch_bounds__(GS_VEC_THREADS)
+static __global__ void __launch_bounds__(GS_VEC_THREADS)
 bicgstab_p_kernel(gs_idx_t n, gs_dscalars_t *S, int c, int first, int done,
                   double *__restrict__ p, const double *__restrict__ r,
                   const double *__restrict__ v)
@@ -113,7 +113,7 @@ bicgstab_p_kernel(gs_idx_t n, gs_dscalars_t *S, int c, int first, int done,
   GRID_STRIDE(i, n) p[i] = r[i] + beta * (p[i] - omega * v[i]); /* p <- r + beta (p - omega v) */
 }
 
-__global__ void __launch_bounds__(GS_VEC_THREADS)
+static __global__ void __launch_bounds__(GS_VEC_THREADS)
 bicgstab_s_kernel(gs_idx_t n, gs_dscalars_t *S, int c, int done, double *__restrict__ r,
                   const double *__restrict__ v)
 {
@@ -127,7 +127,7 @@ bicgstab_s_kernel(gs_idx_t n, gs_dscalars_t *S, int c, int done, double *__restr
   GRID_STRIDE(i, n) r[i] -= alpha * v[i]; /* s <- r - alpha v (in r) */
 }
 
-__global__ void __launch_bounds__(GS_VEC_THREADS)
+static __global__ void __launch_bounds__(GS_VEC_THREADS)
 bicgstab_xr_kernel(gs_idx_t n, gs_dscalars_t *S, double tol, int done_half, int done,
                    double *__restrict__ x, double *r, const double *__restrict__ phat,
                    const double *shat, const double *__restrict__ t)
@@ -136,8 +136,11 @@ bicgstab_xr_kernel(gs_idx_t n, gs_dscalars_t *S, double tol, int done_half, int 
   if (S->halt) return;
   const double alpha = S->alpha;
   if (S->rnorm <= tol) { /* converged at the half step: x <- x + alpha phat, r = s */
+    /* No halt() here: a block scheduled after block 0 had set S->halt would skip its part of
+     * the x update (the early return above), leaving x short of the last step. The half-step
+     * flag is set by bicgstab_halfstep_kernel, launched after this kernel. */
+    (void)done_half;
     GRID_STRIDE(i, n) x[i] += alpha * phat[i];
-    halt(S, GS_HALT_HALFSTEP, GS_WHAT_NONE, done_half);
     return;
   }
   const double tt = S->tt;
@@ -167,6 +170,12 @@ extern "C" gs_status_t gs_kernel_bicgstab_s(cudaStream_t stream, gs_idx_t n, gs_
   return GS_CHECK_LAUNCH(stream, "bicgstab_s_kernel");
 }
 
+/* Flags the half-step convergence the xr kernel acted on (same test, S->rnorm still ||s||). */
+static __global__ void bicgstab_halfstep_kernel(gs_dscalars_t *S, double tol, int done_half)
+{
+  if (!S->halt && S->rnorm <= tol) halt(S, GS_HALT_HALFSTEP, GS_WHAT_NONE, done_half);
+}
+
 extern "C" gs_status_t gs_kernel_bicgstab_xr(cudaStream_t stream, gs_idx_t n, gs_dscalars_t *S,
                                              double tol, int done_half, int done, double *x,
                                              double *r, const double *phat, const double *shat,
@@ -174,12 +183,14 @@ extern "C" gs_status_t gs_kernel_bicgstab_xr(cudaStream_t stream, gs_idx_t n, gs
 {
   bicgstab_xr_kernel<<<blocks_for(n), GS_VEC_THREADS, 0, stream>>>(n, S, tol, done_half, done, x,
                                                                     r, phat, shat, t);
-  return GS_CHECK_LAUNCH(stream, "bicgstab_xr_kernel");
+  GS_CHECK(GS_CHECK_LAUNCH(stream, "bicgstab_xr_kernel"));
+  bicgstab_halfstep_kernel<<<1, 1, 0, stream>>>(S, tol, done_half);
+  return GS_CHECK_LAUNCH(stream, "bicgstab_halfstep_kernel");
 }
 
 /* ---- plain ----------------------------------------------------------------------------------- */
 
-__global__ void __launch_bounds__(GS_VEC_THREADS)
+static __global__ void __launch_bounds__(GS_VEC_THREADS)
 scale_kernel(gs_idx_t n, double alpha, double *__restrict__ x)
 {
   GRID_STRIDE(i, n) x[i] *= alpha;

@@ -92,6 +92,8 @@ typedef struct gs_solve_stats {
   const char *detail;        /* what exactly, e.g. "omega = t^T s / t^T t = 0" or "p^T A p <= 0";
                                 "" when the reason says it all (static string, never NULL) */
   int iterations;            /* iterations done (GMRES: inner iterations over all cycles) */
+  int restarts;              /* restarts from the true residual b - Ax, taken when the
+                                recurrence residual met the tolerance and b - Ax did not */
   double bnorm;              /* ||b|| */
   double rnorm0;             /* ||b - A x0|| */
   double rnorm;              /* last monitored residual norm (see gs_monitor_fn) */
@@ -112,6 +114,10 @@ typedef struct gs_solve_stats {
  *
  * Convergence: ||r|| <= max(rtol ||b||, atol) on the monitored residual; at the end the true
  * residual b - A x is recomputed and reported (stats.true_residual_norm, rel_residual).
+ * A converged reason means the recomputed true residual ||b - Ax|| is within 10 times the
+ * tolerance: when the method's recurrence residual met the tolerance but b - Ax is further off,
+ * the method restarts from x with the true residual (stats.restarts, at most 3 times, within
+ * maxit); a true residual still above 10x the tolerance stops with GS_DIVERGED_STAGNATION.
  * Breakdowns, indefiniteness, NaN, stagnation and the iteration limit are stop reasons in
  * stats.reason, not errors: gs_solve then returns GS_SUCCESS with the last good iterate in d_x.
  *
