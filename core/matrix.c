@@ -34,10 +34,14 @@ gs_status_t gs_coo_create(gs_coo_t **out, gs_idx_t m, gs_idx_t n, int64_t cap)
   return GS_SUCCESS;
 }
 
-static gs_status_t coo_grow(gs_coo_t *A, int64_t need)
+gs_status_t gs_coo_reserve(gs_coo_t *A, int64_t need)
 {
-  int64_t cap = A->cap;
-  while (cap < need) cap = cap + cap / 2 + 16;
+  if (!A) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_coo_reserve: A is NULL");
+  if (need <= A->cap) return GS_SUCCESS;
+  int64_t cap = A->cap + A->cap / 2 + 1024;
+  if (cap < need) cap = need;
+  /* Each array is replaced as soon as its realloc succeeds, so a partial failure leaks nothing
+   * and leaves A valid at its old capacity. */
   gs_idx_t *r = realloc(A->row, (size_t)cap * sizeof *r);
   if (r) A->row = r;
   gs_idx_t *c = realloc(A->col, (size_t)cap * sizeof *c);
@@ -57,7 +61,7 @@ gs_status_t gs_coo_push(gs_coo_t *A, gs_idx_t i, gs_idx_t j, gs_val_t v)
   if (i < 0 || i >= A->m || j < 0 || j >= A->n)
     return GS_ERROR(GS_ERR_INVALID_ARG, "entry (%d, %d) outside a %d x %d matrix", i, j, A->m,
                     A->n);
-  if (A->nnz == A->cap) GS_CHECK(coo_grow(A, A->nnz + 1));
+  if (A->nnz == A->cap) GS_CHECK(gs_coo_reserve(A, A->nnz + 1));
   A->row[A->nnz] = i;
   A->col[A->nnz] = j;
   A->val[A->nnz] = v;

@@ -698,22 +698,13 @@ static gs_status_t read_header(mm_src *s, mm_header *h)
 
 /* ---- entries ------------------------------------------------------------------------------ */
 
-/* Makes room for `need` entries in A (whose arrays are plain malloc blocks, see matrix.h). */
+/* Makes room for `need` entries in A; the message names the file being read. */
 static gs_status_t coo_reserve(gs_coo_t *A, int64_t need, const char *path)
 {
   if (need <= A->cap) return GS_SUCCESS;
-  int64_t cap = A->cap + A->cap / 2 + 1024;
-  if (cap < need) cap = need;
-  gs_idx_t *r = realloc(A->row, (size_t)cap * sizeof *r);
-  if (r) A->row = r;
-  gs_idx_t *c = realloc(A->col, (size_t)cap * sizeof *c);
-  if (c) A->col = c;
-  gs_val_t *v = realloc(A->val, (size_t)cap * sizeof *v);
-  if (v) A->val = v;
-  if (!r || !c || !v)
+  if (gs_coo_reserve(A, need) != GS_SUCCESS)
     return MM_ERROR(GS_ERR_HOST_MEMORY, path, 0, "out of host memory for %lld entries",
-                    (long long)cap);
-  A->cap = cap;
+                    (long long)need);
   return GS_SUCCESS;
 }
 

@@ -5,19 +5,6 @@
 
 #include "tests/testutil.h"
 
-/* Builds a CSR from a dense row-major array (zeros skipped unless keep_zero marks them). */
-static gs_csr_t *from_dense(int m, int n, const double *a)
-{
-  gs_coo_t *C = NULL;
-  gs_csr_t *A = NULL;
-  CU_ASSERT_FATAL(gs_coo_create(&C, m, n, 4) == GS_SUCCESS);
-  for (int i = 0; i < m; ++i)
-    for (int j = 0; j < n; ++j)
-      if (a[i * n + j] != 0.0) CU_ASSERT_FATAL(gs_coo_push(C, i, j, a[i * n + j]) == GS_SUCCESS);
-  CU_ASSERT_FATAL(gs_coo_to_csr(&A, C) == GS_SUCCESS);
-  gs_coo_destroy(&C);
-  return A;
-}
 
 static void test_coo_to_csr_sorts_sums_keeps_zeros(void)
 {
@@ -50,7 +37,7 @@ static void test_coo_to_csr_sorts_sums_keeps_zeros(void)
 static void test_transpose_and_spmv(void)
 {
   const double a[] = {1, 0, 2, 0, 3, 0, 0, 0, 0, 4, 5, 6}; /* 4 x 3 */
-  gs_csr_t *A = from_dense(4, 3, a), *T = NULL, *TT = NULL;
+  gs_csr_t *A = gs_test_csr_from_dense(4, 3, a), *T = NULL, *TT = NULL;
   CU_ASSERT_FATAL(gs_csr_transpose(&T, A) == GS_SUCCESS);
   CU_ASSERT_EQUAL(T->m, 3);
   CU_ASSERT_EQUAL(T->n, 4);
@@ -106,7 +93,7 @@ static void test_random_transpose_roundtrip(void)
 static void test_validate_catches_faults(void)
 {
   const double a[] = {1, 2, 0, 3};
-  gs_csr_t *A = from_dense(2, 2, a);
+  gs_csr_t *A = gs_test_csr_from_dense(2, 2, a);
   CU_ASSERT(gs_csr_validate(A) == GS_SUCCESS);
   A->col[1] = 5;
   CU_ASSERT(gs_csr_validate(A) == GS_ERR_INVALID_ARG);
@@ -130,7 +117,7 @@ static void test_features_hand_checked(void)
      [ 0 -1  4  0 ]
      [ 0  0  0  0 ]  row 3 empty: diagonal not full */
   const double a[] = {4, -1, 0, 0, -1, 4, -1, 0, 0, -1, 4, 0, 0, 0, 0, 0};
-  gs_csr_t *A = from_dense(4, 4, a);
+  gs_csr_t *A = gs_test_csr_from_dense(4, 4, a);
   gs_features_t f;
   CU_ASSERT_FATAL(gs_csr_features(A, &f) == GS_SUCCESS);
   CU_ASSERT_EQUAL(f.rows, 4);
@@ -153,7 +140,7 @@ static void test_features_hand_checked(void)
   gs_csr_destroy(&A);
 
   const double b[] = {2, 0, 1, 0, 3, 0}; /* 2 x 3: rectangular */
-  A = from_dense(2, 3, b);
+  A = gs_test_csr_from_dense(2, 3, b);
   CU_ASSERT_FATAL(gs_csr_features(A, &f) == GS_SUCCESS);
   CU_ASSERT_EQUAL(f.diagonals, 2); /* offsets 0 and 2 (0,0),(1,1) share offset 0 */
   CU_ASSERT(!f.structurally_symmetric);

@@ -17,18 +17,6 @@ static uint64_t g_state;
 
 /* ---- matrices ---------------------------------------------------------------------------- */
 
-static gs_csr_t *from_dense(int m, int n, const double *a)
-{
-  gs_coo_t *C = NULL;
-  gs_csr_t *A = NULL;
-  CU_ASSERT_FATAL(gs_coo_create(&C, m, n, 4) == GS_SUCCESS);
-  for (int i = 0; i < m; ++i)
-    for (int j = 0; j < n; ++j)
-      if (a[i * n + j] != 0.0) CU_ASSERT_FATAL(gs_coo_push(C, i, j, a[i * n + j]) == GS_SUCCESS);
-  CU_ASSERT_FATAL(gs_coo_to_csr(&A, C) == GS_SUCCESS);
-  gs_coo_destroy(&C);
-  return A;
-}
 
 /* Builds a CSR from (row, col, val) triples; explicit zeros are kept. */
 static gs_csr_t *from_triples(int m, int n, int64_t k, const int *r, const int *c, const double *v)
@@ -295,7 +283,7 @@ static void test_registry(void)
   }
   /* the host_apply slots answer op = T themselves too, as the device backends would */
   const double one[] = {1.0};
-  gs_csr_t *A = from_dense(1, 1, one);
+  gs_csr_t *A = gs_test_csr_from_dense(1, 1, one);
   double x[1] = {1.0}, y[1] = {0.0};
   gs_spmv_opts_t opts;
   gs_spmv_opts_default(&opts);
@@ -347,14 +335,14 @@ static void test_random_shapes(void)
 static void test_tiny_and_empty(void)
 {
   const double one[] = {3.5};
-  gs_csr_t *A = from_dense(1, 1, one);
+  gs_csr_t *A = gs_test_csr_from_dense(1, 1, one);
   check_matrix(A);
   gs_csr_destroy(&A);
 
   /* empty rows at the top, in the middle and at the bottom */
   const double a[] = {0, 0, 0, 0, /**/ 1, 0, 2, 0, /**/ 0, 0, 0, 0, /**/ 0, 0, 0, 0,
                       0, 3, 0, 4, /**/ 0, 0, 0, 0};
-  A = from_dense(6, 4, a);
+  A = gs_test_csr_from_dense(6, 4, a);
   check_matrix(A);
   gs_csr_destroy(&A);
 
@@ -511,7 +499,7 @@ static void test_fill_threshold(void)
 
   /* ELL: rows of lengths 3, 0, 0: 9 slots for 3 entries, exactly 3x: accepted */
   const double a3[] = {1, 2, 3, 0, 0, 0, 0, 0, 0};
-  gs_csr_t *A = from_dense(3, 3, a3);
+  gs_csr_t *A = gs_test_csr_from_dense(3, 3, a3);
   CU_ASSERT_EQUAL(gs_ell_layout_build(&E, A, 3.0), GS_SUCCESS);
   gs_ell_layout_destroy(&E);
   CU_ASSERT_EQUAL(gs_spmv_host_apply("ell", A, &opts, GS_OP_N, 1.0, x, 0.0, y), GS_SUCCESS);
@@ -525,7 +513,7 @@ static void test_fill_threshold(void)
 
   /* ... one more empty row: 12 slots for 3 entries, 4x: refused, nothing allocated */
   const double a4[] = {1, 2, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0};
-  A = from_dense(4, 3, a4);
+  A = gs_test_csr_from_dense(4, 3, a4);
   CU_ASSERT_EQUAL(gs_ell_layout_build(&E, A, 3.0), GS_ERR_FORMAT_FILL);
   CU_ASSERT_PTR_NULL(E);
   CU_ASSERT_STRING_EQUAL(gs_last_error(), "ell refused: padding to 3 entries per row would "
@@ -536,7 +524,7 @@ static void test_fill_threshold(void)
 
   /* DIA: identity + (0,2) on 3x3: 2 diagonals x 3 rows for 4 entries = 1.5x */
   const double d3[] = {1, 0, 5, 0, 2, 0, 0, 0, 3};
-  A = from_dense(3, 3, d3);
+  A = gs_test_csr_from_dense(3, 3, d3);
   CU_ASSERT_EQUAL(gs_dia_layout_build(&D, A, 1.5), GS_SUCCESS);
   gs_dia_layout_destroy(&D);
   CU_ASSERT_EQUAL(gs_dia_layout_build(&D, A, 1.49), GS_ERR_FORMAT_FILL);
@@ -553,7 +541,7 @@ static void test_fill_threshold(void)
 
   /* the anti-diagonal of 4x4: 4 diagonals for 4 entries, 4x > 3x */
   const double ad[] = {0, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 0};
-  A = from_dense(4, 4, ad);
+  A = gs_test_csr_from_dense(4, 4, ad);
   CU_ASSERT_EQUAL(gs_dia_layout_build(&D, A, 3.0), GS_ERR_FORMAT_FILL);
   CU_ASSERT_STRING_EQUAL(gs_last_error(),
                          "dia refused: 4 diagonals would store 4.0x the nonzeros (limit 3x)");
@@ -576,7 +564,7 @@ static void test_ell_layout(void)
 
   /* [1 0 2 0; 0 0 0 0; 3 4 5 0]: K = 3, pitch 32, slot (i, k) at k*32 + i */
   const double a[] = {1, 0, 2, 0, 0, 0, 0, 0, 3, 4, 5, 0};
-  gs_csr_t *A = from_dense(3, 4, a);
+  gs_csr_t *A = gs_test_csr_from_dense(3, 4, a);
   gs_ell_layout_t *E = NULL;
   CU_ASSERT_FATAL(gs_ell_layout_build(&E, A, 3.0) == GS_SUCCESS); /* 9 slots, 5 entries */
   CU_ASSERT_EQUAL(E->K, 3);
@@ -617,7 +605,7 @@ static void test_dia_layout(void)
 {
   /* 4 x 5: (0,0)=1 (0,1)=2 (1,0)=3 (1,2)=4 (2,4)=5 (3,3)=6 -> offsets -1, 0, 1, 2 */
   const double a[] = {1, 2, 0, 0, 0, 3, 0, 4, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 6, 0};
-  gs_csr_t *A = from_dense(4, 5, a);
+  gs_csr_t *A = gs_test_csr_from_dense(4, 5, a);
   gs_dia_layout_t *D = NULL;
   CU_ASSERT_FATAL(gs_dia_layout_build(&D, A, 3.0) == GS_SUCCESS); /* 16 slots, 6 entries */
   CU_ASSERT_EQUAL(D->ndiag, 4);
@@ -640,7 +628,7 @@ static void test_dia_layout(void)
 
   /* rectangular, wide and tall, through every path */
   const double w[] = {0, 0, 0, 7, 0, 1, 0, 0, 0, 2}; /* 2 x 5 */
-  A = from_dense(2, 5, w);
+  A = gs_test_csr_from_dense(2, 5, w);
   CU_ASSERT_FATAL(gs_dia_layout_build(&D, A, 3.0) == GS_SUCCESS);
   const int32_t offw[] = {-1, 3};
   CU_ASSERT_EQUAL(D->ndiag, 2);
@@ -649,7 +637,7 @@ static void test_dia_layout(void)
   check_matrix(A);
   gs_csr_destroy(&A);
   const double t[] = {1, 0, 0, 2, 3, 0, 0, 4, 0, 0}; /* 5 x 2 */
-  A = from_dense(5, 2, t);
+  A = gs_test_csr_from_dense(5, 2, t);
   check_matrix(A);
   gs_csr_destroy(&A);
 }
@@ -676,7 +664,7 @@ static void test_coo_layout_and_partition(void)
     }
 
   const double a[] = {0, 1, 2, /**/ 0, 0, 0, /**/ 3, 0, 4};
-  gs_csr_t *A = from_dense(3, 3, a);
+  gs_csr_t *A = gs_test_csr_from_dense(3, 3, a);
   gs_coo_layout_t *C = NULL;
   CU_ASSERT_FATAL(gs_coo_layout_build(&C, A) == GS_SUCCESS);
   const int row[] = {0, 0, 2, 2}, col[] = {1, 2, 0, 2};

@@ -7,19 +7,6 @@
 #include "spmv/sell.h"
 #include "tests/testutil.h"
 
-/* Builds a CSR from a dense row-major array (zeros skipped). */
-static gs_csr_t *from_dense(int m, int n, const double *a)
-{
-  gs_coo_t *C = NULL;
-  gs_csr_t *A = NULL;
-  CU_ASSERT_FATAL(gs_coo_create(&C, m, n, 4) == GS_SUCCESS);
-  for (int i = 0; i < m; ++i)
-    for (int j = 0; j < n; ++j)
-      if (a[i * n + j] != 0.0) CU_ASSERT_FATAL(gs_coo_push(C, i, j, a[i * n + j]) == GS_SUCCESS);
-  CU_ASSERT_FATAL(gs_coo_to_csr(&A, C) == GS_SUCCESS);
-  gs_coo_destroy(&C);
-  return A;
-}
 
 /* Every structural promise of sell.h, checked against the CSR it came from. */
 static void check_layout(const gs_sell_t *S, const gs_csr_t *A, gs_idx_t C)
@@ -102,7 +89,7 @@ static void check_all(const gs_csr_t *A, gs_idx_t C, uint64_t *rng)
 static void test_layout_matches_cusparse_sample(void)
 {
   const double a[] = {1, 0, 2, 3, 0, 4, 0, 0, 5, 0, 6, 7, 0, 8, 0, 9};
-  gs_csr_t *A = from_dense(4, 4, a);
+  gs_csr_t *A = gs_test_csr_from_dense(4, 4, a);
   gs_sell_t *S = NULL;
   CU_ASSERT_FATAL(gs_sell_build(&S, A, 2, 0.0) == GS_SUCCESS);
   const gs_idx_t ptr[] = {0, 6, 12}, col[] = {0, 1, 2, -1, 3, -1, 0, 1, 2, 3, 3, -1};
@@ -130,7 +117,7 @@ static void test_layout_hand_checked(void)
      [ 4 5 6 0 ]
      [ 0 0 0 7 ]   slice 2: row 4 and one padding row, width 1 */
   const double a[] = {0, 1, 0, 2, 0, 3, 0, 0, 0, 0, 0, 0, 4, 5, 6, 0, 0, 0, 0, 7};
-  gs_csr_t *A = from_dense(5, 4, a);
+  gs_csr_t *A = gs_test_csr_from_dense(5, 4, a);
   gs_sell_t *S = NULL;
   CU_ASSERT_FATAL(gs_sell_build(&S, A, 2, 0.0) == GS_SUCCESS);
   const gs_idx_t ptr[] = {0, 4, 10, 12};
@@ -217,14 +204,14 @@ static void test_tiny_and_empty_shapes(void)
   gs_sell_t *S = NULL;
   /* 1 x 1 with and without its entry */
   const double one[] = {3.0}, none[] = {0.0};
-  gs_csr_t *A = from_dense(1, 1, one);
+  gs_csr_t *A = gs_test_csr_from_dense(1, 1, one);
   check_all(A, 32, &rng);
   /* 32 slots for 1 entry, but the 31 rows padding the last slice are no fill: accepted */
   CU_ASSERT_FATAL(gs_sell_build(&S, A, 32, 1.0) == GS_SUCCESS);
   CU_ASSERT_EQUAL(S->slots, 32);
   gs_sell_destroy(&S);
   gs_csr_destroy(&A);
-  A = from_dense(1, 1, none);
+  A = gs_test_csr_from_dense(1, 1, none);
   check_all(A, 32, &rng);
   gs_csr_destroy(&A);
 
@@ -294,7 +281,7 @@ static void test_one_long_row(void)
 static void test_bad_arguments(void)
 {
   const double a[] = {1, 2, 0, 3};
-  gs_csr_t *A = from_dense(2, 2, a);
+  gs_csr_t *A = gs_test_csr_from_dense(2, 2, a);
   gs_sell_t *S = (gs_sell_t *)1;
   CU_ASSERT(gs_sell_build(NULL, A, 32, 0.0) == GS_ERR_INVALID_ARG);
   CU_ASSERT(gs_sell_build(&S, NULL, 32, 0.0) == GS_ERR_INVALID_ARG);

@@ -119,6 +119,19 @@ int gs_test_cli(const char *args, char *out, size_t outsz, char *err, size_t err
   return WEXITSTATUS(rc);
 }
 
+gs_csr_t *gs_test_csr_from_dense(int m, int n, const double *a)
+{
+  gs_coo_t *C = NULL;
+  gs_csr_t *A = NULL;
+  CU_ASSERT_FATAL(gs_coo_create(&C, m, n, 4) == GS_SUCCESS);
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j)
+      if (a[i * n + j] != 0.0) CU_ASSERT_FATAL(gs_coo_push(C, i, j, a[i * n + j]) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_coo_to_csr(&A, C) == GS_SUCCESS);
+  gs_coo_destroy(&C);
+  return A;
+}
+
 gs_csr_t *gs_test_random_csr(uint64_t *state, gs_idx_t m, gs_idx_t n, double density)
 {
   gs_coo_t *C = NULL;

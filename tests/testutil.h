@@ -31,6 +31,9 @@ int gs_test_quick(void);
  *  buffers) and returns its exit status (-1 when it could not be run). */
 int gs_test_cli(const char *args, char *out, size_t outsz, char *err, size_t errsz);
 
+/** CSR of a dense row-major m x n array, zeros skipped (asserts fatally on failure). */
+gs_csr_t *gs_test_csr_from_dense(int m, int n, const double *a);
+
 /** Random m x n CSR with about `density` of entries filled, values in [-1, 1). */
 gs_csr_t *gs_test_random_csr(uint64_t *state, gs_idx_t m, gs_idx_t n, double density);
 

@@ -41,6 +41,8 @@ typedef struct gs_csr {
 
 /** Allocates an m x n COO with room for cap entries (nnz = 0). */
 gs_status_t gs_coo_create(gs_coo_t **A, gs_idx_t m, gs_idx_t n, int64_t cap);
+/** Makes room for at least `need` entries (grows by half again, or to `need`). */
+gs_status_t gs_coo_reserve(gs_coo_t *A, int64_t need);
 /** Appends one entry, growing the arrays as needed. */
 gs_status_t gs_coo_push(gs_coo_t *A, gs_idx_t i, gs_idx_t j, gs_val_t v);
 /** Frees A (NULL-safe) and sets *A = NULL. */
