@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <unistd.h>
 
 #include "tests/testutil.h"
@@ -72,6 +73,31 @@ static void test_info_errors(void)
   CU_ASSERT(strstr(out, "usage: gpusolve info") != NULL);
   CU_ASSERT_EQUAL(gs_test_cli("frobnicate", out, sizeof out, err, sizeof err), 2);
   CU_ASSERT(one_line_error());
+}
+
+/* Every file of the malformed corpus: exit 2 and one line on stderr naming the file. */
+static void test_info_malformed_corpus(void)
+{
+  DIR *d = opendir(gs_test_data("bad"));
+  CU_ASSERT_FATAL(d != NULL);
+  int files = 0;
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    /* vector_* files are valid matrices that are malformed only as vectors (test_mm) */
+    if (e->d_name[0] == '.' || strncmp(e->d_name, "vector_", 7) == 0) continue;
+    char path[4096], args[4200];
+    snprintf(path, sizeof path, "%s/%s", gs_test_data("bad"), e->d_name);
+    snprintf(args, sizeof args, "info '%s'", path);
+    int rc = gs_test_cli(args, out, sizeof out, err, sizeof err);
+    if (rc != 2 || !one_line_error() || !strstr(err, path))
+      fprintf(stderr, "  %s: exit %d, stderr: %s", e->d_name, rc, err);
+    CU_ASSERT_EQUAL(rc, 2);
+    CU_ASSERT(one_line_error());
+    CU_ASSERT(strstr(err, path) != NULL);
+    CU_ASSERT_STRING_EQUAL(out, ""); /* no partial output */
+    files++;
+  }
+  closedir(d);
+  CU_ASSERT(files >= 25);
 }
 
 static void test_gen_and_read_back(void)
@@ -164,6 +190,7 @@ int main(void)
 {
   CU_TestInfo tests[] = {{"info agrees with MANIFEST.tsv", test_info_matches_manifest},
                          {"info errors", test_info_errors},
+                         {"info on every malformed file", test_info_malformed_corpus},
                          {"gen writes what info reads", test_gen_and_read_back},
                          {"gen errors leave no file", test_gen_errors_leave_no_file},
                          {"spmv --list and errors", test_spmv_list_and_errors},
