@@ -198,9 +198,12 @@ int cmd_check(int argc, char **argv)
     printf("matrix %s: %d x %d, %d nonzeros; device: %s\n", path, H->m, H->n, H->nnz,
            have_gpu ? gs_context_device_name(ctx) : "none (device kernels skipped)");
     printf("%-14s %-8s %-8s %10s  %s\n", "format", "host", "device", "max error", "note");
-    for (int b = 0; b < nb; ++b)
-      printf("%-14s %-8s %-8s %10.2e  %s\n", res[b].name, res[b].host, res[b].device, res[b].err,
+    for (int b = 0; b < nb; ++b) {
+      char err[32] = "-"; /* a refused layout computed nothing */
+      if (strcmp(res[b].host, "refused") != 0) snprintf(err, sizeof err, "%.2e", res[b].err);
+      printf("%-14s %-8s %-8s %10s  %s\n", res[b].name, res[b].host, res[b].device, err,
              res[b].note);
+    }
   }
   /* A failing format is a finding about the data, not bad usage: exit 1 (as "not converged"). */
   if (failed)
