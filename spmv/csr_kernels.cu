@@ -27,6 +27,8 @@ typedef struct csr_data {
   int width;       /* csr-vector threads per row; 1 for csr-scalar */
   gs_idx_t *d_blocks; /* csr-vector blocked path: row bounds of each block (nblocks + 1) */
   gs_idx_t nblocks;   /* 0: plain groups of `width` threads per row */
+  gs_idx_t *d_chunks; /* (row, first entry) of each STREAM_CAP chunk of the long rows */
+  gs_idx_t nchunks;
   int sm_count;
 } csr_data_t;
 
@@ -81,7 +83,10 @@ csr_vector_kernel(gs_idx_t m, const gs_idx_t *__restrict__ rp, const gs_idx_t *_
  * threads take neighbouring rows, and their gathers of x touch neighbouring entries of x, as in
  * ELL: one-row-per-group CSR vector gathers x in entry order instead, which on a 27-point
  * stencil touched ~6x more cache lines per warp and left it at 0.72x cuSPARSE on the H100.
- * A row longer than STREAM_CAP gets a block of its own, reduced by the whole block. */
+ * A row longer than STREAM_CAP gets a block of its own that only applies beta to its y entry;
+ * the row itself is cut into chunks of STREAM_CAP entries, one block each (csr_chunk_kernel,
+ * launched next), whose sums are added to y with atomics: a 100k-entry row left to one block
+ * kept Pareto rows at 0.45x cusparse-csr. Such rows are summed in a run-dependent order. */
 #define STREAM_THREADS 128
 #define STREAM_CAP 2048
 #define STREAM_ROWS 1024
@@ -94,23 +99,12 @@ csr_stream_kernel(const gs_idx_t *__restrict__ rp, const gs_idx_t *__restrict__ 
 {
   __shared__ double s_val[STREAM_CAP];
   __shared__ gs_idx_t s_col[STREAM_CAP];
-  __shared__ double s_part[STREAM_THREADS / 32];
   const int tid = threadIdx.x;
   const gs_idx_t r0 = blocks[blockIdx.x], r1 = blocks[blockIdx.x + 1];
   const gs_idx_t nrows = r1 - r0, base = rp[r0], cnt = rp[r1] - base;
 
-  if (cnt > STREAM_CAP) { /* one long row: the whole block reduces it */
-    double t = 0.0;
-    for (gs_idx_t p = base + tid; p < base + cnt; p += STREAM_THREADS)
-      t += ld_stream(&val[p]) * __ldg(&x[ld_stream(&col[p])]);
-    for (int off = 16; off > 0; off /= 2) t += __shfl_xor_sync(0xffffffffu, t, off);
-    if ((tid & 31) == 0) s_part[tid / 32] = t;
-    __syncthreads();
-    if (tid == 0) {
-      double sum = 0.0;
-      for (int w = 0; w < STREAM_THREADS / 32; ++w) sum += s_part[w];
-      y[r0] = beta == 0.0 ? alpha * sum : alpha * sum + beta * y[r0];
-    }
+  if (cnt > STREAM_CAP) { /* one long row: its chunks add into y[r0] (csr_chunk_kernel) */
+    if (tid == 0) y[r0] = beta == 0.0 ? 0.0 : beta * y[r0];
     return;
   }
   for (gs_idx_t k = tid; k < cnt; k += STREAM_THREADS) { /* stage the block's entries */
@@ -146,6 +140,38 @@ csr_transpose_kernel(gs_idx_t m, int W, const gs_idx_t *__restrict__ rp,
   }
 }
 
+/* Chunks of rows longer than STREAM_CAP: chunk c covers entries [start, min(start + CAP, end of
+ * row)) of row `row` (chunks[2c], chunks[2c+1]). op = N: the block's sum times alpha is added to
+ * y[row] (already scaled by beta). op = T: the block scatters alpha*x[row]*a_rj into y[j]. */
+static __global__ void __launch_bounds__(STREAM_THREADS)
+csr_chunk_kernel(int transpose, const gs_idx_t *__restrict__ rp, const gs_idx_t *__restrict__ col,
+                 const double *__restrict__ val, const gs_idx_t *__restrict__ chunks,
+                 const double *__restrict__ x, double alpha, double *__restrict__ y)
+{
+  __shared__ double s_part[STREAM_THREADS / 32];
+  const int tid = threadIdx.x;
+  const gs_idx_t row = chunks[2 * blockIdx.x], start = chunks[2 * blockIdx.x + 1];
+  const gs_idx_t stop = (gs_idx_t)min((long long)start + STREAM_CAP, (long long)rp[row + 1]);
+  if (transpose) {
+    const double ax = alpha * x[row];
+    if (ax == 0.0) return;
+    for (gs_idx_t p = start + tid; p < stop; p += STREAM_THREADS)
+      atomicAdd(&y[col[p]], val[p] * ax);
+    return;
+  }
+  double t = 0.0;
+  for (gs_idx_t p = start + tid; p < stop; p += STREAM_THREADS)
+    t += ld_stream(&val[p]) * __ldg(&x[ld_stream(&col[p])]);
+  for (int off = 16; off > 0; off /= 2) t += __shfl_xor_sync(0xffffffffu, t, off);
+  if ((tid & 31) == 0) s_part[tid / 32] = t;
+  __syncthreads();
+  if (tid == 0) {
+    double sum = 0.0;
+    for (int w = 0; w < STREAM_THREADS / 32; ++w) sum += s_part[w];
+    atomicAdd(&y[row], alpha * sum);
+  }
+}
+
 /* op = T on the row blocks: as csr_stream_kernel's work split, without staging (each entry is
  * used once): a long row's block scatters it with all its threads; other blocks scatter each
  * row with a group of G threads. Balances rows that the per-row groups left to one group. */
@@ -156,6 +182,7 @@ csr_stream_transpose_kernel(const gs_idx_t *__restrict__ rp, const gs_idx_t *__r
 {
   const int tid = threadIdx.x;
   const gs_idx_t r0 = blocks[blockIdx.x], r1 = blocks[blockIdx.x + 1], nrows = r1 - r0;
+  if (rp[r1] - rp[r0] > STREAM_CAP) return; /* a long row: its chunks scatter it */
   int G = 1;
   while (G < STREAM_THREADS && nrows * (2 * G) <= STREAM_THREADS) G *= 2;
   for (gs_idx_t r = tid / G; r < nrows; r += STREAM_THREADS / G) {
@@ -182,7 +209,11 @@ static gs_status_t launch_vector(cudaStream_t s, const csr_data_t *d, double alp
   if (d->nblocks > 0) {
     csr_stream_kernel<<<d->nblocks, STREAM_THREADS, 0, s>>>(A->d_row_ptr, A->d_col, A->d_val,
                                                            d->d_blocks, x, alpha, beta, y);
-    return GS_CHECK_LAUNCH(s, "csr_stream_kernel");
+    GS_CHECK(GS_CHECK_LAUNCH(s, "csr_stream_kernel"));
+    if (d->nchunks == 0) return GS_SUCCESS;
+    csr_chunk_kernel<<<d->nchunks, STREAM_THREADS, 0, s>>>(0, A->d_row_ptr, A->d_col, A->d_val,
+                                                          d->d_chunks, x, alpha, y);
+    return GS_CHECK_LAUNCH(s, "csr_chunk_kernel");
   }
   const int g = grid_for(A->m, d->width);
 #define CSR_VEC(W)                                                                             \
@@ -213,7 +244,12 @@ static gs_status_t csr_apply(gs_context_t *ctx, void *data, gs_op_t op, double a
   if (d->nblocks > 0) {
     csr_stream_transpose_kernel<<<d->nblocks, STREAM_THREADS, 0, s>>>(
         d->A.d_row_ptr, d->A.d_col, d->A.d_val, d->d_blocks, d_x, alpha, d_y);
-    return GS_CHECK_LAUNCH(s, "csr_stream_transpose_kernel");
+    GS_CHECK(GS_CHECK_LAUNCH(s, "csr_stream_transpose_kernel"));
+    if (d->nchunks == 0) return GS_SUCCESS;
+    csr_chunk_kernel<<<d->nchunks, STREAM_THREADS, 0, s>>>(1, d->A.d_row_ptr, d->A.d_col,
+                                                          d->A.d_val, d->d_chunks, d_x, alpha,
+                                                          d_y);
+    return GS_CHECK_LAUNCH(s, "csr_chunk_kernel");
   }
   csr_transpose_kernel<<<grid_for(d->A.m, d->width), CSR_BLOCK, 0, s>>>(
       d->A.m, d->width, d->A.d_row_ptr, d->A.d_col, d->A.d_val, d_x, alpha, d_y);
@@ -264,6 +300,28 @@ static gs_idx_t *stream_blocks(const gs_csr_t *h, gs_idx_t *nblocks)
   return b;
 }
 
+/* (row, first entry) pairs cutting every row longer than STREAM_CAP into STREAM_CAP chunks
+ * (malloc'd, 2 * nchunks entries; never NULL on success, even when there are none). */
+static gs_idx_t *long_row_chunks(const gs_csr_t *h, gs_idx_t *nchunks)
+{
+  int64_t n = 0;
+  for (gs_idx_t r = 0; r < h->m; ++r) {
+    const gs_idx_t len = h->row_ptr[r + 1] - h->row_ptr[r];
+    if (len > STREAM_CAP) n += (len + STREAM_CAP - 1) / STREAM_CAP;
+  }
+  gs_idx_t *c = (gs_idx_t *)malloc((size_t)(2 * n + 1) * sizeof *c);
+  if (!c) return NULL;
+  int64_t k = 0;
+  for (gs_idx_t r = 0; r < h->m; ++r)
+    if (h->row_ptr[r + 1] - h->row_ptr[r] > STREAM_CAP)
+      for (gs_idx_t p = h->row_ptr[r]; p < h->row_ptr[r + 1]; p += STREAM_CAP) {
+        c[k++] = r;
+        c[k++] = p;
+      }
+  *nchunks = (gs_idx_t)n;
+  return c;
+}
+
 /* Row blocks pay off where neighbouring rows gather neighbouring entries of x (few occupied
  * diagonals, as stencils) or where row lengths vary (blocks balance them); on regular rows with
  * scattered columns the plain CSR-smart groups (002 section 3.4) were faster on the H100. */
@@ -296,6 +354,8 @@ static gs_status_t csr_scalar_prepare(gs_context_t *ctx, gs_matrix_t *A, const g
   return csr_prepare_common(ctx, A, 1, out);
 }
 
+static void csr_destroy(void *data);
+
 static gs_status_t csr_vector_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_opts_t *o,
                                       void **out)
 {
@@ -304,16 +364,21 @@ static gs_status_t csr_vector_prepare(gs_context_t *ctx, gs_matrix_t *A, const g
   gs_status_t st = csr_prepare_common(ctx, A, w, out);
   if (st != GS_SUCCESS || o->vector_width > 0 || !want_blocks(gs_matrix_features(A))) return st;
   csr_data_t *d = (csr_data_t *)*out;
-  gs_idx_t *hb = stream_blocks(h, &d->nblocks);
-  if (!hb) {
+  gs_idx_t *hb = stream_blocks(h, &d->nblocks), *hc = NULL;
+  if (hb) hc = long_row_chunks(h, &d->nchunks);
+  if (!hb || !hc) {
     st = GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory cutting CSR row blocks");
   } else {
     st = gs_upload(ctx, (void **)&d->d_blocks, hb, ((size_t)d->nblocks + 1) * sizeof *hb,
                    "CSR row blocks");
-    free(hb);
+    if (st == GS_SUCCESS)
+      st = gs_upload(ctx, (void **)&d->d_chunks, hc, 2 * (size_t)d->nchunks * sizeof *hc,
+                     "CSR long-row chunks");
   }
+  free(hb);
+  free(hc);
   if (st != GS_SUCCESS) {
-    free(d);
+    csr_destroy(d);
     *out = NULL;
   }
   return st;
@@ -327,9 +392,10 @@ static gs_status_t csr_memory(const void *data, gs_spmv_mem_t *mem)
   mem->device_bytes = ((size_t)A->m + 1) * sizeof(gs_idx_t) +
                       (size_t)A->nnz * (sizeof(gs_idx_t) + sizeof(double));
   mem->bytes_per_apply = gs_csr_bytes_per_apply(A->m, A->n, A->nnz);
-  if (d->nblocks > 0) { /* the block bounds are held and read once per product */
-    mem->device_bytes += ((size_t)d->nblocks + 1) * sizeof(gs_idx_t);
-    mem->bytes_per_apply += ((size_t)d->nblocks + 1) * sizeof(gs_idx_t);
+  if (d->nblocks > 0) { /* block bounds and chunks are held and read once per product */
+    const size_t extra = ((size_t)d->nblocks + 1 + 2 * (size_t)d->nchunks) * sizeof(gs_idx_t);
+    mem->device_bytes += extra;
+    mem->bytes_per_apply += extra;
   }
   /* Transpose: CSR read once, x read once, y scaled (read + write) then updated by atomics
    * (at least one read-modify-write of each y entry). */
@@ -340,7 +406,10 @@ static gs_status_t csr_memory(const void *data, gs_spmv_mem_t *mem)
 
 static void csr_destroy(void *data)
 {
-  if (data) gs_dfree(((csr_data_t *)data)->d_blocks);
+  if (data) {
+    gs_dfree(((csr_data_t *)data)->d_blocks);
+    gs_dfree(((csr_data_t *)data)->d_chunks);
+  }
   free(data);
 }
 
@@ -348,8 +417,8 @@ static void csr_describe(const void *data, char *buf, size_t len)
 {
   const csr_data_t *d = (const csr_data_t *)data;
   if (d->nblocks > 0)
-    snprintf(buf, len, "%d row blocks staged in shared memory (%d entries max)", d->nblocks,
-             STREAM_CAP);
+    snprintf(buf, len, "%d row blocks staged in shared memory (%d entries max), %d long-row chunks",
+             d->nblocks, STREAM_CAP, d->nchunks);
   else if (d->width == 1) snprintf(buf, len, "one thread per row");
   else snprintf(buf, len, "%d threads per row", d->width);
 }
