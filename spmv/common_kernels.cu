@@ -6,7 +6,8 @@
 
 static __global__ void __launch_bounds__(256) scale_kernel(gs_idx_t n, double beta, double *__restrict__ y)
 {
-  for (gs_idx_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (int64_t)gridDim.x * blockDim.x)
     y[i] = beta == 0.0 ? 0.0 : beta * y[i];
 }
 

@@ -47,6 +47,7 @@
 #include <stdlib.h>
 
 #include "core/error.h"
+#include "spmv/common_kernels.h"
 #include "spmv/sell.h"
 #include "spmv/spmv_impl.h"
 
@@ -92,28 +93,6 @@ typedef struct cusp_data {
 static cusparseOperation_t cusp_operation(int k)
 {
   return k ? CUSPARSE_OPERATION_TRANSPOSE : CUSPARSE_OPERATION_NON_TRANSPOSE;
-}
-
-/* ---- small kernel: y = beta*y for products with no stored entries -------------------------- */
-
-/* One thread per entry in a grid-stride loop; coalesced. */
-static __global__ void cusparse_scale_kernel(gs_idx_t len, double beta, double *__restrict__ y)
-{
-  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < len;
-       i += (int64_t)gridDim.x * blockDim.x)
-    y[i] *= beta;
-}
-
-static gs_status_t cusp_scale(gs_context_t *ctx, gs_idx_t len, double beta, double *d_y)
-{
-  if (len == 0 || beta == 1.0) return GS_SUCCESS;
-  if (beta == 0.0) /* y is write-only: zero it without reading (NaN never leaks) */
-    return GS_CUDA(cudaMemsetAsync(d_y, 0, (size_t)len * sizeof(double), ctx->stream));
-  const int threads = 256;
-  int64_t blocks = ((int64_t)len + threads - 1) / threads;
-  if (blocks > 4096) blocks = 4096;
-  cusparse_scale_kernel<<<(unsigned)blocks, threads, 0, ctx->stream>>>(len, beta, d_y);
-  return GS_CHECK_LAUNCH(ctx->stream, "cusparse_scale_kernel");
 }
 
 /* ---- destroy ------------------------------------------------------------------------------- */
@@ -295,7 +274,7 @@ static gs_status_t cusp_apply(gs_context_t *ctx, void *data, gs_op_t op, double 
   if (k && d->nops < 2) /* the installed cuSPARSE refused op T in prepare */
     return GS_ERROR(GS_ERR_UNSUPPORTED, "%s of this cuSPARSE has no transpose",
                     d->kind->alg_name);
-  if (d->empty) return cusp_scale(ctx, k ? d->n : d->m, beta, d_y);
+  if (d->empty) return gs_launch_scale(ctx->stream, k ? d->n : d->m, beta, d_y); /* no entries */
   cusp_op_t *o = &d->op[k];
   GS_CHECK(GS_CUSPARSE(cusparseSetPointerMode(ctx->cusparse, CUSPARSE_POINTER_MODE_HOST)));
   /* cuSPARSE has no const setter for a dense vector; x is only read. */
