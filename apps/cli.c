@@ -7,7 +7,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 int cli_fail(int code, const char *fmt, ...)
 {
@@ -116,12 +115,7 @@ int cli_context(gs_context_t **ctx)
   return st == GS_SUCCESS ? CLI_OK : cli_fail(CLI_DEVICE, "%s", gs_last_error());
 }
 
-double cli_now(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+double cli_now(void) { return gs_wall_seconds(); }
 
 /* ---- JSON ---------------------------------------------------------------------------- */
 

@@ -49,7 +49,7 @@ int cli_default_matrix(gs_csr_t **A, const char **label);
 /** Creates the context on device 0; on failure reports and returns 3. */
 int cli_context(gs_context_t **ctx);
 
-/** Wall-clock seconds (monotonic). */
+/** Wall-clock seconds (monotonic): gs_wall_seconds(). */
 double cli_now(void);
 
 /* ---- a small JSON writer (one document on stdout) ----------------------------------- */

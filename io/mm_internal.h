@@ -1,6 +1,16 @@
-/* io/mm_internal.h: internals of the Matrix Market reader, exposed for its tests. */
+/* io/mm_internal.h: internals shared by the Matrix Market files of io/ (and exposed for tests).
+ *
+ * io/mm_float.c parses floating-point numbers, io/mm_read.c reads files, io/mm_write.c writes
+ * them, io/mm.c holds the error helpers they share. The character and digit helpers below are
+ * static inline so that the reader's hot loops and the number parser inline them. Not installed. */
 #ifndef GS_IO_MM_INTERNAL_H
 #define GS_IO_MM_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "gpusolve/status.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -15,6 +25,99 @@ extern "C" {
  * that hexadecimal and other strtod() syntax is never cut short.
  */
 const char *gs_mm_parse_double(const char *s, double *out);
+
+/**
+ * The fast path of gs_mm_parse_double alone: a plain decimal number
+ * ([+-]digits[.digits][(e|E)[+-]digits]) of at most 19 significant digits at p, where 8 bytes
+ * must be readable at every position of the number (the reader's padded buffer). Returns its
+ * end, or NULL when strtod() must decide.
+ */
+const char *gs_mm_fast_double(const char *p, double *out);
+
+/* ---- errors (io/mm.c) ------------------------------------------------------------------- */
+
+/** Records "PATH:LINE: cause" (line > 0) or "PATH: cause" for status st, raised at file:srcline. */
+gs_status_t gs_mm_error(gs_status_t st, const char *file, int srcline, const char *path,
+                        int64_t line, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 6, 7)))
+#endif
+    ;
+
+#define MM_ERROR(st, path, line, ...)                                                         \
+  gs_mm_error((st), __FILE__, __LINE__, (path), (line), __VA_ARGS__)
+/* Raise a parse error inside a function with `st` and `cleanup:`. */
+#define MM_FAIL(path, line, ...)                                                              \
+  do {                                                                                        \
+    st = MM_ERROR(GS_ERR_PARSE, (path), (line), __VA_ARGS__);                                 \
+    goto cleanup;                                                                             \
+  } while (0)
+
+/** Thread-safe strerror (XSI strerror_r) into buf; returns buf. */
+const char *gs_mm_strerror(int e, char *buf, size_t n);
+
+/** Whether path ends in ".gz" (any case): such files are read and written gzip-compressed. */
+int gs_mm_ends_with_gz(const char *path);
+
+/* ---- characters and digits ---------------------------------------------------------------- */
+
+/* White space inside a line ('\r' too, so that CRLF files read); '\n' ends a line. */
+static inline int is_blank(char c)
+{
+  return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+static inline int is_digit(char c) { return (unsigned)(c - '0') < 10u; }
+static inline int is_end(char c) { return is_blank(c) || c == '\n'; }
+
+/* Digits eight at a time (SWAR). Callers guarantee that 8 bytes can be read at p: the reader's
+ * buffer has zeroed padding past its data, gs_mm_parse_double copies into a padded buffer. */
+static inline uint64_t load8(const char *p)
+{
+  uint64_t v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && defined(__GNUC__)
+/* How many of the 8 bytes in v (first byte lowest) are decimal digits before the first other
+ * byte. A byte is a digit when its high nibble is 3 and stays 3 after adding 6; carries of the
+ * addition only move upwards, past the first non-digit, so they cannot hide it. */
+static inline int digits8(uint64_t v)
+{
+  const uint64_t hi = 0xF0F0F0F0F0F0F0F0u, threes = 0x3030303030303030u;
+  uint64_t t = ((v & hi) ^ threes) | (((v + 0x0606060606060606u) & hi) ^ threes);
+  return t ? __builtin_ctzll(t) >> 3 : 8;
+}
+
+/* Value of the first n (1..8) digit bytes of v: the digits are moved to the top and '0's put
+ * before them, then pairs, quads and the halves are combined by multiplications. */
+static inline uint64_t value8(uint64_t v, int n)
+{
+  if (n < 8) v = (v << (8 * (8 - n))) | (0x3030303030303030u >> (8 * n));
+  v -= 0x3030303030303030u;
+  v = v * 10 + (v >> 8);
+  v = (((v & 0x000000FF000000FFu) * 0x000F424000000064u) +
+       (((v >> 16) & 0x000000FF000000FFu) * 0x0000271000000001u)) >> 32;
+  return v;
+}
+#else
+static inline int digits8(uint64_t v)
+{
+  char b[8];
+  memcpy(b, &v, 8);
+  int n = 0;
+  while (n < 8 && is_digit(b[n])) ++n;
+  return n;
+}
+static inline uint64_t value8(uint64_t v, int n)
+{
+  char b[8];
+  memcpy(b, &v, 8);
+  uint64_t x = 0;
+  for (int i = 0; i < n; ++i) x = 10 * x + (uint64_t)(b[i] - '0');
+  return x;
+}
+#endif
 
 #ifdef __cplusplus
 }

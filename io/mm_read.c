@@ -1,0 +1,776 @@
+/* io/mm_read.c: the Matrix Market reader (plain or gzip-compressed) into COO, CSR or a vector.
+ *
+ * Reading is built for speed: the file is read in 1 MiB blocks (through zlib for .gz files),
+ * every complete line of a block is parsed in place by hand-written integer and floating-point
+ * parsers (no stdio scanning; numbers through io/mm_float.c, bit for bit strtod()), and the COO
+ * is preallocated from the size line.
+ *
+ * Every fault is reported as "PATH:LINE: cause" (or "PATH: cause" when it is not on a line):
+ * GS_ERR_PARSE for the content, GS_ERR_IO for open and read failures, GS_ERR_UNSUPPORTED for
+ * complex and hermitian files. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "core/error.h"
+#include "gpusolve/io.h"
+#include "io/mm_internal.h"
+
+/* ---- tokens --------------------------------------------------------------------------------- */
+
+/* Copies the token at p (up to white space or the end of the line) for a message: at most 40
+ * characters, "..." when longer, unprintable bytes as '?'. */
+static const char *quote(const char *p, char *buf, size_t n)
+{
+  size_t k = 0;
+  while (!is_end(*p) && k + 4 < n && k < 40) {
+    unsigned char c = (unsigned char)*p++;
+    buf[k++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+  }
+  if (!is_end(*p)) {
+    buf[k++] = '.';
+    buf[k++] = '.';
+    buf[k++] = '.';
+  }
+  buf[k] = '\0';
+  return buf;
+}
+
+/* Case-insensitive comparison of the token [p, p + len) with a lowercase word. */
+static int word_is(const char *p, size_t len, const char *word)
+{
+  size_t i = 0;
+  for (; i < len && word[i]; ++i) {
+    char c = p[i];
+    if (c >= 'A' && c <= 'Z') c = (char)(c - 'A' + 'a');
+    if (c != word[i]) return 0;
+  }
+  return i == len && word[i] == '\0';
+}
+
+/* A value token: returns its end (white space or '\n' must follow) or NULL. */
+static inline const char *parse_value(const char *p, double *v)
+{
+  if (is_end(*p)) return NULL; /* strtod() would skip white space, even a newline */
+  const char *e = gs_mm_fast_double(p, v);
+  if (e && is_end(*e)) return e;
+  char *end;
+  *v = strtod(p, &end);
+  if (end == p || !is_end(*end)) return NULL;
+  return end;
+}
+
+/* An integer token ([+-]digits followed by white space or '\n'). */
+static int is_integer_token(const char *p)
+{
+  if (*p == '+' || *p == '-') ++p;
+  if (!is_digit(*p)) return 0;
+  while (is_digit(*p)) ++p;
+  return is_end(*p);
+}
+
+/* An index token: digits followed by white space or '\n'. Values past 18 digits saturate. */
+static inline const char *parse_index(const char *p, uint64_t *out)
+{
+  uint64_t v = load8(p);
+  int n = digits8(v);
+  if (n == 0) return NULL;
+  uint64_t x = value8(v, n);
+  p += n;
+  if (n == 8) {
+    const char *s = p;
+    while (is_digit(*p)) x = 10 * x + (uint64_t)(*p++ - '0');
+    if (p - s > 10) x = UINT64_MAX;
+  }
+  if (!is_end(*p)) return NULL;
+  *out = x;
+  return p;
+}
+
+/* ---- input: blocks of complete lines --------------------------------------------------------- */
+
+#define MM_BLOCK ((size_t)1 << 20)
+/* Past the data: the '\n' given to a last line without one, then zeros, so that the number
+ * parsers may read 8 bytes at any position before the end. */
+#define MM_PAD 32
+
+typedef struct mm_src {
+  const char *path;
+  int fd;
+  gzFile gz;
+  char *buf;
+  size_t cap;          /* data bytes buf can hold; MM_PAD more are allocated */
+  size_t len;          /* bytes of data in buf */
+  size_t lim;          /* just past the last '\n' in buf: [pos, lim) are complete lines */
+  size_t pos;          /* start of the next line to parse */
+  int64_t line;        /* number of the line that starts at pos */
+  int eof;
+  int64_t file_bytes;  /* size of a plain regular file, -1 when unknown */
+} mm_src;
+
+static gs_status_t src_open(mm_src *s, const char *path)
+{
+  char eb[128];
+  memset(s, 0, sizeof *s);
+  s->path = path;
+  s->fd = -1;
+  s->line = 1;
+  s->file_bytes = -1;
+  s->fd = open(path, O_RDONLY);
+  if (s->fd < 0)
+    return MM_ERROR(GS_ERR_IO, path, 0, "cannot open: %s", gs_mm_strerror(errno, eb, sizeof eb));
+  struct stat sb;
+  if (fstat(s->fd, &sb) != 0)
+    return MM_ERROR(GS_ERR_IO, path, 0, "cannot open: %s", gs_mm_strerror(errno, eb, sizeof eb));
+  if (S_ISDIR(sb.st_mode))
+    return MM_ERROR(GS_ERR_IO, path, 0, "cannot open: %s", gs_mm_strerror(EISDIR, eb, sizeof eb));
+  int gz = gs_mm_ends_with_gz(path);
+  if (!gz && S_ISREG(sb.st_mode)) {
+    /* gzip data under another name is read all the same (magic bytes 1f 8b). */
+    unsigned char magic[2];
+    if (pread(s->fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b) gz = 1;
+  }
+  if (gz) {
+    s->gz = gzdopen(s->fd, "rb");
+    if (!s->gz)
+      return MM_ERROR(GS_ERR_HOST_MEMORY, path, 0, "out of host memory opening gzip stream");
+    s->fd = -1; /* owned by the gzFile now */
+    gzbuffer(s->gz, 1u << 18);
+  } else if (S_ISREG(sb.st_mode)) {
+    s->file_bytes = (int64_t)sb.st_size;
+  }
+  s->cap = MM_BLOCK;
+  s->buf = malloc(s->cap + MM_PAD);
+  if (!s->buf) return MM_ERROR(GS_ERR_HOST_MEMORY, path, 0, "out of host memory for a read buffer");
+  return GS_SUCCESS;
+}
+
+static void src_close(mm_src *s)
+{
+  if (s->gz) gzclose(s->gz);
+  if (s->fd >= 0) close(s->fd);
+  free(s->buf);
+  s->gz = NULL;
+  s->fd = -1;
+  s->buf = NULL;
+}
+
+/* Reads up to n bytes at dst; *got = 0 at the end of the file. */
+static gs_status_t src_read(mm_src *s, char *dst, size_t n, size_t *got)
+{
+  char eb[128];
+  *got = 0;
+  if (s->gz) {
+    if (n > (size_t)INT_MAX) n = (size_t)INT_MAX;
+    int r = gzread(s->gz, dst, (unsigned)n);
+    int zerr = Z_OK;
+    if (r < 0 || (size_t)r < n) gzerror(s->gz, &zerr);
+    if (zerr == Z_ERRNO)
+      return MM_ERROR(GS_ERR_IO, s->path, 0, "cannot read: %s",
+                      gs_mm_strerror(errno, eb, sizeof eb));
+    if (r < 0 || zerr == Z_BUF_ERROR || zerr == Z_DATA_ERROR || zerr == Z_STREAM_ERROR)
+      return MM_ERROR(GS_ERR_PARSE, s->path, 0, "truncated or corrupt gzip data");
+    if (zerr == Z_MEM_ERROR)
+      return MM_ERROR(GS_ERR_HOST_MEMORY, s->path, 0, "out of host memory decompressing");
+    *got = (size_t)r;
+    return GS_SUCCESS;
+  }
+  for (;;) {
+    ssize_t r = read(s->fd, dst, n);
+    if (r >= 0) {
+      *got = (size_t)r;
+      return GS_SUCCESS;
+    }
+    if (errno != EINTR)
+      return MM_ERROR(GS_ERR_IO, s->path, 0, "cannot read: %s",
+                      gs_mm_strerror(errno, eb, sizeof eb));
+  }
+}
+
+/* Makes [pos, lim) hold at least one complete line; *got = 0 when the file is exhausted. A last
+ * line without its '\n' gets one; zeros follow the data (MM_PAD). */
+static gs_status_t src_more(mm_src *s, int *got)
+{
+  size_t rest = s->len - s->pos;
+  if (rest > 0 && s->pos > 0) memmove(s->buf, s->buf + s->pos, rest);
+  s->len = rest;
+  s->pos = 0;
+  s->lim = 0;
+  size_t scanned = rest; /* the carried-over tail holds no '\n' */
+  *got = 0;
+  for (;;) {
+    for (size_t i = s->len; i > scanned; --i)
+      if (s->buf[i - 1] == '\n') {
+        s->lim = i;
+        break;
+      }
+    if (s->lim) break;
+    scanned = s->len;
+    if (s->eof) {
+      if (s->len == 0) return GS_SUCCESS;
+      s->buf[s->len++] = '\n';
+      s->lim = s->len;
+      break;
+    }
+    if (s->len == s->cap) { /* a line longer than the buffer */
+      char *nb = realloc(s->buf, 2 * s->cap + MM_PAD);
+      if (!nb)
+        return MM_ERROR(GS_ERR_HOST_MEMORY, s->path, s->line,
+                        "out of host memory for a line of %zu bytes", s->len);
+      s->buf = nb;
+      s->cap *= 2;
+    }
+    size_t n;
+    GS_CHECK(src_read(s, s->buf + s->len, s->cap - s->len, &n));
+    if (n == 0)
+      s->eof = 1;
+    else
+      s->len += n;
+  }
+  memset(s->buf + s->len, 0, MM_PAD - 1);
+  *got = 1;
+  return GS_SUCCESS;
+}
+
+/* The next line [*b, *e) (*e is its '\n'), its number in *ln; *got = 0 at the end. */
+static gs_status_t src_line(mm_src *s, char **b, char **e, int64_t *ln, int *got)
+{
+  if (s->pos == s->lim) {
+    GS_CHECK(src_more(s, got));
+    if (!*got) return GS_SUCCESS;
+  }
+  char *p = s->buf + s->pos;
+  char *nl = memchr(p, '\n', s->lim - s->pos);
+  *b = p;
+  *e = nl;
+  *ln = s->line++;
+  s->pos = (size_t)(nl + 1 - s->buf);
+  *got = 1;
+  return GS_SUCCESS;
+}
+
+/* ---- header: banner and size line ------------------------------------------------------------ */
+
+enum { MM_COORDINATE, MM_ARRAY };
+enum { MM_REAL, MM_INTEGER, MM_PATTERN };
+
+typedef struct mm_header {
+  int format, field;
+  gs_symmetry_t sym;
+  int64_t m, n;
+  int64_t stored;    /* entries (coordinate) or values (array) the file holds */
+  int64_t size_line; /* line number of the size line */
+} mm_header;
+
+/* Splits [b, e) at white space into at most max tokens; returns how many there were. */
+static int split(const char *b, const char *e, const char **tok, size_t *len, int max)
+{
+  int k = 0;
+  const char *p = b;
+  while (p < e) {
+    while (p < e && is_blank(*p)) ++p;
+    if (p == e) break;
+    const char *t = p;
+    while (p < e && !is_blank(*p)) ++p;
+    if (k < max) {
+      tok[k] = t;
+      len[k] = (size_t)(p - t);
+    }
+    ++k;
+  }
+  return k;
+}
+
+/* A size token: non-negative decimal, saturating at INT64_MAX. 0 when not one. */
+static int size_token(const char *p, size_t len, int64_t *out)
+{
+  if (len == 0) return 0;
+  int64_t v = 0;
+  for (size_t i = 0; i < len; ++i) {
+    if (!is_digit(p[i])) return 0;
+    int d = p[i] - '0';
+    v = (v > (INT64_MAX - d) / 10) ? INT64_MAX : 10 * v + d;
+  }
+  *out = v;
+  return 1;
+}
+
+static gs_status_t read_header(mm_src *s, mm_header *h)
+{
+  const char *path = s->path;
+  char *b, *e, qb[64];
+  int64_t ln;
+  int got;
+  const char *tok[6];
+  size_t len[6];
+  memset(h, 0, sizeof *h);
+
+  GS_CHECK(src_line(s, &b, &e, &ln, &got));
+  if (!got) return MM_ERROR(GS_ERR_PARSE, path, 0, "empty file (no %%%%MatrixMarket banner)");
+  int nt = split(b, e, tok, len, 6);
+  if (nt == 0)
+    return MM_ERROR(GS_ERR_PARSE, path, ln,
+                    "missing %%%%MatrixMarket banner: the first line is blank");
+  if (!word_is(tok[0], len[0], "%%matrixmarket"))
+    return MM_ERROR(GS_ERR_PARSE, path, ln,
+                    "missing %%%%MatrixMarket banner: the first line begins with '%s'",
+                    quote(tok[0], qb, sizeof qb));
+  if (nt < 5)
+    return MM_ERROR(GS_ERR_PARSE, path, ln,
+                    "incomplete banner: expected %%%%MatrixMarket matrix FORMAT FIELD SYMMETRY");
+  if (!word_is(tok[1], len[1], "matrix"))
+    return MM_ERROR(GS_ERR_PARSE, path, ln, "unknown object '%s' (only 'matrix' is supported)",
+                    quote(tok[1], qb, sizeof qb));
+  if (word_is(tok[2], len[2], "coordinate"))
+    h->format = MM_COORDINATE;
+  else if (word_is(tok[2], len[2], "array"))
+    h->format = MM_ARRAY;
+  else
+    return MM_ERROR(GS_ERR_PARSE, path, ln, "unknown format '%s' (expected coordinate or array)",
+                    quote(tok[2], qb, sizeof qb));
+  int complex = 0, hermitian = 0;
+  if (word_is(tok[3], len[3], "real"))
+    h->field = MM_REAL;
+  else if (word_is(tok[3], len[3], "integer"))
+    h->field = MM_INTEGER;
+  else if (word_is(tok[3], len[3], "pattern"))
+    h->field = MM_PATTERN;
+  else if (word_is(tok[3], len[3], "complex"))
+    complex = 1;
+  else
+    return MM_ERROR(GS_ERR_PARSE, path, ln,
+                    "unknown field '%s' (expected real, integer, pattern or complex)",
+                    quote(tok[3], qb, sizeof qb));
+  if (word_is(tok[4], len[4], "general"))
+    h->sym = GS_SYM_GENERAL;
+  else if (word_is(tok[4], len[4], "symmetric"))
+    h->sym = GS_SYM_SYMMETRIC;
+  else if (word_is(tok[4], len[4], "skew-symmetric"))
+    h->sym = GS_SYM_SKEW;
+  else if (word_is(tok[4], len[4], "hermitian"))
+    hermitian = 1;
+  else
+    return MM_ERROR(GS_ERR_PARSE, path, ln,
+                    "unknown symmetry '%s' (expected general, symmetric, skew-symmetric or "
+                    "hermitian)",
+                    quote(tok[4], qb, sizeof qb));
+  if (nt > 5)
+    return MM_ERROR(GS_ERR_PARSE, path, ln, "unexpected text after the banner: '%s'",
+                    quote(tok[5], qb, sizeof qb));
+  if (complex)
+    return MM_ERROR(GS_ERR_UNSUPPORTED, path, ln, "complex matrices are not supported");
+  if (hermitian)
+    return MM_ERROR(GS_ERR_UNSUPPORTED, path, ln, "hermitian matrices are not supported");
+  if (h->field == MM_PATTERN && h->format == MM_ARRAY)
+    return MM_ERROR(GS_ERR_PARSE, path, ln,
+                    "the pattern field cannot be used with the array format");
+  if (h->field == MM_PATTERN && h->sym == GS_SYM_SKEW)
+    return MM_ERROR(GS_ERR_PARSE, path, ln, "a pattern matrix cannot be skew-symmetric");
+
+  /* Comments and blank lines, then the size line. */
+  for (;;) {
+    GS_CHECK(src_line(s, &b, &e, &ln, &got));
+    if (!got) return MM_ERROR(GS_ERR_PARSE, path, 0, "end of file before the size line");
+    const char *p = b;
+    while (p < e && is_blank(*p)) ++p;
+    if (p < e && *p != '%') break;
+  }
+  h->size_line = ln;
+  const int want = h->format == MM_COORDINATE ? 3 : 2;
+  nt = split(b, e, tok, len, 4);
+  int64_t v[3] = {0, 0, 0};
+  for (int k = 0; k < want && k < nt; ++k)
+    if (!size_token(tok[k], len[k], &v[k]))
+      return MM_ERROR(GS_ERR_PARSE, path, ln, "bad size line: '%s' is not a non-negative integer",
+                      quote(tok[k], qb, sizeof qb));
+  if (nt < want)
+    return MM_ERROR(GS_ERR_PARSE, path, ln, "bad size line: expected %s",
+                    want == 3 ? "ROWS COLS ENTRIES" : "ROWS COLS");
+  if (nt > want)
+    return MM_ERROR(GS_ERR_PARSE, path, ln, "unexpected text after the size line: '%s'",
+                    quote(tok[want], qb, sizeof qb));
+  if (v[0] > INT32_MAX)
+    return MM_ERROR(GS_ERR_PARSE, path, ln, "%s rows exceed the 32-bit index limit (%d)",
+                    quote(tok[0], qb, sizeof qb), INT32_MAX);
+  if (v[1] > INT32_MAX)
+    return MM_ERROR(GS_ERR_PARSE, path, ln, "%s columns exceed the 32-bit index limit (%d)",
+                    quote(tok[1], qb, sizeof qb), INT32_MAX);
+  h->m = v[0];
+  h->n = v[1];
+  if (h->sym != GS_SYM_GENERAL && h->m != h->n)
+    return MM_ERROR(GS_ERR_PARSE, path, ln, "a %s matrix must be square, this one is %lld x %lld",
+                    gs_symmetry_string(h->sym), (long long)h->m, (long long)h->n);
+  if (h->format == MM_COORDINATE)
+    h->stored = v[2];
+  else if (h->sym == GS_SYM_GENERAL)
+    h->stored = h->m * h->n;
+  else if (h->sym == GS_SYM_SYMMETRIC)
+    h->stored = h->n * (h->n + 1) / 2;
+  else
+    h->stored = h->n * (h->n - 1) / 2;
+  return GS_SUCCESS;
+}
+
+/* ---- entries ------------------------------------------------------------------------------ */
+
+/* Makes room for `need` entries in A; the message names the file being read. */
+static gs_status_t coo_reserve(gs_coo_t *A, int64_t need, const char *path)
+{
+  if (need <= A->cap) return GS_SUCCESS;
+  if (gs_coo_reserve(A, need) != GS_SUCCESS)
+    return MM_ERROR(GS_ERR_HOST_MEMORY, path, 0, "out of host memory for %lld entries",
+                    (long long)need);
+  return GS_SUCCESS;
+}
+
+/* The message for an index token at p that parse_index refused. */
+static gs_status_t index_error(const char *path, int64_t line, const char *p, const char *what,
+                               int64_t limit, int line_src)
+{
+  char qb[64];
+  if (*p == '\n')
+    return gs_mm_error(GS_ERR_PARSE, __FILE__, line_src, path, line, "missing %s index", what);
+  if (*p == '-' && is_integer_token(p))
+    return gs_mm_error(GS_ERR_PARSE, __FILE__, line_src, path, line,
+                       "%s index %s out of range 1..%lld", what, quote(p, qb, sizeof qb),
+                       (long long)limit);
+  return gs_mm_error(GS_ERR_PARSE, __FILE__, line_src, path, line,
+                     "%s index '%s' is not an integer", what, quote(p, qb, sizeof qb));
+}
+
+/* The message for a value token at p that parse_value refused or found not finite. */
+static gs_status_t value_error(const char *path, int64_t line, const char *p, int line_src)
+{
+  char qb[64];
+  if (*p == '\n') return gs_mm_error(GS_ERR_PARSE, __FILE__, line_src, path, line, "missing value");
+  double v;
+  if (parse_value(p, &v) && !isfinite(v))
+    return gs_mm_error(GS_ERR_PARSE, __FILE__, line_src, path, line, "value '%s' is not finite",
+                       quote(p, qb, sizeof qb));
+  return gs_mm_error(GS_ERR_PARSE, __FILE__, line_src, path, line, "value '%s' is not a number",
+                     quote(p, qb, sizeof qb));
+}
+
+/* Parses one value at p (white space before it skipped by the caller); returns the position
+ * after the trailing white space, or NULL with the error raised. */
+static inline const char *entry_value(const char *path, int64_t line, const char *p, int field,
+                                      double *v, gs_status_t *st)
+{
+  char qb[64];
+  if (field == MM_INTEGER && *p != '\n' && !is_integer_token(p)) {
+    double t;
+    if (parse_value(p, &t)) {
+      *st = MM_ERROR(GS_ERR_PARSE, path, line,
+                     "value '%s' is not an integer (the field is integer)",
+                     quote(p, qb, sizeof qb));
+      return NULL;
+    }
+  }
+  const char *q = parse_value(p, v);
+  if (!q || !isfinite(*v)) {
+    *st = value_error(path, line, p, __LINE__);
+    return NULL;
+  }
+  while (is_blank(*q)) ++q;
+  return q;
+}
+
+/* Coordinate entries into A, the stored triangle mirrored. */
+static gs_status_t read_coordinate(mm_src *s, const mm_header *h, gs_coo_t *A)
+{
+  const char *path = s->path;
+  const int pattern = h->field == MM_PATTERN;
+  const gs_symmetry_t sym = h->sym;
+  const uint64_t m = (uint64_t)h->m, n = (uint64_t)h->n;
+  const int64_t want = h->stored;
+  int64_t k = 0, nz = A->nnz, line = s->line, cap = A->cap;
+  gs_idx_t *row = A->row, *col = A->col;
+  gs_val_t *val = A->val;
+  gs_status_t st = GS_SUCCESS;
+  char qb[64];
+  for (;;) {
+    if (s->pos == s->lim) {
+      int got;
+      s->line = line;
+      A->nnz = nz;
+      GS_CHECK(src_more(s, &got));
+      if (!got) break;
+    }
+    const char *p = s->buf + s->pos;
+    const char *const lim = s->buf + s->lim;
+    while (p < lim) {
+      while (is_blank(*p)) ++p;
+      if (*p == '\n') { /* blank line */
+        ++p;
+        ++line;
+        continue;
+      }
+      if (*p == '%') { /* comment */
+        p = (const char *)memchr(p, '\n', (size_t)(lim - p)) + 1;
+        ++line;
+        continue;
+      }
+      if (k == want)
+        return MM_ERROR(GS_ERR_PARSE, path, line,
+                        "more entries than the %lld declared in the size line", (long long)want);
+      uint64_t i, j;
+      double v = 1.0;
+      const char *q = parse_index(p, &i);
+      if (!q) return index_error(path, line, p, "row", h->m, __LINE__);
+      if (i - 1 >= m)
+        return MM_ERROR(GS_ERR_PARSE, path, line, "row index %s out of range 1..%lld",
+                        quote(p, qb, sizeof qb), (long long)h->m);
+      p = q;
+      while (is_blank(*p)) ++p;
+      q = parse_index(p, &j);
+      if (!q) return index_error(path, line, p, "column", h->n, __LINE__);
+      if (j - 1 >= n)
+        return MM_ERROR(GS_ERR_PARSE, path, line, "column index %s out of range 1..%lld",
+                        quote(p, qb, sizeof qb), (long long)h->n);
+      p = q;
+      while (is_blank(*p)) ++p;
+      if (!pattern) {
+        p = entry_value(path, line, p, h->field, &v, &st);
+        if (!p) return st;
+      }
+      if (*p != '\n')
+        return MM_ERROR(GS_ERR_PARSE, path, line, "unexpected text after the entry: '%s'",
+                        quote(p, qb, sizeof qb));
+      if (sym == GS_SYM_SKEW && i == j && v != 0.0)
+        return MM_ERROR(GS_ERR_PARSE, path, line,
+                        "nonzero diagonal entry (%llu, %llu) in a skew-symmetric matrix",
+                        (unsigned long long)i, (unsigned long long)j);
+      ++p;
+      ++line;
+      ++k;
+      if (nz + 2 > cap) {
+        A->nnz = nz;
+        GS_CHECK(coo_reserve(A, nz + 2, path));
+        row = A->row;
+        col = A->col;
+        val = A->val;
+        cap = A->cap;
+      }
+      row[nz] = (gs_idx_t)(i - 1);
+      col[nz] = (gs_idx_t)(j - 1);
+      val[nz] = v;
+      ++nz;
+      if (sym != GS_SYM_GENERAL && i != j) {
+        row[nz] = (gs_idx_t)(j - 1);
+        col[nz] = (gs_idx_t)(i - 1);
+        val[nz] = sym == GS_SYM_SKEW ? -v : v;
+        ++nz;
+      }
+    }
+    s->pos = s->lim;
+  }
+  s->line = line;
+  A->nnz = nz;
+  if (k < want)
+    return MM_ERROR(GS_ERR_PARSE, path, 0, "expected %lld entries, found %lld at end of file",
+                    (long long)want, (long long)k);
+  return GS_SUCCESS;
+}
+
+/* Array values (column-major; the lower triangle of a symmetric file, without the diagonal for
+ * a skew-symmetric one) into A, mirrored. */
+static gs_status_t read_array(mm_src *s, const mm_header *h, gs_coo_t *A)
+{
+  const char *path = s->path;
+  const gs_symmetry_t sym = h->sym;
+  const int64_t want = h->stored, m = h->m;
+  int64_t k = 0, line = s->line;
+  int64_t i = sym == GS_SYM_SKEW ? 1 : 0, j = 0; /* position of the next value */
+  gs_status_t st = GS_SUCCESS;
+  char qb[64];
+  for (;;) {
+    if (s->pos == s->lim) {
+      int got;
+      s->line = line;
+      GS_CHECK(src_more(s, &got));
+      if (!got) break;
+    }
+    const char *p = s->buf + s->pos;
+    const char *const lim = s->buf + s->lim;
+    while (p < lim) {
+      while (is_blank(*p)) ++p;
+      if (*p == '\n') {
+        ++p;
+        ++line;
+        continue;
+      }
+      if (*p == '%') {
+        p = (const char *)memchr(p, '\n', (size_t)(lim - p)) + 1;
+        ++line;
+        continue;
+      }
+      if (k == want)
+        return MM_ERROR(GS_ERR_PARSE, path, line,
+                        "more values than the %lld of a %lld x %lld array", (long long)want,
+                        (long long)h->m, (long long)h->n);
+      double v;
+      p = entry_value(path, line, p, h->field, &v, &st);
+      if (!p) return st;
+      if (*p != '\n')
+        return MM_ERROR(GS_ERR_PARSE, path, line, "unexpected text after the value: '%s'",
+                        quote(p, qb, sizeof qb));
+      ++p;
+      ++line;
+      ++k;
+      if (A->nnz + 2 > A->cap) GS_CHECK(coo_reserve(A, A->nnz + 2, path));
+      A->row[A->nnz] = (gs_idx_t)i;
+      A->col[A->nnz] = (gs_idx_t)j;
+      A->val[A->nnz++] = v;
+      if (sym != GS_SYM_GENERAL && i != j) {
+        A->row[A->nnz] = (gs_idx_t)j;
+        A->col[A->nnz] = (gs_idx_t)i;
+        A->val[A->nnz++] = sym == GS_SYM_SKEW ? -v : v;
+      }
+      if (++i == m) {
+        ++j;
+        i = sym == GS_SYM_GENERAL ? 0 : sym == GS_SYM_SYMMETRIC ? j : j + 1;
+      }
+    }
+    s->pos = s->lim;
+  }
+  s->line = line;
+  if (k < want)
+    return MM_ERROR(GS_ERR_PARSE, path, 0, "expected %lld values, found %lld at end of file",
+                    (long long)want, (long long)k);
+  return GS_SUCCESS;
+}
+
+/* ---- readers ------------------------------------------------------------------------------ */
+
+enum { WANT_COO, WANT_CSR, WANT_VECTOR };
+
+/* Reads path into a COO (WANT_COO; WANT_CSR with the 32-bit entry limit) or a vector. */
+static gs_status_t mm_read(const char *path, int want, gs_coo_t **out, gs_val_t **xout,
+                           gs_idx_t *len)
+{
+  gs_status_t st = GS_SUCCESS;
+  mm_src s;
+  mm_header h;
+  gs_coo_t *A = NULL;
+  gs_val_t *x = NULL;
+  memset(&s, 0, sizeof s);
+  s.fd = -1;
+
+  GS_TRY(src_open(&s, path));
+  GS_TRY(read_header(&s, &h));
+  if (want == WANT_VECTOR && h.n != 1)
+    MM_FAIL(path, h.size_line, "a vector must have one column, this one has %lld",
+            (long long)h.n);
+  if (want == WANT_CSR && h.stored > INT32_MAX)
+    MM_FAIL(path, h.size_line, "%lld entries exceed the 32-bit CSR limit (%d)",
+            (long long)h.stored, INT32_MAX);
+
+  /* Preallocate from the size line, within what the file can hold (a short line per entry),
+   * so that a bogus size line does not allocate without bound. */
+  int64_t cap = h.stored;
+  if (s.file_bytes >= 0) {
+    int64_t bound = s.file_bytes / (h.format == MM_ARRAY ? 2 : 4) + 1;
+    if (cap > bound) cap = bound;
+  } else if (cap > ((int64_t)1 << 24)) {
+    cap = (int64_t)1 << 24; /* compressed or a pipe: grow beyond this as entries come */
+  }
+  if (h.sym != GS_SYM_GENERAL) cap *= 2;
+  GS_TRY(gs_coo_create(&A, (gs_idx_t)h.m, (gs_idx_t)h.n, cap));
+  A->symmetry = h.sym;
+  if (h.format == MM_COORDINATE)
+    GS_TRY(read_coordinate(&s, &h, A));
+  else
+    GS_TRY(read_array(&s, &h, A));
+
+  if (want == WANT_VECTOR) { /* allocated only now that the file has proved its length */
+    x = calloc((size_t)(h.m > 0 ? h.m : 1), sizeof *x);
+    if (!x) {
+      st = MM_ERROR(GS_ERR_HOST_MEMORY, path, 0, "out of host memory for a vector of %lld",
+                    (long long)h.m);
+      goto cleanup;
+    }
+    if (h.format == MM_ARRAY) {
+      for (int64_t k = 0; k < A->nnz; ++k) x[A->row[k]] = A->val[k]; /* keeps -0.0 */
+    } else { /* duplicates summed; the first of a row assigned, so that -0.0 stays -0.0 */
+      unsigned char *seen = calloc((size_t)(h.m > 0 ? h.m : 1), 1);
+      if (!seen) {
+        st = MM_ERROR(GS_ERR_HOST_MEMORY, path, 0, "out of host memory for a vector of %lld",
+                      (long long)h.m);
+        goto cleanup;
+      }
+      for (int64_t k = 0; k < A->nnz; ++k) {
+        gs_idx_t r = A->row[k];
+        x[r] = seen[r] ? x[r] + A->val[k] : A->val[k];
+        seen[r] = 1;
+      }
+      free(seen);
+    }
+    *xout = x;
+    *len = (gs_idx_t)h.m;
+    x = NULL;
+    goto cleanup;
+  }
+  if (want == WANT_CSR && A->nnz > INT32_MAX)
+    MM_FAIL(path, 0, "%lld entries after symmetric expansion exceed the 32-bit CSR limit (%d)",
+            (long long)A->nnz, INT32_MAX);
+  if (A->cap > A->nnz + A->nnz / 8 + 4096) { /* give back what symmetric expansion did not use */
+    size_t c = (size_t)(A->nnz > 0 ? A->nnz : 1);
+    gs_idx_t *r = realloc(A->row, c * sizeof *r);
+    if (r) A->row = r;
+    gs_idx_t *cc = realloc(A->col, c * sizeof *cc);
+    if (cc) A->col = cc;
+    gs_val_t *v = realloc(A->val, c * sizeof *v);
+    if (v) A->val = v;
+    A->cap = (int64_t)c; /* every array holds at least c, shrunk or not */
+  }
+  *out = A;
+  A = NULL;
+cleanup:
+  src_close(&s);
+  gs_coo_destroy(&A);
+  free(x);
+  return st;
+}
+
+gs_status_t gs_mm_read_coo(const char *path, gs_coo_t **out)
+{
+  if (!out) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_mm_read_coo: out is NULL");
+  *out = NULL;
+  if (!path) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_mm_read_coo: path is NULL");
+  return mm_read(path, WANT_COO, out, NULL, NULL);
+}
+
+gs_status_t gs_mm_read_csr(const char *path, gs_csr_t **out)
+{
+  gs_status_t st = GS_SUCCESS;
+  gs_coo_t *A = NULL;
+  if (!out) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_mm_read_csr: out is NULL");
+  *out = NULL;
+  if (!path) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_mm_read_csr: path is NULL");
+  GS_TRY(mm_read(path, WANT_CSR, &A, NULL, NULL));
+  GS_TRY(gs_coo_to_csr(out, A));
+  (*out)->symmetry = A->symmetry;
+cleanup:
+  gs_coo_destroy(&A);
+  return st;
+}
+
+gs_status_t gs_mm_read_vector(const char *path, gs_val_t **out, gs_idx_t *len)
+{
+  if (!out || !len) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_mm_read_vector: out or len is NULL");
+  *out = NULL;
+  *len = 0;
+  if (!path) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_mm_read_vector: path is NULL");
+  return mm_read(path, WANT_VECTOR, NULL, out, len);
+}
