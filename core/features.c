@@ -1,6 +1,7 @@
 /* core/features.c: structural features of a matrix (row-length statistics, diagonals, symmetry),
  * the inputs of format selection in 001_2a8c9fc1a323b852.txt (section 4: nnz, mean and
- * standard deviation of row lengths). */
+ * standard deviation of row lengths). Numerical symmetry is measured, not tested for equality:
+ * FEM assemblies stored `general` are symmetric only to rounding (GS_SYMMETRY_RTOL, matrix.h). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,23 +9,11 @@
 #include "core/error.h"
 #include "gpusolve/matrix.h"
 
-/* Binary search for column j in row i of a column-sorted CSR; returns position or -1. */
-static gs_idx_t find_entry(const gs_csr_t *A, gs_idx_t i, gs_idx_t j)
-{
-  gs_idx_t lo = A->row_ptr[i], hi = A->row_ptr[i + 1] - 1;
-  while (lo <= hi) {
-    gs_idx_t mid = lo + (hi - lo) / 2;
-    if (A->col[mid] == j) return mid;
-    if (A->col[mid] < j) lo = mid + 1;
-    else hi = mid - 1;
-  }
-  return -1;
-}
-
 gs_status_t gs_csr_features(const gs_csr_t *A, gs_features_t *f)
 {
   gs_status_t st = GS_SUCCESS;
   unsigned char *diag_seen = NULL;
+  gs_idx_t *cur = NULL;  /* per-row cursor of the symmetry sweep */
   gs_csr_t *S = NULL; /* sorted copy, only when A's rows are unsorted */
   if (!A || !f) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_csr_features: NULL argument");
   memset(f, 0, sizeof *f);
@@ -64,7 +53,10 @@ gs_status_t gs_csr_features(const gs_csr_t *A, gs_features_t *f)
       }
     }
 
-  if (m != n) goto cleanup; /* the remaining features need a square matrix */
+  if (m != n) { /* the remaining features need a square matrix */
+    f->asymmetry = INFINITY;
+    goto cleanup;
+  }
   const gs_csr_t *B = A;
   if (!gs_csr_is_sorted(A)) {
     GS_TRY(gs_csr_transpose(&S, A)); /* transposing twice sorts the rows */
@@ -74,26 +66,49 @@ gs_status_t gs_csr_features(const gs_csr_t *A, gs_features_t *f)
     S = S2;
     B = S;
   }
+
+  /* Symmetry in one sweep, O(nnz + n): rows are visited in increasing i, so the lookups of the
+   * mirrors (j, i) in any one row j come with increasing i; cur[j] walks row j forward once.
+   * Every stored entry is compared with its mirror (0 when absent), so a pattern difference in
+   * either direction is seen. */
+  cur = malloc((n ? (size_t)n : 1) * sizeof *cur);
+  if (!cur) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory computing features");
+  for (gs_idx_t j = 0; j < n; ++j) cur[j] = B->row_ptr[j];
   f->structurally_symmetric = 1;
-  f->numerically_symmetric = 1;
   f->diagonal_full = 1;
   f->diagonal_positive = 1;
+  double amax = 0.0, dmax = 0.0;
+  int finite = 1;
   for (gs_idx_t i = 0; i < n; ++i) {
-    gs_idx_t d = find_entry(B, i, i);
-    if (d < 0 || B->val[d] == 0.0) f->diagonal_full = 0;
-    if (d < 0 || !(B->val[d] > 0.0)) f->diagonal_positive = 0;
-    for (gs_idx_t p = B->row_ptr[i]; p < B->row_ptr[i + 1] && f->structurally_symmetric; ++p) {
-      gs_idx_t q = find_entry(B, B->col[p], i);
-      if (q < 0) {
-        f->structurally_symmetric = 0;
-        f->numerically_symmetric = 0;
-      } else if (B->val[q] != B->val[p]) {
-        f->numerically_symmetric = 0;
+    int diag = 0;
+    for (gs_idx_t p = B->row_ptr[i]; p < B->row_ptr[i + 1]; ++p) {
+      const gs_idx_t j = B->col[p];
+      const double a = B->val[p];
+      if (!isfinite(a)) finite = 0;
+      else if (fabs(a) > amax) amax = fabs(a);
+      if (j == i) { /* its own mirror */
+        diag = 1;
+        if (a == 0.0) f->diagonal_full = 0;
+        if (!(a > 0.0)) f->diagonal_positive = 0;
+        continue;
       }
+      gs_idx_t q = cur[j];
+      const gs_idx_t end = B->row_ptr[j + 1];
+      while (q < end && B->col[q] < i) ++q;
+      cur[j] = q;
+      double b = 0.0;
+      if (q < end && B->col[q] == i) b = B->val[q];
+      else f->structurally_symmetric = 0;
+      const double d = fabs(a - b);
+      if (d > dmax) dmax = d;
     }
+    if (!diag) f->diagonal_full = f->diagonal_positive = 0;
   }
+  f->asymmetry = !finite ? INFINITY : amax > 0.0 ? dmax / amax : 0.0;
+  f->numerically_symmetric = f->asymmetry <= GS_SYMMETRY_RTOL;
 cleanup:
   free(diag_seen);
+  free(cur);
   gs_csr_destroy(&S);
   return st;
 }

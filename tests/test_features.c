@@ -1,0 +1,336 @@
+/* tests/test_features.c: numerical symmetry to a relative tolerance (issue 8, bug 5): the measured
+ * asymmetry max |a_ij - a_ji| / max |a|, numerically_symmetric = square and asymmetry <=
+ * GS_SYMMETRY_RTOL, what `gpusolve info` prints, and the solver choice that follows from it.
+ * Host suite; the gs_solve_auto_method check needs a context, so it runs only with a GPU (without
+ * one, the features it reads are checked instead). */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/testutil.h"
+
+static char out[1 << 16], err[1 << 14];
+
+static gs_features_t features_of(const gs_csr_t *A)
+{
+  gs_features_t f;
+  CU_ASSERT_FATAL(gs_csr_features(A, &f) == GS_SUCCESS);
+  return f;
+}
+
+/* A random symmetric, diagonally dominant (so SPD) n x n matrix: the shape of an FEM stiffness
+ * matrix, exactly symmetric. Off-diagonal magnitudes in [0.5, 1) and diagonals at most about
+ * 30 (n <= 200, density <= 0.12), so a relative perturbation rel of the off-diagonals gives an
+ * asymmetry between about rel / 240 and rel: 1e-13 stays below GS_SYMMETRY_RTOL, 1e-6 above. */
+static gs_csr_t *random_spd(uint64_t *rng, gs_idx_t n, double density)
+{
+  gs_coo_t *C = NULL;
+  gs_csr_t *A = NULL;
+  double *rowsum = calloc((size_t)n, sizeof *rowsum);
+  CU_ASSERT_FATAL(rowsum != NULL);
+  CU_ASSERT_FATAL(gs_coo_create(&C, n, n, 16) == GS_SUCCESS);
+  for (gs_idx_t i = 0; i < n; ++i)
+    for (gs_idx_t j = i + 1; j < n; ++j)
+      if (gs_test_uniform(rng) < density) {
+        double v = 0.5 + 0.5 * gs_test_uniform(rng); /* |v| in [0.5, 1): relative */
+        if (gs_test_uniform(rng) < 0.5) v = -v;      /* perturbations stay comparable */
+        CU_ASSERT_FATAL(gs_coo_push(C, i, j, v) == GS_SUCCESS);
+        CU_ASSERT_FATAL(gs_coo_push(C, j, i, v) == GS_SUCCESS);
+        rowsum[i] += fabs(v);
+        rowsum[j] += fabs(v);
+      }
+  for (gs_idx_t i = 0; i < n; ++i)
+    CU_ASSERT_FATAL(gs_coo_push(C, i, i, rowsum[i] + 1.0) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_coo_to_csr(&A, C) == GS_SUCCESS);
+  gs_coo_destroy(&C);
+  free(rowsum);
+  return A;
+}
+
+static double max_abs(const gs_csr_t *A)
+{
+  double m = 0.0;
+  for (gs_idx_t p = 0; p < A->nnz; ++p)
+    if (fabs(A->val[p]) > m) m = fabs(A->val[p]);
+  return m;
+}
+
+/* Multiplies about half of the strictly upper entries by (1 + rel * s), |s| in [0.5, 1), at
+ * least one of them; the mirrors stay. Returns the asymmetry this makes, computed from the
+ * stored values: max |new - old| / max |a| (after the change). */
+static double perturb_upper(uint64_t *rng, gs_csr_t *A, double rel)
+{
+  double dmax = 0.0;
+  int done = 0;
+  for (int pass = 0; !done && pass < 2; ++pass)
+    for (gs_idx_t i = 0; i < A->m; ++i)
+      for (gs_idx_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) {
+        if (A->col[p] <= i || (gs_test_uniform(rng) < 0.5 && pass == 0)) continue;
+        double s = 0.5 + 0.5 * gs_test_uniform(rng);
+        if (gs_test_uniform(rng) < 0.5) s = -s;
+        double old = A->val[p];
+        A->val[p] = old * (1.0 + rel * s);
+        if (fabs(A->val[p] - old) > dmax) dmax = fabs(A->val[p] - old);
+        done = 1;
+        if (pass > 0) goto out; /* the fallback pass changes one entry only */
+      }
+out:
+  CU_ASSERT_FATAL(done); /* the matrix has a strictly upper entry */
+  return dmax / max_abs(A);
+}
+
+static void test_exact_symmetric(void)
+{
+  uint64_t rng = gs_test_seed() ^ 0x1111;
+  gs_idx_t n = 20 + (gs_idx_t)(gs_test_uniform(&rng) * 150);
+  gs_csr_t *A = random_spd(&rng, n, 0.05);
+  gs_features_t f = features_of(A);
+  CU_ASSERT_EQUAL(f.asymmetry, 0.0);
+  CU_ASSERT(f.numerically_symmetric);
+  CU_ASSERT(f.structurally_symmetric);
+  CU_ASSERT(f.diagonal_positive);
+  gs_csr_destroy(&A);
+
+  const double a[] = {4, -1, 0, -1, 4, -1, 0, -1, 4}; /* hand-checked tridiagonal */
+  A = gs_test_csr_from_dense(3, 3, a);
+  f = features_of(A);
+  CU_ASSERT_EQUAL(f.asymmetry, 0.0);
+  CU_ASSERT(f.numerically_symmetric);
+  A->val[1] = -3.0; /* a_01 = -3, a_10 = -1: |(-3) - (-1)| / 4 = 0.5 */
+  f = features_of(A);
+  CU_ASSERT_DOUBLE_EQUAL(f.asymmetry, 0.5, 1e-15);
+  CU_ASSERT(!f.numerically_symmetric);
+  CU_ASSERT(f.structurally_symmetric);
+  gs_csr_destroy(&A);
+
+  const double s[] = {0, 2, -2, 0}; /* skew-symmetric: the largest asymmetry, 2 */
+  A = gs_test_csr_from_dense(2, 2, s);
+  f = features_of(A);
+  CU_ASSERT_DOUBLE_EQUAL(f.asymmetry, 2.0, 0.0);
+  CU_ASSERT(!f.numerically_symmetric);
+  gs_csr_destroy(&A);
+}
+
+/* Symmetric to rounding (relative 1e-13) counts as symmetric; 1e-6 does not. The measured value
+ * matches the perturbation applied, in sorted and unsorted rows alike. */
+static void test_near_symmetric(void)
+{
+  uint64_t rng = gs_test_seed() ^ 0x2222;
+  const double rels[] = {1e-13, 1e-6};
+  for (int k = 0; k < 2; ++k)
+    for (int rep = 0; rep < 5; ++rep) {
+      gs_idx_t n = 2 + (gs_idx_t)(gs_test_uniform(&rng) * 200);
+      gs_csr_t *A = random_spd(&rng, n, 0.02 + 0.1 * gs_test_uniform(&rng));
+      if (A->nnz == n) { /* diagonal only: nothing to perturb, add a coupled pair */
+        gs_csr_destroy(&A);
+        const double d[] = {3, 1, 1, 3};
+        A = gs_test_csr_from_dense(2, 2, d);
+      }
+      double expected = perturb_upper(&rng, A, rels[k]);
+      gs_features_t f = features_of(A);
+      CU_ASSERT(expected > 0.0);
+      CU_ASSERT(f.asymmetry >= expected / 2 && f.asymmetry <= expected * 2);
+      if (!(f.asymmetry >= expected / 2 && f.asymmetry <= expected * 2))
+        fprintf(stderr, "  rel %g n %d: asymmetry %g, expected %g\n", rels[k], (int)A->m,
+                f.asymmetry, expected);
+      CU_ASSERT(f.structurally_symmetric);
+      CU_ASSERT_EQUAL(f.numerically_symmetric, k == 0);
+      CU_ASSERT(f.diagonal_positive);
+
+      /* the same matrix with one row's entries reversed (unsorted): same answer */
+      for (gs_idx_t i = 0; i < A->m; ++i) {
+        gs_idx_t b = A->row_ptr[i], e = A->row_ptr[i + 1] - 1;
+        if (e - b < 1) continue;
+        for (; b < e; ++b, --e) {
+          gs_idx_t tc = A->col[b];
+          A->col[b] = A->col[e];
+          A->col[e] = tc;
+          double tv = A->val[b];
+          A->val[b] = A->val[e];
+          A->val[e] = tv;
+        }
+        break;
+      }
+      gs_features_t g = features_of(A);
+      CU_ASSERT_EQUAL(g.asymmetry, f.asymmetry);
+      CU_ASSERT_EQUAL(g.numerically_symmetric, f.numerically_symmetric);
+      gs_csr_destroy(&A);
+    }
+}
+
+/* An explicit entry whose mirror is absent: within the tolerance when tiny (the pattern differs,
+ * the values do not), nonsymmetric when large; an explicit zero costs nothing. Both directions
+ * (the missing mirror above or below the diagonal). */
+static void test_missing_mirror(void)
+{
+  const double a[] = {4, -1, 0, -1, 4, -1, 0, -1, 4};
+  const double vals[] = {1e-17 * 4, 0.5, 0.0};
+  for (int lower = 0; lower < 2; ++lower)
+    for (int k = 0; k < 3; ++k) {
+      double d[9];
+      memcpy(d, a, sizeof d);
+      gs_csr_t *A = gs_test_csr_from_dense(3, 3, d);
+      gs_coo_t *C = NULL;
+      gs_csr_t *B = NULL;
+      CU_ASSERT_FATAL(gs_csr_to_coo(&C, A) == GS_SUCCESS);
+      CU_ASSERT_FATAL(gs_coo_push(C, lower ? 2 : 0, lower ? 0 : 2, vals[k]) == GS_SUCCESS);
+      CU_ASSERT_FATAL(gs_coo_to_csr(&B, C) == GS_SUCCESS);
+      CU_ASSERT_EQUAL(B->nnz, 8);
+      gs_features_t f = features_of(B);
+      CU_ASSERT(!f.structurally_symmetric);
+      CU_ASSERT_DOUBLE_EQUAL(f.asymmetry, vals[k] / 4.0, 1e-15 * vals[k]);
+      CU_ASSERT_EQUAL(f.numerically_symmetric, k != 1);
+      gs_coo_destroy(&C);
+      gs_csr_destroy(&A);
+      gs_csr_destroy(&B);
+    }
+}
+
+static void test_non_square_and_zero(void)
+{
+  const double b[] = {2, 0, 1, 0, 3, 0}; /* 2 x 3 */
+  gs_csr_t *A = gs_test_csr_from_dense(2, 3, b);
+  gs_features_t f = features_of(A);
+  CU_ASSERT(isinf(f.asymmetry) && f.asymmetry > 0);
+  CU_ASSERT(!f.numerically_symmetric);
+  CU_ASSERT(!f.structurally_symmetric);
+  gs_csr_destroy(&A);
+
+  /* all zero: no entries at all, and explicit zeros only (one without a mirror) */
+  CU_ASSERT_FATAL(gs_csr_create(&A, 4, 4, 0) == GS_SUCCESS);
+  f = features_of(A);
+  CU_ASSERT_EQUAL(f.asymmetry, 0.0);
+  CU_ASSERT(f.numerically_symmetric);
+  CU_ASSERT(f.structurally_symmetric);
+  gs_csr_destroy(&A);
+  gs_coo_t *C = NULL;
+  CU_ASSERT_FATAL(gs_coo_create(&C, 3, 3, 4) == GS_SUCCESS);
+  CU_ASSERT(gs_coo_push(C, 0, 0, 0.0) == GS_SUCCESS);
+  CU_ASSERT(gs_coo_push(C, 0, 2, 0.0) == GS_SUCCESS);
+  CU_ASSERT(gs_coo_push(C, 1, 1, 0.0) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_coo_to_csr(&A, C) == GS_SUCCESS);
+  f = features_of(A);
+  CU_ASSERT_EQUAL(f.asymmetry, 0.0);
+  CU_ASSERT(f.numerically_symmetric);
+  CU_ASSERT(!f.structurally_symmetric);
+  gs_coo_destroy(&C);
+  gs_csr_destroy(&A);
+
+  /* 0 x 0: square, nothing to compare */
+  CU_ASSERT_FATAL(gs_csr_create(&A, 0, 0, 0) == GS_SUCCESS);
+  f = features_of(A);
+  CU_ASSERT_EQUAL(f.asymmetry, 0.0);
+  CU_ASSERT(f.numerically_symmetric);
+  gs_csr_destroy(&A);
+}
+
+/* Writes A to a new temporary .mtx file; path receives its name. */
+static void write_temp(const gs_csr_t *A, char *path, size_t size)
+{
+  char tmpl[] = "/tmp/gs_features_XXXXXX";
+  int fd = mkstemp(tmpl);
+  CU_ASSERT_FATAL(fd >= 0);
+  close(fd);
+  unlink(tmpl);
+  snprintf(path, size, "%s.mtx", tmpl);
+  CU_ASSERT_FATAL(gs_mm_write_csr(path, A) == GS_SUCCESS);
+}
+
+static double json_num_of(const char *doc, const char *key)
+{
+  char pat[64];
+  snprintf(pat, sizeof pat, "\"%s\":", key);
+  const char *p = strstr(doc, pat);
+  return p ? strtod(p + strlen(pat), NULL) : -1.0;
+}
+
+static void test_cli_info_reports_asymmetry(void)
+{
+  uint64_t rng = gs_test_seed() ^ 0x3333;
+  gs_csr_t *A = random_spd(&rng, 60, 0.1);
+  char path[64], args[128];
+
+  write_temp(A, path, sizeof path); /* exact */
+  snprintf(args, sizeof args, "info %s", path);
+  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT(strstr(out, "symmetric              yes\n") != NULL);
+  snprintf(args, sizeof args, "info %s --json", path);
+  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT(strstr(out, "\"asymmetry\":0,") != NULL);
+  unlink(path);
+
+  double expected = perturb_upper(&rng, A, 1e-13); /* symmetric to rounding */
+  write_temp(A, path, sizeof path);
+  snprintf(args, sizeof args, "info %s", path);
+  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT(strstr(out, "symmetric              yes (symmetric to ") != NULL);
+  snprintf(args, sizeof args, "info %s --json", path);
+  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+  double a = json_num_of(out, "asymmetry");
+  CU_ASSERT(a >= expected / 2 && a <= expected * 2);
+  CU_ASSERT(strstr(out, "\"numerically_symmetric\":true") != NULL);
+  CU_ASSERT(strstr(out, "\"structurally_symmetric\":true") != NULL);
+  unlink(path);
+
+  perturb_upper(&rng, A, 0.5); /* nonsymmetric, same pattern */
+  write_temp(A, path, sizeof path);
+  snprintf(args, sizeof args, "info %s", path);
+  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT(strstr(out, "symmetric              pattern only (asymmetry ") != NULL);
+  unlink(path);
+  gs_csr_destroy(&A);
+
+  const double r[] = {1, 2, 0, 3, 4, 5}; /* 2 x 3: no symmetric line, asymmetry null */
+  A = gs_test_csr_from_dense(2, 3, r);
+  write_temp(A, path, sizeof path);
+  snprintf(args, sizeof args, "info %s --json", path);
+  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT(strstr(out, "\"asymmetry\":null") != NULL);
+  snprintf(args, sizeof args, "info %s", path);
+  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT(strstr(out, "symmetric   ") == NULL);
+  unlink(path);
+  gs_csr_destroy(&A);
+}
+
+/* A near-symmetric matrix with a positive diagonal gets CG from `--solver auto`. The method is
+ * chosen from a gs_matrix_t, which needs a context and so a GPU: without one, the two features
+ * gs_solve_auto_method reads are checked instead. */
+static void test_auto_method_near_symmetric(void)
+{
+  uint64_t rng = gs_test_seed() ^ 0x4444;
+  gs_csr_t *A = random_spd(&rng, 80, 0.08);
+  perturb_upper(&rng, A, 1e-12);
+  gs_features_t f = features_of(A);
+  CU_ASSERT(f.numerically_symmetric && f.diagonal_positive);
+  if (gs_device_count() > 0) {
+    gs_context_t *ctx = NULL;
+    gs_matrix_t *M = NULL;
+    CU_ASSERT_FATAL(gs_context_create(&ctx, 0) == GS_SUCCESS);
+    CU_ASSERT_FATAL(gs_matrix_create(&M, ctx, A) == GS_SUCCESS);
+    CU_ASSERT_EQUAL(gs_solve_auto_method(M), GS_SOLVER_CG);
+    gs_matrix_destroy(&M);
+    perturb_upper(&rng, A, 1e-3);
+    CU_ASSERT_FATAL(gs_matrix_create(&M, ctx, A) == GS_SUCCESS);
+    CU_ASSERT_EQUAL(gs_solve_auto_method(M), GS_SOLVER_BICGSTAB);
+    gs_matrix_destroy(&M);
+    gs_context_destroy(&ctx);
+  }
+  gs_csr_destroy(&A);
+}
+
+int main(void)
+{
+  CU_TestInfo tests[] = {
+    {"exact symmetric: asymmetry 0", test_exact_symmetric},
+    {"near-symmetric: measured, within tolerance or not", test_near_symmetric},
+    {"missing mirror: tiny, large, explicit zero", test_missing_mirror},
+    {"non-square and all-zero", test_non_square_and_zero},
+    {"gpusolve info reports the asymmetry", test_cli_info_reports_asymmetry},
+    {"auto method picks CG when symmetric to rounding", test_auto_method_near_symmetric},
+    CU_TEST_INFO_NULL};
+  return gs_test_main("features", tests, 0);
+}
