@@ -1,17 +1,17 @@
 /* apps/cmd_check.c: `gpusolve check A.mtx`: every backend's host layout against plain CSR and,
  * with a GPU, its device kernels (op N and T, several alpha/beta) against the host reference:
  * the user's way to trust a format on their own data. */
-#include <cuda_runtime_api.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "apps/cli.h"
+#include "apps/cli_spmv.h"
 
 #define CHECK_TOL 1e-12
 
 static const char *usage_text =
-    "usage: gpusolve check A.mtx [--json] [--max-fill F]\n\n"
+    "usage: gpusolve check A.mtx [--json] [--max-fill F] [--spmv-opt K=V]...\n\n"
     "Checks every SpMV format on this matrix: its host-side layout against plain CSR (needs no\n"
     "GPU) and, when a GPU is present, its device kernels for y = A*x and y = A^T*x with\n"
     "(alpha, beta) in {(1,0), (-1,1), (2.5,-0.5)} (y filled with NaN when beta = 0) against the\n"
@@ -32,7 +32,7 @@ static void note_err(result_t *r, double e)
   if (!(e <= r->err)) r->err = e; /* NaN/Inf stick */
 }
 
-static void check_host(const gs_csr_t *A, const char *name, const gs_spmv_opts_t *o,
+static void check_host(const gs_csr_t *A, const char *name, const char *o,
                        const double *x, const double *y0, double *y, result_t *r)
 {
   r->host = "ok";
@@ -53,7 +53,7 @@ static void check_host(const gs_csr_t *A, const char *name, const gs_spmv_opts_t
         snprintf(r->note, sizeof r->note, "%s", gs_last_error());
         return;
       }
-      double e = gs_spmv_rel_error(A, op ? 'T' : 'N', cases[c][0], x, cases[c][1], y0, y);
+      double e = gs_spmv_rel_error(A, op ? GS_OP_T : GS_OP_N, cases[c][0], x, cases[c][1], y0, y);
       note_err(r, e);
       if (!(e <= CHECK_TOL)) {
         r->host = "fail";
@@ -65,7 +65,7 @@ static void check_host(const gs_csr_t *A, const char *name, const gs_spmv_opts_t
 }
 
 static void check_device(gs_context_t *ctx, gs_matrix_t *A, const char *name,
-                         const gs_spmv_opts_t *o, const double *x, const double *y0, double *y,
+                         const char *o, const double *x, const double *y0, double *y,
                          double *d_x, double *d_y, result_t *r)
 {
   const gs_csr_t *H = gs_matrix_host(A);
@@ -89,7 +89,7 @@ static void check_device(gs_context_t *ctx, gs_matrix_t *A, const char *name,
               GS_SUCCESS ||
           (st = gs_copy_to_host(ctx, y, d_y, (size_t)len * sizeof *y)) != GS_SUCCESS)
         goto fail;
-      double e = gs_spmv_rel_error(H, op ? 'T' : 'N', cases[c][0], x, cases[c][1], y0, y);
+      double e = gs_spmv_rel_error(H, op ? GS_OP_T : GS_OP_N, cases[c][0], x, cases[c][1], y0, y);
       note_err(r, e);
       if (!(e <= CHECK_TOL)) {
         r->device = "fail";
@@ -108,9 +108,9 @@ fail:
 
 int cmd_check(int argc, char **argv)
 {
-  const char *path = NULL, *v;
+  const char *path = NULL;
   int json = 0, rc;
-  double max_fill = 3.0;
+  char opts[1024] = "";
   for (int i = 1; i < argc; ++i) {
     int r;
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -118,8 +118,8 @@ int cmd_check(int argc, char **argv)
       return CLI_OK;
     } else if (!strcmp(argv[i], "--json")) {
       json = 1;
-    } else if ((r = cli_opt(argc, argv, &i, "--max-fill", &v)) != 0) {
-      if (r < 0 || cli_parse_double("--max-fill", v, 1.0, 1e9, &max_fill)) return CLI_BAD_INPUT;
+    } else if ((r = cli_spmv_opt(argc, argv, &i, "max-fill spmv-opt", opts, sizeof opts)) != 0) {
+      if (r < 0) return CLI_BAD_INPUT;
     } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
       return cli_fail(CLI_BAD_INPUT, "check: unknown option '%s' (see 'gpusolve check --help')",
                       argv[i]);
@@ -133,9 +133,6 @@ int cmd_check(int argc, char **argv)
 
   gs_csr_t *H = NULL;
   if ((rc = cli_load_matrix(path, &H)) != CLI_OK) return rc;
-  gs_spmv_opts_t opts;
-  gs_spmv_opts_default(&opts);
-  opts.max_fill = max_fill;
   int nb = gs_spmv_backend_count();
   size_t lx = (size_t)(H->m > H->n ? H->m : H->n) + 1;
   double *x = malloc(lx * sizeof *x), *y0 = malloc(lx * sizeof *y0), *y = malloc(lx * sizeof *y);
@@ -160,8 +157,8 @@ int cmd_check(int argc, char **argv)
   if (have_gpu) {
     if ((rc = cli_context(&ctx)) != CLI_OK) goto done;
     if ((st = gs_matrix_create(&A, ctx, H)) != GS_SUCCESS ||
-        (st = gs_dmalloc((void **)&d_x, lx * sizeof *d_x, "x")) != GS_SUCCESS ||
-        (st = gs_dmalloc((void **)&d_y, lx * sizeof *d_y, "y")) != GS_SUCCESS) {
+        (st = gs_dmalloc(ctx, (void **)&d_x, lx * sizeof *d_x, "x")) != GS_SUCCESS ||
+        (st = gs_dmalloc(ctx, (void **)&d_y, lx * sizeof *d_y, "y")) != GS_SUCCESS) {
       rc = cli_fail_status(st);
       goto done;
     }
@@ -172,9 +169,9 @@ int cmd_check(int argc, char **argv)
     r->name = gs_spmv_backend_name(b);
     r->err = 0.0;
     r->device = "skipped";
-    check_host(H, r->name, &opts, x, y0, y, r);
+    check_host(H, r->name, opts, x, y0, y, r);
     if (have_gpu && strcmp(r->host, "refused") != 0)
-      check_device(ctx, A, r->name, &opts, x, y0, y, d_x, d_y, r);
+      check_device(ctx, A, r->name, opts, x, y0, y, d_x, d_y, r);
     if (!strcmp(r->host, "fail") || !strcmp(r->device, "fail")) failed++;
   }
   if (json) {
@@ -210,8 +207,8 @@ int cmd_check(int argc, char **argv)
     rc = cli_fail(CLI_NOT_CONVERGED, "check: %d format%s failed on %s", failed,
                   failed > 1 ? "s" : "", path);
 done:
-  gs_dfree(d_x);
-  gs_dfree(d_y);
+  gs_dfree(ctx, d_x);
+  gs_dfree(ctx, d_y);
   gs_matrix_destroy(&A);
   gs_context_destroy(&ctx);
   free(x);

@@ -77,6 +77,7 @@ gs_status_t gs_context_create(gs_context_t **out, int device)
   c = calloc(1, sizeof *c);
   if (!c) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory creating a context");
   c->device = device;
+  GS_TRY(gs_memtab_init(&c->mem));
   GS_TRY(GS_CUDA(cudaSetDevice(device)));
   struct cudaDeviceProp prop;
   GS_TRY(GS_CUDA(cudaGetDeviceProperties(&prop, device)));
@@ -99,13 +100,25 @@ void gs_context_destroy(gs_context_t **ctx)
 {
   if (!ctx || !*ctx) return;
   gs_context_t *c = *ctx;
+  gs_context_activate(c);
   if (c->stream) cudaStreamSynchronize(c->stream);
   if (c->cusparse) cusparseDestroy(c->cusparse);
   if (c->cublas) cublasDestroy(c->cublas);
   if (c->stream) cudaStreamDestroy(c->stream);
+  gs_memtab_fini(&c->mem);
   free(c);
   *ctx = NULL;
 }
+
+gs_status_t gs_context_activate(const gs_context_t *ctx)
+{
+  int cur = -1;
+  if (cudaGetDevice(&cur) == cudaSuccess && cur == ctx->device) return GS_SUCCESS;
+  (void)cudaGetLastError();
+  return GS_CUDA(cudaSetDevice(ctx->device));
+}
+
+int gs_context_device(const gs_context_t *ctx) { return ctx ? ctx->device : -1; }
 
 void *gs_context_stream(const gs_context_t *ctx) { return ctx ? (void *)ctx->stream : NULL; }
 
@@ -114,6 +127,7 @@ const char *gs_context_device_name(const gs_context_t *ctx) { return ctx ? ctx->
 gs_status_t gs_context_sync(gs_context_t *ctx)
 {
   if (!ctx) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_context_sync: ctx is NULL");
+  GS_CHECK(gs_context_activate(ctx));
   return GS_CUDA(cudaStreamSynchronize(ctx->stream));
 }
 
@@ -122,6 +136,7 @@ gs_status_t gs_copy_to_device(gs_context_t *ctx, void *d_dst, const void *h_src,
   if (!ctx || (bytes && (!d_dst || !h_src)))
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_copy_to_device: NULL argument");
   if (!bytes) return GS_SUCCESS;
+  GS_CHECK(gs_context_activate(ctx));
   GS_CHECK(GS_CUDA(cudaMemcpyAsync(d_dst, h_src, bytes, cudaMemcpyHostToDevice, ctx->stream)));
   return GS_CUDA(cudaStreamSynchronize(ctx->stream));
 }
@@ -131,6 +146,7 @@ gs_status_t gs_copy_to_host(gs_context_t *ctx, void *h_dst, const void *d_src, s
   if (!ctx || (bytes && (!h_dst || !d_src)))
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_copy_to_host: NULL argument");
   if (!bytes) return GS_SUCCESS;
+  GS_CHECK(gs_context_activate(ctx));
   GS_CHECK(GS_CUDA(cudaMemcpyAsync(h_dst, d_src, bytes, cudaMemcpyDeviceToHost, ctx->stream)));
   return GS_CUDA(cudaStreamSynchronize(ctx->stream));
 }

@@ -6,9 +6,45 @@
 #include <cuda_runtime_api.h>
 #include <cusparse.h>
 
+#include <pthread.h>
+#include <stddef.h>
+
 #include "gpusolve/context.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The counting allocator's table of live blocks (core/memory.c), one per context. */
+typedef struct gs_memblock {
+  void *p; /* NULL: empty slot; a tombstone marks a freed one */
+  size_t bytes;
+} gs_memblock_t;
+
+typedef struct gs_memtab {
+  pthread_mutex_t lock;
+  int lock_ok;
+  gs_memblock_t *tab;
+  size_t cap, used; /* slots, slots not empty (live + tombstones) */
+  size_t in_use, peak;
+  long fail_after;  /* test hook (core/testhooks.h) */
+} gs_memtab_t;
+
+gs_status_t gs_memtab_init(gs_memtab_t *M);
+/** Frees the table and any block still in it. */
+void gs_memtab_fini(gs_memtab_t *M);
+
+/** Makes ctx's device current on the calling thread (cudaSetDevice only when it differs):
+ *  every public entry point that touches the GPU calls it first, so that objects of a context
+ *  on device 1 work from a thread whose current device is 0. */
+gs_status_t gs_context_activate(const gs_context_t *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+
 struct gs_context {
+  gs_memtab_t mem;
   int device;
   cudaStream_t stream;
   cublasHandle_t cublas;

@@ -277,25 +277,30 @@ int gs_csr_is_sorted(const gs_csr_t *A)
   return 1;
 }
 
-gs_status_t gs_csr_spmv_host(const gs_csr_t *A, char op, gs_val_t alpha, const gs_val_t *x,
+gs_status_t gs_csr_spmv_host(const gs_csr_t *A, gs_op_t op, gs_val_t alpha, const gs_val_t *x,
                              gs_val_t beta, gs_val_t *y)
 {
-  if (!A || !y || (!x && A->nnz > 0))
+  if (!A || (!y && (op == GS_OP_T ? A->n : A->m) > 0) || (!x && A->nnz > 0 && alpha != 0.0))
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_csr_spmv_host: NULL argument");
-  if (op == 'N' || op == 'n') {
+  if (op != GS_OP_N && op != GS_OP_T)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_csr_spmv_host: op must be GS_OP_N or GS_OP_T");
+  if (alpha == 0.0) { /* BLAS: A and x are not read */
+    const gs_idx_t len = op == GS_OP_T ? A->n : A->m;
+    for (gs_idx_t i = 0; i < len; ++i) y[i] = beta == 0.0 ? 0.0 : beta * y[i];
+    return GS_SUCCESS;
+  }
+  if (op == GS_OP_N) {
     for (gs_idx_t i = 0; i < A->m; ++i) {
       double s = 0.0;
       for (gs_idx_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) s += A->val[p] * x[A->col[p]];
       y[i] = beta == 0.0 ? alpha * s : alpha * s + beta * y[i]; /* beta = 0: y never read */
     }
-  } else if (op == 'T' || op == 't') {
+  } else {
     for (gs_idx_t j = 0; j < A->n; ++j) y[j] = beta == 0.0 ? 0.0 : beta * y[j];
     for (gs_idx_t i = 0; i < A->m; ++i) {
       double ax = alpha * x[i];
       for (gs_idx_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) y[A->col[p]] += A->val[p] * ax;
     }
-  } else {
-    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_csr_spmv_host: op must be 'N' or 'T', not '%c'", op);
   }
   return GS_SUCCESS;
 }
@@ -310,11 +315,11 @@ const char *gs_symmetry_string(gs_symmetry_t s)
   return "unknown";
 }
 
-double gs_spmv_rel_error(const gs_csr_t *A, char op, gs_val_t alpha, const gs_val_t *x,
+double gs_spmv_rel_error(const gs_csr_t *A, gs_op_t op, gs_val_t alpha, const gs_val_t *x,
                          gs_val_t beta, const gs_val_t *y_in, const gs_val_t *y_out)
 {
-  const int trans = (op == 'T' || op == 't');
-  if (!A || (!trans && op != 'N' && op != 'n')) return -1.0;
+  const int trans = op == GS_OP_T;
+  if (!A || (op != GS_OP_N && op != GS_OP_T)) return -1.0;
   const gs_idx_t len = trans ? A->n : A->m;
   double *ref = malloc(((size_t)len + 1) * sizeof *ref);
   double *mag = malloc(((size_t)len + 1) * sizeof *mag);
@@ -327,7 +332,7 @@ double gs_spmv_rel_error(const gs_csr_t *A, char op, gs_val_t alpha, const gs_va
     ref[i] = beta == 0.0 ? 0.0 : beta * y_in[i];
     mag[i] = beta == 0.0 ? 0.0 : fabs(beta * y_in[i]);
   }
-  for (gs_idx_t i = 0; i < A->m; ++i)
+  for (gs_idx_t i = 0; i < A->m && alpha != 0.0; ++i) /* alpha = 0: x is not read (BLAS) */
     for (gs_idx_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) {
       gs_idx_t out = trans ? A->col[p] : i, in = trans ? i : A->col[p];
       double t = alpha * A->val[p] * x[in];

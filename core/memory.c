@@ -6,23 +6,19 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/error.h"
-#include "gpusolve/context.h"
+#include "core/context_impl.h"
+#include "core/testhooks.h"
 
-typedef struct {
-  void *p;      /* NULL: empty slot; TOMB: deleted */
-  size_t bytes;
-} block_t;
+/* One table per context (struct gs_memtab in core/context_impl.h): contexts on different devices
+ * or threads count their own bytes, and a failure injected into one context leaves the others
+ * alone. */
+typedef gs_memblock_t block_t;
 
 static char g_tomb;
 #define TOMB ((void *)&g_tomb)
-
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static block_t *g_tab;
-static size_t g_cap, g_used; /* slots, slots not empty (live + tombstones) */
-static size_t g_in_use, g_peak;
-static long g_fail_after;
 
 static size_t slot_of(const void *p, size_t cap)
 {
@@ -31,59 +27,86 @@ static size_t slot_of(const void *p, size_t cap)
 }
 
 /* Rehash into a table of new_cap slots (power of two); caller holds the lock. */
-static int rehash(size_t new_cap)
+static int rehash(gs_memtab_t *M, size_t new_cap)
 {
   block_t *t = calloc(new_cap, sizeof *t);
   if (!t) return 0;
   size_t used = 0;
-  for (size_t k = 0; k < g_cap; ++k) {
-    if (g_tab[k].p == NULL || g_tab[k].p == TOMB) continue;
-    size_t s = slot_of(g_tab[k].p, new_cap);
+  for (size_t k = 0; k < M->cap; ++k) {
+    if (M->tab[k].p == NULL || M->tab[k].p == TOMB) continue;
+    size_t s = slot_of(M->tab[k].p, new_cap);
     while (t[s].p) s = (s + 1) & (new_cap - 1);
-    t[s] = g_tab[k];
+    t[s] = M->tab[k];
     ++used;
   }
-  free(g_tab);
-  g_tab = t;
-  g_cap = new_cap;
-  g_used = used;
+  free(M->tab);
+  M->tab = t;
+  M->cap = new_cap;
+  M->used = used;
   return 1;
 }
 
-void gs_dmalloc_fail_after(long k)
+gs_status_t gs_memtab_init(gs_memtab_t *M)
 {
-  pthread_mutex_lock(&g_lock);
-  g_fail_after = k > 0 ? k : 0;
-  pthread_mutex_unlock(&g_lock);
+  memset(M, 0, sizeof *M);
+  if (pthread_mutex_init(&M->lock, NULL) != 0)
+    return GS_ERROR(GS_ERR_HOST_MEMORY, "cannot create the allocator's lock");
+  M->lock_ok = 1;
+  return GS_SUCCESS;
 }
 
-size_t gs_device_bytes_in_use(void)
+void gs_memtab_fini(gs_memtab_t *M)
 {
-  pthread_mutex_lock(&g_lock);
-  size_t v = g_in_use;
-  pthread_mutex_unlock(&g_lock);
+  if (!M->lock_ok) return;
+  for (size_t k = 0; k < M->cap; ++k) /* blocks the caller forgot: give them back */
+    if (M->tab[k].p && M->tab[k].p != TOMB) cudaFree(M->tab[k].p);
+  free(M->tab);
+  pthread_mutex_destroy(&M->lock);
+  memset(M, 0, sizeof *M);
+}
+
+void gs_test_dmalloc_fail_after(gs_context_t *ctx, long k)
+{
+  if (!ctx) return;
+  pthread_mutex_lock(&ctx->mem.lock);
+  ctx->mem.fail_after = k > 0 ? k : 0;
+  pthread_mutex_unlock(&ctx->mem.lock);
+}
+
+size_t gs_device_bytes_in_use(const gs_context_t *ctx)
+{
+  if (!ctx) return 0;
+  gs_memtab_t *M = (gs_memtab_t *)&ctx->mem;
+  pthread_mutex_lock(&M->lock);
+  size_t v = M->in_use;
+  pthread_mutex_unlock(&M->lock);
   return v;
 }
 
-size_t gs_device_bytes_peak(void)
+size_t gs_device_bytes_peak(const gs_context_t *ctx)
 {
-  pthread_mutex_lock(&g_lock);
-  size_t v = g_peak;
-  pthread_mutex_unlock(&g_lock);
+  if (!ctx) return 0;
+  gs_memtab_t *M = (gs_memtab_t *)&ctx->mem;
+  pthread_mutex_lock(&M->lock);
+  size_t v = M->peak;
+  pthread_mutex_unlock(&M->lock);
   return v;
 }
 
-gs_status_t gs_dmalloc(void **p, size_t bytes, const char *what)
+gs_status_t gs_dmalloc(gs_context_t *ctx, void **p, size_t bytes, const char *what)
 {
   if (!p) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_dmalloc: p is NULL");
   *p = NULL;
+  if (!ctx) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_dmalloc: ctx is NULL");
   if (bytes == 0) return GS_SUCCESS;
   if (!what) what = "a buffer";
+  GS_CHECK(gs_context_activate(ctx));
+  gs_memtab_t *M = &ctx->mem;
 
-  pthread_mutex_lock(&g_lock);
-  int inject = g_fail_after > 0 && --g_fail_after == 0;
-  int ok = (g_used + 1) * 2 <= g_cap || rehash(g_cap ? g_cap * 2 : 64);
-  pthread_mutex_unlock(&g_lock);
+  pthread_mutex_lock(&M->lock);
+  int inject = M->fail_after > 0 && --M->fail_after == 0;
+  int ok = (M->used + 1) * 2 <= M->cap || rehash(M, M->cap ? M->cap * 2 : 64);
+  pthread_mutex_unlock(&M->lock);
   if (inject)
     return GS_ERROR(GS_ERR_DEVICE_MEMORY,
                     "out of device memory allocating %zu bytes for %s (injected failure)",
@@ -97,36 +120,42 @@ gs_status_t gs_dmalloc(void **p, size_t bytes, const char *what)
     if (err == cudaErrorMemoryAllocation)
       return GS_ERROR(GS_ERR_DEVICE_MEMORY,
                       "out of device memory allocating %zu bytes for %s (%zu bytes in use by "
-                      "gpusolve)", bytes, what, gs_device_bytes_in_use());
+                      "gpusolve)", bytes, what, gs_device_bytes_in_use(ctx));
     return gs_error_cuda((int)err, "cudaMalloc", __FILE__, __LINE__);
   }
 
-  pthread_mutex_lock(&g_lock);
-  if ((g_used + 1) * 2 > g_cap) rehash(g_cap * 2); /* another thread may have filled it */
-  size_t s = slot_of(d, g_cap);
-  while (g_tab[s].p && g_tab[s].p != TOMB) s = (s + 1) & (g_cap - 1);
-  if (g_tab[s].p == NULL) ++g_used;
-  g_tab[s].p = d;
-  g_tab[s].bytes = bytes;
-  g_in_use += bytes;
-  if (g_in_use > g_peak) g_peak = g_in_use;
-  pthread_mutex_unlock(&g_lock);
+  pthread_mutex_lock(&M->lock);
+  if ((M->used + 1) * 2 > M->cap) rehash(M, M->cap * 2); /* another thread may have filled it */
+  size_t s = slot_of(d, M->cap);
+  while (M->tab[s].p && M->tab[s].p != TOMB) s = (s + 1) & (M->cap - 1);
+  if (M->tab[s].p == NULL) ++M->used;
+  M->tab[s].p = d;
+  M->tab[s].bytes = bytes;
+  M->in_use += bytes;
+  if (M->in_use > M->peak) M->peak = M->in_use;
+  pthread_mutex_unlock(&M->lock);
   *p = d;
   return GS_SUCCESS;
 }
 
-void gs_dfree(void *p)
+void gs_dfree(gs_context_t *ctx, void *p)
 {
-  if (!p) return;
-  pthread_mutex_lock(&g_lock);
-  if (g_cap) {
-    size_t s = slot_of(p, g_cap);
-    while (g_tab[s].p && g_tab[s].p != p) s = (s + 1) & (g_cap - 1);
-    if (g_tab[s].p == p) {
-      g_in_use -= g_tab[s].bytes;
-      g_tab[s].p = TOMB;
+  if (!p || !ctx) return;
+  gs_memtab_t *M = &ctx->mem;
+  int found = 0;
+  pthread_mutex_lock(&M->lock);
+  if (M->cap) {
+    size_t s = slot_of(p, M->cap);
+    while (M->tab[s].p && M->tab[s].p != p) s = (s + 1) & (M->cap - 1);
+    if (M->tab[s].p == p) {
+      M->in_use -= M->tab[s].bytes;
+      M->tab[s].p = TOMB;
+      found = 1;
     }
   }
-  pthread_mutex_unlock(&g_lock);
-  cudaFree(p);
+  pthread_mutex_unlock(&M->lock);
+  if (found) { /* a pointer of another context or allocator is not ours to free */
+    gs_context_activate(ctx);
+    cudaFree(p);
+  }
 }

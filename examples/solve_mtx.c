@@ -27,8 +27,8 @@ int main(int argc, char **argv)
   if ((st = gs_context_create(&ctx, 0)) != GS_SUCCESS ||     /* stream, cuBLAS, cuSPARSE */
       (st = gs_matrix_create(&A, ctx, H)) != GS_SUCCESS ||   /* host copy + device CSR */
       (st = gs_spmv_create(&S, ctx, A, "csr-vector", NULL)) != GS_SUCCESS ||
-      (st = gs_dmalloc((void **)&d_b, bytes, "b")) != GS_SUCCESS ||
-      (st = gs_dmalloc((void **)&d_x, bytes, "x")) != GS_SUCCESS)
+      (st = gs_dmalloc(ctx, (void **)&d_b, bytes, "b")) != GS_SUCCESS ||
+      (st = gs_dmalloc(ctx, (void **)&d_x, bytes, "x")) != GS_SUCCESS)
     goto done;
   h_v = malloc(bytes ? bytes : 1);
   for (size_t i = 0; i < n; ++i) h_v[i] = 1.0;
@@ -49,8 +49,8 @@ int main(int argc, char **argv)
 done:
   if (st != GS_SUCCESS) fprintf(stderr, "%s\n", gs_last_error());
   free(h_v);
-  gs_dfree(d_b);
-  gs_dfree(d_x);
+  gs_dfree(ctx, d_b);
+  gs_dfree(ctx, d_x);
   gs_spmv_destroy(&S);
   gs_matrix_destroy(&A);
   gs_context_destroy(&ctx);

@@ -23,6 +23,7 @@
 typedef struct {
   int ic;                    /* 0: ilu0, 1: ic0 */
   gs_idx_t n;
+  gs_context_t *ctx;         /* frees go through it */
   gs_idx_t nnz_l, nnz_u;     /* ilu0: nnz_u = 0 (U shares L's arrays) */
   gs_idx_t *d_row_l, *d_col_l;
   double *d_val_l;
@@ -47,16 +48,16 @@ static void ilu_destroy(void *data)
   if (F->vec_in) cusparseDestroyDnVec(F->vec_in);
   if (F->vec_tmp) cusparseDestroyDnVec(F->vec_tmp);
   if (F->vec_out) cusparseDestroyDnVec(F->vec_out);
-  gs_dfree(F->d_row_l);
-  gs_dfree(F->d_col_l);
-  gs_dfree(F->d_val_l);
-  gs_dfree(F->d_row_u);
-  gs_dfree(F->d_col_u);
-  gs_dfree(F->d_val_u);
-  gs_dfree(F->d_tmp);
-  gs_dfree(F->d_dummy);
-  gs_dfree(F->d_buf_l);
-  gs_dfree(F->d_buf_u);
+  gs_dfree(F->ctx, F->d_row_l);
+  gs_dfree(F->ctx, F->d_col_l);
+  gs_dfree(F->ctx, F->d_val_l);
+  gs_dfree(F->ctx, F->d_row_u);
+  gs_dfree(F->ctx, F->d_col_u);
+  gs_dfree(F->ctx, F->d_val_u);
+  gs_dfree(F->ctx, F->d_tmp);
+  gs_dfree(F->ctx, F->d_dummy);
+  gs_dfree(F->ctx, F->d_buf_l);
+  gs_dfree(F->ctx, F->d_buf_u);
   free(F);
 }
 
@@ -147,7 +148,7 @@ static gs_status_t factorize(gs_context_t *ctx, int ic, gs_idx_t n, gs_idx_t nnz
     GS_TRY(GS_CUSPARSE(cusparseDcsrilu02_bufferSize(h, n, nnz, descr, d_val, d_row, d_col,
                                                     ilu_info, &bytes)));
   }
-  GS_TRY(gs_dmalloc(&d_buf, (size_t)(bytes > 0 ? bytes : 1), "the factorization buffer"));
+  GS_TRY(gs_dmalloc(ctx, &d_buf, (size_t)(bytes > 0 ? bytes : 1), "the factorization buffer"));
 
   /* analysis, then its structural zero pivot */
   cusparseStatus_t zs;
@@ -181,7 +182,7 @@ static gs_status_t factorize(gs_context_t *ctx, int ic, gs_idx_t n, gs_idx_t nnz
   GS_TRY(GS_CUSPARSE(zs));
 cleanup:
   cudaStreamSynchronize(ctx->stream); /* the buffer may still be in use */
-  gs_dfree(d_buf);
+  gs_dfree(ctx, d_buf);
   if (ilu_info) cusparseDestroyCsrilu02Info(ilu_info);
   if (ic_info) cusparseDestroyCsric02Info(ic_info);
   if (descr) cusparseDestroyMatDescr(descr);
@@ -231,7 +232,7 @@ static gs_status_t analyse(gs_context_t *ctx, cusparseSpMatDescr_t mat, cusparse
   GS_CHECK(GS_CUSPARSE(cusparseSpSV_bufferSize(ctx->cusparse, CUSPARSE_OPERATION_NON_TRANSPOSE,
                                                &one, mat, x, y, CUDA_R_64F,
                                                CUSPARSE_SPSV_ALG_DEFAULT, *sv, &bytes)));
-  GS_CHECK(gs_dmalloc(d_buf, bytes ? bytes : 1, "a triangular-solve buffer"));
+  GS_CHECK(gs_dmalloc(ctx, d_buf, bytes ? bytes : 1, "a triangular-solve buffer"));
   *total += bytes;
   return GS_CUSPARSE(cusparseSpSV_analysis(ctx->cusparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &one,
                                            mat, x, y, CUDA_R_64F, CUSPARSE_SPSV_ALG_DEFAULT, *sv,
@@ -248,12 +249,14 @@ static gs_status_t setup(gs_context_t *ctx, gs_matrix_t *A, void **data, int ic)
   ilu_t *F = calloc(1, sizeof *F);
   if (!F) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory setting up %s", who);
   F->ic = ic;
+  F->ctx = ctx;
   F->n = h->m;
   if (F->n == 0) goto done;
 
-  if (ic && !gs_matrix_features(A)->numerically_symmetric)
-    GS_FAIL(GS_ERR_INVALID_ARG, "ic0: the matrix is not symmetric (IC(0) factors A = L L^T); "
-            "use ilu0 for a nonsymmetric matrix");
+  if (ic && !gs_matrix_features(A)->numerically_symmetric) /* symmetric to rounding is enough */
+    GS_FAIL(GS_ERR_INVALID_ARG, "ic0: the matrix is not symmetric (max |a_ij - a_ji| / max |a| = "
+            "%.2g > %g; IC(0) factors A = L L^T from the lower triangle); use ilu0 for a "
+            "nonsymmetric matrix", gs_matrix_features(A)->asymmetry, GS_SYMMETRY_RTOL);
   gs_idx_t row = missing_diagonal(h);
   if (row >= 0)
     GS_FAIL(GS_ERR_INVALID_ARG, "%s: no diagonal entry in row %d (1-based): an incomplete "
@@ -296,9 +299,9 @@ static gs_status_t setup(gs_context_t *ctx, gs_matrix_t *A, void **data, int ic)
   }
 
   /* vector descriptors: their pointers are set at each apply */
-  GS_TRY(gs_dmalloc((void **)&F->d_tmp, (size_t)F->n * sizeof(double), "the triangular-solve "
+  GS_TRY(gs_dmalloc(ctx, (void **)&F->d_tmp, (size_t)F->n * sizeof(double), "the triangular-solve "
                     "intermediate vector"));
-  GS_TRY(gs_dmalloc((void **)&F->d_dummy, (size_t)F->n * sizeof(double), "a triangular-solve "
+  GS_TRY(gs_dmalloc(ctx, (void **)&F->d_dummy, (size_t)F->n * sizeof(double), "a triangular-solve "
                     "placeholder vector"));
   GS_TRY(GS_CUDA(cudaMemsetAsync(F->d_dummy, 0, (size_t)F->n * sizeof(double), ctx->stream)));
   GS_TRY(GS_CUSPARSE(cusparseCreateDnVec(&F->vec_in, F->n, F->d_dummy, CUDA_R_64F)));

@@ -8,6 +8,7 @@
 #include "spmv/spmv_impl.h"
 
 typedef struct {
+  gs_context_t *ctx; /* frees go through it */
   gs_idx_t n;
   double *d_dinv; /* 1 / a_ii */
 } jacobi_t;
@@ -42,7 +43,7 @@ static void jacobi_destroy(void *data)
 {
   jacobi_t *J = data;
   if (!J) return;
-  gs_dfree(J->d_dinv);
+  gs_dfree(J->ctx, J->d_dinv);
   free(J);
 }
 
@@ -53,6 +54,7 @@ static gs_status_t jacobi_setup(gs_context_t *ctx, gs_matrix_t *A, void **data)
   jacobi_t *J = calloc(1, sizeof *J);
   double *d = malloc(((size_t)h->m + 1) * sizeof *d);
   if (!J || !d) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory setting up Jacobi");
+  J->ctx = ctx;
   J->n = h->m;
   gs_idx_t bad = 0;
   int missing = 0;

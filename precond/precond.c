@@ -4,9 +4,9 @@
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "core/error.h"
+#include "gpusolve/timer.h"
 #include "precond/precond_impl.h"
 
 struct gs_precond {
@@ -65,13 +65,6 @@ int gs_precond_find(const char *name)
   return -1;
 }
 
-static double wall_seconds(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 gs_status_t gs_precond_create(gs_precond_t **out, gs_context_t *ctx, gs_matrix_t *A,
                               const char *name)
 {
@@ -85,11 +78,15 @@ gs_status_t gs_precond_create(gs_precond_t **out, gs_context_t *ctx, gs_matrix_t
     return GS_ERROR(GS_ERR_INVALID_ARG,
                     "unknown preconditioner '%s' (none, jacobi, ilu0 or ic0)",
                     name ? name : "(null)");
+  if (gs_matrix_context(A) != ctx)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_precond_create: the matrix was created on another "
+                    "context");
+  GS_CHECK(gs_context_activate(ctx));
   const gs_csr_t *h = gs_matrix_host(A);
   if (h->m != h->n)
     return GS_ERROR(GS_ERR_DIMENSION, "preconditioner %s needs a square matrix, not %d x %d",
                     registry[i]->name, (int)h->m, (int)h->n);
-  double t0 = wall_seconds();
+  double t0 = gs_wall_seconds();
   M = calloc(1, sizeof *M);
   if (!M) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory creating a preconditioner");
   M->ops = registry[i];
@@ -97,7 +94,7 @@ gs_status_t gs_precond_create(gs_precond_t **out, gs_context_t *ctx, gs_matrix_t
   M->n = h->m;
   GS_TRY(M->ops->setup(ctx, A, &M->data));
   GS_TRY(GS_CUDA(cudaStreamSynchronize(ctx->stream)));
-  M->setup_seconds = wall_seconds() - t0;
+  M->setup_seconds = gs_wall_seconds() - t0;
   *out = M;
   M = NULL;
 cleanup:
@@ -108,7 +105,10 @@ cleanup:
 void gs_precond_destroy(gs_precond_t **M)
 {
   if (!M || !*M) return;
-  if ((*M)->ops) (*M)->ops->destroy((*M)->data);
+  if ((*M)->ops) {
+    if ((*M)->ctx) gs_context_activate((*M)->ctx);
+    (*M)->ops->destroy((*M)->data);
+  }
   free(*M);
   *M = NULL;
 }
@@ -118,6 +118,7 @@ gs_status_t gs_precond_apply(gs_precond_t *M, const double *d_r, double *d_z)
   if (!M) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_precond_apply: M is NULL");
   if (M->n == 0) return GS_SUCCESS;
   if (!d_r || !d_z) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_precond_apply: r or z is NULL");
+  GS_CHECK(gs_context_activate(M->ctx));
   if (M->ops == &none_ops) {
     if (d_r == d_z) return GS_SUCCESS;
     return GS_CUDA(cudaMemcpyAsync(d_z, d_r, (size_t)M->n * sizeof(double),
@@ -128,6 +129,7 @@ gs_status_t gs_precond_apply(gs_precond_t *M, const double *d_r, double *d_z)
 
 const char *gs_precond_name(const gs_precond_t *M) { return M ? M->ops->name : ""; }
 gs_idx_t gs_precond_size(const gs_precond_t *M) { return M ? M->n : 0; }
+gs_context_t *gs_precond_context(const gs_precond_t *M) { return M ? M->ctx : NULL; }
 int gs_precond_is_identity(const gs_precond_t *M) { return !M || M->ops == &none_ops; }
 double gs_precond_setup_seconds(const gs_precond_t *M) { return M ? M->setup_seconds : 0.0; }
 size_t gs_precond_device_bytes(const gs_precond_t *M)

@@ -1,22 +1,23 @@
 /* spmv/common_kernels.cu: device helpers shared by several backends.
  *
- * scale_kernel: one thread per entry, grid-stride, coalesced; y is only read when beta != 0. */
+ * scale_kernel: one thread per entry, a 64-bit grid-stride loop on gs_grid_blocks, coalesced;
+ * y is only read when beta != 0. */
 #include "core/error.h"
 #include "spmv/common_kernels.h"
+#include "spmv/device_util.cuh"
 
-static __global__ void __launch_bounds__(256) scale_kernel(gs_idx_t n, double beta, double *__restrict__ y)
+#define SCALE_THREADS 256
+
+static __global__ void __launch_bounds__(SCALE_THREADS)
+scale_kernel(gs_idx_t n, double beta, double *__restrict__ y)
 {
-  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-       i += (int64_t)gridDim.x * blockDim.x)
-    y[i] = beta == 0.0 ? 0.0 : beta * y[i];
+  GS_GRID_STRIDE(i, n) y[i] = beta == 0.0 ? 0.0 : beta * y[i];
 }
 
 extern "C" gs_status_t gs_launch_scale(cudaStream_t stream, gs_idx_t n, double beta, double *d_y)
 {
   if (n <= 0 || beta == 1.0) return GS_SUCCESS;
-  int blocks = (int)((n + 255) / 256);
-  if (blocks > 65535) blocks = 65535;
-  scale_kernel<<<blocks, 256, 0, stream>>>(n, beta, d_y);
+  scale_kernel<<<gs_grid_blocks(n, SCALE_THREADS), SCALE_THREADS, 0, stream>>>(n, beta, d_y);
   return GS_CHECK_LAUNCH(stream, "scale_kernel");
 }
 

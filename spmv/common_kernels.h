@@ -1,14 +1,37 @@
-/* spmv/common_kernels.h: small device helpers shared by backends (extern "C" launchers). */
+/* spmv/common_kernels.h: small helpers shared by the kernel files (extern "C" launchers and the
+ * one grid-size rule). Pure C: spmv.c and solvers/operator.c include it too. */
 #ifndef GS_SPMV_COMMON_KERNELS_H
 #define GS_SPMV_COMMON_KERNELS_H
 
 #include <cuda_runtime_api.h>
+#include <stdint.h>
 
 #include "gpusolve/status.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ---- the grid-size rule of every launcher -----------------------------------------------------
+ * One rule for every kernel of spmv/, solvers/ and precond/ that covers `threads` work items
+ * with a grid-stride loop (GS_GRID_STRIDE in spmv/device_util.cuh): one thread per item, at
+ * least one block (the fused solver kernels also update scalars, so they run for n = 0), and at
+ * most GS_GRID_MAX_BLOCKS blocks, the loops covering the rest. The cap (65535 * 16, the one
+ * solvers/vec_kernels.cu always used) keeps grids far below CUDA's 2^31 - 1 and any grid of
+ * blocks up to 1024 threads below 2^30 threads; at 256 threads a block a grid-stride loop
+ * runs a second round only past about 2^28 items (the device holds ~2^18 threads at once).
+ * Kernels launched with more blocks than this rule gives (one block per row block of
+ * csr-vector, say) document their own bound. */
+#define GS_GRID_MAX_BLOCKS (65535 * 16)
+
+/** Blocks of `block` threads for `threads` items: ceil(threads / block) clamped to
+ *  [1, GS_GRID_MAX_BLOCKS]; the kernel must be a grid-stride loop. */
+static inline unsigned gs_grid_blocks(int64_t threads, int block)
+{
+  int64_t b = threads > 0 ? (threads + block - 1) / block : 1;
+  if (b > GS_GRID_MAX_BLOCKS) b = GS_GRID_MAX_BLOCKS;
+  return (unsigned)b;
+}
 
 /** y = beta * y on `stream`; with beta == 0, y = 0 without reading y (NaN never leaks). */
 gs_status_t gs_launch_scale(cudaStream_t stream, gs_idx_t n, double beta, double *d_y);

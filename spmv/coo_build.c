@@ -153,23 +153,16 @@ void gs_coo_layout_accumulate_t_host(const gs_coo_layout_t *L, double alpha, con
   for (gs_idx_t k = 0; k < L->nnz; ++k) y[L->col[k]] += alpha * L->val[k] * x[L->row[k]];
 }
 
-/* y = beta*y, writing zeros without reading when beta == 0 (the scale kernel). */
-static void scale_host(gs_idx_t len, double beta, double *y)
-{
-  if (beta == 1.0) return;
-  for (gs_idx_t i = 0; i < len; ++i) y[i] = beta == 0.0 ? 0.0 : beta * y[i];
-}
-
 gs_status_t gs_coo_layout_apply_host(const gs_coo_layout_t *L, gs_idx_t max_warps, gs_op_t op,
                                      double alpha, const double *x, double beta, double *y)
 {
   if (!L || (!x && L->nnz > 0) || (!y && (op == GS_OP_N ? L->m : L->n) > 0))
     return GS_ERROR(GS_ERR_INVALID_ARG, "coo host apply: NULL argument");
   if (op == GS_OP_N) {
-    scale_host(L->m, beta, y);
+    gs_fmt_scale_host(L->m, beta, y);
     return gs_coo_layout_accumulate_host(L, max_warps, alpha, x, y);
   } else if (op == GS_OP_T) {
-    scale_host(L->n, beta, y);
+    gs_fmt_scale_host(L->n, beta, y);
     gs_coo_layout_accumulate_t_host(L, alpha, x, y);
   } else {
     return GS_ERROR(GS_ERR_INVALID_ARG, "coo host apply: bad op %d", (int)op);
@@ -177,13 +170,22 @@ gs_status_t gs_coo_layout_apply_host(const gs_coo_layout_t *L, gs_idx_t max_warp
   return GS_SUCCESS;
 }
 
-gs_status_t gs_coo_host_apply(const gs_csr_t *A, const gs_spmv_opts_t *opts, gs_op_t op,
+gs_status_t gs_coo_host_apply(const gs_csr_t *A, const gs_spmv_cfg_t *cfg, gs_op_t op,
                               double alpha, const double *x, double beta, double *y)
 {
   gs_coo_layout_t *L = NULL;
-  (void)opts;
-  GS_CHECK(gs_coo_layout_build(&L, A));
-  gs_status_t st = gs_coo_layout_apply_host(L, GS_COO_HOST_WARPS, op, alpha, x, beta, y);
+  (void)cfg;
+  if (!A || (op != GS_OP_N && op != GS_OP_T))
+    return GS_ERROR(GS_ERR_INVALID_ARG, "coo host apply: bad argument");
+  GS_CHECK(gs_coo_layout_build(&L, A)); /* as prepare, whatever alpha is */
+  gs_status_t st = GS_SUCCESS;
+  const gs_idx_t outn = op == GS_OP_N ? A->m : A->n;
+  if (alpha != 0.0)
+    st = gs_coo_layout_apply_host(L, GS_COO_HOST_WARPS, op, alpha, x, beta, y);
+  else if (!y && outn > 0)
+    st = GS_ERROR(GS_ERR_INVALID_ARG, "coo host apply: NULL argument");
+  else
+    gs_fmt_scale_host(outn, beta, y); /* BLAS: alpha == 0 reads neither A nor x */
   gs_coo_layout_destroy(&L);
   return st;
 }

@@ -25,6 +25,9 @@
  *   together).
  * coo_spmv_t_kernel (op = T): one thread per entry, atomicAdd(&y[j], alpha*A(i,j)*x(i)) after
  *   the scale kernel (double atomicAdd: sm_60 and later).
+ * Grids: coo_update_kernel and coo_spmv_t_kernel are 64-bit grid-stride loops on
+ *   gs_grid_blocks (common_kernels.h); coo_spmv_kernel gets one hardware warp per persistent
+ *   warp (their number is the device's resident warps, far below the grid cap).
  *
  * Byte model (gs_spmv_mem_t, beta = 0):
  *   op = N: 16*nnz (row, col, val) + 8*n (x read once) + 8*m (scale pass writes y)
@@ -36,6 +39,7 @@
 
 #include "core/error.h"
 #include "spmv/common_kernels.h"
+#include "spmv/device_util.cuh"
 #include "spmv/formats_kernels.h"
 
 #define FULL_MASK 0xffffffffu
@@ -47,6 +51,8 @@ coo_spmv_kernel(long long nnz, int warps, long long interval, const int *__restr
                 double *__restrict__ carry_val)
 {
   const int lane = threadIdx.x & 31;
+  /* One hardware warp per persistent warp: the launch covers all `warps` (at most the resident
+   * warps, gs_coo_dev_upload: far below the grid cap), warp number in 64 bits. */
   const long long warp_id = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
   if (warp_id >= warps) return; /* the whole warp leaves: shuffles below see full warps */
 
@@ -91,13 +97,13 @@ static __global__ void __launch_bounds__(GS_FMT_BLOCK)
 coo_update_kernel(int warps, const int *__restrict__ carry_row,
                   const double *__restrict__ carry_val, double alpha, double *y)
 {
-  const unsigned w = blockIdx.x * blockDim.x + threadIdx.x;
-  if (w >= (unsigned)warps) return;
-  const int r = carry_row[w];
-  if (r < 0 || (w > 0 && carry_row[w - 1] == r)) return; /* not the head of a run */
-  double s = 0.0;
-  for (unsigned k = w; k < (unsigned)warps && carry_row[k] == r; ++k) s += carry_val[k];
-  y[r] += alpha * s;
+  GS_GRID_STRIDE(w, warps) {
+    const int r = carry_row[w];
+    if (r < 0 || (w > 0 && carry_row[w - 1] == r)) continue; /* not the head of a run */
+    double s = 0.0;
+    for (int k = (int)w; k < warps && carry_row[k] == r; ++k) s += carry_val[k];
+    y[r] += alpha * s;
+  }
 }
 
 static __global__ void __launch_bounds__(GS_FMT_BLOCK)
@@ -105,14 +111,8 @@ coo_spmv_t_kernel(int nnz, const int *__restrict__ I, const int *__restrict__ J,
                   const double *__restrict__ V, const double *__restrict__ x, double alpha,
                   double *y)
 {
-  const unsigned k = blockIdx.x * blockDim.x + threadIdx.x;
-  if (k >= (unsigned)nnz) return;
-  atomicAdd(y + __ldg(J + k), alpha * __ldg(V + k) * __ldg(x + __ldg(I + k)));
-}
-
-static unsigned blocks_for(long long threads)
-{
-  return (unsigned)((threads + GS_FMT_BLOCK - 1) / GS_FMT_BLOCK);
+  GS_GRID_STRIDE(k, nnz)
+    atomicAdd(y + __ldg(J + k), alpha * __ldg(V + k) * __ldg(x + __ldg(I + k)));
 }
 
 /* ---- launchers shared with hyb (formats_kernels.h) --------------------------------------- */
@@ -120,11 +120,11 @@ static unsigned blocks_for(long long threads)
 extern "C" void gs_coo_dev_free(gs_coo_dev_t *D)
 {
   if (!D) return;
-  gs_dfree(D->d_row);
-  gs_dfree(D->d_col);
-  gs_dfree(D->d_val);
-  gs_dfree(D->d_carry_row);
-  gs_dfree(D->d_carry_val);
+  gs_dfree(D->ctx, D->d_row);
+  gs_dfree(D->ctx, D->d_col);
+  gs_dfree(D->ctx, D->d_val);
+  gs_dfree(D->ctx, D->d_carry_row);
+  gs_dfree(D->ctx, D->d_carry_val);
   memset(D, 0, sizeof *D);
 }
 
@@ -135,6 +135,7 @@ extern "C" gs_status_t gs_coo_dev_upload(gs_context_t *ctx, const gs_coo_layout_
   int blocks_per_sm = 0;
   size_t nnz = (size_t)L->nnz;
   memset(D, 0, sizeof *D);
+  D->ctx = ctx;
   D->m = L->m;
   D->n = L->n;
   D->nnz = L->nnz;
@@ -146,12 +147,14 @@ extern "C" gs_status_t gs_coo_dev_upload(gs_context_t *ctx, const gs_coo_layout_
   if (blocks_per_sm < 1) blocks_per_sm = 1;
   gs_coo_partition(L->nnz, (int64_t)blocks_per_sm * (GS_FMT_BLOCK / 32) * ctx->sm_count,
                    &D->warps, &D->interval);
+  if ((int64_t)D->warps * 32 > (int64_t)GS_GRID_MAX_BLOCKS * GS_FMT_BLOCK) /* coo_spmv_kernel */
+    GS_FAIL(GS_ERR_INTERNAL, "COO: %d persistent warps exceed one grid", (int)D->warps);
   GS_TRY(gs_upload(ctx, (void **)&D->d_row, L->row, nnz * sizeof(gs_idx_t), "COO rows"));
   GS_TRY(gs_upload(ctx, (void **)&D->d_col, L->col, nnz * sizeof(gs_idx_t), "COO columns"));
   GS_TRY(gs_upload(ctx, (void **)&D->d_val, L->val, nnz * sizeof(gs_val_t), "COO values"));
-  GS_TRY(gs_dmalloc((void **)&D->d_carry_row, (size_t)D->warps * sizeof(gs_idx_t),
+  GS_TRY(gs_dmalloc(ctx, (void **)&D->d_carry_row, (size_t)D->warps * sizeof(gs_idx_t),
                     "COO carry rows"));
-  GS_TRY(gs_dmalloc((void **)&D->d_carry_val, (size_t)D->warps * sizeof(gs_val_t),
+  GS_TRY(gs_dmalloc(ctx, (void **)&D->d_carry_val, (size_t)D->warps * sizeof(gs_val_t),
                     "COO carry values"));
   D->bytes = nnz * (2 * sizeof(gs_idx_t) + sizeof(gs_val_t)) +
              (size_t)D->warps * (sizeof(gs_idx_t) + sizeof(gs_val_t));
@@ -164,12 +167,13 @@ extern "C" gs_status_t gs_coo_dev_accumulate(gs_context_t *ctx, const gs_coo_dev
                                              double alpha, const double *d_x, double *d_y)
 {
   if (D->warps == 0) return GS_SUCCESS; /* no entries */
-  const unsigned grid = blocks_for((long long)D->warps * 32);
+  /* warps <= the resident warps: gs_grid_blocks never caps this grid (checked at upload) */
+  const unsigned grid = gs_grid_blocks((int64_t)D->warps * 32, GS_FMT_BLOCK);
   coo_spmv_kernel<<<grid, GS_FMT_BLOCK, 0, ctx->stream>>>(
       D->nnz, D->warps, D->interval, D->d_row, D->d_col, D->d_val, d_x, alpha, d_y,
       D->d_carry_row, D->d_carry_val);
   GS_CHECK(GS_CHECK_LAUNCH(ctx->stream, "coo_spmv_kernel"));
-  coo_update_kernel<<<blocks_for(D->warps), GS_FMT_BLOCK, 0, ctx->stream>>>(
+  coo_update_kernel<<<gs_grid_blocks(D->warps, GS_FMT_BLOCK), GS_FMT_BLOCK, 0, ctx->stream>>>(
       D->warps, D->d_carry_row, D->d_carry_val, alpha, d_y);
   return GS_CHECK_LAUNCH(ctx->stream, "coo_update_kernel");
 }
@@ -178,7 +182,7 @@ extern "C" gs_status_t gs_coo_dev_accumulate_t(gs_context_t *ctx, const gs_coo_d
                                                double alpha, const double *d_x, double *d_y)
 {
   if (D->nnz == 0) return GS_SUCCESS;
-  coo_spmv_t_kernel<<<blocks_for(D->nnz), GS_FMT_BLOCK, 0, ctx->stream>>>(
+  coo_spmv_t_kernel<<<gs_grid_blocks(D->nnz, GS_FMT_BLOCK), GS_FMT_BLOCK, 0, ctx->stream>>>(
       D->nnz, D->d_row, D->d_col, D->d_val, d_x, alpha, d_y);
   return GS_CHECK_LAUNCH(ctx->stream, "coo_spmv_t_kernel");
 }
@@ -193,13 +197,14 @@ static void coo_destroy(void *data)
   free(D);
 }
 
-static gs_status_t coo_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_opts_t *opts,
-                               void **data)
+static gs_status_t coo_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_cfg_t *cfg,
+                               void **data, unsigned *caps)
 {
   gs_status_t st = GS_SUCCESS;
   gs_coo_layout_t *L = NULL;
   gs_coo_dev_t *D = NULL;
-  (void)opts;
+  (void)cfg;
+  *caps &= ~(unsigned)GS_SPMV_CAP_DETERMINISTIC_T; /* op T adds into y with atomics */
   *data = NULL;
   GS_TRY(gs_coo_layout_build(&L, gs_matrix_host(A)));
   D = (gs_coo_dev_t *)calloc(1, sizeof *D);
@@ -250,6 +255,7 @@ extern "C" const gs_spmv_ops_t gs_spmv_coo_ops = {
     "coo",
     "COO, one thread per entry, warp segmented reduction with persistent warps (003 s3.4)",
     GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT,
+    NULL,
     coo_prepare,
     coo_apply,
     coo_memory,

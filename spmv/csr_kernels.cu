@@ -10,6 +10,9 @@
  *   overrides it.
  * Transposes (both): y = beta*y first, then each nonzero scatters alpha*a_ij*x_i into y_j with a
  *   double atomicAdd (sm_60+); correct in any order, not bitwise deterministic.
+ * Grids: the per-row kernels are grid-stride loops over the rows, 64-bit row indices, on
+ *   gs_grid_blocks (common_kernels.h); the row-block kernels run one block per row block or chunk
+ *   (index widths: the note above the kernels).
  * Assumptions: row_ptr monotone, columns in 0..n-1 (validated by gs_matrix_create); with
  *   beta == 0, y is written and never read. */
 #include <stdio.h>
@@ -23,6 +26,7 @@
 #define CSR_BLOCK 256
 
 typedef struct csr_data {
+  gs_context_t *ctx; /* the context it was prepared on (frees go through it) */
   gs_dcsr_t A;     /* borrowed from the matrix: uploaded once, shared by backends */
   int width;       /* csr-vector threads per row; 1 for csr-scalar */
   gs_idx_t *d_blocks; /* csr-vector blocked path: row bounds of each block (nblocks + 1) */
@@ -32,15 +36,26 @@ typedef struct csr_data {
   int sm_count;
 } csr_data_t;
 
-/* ---- kernels ----------------------------------------------------------------------------- */
+/* ---- kernels -----------------------------------------------------------------------------
+ * Index widths (issue 8). Row loops run in 64 bits, grid-stride over the rows (GS_GRID_STRIDE,
+ * or the same arithmetic per group of W threads) on a grid from gs_grid_blocks: the thread
+ * number blockIdx.x * blockDim.x + threadIdx.x was an unsigned 32-bit product that wrapped once
+ * rows x width reached 2^32 (a 140M-row matrix at width 32 left the rows >= 2^27 unwritten for
+ * op N and scattered into wrong entries for op T, with a success status), and a 32-bit
+ * row + stride passes 2^31 once m > 2^30. That costs one 64-bit add per row, not per entry.
+ * Entry positions p stay 32-bit, so the per-entry (hot) loops keep their arithmetic: every p
+ * read is < row_ptr[m] = nnz <= 2^31 - 1. A loop that steps p past the row's end by up to 128
+ * (p += W, 2W, G, STREAM_THREADS) keeps p unsigned: p < nnz + 128 < 2^32 never wraps, where a
+ * signed p would pass INT32_MAX (undefined) for nnz within 128 of it. */
 
 static __global__ void __launch_bounds__(CSR_BLOCK)
 csr_scalar_kernel(gs_idx_t m, const gs_idx_t *__restrict__ rp, const gs_idx_t *__restrict__ col,
                   const double *__restrict__ val, const double *__restrict__ x, double alpha,
                   double beta, double *__restrict__ y)
 {
-  for (gs_idx_t i = blockIdx.x * blockDim.x + threadIdx.x; i < m; i += gridDim.x * blockDim.x) {
+  GS_GRID_STRIDE(i, m) {
     double s = 0.0;
+    /* ++p stops at rp[i + 1] <= nnz <= INT32_MAX: signed 32 bits are safe. */
     for (gs_idx_t p = rp[i]; p < rp[i + 1]; ++p) s += val[p] * __ldg(&x[col[p]]);
     y[i] = beta == 0.0 ? alpha * s : alpha * s + beta * y[i];
   }
@@ -53,16 +68,16 @@ csr_vector_kernel(gs_idx_t m, const gs_idx_t *__restrict__ rp, const gs_idx_t *_
                   double beta, double *__restrict__ y)
 {
   const int lane = threadIdx.x & (W - 1);                          /* lane inside the group */
-  const gs_idx_t groups = (gs_idx_t)(gridDim.x * (blockDim.x / W));
+  const int64_t groups = (int64_t)gridDim.x * (blockDim.x / W);
   /* All W lanes of a group take the same rows and leave the loop together; other groups of the
    * same warp may leave earlier, so the shuffles name only this group's lanes. */
   const unsigned mask = W == 32 ? 0xffffffffu
                                 : ((1u << W) - 1u) << ((threadIdx.x & 31) & ~(unsigned)(W - 1));
-  for (gs_idx_t i = (blockIdx.x * blockDim.x + threadIdx.x) / W; i < m; i += groups) {
-    const gs_idx_t start = rp[i], end = rp[i + 1];
+  for (int64_t i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / W; i < m; i += groups) {
+    const unsigned start = (unsigned)rp[i], end = (unsigned)rp[i + 1];
     /* Two independent partial sums: two loads in flight per lane per step. */
     double s0 = 0.0, s1 = 0.0;
-    gs_idx_t p = start + lane;
+    unsigned p = start + lane; /* unsigned: p + 2W < nnz + 64 < 2^32 (see above) */
     for (; p + W < end; p += 2 * W) {
       s0 += ld_stream(&val[p]) * __ldg(&x[ld_stream(&col[p])]);
       s1 += ld_stream(&val[p + W]) * __ldg(&x[ld_stream(&col[p + W])]);
@@ -99,6 +114,8 @@ csr_stream_kernel(const gs_idx_t *__restrict__ rp, const gs_idx_t *__restrict__ 
 {
   __shared__ double s_val[STREAM_CAP];
   __shared__ gs_idx_t s_col[STREAM_CAP];
+  /* 32 bits throughout: one block per row block (nblocks <= m < 2^31, within CUDA's grid
+   * limit), r0 + r < r1 <= m, base + k < base + cnt <= nnz, k < cnt <= STREAM_CAP. */
   const int tid = threadIdx.x;
   const gs_idx_t r0 = blocks[blockIdx.x], r1 = blocks[blockIdx.x + 1];
   const gs_idx_t nrows = r1 - r0, base = rp[r0], cnt = rp[r1] - base;
@@ -125,18 +142,20 @@ csr_stream_kernel(const gs_idx_t *__restrict__ rp, const gs_idx_t *__restrict__ 
   }
 }
 
-/* op = T: a group of W threads per row scatters the row into y with atomics (W = 1: scalar). */
+/* op = T: a group of W threads per row scatters the row into y with atomics (W = 1: scalar).
+ * Rows in 64 bits, entries unsigned (see the note on index widths above). */
 static __global__ void __launch_bounds__(CSR_BLOCK)
 csr_transpose_kernel(gs_idx_t m, int W, const gs_idx_t *__restrict__ rp,
                      const gs_idx_t *__restrict__ col, const double *__restrict__ val,
                      const double *__restrict__ x, double alpha, double *__restrict__ y)
 {
-  const int lane = threadIdx.x % W;
-  const gs_idx_t groups = (gs_idx_t)(gridDim.x * (blockDim.x / W));
-  for (gs_idx_t i = (blockIdx.x * blockDim.x + threadIdx.x) / W; i < m; i += groups) {
+  const unsigned lane = threadIdx.x % W;
+  const int64_t groups = (int64_t)gridDim.x * (blockDim.x / W);
+  for (int64_t i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / W; i < m; i += groups) {
     const double ax = alpha * x[i];
     if (ax == 0.0) continue; /* nothing to add (and no 0*Inf from a zero x entry) */
-    for (gs_idx_t p = rp[i] + lane; p < rp[i + 1]; p += W) atomicAdd(&y[col[p]], val[p] * ax);
+    const unsigned end = (unsigned)rp[i + 1];
+    for (unsigned p = (unsigned)rp[i] + lane; p < end; p += W) atomicAdd(&y[col[p]], val[p] * ax);
   }
 }
 
@@ -150,17 +169,20 @@ csr_chunk_kernel(int transpose, const gs_idx_t *__restrict__ rp, const gs_idx_t 
 {
   __shared__ double s_part[STREAM_THREADS / 32];
   const int tid = threadIdx.x;
-  const gs_idx_t row = chunks[2 * blockIdx.x], start = chunks[2 * blockIdx.x + 1];
-  const gs_idx_t stop = (gs_idx_t)min((long long)start + STREAM_CAP, (long long)rp[row + 1]);
+  /* one block per chunk: 2 * blockIdx.x < 2 * nchunks <= nnz / 1024, no wrap; entries unsigned
+   * (p + STREAM_THREADS < nnz + 128 < 2^32) */
+  const gs_idx_t row = chunks[2 * blockIdx.x];
+  const unsigned start = (unsigned)chunks[2 * blockIdx.x + 1];
+  const unsigned stop = (unsigned)min((long long)start + STREAM_CAP, (long long)rp[row + 1]);
   if (transpose) {
     const double ax = alpha * x[row];
     if (ax == 0.0) return;
-    for (gs_idx_t p = start + tid; p < stop; p += STREAM_THREADS)
+    for (unsigned p = start + tid; p < stop; p += STREAM_THREADS)
       atomicAdd(&y[col[p]], val[p] * ax);
     return;
   }
   double t = 0.0;
-  for (gs_idx_t p = start + tid; p < stop; p += STREAM_THREADS)
+  for (unsigned p = start + tid; p < stop; p += STREAM_THREADS)
     t += ld_stream(&val[p]) * __ldg(&x[ld_stream(&col[p])]);
   for (int off = 16; off > 0; off /= 2) t += __shfl_xor_sync(0xffffffffu, t, off);
   if ((tid & 31) == 0) s_part[tid / 32] = t;
@@ -188,19 +210,13 @@ csr_stream_transpose_kernel(const gs_idx_t *__restrict__ rp, const gs_idx_t *__r
   for (gs_idx_t r = tid / G; r < nrows; r += STREAM_THREADS / G) {
     const double ax = alpha * x[r0 + r];
     if (ax == 0.0) continue;
-    for (gs_idx_t p = rp[r0 + r] + tid % G; p < rp[r0 + r + 1]; p += G)
+    const unsigned end = (unsigned)rp[r0 + r + 1]; /* unsigned: p + G < nnz + 128 < 2^32 */
+    for (unsigned p = (unsigned)rp[r0 + r] + tid % G; p < end; p += G)
       atomicAdd(&y[col[p]], val[p] * ax);
   }
 }
 
 /* ---- launchers ----------------------------------------------------------------------------- */
-
-static int grid_for(gs_idx_t m, int width)
-{
-  long long threads = (long long)m * width;
-  long long blocks = (threads + CSR_BLOCK - 1) / CSR_BLOCK;
-  return (int)(blocks < 1 ? 1 : (blocks > 2147483647LL ? 2147483647LL : blocks));
-}
 
 static gs_status_t launch_vector(cudaStream_t s, const csr_data_t *d, double alpha,
                                  const double *x, double beta, double *y)
@@ -215,7 +231,7 @@ static gs_status_t launch_vector(cudaStream_t s, const csr_data_t *d, double alp
                                                           d->d_chunks, x, alpha, y);
     return GS_CHECK_LAUNCH(s, "csr_chunk_kernel");
   }
-  const int g = grid_for(A->m, d->width);
+  const unsigned g = gs_grid_blocks((int64_t)A->m * d->width, CSR_BLOCK); /* grid-stride rows */
 #define CSR_VEC(W)                                                                             \
   csr_vector_kernel<W><<<g, CSR_BLOCK, 0, s>>>(A->m, A->d_row_ptr, A->d_col, A->d_val, x,      \
                                                alpha, beta, y)
@@ -251,7 +267,7 @@ static gs_status_t csr_apply(gs_context_t *ctx, void *data, gs_op_t op, double a
                                                           d_y);
     return GS_CHECK_LAUNCH(s, "csr_chunk_kernel");
   }
-  csr_transpose_kernel<<<grid_for(d->A.m, d->width), CSR_BLOCK, 0, s>>>(
+  csr_transpose_kernel<<<gs_grid_blocks((int64_t)d->A.m * d->width, CSR_BLOCK), CSR_BLOCK, 0, s>>>(
       d->A.m, d->width, d->A.d_row_ptr, d->A.d_col, d->A.d_val, d_x, alpha, d_y);
   return GS_CHECK_LAUNCH(s, "csr_transpose_kernel");
 }
@@ -276,8 +292,8 @@ static gs_idx_t *stream_blocks(const gs_csr_t *h, gs_idx_t *nblocks)
   int G = 1;
   while (G < 32 && mean * STREAM_THREADS / G > STREAM_CAP) G *= 2;
   const gs_idx_t max_rows = G == 1 ? STREAM_ROWS : STREAM_THREADS / G;
-  gs_idx_t cap = 1024, n = 0;
-  gs_idx_t *b = (gs_idx_t *)malloc((size_t)cap * sizeof *b);
+  size_t cap = 1024, n = 0; /* size_t: doubling a 32-bit cap would overflow past 2^30 blocks */
+  gs_idx_t *b = (gs_idx_t *)malloc(cap * sizeof *b);
   if (!b) return NULL;
   b[n++] = 0;
   for (gs_idx_t r = 0; r < h->m;) {
@@ -287,7 +303,7 @@ static gs_idx_t *stream_blocks(const gs_csr_t *h, gs_idx_t *nblocks)
       ++r;
     if (r == start) ++r; /* a row longer than STREAM_CAP */
     if (n == cap) {
-      gs_idx_t *nb = (gs_idx_t *)realloc(b, (size_t)(cap *= 2) * sizeof *b);
+      gs_idx_t *nb = (gs_idx_t *)realloc(b, (cap *= 2) * sizeof *b);
       if (!nb) {
         free(b);
         return NULL;
@@ -296,27 +312,28 @@ static gs_idx_t *stream_blocks(const gs_csr_t *h, gs_idx_t *nblocks)
     }
     b[n++] = r;
   }
-  *nblocks = n - 1;
+  *nblocks = (gs_idx_t)(n - 1); /* <= m */
   return b;
 }
 
 /* (row, first entry) pairs cutting every row longer than STREAM_CAP into STREAM_CAP chunks
- * (malloc'd, 2 * nchunks entries; never NULL on success, even when there are none). */
+ * (malloc'd, 2 * nchunks entries; never NULL on success, even when there are none). Counts and
+ * positions in 64 bits: len + CAP - 1 and p + CAP pass 2^31 - 1 when nnz is near it. */
 static gs_idx_t *long_row_chunks(const gs_csr_t *h, gs_idx_t *nchunks)
 {
   int64_t n = 0;
   for (gs_idx_t r = 0; r < h->m; ++r) {
     const gs_idx_t len = h->row_ptr[r + 1] - h->row_ptr[r];
-    if (len > STREAM_CAP) n += (len + STREAM_CAP - 1) / STREAM_CAP;
+    if (len > STREAM_CAP) n += ((int64_t)len + STREAM_CAP - 1) / STREAM_CAP;
   }
   gs_idx_t *c = (gs_idx_t *)malloc((size_t)(2 * n + 1) * sizeof *c);
   if (!c) return NULL;
   int64_t k = 0;
   for (gs_idx_t r = 0; r < h->m; ++r)
     if (h->row_ptr[r + 1] - h->row_ptr[r] > STREAM_CAP)
-      for (gs_idx_t p = h->row_ptr[r]; p < h->row_ptr[r + 1]; p += STREAM_CAP) {
+      for (int64_t p = h->row_ptr[r]; p < h->row_ptr[r + 1]; p += STREAM_CAP) {
         c[k++] = r;
-        c[k++] = p;
+        c[k++] = (gs_idx_t)p;
       }
   *nchunks = (gs_idx_t)n;
   return c;
@@ -341,28 +358,39 @@ static gs_status_t csr_prepare_common(gs_context_t *ctx, gs_matrix_t *A, int wid
     free(d);
     return st;
   }
+  d->ctx = ctx;
   d->width = width;
   d->sm_count = ctx->sm_count;
   *out = d;
   return GS_SUCCESS;
 }
 
-static gs_status_t csr_scalar_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_opts_t *o,
-                                      void **out)
+static gs_status_t csr_scalar_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_cfg_t *cfg,
+                                      void **out, unsigned *caps)
 {
-  (void)o;
+  (void)cfg;
+  *caps &= ~(unsigned)GS_SPMV_CAP_DETERMINISTIC_T; /* op T adds into y with atomics */
   return csr_prepare_common(ctx, A, 1, out);
 }
 
+/* csr-vector's options (gs_spmv_cfg_t order). */
+enum { CSR_OPT_WIDTH };
+static const gs_spmv_option_t csr_vector_options[] = {
+    {"width", "threads per row (1-32, power of two); 0: row blocks or CSR-smart's rule",
+     GS_OPTK_POW2, 0, 0, 32},
+    GS_SPMV_OPTION_END};
+
 static void csr_destroy(void *data);
 
-static gs_status_t csr_vector_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_opts_t *o,
-                                      void **out)
+static gs_status_t csr_vector_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_cfg_t *cfg,
+                                      void **out, unsigned *caps)
 {
   const gs_csr_t *h = gs_matrix_host(A);
-  int w = o->vector_width > 0 ? o->vector_width : smart_width(h);
+  const int width = (int)cfg->v[CSR_OPT_WIDTH];
+  int w = width > 0 ? width : smart_width(h);
+  *caps &= ~(unsigned)GS_SPMV_CAP_DETERMINISTIC_T; /* op T adds into y with atomics */
   gs_status_t st = csr_prepare_common(ctx, A, w, out);
-  if (st != GS_SUCCESS || o->vector_width > 0 || !want_blocks(gs_matrix_features(A))) return st;
+  if (st != GS_SUCCESS || width > 0 || !want_blocks(gs_matrix_features(A))) return st;
   csr_data_t *d = (csr_data_t *)*out;
   gs_idx_t *hb = stream_blocks(h, &d->nblocks), *hc = NULL;
   if (hb) hc = long_row_chunks(h, &d->nchunks);
@@ -380,6 +408,8 @@ static gs_status_t csr_vector_prepare(gs_context_t *ctx, gs_matrix_t *A, const g
   if (st != GS_SUCCESS) {
     csr_destroy(d);
     *out = NULL;
+  } else if (d->nchunks > 0) {
+    *caps &= ~(unsigned)GS_SPMV_CAP_DETERMINISTIC; /* chunks of long rows meet by atomics */
   }
   return st;
 }
@@ -407,8 +437,9 @@ static gs_status_t csr_memory(const void *data, gs_spmv_mem_t *mem)
 static void csr_destroy(void *data)
 {
   if (data) {
-    gs_dfree(((csr_data_t *)data)->d_blocks);
-    gs_dfree(((csr_data_t *)data)->d_chunks);
+    csr_data_t *d = (csr_data_t *)data;
+    gs_dfree(d->ctx, d->d_blocks);
+    gs_dfree(d->ctx, d->d_chunks);
   }
   free(data);
 }
@@ -426,11 +457,11 @@ static void csr_describe(const void *data, char *buf, size_t len)
 extern "C" const gs_spmv_ops_t gs_spmv_csr_scalar_ops = {
     GS_SPMV_OPS_VERSION, "csr-scalar",
     "CSR, one thread per row (Bell & Garland 3.3); transpose by atomics",
-    GS_SPMV_FLAG_TRANSPOSE, csr_scalar_prepare, csr_apply, csr_memory, csr_destroy, NULL,
+    GS_SPMV_FLAG_TRANSPOSE, NULL, csr_scalar_prepare, csr_apply, csr_memory, csr_destroy, NULL,
     csr_describe};
 
 extern "C" const gs_spmv_ops_t gs_spmv_csr_vector_ops = {
     GS_SPMV_OPS_VERSION, "csr-vector",
     "CSR vector: row blocks staged in shared memory, 1-32 threads per row; transpose by atomics",
-    GS_SPMV_FLAG_TRANSPOSE, csr_vector_prepare, csr_apply, csr_memory, csr_destroy, NULL,
-    csr_describe};
+    GS_SPMV_FLAG_TRANSPOSE, csr_vector_options, csr_vector_prepare, csr_apply, csr_memory,
+    csr_destroy, NULL, csr_describe};

@@ -58,15 +58,20 @@ typedef struct cusp_kind {
   cusp_format_t format;
   cusparseSpMVAlg_t alg;
   const char *alg_name;
-  int transpose; /* ask cuSPARSE for op = T with this format and algorithm */
+  int transpose;     /* ask cuSPARSE for op = T with this format and algorithm */
+  int deterministic; /* op N bit-identical from run to run (cuSPARSE's documentation) */
 } cusp_kind_t;
 
-static const cusp_kind_t kind_csr = {CUSP_CSR, CUSPARSE_SPMV_CSR_ALG1, "CUSPARSE_SPMV_CSR_ALG1", 1};
-static const cusp_kind_t kind_csr2 = {CUSP_CSR, CUSPARSE_SPMV_CSR_ALG2, "CUSPARSE_SPMV_CSR_ALG2", 1};
-static const cusp_kind_t kind_coo = {CUSP_COO, CUSPARSE_SPMV_COO_ALG1, "CUSPARSE_SPMV_COO_ALG1", 1};
-static const cusp_kind_t kind_coo2 = {CUSP_COO, CUSPARSE_SPMV_COO_ALG2, "CUSPARSE_SPMV_COO_ALG2", 1};
+static const cusp_kind_t kind_csr = {CUSP_CSR, CUSPARSE_SPMV_CSR_ALG1, "CUSPARSE_SPMV_CSR_ALG1", 1, 0};
+static const cusp_kind_t kind_csr2 = {CUSP_CSR, CUSPARSE_SPMV_CSR_ALG2, "CUSPARSE_SPMV_CSR_ALG2", 1, 1};
+static const cusp_kind_t kind_coo = {CUSP_COO, CUSPARSE_SPMV_COO_ALG1, "CUSPARSE_SPMV_COO_ALG1", 1, 0};
+static const cusp_kind_t kind_coo2 = {CUSP_COO, CUSPARSE_SPMV_COO_ALG2, "CUSPARSE_SPMV_COO_ALG2", 1, 1};
 static const cusp_kind_t kind_sell = {CUSP_SELL, CUSPARSE_SPMV_SELL_ALG1, "CUSPARSE_SPMV_SELL_ALG1",
-                                      1};
+                                      1, 1};
+
+/* cusparse-sell's options (gs_spmv_cfg_t order); the others have none. */
+enum { SELL_OPT_MAX_FILL };
+static const gs_spmv_option_t sell_options[] = {GS_SPMV_OPTION_MAX_FILL, GS_SPMV_OPTION_END};
 
 /* Descriptors and workspace of one op (index 0: N, 1: T). */
 typedef struct cusp_op {
@@ -78,6 +83,7 @@ typedef struct cusp_op {
 
 typedef struct cusp_data {
   const cusp_kind_t *kind;
+  gs_context_t *ctx; /* the context it was prepared on (frees go through it) */
   gs_idx_t m, n, nnz;
   int empty; /* m, n or nnz == 0: y = beta*y without cuSPARSE */
   int nops;  /* 2 with transpose, else 1 (also when cuSPARSE refused op T) */
@@ -106,12 +112,12 @@ static void cusp_destroy(void *data)
     if (o->A) cusparseDestroySpMat(o->A);
     if (o->x) cusparseDestroyDnVec(o->x);
     if (o->y) cusparseDestroyDnVec(o->y);
-    gs_dfree(o->d_work);
+    gs_dfree(d->ctx, o->d_work);
   }
-  gs_dfree(d->d_coo_row);
-  gs_dfree(d->d_sell_ptr);
-  gs_dfree(d->d_sell_col);
-  gs_dfree(d->d_sell_val);
+  gs_dfree(d->ctx, d->d_coo_row);
+  gs_dfree(d->ctx, d->d_sell_ptr);
+  gs_dfree(d->ctx, d->d_sell_col);
+  gs_dfree(d->ctx, d->d_sell_val);
   free(d);
 }
 
@@ -119,7 +125,7 @@ static void cusp_destroy(void *data)
 
 /* Uploads what the format needs beyond the shared CSR and creates one matrix descriptor per op
  * (the descriptors only point at the arrays). */
-static gs_status_t cusp_matrix(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_opts_t *opts,
+static gs_status_t cusp_matrix(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_cfg_t *cfg,
                                cusp_data_t *d)
 {
   gs_status_t st = GS_SUCCESS;
@@ -154,7 +160,7 @@ static gs_status_t cusp_matrix(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_
                                                 CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F)));
     break;
   case CUSP_SELL:
-    GS_TRY(gs_sell_build(&S, h, GS_SELL_SLICE_SIZE, opts->max_fill));
+    GS_TRY(gs_sell_build(&S, h, GS_SELL_SLICE_SIZE, cfg->v[SELL_OPT_MAX_FILL]));
     GS_TRY(gs_upload(ctx, (void **)&d->d_sell_ptr, S->slice_ptr,
                      ((size_t)S->nslices + 1) * sizeof(gs_idx_t), "SELL slice offsets"));
     GS_TRY(gs_upload(ctx, (void **)&d->d_sell_col, S->col, (size_t)S->slots * sizeof(gs_idx_t),
@@ -179,8 +185,8 @@ cleanup:
   return st;
 }
 
-static gs_status_t cusp_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_opts_t *opts,
-                                void **data, const cusp_kind_t *kind)
+static gs_status_t cusp_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_cfg_t *cfg,
+                                void **data, unsigned *caps, const cusp_kind_t *kind)
 {
   gs_status_t st = GS_SUCCESS;
   double *d_scratch = NULL;
@@ -191,6 +197,7 @@ static gs_status_t cusp_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv
   cusp_data_t *d = (cusp_data_t *)calloc(1, sizeof *d);
   if (!d) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory preparing %s", kind->alg_name);
   d->kind = kind;
+  d->ctx = ctx;
   d->m = h->m;
   d->n = h->n;
   d->nnz = h->nnz;
@@ -200,12 +207,12 @@ static gs_status_t cusp_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv
     *data = d;
     return GS_SUCCESS;
   }
-  GS_TRY(cusp_matrix(ctx, A, opts, d));
+  GS_TRY(cusp_matrix(ctx, A, cfg, d));
 
   /* Vector descriptors need device arrays of the right lengths while the workspace is sized
    * and the pattern preprocessed: a zeroed scratch of m + n doubles, freed before returning.
    * Apply re-points the descriptors at the caller's vectors before every product. */
-  GS_TRY(gs_dmalloc((void **)&d_scratch, len * sizeof(double), "SpMV preprocessing vectors"));
+  GS_TRY(gs_dmalloc(ctx, (void **)&d_scratch, len * sizeof(double), "SpMV preprocessing vectors"));
   GS_TRY(GS_CUDA(cudaMemsetAsync(d_scratch, 0, len * sizeof(double), ctx->stream)));
   GS_TRY(GS_CUSPARSE(cusparseSetPointerMode(ctx->cusparse, CUSPARSE_POINTER_MODE_HOST)));
   for (int k = 0; k < d->nops; ++k) {
@@ -221,7 +228,7 @@ static gs_status_t cusp_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv
       break;
     }
     GS_TRY(GS_CUSPARSE(cs));
-    GS_TRY(gs_dmalloc(&o->d_work, o->work_bytes, "cuSPARSE SpMV workspace"));
+    GS_TRY(gs_dmalloc(ctx, &o->d_work, o->work_bytes, "cuSPARSE SpMV workspace"));
 #if CUSPARSE_VERSION >= 12300 /* cusparseSpMV_preprocess appeared in cuSPARSE 12.3 (CUDA 12.4) */
     GS_TRY(GS_CUSPARSE(cusparseSpMV_preprocess(ctx->cusparse, cusp_operation(k), &one, o->A,
                                                o->x, &zero, o->y, CUDA_R_64F, kind->alg,
@@ -229,39 +236,42 @@ static gs_status_t cusp_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv
 #endif
   }
   GS_TRY(GS_CUDA(cudaStreamSynchronize(ctx->stream))); /* scratch is idle before it is freed */
+  if (d->nops < 2) *caps &= ~(unsigned)GS_SPMV_CAP_TRANSPOSE;
+  if (!kind->deterministic) *caps &= ~(unsigned)GS_SPMV_CAP_DETERMINISTIC;
+  *caps &= ~(unsigned)GS_SPMV_CAP_DETERMINISTIC_T; /* op T: atomics in every algorithm */
   *data = d;
   d = NULL;
 cleanup:
   if (st != GS_SUCCESS && d_scratch) cudaStreamSynchronize(ctx->stream);
-  gs_dfree(d_scratch);
+  gs_dfree(ctx, d_scratch);
   cusp_destroy(d);
   return st;
 }
 
-static gs_status_t prepare_csr(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_opts_t *opts,
-                               void **data)
+static gs_status_t prepare_csr(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_cfg_t *cfg,
+                               void **data, unsigned *caps)
 {
-  return cusp_prepare(ctx, A, opts, data, &kind_csr);
+  return cusp_prepare(ctx, A, cfg, data, caps, &kind_csr);
 }
-static gs_status_t prepare_csr2(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_opts_t *opts,
-                                void **data)
+static gs_status_t prepare_csr2(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_cfg_t *cfg,
+                               void **data, unsigned *caps)
 {
-  return cusp_prepare(ctx, A, opts, data, &kind_csr2);
+  return cusp_prepare(ctx, A, cfg, data, caps, &kind_csr2);
 }
-static gs_status_t prepare_coo(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_opts_t *opts,
-                               void **data)
+static gs_status_t prepare_coo(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_cfg_t *cfg,
+                               void **data, unsigned *caps)
 {
-  return cusp_prepare(ctx, A, opts, data, &kind_coo);
+  return cusp_prepare(ctx, A, cfg, data, caps, &kind_coo);
 }
-static gs_status_t prepare_coo2(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_opts_t *opts,
-                                void **data)
+static gs_status_t prepare_coo2(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_cfg_t *cfg,
+                               void **data, unsigned *caps)
 {
-  return cusp_prepare(ctx, A, opts, data, &kind_coo2);
+  return cusp_prepare(ctx, A, cfg, data, caps, &kind_coo2);
 }
-static gs_status_t prepare_sell(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_opts_t *opts,
-                                void **data)
+static gs_status_t prepare_sell(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_cfg_t *cfg,
+                               void **data, unsigned *caps)
 {
-  return cusp_prepare(ctx, A, opts, data, &kind_sell);
+  return cusp_prepare(ctx, A, cfg, data, caps, &kind_sell);
 }
 
 /* ---- apply, memory, describe --------------------------------------------------------------- */
@@ -317,12 +327,14 @@ static void cusp_describe(const void *data, char *buf, size_t len)
              kd->format == CUSP_COO ? " (+ COO row indices)" : "", work);
 }
 
-/* Host check of the SELL layout (the CSR and COO backends use plain CSR, their layout). */
-static gs_status_t host_apply_sell(const gs_csr_t *A, const gs_spmv_opts_t *opts, gs_op_t op,
+/* Host check of the SELL layout (the CSR and COO backends use plain CSR, their layout). Built
+ * whatever alpha is, so that a refusal reads as prepare's; alpha == 0 then leaves the layout and
+ * x unread (gs_sell_spmv_host: y = beta*y). */
+static gs_status_t host_apply_sell(const gs_csr_t *A, const gs_spmv_cfg_t *cfg, gs_op_t op,
                                    double alpha, const double *x, double beta, double *y)
 {
   gs_sell_t *S = NULL;
-  GS_CHECK(gs_sell_build(&S, A, GS_SELL_SLICE_SIZE, opts->max_fill));
+  GS_CHECK(gs_sell_build(&S, A, GS_SELL_SLICE_SIZE, cfg->v[SELL_OPT_MAX_FILL]));
   gs_status_t st = gs_sell_spmv_host(S, op == GS_OP_T ? 'T' : 'N', alpha, x, beta, y);
   gs_sell_destroy(&S);
   return st;
@@ -332,28 +344,29 @@ static gs_status_t host_apply_sell(const gs_csr_t *A, const gs_spmv_opts_t *opts
 
 extern "C" const gs_spmv_ops_t gs_spmv_cusparse_csr_ops = {
     GS_SPMV_OPS_VERSION, "cusparse-csr", "cuSPARSE SpMV on CSR, CUSPARSE_SPMV_CSR_ALG1 (baseline)",
-    GS_SPMV_FLAG_VENDOR | GS_SPMV_FLAG_TRANSPOSE, prepare_csr, cusp_apply, cusp_memory,
+    GS_SPMV_FLAG_VENDOR | GS_SPMV_FLAG_TRANSPOSE, NULL, prepare_csr, cusp_apply, cusp_memory,
     cusp_destroy, NULL /* host_apply: plain CSR */, cusp_describe};
 
 extern "C" const gs_spmv_ops_t gs_spmv_cusparse_csr2_ops = {
     GS_SPMV_OPS_VERSION, "cusparse-csr2",
     "cuSPARSE SpMV on CSR, CUSPARSE_SPMV_CSR_ALG2: deterministic for op N (baseline)",
-    GS_SPMV_FLAG_VENDOR | GS_SPMV_FLAG_TRANSPOSE, prepare_csr2, cusp_apply, cusp_memory,
+    GS_SPMV_FLAG_VENDOR | GS_SPMV_FLAG_TRANSPOSE, NULL, prepare_csr2, cusp_apply, cusp_memory,
     cusp_destroy, NULL /* host_apply: plain CSR */, cusp_describe};
 
 extern "C" const gs_spmv_ops_t gs_spmv_cusparse_coo_ops = {
     GS_SPMV_OPS_VERSION, "cusparse-coo", "cuSPARSE SpMV on COO, CUSPARSE_SPMV_COO_ALG1 (baseline)",
-    GS_SPMV_FLAG_VENDOR | GS_SPMV_FLAG_TRANSPOSE, prepare_coo, cusp_apply, cusp_memory,
+    GS_SPMV_FLAG_VENDOR | GS_SPMV_FLAG_TRANSPOSE, NULL, prepare_coo, cusp_apply, cusp_memory,
     cusp_destroy, NULL /* host_apply: plain CSR (COO in the same order) */, cusp_describe};
 
 extern "C" const gs_spmv_ops_t gs_spmv_cusparse_coo2_ops = {
     GS_SPMV_OPS_VERSION, "cusparse-coo2",
     "cuSPARSE SpMV on COO, CUSPARSE_SPMV_COO_ALG2: deterministic for op N (baseline)",
-    GS_SPMV_FLAG_VENDOR | GS_SPMV_FLAG_TRANSPOSE, prepare_coo2, cusp_apply, cusp_memory,
+    GS_SPMV_FLAG_VENDOR | GS_SPMV_FLAG_TRANSPOSE, NULL, prepare_coo2, cusp_apply, cusp_memory,
     cusp_destroy, NULL /* host_apply: plain CSR (COO in the same order) */, cusp_describe};
 
 extern "C" const gs_spmv_ops_t gs_spmv_cusparse_sell_ops = {
     GS_SPMV_OPS_VERSION, "cusparse-sell",
     "cuSPARSE SpMV on sliced ELL (slice 32), CUSPARSE_SPMV_SELL_ALG1 (baseline)",
-    GS_SPMV_FLAG_VENDOR | GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT, prepare_sell,
+    GS_SPMV_FLAG_VENDOR | GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT, sell_options,
+    prepare_sell,
     cusp_apply, cusp_memory, cusp_destroy, host_apply_sell, cusp_describe};

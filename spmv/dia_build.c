@@ -1,5 +1,6 @@
-/* spmv/dia_build.c: DIA layout builder with CUSP's fill guard, and the host apply that runs the
- * kernel's arithmetic on it (003_d79f6b9d9c91141b.txt section 3.1). */
+/* spmv/dia_build.c: DIA layout builder with CUSP's fill guard, and the host applies (op = N by
+ * rows, op = T by output columns, both gathers) that run the kernels' arithmetic on it
+ * (003_d79f6b9d9c91141b.txt section 3.1). */
 #include <stdlib.h>
 
 #include "core/error.h"
@@ -91,15 +92,37 @@ void gs_dia_layout_apply_host(const gs_dia_layout_t *L, double alpha, const doub
   }
 }
 
-gs_status_t gs_dia_host_apply(const gs_csr_t *A, const gs_spmv_opts_t *opts, gs_op_t op,
+/* dia_spmv_t_kernel of dia_kernels.cu, one "thread" (output column) after the other. */
+void gs_dia_layout_apply_t_host(const gs_dia_layout_t *L, double alpha, const double *x,
+                                double beta, double *y)
+{
+  for (gs_idx_t j = 0; j < L->n; ++j) {
+    double sum = 0.0;
+    for (gs_idx_t d = 0; d < L->ndiag; ++d) {
+      int32_t i = j - L->offsets[d]; /* in (-n, n + m): 32 bits, as the builder checked */
+      if (i >= 0 && i < L->m) sum += L->val[(size_t)d * (size_t)L->pitch + (size_t)i] * x[i];
+    }
+    y[j] = beta == 0.0 ? alpha * sum : alpha * sum + beta * y[j];
+  }
+}
+
+gs_status_t gs_dia_host_apply(const gs_csr_t *A, const gs_spmv_cfg_t *cfg, gs_op_t op,
                               double alpha, const double *x, double beta, double *y)
 {
   gs_dia_layout_t *L = NULL;
-  if (op != GS_OP_N) return GS_ERROR(GS_ERR_UNSUPPORTED, "backend 'dia' has no transpose apply");
-  if (!opts || (!x && A->nnz > 0) || (!y && A->m > 0))
+  if (!A || !cfg || (op != GS_OP_N && op != GS_OP_T))
+    return GS_ERROR(GS_ERR_INVALID_ARG, "dia host apply: bad argument");
+  const gs_idx_t outn = op == GS_OP_N ? A->m : A->n;
+  if ((!x && alpha != 0.0 && A->nnz > 0) || (!y && outn > 0))
     return GS_ERROR(GS_ERR_INVALID_ARG, "dia host apply: NULL argument");
-  GS_CHECK(gs_dia_layout_build(&L, A, opts->max_fill));
-  gs_dia_layout_apply_host(L, alpha, x, beta, y);
+  /* built whatever alpha is: a refusal reads as prepare's */
+  GS_CHECK(gs_dia_layout_build(&L, A, cfg->v[0] /* max_fill: dia_options in dia_kernels.cu */));
+  if (alpha == 0.0) /* BLAS: A and x are not read */
+    gs_fmt_scale_host(outn, beta, y);
+  else if (op == GS_OP_N)
+    gs_dia_layout_apply_host(L, alpha, x, beta, y);
+  else
+    gs_dia_layout_apply_t_host(L, alpha, x, beta, y);
   gs_dia_layout_destroy(&L);
   return GS_SUCCESS;
 }

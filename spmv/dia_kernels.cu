@@ -1,8 +1,14 @@
 /* spmv/dia_kernels.cu: the "dia" backend, diagonal-format SpMV (003_d79f6b9d9c91141b.txt
- * section 3.1; CUSP dia_spmv.h).
+ * section 3.1; CUSP dia_spmv.h), op = N and op = T.
  *
- * dia_spmv_kernel
- *   Work division: one thread per row, 256 threads (8 warps) per block, ceil(m/256) blocks.
+ * Layout (spmv/formats.h): val[d*pitch + i] = A(i, i + offsets[d]), stored by ROW i, pitch = m
+ * rounded up to 32; slots whose column falls outside 0..n-1 hold 0 and are never used.
+ *
+ * dia_spmv_kernel (op = N)
+ *   Work division: one thread per row, 256 threads (8 warps) per block, a grid-stride loop over
+ *   tiles of 256 rows on gs_grid_blocks(m) blocks (one round below 2^28 rows). The loop bound
+ *   is the tile's first row, the same for the whole block, so every thread reaches every
+ *   barrier.
  *   Memory access: the diagonal offsets are staged in shared memory, 256 at a time, read once
  *   per block instead of once per thread (section 3.1); every thread then reads the same
  *   offset (a broadcast). Values are column-major with the row dimension padded to the pitch
@@ -14,20 +20,30 @@
  *   loaded unconditionally, in bounds, so the loop has no branch and its loads overlap. The
  *   sum stays in a register across all diagonals; y[row] is written once (read first only
  *   when beta != 0).
- *   Synchronization: the block syncs after staging a chunk of offsets and again before the
- *   next chunk overwrites them; threads past the last row stay in the loop (they skip the
- *   arithmetic) so that every thread reaches both barriers.
- *   Assumptions: offsets sorted and 32-bit; m + n < 2^31 so that row + offset does not
- *   overflow (the builder refuses larger shapes); works for rectangular matrices.
+ * dia_spmv_t_kernel (op = T): a gather, no atomics. One thread per output column j (y has n
+ *   entries), the same tiles, staging and barriers; on diagonal d column j meets row
+ *   i = j - offsets[d], used when 0 <= i < m: y(j) = sum_d val[d*pitch + i] * x(i). Consecutive
+ *   threads read consecutive slots of a diagonal (contiguous, shifted by the offset: two
+ *   segments per warp) and consecutive entries of x; rows outside 0..m-1 are loaded at the
+ *   clamped row and dropped by a select, as for op = N. Each y(j) is summed by one thread in
+ *   diagonal order and written once: deterministic, bit for bit.
+ *   Synchronization (both): the block syncs after staging a chunk of offsets and again before
+ *   the next chunk (or the next tile) overwrites them; threads past the last row (column) stay
+ *   in the loop and skip the arithmetic.
+ *   Assumptions: offsets sorted and 32-bit; m + n < 2^31 (the builder refuses larger shapes),
+ *   so row + offset, in (-m, m + n), and column - offset, in (-n, n + m), fit in 32 bits:
+ *   the per-diagonal (hot) arithmetic stays 32-bit, tiles and pointers are 64-bit.
  *
  * Byte model (gs_spmv_mem_t, beta = 0): 8*slots_in_range (values whose column lies inside the
- *   matrix: what the kernel reads, explicit zeros inside occupied diagonals included)
- *   + 4*ndiag (offsets) + 8*n (x, read once) + 8*m (y written once). No transpose. */
+ *   matrix: what the kernels read, explicit zeros inside occupied diagonals included)
+ *   + 4*ndiag (offsets) + 8*n (x, read once) + 8*m (y written once); op = T reads the same
+ *   slots, x of m and writes y of n: the same total. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
+#include "spmv/common_kernels.h"
 #include "spmv/device_util.cuh"
 #include "spmv/formats_kernels.h"
 
@@ -37,38 +53,73 @@ dia_spmv_kernel(int m, int n, int ndiag, long long pitch, const int *__restrict_
                 double beta, double *__restrict__ y)
 {
   __shared__ int s_off[GS_FMT_BLOCK];
-  const unsigned urow = blockIdx.x * blockDim.x + threadIdx.x;
-  const bool active = urow < (unsigned)m;
-  const int row = (int)urow; /* used only when active */
-  double sum = 0.0;
-
-  for (int base = 0; base < ndiag; base += GS_FMT_BLOCK) {
-    const int chunk = ndiag - base < GS_FMT_BLOCK ? ndiag - base : GS_FMT_BLOCK;
-    if ((int)threadIdx.x < chunk) s_off[threadIdx.x] = offsets[base + threadIdx.x];
-    __syncthreads(); /* the chunk's offsets are visible to the block */
-    if (active) {
-      const double *v = val + (long long)base * pitch + row;
+  const int64_t tiles = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t first = (int64_t)blockIdx.x * blockDim.x; first < m; first += tiles) {
+    const bool active = first + threadIdx.x < m;
+    const int row = (int)(first + threadIdx.x); /* < m < 2^31; used only when active */
+    double sum = 0.0;
+    for (int base = 0; base < ndiag; base += GS_FMT_BLOCK) {
+      const int chunk = ndiag - base < GS_FMT_BLOCK ? ndiag - base : GS_FMT_BLOCK;
+      if ((int)threadIdx.x < chunk) s_off[threadIdx.x] = offsets[base + threadIdx.x];
+      __syncthreads(); /* the chunk's offsets are visible to the block */
+      if (active) {
+        const double *v = val + (long long)base * pitch + row;
 #pragma unroll 4
-      for (int d = 0; d < chunk; ++d, v += pitch) {
-        /* Branch-free so that the unrolled loads issue back to back: the value slot always
-         * exists (it holds 0 when the column is outside the matrix), x is read at the column
-         * clamped into 0..n-1, and the select drops such a product (an Inf/NaN of x there
-         * never reaches the sum). */
-        const int c = row + s_off[d];
-        const bool in = (unsigned)c < (unsigned)n; /* 0 <= c < n */
-        const double a = ld_stream(v);
-        const double xc = __ldg(x + (c < 0 ? 0 : (c < n ? c : n - 1)));
-        sum = in ? fma(a, xc, sum) : sum;
+        for (int d = 0; d < chunk; ++d, v += pitch) {
+          /* Branch-free so that the unrolled loads issue back to back: the value slot always
+           * exists (it holds 0 when the column is outside the matrix), x is read at the
+           * column clamped into 0..n-1, and the select drops such a product (an Inf/NaN of x
+           * there never reaches the sum). */
+          const int c = row + s_off[d];
+          const bool in = (unsigned)c < (unsigned)n; /* 0 <= c < n */
+          const double a = ld_stream(v);
+          const double xc = __ldg(x + (c < 0 ? 0 : (c < n ? c : n - 1)));
+          sum = in ? fma(a, xc, sum) : sum;
+        }
       }
+      __syncthreads(); /* every thread is done with s_off before the next chunk is staged */
     }
-    __syncthreads(); /* every thread is done with s_off before the next chunk is staged */
+    if (active) y[row] = beta == 0.0 ? alpha * sum : alpha * sum + beta * y[row];
   }
-  if (active) y[row] = beta == 0.0 ? alpha * sum : alpha * sum + beta * y[row];
+}
+
+static __global__ void __launch_bounds__(GS_FMT_BLOCK)
+dia_spmv_t_kernel(int m, int n, int ndiag, long long pitch, const int *__restrict__ offsets,
+                  const double *__restrict__ val, const double *__restrict__ x, double alpha,
+                  double beta, double *__restrict__ y)
+{
+  __shared__ int s_off[GS_FMT_BLOCK];
+  const int64_t tiles = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t first = (int64_t)blockIdx.x * blockDim.x; first < n; first += tiles) {
+    const bool active = first + threadIdx.x < n;
+    const int j = (int)(first + threadIdx.x); /* output column, < n < 2^31 */
+    double sum = 0.0;
+    for (int base = 0; base < ndiag; base += GS_FMT_BLOCK) {
+      const int chunk = ndiag - base < GS_FMT_BLOCK ? ndiag - base : GS_FMT_BLOCK;
+      if ((int)threadIdx.x < chunk) s_off[threadIdx.x] = offsets[base + threadIdx.x];
+      __syncthreads();
+      if (active) { /* ndiag >= 1 here, so nnz >= 1 and m >= 1: the clamp below is in 0..m-1 */
+        const double *v = val + (long long)base * pitch;
+#pragma unroll 4
+        for (int d = 0; d < chunk; ++d, v += pitch) {
+          const int i = j - s_off[d];                 /* the row of column j on diagonal d */
+          const bool in = (unsigned)i < (unsigned)m;  /* 0 <= i < m */
+          const int ic = i < 0 ? 0 : (i < m ? i : m - 1);
+          const double a = ld_stream(v + ic);
+          const double xi = __ldg(x + ic);
+          sum = in ? fma(a, xi, sum) : sum;
+        }
+      }
+      __syncthreads();
+    }
+    if (active) y[j] = beta == 0.0 ? alpha * sum : alpha * sum + beta * y[j];
+  }
 }
 
 /* ---- the backend ------------------------------------------------------------------------- */
 
 typedef struct dia_data {
+  gs_context_t *ctx; /* the context it was prepared on (frees go through it) */
   gs_idx_t m, n, ndiag, nnz;
   int64_t pitch;
   int64_t slots_in_range;
@@ -81,22 +132,29 @@ static void dia_destroy(void *data)
 {
   dia_data_t *D = (dia_data_t *)data;
   if (!D) return;
-  gs_dfree(D->d_offsets);
-  gs_dfree(D->d_val);
+  gs_dfree(D->ctx, D->d_offsets);
+  gs_dfree(D->ctx, D->d_val);
   free(D);
 }
 
-static gs_status_t dia_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_opts_t *opts,
-                               void **data)
+enum { DIA_OPT_MAX_FILL };
+static const gs_spmv_option_t dia_options[] = {GS_SPMV_OPTION_MAX_FILL, GS_SPMV_OPTION_END};
+
+static gs_status_t dia_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_cfg_t *cfg,
+                               void **data, unsigned *caps)
 {
+  /* No atomics: op T, a gather, is as deterministic as op N. spmv.c's defaults do not include
+   * DETERMINISTIC_T, so it is raised here. */
+  *caps |= GS_SPMV_CAP_DETERMINISTIC_T;
   gs_status_t st = GS_SUCCESS;
   gs_dia_layout_t *L = NULL;
   dia_data_t *D = NULL;
   size_t nval = 0;
   *data = NULL;
-  GS_TRY(gs_dia_layout_build(&L, gs_matrix_host(A), opts->max_fill));
+  GS_TRY(gs_dia_layout_build(&L, gs_matrix_host(A), cfg->v[DIA_OPT_MAX_FILL]));
   D = (dia_data_t *)calloc(1, sizeof *D);
   if (!D) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory preparing dia");
+  D->ctx = ctx;
   D->m = L->m;
   D->n = L->n;
   D->ndiag = L->ndiag;
@@ -120,12 +178,15 @@ static gs_status_t dia_apply(gs_context_t *ctx, void *data, gs_op_t op, double a
                              const double *d_x, double beta, double *d_y)
 {
   const dia_data_t *D = (const dia_data_t *)data;
-  if (op != GS_OP_N) return GS_ERROR(GS_ERR_UNSUPPORTED, "backend 'dia' has no transpose apply");
+  if (op == GS_OP_T) {
+    if (D->n == 0) return GS_SUCCESS;
+    dia_spmv_t_kernel<<<gs_grid_blocks(D->n, GS_FMT_BLOCK), GS_FMT_BLOCK, 0, ctx->stream>>>(
+        D->m, D->n, D->ndiag, D->pitch, D->d_offsets, D->d_val, d_x, alpha, beta, d_y);
+    return GS_CHECK_LAUNCH(ctx->stream, "dia_spmv_t_kernel");
+  }
   if (D->m == 0) return GS_SUCCESS;
-  const unsigned grid = (unsigned)(((long long)D->m + GS_FMT_BLOCK - 1) / GS_FMT_BLOCK);
-  dia_spmv_kernel<<<grid, GS_FMT_BLOCK, 0, ctx->stream>>>(D->m, D->n, D->ndiag, D->pitch,
-                                                          D->d_offsets, D->d_val, d_x, alpha,
-                                                          beta, d_y);
+  dia_spmv_kernel<<<gs_grid_blocks(D->m, GS_FMT_BLOCK), GS_FMT_BLOCK, 0, ctx->stream>>>(
+      D->m, D->n, D->ndiag, D->pitch, D->d_offsets, D->d_val, d_x, alpha, beta, d_y);
   return GS_CHECK_LAUNCH(ctx->stream, "dia_spmv_kernel");
 }
 
@@ -136,7 +197,7 @@ static gs_status_t dia_memory(const void *data, gs_spmv_mem_t *mem)
   mem->device_bytes = D->bytes;
   mem->bytes_per_apply = (size_t)D->slots_in_range * v + (size_t)D->ndiag * sizeof(int32_t) +
                          (size_t)D->n * v + (size_t)D->m * v;
-  mem->bytes_per_apply_t = 0;
+  mem->bytes_per_apply_t = mem->bytes_per_apply; /* same slots, x of m, y of n (banner) */
   return GS_SUCCESS;
 }
 
@@ -152,8 +213,9 @@ static void dia_describe(const void *data, char *buf, size_t len)
 extern "C" const gs_spmv_ops_t gs_spmv_dia_ops = {
     GS_SPMV_OPS_VERSION,
     "dia",
-    "DIA, diagonals column-major padded to 32, one thread per row (003 s3.1); refuses fill",
-    GS_SPMV_FLAG_HOST_LAYOUT,
+    "DIA, diagonals column-major padded to 32, one thread per row (003 s3.1); refuses fill; T by gather",
+    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT,
+    dia_options,
     dia_prepare,
     dia_apply,
     dia_memory,

@@ -1,5 +1,6 @@
-/* spmv/ell_build.c: ELLPACK layout builder with CUSP's fill guard, and the host apply that runs
- * the kernel's arithmetic on it (003_d79f6b9d9c91141b.txt section 3.2). */
+/* spmv/ell_build.c: ELLPACK layout builder with CUSP's fill guard, and the host applies (op = N
+ * and the scatter of op = T) that run the kernels' arithmetic on it (003_d79f6b9d9c91141b.txt
+ * section 3.2); the host scale pass shared by the format builders. */
 #include <stdlib.h>
 
 #include "core/error.h"
@@ -8,6 +9,12 @@
 int64_t gs_fmt_pitch(gs_idx_t m)
 {
   return ((int64_t)m + GS_FMT_PITCH_ALIGN - 1) / GS_FMT_PITCH_ALIGN * GS_FMT_PITCH_ALIGN;
+}
+
+void gs_fmt_scale_host(gs_idx_t len, double beta, double *y)
+{
+  if (beta == 1.0) return;
+  for (gs_idx_t i = 0; i < len; ++i) y[i] = beta == 0.0 ? 0.0 : beta * y[i];
 }
 
 static gs_idx_t longest_row(const gs_csr_t *A)
@@ -35,8 +42,8 @@ gs_status_t gs_ell_layout_build_k(gs_ell_layout_t **out, const gs_csr_t *A, gs_i
     L->col = malloc(slots * sizeof *L->col);
     L->val = malloc(slots * sizeof *L->val);
     if (!L->col || !L->val)
-      GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory building ELL (%d x %d slots)",
-              (int)L->pitch, (int)K);
+      GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory building ELL (%lld x %d slots)",
+              (long long)L->pitch, (int)K); /* the pitch reaches 2^31 for m near 2^31 - 1 */
   }
   for (size_t s = 0; s < slots; ++s) {
     L->col[s] = GS_ELL_PAD;
@@ -98,9 +105,11 @@ void gs_ell_layout_apply_host(const gs_ell_layout_t *L, double alpha, const doub
   }
 }
 
+/* ell_spmv_t_kernel, one "thread" (row) after the other; the kernel's atomics add in any order. */
 void gs_ell_layout_accumulate_t_host(const gs_ell_layout_t *L, double alpha, const double *x,
                                      double *y)
 {
+  if (L->K == 0) return; /* as gs_ell_dev_accumulate_t: no slots, x unread */
   for (gs_idx_t row = 0; row < L->m; ++row) {
     double ax = alpha * x[row];
     size_t off = (size_t)row;
@@ -111,15 +120,25 @@ void gs_ell_layout_accumulate_t_host(const gs_ell_layout_t *L, double alpha, con
   }
 }
 
-gs_status_t gs_ell_host_apply(const gs_csr_t *A, const gs_spmv_opts_t *opts, gs_op_t op,
+gs_status_t gs_ell_host_apply(const gs_csr_t *A, const gs_spmv_cfg_t *cfg, gs_op_t op,
                               double alpha, const double *x, double beta, double *y)
 {
   gs_ell_layout_t *L = NULL;
-  if (op != GS_OP_N) return GS_ERROR(GS_ERR_UNSUPPORTED, "backend 'ell' has no transpose apply");
-  if (!opts || (!x && A->nnz > 0) || (!y && A->m > 0))
+  if (!A || !cfg || (op != GS_OP_N && op != GS_OP_T))
+    return GS_ERROR(GS_ERR_INVALID_ARG, "ell host apply: bad argument");
+  const gs_idx_t outn = op == GS_OP_N ? A->m : A->n;
+  if ((!x && alpha != 0.0 && A->nnz > 0) || (!y && outn > 0))
     return GS_ERROR(GS_ERR_INVALID_ARG, "ell host apply: NULL argument");
-  GS_CHECK(gs_ell_layout_build(&L, A, opts->max_fill));
-  gs_ell_layout_apply_host(L, alpha, x, beta, y);
+  /* built whatever alpha is: a refusal reads as prepare's */
+  GS_CHECK(gs_ell_layout_build(&L, A, cfg->v[0] /* max_fill: ell_options in ell_kernels.cu */));
+  if (alpha == 0.0) { /* BLAS: A and x are not read */
+    gs_fmt_scale_host(outn, beta, y);
+  } else if (op == GS_OP_N) {
+    gs_ell_layout_apply_host(L, alpha, x, beta, y);
+  } else { /* ell_apply: the scale pass, then the scatter */
+    gs_fmt_scale_host(L->n, beta, y);
+    gs_ell_layout_accumulate_t_host(L, alpha, x, y);
+  }
   gs_ell_layout_destroy(&L);
   return GS_SUCCESS;
 }

@@ -1,9 +1,10 @@
 /* spmv/ell_kernels.cu: the "ell" backend, ELLPACK SpMV (003_d79f6b9d9c91141b.txt section 3.2;
- * CUSP ell_spmv.h), and the ELL launchers HYB reuses.
+ * CUSP ell_spmv.h), with its transpose, and the ELL launchers HYB reuses.
  *
- * ell_spmv_kernel
- *   Work division: one thread per row, 256 threads (8 warps) per block, as many blocks as
- *   rows/256 (every thread has one row; no grid-stride loop is needed for m < 2^31).
+ * ell_spmv_kernel (op = N)
+ *   Work division: one thread per row, 256 threads (8 warps) per block, a grid-stride loop over
+ *   the rows on gs_grid_blocks(m) blocks (one round below 2^28 rows); the row index is 64-bit
+ *   (no 32-bit thread-number product), the per-slot loop steps pointers by the 64-bit pitch.
  *   Memory access: the M x K arrays are column-major with the row dimension padded to the
  *   pitch (a multiple of 32), so at step k the 32 threads of a warp read 32 consecutive column
  *   indices (128 bytes) and 32 consecutive values (256 bytes), aligned: fully coalesced. x is
@@ -14,19 +15,25 @@
  *   a select, so a NaN/Inf in x cannot leak into rows that do not use it. Loads are
  *   unconditional, so the unrolled iterations issue their loads back to back.
  *   Assumptions: K and pitch as built by gs_ell_layout_build; d_x != d_y.
- * ell_spmv_t_kernel (HYB's op = T part): one thread per row i scatters alpha*x(i)*A(i,j) into
- *   y(j) with atomicAdd (double atomics: sm_60 and later) over its K slots; y must already hold
- *   beta*y.
+ * ell_spmv_t_kernel (op = T, and HYB's op = T part): the same work division; thread (row) i
+ *   scatters alpha*x(i)*A(i,j) into y(j) with atomicAdd (double atomics: sm_60 and later) over
+ *   its K slots, padding skipped without touching y; y must already hold beta*y (the "ell"
+ *   backend runs gs_launch_scale first). Slot reads are coalesced as for op = N, x(i) is read
+ *   once per row (coalesced), the atomics scatter. Atomics meet in a run-dependent order, so
+ *   op = T is not bitwise deterministic (prepare clears GS_SPMV_CAP_DETERMINISTIC_T).
  *
- * Byte model (gs_spmv_mem_t, beta = 0): 12*m*K (every slot of the m real rows: a 4-byte index
- *   and an 8-byte value; the alignment rows m..pitch-1 are never read) + 8*n (x, read once: the
- *   cache-resident ideal) + 8*m (y written once). No transpose (op = T is refused by the
- *   dispatcher: the table has no GS_SPMV_FLAG_TRANSPOSE). */
+ * Byte model (gs_spmv_mem_t, beta = 0):
+ *   op = N: 12*m*K (every slot of the m real rows: a 4-byte index and an 8-byte value; the
+ *           alignment rows m..pitch-1 are never read) + 8*n (x, read once: the cache-resident
+ *           ideal) + 8*m (y written once).
+ *   op = T: 12*m*K + 8*m (x, read once) + 8*n (the scale pass writes y) + 16*n (atomic
+ *           read-modify-write, counted once per column, as hyb and coo count theirs). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
+#include "spmv/common_kernels.h"
 #include "spmv/device_util.cuh"
 #include "spmv/formats_kernels.h"
 
@@ -35,22 +42,22 @@ ell_spmv_kernel(int m, int K, long long pitch, const int *__restrict__ col,
                 const double *__restrict__ val, const double *__restrict__ x, double alpha,
                 double beta, double *__restrict__ y)
 {
-  const unsigned row = blockIdx.x * blockDim.x + threadIdx.x;
-  if (row >= (unsigned)m) return;
-  const int *c = col + row;
-  const double *v = val + row;
-  double sum = 0.0;
+  GS_GRID_STRIDE(row, m) {
+    const int *c = col + row;
+    const double *v = val + row;
+    double sum = 0.0;
 #pragma unroll 4
-  for (int k = 0; k < K; ++k, c += pitch, v += pitch) {
-    /* Branch-free so that the unrolled loads overlap: a padding slot (column GS_ELL_PAD < 0,
-     * value 0) reads x[0] (in bounds, cached) and the select drops the product, so an Inf/NaN
-     * in x never leaks through padding. */
-    const int j = ld_stream(c);
-    const double a = ld_stream(v);
-    const double xj = __ldg(x + (j < 0 ? 0 : j));
-    sum = j >= 0 ? fma(a, xj, sum) : sum;
+    for (int k = 0; k < K; ++k, c += pitch, v += pitch) {
+      /* Branch-free so that the unrolled loads overlap: a padding slot (column GS_ELL_PAD < 0,
+       * value 0) reads x[0] (in bounds, cached) and the select drops the product, so an
+       * Inf/NaN in x never leaks through padding. */
+      const int j = ld_stream(c);
+      const double a = ld_stream(v);
+      const double xj = __ldg(x + (j < 0 ? 0 : j));
+      sum = j >= 0 ? fma(a, xj, sum) : sum;
+    }
+    y[row] = beta == 0.0 ? alpha * sum : alpha * sum + beta * y[row];
   }
-  y[row] = beta == 0.0 ? alpha * sum : alpha * sum + beta * y[row];
 }
 
 static __global__ void __launch_bounds__(GS_FMT_BLOCK)
@@ -58,20 +65,15 @@ ell_spmv_t_kernel(int m, int K, long long pitch, const int *__restrict__ col,
                   const double *__restrict__ val, const double *__restrict__ x, double alpha,
                   double *y)
 {
-  const unsigned row = blockIdx.x * blockDim.x + threadIdx.x;
-  if (row >= (unsigned)m) return;
-  const int *c = col + row;
-  const double *v = val + row;
-  const double ax = alpha * __ldg(x + row);
-  for (int k = 0; k < K; ++k, c += pitch, v += pitch) {
-    const int j = __ldg(c);
-    if (j >= 0) atomicAdd(y + j, __ldg(v) * ax);
+  GS_GRID_STRIDE(row, m) {
+    const int *c = col + row;
+    const double *v = val + row;
+    const double ax = alpha * __ldg(x + row);
+    for (int k = 0; k < K; ++k, c += pitch, v += pitch) {
+      const int j = __ldg(c);
+      if (j >= 0) atomicAdd(y + j, __ldg(v) * ax);
+    }
   }
-}
-
-static unsigned blocks_for(long long threads)
-{
-  return (unsigned)((threads + GS_FMT_BLOCK - 1) / GS_FMT_BLOCK);
 }
 
 /* ---- launchers shared with hyb (formats_kernels.h) --------------------------------------- */
@@ -79,8 +81,8 @@ static unsigned blocks_for(long long threads)
 extern "C" void gs_ell_dev_free(gs_ell_dev_t *D)
 {
   if (!D) return;
-  gs_dfree(D->d_col);
-  gs_dfree(D->d_val);
+  gs_dfree(D->ctx, D->d_col);
+  gs_dfree(D->ctx, D->d_val);
   memset(D, 0, sizeof *D);
 }
 
@@ -90,6 +92,7 @@ extern "C" gs_status_t gs_ell_dev_upload(gs_context_t *ctx, const gs_ell_layout_
   gs_status_t st = GS_SUCCESS;
   size_t slots = (size_t)L->pitch * (size_t)L->K;
   memset(D, 0, sizeof *D);
+  D->ctx = ctx;
   D->m = L->m;
   D->n = L->n;
   D->K = L->K;
@@ -106,7 +109,7 @@ extern "C" gs_status_t gs_ell_dev_apply(gs_context_t *ctx, const gs_ell_dev_t *D
                                         const double *d_x, double beta, double *d_y)
 {
   if (D->m == 0) return GS_SUCCESS;
-  ell_spmv_kernel<<<blocks_for(D->m), GS_FMT_BLOCK, 0, ctx->stream>>>(
+  ell_spmv_kernel<<<gs_grid_blocks(D->m, GS_FMT_BLOCK), GS_FMT_BLOCK, 0, ctx->stream>>>(
       D->m, D->K, D->pitch, D->d_col, D->d_val, d_x, alpha, beta, d_y);
   return GS_CHECK_LAUNCH(ctx->stream, "ell_spmv_kernel");
 }
@@ -115,7 +118,7 @@ extern "C" gs_status_t gs_ell_dev_accumulate_t(gs_context_t *ctx, const gs_ell_d
                                                double alpha, const double *d_x, double *d_y)
 {
   if (D->m == 0 || D->K == 0) return GS_SUCCESS;
-  ell_spmv_t_kernel<<<blocks_for(D->m), GS_FMT_BLOCK, 0, ctx->stream>>>(
+  ell_spmv_t_kernel<<<gs_grid_blocks(D->m, GS_FMT_BLOCK), GS_FMT_BLOCK, 0, ctx->stream>>>(
       D->m, D->K, D->pitch, D->d_col, D->d_val, d_x, alpha, d_y);
   return GS_CHECK_LAUNCH(ctx->stream, "ell_spmv_t_kernel");
 }
@@ -135,14 +138,18 @@ static void ell_destroy(void *data)
   free(D);
 }
 
-static gs_status_t ell_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_opts_t *opts,
-                               void **data)
+enum { ELL_OPT_MAX_FILL };
+static const gs_spmv_option_t ell_options[] = {GS_SPMV_OPTION_MAX_FILL, GS_SPMV_OPTION_END};
+
+static gs_status_t ell_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_cfg_t *cfg,
+                               void **data, unsigned *caps)
 {
+  *caps &= ~(unsigned)GS_SPMV_CAP_DETERMINISTIC_T; /* op T adds into y with atomics */
   gs_status_t st = GS_SUCCESS;
   gs_ell_layout_t *L = NULL;
   ell_data_t *D = NULL;
   *data = NULL;
-  GS_TRY(gs_ell_layout_build(&L, gs_matrix_host(A), opts->max_fill));
+  GS_TRY(gs_ell_layout_build(&L, gs_matrix_host(A), cfg->v[ELL_OPT_MAX_FILL]));
   D = (ell_data_t *)calloc(1, sizeof *D);
   if (!D) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory preparing ell");
   D->entries = L->entries;
@@ -159,8 +166,9 @@ static gs_status_t ell_apply(gs_context_t *ctx, void *data, gs_op_t op, double a
                              const double *d_x, double beta, double *d_y)
 {
   const ell_data_t *D = (const ell_data_t *)data;
-  if (op != GS_OP_N) return GS_ERROR(GS_ERR_UNSUPPORTED, "backend 'ell' has no transpose apply");
-  return gs_ell_dev_apply(ctx, &D->dev, alpha, d_x, beta, d_y);
+  if (op == GS_OP_N) return gs_ell_dev_apply(ctx, &D->dev, alpha, d_x, beta, d_y);
+  GS_CHECK(gs_launch_scale(ctx->stream, D->dev.n, beta, d_y)); /* y = beta*y, then scatter */
+  return gs_ell_dev_accumulate_t(ctx, &D->dev, alpha, d_x, d_y);
 }
 
 static gs_status_t ell_memory(const void *data, gs_spmv_mem_t *mem)
@@ -170,7 +178,8 @@ static gs_status_t ell_memory(const void *data, gs_spmv_mem_t *mem)
   mem->device_bytes = D->dev.bytes;
   mem->bytes_per_apply = (size_t)D->dev.m * (size_t)D->dev.K * (sizeof(gs_idx_t) + v) +
                          (size_t)D->dev.n * v + (size_t)D->dev.m * v;
-  mem->bytes_per_apply_t = 0;
+  mem->bytes_per_apply_t = (size_t)D->dev.m * (size_t)D->dev.K * (sizeof(gs_idx_t) + v) +
+                           (size_t)D->dev.m * v + (size_t)D->dev.n * v + (size_t)D->dev.n * 2 * v;
   return GS_SUCCESS;
 }
 
@@ -186,8 +195,9 @@ static void ell_describe(const void *data, char *buf, size_t len)
 extern "C" const gs_spmv_ops_t gs_spmv_ell_ops = {
     GS_SPMV_OPS_VERSION,
     "ell",
-    "ELLPACK, column-major padded to 32, one thread per row (003 s3.2); refuses fill > max_fill",
-    GS_SPMV_FLAG_HOST_LAYOUT,
+    "ELLPACK, column-major padded to 32, one thread per row (003 s3.2); refuses fill; T by atomics",
+    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT,
+    ell_options,
     ell_prepare,
     ell_apply,
     ell_memory,

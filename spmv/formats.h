@@ -9,6 +9,7 @@
 #define GS_SPMV_FORMATS_H
 
 #include "gpusolve/spmv.h"
+#include "spmv/options.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -20,6 +21,11 @@ extern "C" {
 
 /** Pitch (padded row count) of the column-major layouts: m rounded up to GS_FMT_PITCH_ALIGN. */
 int64_t gs_fmt_pitch(gs_idx_t m);
+
+/** y = beta*y over len entries, as gs_launch_scale does it on the device: nothing for
+ *  beta == 1, zeros written without reading y for beta == 0 (NaN in y never leaks). The host
+ *  applies use it for the scale pass of op = T and for the BLAS rule of alpha == 0. */
+void gs_fmt_scale_host(gs_idx_t len, double beta, double *y);
 
 /* ---- COO (section 3.4): one thread per entry, segmented reduction per warp ---------------- */
 
@@ -92,7 +98,8 @@ void gs_ell_layout_destroy(gs_ell_layout_t **L);
 /** y = alpha*L*x + beta*y, row by row in the kernel's order (y never read when beta == 0). */
 void gs_ell_layout_apply_host(const gs_ell_layout_t *L, double alpha, const double *x, double beta,
                               double *y);
-/** y += alpha*L^T*x (HYB's transpose, the kernel scatters with atomics). */
+/** y += alpha*L^T*x (ell's and HYB's transpose; the kernel scatters with atomics). x is not
+ *  read when K == 0. */
 void gs_ell_layout_accumulate_t_host(const gs_ell_layout_t *L, double alpha, const double *x,
                                      double *y);
 
@@ -111,12 +118,17 @@ typedef struct gs_dia_layout {
 
 /** Builds DIA. Refuses with GS_ERR_FORMAT_FILL when ndiag*m > max_fill * nnz (checked before
  *  the value array is allocated) and with GS_ERR_UNSUPPORTED when m + n >= 2^31 (row + offset
- *  must not overflow 32 bits in the kernel). */
+ *  and column - offset must not overflow 32 bits in the kernels). */
 gs_status_t gs_dia_layout_build(gs_dia_layout_t **out, const gs_csr_t *A, double max_fill);
 void gs_dia_layout_destroy(gs_dia_layout_t **L);
 /** y = alpha*L*x + beta*y, diagonal by diagonal in the kernel's order. */
 void gs_dia_layout_apply_host(const gs_dia_layout_t *L, double alpha, const double *x,
                               double beta, double *y);
+/** y = alpha*L^T*x + beta*y (y of n entries, x of m), the gather of dia_spmv_t_kernel: output
+ *  column j sums val[d*pitch + i] * x[i], i = j - offsets[d], over the diagonals d with
+ *  0 <= i < m, in diagonal order (y never read when beta == 0). */
+void gs_dia_layout_apply_t_host(const gs_dia_layout_t *L, double alpha, const double *x,
+                                double beta, double *y);
 
 /* ---- HYB (section 3.5): ELL for the first K entries of each row, COO for the rest -------- */
 
@@ -140,15 +152,19 @@ void gs_hyb_layout_destroy(gs_hyb_layout_t **L);
 gs_status_t gs_hyb_layout_apply_host(const gs_hyb_layout_t *L, gs_idx_t max_warps, gs_op_t op,
                                      double alpha, const double *x, double beta, double *y);
 
-/* ---- host_apply slots of the backends' tables (build, apply on the host, free) ------------ */
+/* ---- host_apply slots of the backends' tables (build, apply on the host, free) ------------
+ * Every slot follows gs_spmv_apply's rules: it builds the layout first, so that a refusal
+ * (GS_ERR_FORMAT_FILL) is reported exactly as prepare would report it, whatever alpha is; then
+ * with alpha == 0 (BLAS) it sets y = beta*y without reading x (which may be NULL) or A's values;
+ * with beta == 0 it never reads y. ell, dia, coo and hyb all take op = N and op = T. */
 
-gs_status_t gs_coo_host_apply(const gs_csr_t *A, const gs_spmv_opts_t *opts, gs_op_t op,
+gs_status_t gs_coo_host_apply(const gs_csr_t *A, const gs_spmv_cfg_t *cfg, gs_op_t op,
                               double alpha, const double *x, double beta, double *y);
-gs_status_t gs_ell_host_apply(const gs_csr_t *A, const gs_spmv_opts_t *opts, gs_op_t op,
+gs_status_t gs_ell_host_apply(const gs_csr_t *A, const gs_spmv_cfg_t *cfg, gs_op_t op,
                               double alpha, const double *x, double beta, double *y);
-gs_status_t gs_dia_host_apply(const gs_csr_t *A, const gs_spmv_opts_t *opts, gs_op_t op,
+gs_status_t gs_dia_host_apply(const gs_csr_t *A, const gs_spmv_cfg_t *cfg, gs_op_t op,
                               double alpha, const double *x, double beta, double *y);
-gs_status_t gs_hyb_host_apply(const gs_csr_t *A, const gs_spmv_opts_t *opts, gs_op_t op,
+gs_status_t gs_hyb_host_apply(const gs_csr_t *A, const gs_spmv_cfg_t *cfg, gs_op_t op,
                               double alpha, const double *x, double beta, double *y);
 
 #ifdef __cplusplus

@@ -20,6 +20,7 @@ extern "C" {
  *  (one (row, partial sum) per warp, sized in prepare, written by the main kernel and consumed
  *  by the update kernel of the same apply). */
 typedef struct gs_coo_dev {
+  gs_context_t *ctx; /* the context of the upload (frees go through it) */
   gs_idx_t m, n, nnz;
   gs_idx_t rows_touched, cols_touched; /* from the layout, for the byte model */
   gs_idx_t warps;           /* persistent warps (gs_coo_partition) */
@@ -45,6 +46,7 @@ gs_status_t gs_coo_dev_accumulate_t(gs_context_t *ctx, const gs_coo_dev_t *D, do
 
 /** ELL on the device: the column-major arrays of gs_ell_layout_t. */
 typedef struct gs_ell_dev {
+  gs_context_t *ctx; /* the context of the upload (frees go through it) */
   gs_idx_t m, n, K;
   int64_t pitch;
   gs_idx_t *d_col;  /* pitch * K, GS_ELL_PAD in padding slots */

@@ -85,19 +85,27 @@ gs_status_t gs_hyb_layout_apply_host(const gs_hyb_layout_t *L, gs_idx_t max_warp
     return gs_coo_layout_accumulate_host(L->coo, max_warps, alpha, x, y);
   }
   if (op != GS_OP_T) return GS_ERROR(GS_ERR_INVALID_ARG, "hyb host apply: bad op %d", (int)op);
-  for (gs_idx_t j = 0; j < L->ell->n; ++j) y[j] = beta == 0.0 ? 0.0 : beta * y[j];
+  gs_fmt_scale_host(L->ell->n, beta, y); /* the scale pass of hyb_apply */
   gs_ell_layout_accumulate_t_host(L->ell, alpha, x, y);
   gs_coo_layout_accumulate_t_host(L->coo, alpha, x, y);
   return GS_SUCCESS;
 }
 
-gs_status_t gs_hyb_host_apply(const gs_csr_t *A, const gs_spmv_opts_t *opts, gs_op_t op,
+gs_status_t gs_hyb_host_apply(const gs_csr_t *A, const gs_spmv_cfg_t *cfg, gs_op_t op,
                               double alpha, const double *x, double beta, double *y)
 {
   gs_hyb_layout_t *L = NULL;
-  if (!opts) return GS_ERROR(GS_ERR_INVALID_ARG, "hyb host apply: NULL argument");
-  GS_CHECK(gs_hyb_layout_build(&L, A, opts->hyb_k));
-  gs_status_t st = gs_hyb_layout_apply_host(L, GS_COO_HOST_WARPS, op, alpha, x, beta, y);
+  if (!A || !cfg || (op != GS_OP_N && op != GS_OP_T))
+    return GS_ERROR(GS_ERR_INVALID_ARG, "hyb host apply: bad argument");
+  const gs_idx_t outn = op == GS_OP_N ? A->m : A->n;
+  if (!y && outn > 0) return GS_ERROR(GS_ERR_INVALID_ARG, "hyb host apply: NULL argument");
+  /* built whatever alpha is, as prepare builds it */
+  GS_CHECK(gs_hyb_layout_build(&L, A, (int)cfg->v[0] /* k: hyb_options in hyb_kernels.cu */));
+  gs_status_t st = GS_SUCCESS;
+  if (alpha == 0.0) /* BLAS: A and x are not read */
+    gs_fmt_scale_host(outn, beta, y);
+  else
+    st = gs_hyb_layout_apply_host(L, GS_COO_HOST_WARPS, op, alpha, x, beta, y);
   gs_hyb_layout_destroy(&L);
   return st;
 }

@@ -43,14 +43,20 @@ static void hyb_destroy(void *data)
   free(D);
 }
 
-static gs_status_t hyb_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_opts_t *opts,
-                               void **data)
+enum { HYB_OPT_K };
+static const gs_spmv_option_t hyb_options[] = {
+    {"k", "ELL width K; -1: the histogram rule of 003 section 3.5", GS_OPTK_INT, -1, -1, 1e9},
+    GS_SPMV_OPTION_END};
+
+static gs_status_t hyb_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_cfg_t *cfg,
+                               void **data, unsigned *caps)
 {
+  *caps &= ~(unsigned)GS_SPMV_CAP_DETERMINISTIC_T; /* op T adds into y with atomics */
   gs_status_t st = GS_SUCCESS;
   gs_hyb_layout_t *L = NULL;
   hyb_data_t *D = NULL;
   *data = NULL;
-  GS_TRY(gs_hyb_layout_build(&L, gs_matrix_host(A), opts->hyb_k));
+  GS_TRY(gs_hyb_layout_build(&L, gs_matrix_host(A), (int)cfg->v[HYB_OPT_K]));
   D = (hyb_data_t *)calloc(1, sizeof *D);
   if (!D) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory preparing hyb");
   D->ell_entries = L->ell->entries;
@@ -105,6 +111,7 @@ extern "C" const gs_spmv_ops_t gs_spmv_hyb_ops = {
     "hyb",
     "HYB, ELL for the first K entries per row + COO for the rest, K by histogram (003 s3.5)",
     GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT,
+    hyb_options,
     hyb_prepare,
     hyb_apply,
     hyb_memory,

@@ -45,7 +45,8 @@ typedef struct gs_sell {
 /**
  * Builds the SELL layout of A with slice_size rows per slice (>= 1).
  * max_fill > 0 refuses (GS_ERR_FORMAT_FILL) when the fill defined above exceeds max_fill;
- * max_fill = 0 disables the guard. A layout with more than 2^31 - 1 slots is refused with GS_ERR_FORMAT_FILL too.
+ * max_fill = 0 disables the guard. A layout with more than 2^31 - 1 slots is refused with
+ * GS_ERR_FORMAT_FILL too.
  * *out is NULL on failure.
  */
 gs_status_t gs_sell_build(gs_sell_t **out, const gs_csr_t *A, gs_idx_t slice_size,
@@ -53,7 +54,9 @@ gs_status_t gs_sell_build(gs_sell_t **out, const gs_csr_t *A, gs_idx_t slice_siz
 /** Frees S (NULL-safe) and sets *S = NULL. */
 void gs_sell_destroy(gs_sell_t **S);
 /** Host apply on the layout: y = alpha*op(S)*x + beta*y, op 'N' or 'T'; beta == 0: y is
- *  write-only. The reference for the layout, in the same summation order as gs_csr_spmv_host. */
+ *  write-only; alpha == 0: y = beta*y, x (may be NULL) and the layout unread (BLAS, as
+ *  gs_csr_spmv_host). The reference for the layout, in the same summation order as
+ *  gs_csr_spmv_host. */
 gs_status_t gs_sell_spmv_host(const gs_sell_t *S, char op, gs_val_t alpha, const gs_val_t *x,
                               gs_val_t beta, gs_val_t *y);
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "core/error.h"
+#include "spmv/formats.h" /* gs_fmt_scale_host */
 #include "spmv/sell.h"
 
 void gs_sell_destroy(gs_sell_t **S)
@@ -105,8 +106,12 @@ gs_status_t gs_sell_spmv_host(const gs_sell_t *S, char op, gs_val_t alpha, const
   if (!trans && op != 'N' && op != 'n')
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_sell_spmv_host: op must be 'N' or 'T', not '%c'", op);
   gs_idx_t in = trans ? S->m : S->n, outn = trans ? S->n : S->m;
-  if ((outn > 0 && !y) || (in > 0 && S->slots > 0 && !x))
+  if ((outn > 0 && !y) || (in > 0 && S->slots > 0 && alpha != 0.0 && !x))
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_sell_spmv_host: NULL argument");
+  if (alpha == 0.0) { /* BLAS, as gs_csr_spmv_host: the layout and x are not read */
+    gs_fmt_scale_host(outn, beta, y);
+    return GS_SUCCESS;
+  }
   const int64_t C = S->slice_size;
 
   if (!trans) {
@@ -122,7 +127,7 @@ gs_status_t gs_sell_spmv_host(const gs_sell_t *S, char op, gs_val_t alpha, const
       y[i] = beta == 0.0 ? alpha * sum : alpha * sum + beta * y[i]; /* beta = 0: y not read */
     }
   } else {
-    for (gs_idx_t j = 0; j < S->n; ++j) y[j] = beta == 0.0 ? 0.0 : beta * y[j];
+    gs_fmt_scale_host(S->n, beta, y);
     for (gs_idx_t i = 0; i < S->m; ++i) {
       gs_idx_t s = i / S->slice_size;
       int64_t base = (int64_t)S->slice_ptr[s] + i % S->slice_size;

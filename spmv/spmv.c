@@ -1,115 +1,24 @@
-/* spmv/spmv.c: the matrix object, the registry queries and the SpMV dispatcher: the one place
- * that calls through a backend's table, after validating its arguments (PETSc's MatMult). */
+/* spmv/spmv.c: the registry queries, the backend options and the SpMV dispatcher: the one place
+ * that calls through a backend's table, after validating its arguments (PETSc's MatMult).
+ * The matrix object lives in spmv/matrix.c. */
+#include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
+#include "spmv/common_kernels.h"
 #include "spmv/spmv_impl.h"
-
-struct gs_matrix {
-  gs_context_t *ctx; /* borrowed */
-  gs_csr_t *h;       /* owned host copy, rows sorted */
-  gs_features_t features;
-  gs_idx_t *d_row_ptr, *d_col;
-  gs_val_t *d_val;
-  int uploaded;
-};
 
 struct gs_spmv {
   const gs_spmv_ops_t *ops;
   void *data;
   gs_context_t *ctx;
   gs_matrix_t *A;
+  unsigned caps;
   char describe[256];
 };
-
-/* ---- matrix ------------------------------------------------------------------------------ */
-
-gs_status_t gs_matrix_create(gs_matrix_t **out, gs_context_t *ctx, const gs_csr_t *csr)
-{
-  gs_status_t st = GS_SUCCESS;
-  gs_matrix_t *A = NULL;
-  if (!out) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_matrix_create: out is NULL");
-  *out = NULL;
-  if (!ctx || !csr) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_matrix_create: NULL argument");
-  GS_CHECK(gs_csr_validate(csr));
-  A = calloc(1, sizeof *A);
-  if (!A) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory creating a matrix");
-  A->ctx = ctx;
-  if (gs_csr_is_sorted(csr)) {
-    GS_TRY(gs_csr_copy(&A->h, csr));
-  } else { /* sort rows (and sum duplicates) through COO: every backend may assume sorted rows */
-    gs_coo_t *C = NULL;
-    GS_TRY(gs_csr_to_coo(&C, csr));
-    st = gs_coo_to_csr(&A->h, C);
-    gs_coo_destroy(&C);
-    if (st != GS_SUCCESS) goto cleanup;
-  }
-  GS_TRY(gs_csr_features(A->h, &A->features));
-  *out = A;
-  A = NULL;
-cleanup:
-  gs_matrix_destroy(&A);
-  return st;
-}
-
-void gs_matrix_destroy(gs_matrix_t **A)
-{
-  if (!A || !*A) return;
-  gs_dfree((*A)->d_row_ptr);
-  gs_dfree((*A)->d_col);
-  gs_dfree((*A)->d_val);
-  gs_csr_destroy(&(*A)->h);
-  free(*A);
-  *A = NULL;
-}
-
-const gs_csr_t *gs_matrix_host(const gs_matrix_t *A) { return A ? A->h : NULL; }
-const gs_features_t *gs_matrix_features(const gs_matrix_t *A) { return A ? &A->features : NULL; }
-
-gs_status_t gs_upload(gs_context_t *ctx, void **d_dst, const void *h_src, size_t bytes,
-                      const char *what)
-{
-  GS_CHECK(gs_dmalloc(d_dst, bytes, what));
-  gs_status_t st = gs_copy_to_device(ctx, *d_dst, h_src, bytes);
-  if (st != GS_SUCCESS) {
-    gs_dfree(*d_dst);
-    *d_dst = NULL;
-  }
-  return st;
-}
-
-gs_status_t gs_matrix_device_csr(gs_matrix_t *A, gs_dcsr_t *out)
-{
-  gs_status_t st = GS_SUCCESS;
-  if (!A || !out) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_matrix_device_csr: NULL argument");
-  const gs_csr_t *h = A->h;
-  if (!A->uploaded) {
-    GS_TRY(gs_upload(A->ctx, (void **)&A->d_row_ptr, h->row_ptr,
-                     ((size_t)h->m + 1) * sizeof(gs_idx_t), "CSR row pointers"));
-    GS_TRY(gs_upload(A->ctx, (void **)&A->d_col, h->col, (size_t)h->nnz * sizeof(gs_idx_t),
-                     "CSR column indices"));
-    GS_TRY(gs_upload(A->ctx, (void **)&A->d_val, h->val, (size_t)h->nnz * sizeof(gs_val_t),
-                     "CSR values"));
-    A->uploaded = 1;
-  }
-  out->m = h->m;
-  out->n = h->n;
-  out->nnz = h->nnz;
-  out->d_row_ptr = A->d_row_ptr;
-  out->d_col = A->d_col;
-  out->d_val = A->d_val;
-cleanup:
-  if (st != GS_SUCCESS) {
-    gs_dfree(A->d_row_ptr);
-    gs_dfree(A->d_col);
-    gs_dfree(A->d_val);
-    A->d_row_ptr = A->d_col = NULL;
-    A->d_val = NULL;
-  }
-  return st;
-}
 
 /* ---- registry ---------------------------------------------------------------------------- */
 
@@ -138,49 +47,156 @@ static gs_status_t unknown_backend(const char *name)
                   name ? name : "(null)");
 }
 
-void gs_spmv_opts_default(gs_spmv_opts_t *o)
+static int option_count(const gs_spmv_ops_t *ops)
 {
-  if (!o) return;
-  memset(o, 0, sizeof *o);
-  o->max_fill = 3.0;
-  o->vector_width = 0;
-  o->hyb_k = -1;
+  int k = 0;
+  while (ops->options && ops->options[k].key) ++k;
+  return k;
 }
 
-static gs_status_t check_opts(const gs_spmv_opts_t *o)
+int gs_spmv_backend_option(int i, int k, gs_spmv_option_info_t *out)
 {
-  if (!(o->max_fill >= 1.0))
-    return GS_ERROR(GS_ERR_INVALID_ARG, "max_fill must be >= 1, not %g", o->max_fill);
-  int w = o->vector_width;
-  if (w != 0 && w != 1 && w != 2 && w != 4 && w != 8 && w != 16 && w != 32)
-    return GS_ERROR(GS_ERR_INVALID_ARG, "vector width must be 1, 2, 4, 8, 16 or 32, not %d", w);
-  if (o->hyb_k < -1) return GS_ERROR(GS_ERR_INVALID_ARG, "hyb K must be >= 0 or -1 (auto)");
+  const gs_spmv_ops_t *ops = backend(i);
+  if (!ops || !out || k < 0 || k >= option_count(ops)) return 0;
+  const gs_spmv_option_t *o = &ops->options[k];
+  out->key = o->key;
+  out->help = o->help;
+  out->def = o->def;
+  out->min = o->min;
+  out->max = o->max;
+  out->integer = o->kind != GS_OPTK_REAL;
+  return 1;
+}
+
+/* ---- option strings ----------------------------------------------------------------------
+ * "key=value,backend.key=value,...": pairs are read in order; for backend `ops` (NULL: check
+ * against every backend) each pair that names it, or names no backend and a key it declares,
+ * sets that value. Every pair must be meant for some registered backend. */
+
+static int option_find(const gs_spmv_ops_t *ops, const char *key, size_t len)
+{
+  for (int k = 0; ops->options && ops->options[k].key; ++k)
+    if (strlen(ops->options[k].key) == len && strncmp(ops->options[k].key, key, len) == 0)
+      return k;
+  return -1;
+}
+
+static gs_status_t option_value(const gs_spmv_option_t *o, const char *pair, size_t plen,
+                                const char *text, size_t len, double *out)
+{
+  char buf[64];
+  if (len == 0 || len >= sizeof buf)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "SpMV option '%.*s': the value is %s", (int)plen, pair,
+                    len ? "too long" : "missing");
+  memcpy(buf, text, len);
+  buf[len] = '\0';
+  char *end = NULL;
+  errno = 0;
+  double v = strtod(buf, &end);
+  if (end == buf || *end != '\0' || errno == ERANGE || !isfinite(v))
+    return GS_ERROR(GS_ERR_INVALID_ARG, "SpMV option '%.*s': '%s' is not a number", (int)plen,
+                    pair, buf);
+  int ok = v >= o->min && v <= o->max;
+  if (o->kind != GS_OPTK_REAL && v != floor(v)) ok = 0;
+  if (o->kind == GS_OPTK_POW2 && v != 0.0 && ((long)v & ((long)v - 1)) != 0) ok = 0;
+  if (!ok) {
+    const char *what = o->kind == GS_OPTK_POW2 ? "0 or a power of two"
+                       : o->kind == GS_OPTK_INT ? "an integer"
+                                                : "a number";
+    return GS_ERROR(GS_ERR_INVALID_ARG, "SpMV option '%.*s': %s must be %s in [%g, %g]",
+                    (int)plen, pair, o->key, what, o->min, o->max);
+  }
+  *out = v;
   return GS_SUCCESS;
+}
+
+/* Applies `options` to the option table of `ops` (cfg may be NULL when only checking), or, with
+ * ops == NULL, checks every pair against the whole registry. */
+static gs_status_t options_apply(const char *options, const gs_spmv_ops_t *ops, gs_spmv_cfg_t *cfg)
+{
+  if (ops && cfg) {
+    for (int k = 0; k < option_count(ops) && k < GS_SPMV_MAX_OPTIONS; ++k)
+      cfg->v[k] = ops->options[k].def;
+  }
+  for (const char *p = options ? options : ""; *p;) {
+    while (*p == ',' || isspace((unsigned char)*p)) ++p;
+    if (!*p) break;
+    const char *end = strchr(p, ',');
+    size_t plen = end ? (size_t)(end - p) : strlen(p);
+    while (plen > 0 && isspace((unsigned char)p[plen - 1])) --plen;
+    const char *eq = memchr(p, '=', plen);
+    if (!eq)
+      return GS_ERROR(GS_ERR_INVALID_ARG, "SpMV option '%.*s': expected key=value", (int)plen, p);
+    /* the key is [backend.]name: backend names hold no '.', so the last '.' splits them */
+    const char *dot = NULL;
+    for (const char *q = p; q < eq; ++q)
+      if (*q == '.') dot = q;
+    const char *key = dot ? dot + 1 : p;
+    size_t klen = (size_t)(eq - key), blen = dot ? (size_t)(dot - p) : 0;
+    const char *val = eq + 1;
+    size_t vlen = plen - (size_t)(val - p);
+    int meant = 0; /* some backend takes this pair */
+    for (int i = 0; i < gs_spmv_registry_count; ++i) {
+      const gs_spmv_ops_t *b = gs_spmv_registry[i];
+      if (dot && !(strlen(b->name) == blen && strncmp(b->name, p, blen) == 0)) continue;
+      int k = option_find(b, key, klen);
+      if (dot && k < 0)
+        return GS_ERROR(GS_ERR_INVALID_ARG, "SpMV option '%.*s': backend '%s' has no option "
+                        "'%.*s' (see 'gpusolve spmv --list --verbose')", (int)plen, p, b->name,
+                        (int)klen, key);
+      if (k < 0) continue;
+      meant = 1;
+      double v = 0.0;
+      GS_CHECK(option_value(&b->options[k], p, plen, val, vlen, &v)); /* checked for all */
+      if (b == ops && cfg) cfg->v[k] = v;
+    }
+    if (!meant) {
+      if (dot)
+        return GS_ERROR(GS_ERR_INVALID_ARG, "SpMV option '%.*s': unknown backend '%.*s'",
+                        (int)plen, p, (int)blen, p);
+      return GS_ERROR(GS_ERR_INVALID_ARG, "SpMV option '%.*s': no backend has an option '%.*s' "
+                      "(see 'gpusolve spmv --list --verbose')", (int)plen, p, (int)klen, key);
+    }
+    p += end ? (size_t)(end - p) : strlen(p);
+  }
+  return GS_SUCCESS;
+}
+
+gs_status_t gs_spmv_options_check(const char *options) { return options_apply(options, NULL, NULL); }
+
+/* The capabilities a backend starts from before its prepare refines them. */
+static unsigned default_caps(const gs_spmv_ops_t *ops)
+{
+  unsigned c = GS_SPMV_CAP_CAPTURABLE | GS_SPMV_CAP_DETERMINISTIC;
+  if (ops->flags & GS_SPMV_FLAG_TRANSPOSE) c |= GS_SPMV_CAP_TRANSPOSE | GS_SPMV_CAP_DETERMINISTIC_T;
+  return c;
 }
 
 /* ---- prepared products ------------------------------------------------------------------- */
 
 gs_status_t gs_spmv_create(gs_spmv_t **out, gs_context_t *ctx, gs_matrix_t *A, const char *name,
-                           const gs_spmv_opts_t *opts)
+                           const char *options)
 {
   gs_status_t st = GS_SUCCESS;
-  gs_spmv_opts_t def;
+  gs_spmv_cfg_t cfg;
   if (!out) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_spmv_create: out is NULL");
   *out = NULL;
   if (!ctx || !A) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_spmv_create: NULL argument");
+  if (gs_matrix_context(A) != ctx)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_spmv_create: the matrix was created on another "
+                    "context");
   int i = gs_spmv_backend_find(name);
   if (i < 0) return unknown_backend(name);
-  if (!opts) {
-    gs_spmv_opts_default(&def);
-    opts = &def;
-  }
-  GS_CHECK(check_opts(opts));
+  memset(&cfg, 0, sizeof cfg);
+  GS_CHECK(options_apply(options, gs_spmv_registry[i], &cfg));
+  GS_CHECK(gs_context_activate(ctx));
   gs_spmv_t *S = calloc(1, sizeof *S);
   if (!S) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory creating an SpMV");
   S->ops = gs_spmv_registry[i];
   S->ctx = ctx;
   S->A = A;
-  GS_TRY(S->ops->prepare(ctx, A, opts, &S->data));
+  S->caps = default_caps(S->ops);
+  GS_TRY(S->ops->prepare(ctx, A, &cfg, &S->data, &S->caps));
   if (S->ops->describe) S->ops->describe(S->data, S->describe, sizeof S->describe);
   *out = S;
   S = NULL;
@@ -192,15 +208,20 @@ cleanup:
 void gs_spmv_destroy(gs_spmv_t **S)
 {
   if (!S || !*S) return;
-  if ((*S)->ops && (*S)->data) (*S)->ops->destroy((*S)->data);
+  if ((*S)->ops && (*S)->data) {
+    gs_context_activate((*S)->ctx);
+    (*S)->ops->destroy((*S)->data);
+  }
   free(*S);
   *S = NULL;
 }
 
+unsigned gs_spmv_caps(const gs_spmv_t *S) { return S ? S->caps : 0u; }
+
 int gs_spmv_supports(const gs_spmv_t *S, gs_op_t op)
 {
   if (!S) return 0;
-  return op == GS_OP_N || (op == GS_OP_T && (S->ops->flags & GS_SPMV_FLAG_TRANSPOSE));
+  return op == GS_OP_N || (op == GS_OP_T && (S->caps & GS_SPMV_CAP_TRANSPOSE));
 }
 
 gs_status_t gs_spmv_apply(gs_spmv_t *S, gs_op_t op, double alpha, const double *d_x, double beta,
@@ -210,8 +231,9 @@ gs_status_t gs_spmv_apply(gs_spmv_t *S, gs_op_t op, double alpha, const double *
   if (op != GS_OP_N && op != GS_OP_T)
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_spmv_apply: op must be GS_OP_N or GS_OP_T");
   if (!gs_spmv_supports(S, op))
-    return GS_ERROR(GS_ERR_UNSUPPORTED, "backend '%s' has no transpose apply", S->ops->name);
-  const gs_csr_t *h = S->A->h;
+    return GS_ERROR(GS_ERR_UNSUPPORTED, "backend '%s' has no transpose apply%s", S->ops->name,
+                    (S->ops->flags & GS_SPMV_FLAG_TRANSPOSE) ? " for this matrix" : "");
+  const gs_csr_t *h = gs_matrix_host(S->A);
   gs_idx_t in = op == GS_OP_N ? h->n : h->m, outn = op == GS_OP_N ? h->m : h->n;
   if ((in > 0 && !d_x) || (outn > 0 && !d_y))
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_spmv_apply: x or y is NULL");
@@ -220,6 +242,10 @@ gs_status_t gs_spmv_apply(gs_spmv_t *S, gs_op_t op, double alpha, const double *
   if (!isfinite(alpha) || !isfinite(beta))
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_spmv_apply: alpha and beta must be finite");
   if (outn == 0) return GS_SUCCESS;
+  GS_CHECK(gs_context_activate(S->ctx));
+  /* BLAS rule, one place for every backend: alpha = 0 reads neither A nor x (NaN in x does not
+   * reach y), so y = beta*y (y = 0 when beta = 0). */
+  if (alpha == 0.0) return gs_launch_scale(S->ctx->stream, outn, beta, d_y);
   return S->ops->apply(S->ctx, S->data, op, alpha, d_x, beta, d_y);
 }
 
@@ -227,28 +253,38 @@ gs_status_t gs_spmv_memory(const gs_spmv_t *S, gs_spmv_mem_t *mem)
 {
   if (!S || !mem) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_spmv_memory: NULL argument");
   memset(mem, 0, sizeof *mem);
-  return S->ops->memory(S->data, mem);
+  GS_CHECK(S->ops->memory(S->data, mem));
+  if (!(S->caps & GS_SPMV_CAP_TRANSPOSE)) mem->bytes_per_apply_t = 0;
+  return GS_SUCCESS;
 }
 
 const char *gs_spmv_name(const gs_spmv_t *S) { return S ? S->ops->name : ""; }
 gs_matrix_t *gs_spmv_matrix(const gs_spmv_t *S) { return S ? S->A : NULL; }
+gs_context_t *gs_spmv_context(const gs_spmv_t *S) { return S ? S->ctx : NULL; }
 const char *gs_spmv_describe(const gs_spmv_t *S) { return S ? S->describe : ""; }
 
-gs_status_t gs_spmv_host_apply(const char *name, const gs_csr_t *A, const gs_spmv_opts_t *opts,
+gs_status_t gs_spmv_host_apply(const char *name, const gs_csr_t *A, const char *options,
                                gs_op_t op, double alpha, const double *x, double beta, double *y)
 {
-  gs_spmv_opts_t def;
+  gs_spmv_cfg_t cfg;
   int i = gs_spmv_backend_find(name);
   if (i < 0) return unknown_backend(name);
   if (!A) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_spmv_host_apply: A is NULL");
-  if (!opts) {
-    gs_spmv_opts_default(&def);
-    opts = &def;
-  }
-  GS_CHECK(check_opts(opts));
+  if (op != GS_OP_N && op != GS_OP_T)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_spmv_host_apply: op must be GS_OP_N or GS_OP_T");
+  GS_CHECK(gs_csr_validate(A)); /* the host layouts trust their CSR as the device ones do */
+  const gs_idx_t in = op == GS_OP_N ? A->n : A->m, outn = op == GS_OP_N ? A->m : A->n;
+  if ((in > 0 && !x && alpha != 0.0) || (outn > 0 && !y))
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_spmv_host_apply: x or y is NULL");
+  if (!isfinite(alpha) || !isfinite(beta))
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_spmv_host_apply: alpha and beta must be finite");
+  memset(&cfg, 0, sizeof cfg);
+  GS_CHECK(options_apply(options, gs_spmv_registry[i], &cfg));
   const gs_spmv_ops_t *ops = gs_spmv_registry[i];
   if (op == GS_OP_T && !(ops->flags & GS_SPMV_FLAG_TRANSPOSE))
     return GS_ERROR(GS_ERR_UNSUPPORTED, "backend '%s' has no transpose apply", ops->name);
-  if (ops->host_apply) return ops->host_apply(A, opts, op, alpha, x, beta, y);
-  return gs_csr_spmv_host(A, op == GS_OP_N ? 'N' : 'T', alpha, x, beta, y);
+  /* Host layouts follow gs_spmv_apply's rules, alpha = 0 included (A and x not read), and
+   * refuse what prepare would refuse whatever alpha is. */
+  if (!ops->host_apply) return gs_csr_spmv_host(A, op, alpha, x, beta, y);
+  return ops->host_apply(A, &cfg, op, alpha, x, beta, y);
 }

@@ -1,10 +1,13 @@
 /* spmv/spmv_impl.h: the SpMV backend vtable, for backend authors (not installed).
  *
  * Adding a backend: write spmv/NAME_build.c (host layout builder + host apply, pure C, no CUDA)
- * and spmv/NAME_kernels.cu (kernels, launchers, and one `const gs_spmv_ops_t gs_spmv_NAME_ops`
- * with extern "C" linkage), then list &gs_spmv_NAME_ops in spmv/registry.c. Only spmv/spmv.c
- * calls through the table, after validating arguments, so slots may assume:
- *   - prepare: ctx, A, opts non-NULL; opts filled.
+ * and spmv/NAME_kernels.cu (kernels, launchers, its option table, and one
+ * `const gs_spmv_ops_t gs_spmv_NAME_ops` with extern "C" linkage), then add one
+ * GS_BACKEND(NAME) line to spmv/backends.def (CMake defines GS_HAVE_<stem> for every
+ * spmv/<stem>_kernels.cu present, and spmv/registry.c expands the list). Only spmv/spmv.c calls
+ * through the table, after validating arguments, so slots may assume:
+ *   - prepare: ctx, A, cfg, data, caps non-NULL; cfg holds validated values of the backend's own
+ *     options; the context's device is current.
  *   - apply: sizes match op, d_x != d_y, op is N, or T only when FLAG_TRANSPOSE is set;
  *            must be asynchronous on ctx->stream, never allocate, and never read y when
  *            beta == 0. Zero-sized outputs are handled by spmv.c (apply is not called).
@@ -15,26 +18,36 @@
 
 #include "core/context_impl.h"
 #include "gpusolve/spmv.h"
+#include "spmv/options.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define GS_SPMV_OPS_VERSION 1
+#define GS_SPMV_OPS_VERSION 2
+
+/* ---- per-instance capabilities (gs_spmv_caps) -----------------------------------------------
+ * Set by prepare in *caps (spmv.c first fills the backend's static default: FLAG_TRANSPOSE gives
+ * CAP_TRANSPOSE; every backend is capturable unless it says otherwise), since some are known only
+ * then: cuSPARSE may refuse op T at prepare, csr-vector is deterministic unless it cut long rows
+ * into chunks summed with atomics. */
 
 typedef struct gs_spmv_ops {
   int version;
   const char *name;    /* registry and CLI key */
   const char *summary; /* one line for `gpusolve spmv --list` */
   unsigned flags;      /* GS_SPMV_FLAG_* */
-  gs_status_t (*prepare)(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_opts_t *opts,
-                         void **data);
+  const gs_spmv_option_t *options; /* NULL or a table ended by a NULL key */
+  /* Builds the device layout; may lower or raise the capabilities in *caps (GS_SPMV_CAP_*). */
+  gs_status_t (*prepare)(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_cfg_t *cfg,
+                         void **data, unsigned *caps);
   gs_status_t (*apply)(gs_context_t *ctx, void *data, gs_op_t op, double alpha, const double *d_x,
                        double beta, double *d_y);
   gs_status_t (*memory)(const void *data, gs_spmv_mem_t *mem);
+  /* Accepts NULL. Frees through the context the data was prepared on (keep it in data). */
   void (*destroy)(void *data);
   /* Optional (NULL: plain CSR stands in): build the host layout, apply it on the host. */
-  gs_status_t (*host_apply)(const gs_csr_t *A, const gs_spmv_opts_t *opts, gs_op_t op,
+  gs_status_t (*host_apply)(const gs_csr_t *A, const gs_spmv_cfg_t *cfg, gs_op_t op,
                             double alpha, const double *x, double beta, double *y);
   /* Optional: one line describing the prepared layout into buf. */
   void (*describe)(const void *data, char *buf, size_t len);
@@ -52,7 +65,8 @@ gs_status_t gs_matrix_device_csr(gs_matrix_t *A, gs_dcsr_t *out);
 extern const gs_spmv_ops_t *const gs_spmv_registry[];
 extern const int gs_spmv_registry_count;
 
-/** Helpers for backends: upload a host array into a fresh counted device buffer. */
+/** Helpers for backends: upload a host array into a fresh counted device buffer (free it with
+ *  gs_dfree(ctx, ...)). */
 gs_status_t gs_upload(gs_context_t *ctx, void **d_dst, const void *h_src, size_t bytes,
                       const char *what);
 

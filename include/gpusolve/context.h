@@ -2,6 +2,8 @@
 #ifndef GPUSOLVE_CONTEXT_H
 #define GPUSOLVE_CONTEXT_H
 
+#include <stddef.h>
+
 #include "gpusolve/status.h"
 
 #ifdef __cplusplus
@@ -31,17 +33,17 @@ const char *gs_context_device_name(const gs_context_t *ctx);
 
 /* ---- counting device allocator ---------------------------------------------------------- */
 
-/** Allocates `bytes` of device memory (cudaMalloc) and counts it. bytes == 0 gives *p = NULL.
- *  `what` names the buffer in the out-of-memory message. */
-gs_status_t gs_dmalloc(void **p, size_t bytes, const char *what);
-/** Frees memory from gs_dmalloc (NULL-safe). */
-void gs_dfree(void *p);
-/** Device bytes currently allocated through gs_dmalloc, and the high-water mark. */
-size_t gs_device_bytes_in_use(void);
-size_t gs_device_bytes_peak(void);
-/** Test hook: make the k-th gs_dmalloc from now (k >= 1) fail with GS_ERR_DEVICE_MEMORY;
- *  k = 0 turns injection off. */
-void gs_dmalloc_fail_after(long k);
+/** Allocates `bytes` of device memory (cudaMalloc) on ctx's device and counts it in ctx.
+ *  bytes == 0 gives *p = NULL. `what` names the buffer in the out-of-memory message. */
+gs_status_t gs_dmalloc(gs_context_t *ctx, void **p, size_t bytes, const char *what);
+/** Frees memory from gs_dmalloc on the same context (NULL-safe; a pointer ctx did not
+ *  allocate is left alone). */
+void gs_dfree(gs_context_t *ctx, void *p);
+/** Device bytes currently allocated through gs_dmalloc on ctx, and the high-water mark. */
+size_t gs_device_bytes_in_use(const gs_context_t *ctx);
+size_t gs_device_bytes_peak(const gs_context_t *ctx);
+/** The device ordinal of ctx (-1 for NULL). */
+int gs_context_device(const gs_context_t *ctx);
 
 /** Copies between host and device on the context's stream and waits for it. */
 gs_status_t gs_copy_to_device(gs_context_t *ctx, void *d_dst, const void *h_src, size_t bytes);

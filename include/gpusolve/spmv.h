@@ -10,9 +10,6 @@
 extern "C" {
 #endif
 
-/** Operation applied to A. */
-typedef enum gs_op { GS_OP_N = 0, GS_OP_T = 1 } gs_op_t;
-
 /** A matrix ready for the GPU: a private copy of the host CSR (rows sorted), its features, and
  *  one device copy of the CSR uploaded on first use and shared by every backend. */
 typedef struct gs_matrix gs_matrix_t;
@@ -24,15 +21,21 @@ void gs_matrix_destroy(gs_matrix_t **A);
 const gs_csr_t *gs_matrix_host(const gs_matrix_t *A);
 /** The matrix's features (computed once at creation). */
 const gs_features_t *gs_matrix_features(const gs_matrix_t *A);
+/** The context A was created on (borrowed). */
+gs_context_t *gs_matrix_context(const gs_matrix_t *A);
 
-/** Options of backend preparation; start from gs_spmv_opts_default(). */
-typedef struct gs_spmv_opts {
-  double max_fill;        /* ELL/DIA refuse when stored slots > max_fill * nnz (default 3.0) */
-  int vector_width;       /* csr-vector threads per row: 0 = choose from the mean row length */
-  int hyb_k;              /* HYB ELL width: -1 = the histogram rule of 003 section 3.5 */
-} gs_spmv_opts_t;
+/* ---- backend options --------------------------------------------------------------------
+ * Options are owned by the backends and given as a string of comma-separated key=value pairs:
+ *   "max_fill=4"              every backend that declares max_fill (ell, dia, cusparse-sell)
+ *   "csr-vector.width=8"      one backend's key
+ *   "hyb.k=27,max_fill=5"     several; a later pair overrides an earlier one
+ * NULL or "" means every default. An unknown backend, a key no backend declares, a value that is
+ * not a number or is out of the key's range is GS_ERR_INVALID_ARG naming the pair. The keys,
+ * defaults and ranges are listed by gs_spmv_backend_option (`gpusolve spmv --list --verbose`). */
 
-void gs_spmv_opts_default(gs_spmv_opts_t *opts);
+/** Checks an option string against every registered backend (the same rules gs_spmv_create
+ *  applies), so that a caller can reject a typo before preparing anything. */
+gs_status_t gs_spmv_options_check(const char *options);
 
 /** Bytes a backend holds on the device and moves per product (the byte model of CUSP's
  *  bytes_per_spmv: matrix data read once, x gathered once per stored entry is NOT assumed;
@@ -49,11 +52,13 @@ typedef struct gs_spmv gs_spmv_t;
 
 /**
  * Prepares backend `name` for A (builds and uploads its layout, allocates any workspace).
- * Borrows ctx and A: both must outlive the result. Returns GS_ERR_INVALID_ARG for an unknown
- * name, GS_ERR_FORMAT_FILL when a padded format refuses the matrix.
+ * Borrows ctx and A: both must outlive the result, and A must have been created on ctx.
+ * `options`: NULL, "" or key=value pairs (see above). Returns GS_ERR_INVALID_ARG for an unknown
+ * name, a bad option or a context other than A's, GS_ERR_FORMAT_FILL when a padded format
+ * refuses the matrix.
  */
 gs_status_t gs_spmv_create(gs_spmv_t **S, gs_context_t *ctx, gs_matrix_t *A, const char *name,
-                           const gs_spmv_opts_t *opts);
+                           const char *options);
 void gs_spmv_destroy(gs_spmv_t **S);
 
 /**
@@ -70,7 +75,20 @@ const char *gs_spmv_name(const gs_spmv_t *S);
 gs_matrix_t *gs_spmv_matrix(const gs_spmv_t *S);
 /** One line about the prepared layout ("K = 27, ELL 99.1% / COO 0.9% of entries"), or "". */
 const char *gs_spmv_describe(const gs_spmv_t *S);
-/** Whether op is supported by the prepared backend. */
+/** The context S was prepared on (borrowed). */
+gs_context_t *gs_spmv_context(const gs_spmv_t *S);
+
+/** Capabilities of one prepared product, set by its prepare (the same backend may answer
+ *  differently for different matrices or library versions). */
+enum {
+  GS_SPMV_CAP_TRANSPOSE = 1u << 0,       /* op = GS_OP_T is available */
+  GS_SPMV_CAP_DETERMINISTIC = 1u << 1,   /* op N gives bit-identical y on every run (no atomics) */
+  GS_SPMV_CAP_DETERMINISTIC_T = 1u << 2, /* likewise for op T */
+  GS_SPMV_CAP_CAPTURABLE = 1u << 3       /* apply may be captured into a CUDA Graph: it never
+                                            allocates, synchronizes or reads back */
+};
+unsigned gs_spmv_caps(const gs_spmv_t *S);
+/** Whether op is supported by the prepared product (GS_SPMV_CAP_TRANSPOSE for GS_OP_T). */
 int gs_spmv_supports(const gs_spmv_t *S, gs_op_t op);
 
 /* ---- registry ------------------------------------------------------------------------- */
@@ -90,12 +108,21 @@ unsigned gs_spmv_backend_flags(int i);
 /** Index of the backend called `name`, or -1. */
 int gs_spmv_backend_find(const char *name);
 
+/** One option a backend declares (k = 0, 1, ... until it returns 0). */
+typedef struct gs_spmv_option_info {
+  const char *key;  /* "max_fill" */
+  const char *help; /* one line */
+  double def, min, max;
+  int integer;      /* 1: integer values only */
+} gs_spmv_option_info_t;
+int gs_spmv_backend_option(int i, int k, gs_spmv_option_info_t *out);
+
 /**
  * Host check of a backend's own layout: builds it from A on the host and applies it on the host
  * (no GPU needed): y = alpha*op(A)*x + beta*y. Backends without a host layout use plain CSR.
  * GS_ERR_FORMAT_FILL / GS_ERR_UNSUPPORTED as the device backend would answer.
  */
-gs_status_t gs_spmv_host_apply(const char *name, const gs_csr_t *A, const gs_spmv_opts_t *opts,
+gs_status_t gs_spmv_host_apply(const char *name, const gs_csr_t *A, const char *options,
                                gs_op_t op, double alpha, const double *x, double beta, double *y);
 
 #ifdef __cplusplus

@@ -14,6 +14,9 @@ typedef int32_t gs_idx_t;
 /** Value type of every matrix and vector (double in this version). */
 typedef double gs_val_t;
 
+/** Operation applied to a matrix: A (N) or its transpose A^T (T). */
+typedef enum gs_op { GS_OP_N = 0, GS_OP_T = 1 } gs_op_t;
+
 /** Result of every fallible library call. 0 is success, errors are negative. */
 typedef enum gs_status {
   GS_SUCCESS = 0,
