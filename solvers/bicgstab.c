@@ -18,7 +18,6 @@ size_t gs_bicgstab_work(const gs_solver_t *s, size_t *host_doubles)
 gs_status_t gs_bicgstab_solve(gs_solver_t *s, double *x, double *work, double *h_work)
 {
   (void)h_work;
-  cublasHandle_t cb = s->ctx->cublas;
   cudaStream_t stream = s->ctx->stream;
   gs_dscalars_t *S = s->d_s;
   const gs_idx_t n = s->n;
@@ -30,9 +29,8 @@ gs_status_t gs_bicgstab_solve(gs_solver_t *s, double *x, double *work, double *h
   double *shat = s->M ? work + SHAT * ld : r;
 
   GS_CHECK(gs_solver_residual(s, s->opts.x0_given ? x : NULL, r));  /* r <- b - A x0        */
-  GS_CHECK(GS_CUBLAS(cublasDnrm2(cb, n, r, 1, &S->rnorm)));          /* ||r||                */
-  GS_CHECK(GS_CUDA(cudaMemcpyAsync(rhat, r, (size_t)n * sizeof(double),
-                                   cudaMemcpyDeviceToDevice, stream))); /* r~ <- r           */
+  GS_CHECK(s->vec->nrm2(s, r, &S->rnorm));                            /* ||r||                */
+  GS_CHECK(s->vec->copy(s, r, rhat));                                 /* r~ <- r              */
   GS_CHECK(gs_solver_fetch(s));
   s->stats->rnorm0 = s->h_s->rnorm;
   gs_reason_t reason = gs_solver_check(s, 0, s->h_s->rnorm, window);
@@ -52,20 +50,20 @@ gs_status_t gs_bicgstab_solve(gs_solver_t *s, double *x, double *work, double *h
    * block and one stream sync every k iterations; the half-step test runs on the device. */
   for (int it = 1; reason == GS_REASON_NONE; ++it) {
     const int c = it & 1; /* rho of this iteration in S->rho[c], the previous in c ^ 1 */
-    GS_CHECK(GS_CUBLAS(cublasDdot(cb, n, rhat, 1, r, 1, &S->rho[c])));        /* r~^T r     */
+    GS_CHECK(s->vec->dot(s, rhat, r, &S->rho[c]));                            /* r~^T r     */
     GS_CHECK(gs_kernel_bicgstab_p(stream, n, S, c, it == 1, it - 1, p, r, v)); /* p          */
     if (s->M) GS_CHECK(gs_solver_precond(s, p, phat));                       /* phat <- M^-1 p */
     GS_CHECK(gs_solver_spmv(s, 1.0, phat, 0.0, v));                           /* v <- A phat */
-    GS_CHECK(GS_CUBLAS(cublasDdot(cb, n, rhat, 1, v, 1, &S->rv)));             /* r~^T v     */
+    GS_CHECK(s->vec->dot(s, rhat, v, &S->rv));                                /* r~^T v     */
     GS_CHECK(gs_kernel_bicgstab_s(stream, n, S, c, it - 1, r, v));          /* s <- r - a v */
-    GS_CHECK(GS_CUBLAS(cublasDnrm2(cb, n, r, 1, &S->rnorm)));                  /* ||s||      */
+    GS_CHECK(s->vec->nrm2(s, r, &S->rnorm));                                   /* ||s||      */
     if (s->M) GS_CHECK(gs_solver_precond(s, r, shat));                       /* shat <- M^-1 s */
     GS_CHECK(gs_solver_spmv(s, 1.0, shat, 0.0, t));                           /* t <- A shat */
-    GS_CHECK(GS_CUBLAS(cublasDdot(cb, n, t, 1, r, 1, &S->ts)));                /* t^T s      */
-    GS_CHECK(GS_CUBLAS(cublasDdot(cb, n, t, 1, t, 1, &S->tt)));                /* t^T t      */
+    GS_CHECK(s->vec->dot(s, t, r, &S->ts));                                    /* t^T s      */
+    GS_CHECK(s->vec->dot(s, t, t, &S->tt));                                    /* t^T t      */
     GS_CHECK(gs_kernel_bicgstab_xr(stream, n, S, s->tol, it, it - 1, x, r, phat, shat,
                                    t));                 /* x += a phat + w shat, r <- s - w t */
-    GS_CHECK(GS_CUBLAS(cublasDnrm2(cb, n, r, 1, &S->rnorm)));                  /* ||r||      */
+    GS_CHECK(s->vec->nrm2(s, r, &S->rnorm));                                   /* ||r||      */
     if (it % k == 0 || it >= maxit) {
       GS_CHECK(gs_solver_fetch(s));
       reason = gs_solver_check(s, it, s->h_s->rnorm, window);

@@ -45,7 +45,6 @@ static void back_substitute(const double *H, int ldh, int j, const double *g, do
 
 gs_status_t gs_gmres_solve(gs_solver_t *s, double *x, double *work, double *hw)
 {
-  cublasHandle_t cb = s->ctx->cublas;
   cudaStream_t stream = s->ctx->stream;
   gs_dscalars_t *S = s->d_s;
   const gs_idx_t n = s->n;
@@ -60,7 +59,7 @@ gs_status_t gs_gmres_solve(gs_solver_t *s, double *x, double *work, double *hw)
   int it = 0;
 
   GS_CHECK(gs_solver_residual(s, s->opts.x0_given ? x : NULL, V));  /* r <- b - A x0 (in v0) */
-  GS_CHECK(GS_CUBLAS(cublasDnrm2(cb, n, V, 1, &S->rnorm)));          /* beta <- ||r||        */
+  GS_CHECK(s->vec->nrm2(s, V, &S->rnorm));                            /* beta <- ||r||        */
   GS_CHECK(gs_solver_fetch(s));
   double beta = s->h_s->rnorm;
   s->stats->rnorm0 = beta;
@@ -74,7 +73,7 @@ gs_status_t gs_gmres_solve(gs_solver_t *s, double *x, double *work, double *hw)
    * Per cycle besides: x += M^-1 V y ((j + 2)n + M^-1) and the true residual (SpMV + 2n).
    * Host: the new Hessenberg column (j + 2 doubles) and the scalar block, one sync. */
   while (reason == GS_REASON_NONE) {
-    GS_CHECK(gs_kernel_scale(stream, n, 1.0 / beta, V));                  /* v0 <- r / beta */
+    GS_CHECK(s->vec->scale(s, 1.0 / beta, V));                            /* v0 <- r / beta */
     g[0] = beta;
     for (int i = 1; i <= m; ++i) g[i] = 0.0;
     int j = 0, lucky = 0;
@@ -89,16 +88,12 @@ gs_status_t gs_gmres_solve(gs_solver_t *s, double *x, double *work, double *hw)
       } else {
         GS_CHECK(gs_solver_spmv(s, 1.0, vj, 0.0, w));                     /* w <- A v_j    */
       }
-      GS_CHECK(GS_CUBLAS(cublasDgemv(cb, CUBLAS_OP_T, n, k, s->one, V, (int)ld, w, 1, s->zero,
-                                     d_h, 1)));                           /* h <- V^T w    */
-      GS_CHECK(GS_CUBLAS(cublasDgemv(cb, CUBLAS_OP_N, n, k, s->minus_one, V, (int)ld, d_h, 1,
-                                     s->one, w, 1)));                     /* w <- w - V h  */
-      GS_CHECK(GS_CUBLAS(cublasDgemv(cb, CUBLAS_OP_T, n, k, s->one, V, (int)ld, w, 1, s->zero,
-                                     d_h2, 1)));                          /* h2 <- V^T w   */
-      GS_CHECK(GS_CUBLAS(cublasDgemv(cb, CUBLAS_OP_N, n, k, s->minus_one, V, (int)ld, d_h2, 1,
-                                     s->one, w, 1)));                     /* w <- w - V h2 */
-      GS_CHECK(GS_CUBLAS(cublasDaxpy(cb, k, s->one, d_h2, 1, d_h, 1)));  /* h <- h + h2   */
-      GS_CHECK(GS_CUBLAS(cublasDnrm2(cb, n, w, 1, d_h + k)));           /* h_{j+1,j}     */
+      GS_CHECK(s->vec->mdot(s, k, V, ld, w, d_h));                        /* h <- V^T w    */
+      GS_CHECK(s->vec->gemv(s, k, s->minus_one, V, ld, d_h, s->one, w));  /* w <- w - V h  */
+      GS_CHECK(s->vec->mdot(s, k, V, ld, w, d_h2));                       /* h2 <- V^T w   */
+      GS_CHECK(s->vec->gemv(s, k, s->minus_one, V, ld, d_h2, s->one, w)); /* w <- w - V h2 */
+      GS_CHECK(s->vec->axpy(s, (size_t)k, s->one, d_h2, d_h));           /* h <- h + h2   */
+      GS_CHECK(s->vec->nrm2(s, w, d_h + k));                              /* h_{j+1,j}     */
       GS_CHECK(GS_CUDA(cudaMemcpyAsync(col, d_h, (size_t)(k + 1) * sizeof(double),
                                        cudaMemcpyDeviceToHost, stream)));
       GS_CHECK(gs_solver_fetch(s)); /* waits for the column too */
@@ -132,7 +127,7 @@ gs_status_t gs_gmres_solve(gs_solver_t *s, double *x, double *work, double *hw)
       g[j] = cs[j] * g[j];
       j = k;
       if (hn <= DBL_EPSILON * h0) lucky = 1; /* invariant subspace: w is noise, keep it out */
-      else GS_CHECK(gs_kernel_scale(stream, n, 1.0 / hn, w));         /* v_{j+1} <- w / h */
+      else GS_CHECK(s->vec->scale(s, 1.0 / hn, w));                   /* v_{j+1} <- w / h */
       inner = gs_solver_check(s, it, fabs(g[j]), 0);
     }
 
@@ -149,19 +144,17 @@ gs_status_t gs_gmres_solve(gs_solver_t *s, double *x, double *work, double *hw)
       GS_CHECK(GS_CUDA(cudaMemcpyAsync(d_y, y, (size_t)j * sizeof(double), cudaMemcpyHostToDevice,
                                        stream)));
       if (s->M) {
-        GS_CHECK(GS_CUBLAS(cublasDgemv(cb, CUBLAS_OP_N, n, j, s->one, V, (int)ld, d_y, 1, s->zero,
-                                       z, 1)));                           /* z <- V y      */
+        GS_CHECK(s->vec->gemv(s, j, s->one, V, ld, d_y, s->zero, z));     /* z <- V y      */
         GS_CHECK(gs_solver_precond(s, z, z));                             /* z <- M^-1 z   */
-        GS_CHECK(GS_CUBLAS(cublasDaxpy(cb, n, s->one, z, 1, x, 1)));      /* x <- x + z    */
+        GS_CHECK(s->vec->axpy(s, (size_t)n, s->one, z, x));               /* x <- x + z    */
       } else {
-        GS_CHECK(GS_CUBLAS(cublasDgemv(cb, CUBLAS_OP_N, n, j, s->one, V, (int)ld, d_y, 1, s->one,
-                                       x, 1)));                           /* x <- x + V y  */
+        GS_CHECK(s->vec->gemv(s, j, s->one, V, ld, d_y, s->one, x));      /* x <- x + V y  */
       }
     }
 
     /* the true residual starts the next cycle */
     GS_CHECK(gs_solver_residual(s, x, V));                                /* r <- b - A x  */
-    GS_CHECK(GS_CUBLAS(cublasDnrm2(cb, n, V, 1, &S->rnorm)));
+    GS_CHECK(s->vec->nrm2(s, V, &S->rnorm));
     GS_CHECK(gs_solver_fetch(s));
     const double beta_new = s->h_s->rnorm;
     if (!isfinite(beta_new)) {

@@ -2,13 +2,12 @@
  * device scalar block and its once-per-check fetch, the convergence test and monitor, event
  * timing of SpMV and preconditioner, and the true residual at the end.
  * How to add a method: see solvers/solver_impl.h. */
-#define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "core/error.h"
+#include "gpusolve/timer.h"
 #include "solvers/solver_impl.h"
 
 /* ---- names ----------------------------------------------------------------------------------- */
@@ -101,13 +100,6 @@ static const method_t methods[] = {
 
 /* ---- timing ---------------------------------------------------------------------------------- */
 
-static double wall_seconds(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* Sums the recorded event pairs (all complete: the caller has synchronized) and empties the
  * pool. */
 static gs_status_t flush_events(gs_solver_t *s)
@@ -148,14 +140,20 @@ static gs_status_t timed_end(gs_solver_t *s, int slot)
 
 /* ---- shared steps ---------------------------------------------------------------------------- */
 
-gs_status_t gs_solver_spmv(gs_solver_t *s, double alpha, const double *d_x, double beta,
-                           double *d_y)
+gs_status_t gs_solver_apply(gs_solver_t *s, gs_op_t op, double alpha, const double *d_x,
+                            double beta, double *d_y)
 {
   int slot;
   GS_CHECK(timed_begin(s, 0, &slot));
-  GS_CHECK(gs_spmv_apply(s->A, GS_OP_N, alpha, d_x, beta, d_y));
+  GS_CHECK(gs_operator_apply(s->A, op, alpha, d_x, beta, d_y));
   s->stats->spmv_count++;
   return timed_end(s, slot);
+}
+
+gs_status_t gs_solver_spmv(gs_solver_t *s, double alpha, const double *d_x, double beta,
+                           double *d_y)
+{
+  return gs_solver_apply(s, GS_OP_N, alpha, d_x, beta, d_y);
 }
 
 gs_status_t gs_solver_precond(gs_solver_t *s, const double *d_r, double *d_z)
@@ -169,8 +167,7 @@ gs_status_t gs_solver_precond(gs_solver_t *s, const double *d_r, double *d_z)
 
 gs_status_t gs_solver_residual(gs_solver_t *s, const double *d_x, double *d_r)
 {
-  GS_CHECK(GS_CUDA(cudaMemcpyAsync(d_r, s->d_b, (size_t)s->n * sizeof(double),
-                                   cudaMemcpyDeviceToDevice, s->ctx->stream)));
+  GS_CHECK(s->vec->copy(s, s->d_b, d_r));
   if (!d_x) return GS_SUCCESS;
   return gs_solver_spmv(s, -1.0, d_x, 1.0, d_r); /* r <- b - A x */
 }
@@ -197,7 +194,9 @@ gs_reason_t gs_solver_halt_reason(int halt)
 const char *gs_solver_halt_detail(int halt, int what)
 {
   if (halt == GS_HALT_INDEFINITE) return "p^T A p <= 0";
-  if (halt == GS_HALT_INDEFINITE_PC) return "r^T M^-1 r < 0: the preconditioner is indefinite";
+  if (halt == GS_HALT_INDEFINITE_PC)
+    return "r^T M^-1 r < 0: the preconditioner is indefinite (ILU(0) of an SPD matrix can be; "
+           "try ic0 or jacobi)";
   const int nan = halt == GS_HALT_NANINF;
   switch (what) {
   case GS_WHAT_PQ: return nan ? "p^T A p is not finite" : "p^T A p = 0";
@@ -254,21 +253,10 @@ gs_reason_t gs_solver_check(gs_solver_t *s, int it, double rnorm, int window)
   return GS_REASON_NONE;
 }
 
-/* ---- gs_solve -------------------------------------------------------------------------------- */
+/* ---- the solver object ------------------------------------------------------------------------ */
 
-static gs_status_t check_args(const gs_solve_opts_t *o, gs_matrix_t *A, gs_spmv_t *S,
-                              gs_precond_t *M, const double *d_b, const double *d_x)
+static gs_status_t check_opts(const gs_solve_opts_t *o)
 {
-  if (!A || !S || !d_b || !d_x) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solve: NULL argument");
-  const gs_csr_t *h = gs_matrix_host(A);
-  if (h->m != h->n)
-    return GS_ERROR(GS_ERR_DIMENSION, "gs_solve: the matrix is not square (%d x %d)", (int)h->m,
-                    (int)h->n);
-  if (h->m > 0 && d_b == d_x)
-    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solve: x and b must be different vectors");
-  if (M && gs_precond_size(M) != h->m)
-    return GS_ERROR(GS_ERR_DIMENSION, "gs_solve: the preconditioner has order %d, the matrix %d",
-                    (int)gs_precond_size(M), (int)h->m);
   if ((int)o->method < GS_SOLVER_CG || o->method > GS_SOLVER_AUTO)
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solve: unknown method %d", (int)o->method);
   if (!(o->rtol >= 0.0) || !(o->atol >= 0.0) || !isfinite(o->rtol) || !isfinite(o->atol))
@@ -281,98 +269,157 @@ static gs_status_t check_args(const gs_solve_opts_t *o, gs_matrix_t *A, gs_spmv_
   return GS_SUCCESS;
 }
 
-gs_status_t gs_solve(gs_context_t *ctx, const gs_solve_opts_t *opts, gs_spmv_t *S,
-                     gs_precond_t *M, const double *d_b, double *d_x, gs_solve_stats_t *stats)
+gs_status_t gs_solver_create(gs_solver_t **out, gs_context_t *ctx, const gs_solve_opts_t *opts)
 {
-  gs_status_t st = GS_SUCCESS;
-  gs_solve_stats_t local;
-  gs_solver_t s;
   gs_solve_opts_t o;
-  double *d_work = NULL, *h_work = NULL;
-  cudaEvent_t total[2] = {NULL, NULL};
-  cublasPointerMode_t old_mode = CUBLAS_POINTER_MODE_HOST;
-  int mode_saved = 0, nevents = 0;
-
-  if (!stats) stats = &local;
-  memset(stats, 0, sizeof *stats);
-  stats->detail = "";
-  memset(&s, 0, sizeof s);
-  if (!ctx) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solve: ctx is NULL");
+  if (!out) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solver_create: out is NULL");
+  *out = NULL;
+  if (!ctx) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solver_create: ctx is NULL");
   if (opts) o = *opts;
   else gs_solve_opts_default(&o);
-  gs_matrix_t *A = gs_spmv_matrix(S);
-  GS_CHECK(check_args(&o, A, S, M, d_b, d_x));
+  GS_CHECK(check_opts(&o));
+  gs_solver_t *s = calloc(1, sizeof *s);
+  if (!s) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory creating a solver");
+  s->ctx = ctx;
+  s->given = o;
+  s->method = o.method;
+  *out = s;
+  return GS_SUCCESS;
+}
 
-  double t0 = wall_seconds();
-  const gs_idx_t n = gs_matrix_host(A)->m;
-  if (o.method == GS_SOLVER_AUTO) o.method = gs_solve_auto_method(A);
+/* Frees what setup made (the stream is idle: every solve ends synchronized). */
+static void release(gs_solver_t *s)
+{
+  gs_context_activate(s->ctx);
+  cudaEvent_t *ev = s->events, *tot = s->total_events;
+  for (int k = 0; k < s->ev_made; ++k) cudaEventDestroy(ev[k]);
+  if (tot) {
+    if (tot[0]) cudaEventDestroy(tot[0]);
+    if (tot[1]) cudaEventDestroy(tot[1]);
+  }
+  free(s->events);
+  free(s->ev_kind);
+  free(s->total_events);
+  if (s->h_work) cudaFreeHost(s->h_work);
+  if (s->h_s) cudaFreeHost(s->h_s);
+  gs_dfree(s->ctx, s->d_work);
+  gs_dfree(s->ctx, s->d_s);
+  s->events = s->total_events = NULL;
+  s->ev_kind = NULL;
+  s->ev_made = s->ev_cap = s->ev_used = 0;
+  s->h_work = s->d_work = NULL;
+  s->h_s = s->d_s = NULL;
+  s->ready = 0;
+}
+
+void gs_solver_destroy(gs_solver_t **s)
+{
+  if (!s || !*s) return;
+  release(*s);
+  free(*s);
+  *s = NULL;
+}
+
+gs_method_t gs_solver_method(const gs_solver_t *s) { return s ? s->method : GS_SOLVER_AUTO; }
+
+gs_status_t gs_solver_setup(gs_solver_t *s, gs_operator_t *A, gs_precond_t *M)
+{
+  gs_status_t st = GS_SUCCESS;
+  if (!s || !A) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solver_setup: NULL argument");
+  if (gs_operator_context(A) != s->ctx)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solve: the operator (SpMV) was prepared on another "
+                    "context than the solve's: pass the context it was created on");
+  if (M && gs_precond_context(M) != s->ctx)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solve: the preconditioner was created on another "
+                    "context than the solve's: pass the context it was created on");
+  const gs_idx_t n = gs_operator_rows(A);
+  if (n != gs_operator_cols(A))
+    return GS_ERROR(GS_ERR_DIMENSION, "gs_solve: the matrix is not square (%d x %d)", (int)n,
+                    (int)gs_operator_cols(A));
+  if (M && gs_precond_size(M) != n)
+    return GS_ERROR(GS_ERR_DIMENSION, "gs_solve: the preconditioner has order %d, the matrix %d",
+                    (int)gs_precond_size(M), (int)n);
+  GS_CHECK(gs_context_activate(s->ctx));
+  release(s);
+
+  gs_solve_opts_t o = s->given;
+  if (o.method == GS_SOLVER_AUTO) {
+    gs_matrix_t *Am = gs_operator_matrix(A);
+    /* a transposed view of a symmetric matrix is the matrix itself; a shell says nothing */
+    o.method = Am ? gs_solve_auto_method(Am) : GS_SOLVER_BICGSTAB;
+  }
   if (o.restart > n) o.restart = n > 0 ? n : 1;
-  stats->method = o.method;
-  stats->seconds_precond_setup = gs_precond_setup_seconds(M);
-  if (n == 0) { /* nothing to solve */
-    stats->reason = GS_CONVERGED_RTOL;
+  s->method = o.method;
+  s->opts = o;
+  s->A = A;
+  s->M = gs_precond_is_identity(M) ? NULL : M;
+  s->vec = &gs_vecops_cuda;
+  s->n = n;
+  s->ld = ((size_t)n + 31) / 32 * 32;
+  if (n == 0) {
+    s->ready = 1;
     return GS_SUCCESS;
   }
 
-  s.ctx = ctx;
-  s.opts = o;
-  s.A = S;
-  s.M = gs_precond_is_identity(M) ? NULL : M;
-  s.n = n;
-  s.ld = ((size_t)n + 31) / 32 * 32;
-  s.d_b = d_b;
-  s.stats = stats;
-
-  /* setup: scalar block, workspace, events; cuBLAS in device pointer mode */
-  size_t host_doubles = 0;
-  size_t nvec = methods[o.method].work(&s, &host_doubles);
-  GS_TRY(gs_dmalloc((void **)&s.d_s, sizeof *s.d_s, "the solver's scalars"));
-  GS_TRY(GS_CUDA(cudaMallocHost((void **)&s.h_s, sizeof *s.h_s)));
-  GS_TRY(gs_dmalloc((void **)&d_work, nvec * s.ld * sizeof(double), "the solver's work vectors"));
-  if (host_doubles)
-    GS_TRY(GS_CUDA(cudaMallocHost((void **)&h_work, host_doubles * sizeof(double))));
-  GS_TRY(GS_CUDA(cudaEventCreate(&total[0])));
-  GS_TRY(GS_CUDA(cudaEventCreate(&total[1])));
+  /* scalar block, workspace, events */
+  s->nvec = methods[o.method].work(s, &s->host_doubles);
+  GS_TRY(gs_dmalloc(s->ctx, (void **)&s->d_s, sizeof *s->d_s, "the solver's scalars"));
+  GS_TRY(GS_CUDA(cudaMallocHost((void **)&s->h_s, sizeof *s->h_s)));
+  GS_TRY(gs_dmalloc(s->ctx, (void **)&s->d_work, s->nvec * s->ld * sizeof(double),
+                    "the solver's work vectors"));
+  if (s->host_doubles)
+    GS_TRY(GS_CUDA(cudaMallocHost((void **)&s->h_work, s->host_doubles * sizeof(double))));
+  s->total_events = calloc(2, sizeof(cudaEvent_t));
+  if (!s->total_events) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory for timing");
+  cudaEvent_t *tot = s->total_events;
+  GS_TRY(GS_CUDA(cudaEventCreate(&tot[0])));
+  GS_TRY(GS_CUDA(cudaEventCreate(&tot[1])));
   if (o.timing) {
     long cap = 4L * o.check_every + 8;
-    s.ev_cap = (int)(cap < 1024 ? cap : 1024);
-    s.events = calloc(2 * (size_t)s.ev_cap, sizeof(cudaEvent_t));
-    s.ev_kind = calloc((size_t)s.ev_cap, 1);
-    if (!s.events || !s.ev_kind) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory for timing");
-    cudaEvent_t *ev = s.events;
-    for (; nevents < 2 * s.ev_cap; ++nevents) GS_TRY(GS_CUDA(cudaEventCreate(&ev[nevents])));
+    s->ev_cap = (int)(cap < 1024 ? cap : 1024);
+    s->events = calloc(2 * (size_t)s->ev_cap, sizeof(cudaEvent_t));
+    s->ev_kind = calloc((size_t)s->ev_cap, 1);
+    if (!s->events || !s->ev_kind) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory for timing");
+    cudaEvent_t *ev = s->events;
+    for (; s->ev_made < 2 * s->ev_cap; ++s->ev_made)
+      GS_TRY(GS_CUDA(cudaEventCreate(&ev[s->ev_made])));
   }
-  memset(s.h_s, 0, sizeof *s.h_s);
-  s.h_s->one = 1.0;
-  s.h_s->minus_one = -1.0;
-  GS_TRY(GS_CUDA(cudaMemcpyAsync(s.d_s, s.h_s, sizeof *s.h_s, cudaMemcpyHostToDevice,
-                                 ctx->stream)));
-  s.one = &s.d_s->one;
-  s.zero = &s.d_s->zero;
-  s.minus_one = &s.d_s->minus_one;
-  GS_TRY(GS_CUBLAS(cublasGetPointerMode(ctx->cublas, &old_mode)));
-  GS_TRY(GS_CUBLAS(cublasSetPointerMode(ctx->cublas, CUBLAS_POINTER_MODE_DEVICE)));
-  mode_saved = 1;
-  if (!o.x0_given)
-    GS_TRY(GS_CUDA(cudaMemsetAsync(d_x, 0, (size_t)n * sizeof(double), ctx->stream)));
-  GS_TRY(GS_CUDA(cudaStreamSynchronize(ctx->stream)));
-  stats->seconds_setup = wall_seconds() - t0;
+  memset(s->h_s, 0, sizeof *s->h_s);
+  s->h_s->one = 1.0;
+  s->h_s->minus_one = -1.0;
+  GS_TRY(GS_CUDA(cudaMemcpyAsync(s->d_s, s->h_s, sizeof *s->h_s, cudaMemcpyHostToDevice,
+                                 s->ctx->stream)));
+  GS_TRY(GS_CUDA(cudaStreamSynchronize(s->ctx->stream)));
+  s->one = &s->d_s->one;
+  s->zero = &s->d_s->zero;
+  s->minus_one = &s->d_s->minus_one;
+  s->ready = 1;
+cleanup:
+  if (st != GS_SUCCESS) release(s);
+  return st;
+}
 
-  /* ||b|| and the tolerance, then the method */
-  GS_TRY(GS_CUDA(cudaEventRecord(total[0], ctx->stream)));
-  GS_TRY(GS_CUBLAS(cublasDnrm2(ctx->cublas, n, d_b, 1, &s.d_s->bnorm)));
-  GS_TRY(gs_solver_fetch(&s));
-  s.bnorm = s.h_s->bnorm;
-  s.tol = fmax(o.rtol * s.bnorm, o.atol);
-  stats->bnorm = s.bnorm;
-  if (!isfinite(s.bnorm)) {
+/* The iteration and the true-residual passes of one solve (device pointer mode is set). */
+static gs_status_t run(gs_solver_t *s, double *d_x)
+{
+  gs_solve_stats_t *stats = s->stats;
+  cudaEvent_t *tot = s->total_events;
+  const int maxit = s->given.maxit;
+  const gs_idx_t n = s->n;
+  GS_CHECK(GS_CUDA(cudaEventRecord(tot[0], s->ctx->stream)));
+  GS_CHECK(s->vec->nrm2(s, s->d_b, &s->d_s->bnorm));
+  GS_CHECK(gs_solver_fetch(s));
+  s->bnorm = s->h_s->bnorm;
+  s->tol = fmax(s->opts.rtol * s->bnorm, s->opts.atol);
+  stats->bnorm = s->bnorm;
+  if (!isfinite(s->bnorm)) {
     stats->reason = GS_DIVERGED_NANINF;
     stats->detail = "||b|| is not finite";
-  } else if (s.bnorm == 0.0) { /* b = 0: x = 0 exactly, as SciPy and PETSc answer */
-    GS_TRY(GS_CUDA(cudaMemsetAsync(d_x, 0, (size_t)n * sizeof(double), ctx->stream)));
+  } else if (s->bnorm == 0.0) { /* b = 0: x = 0 exactly, as SciPy and PETSc answer */
+    GS_CHECK(s->vec->zero(s, d_x));
     stats->reason = GS_CONVERGED_ATOL;
   } else {
-    GS_TRY(methods[o.method].solve(&s, d_x, d_work, h_work));
+    GS_CHECK(methods[s->method].solve(s, d_x, s->d_work, s->h_work));
   }
 
   /* The true residual of the returned x. A recurrence residual can drift below the tolerance
@@ -382,48 +429,113 @@ gs_status_t gs_solve(gs_context_t *ctx, const gs_solve_opts_t *opts, gs_spmv_t *
    * rounding gap of ill-conditioned systems alone (CG on nos7, condition ~1e9, ends at a true
    * 1.1-1.9e-8 for rtol 1e-8, as SciPy's does) instead of paying restarts for it. */
   for (int pass = 0;; ++pass) {
-    GS_TRY(gs_solver_residual(&s, d_x, d_work));
-    GS_TRY(GS_CUBLAS(cublasDnrm2(ctx->cublas, n, d_work, 1, &s.d_s->rnorm)));
-    GS_TRY(gs_solver_fetch(&s));
-    if (!gs_reason_converged(stats->reason) || s.h_s->rnorm <= GS_TRUE_RESIDUAL_SLACK * s.tol ||
-        pass == GS_RESIDUAL_RESTARTS || stats->iterations >= o.maxit)
+    GS_CHECK(gs_solver_residual(s, d_x, s->d_work));
+    GS_CHECK(s->vec->nrm2(s, s->d_work, &s->d_s->rnorm));
+    GS_CHECK(gs_solver_fetch(s));
+    if (!gs_reason_converged(stats->reason) || s->h_s->rnorm <= GS_TRUE_RESIDUAL_SLACK * s->tol ||
+        pass == GS_RESIDUAL_RESTARTS || stats->iterations >= maxit)
       break;
-    s.opts.x0_given = 1;
-    s.opts.maxit = o.maxit - stats->iterations;
-    s.it_base = stats->iterations;
+    s->opts.x0_given = 1;
+    s->opts.maxit = maxit - stats->iterations;
+    s->it_base = stats->iterations;
     stats->restarts++;
-    GS_TRY(methods[o.method].solve(&s, d_x, d_work, h_work));
+    GS_CHECK(methods[s->method].solve(s, d_x, s->d_work, s->h_work));
   }
-  if (gs_reason_converged(stats->reason) && !(s.h_s->rnorm <= GS_TRUE_RESIDUAL_SLACK * s.tol)) {
-    stats->reason = stats->iterations >= o.maxit ? GS_DIVERGED_MAXIT : GS_DIVERGED_STAGNATION;
+  if (gs_reason_converged(stats->reason) && !(s->h_s->rnorm <= GS_TRUE_RESIDUAL_SLACK * s->tol)) {
+    stats->reason = stats->iterations >= maxit ? GS_DIVERGED_MAXIT : GS_DIVERGED_STAGNATION;
     stats->detail = "the recurrence converged but the true residual b - Ax did not";
   }
-  GS_TRY(GS_CUDA(cudaEventRecord(total[1], ctx->stream)));
-  GS_TRY(gs_solver_fetch(&s));
-  stats->true_residual_norm = s.h_s->rnorm;
-  stats->rel_residual = s.bnorm > 0.0 ? stats->true_residual_norm / s.bnorm
-                                      : stats->true_residual_norm;
+  GS_CHECK(GS_CUDA(cudaEventRecord(tot[1], s->ctx->stream)));
+  GS_CHECK(gs_solver_fetch(s));
+  stats->true_residual_norm = s->h_s->rnorm;
+  stats->rel_residual = s->bnorm > 0.0 ? stats->true_residual_norm / s->bnorm
+                                       : stats->true_residual_norm;
   float ms = 0.0f;
-  GS_TRY(GS_CUDA(cudaEventElapsedTime(&ms, total[0], total[1])));
+  GS_CHECK(GS_CUDA(cudaEventElapsedTime(&ms, tot[0], tot[1])));
   stats->seconds_total = 1e-3 * ms;
+  (void)n;
+  return GS_SUCCESS;
+}
+
+gs_status_t gs_solver_solve(gs_solver_t *s, const double *d_b, double *d_x,
+                            gs_solve_stats_t *stats)
+{
+  gs_status_t st = GS_SUCCESS;
+  gs_solve_stats_t local;
+  cublasPointerMode_t old_mode = CUBLAS_POINTER_MODE_HOST;
+  int mode_saved = 0;
+  if (!stats) stats = &local;
+  memset(stats, 0, sizeof *stats);
+  stats->detail = "";
+  if (!s) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solver_solve: s is NULL");
+  if (!s->ready)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solver_solve: call gs_solver_setup first");
+  if (s->n > 0 && (!d_b || !d_x)) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solve: NULL argument");
+  if (s->n > 0 && d_b == d_x)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solve: x and b must be different vectors");
+  double t0 = gs_wall_seconds();
+  stats->method = s->method;
+  stats->seconds_precond_setup = gs_precond_setup_seconds(s->M);
+  if (s->n == 0) { /* nothing to solve */
+    stats->reason = GS_CONVERGED_RTOL;
+    return GS_SUCCESS;
+  }
+  GS_CHECK(gs_context_activate(s->ctx));
+  /* per-solve state; the resolved options come back from the given ones */
+  s->opts.x0_given = s->given.x0_given;
+  s->opts.maxit = s->given.maxit;
+  s->d_b = d_b;
+  s->stats = stats;
+  s->it_base = 0;
+  s->best = 0.0;
+  s->best_it = 0;
+  s->ev_used = 0;
+  s->bnorm = s->tol = 0.0;
+
+  /* The pointer-mode rule: the context's handles are in host mode at rest; a solve switches
+   * cuBLAS to device mode (scalars stay in the scalar block) and restores the caller's mode on
+   * every return. cuSPARSE backends set host mode themselves at each call. */
+  GS_TRY(GS_CUBLAS(cublasGetPointerMode(s->ctx->cublas, &old_mode)));
+  GS_TRY(GS_CUBLAS(cublasSetPointerMode(s->ctx->cublas, CUBLAS_POINTER_MODE_DEVICE)));
+  mode_saved = 1;
+  if (!s->opts.x0_given) GS_TRY(s->vec->zero(s, d_x));
+  stats->seconds_setup = gs_wall_seconds() - t0;
+  GS_TRY(run(s, d_x));
 
 cleanup:
   if (st != GS_SUCCESS) {
     stats->reason = GS_REASON_NONE;
-    cudaStreamSynchronize(ctx->stream); /* nothing may still use the workspace */
+    cudaStreamSynchronize(s->ctx->stream); /* nothing may still use the workspace */
   }
-  if (mode_saved) cublasSetPointerMode(ctx->cublas, old_mode);
-  if (s.events) {
-    cudaEvent_t *ev = s.events;
-    for (int k = 0; k < nevents; ++k) cudaEventDestroy(ev[k]);
-  }
-  free(s.events);
-  free(s.ev_kind);
-  if (total[0]) cudaEventDestroy(total[0]);
-  if (total[1]) cudaEventDestroy(total[1]);
-  if (h_work) cudaFreeHost(h_work);
-  if (s.h_s) cudaFreeHost(s.h_s);
-  gs_dfree(d_work);
-  gs_dfree(s.d_s);
+  if (mode_saved) cublasSetPointerMode(s->ctx->cublas, old_mode);
+  s->stats = NULL;
+  s->d_b = NULL;
+  return st;
+}
+
+/* ---- gs_solve: the one-call convenience ------------------------------------------------------- */
+
+gs_status_t gs_solve(gs_context_t *ctx, const gs_solve_opts_t *opts, gs_spmv_t *S,
+                     gs_precond_t *M, const double *d_b, double *d_x, gs_solve_stats_t *stats)
+{
+  gs_status_t st = GS_SUCCESS;
+  gs_operator_t *A = NULL;
+  gs_solver_t *s = NULL;
+  gs_solve_stats_t local;
+  if (!stats) stats = &local;
+  memset(stats, 0, sizeof *stats);
+  stats->detail = "";
+  if (!ctx) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solve: ctx is NULL");
+  if (!S || !d_b || !d_x) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solve: NULL argument");
+  double t0 = gs_wall_seconds();
+  GS_TRY(gs_operator_from_spmv(&A, S));
+  GS_TRY(gs_solver_create(&s, ctx, opts));
+  GS_TRY(gs_solver_setup(s, A, M));
+  double t_setup = gs_wall_seconds() - t0;
+  GS_TRY(gs_solver_solve(s, d_b, d_x, stats));
+  stats->seconds_setup += t_setup; /* the convenience call pays the allocation each time */
+cleanup:
+  gs_solver_destroy(&s);
+  gs_operator_destroy(&A);
   return st;
 }

@@ -20,6 +20,7 @@
 #define GS_SOLVER_IMPL_H
 
 #include "core/context_impl.h"
+#include "gpusolve/operator.h"
 #include "gpusolve/solver.h"
 
 #ifdef __cplusplus
@@ -65,33 +66,76 @@ typedef struct gs_dscalars {
   int halt_done;   /* iterations completed when the halt happened */
 } gs_dscalars_t;
 
-typedef struct gs_solver {
+/* ---- the vector-ops seam ---------------------------------------------------------------------
+ * Methods do their vector work through this table, never through cuBLAS directly (hypre's Krylov
+ * function table, PETSc's Vec ops). Reductions write their result to device memory (the scalar
+ * block), so a method never waits on one; the elementwise ops and the fused updates touch the
+ * local n entries only. The single-GPU table (solvers/vecops.c) is cuBLAS plus the fused kernels
+ * of vec_kernels.cu; a multi-GPU table adds an all-reduce after each reduction, a mixed-precision
+ * one other value types. Vectors have s->n entries unless a length is given. */
+typedef struct gs_vecops {
+  const char *name;
+  /* reductions (communicating): *d_out = x^T y, ||x||_2, h[0..k) = V^T w */
+  gs_status_t (*dot)(gs_solver_t *s, const double *x, const double *y, double *d_out);
+  gs_status_t (*nrm2)(gs_solver_t *s, const double *x, double *d_out);
+  gs_status_t (*mdot)(gs_solver_t *s, int k, const double *V, size_t ld, const double *w,
+                      double *d_h);
+  /* local */
+  gs_status_t (*copy)(gs_solver_t *s, const double *x, double *y);     /* y = x */
+  gs_status_t (*zero)(gs_solver_t *s, double *x);                      /* x = 0 */
+  gs_status_t (*scale)(gs_solver_t *s, double alpha, double *x);       /* x = alpha x (host) */
+  /* y[0..len) += (*d_alpha) x (device scalar) */
+  gs_status_t (*axpy)(gs_solver_t *s, size_t len, const double *d_alpha, const double *x,
+                      double *y);
+  /* w = (*d_alpha) V h + (*d_beta) w, V of k columns with leading dimension ld */
+  gs_status_t (*gemv)(gs_solver_t *s, int k, const double *d_alpha, const double *V, size_t ld,
+                      const double *h, const double *d_beta, double *w);
+} gs_vecops_t;
+
+/** The single-GPU table: cuBLAS in device pointer mode on the context's handle. */
+extern const gs_vecops_t gs_vecops_cuda;
+
+/* The solver object (gs_solver_t of include/gpusolve/solver.h): made once by setup (work
+ * vectors, pinned scalars, events, cuBLAS mode), used by any number of solves. */
+struct gs_solver {
   gs_context_t *ctx;
-  gs_solve_opts_t opts;     /* resolved: method is never AUTO, restart <= n */
-  gs_spmv_t *A;
-  gs_precond_t *M;          /* NULL for none (or identity): methods then skip applying it */
+  gs_solve_opts_t given;    /* as given to gs_solver_create */
+  /* ---- set by gs_solver_setup ---- */
+  int ready;                /* setup done */
+  gs_method_t method;       /* resolved: never AUTO */
+  gs_operator_t *A;         /* borrowed */
+  gs_precond_t *M;          /* borrowed; NULL for none (or identity): methods then skip it */
+  const gs_vecops_t *vec;
   gs_idx_t n;
   size_t ld;                /* stride of the work vectors (n rounded up to 32 doubles) */
-  const double *d_b;
-  double bnorm, tol;        /* ||b|| and max(rtol ||b||, atol), known after the first fetch */
-  int have_bnorm;
+  size_t nvec, host_doubles;
+  double *d_work, *h_work;  /* nvec vectors of ld doubles; pinned host doubles */
   gs_dscalars_t *d_s;       /* device scalar block */
   gs_dscalars_t *h_s;       /* its pinned host mirror, valid after gs_solver_fetch */
   const double *one, *zero, *minus_one; /* device pointers into d_s */
-  gs_solve_stats_t *stats;
+  void *total_events;       /* cudaEvent_t[2]: the solve on the GPU timeline */
   /* CUDA event pairs around SpMV and preconditioner calls, summed at each fetch */
   void *events;             /* cudaEvent_t[2 * ev_cap] */
   unsigned char *ev_kind;   /* 0 SpMV, 1 preconditioner */
-  int ev_cap, ev_used;
+  int ev_cap, ev_used, ev_made;
+  /* ---- per solve ---- */
+  gs_solve_opts_t opts;     /* of the pass running: method resolved, restart <= n; maxit and
+                               x0_given change on restarts from the true residual */
+  const double *d_b;
+  double bnorm, tol;        /* ||b|| and max(rtol ||b||, atol), known after the first fetch */
+  gs_solve_stats_t *stats;
   /* stagnation window (CG, BiCGSTAB) */
   double best;
   int best_it;
   int it_base;              /* iterations of earlier passes (restarts from the true residual) */
-} gs_solver_t;
+};
 
 /* ---- shared steps (solvers/solver.c) ------------------------------------------------------ */
 
-/** y = alpha A x + beta y, counted and timed. */
+/** y = alpha op(A) x + beta y through the operator, counted and timed. */
+gs_status_t gs_solver_apply(gs_solver_t *s, gs_op_t op, double alpha, const double *d_x,
+                            double beta, double *d_y);
+/** y = alpha A x + beta y (gs_solver_apply with GS_OP_N). */
 gs_status_t gs_solver_spmv(gs_solver_t *s, double alpha, const double *d_x, double beta,
                            double *d_y);
 /** z = M^-1 r (s->M must not be NULL), counted and timed. */

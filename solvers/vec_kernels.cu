@@ -2,25 +2,22 @@
  * (rho, p^T A p, alpha, omega, ...) from the device scalar block, so that no host round trip
  * sits between a dot product and the update that uses it (Ginkgo's cg step_1 / step_2).
  *
- * Work division: one thread per vector entry, grid-stride loops, 256 threads per block; every
- * access is unit-stride and coalesced. Each thread recomputes the scalar ratio itself from the
- * block (a broadcast load), so no kernel both writes and reads a scalar another thread needs:
- * thread (0, 0) alone writes results back (alpha, omega, the halt code) for later kernels.
+ * Work division: one thread per vector entry, 64-bit grid-stride loops (GS_GRID_STRIDE,
+ * spmv/device_util.cuh) on the shared grid rule (gs_grid_blocks, spmv/common_kernels.h: at
+ * least one block, so that thread (0, 0) writes the step's scalars even for n = 0, at most
+ * GS_GRID_MAX_BLOCKS), 256 threads per block; every access is unit-stride and coalesced. Each
+ * thread recomputes the scalar ratio itself from the block (a broadcast load), so no kernel
+ * both writes and reads a scalar another thread needs: thread (0, 0) alone writes results back
+ * (alpha, omega, the halt code) for later kernels.
  * Assumes: S points to device memory; vectors of length n, distinct unless stated. */
 #include <math.h>
 
 #include "core/error.h"
 #include "solvers/solver_impl.h"
+#include "spmv/common_kernels.h"
+#include "spmv/device_util.cuh"
 
 #define GS_VEC_THREADS 256
-
-static unsigned blocks_for(gs_idx_t n)
-{
-  long long b = ((long long)n + GS_VEC_THREADS - 1) / GS_VEC_THREADS;
-  if (b < 1) b = 1;
-  if (b > 65535LL * 16) b = 65535LL * 16; /* grid-stride covers the rest */
-  return (unsigned)b;
-}
 
 /* The first thread records why the step was refused; all threads then return. */
 __device__ static void halt(gs_dscalars_t *S, int code, int what, int done)
@@ -33,11 +30,6 @@ __device__ static void halt(gs_dscalars_t *S, int code, int what, int done)
 }
 
 __device__ static bool first_thread() { return blockIdx.x == 0 && threadIdx.x == 0; }
-
-/* 64-bit index: i + stride must not overflow near n = 2^31 - 1. */
-#define GRID_STRIDE(i, n)                                                                     \
-  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < (long long)(n);   \
-       i += (long long)blockDim.x * gridDim.x)
 
 /* ---- CG -------------------------------------------------------------------------------------- */
 
@@ -53,7 +45,7 @@ cg_update_kernel(gs_idx_t n, gs_dscalars_t *S, int c, int done, double *__restri
   const double alpha = S->rho[c] / pq;
   if (!isfinite(alpha)) { halt(S, GS_HALT_NANINF, GS_WHAT_ALPHA, done); return; }
   if (first_thread()) S->alpha = alpha;
-  GRID_STRIDE(i, n) {
+  GS_GRID_STRIDE(i, n) {
     x[i] += alpha * p[i]; /* x <- x + alpha p */
     r[i] -= alpha * q[i]; /* r <- r - alpha q */
   }
@@ -71,14 +63,15 @@ cg_direction_kernel(gs_idx_t n, gs_dscalars_t *S, int c, int rho_from_rnorm, int
   const double beta = rho_new / S->rho[c];
   if (!isfinite(beta)) { halt(S, GS_HALT_NANINF, GS_WHAT_BETA, done); return; }
   if (rho_from_rnorm && first_thread()) S->rho[c ^ 1] = rho_new;
-  GRID_STRIDE(i, n) p[i] = z[i] + beta * p[i]; /* p <- z + beta p */
+  GS_GRID_STRIDE(i, n) p[i] = z[i] + beta * p[i]; /* p <- z + beta p */
 }
 
 extern "C" gs_status_t gs_kernel_cg_update(cudaStream_t stream, gs_idx_t n, gs_dscalars_t *S,
                                            int c, int done, double *x, double *r,
                                            const double *p, const double *q)
 {
-  cg_update_kernel<<<blocks_for(n), GS_VEC_THREADS, 0, stream>>>(n, S, c, done, x, r, p, q);
+  const unsigned g = gs_grid_blocks(n, GS_VEC_THREADS);
+  cg_update_kernel<<<g, GS_VEC_THREADS, 0, stream>>>(n, S, c, done, x, r, p, q);
   return GS_CHECK_LAUNCH(stream, "cg_update_kernel");
 }
 
@@ -86,8 +79,8 @@ extern "C" gs_status_t gs_kernel_cg_direction(cudaStream_t stream, gs_idx_t n, g
                                               int c, int rho_from_rnorm, int done, double *p,
                                               const double *z)
 {
-  cg_direction_kernel<<<blocks_for(n), GS_VEC_THREADS, 0, stream>>>(n, S, c, rho_from_rnorm,
-                                                                     done, p, z);
+  const unsigned g = gs_grid_blocks(n, GS_VEC_THREADS);
+  cg_direction_kernel<<<g, GS_VEC_THREADS, 0, stream>>>(n, S, c, rho_from_rnorm, done, p, z);
   return GS_CHECK_LAUNCH(stream, "cg_direction_kernel");
 }
 
@@ -103,14 +96,14 @@ bicgstab_p_kernel(gs_idx_t n, gs_dscalars_t *S, int c, int first, int done,
   if (!isfinite(rho)) { halt(S, GS_HALT_NANINF, GS_WHAT_RHO, done); return; }
   if (rho == 0.0) { halt(S, GS_HALT_BREAKDOWN, GS_WHAT_RHO, done); return; }
   if (first) {
-    GRID_STRIDE(i, n) p[i] = r[i]; /* p <- r */
+    GS_GRID_STRIDE(i, n) p[i] = r[i]; /* p <- r */
     return;
   }
   const double omega = S->omega;
   if (omega == 0.0) { halt(S, GS_HALT_BREAKDOWN, GS_WHAT_OMEGA, done); return; }
   const double beta = (rho / S->rho[c ^ 1]) * (S->alpha / omega);
   if (!isfinite(beta)) { halt(S, GS_HALT_NANINF, GS_WHAT_BETA, done); return; }
-  GRID_STRIDE(i, n) p[i] = r[i] + beta * (p[i] - omega * v[i]); /* p <- r + beta (p - omega v) */
+  GS_GRID_STRIDE(i, n) p[i] = r[i] + beta * (p[i] - omega * v[i]); /* p <- r + beta(p - omega v) */
 }
 
 static __global__ void __launch_bounds__(GS_VEC_THREADS)
@@ -124,7 +117,7 @@ bicgstab_s_kernel(gs_idx_t n, gs_dscalars_t *S, int c, int done, double *__restr
   const double alpha = S->rho[c] / rv;
   if (!isfinite(alpha)) { halt(S, GS_HALT_NANINF, GS_WHAT_ALPHA, done); return; }
   if (first_thread()) S->alpha = alpha;
-  GRID_STRIDE(i, n) r[i] -= alpha * v[i]; /* s <- r - alpha v (in r) */
+  GS_GRID_STRIDE(i, n) r[i] -= alpha * v[i]; /* s <- r - alpha v (in r) */
 }
 
 static __global__ void __launch_bounds__(GS_VEC_THREADS)
@@ -140,7 +133,7 @@ bicgstab_xr_kernel(gs_idx_t n, gs_dscalars_t *S, double tol, int done_half, int 
      * the x update (the early return above), leaving x short of the last step. The half-step
      * flag is set by bicgstab_halfstep_kernel, launched after this kernel. */
     (void)done_half;
-    GRID_STRIDE(i, n) x[i] += alpha * phat[i];
+    GS_GRID_STRIDE(i, n) x[i] += alpha * phat[i];
     return;
   }
   const double tt = S->tt;
@@ -149,7 +142,7 @@ bicgstab_xr_kernel(gs_idx_t n, gs_dscalars_t *S, double tol, int done_half, int 
   const double omega = S->ts / tt;
   if (!isfinite(omega)) { halt(S, GS_HALT_NANINF, GS_WHAT_OMEGA, done); return; }
   if (first_thread()) S->omega = omega;
-  GRID_STRIDE(i, n) {
+  GS_GRID_STRIDE(i, n) {
     x[i] += alpha * phat[i] + omega * shat[i]; /* x <- x + alpha phat + omega shat */
     r[i] -= omega * t[i];                      /* r <- s - omega t */
   }
@@ -159,14 +152,16 @@ extern "C" gs_status_t gs_kernel_bicgstab_p(cudaStream_t stream, gs_idx_t n, gs_
                                             int c, int first, int done, double *p,
                                             const double *r, const double *v)
 {
-  bicgstab_p_kernel<<<blocks_for(n), GS_VEC_THREADS, 0, stream>>>(n, S, c, first, done, p, r, v);
+  const unsigned g = gs_grid_blocks(n, GS_VEC_THREADS);
+  bicgstab_p_kernel<<<g, GS_VEC_THREADS, 0, stream>>>(n, S, c, first, done, p, r, v);
   return GS_CHECK_LAUNCH(stream, "bicgstab_p_kernel");
 }
 
 extern "C" gs_status_t gs_kernel_bicgstab_s(cudaStream_t stream, gs_idx_t n, gs_dscalars_t *S,
                                             int c, int done, double *r, const double *v)
 {
-  bicgstab_s_kernel<<<blocks_for(n), GS_VEC_THREADS, 0, stream>>>(n, S, c, done, r, v);
+  const unsigned g = gs_grid_blocks(n, GS_VEC_THREADS);
+  bicgstab_s_kernel<<<g, GS_VEC_THREADS, 0, stream>>>(n, S, c, done, r, v);
   return GS_CHECK_LAUNCH(stream, "bicgstab_s_kernel");
 }
 
@@ -181,8 +176,9 @@ extern "C" gs_status_t gs_kernel_bicgstab_xr(cudaStream_t stream, gs_idx_t n, gs
                                              double *r, const double *phat, const double *shat,
                                              const double *t)
 {
-  bicgstab_xr_kernel<<<blocks_for(n), GS_VEC_THREADS, 0, stream>>>(n, S, tol, done_half, done, x,
-                                                                    r, phat, shat, t);
+  const unsigned g = gs_grid_blocks(n, GS_VEC_THREADS);
+  bicgstab_xr_kernel<<<g, GS_VEC_THREADS, 0, stream>>>(n, S, tol, done_half, done, x, r, phat,
+                                                       shat, t);
   GS_CHECK(GS_CHECK_LAUNCH(stream, "bicgstab_xr_kernel"));
   bicgstab_halfstep_kernel<<<1, 1, 0, stream>>>(S, tol, done_half);
   return GS_CHECK_LAUNCH(stream, "bicgstab_halfstep_kernel");
@@ -193,11 +189,12 @@ extern "C" gs_status_t gs_kernel_bicgstab_xr(cudaStream_t stream, gs_idx_t n, gs
 static __global__ void __launch_bounds__(GS_VEC_THREADS)
 scale_kernel(gs_idx_t n, double alpha, double *__restrict__ x)
 {
-  GRID_STRIDE(i, n) x[i] *= alpha;
+  GS_GRID_STRIDE(i, n) x[i] *= alpha;
 }
 
 extern "C" gs_status_t gs_kernel_scale(cudaStream_t stream, gs_idx_t n, double alpha, double *x)
 {
-  scale_kernel<<<blocks_for(n), GS_VEC_THREADS, 0, stream>>>(n, alpha, x);
+  const unsigned g = gs_grid_blocks(n, GS_VEC_THREADS);
+  scale_kernel<<<g, GS_VEC_THREADS, 0, stream>>>(n, alpha, x);
   return GS_CHECK_LAUNCH(stream, "scale_kernel");
 }

@@ -50,6 +50,8 @@ gs_status_t gs_precond_apply(gs_precond_t *M, const double *d_r, double *d_z);
 const char *gs_precond_name(const gs_precond_t *M);
 /** Order n of M's matrix (0 for NULL). */
 gs_idx_t gs_precond_size(const gs_precond_t *M);
+/** The context M was created on (borrowed). */
+gs_context_t *gs_precond_context(const gs_precond_t *M);
 /** Whether M is the identity ("none"): solvers then skip the apply and its copy. */
 int gs_precond_is_identity(const gs_precond_t *M);
 /** Wall-clock seconds gs_precond_create spent (factorization, analysis, uploads). */

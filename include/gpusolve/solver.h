@@ -4,6 +4,7 @@
 #define GPUSOLVE_SOLVER_H
 
 #include "gpusolve/context.h"
+#include "gpusolve/operator.h"
 #include "gpusolve/precond.h"
 #include "gpusolve/spmv.h"
 
@@ -109,8 +110,39 @@ typedef struct gs_solve_stats {
   long precond_count;        /* preconditioner applications */
 } gs_solve_stats_t;
 
+/* ---- the solver object (PETSc's KSPCreate / KSPSetUp / KSPSolve) -------------------------------
+ * create (options) -> setup (operator, preconditioner: work vectors, pinned scalars, events; the
+ * only allocation) -> solve (any number of times: no allocation, no setup cost) -> destroy.
+ * The solver, the operator and the preconditioner must share one context. */
+typedef struct gs_solver gs_solver_t;
+
+/** Creates a solver on ctx with opts (NULL: defaults), validated here. Borrows ctx. */
+gs_status_t gs_solver_create(gs_solver_t **s, gs_context_t *ctx, const gs_solve_opts_t *opts);
 /**
- * Solves A x = b with a Krylov method.
+ * Prepares s to solve with operator A (square) and preconditioner M (NULL for none): resolves
+ * GS_SOLVER_AUTO from A's matrix (BiCGSTAB for a shell), allocates the method's work vectors,
+ * the pinned scalar block and the timing events. Calling it again with another A or M frees and
+ * remakes them. Borrows A and M: they must outlive the solves.
+ * @return GS_ERR_INVALID_ARG when A or M belongs to another context than s (their streams would
+ *         race) or A is a transposed view the method cannot use; GS_ERR_DIMENSION when A is not
+ *         square or M has another order; GS_ERR_DEVICE_MEMORY.
+ */
+gs_status_t gs_solver_setup(gs_solver_t *s, gs_operator_t *A, gs_precond_t *M);
+/**
+ * Solves A x = b with the operator and preconditioner of the last setup; the semantics, the
+ * stats and the return values are gs_solve's. Allocates nothing. The cuBLAS handle of the
+ * context is in device pointer mode during the call and restored on return.
+ */
+gs_status_t gs_solver_solve(gs_solver_t *s, const double *d_b, double *d_x,
+                            gs_solve_stats_t *stats);
+/** The method setup resolved (GS_SOLVER_AUTO before setup). */
+gs_method_t gs_solver_method(const gs_solver_t *s);
+/** NULL-safe; sets *s = NULL. Frees what setup made; never what it borrows. */
+void gs_solver_destroy(gs_solver_t **s);
+
+/**
+ * Solves A x = b with a Krylov method: the one-call convenience over gs_solver_create, setup,
+ * solve and destroy (a repeated solve should keep a gs_solver_t instead).
  *
  * Convergence: ||r|| <= max(rtol ||b||, atol) on the monitored residual; at the end the true
  * residual b - A x is recomputed and reported (stats.true_residual_norm, rel_residual).
@@ -122,6 +154,8 @@ typedef struct gs_solve_stats {
  * stats.reason, not errors: gs_solve then returns GS_SUCCESS with the last good iterate in d_x.
  *
  * Work vectors are allocated once per call (gs_dmalloc), never inside the iteration loop.
+ * ctx must be the context S (and M) were created on: another context's stream would run the
+ * products and the vector work unordered (GS_ERR_INVALID_ARG).
  * Scalars stay on the device (cuBLAS device pointer mode, restored on return); the host reads a
  * few device scalars once per check (opts.check_every). On return the context's stream is
  * synchronized. Not thread-safe on one context. The first solve of a process also pays the
@@ -138,8 +172,8 @@ typedef struct gs_solve_stats {
  * @param[in,out] d_x   device vector of length n: the initial guess when opts.x0_given, the
  *                      solution on return (must not alias d_b)
  * @param[out]    stats what happened (may be NULL)
- * @return GS_SUCCESS whether or not it converged (see stats.reason); GS_ERR_INVALID_ARG,
- *         GS_ERR_DIMENSION (A not square, M of another size) for bad arguments;
+ * @return GS_SUCCESS whether or not it converged (see stats.reason); GS_ERR_INVALID_ARG (also a
+ *         context other than S's or M's), GS_ERR_DIMENSION (A not square, M of another size);
  *         GS_ERR_DEVICE_MEMORY, GS_ERR_CUDA, GS_ERR_CUBLAS, GS_ERR_CUSPARSE on device failures.
  */
 gs_status_t gs_solve(gs_context_t *ctx, const gs_solve_opts_t *opts, gs_spmv_t *S,
