@@ -3,12 +3,12 @@
  * events after warm-up), GFLOP/s, effective GB/s from the backend's own byte model, fraction of
  * the measured copy bandwidth, speed-up over cusparse-csr and error against the host. */
 #define _POSIX_C_SOURCE 200809L
-#include <cuda_runtime_api.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "apps/cli.h"
+#include "apps/cli_spmv.h"
 
 static const char *usage_text =
     "usage: gpusolve spmv [A.mtx] [--format NAME,...|all] [--transpose] [--runs N] [--json]\n"
@@ -25,8 +25,10 @@ static const char *usage_text =
     "  --max-fill F    fill limit of the padded formats ELL/DIA (default 3)\n"
     "  --vector-width W  csr-vector as plain groups of W threads per row (1, 2, 4, 8, 16,\n"
     "                  32) instead of its default row blocks in shared memory\n"
+    CLI_SPMV_OPT_HELP
     "  --json          one JSON document on stdout\n"
-    "  --list          list the formats, one per line: name, then summary\n";
+    "  --list          list the formats, one per line: name, then summary; with --verbose\n"
+    "                  also each format's options (--spmv-opt keys, defaults, ranges)\n";
 
 typedef struct row {
   const char *name;
@@ -36,85 +38,6 @@ typedef struct row {
   size_t device_bytes, bytes;
   int runs;
 } row_t;
-
-static int cmp_double(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-/* Device-to-device copy bandwidth (bytes read + written per second), median of 20 copies. */
-static double copy_bandwidth(cudaStream_t s)
-{
-  size_t bytes = (size_t)256 << 20, fr = 0, tot = 0;
-  if (cudaMemGetInfo(&fr, &tot) == cudaSuccess && fr / 4 < bytes) bytes = fr / 4;
-  void *a = NULL, *b = NULL;
-  double t[20], bw = 0.0;
-  cudaEvent_t e0, e1;
-  if (cudaMalloc(&a, bytes) != cudaSuccess || cudaMalloc(&b, bytes) != cudaSuccess) goto out;
-  cudaEventCreate(&e0);
-  cudaEventCreate(&e1);
-  cudaMemsetAsync(a, 0, bytes, s);
-  for (int r = -3; r < 20; ++r) {
-    float ms = 0;
-    cudaEventRecord(e0, s);
-    cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, s);
-    cudaEventRecord(e1, s);
-    cudaEventSynchronize(e1);
-    cudaEventElapsedTime(&ms, e0, e1);
-    if (r >= 0) t[r] = ms;
-  }
-  qsort(t, 20, sizeof t[0], cmp_double);
-  bw = 2.0 * (double)bytes / (t[10] * 1e-3);
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
-out:
-  cudaFree(a);
-  cudaFree(b);
-  (void)cudaGetLastError();
-  return bw;
-}
-
-/* Times `runs` (or 2 s worth of) products; fills med/min in ms. */
-static gs_status_t time_apply(gs_spmv_t *S, cudaStream_t s, gs_op_t op, const double *d_x,
-                              double *d_y, int min_runs, row_t *r)
-{
-  enum { MAXRUNS = 20000 };
-  gs_status_t st = GS_SUCCESS;
-  double *t = malloc(MAXRUNS * sizeof *t);
-  cudaEvent_t e0 = NULL, e1 = NULL;
-  if (!t) return GS_ERR_HOST_MEMORY;
-  if (cudaEventCreate(&e0) != cudaSuccess || cudaEventCreate(&e1) != cudaSuccess) {
-    st = GS_ERR_CUDA;
-    goto out;
-  }
-  for (int w = 0; w < 10; ++w)
-    if ((st = gs_spmv_apply(S, op, 1.0, d_x, 0.0, d_y)) != GS_SUCCESS) goto out;
-  double start = cli_now();
-  int n = 0;
-  while (n < MAXRUNS && (n < min_runs || cli_now() - start < 0.2) &&
-         !(n >= 10 && cli_now() - start > 2.0)) {
-    float ms = 0;
-    cudaEventRecord(e0, s);
-    if ((st = gs_spmv_apply(S, op, 1.0, d_x, 0.0, d_y)) != GS_SUCCESS) goto out;
-    cudaEventRecord(e1, s);
-    if (cudaEventSynchronize(e1) != cudaSuccess) {
-      st = GS_ERR_CUDA;
-      goto out;
-    }
-    cudaEventElapsedTime(&ms, e0, e1);
-    t[n++] = ms;
-  }
-  qsort(t, (size_t)n, sizeof t[0], cmp_double);
-  r->med_ms = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-  r->min_ms = t[0];
-  r->runs = n;
-out:
-  if (e0) cudaEventDestroy(e0);
-  if (e1) cudaEventDestroy(e1);
-  free(t);
-  return st;
-}
 
 static void print_table(const char *op, row_t *rows, int nrows, double bw)
 {
@@ -166,8 +89,8 @@ int cmd_spmv(int argc, char **argv)
   const char *path = NULL, *formats = "all", *v;
   int json = 0, transpose = 0, list = 0, rc = CLI_OK;
   long runs = 100;
-  double max_fill = 3.0;
-  long vector_width = 0;
+  int verbose = 0;
+  char opts[1024] = "";
   for (int i = 1; i < argc; ++i) {
     int r;
     const char *a = argv[i];
@@ -185,10 +108,11 @@ int cmd_spmv(int argc, char **argv)
       formats = v;
     } else if ((r = cli_opt(argc, argv, &i, "--runs", &v)) != 0) {
       if (r < 0 || cli_parse_int("--runs", v, 1, 20000, &runs)) return CLI_BAD_INPUT;
-    } else if ((r = cli_opt(argc, argv, &i, "--max-fill", &v)) != 0) {
-      if (r < 0 || cli_parse_double("--max-fill", v, 1.0, 1e9, &max_fill)) return CLI_BAD_INPUT;
-    } else if ((r = cli_opt(argc, argv, &i, "--vector-width", &v)) != 0) {
-      if (r < 0 || cli_parse_int("--vector-width", v, 0, 32, &vector_width)) return CLI_BAD_INPUT;
+    } else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) {
+      verbose = 1;
+    } else if ((r = cli_spmv_opt(argc, argv, &i, "max-fill vector-width spmv-opt", opts,
+                                 sizeof opts)) != 0) {
+      if (r < 0) return CLI_BAD_INPUT;
     } else if (a[0] == '-' && a[1] != '\0') {
       return cli_fail(CLI_BAD_INPUT, "spmv: unknown option '%s' (see 'gpusolve spmv --help')", a);
     } else if (!path) {
@@ -198,8 +122,16 @@ int cmd_spmv(int argc, char **argv)
     }
   }
   if (list) {
-    for (int i = 0; i < gs_spmv_backend_count(); ++i)
+    for (int i = 0; i < gs_spmv_backend_count(); ++i) {
       printf("%-14s %s\n", gs_spmv_backend_name(i), gs_spmv_backend_summary(i));
+      gs_spmv_option_info_t o;
+      for (int k = 0; verbose && gs_spmv_backend_option(i, k, &o); ++k)
+        printf("%-14s   --spmv-opt %s.%s=V  %s (default %g, range [%g, %g])\n", "",
+               gs_spmv_backend_name(i), o.key, o.help, o.def, o.min, o.max);
+    }
+    if (verbose)
+      printf("\nA key without a format name (--spmv-opt max_fill=4) sets it for every format that\n"
+             "has it; --max-fill F is max_fill=F, --vector-width W is csr-vector.width=W.\n");
     return CLI_OK;
   }
 
@@ -236,7 +168,6 @@ int cmd_spmv(int argc, char **argv)
   row_t *rows[2] = {calloc((size_t)nsel + 1, sizeof(row_t)), calloc((size_t)nsel + 1, sizeof(row_t))};
   gs_status_t st = GS_SUCCESS;
   if ((rc = cli_context(&ctx)) != CLI_OK) goto done;
-  cudaStream_t s = (cudaStream_t)gs_context_stream(ctx);
   if ((st = gs_matrix_create(&A, ctx, H)) != GS_SUCCESS) goto fail;
   const gs_csr_t *M = gs_matrix_host(A);
   size_t lx = (size_t)(M->m > M->n ? M->m : M->n) + 1;
@@ -247,29 +178,28 @@ int cmd_spmv(int argc, char **argv)
     goto done;
   }
   for (size_t i = 0; i < lx; ++i) h_x[i] = 1.0 + (double)((i * 7919u) % 1000) / 1000.0;
-  if ((st = gs_dmalloc((void **)&d_x, lx * sizeof *d_x, "x")) != GS_SUCCESS ||
-      (st = gs_dmalloc((void **)&d_y, lx * sizeof *d_y, "y")) != GS_SUCCESS ||
+  if ((st = gs_dmalloc(ctx, (void **)&d_x, lx * sizeof *d_x, "x")) != GS_SUCCESS ||
+      (st = gs_dmalloc(ctx, (void **)&d_y, lx * sizeof *d_y, "y")) != GS_SUCCESS ||
       (st = gs_copy_to_device(ctx, d_x, h_x, lx * sizeof *h_x)) != GS_SUCCESS)
     goto fail;
 
-  double bw = copy_bandwidth(s);
+  double bw = 0.0; /* 0: not measured, the %copy column then reads 0 */
+  if (gs_device_copy_bandwidth(ctx, &bw) != GS_SUCCESS) bw = 0.0;
   if (!json) {
     printf("matrix   %s: %d x %d, %d nonzeros\n", label, M->m, M->n, M->nnz);
     printf("device   %s, copy bandwidth %.1f GB/s (device-to-device, read + write)\n",
            gs_context_device_name(ctx), bw * 1e-9);
   }
-  gs_spmv_opts_t opts;
-  gs_spmv_opts_default(&opts);
-  opts.max_fill = max_fill;
-  opts.vector_width = (int)vector_width;
   int failures = 0;
+  gs_spmv_time_opts_t topts;
+  gs_spmv_time_opts_default(&topts);
+  topts.min_runs = (int)runs;
   for (int k = 0; k < nsel; ++k) {
     const char *name = gs_spmv_backend_name(sel[k]);
     gs_spmv_t *S = NULL;
-    double t0 = cli_now();
-    st = gs_spmv_create(&S, ctx, A, name, &opts);
-    if (st == GS_SUCCESS) st = gs_context_sync(ctx);
-    double prep = (cli_now() - t0) * 1e3;
+    double prep_s = 0.0;
+    st = gs_spmv_create_timed(&S, ctx, A, name, opts, &prep_s);
+    double prep = prep_s * 1e3;
     for (int o = 0; o < 1 + transpose; ++o) {
       row_t *r = &rows[o][k];
       gs_op_t op = o ? GS_OP_T : GS_OP_N;
@@ -287,8 +217,9 @@ int cmd_spmv(int argc, char **argv)
         continue;
       }
       gs_spmv_mem_t mem;
+      gs_spmv_timing_t tm;
       gs_status_t st2 = gs_spmv_memory(S, &mem);
-      if (st2 == GS_SUCCESS) st2 = time_apply(S, s, op, d_x, d_y, (int)runs, r);
+      if (st2 == GS_SUCCESS) st2 = gs_spmv_time(S, op, d_x, d_y, &topts, &tm);
       gs_idx_t ylen = op == GS_OP_N ? M->m : M->n;
       if (st2 == GS_SUCCESS) st2 = gs_copy_to_host(ctx, h_y, d_y, (size_t)ylen * sizeof *h_y);
       if (st2 != GS_SUCCESS) {
@@ -299,12 +230,15 @@ int cmd_spmv(int argc, char **argv)
       }
       r->status = "ok";
       snprintf(r->note, sizeof r->note, "%s", gs_spmv_describe(S));
+      r->med_ms = 1e3 * tm.median_s;
+      r->min_ms = 1e3 * tm.min_s;
+      r->runs = tm.runs;
       r->device_bytes = mem.device_bytes;
       r->bytes = op == GS_OP_N ? mem.bytes_per_apply : mem.bytes_per_apply_t;
       r->gflops = 2.0 * M->nnz / (r->med_ms * 1e-3) * 1e-9;
       r->gbs = (double)r->bytes / (r->med_ms * 1e-3) * 1e-9;
       r->frac = bw > 0 ? r->gbs * 1e9 / bw : 0.0;
-      r->rel_err = gs_spmv_rel_error(M, op == GS_OP_N ? 'N' : 'T', 1.0, h_x, 0.0, NULL, h_y);
+      r->rel_err = gs_spmv_rel_error(M, op, 1.0, h_x, 0.0, NULL, h_y);
     }
     gs_spmv_destroy(&S);
   }
@@ -341,8 +275,8 @@ int cmd_spmv(int argc, char **argv)
 fail:
   rc = cli_fail_status(st);
 done:
-  gs_dfree(d_x);
-  gs_dfree(d_y);
+  gs_dfree(ctx, d_x);
+  gs_dfree(ctx, d_y);
   free(h_x);
   free(h_y);
   free(rows[0]);

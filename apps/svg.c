@@ -38,6 +38,21 @@ static double nice_step(double vmax, int ticks)
   return (m <= 1.0 ? 1.0 : m <= 2.0 ? 2.0 : m <= 5.0 ? 5.0 : 10.0) * p;
 }
 
+/* Vertical grid lines from `top` to `base` at 0, step, ... up to xmax, labelled below the base;
+ * value v sits at x = left + width * v / xmax. */
+static void x_grid(FILE *f, int left, double width, int top, int base, double xmax, double step,
+                   const char *stroke)
+{
+  char buf[64];
+  for (double v = 0.0; v <= xmax * (1 + 1e-9); v += step) {
+    double x = left + width * v / xmax;
+    fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\"/>\n", x, top,
+            x, base, stroke);
+    snprintf(buf, sizeof buf, "%g", v);
+    text(f, x, base + 16, "middle", 11, buf);
+  }
+}
+
 static FILE *open_svg(const char *path, int w, int h)
 {
   FILE *f = fopen(path, "w");
@@ -81,13 +96,7 @@ int svg_bars(const char *path, const char *title, const char *unit, const char *
           palette[1]);
   text(f, left + 198, 43, "start", 12, b_name);
   /* grid and axis */
-  for (double v = 0.0; v <= xmax * (1 + 1e-9); v += step) {
-    double x = left + plot_w * v / xmax;
-    fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#dddddd\"/>\n", x, top,
-            x, H - bottom);
-    snprintf(buf, sizeof buf, "%g", v);
-    text(f, x, H - bottom + 16, "middle", 11, buf);
-  }
+  x_grid(f, left, plot_w, top, H - bottom, xmax, step, "#dddddd");
   text(f, left + plot_w / 2, H - 8, "middle", 12, unit);
   for (int i = 0; i < n; ++i) {
     double y = top + row * i;
@@ -143,13 +152,7 @@ int svg_lines(const char *path, const char *title, const char *xlabel, const cha
     snprintf(buf, sizeof buf, "1e%d", (int)d);
     text(f, left - 6, y + 4, "end", 11, buf);
   }
-  for (double v = 0.0; v <= xmax * (1 + 1e-9); v += step) {
-    double x = left + pw * v / xmax;
-    fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#eeeeee\"/>\n", x, top,
-            x, H - bottom);
-    snprintf(buf, sizeof buf, "%g", v);
-    text(f, x, H - bottom + 16, "middle", 11, buf);
-  }
+  x_grid(f, left, pw, top, H - bottom, xmax, step, "#eeeeee");
   fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" "
              "stroke=\"black\"/>\n", left, top, pw, ph);
   text(f, left + pw / 2, H - 14, "middle", 12, xlabel);

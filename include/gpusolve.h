@@ -12,7 +12,10 @@
 #include "gpusolve/io.h"
 #include "gpusolve/context.h"
 #include "gpusolve/spmv.h"
+#include "gpusolve/operator.h"
 #include "gpusolve/precond.h"
 #include "gpusolve/solver.h"
+#include "gpusolve/timer.h"
+#include "gpusolve/bench.h"
 
 #endif
