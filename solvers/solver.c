@@ -495,6 +495,13 @@ gs_status_t gs_solver_solve(gs_solver_t *s, const double *d_b, double *d_x,
   /* The pointer-mode rule: the context's handles are in host mode at rest; a solve switches
    * cuBLAS to device mode (scalars stay in the scalar block) and restores the caller's mode on
    * every return. cuSPARSE backends set host mode themselves at each call. */
+  /* A fresh scalar block: halt codes are sticky within a solve (a BiCGSTAB half-step
+   * convergence, a breakdown) and must not leak into the next one. */
+  memset(s->h_s, 0, sizeof *s->h_s);
+  s->h_s->one = 1.0;
+  s->h_s->minus_one = -1.0;
+  GS_TRY(GS_CUDA(cudaMemcpyAsync(s->d_s, s->h_s, sizeof *s->h_s, cudaMemcpyHostToDevice,
+                                 s->ctx->stream)));
   GS_TRY(GS_CUBLAS(cublasGetPointerMode(s->ctx->cublas, &old_mode)));
   GS_TRY(GS_CUBLAS(cublasSetPointerMode(s->ctx->cublas, CUBLAS_POINTER_MODE_DEVICE)));
   mode_saved = 1;

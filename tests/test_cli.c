@@ -29,9 +29,10 @@ static long long json_ll(const char *doc, const char *key)
   return p ? strtoll(p + strlen(pat), NULL, 10) : -1;
 }
 
-/* name, rows, cols, nnz_full of ../shared/matrices/MANIFEST.tsv (data, read from the file). */
+/* name, rows, cols, nnz_full of GS_MATRIX_DIR/MANIFEST.tsv (data, read from the file). */
 static void test_info_matches_manifest(void)
 {
+  if (!gs_test_have_matrices()) return;
   char path[4096];
   snprintf(path, sizeof path, "%s/MANIFEST.tsv", GS_MATRIX_DIR);
   FILE *f = fopen(path, "r");
@@ -127,8 +128,9 @@ static void test_gen_and_read_back(void)
 
 static void test_gen_errors_leave_no_file(void)
 {
-  char args[256];
-  const char *path = "/tmp/gs_cli_gen_should_not_exist.mtx";
+  char args[256], path[128];
+  /* a name of this process only: runs of this suite in parallel (scripts/seeds.sh) never meet */
+  snprintf(path, sizeof path, "/tmp/gs_cli_gen_should_not_exist_%ld.mtx", (long)getpid());
   unlink(path);
   snprintf(args, sizeof args, "gen laplace --grid 10x10 --stencil 3 -o %s", path);
   CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 2);
@@ -169,9 +171,13 @@ static void test_spmv_list_and_errors(void)
   }
 }
 
+/* `check` lists every registered backend (from the registry, not a list kept here). */
 static void test_check_host_layouts(void)
 {
   char args[4200];
+  CU_ASSERT_EQUAL(gs_test_cli("check", out, sizeof out, err, sizeof err), 2);
+  CU_ASSERT(one_line_error());
+  if (!gs_test_have_matrices()) return;
   snprintf(args, sizeof args, "check '%s' --json", gs_test_matrix("west0479"));
   CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
   CU_ASSERT(strstr(out, "\"results\":[") != NULL);
@@ -182,8 +188,6 @@ static void test_check_host_layouts(void)
     CU_ASSERT(strstr(out, want) != NULL);
   }
   if (gs_device_count() == 0) CU_ASSERT(strstr(out, "\"device\":\"fail\"") == NULL);
-  CU_ASSERT_EQUAL(gs_test_cli("check", out, sizeof out, err, sizeof err), 2);
-  CU_ASSERT(one_line_error());
 }
 
 int main(void)

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/testhooks.h"
 #include "tests/testutil.h"
 
 
@@ -51,13 +52,13 @@ static void test_transpose_and_spmv(void)
   CU_ASSERT(memcmp(TT->col, A->col, 6 * sizeof(gs_idx_t)) == 0);
 
   double x[3] = {1, 2, 3}, y[4] = {NAN, NAN, NAN, NAN}, yt[3] = {1, 1, 1}, xt[4] = {1, 1, 1, 1};
-  CU_ASSERT(gs_csr_spmv_host(A, 'N', 2.0, x, 0.0, y) == GS_SUCCESS); /* NaN in y never read */
+  CU_ASSERT(gs_csr_spmv_host(A, GS_OP_N, 2.0, x, 0.0, y) == GS_SUCCESS); /* NaN in y unread */
   const double ey[] = {14, 12, 0, 64};
   for (int i = 0; i < 4; ++i) CU_ASSERT_DOUBLE_EQUAL(y[i], ey[i], 0.0);
-  CU_ASSERT(gs_csr_spmv_host(A, 'T', 1.0, xt, -1.0, yt) == GS_SUCCESS);
+  CU_ASSERT(gs_csr_spmv_host(A, GS_OP_T, 1.0, xt, -1.0, yt) == GS_SUCCESS);
   const double eyt[] = {4, 7, 7}; /* A^T 1 = (5, 8, 8), minus 1 */
   for (int i = 0; i < 3; ++i) CU_ASSERT_DOUBLE_EQUAL(yt[i], eyt[i], 0.0);
-  CU_ASSERT(gs_csr_spmv_host(A, 'X', 1.0, x, 0.0, y) == GS_ERR_INVALID_ARG);
+  CU_ASSERT(gs_csr_spmv_host(A, (gs_op_t)7, 1.0, x, 0.0, y) == GS_ERR_INVALID_ARG);
   gs_csr_destroy(&A);
   gs_csr_destroy(&T);
   gs_csr_destroy(&TT);
@@ -71,19 +72,19 @@ static void test_random_transpose_roundtrip(void)
     gs_csr_t *A = gs_test_random_csr(&s, m, n, 0.1), *T = NULL;
     CU_ASSERT_FATAL(A != NULL);
     CU_ASSERT_FATAL(gs_csr_transpose(&T, A) == GS_SUCCESS);
-    /* y^T (A x) == (A^T y)^T x for random x, y */
+    /* A x, (A^T) y through the transpose's CSR, and A^T y through op T: each within the
+     * rounding bound of the product it stands for */
     double *x = malloc(n * sizeof *x), *y = malloc(m * sizeof *y);
     double *ax = malloc(m * sizeof *ax), *aty = malloc(n * sizeof *aty), *aty2 = malloc(n * sizeof *aty2);
+    CU_ASSERT_FATAL(x && y && ax && aty && aty2);
     for (int j = 0; j < n; ++j) x[j] = gs_test_uniform(&s);
     for (int i = 0; i < m; ++i) y[i] = gs_test_uniform(&s);
-    gs_csr_spmv_host(A, 'N', 1.0, x, 0.0, ax);
-    gs_csr_spmv_host(T, 'N', 1.0, y, 0.0, aty);
-    gs_csr_spmv_host(A, 'T', 1.0, y, 0.0, aty2);
-    double l = 0, r = 0;
-    for (int i = 0; i < m; ++i) l += y[i] * ax[i];
-    for (int j = 0; j < n; ++j) r += aty[j] * x[j];
-    CU_ASSERT(fabs(l - r) <= 1e-12 * (1 + fabs(l)));
-    CU_ASSERT(gs_test_rel_err(aty2, aty, n) <= 1e-14);
+    CU_ASSERT(gs_csr_spmv_host(A, GS_OP_N, 1.0, x, 0.0, ax) == GS_SUCCESS);
+    CU_ASSERT(gs_csr_spmv_host(T, GS_OP_N, 1.0, y, 0.0, aty) == GS_SUCCESS);
+    CU_ASSERT(gs_csr_spmv_host(A, GS_OP_T, 1.0, y, 0.0, aty2) == GS_SUCCESS);
+    CU_ASSERT(gs_test_spmv_ok(A, GS_OP_N, 1.0, x, 0.0, NULL, ax, "csr N, trial %d", t));
+    CU_ASSERT(gs_test_spmv_ok(A, GS_OP_T, 1.0, y, 0.0, NULL, aty, "transpose's csr N, trial %d", t));
+    CU_ASSERT(gs_test_spmv_ok(A, GS_OP_T, 1.0, y, 0.0, NULL, aty2, "csr T, trial %d", t));
     free(x); free(y); free(ax); free(aty); free(aty2);
     gs_csr_destroy(&A);
     gs_csr_destroy(&T);
@@ -177,22 +178,51 @@ static void test_no_device_context_error(void)
   }
 }
 
+/* The counting allocator belongs to a context: without one nothing is allocated or counted;
+ * with a device, bytes are counted per context and the failure hook hits the k-th allocation. */
 static void test_dmalloc_without_device_or_injection(void)
 {
-  void *p = NULL;
-  CU_ASSERT(gs_dmalloc(&p, 0, "empty") == GS_SUCCESS);
+  void *p = (void *)&p;
+  CU_ASSERT(gs_dmalloc(NULL, &p, 64, "probe") == GS_ERR_INVALID_ARG);
   CU_ASSERT_PTR_NULL(p);
-  gs_dmalloc_fail_after(1);
-  CU_ASSERT(gs_dmalloc(&p, 64, "probe") == GS_ERR_DEVICE_MEMORY);
+  CU_ASSERT(gs_dmalloc(NULL, NULL, 64, "probe") == GS_ERR_INVALID_ARG);
+  CU_ASSERT_EQUAL(gs_device_bytes_in_use(NULL), 0);
+  CU_ASSERT_EQUAL(gs_device_bytes_peak(NULL), 0);
+  gs_dfree(NULL, NULL);
+  gs_test_dmalloc_fail_after(NULL, 1); /* no context: nothing to arm */
+  if (gs_device_count() == 0) return;
+
+  gs_context_t *ctx = NULL, *other = NULL;
+  CU_ASSERT_FATAL(gs_context_create(&ctx, 0) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_context_create(&other, 0) == GS_SUCCESS);
+  CU_ASSERT(gs_dmalloc(ctx, &p, 0, "empty") == GS_SUCCESS);
+  CU_ASSERT_PTR_NULL(p);
+  CU_ASSERT_EQUAL(gs_device_bytes_in_use(ctx), 0);
+  CU_ASSERT_FATAL(gs_dmalloc(ctx, &p, 1000, "probe") == GS_SUCCESS);
+  CU_ASSERT_EQUAL(gs_device_bytes_in_use(ctx), 1000);
+  CU_ASSERT_EQUAL(gs_device_bytes_in_use(other), 0); /* counted where it was allocated */
+  gs_dfree(other, p); /* not other's block: left alone */
+  CU_ASSERT_EQUAL(gs_device_bytes_in_use(ctx), 1000);
+  gs_dfree(ctx, p);
+  CU_ASSERT_EQUAL(gs_device_bytes_in_use(ctx), 0);
+  CU_ASSERT_EQUAL(gs_device_bytes_peak(ctx), 1000);
+
+  gs_test_dmalloc_fail_after(ctx, 2); /* the second allocation on ctx fails, other's do not */
+  void *a = NULL, *b = NULL, *c = NULL;
+  CU_ASSERT(gs_dmalloc(ctx, &a, 64, "first") == GS_SUCCESS);
+  CU_ASSERT(gs_dmalloc(other, &c, 64, "elsewhere") == GS_SUCCESS);
+  CU_ASSERT(gs_dmalloc(ctx, &b, 64, "probe") == GS_ERR_DEVICE_MEMORY);
   CU_ASSERT(strstr(gs_last_error(), "probe") != NULL);
-  gs_dmalloc_fail_after(0);
-  if (gs_device_count() > 0) {
-    size_t before = gs_device_bytes_in_use();
-    CU_ASSERT_FATAL(gs_dmalloc(&p, 1000, "probe") == GS_SUCCESS);
-    CU_ASSERT_EQUAL(gs_device_bytes_in_use(), before + 1000);
-    gs_dfree(p);
-    CU_ASSERT_EQUAL(gs_device_bytes_in_use(), before);
-  }
+  CU_ASSERT_PTR_NULL(b);
+  CU_ASSERT(gs_dmalloc(ctx, &b, 64, "again") == GS_SUCCESS); /* one failure only */
+  gs_test_dmalloc_fail_after(ctx, 0);
+  gs_dfree(ctx, a);
+  gs_dfree(ctx, b);
+  gs_dfree(other, c);
+  CU_ASSERT_EQUAL(gs_device_bytes_in_use(ctx), 0);
+  CU_ASSERT_EQUAL(gs_device_bytes_in_use(other), 0);
+  gs_context_destroy(&other);
+  gs_context_destroy(&ctx);
 }
 
 int main(void)

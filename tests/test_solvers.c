@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "core/context_impl.h"
+#include "core/testhooks.h"
 #include "tests/testutil.h"
 
 #define FORMAT "csr-vector"
@@ -47,8 +48,8 @@ static void sys_close(sys_t *s)
   gs_spmv_destroy(&s->S);
   gs_matrix_destroy(&s->A);
   gs_csr_destroy(&s->H);
-  gs_dfree(s->d_b);
-  gs_dfree(s->d_x);
+  gs_dfree(g_ctx, s->d_b);
+  gs_dfree(g_ctx, s->d_x);
   free(s->h_b);
   free(s->h_x);
   memset(s, 0, sizeof *s);
@@ -66,11 +67,11 @@ static int sys_open(sys_t *s, gs_csr_t *H, const double *b)
   if (!s->h_b || !s->h_x) return 0;
   for (gs_idx_t i = 0; i < s->n; ++i) s->h_x[i] = 1.0;
   if (b) memcpy(s->h_b, b, (size_t)s->n * sizeof(double));
-  else if (gs_csr_spmv_host(H, 'N', 1.0, s->h_x, 0.0, s->h_b) != GS_SUCCESS) return 0;
+  else if (gs_csr_spmv_host(H, GS_OP_N, 1.0, s->h_x, 0.0, s->h_b) != GS_SUCCESS) return 0;
   if (gs_matrix_create(&s->A, ctx(), H) != GS_SUCCESS) return 0;
   if (gs_spmv_create(&s->S, ctx(), s->A, FORMAT, NULL) != GS_SUCCESS) return 0;
-  if (gs_dmalloc((void **)&s->d_b, bytes, "b") != GS_SUCCESS) return 0;
-  if (gs_dmalloc((void **)&s->d_x, bytes, "x") != GS_SUCCESS) return 0;
+  if (gs_dmalloc(ctx(), (void **)&s->d_b, bytes, "b") != GS_SUCCESS) return 0;
+  if (gs_dmalloc(ctx(), (void **)&s->d_x, bytes, "x") != GS_SUCCESS) return 0;
   return gs_copy_to_device(ctx(), s->d_b, s->h_b, (size_t)s->n * sizeof(double)) == GS_SUCCESS;
 }
 
@@ -136,6 +137,7 @@ static gs_csr_t *reference_matrix(const char *name)
 
 static void test_scipy_agreement(void)
 {
+  int have_matrices = gs_test_have_matrices(); /* without them, the Laplacian rows only */
   FILE *f = fopen(gs_test_data("scipy_iterations.tsv"), "r");
   CU_ASSERT_FATAL(f != NULL);
   char line[1024], cur[128] = "";
@@ -155,6 +157,7 @@ static void test_scipy_agreement(void)
       continue;
     }
     if (!conv) continue; /* SciPy did not converge: nothing to compare */
+    if (!have_matrices && strncmp(name, "laplace", 7) != 0) continue;
     if (strcmp(name, cur) != 0) {
       if (have) sys_close(&s);
       have = sys_open(&s, reference_matrix(name), NULL);
@@ -210,7 +213,7 @@ static void test_scipy_agreement(void)
   if (have) sys_close(&s);
   printf("  %d rows: %d/%d within 5%% of SciPy, %d/%d rounding-sensitive rows converged or "
          "broke down cleanly\n", rows, strict_ok, strict, loose_ok, loose);
-  CU_ASSERT(rows >= 40);
+  CU_ASSERT(rows >= (have_matrices ? 40 : 10));
 }
 
 /* ---- every method and preconditioner on Laplacians ------------------------------------------- */
@@ -272,6 +275,7 @@ static void test_true_residual_contract(void)
 
 static void test_indefinite(void)
 {
+  if (!gs_test_have_matrices()) return;
   const char *names[] = {"zenios", "Si2"};
   for (int k = 0; k < 2; ++k) {
     sys_t s;
@@ -458,6 +462,7 @@ static void test_limits_and_monitor(void)
 /* The optional stagnation window: BiCGSTAB stalls on fidapex6 (SciPy's too, near 1e-2). */
 static void test_stagnation_window(void)
 {
+  if (!gs_test_have_matrices()) return;
   sys_t s;
   CU_ASSERT_FATAL(sys_open(&s, read_matrix("fidapex6"), NULL));
   gs_solve_opts_t o;
@@ -579,22 +584,22 @@ static void test_allocation_failures(void)
   CU_ASSERT_FATAL(gs_gen_laplace(&H, 12, 12, 12, 7) == GS_SUCCESS);
   sys_t s;
   CU_ASSERT_FATAL(sys_open(&s, H, NULL));
-  size_t base = gs_device_bytes_in_use();
+  size_t base = gs_device_bytes_in_use(ctx());
   static const char *const pcs[] = {"jacobi", "ilu0", "ic0"};
   for (int p = 0; p < 3; ++p) { /* preconditioner setup */
     int done = 0;
     for (long k = 1; k < 40 && !done; ++k) {
       gs_precond_t *M = NULL;
-      gs_dmalloc_fail_after(k);
+      gs_test_dmalloc_fail_after(ctx(), k);
       gs_status_t st = gs_precond_create(&M, ctx(), s.A, pcs[p]);
-      gs_dmalloc_fail_after(0);
+      gs_test_dmalloc_fail_after(ctx(), 0);
       done = st == GS_SUCCESS;
       if (!done) {
         CU_ASSERT_EQUAL(st, GS_ERR_DEVICE_MEMORY);
         CU_ASSERT_PTR_NULL(M);
       }
       gs_precond_destroy(&M);
-      CU_ASSERT_EQUAL(gs_device_bytes_in_use(), base);
+      CU_ASSERT_EQUAL(gs_device_bytes_in_use(ctx()), base);
     }
     CU_ASSERT(done);
   }
@@ -602,12 +607,12 @@ static void test_allocation_failures(void)
     int done = 0;
     for (long k = 1; k < 10 && !done; ++k) {
       gs_solve_stats_t st;
-      gs_dmalloc_fail_after(k);
+      gs_test_dmalloc_fail_after(ctx(), k);
       gs_status_t rc = gs_solve(ctx(), NULL, s.S, NULL, s.d_b, s.d_x, &st);
-      gs_dmalloc_fail_after(0);
+      gs_test_dmalloc_fail_after(ctx(), 0);
       done = rc == GS_SUCCESS;
       if (!done) CU_ASSERT_EQUAL(rc, GS_ERR_DEVICE_MEMORY);
-      CU_ASSERT_EQUAL(gs_device_bytes_in_use(), base);
+      CU_ASSERT_EQUAL(gs_device_bytes_in_use(ctx()), base);
     }
     CU_ASSERT(done);
   }
@@ -651,6 +656,7 @@ static void test_precond_errors(void)
   H = dense_csr(2, nonsym);
   expect_refusal(H, "ic0", "symmetric");
   gs_csr_destroy(&H);
+  if (!gs_test_have_matrices()) return;
   /* SPD, yet IC(0) meets a non-positive pivot (NumPy's IC(0) too) */
   H = read_matrix("bcsstk13");
   expect_refusal(H, "ic0", "pivot in row");
@@ -683,6 +689,14 @@ static void test_precond_apply(void)
   CU_ASSERT_FATAL(r && z && az && sys_open(&s, H, NULL));
   uint64_t seed = gs_test_seed();
   for (gs_idx_t i = 0; i < n; ++i) r[i] = gs_test_uniform(&seed) - 0.5;
+  gs_csr_t *Dinv = NULL; /* diag(1 / a_ii), rounded as the reference of Jacobi's apply */
+  CU_ASSERT_FATAL(gs_csr_create(&Dinv, n, n, n) == GS_SUCCESS);
+  for (gs_idx_t i = 0; i < n; ++i) {
+    Dinv->row_ptr[i] = i;
+    Dinv->col[i] = i;
+    Dinv->val[i] = 1.0 / (2.5 + (i % 7) * 0.25);
+  }
+  Dinv->row_ptr[n] = n;
   const char *pcs[] = {"ilu0", "ic0", "jacobi", "none"};
   for (int p = 0; p < 4; ++p) {
     gs_precond_t *M = NULL;
@@ -694,13 +708,13 @@ static void test_precond_apply(void)
       double *out = inplace ? s.d_b : s.d_x;
       CU_ASSERT_EQUAL(gs_precond_apply(M, s.d_b, out), GS_SUCCESS);
       CU_ASSERT_FATAL(gs_copy_to_host(ctx(), z, out, n * sizeof *z) == GS_SUCCESS);
-      if (p < 2) { /* exact: A z = r */
-        gs_csr_spmv_host(H, 'N', 1.0, z, 0.0, az);
+      if (p < 2) { /* exact factors: A z = r up to the solves' rounding (a residual) */
+        gs_csr_spmv_host(H, GS_OP_N, 1.0, z, 0.0, az);
         CU_ASSERT(gs_test_rel_err(az, r, n) < 1e-12);
-      } else {
-        for (gs_idx_t i = 0; i < n; ++i)
-          az[i] = p == 2 ? r[i] / (2.5 + (i % 7) * 0.25) : r[i];
-        CU_ASSERT(gs_test_rel_err(z, az, n) < 1e-15);
+      } else if (p == 2) { /* Jacobi: z = D^-1 r, a product with the diagonal of 1 / a_ii */
+        CU_ASSERT(gs_test_spmv_ok(Dinv, GS_OP_N, 1.0, r, 0.0, NULL, z, "jacobi apply"));
+      } else { /* none: a copy */
+        CU_ASSERT(memcmp(z, r, n * sizeof *z) == 0);
       }
     }
     CU_ASSERT(gs_precond_setup_seconds(M) > 0.0);
@@ -717,6 +731,7 @@ static void test_precond_apply(void)
   free(r);
   free(z);
   free(az);
+  gs_csr_destroy(&Dinv);
   sys_close(&s);
 }
 
@@ -756,13 +771,10 @@ static void test_all_formats(void)
 
 static char out[1 << 20], err[1 << 14];
 
-static void test_cli(void)
+/* The solve subcommand on real matrices; svg and xo are paths in a fresh folder. */
+static void cli_real_matrices(const char *svg, const char *xo)
 {
-  char args[8192], dir[] = "/tmp/gs_solversXXXXXX", svg[4200], xo[4200];
-  CU_ASSERT_FATAL(mkdtemp(dir) != NULL);
-  snprintf(svg, sizeof svg, "%s/cmp.svg", dir);
-  snprintf(xo, sizeof xo, "%s/x.mtx", dir);
-
+  char args[8192];
   snprintf(args, sizeof args, "solve '%s' --precond jacobi --json -o '%s'",
            gs_test_matrix("nos7"), xo);
   CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
@@ -805,6 +817,15 @@ static void test_cli(void)
   snprintf(args, sizeof args, "solve '%s' --solver cg", gs_test_matrix("zenios"));
   CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 1);
   CU_ASSERT(strstr(err, "indefinite") != NULL);
+}
+
+static void test_cli(void)
+{
+  char dir[] = "/tmp/gs_solversXXXXXX", svg[4200], xo[4200];
+  CU_ASSERT_FATAL(mkdtemp(dir) != NULL);
+  snprintf(svg, sizeof svg, "%s/cmp.svg", dir);
+  snprintf(xo, sizeof xo, "%s/x.mtx", dir);
+  if (gs_test_have_matrices()) cli_real_matrices(svg, xo);
 
   if (!gs_test_quick()) { /* `gpusolve` alone: the built-in 64^3 27-point Laplacian */
     CU_ASSERT_EQUAL(gs_test_cli("--json", out, sizeof out, err, sizeof err), 0);

@@ -3,10 +3,13 @@
 #include "tests/testutil.h"
 
 #include <CUnit/Basic.h>
+#include <float.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -156,4 +159,141 @@ double gs_test_rel_err(const double *a, const double *b, size_t n)
     if (fabs(b[i]) > den) den = fabs(b[i]);
   }
   return num / (den > 1e-300 ? den : 1e-300);
+}
+
+/* ---- comparing sparse products -------------------------------------------------------------
+ *
+ * Why the bound holds (Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., Lemma 3.1
+ * and section 3.1). Any implementation of y_i = alpha * sum_j a_ij x_j + beta * y_in_i evaluates
+ * each term through at most k_i + 2 roundings, whatever the summation order (sequential, a tree
+ * over warp lanes, segmented reductions with carries between warps, atomics per chunk):
+ *   - one for a_ij * x_j and one for the factor alpha (applied to the product, to x_j or to a
+ *     partial sum: always one multiplication on the term's path; an FMA only removes roundings);
+ *   - at most k_i for the additions: k_i + 1 terms (the k_i products and beta * y_in_i) combined
+ *     two at a time take k_i additions, and a term takes part in at most all of them.
+ * beta * y_in_i takes one multiplication and at most k_i additions. Each rounding is a factor
+ * (1 + d), |d| <= u = 2^-53, and a product of n such factors is 1 + t, |t| <= gamma_n =
+ * n u / (1 - n u) (Lemma 3.1), so
+ *     |y_out_i - y_i| <= gamma_{k_i+2}(u) * M_i,   M_i = |alpha| (|op(A)| |x|)_i + |beta| |y_in_i|.
+ * The reference is computed the same way in long double (u_ref = LDBL_EPSILON / 2: 2^-64 on
+ * x86-64, so its error is 2^-11 of the double one; where long double is double it is as large),
+ * |ref_i - y_i| <= gamma_{k_i+2}(u_ref) M_i, and the triangle inequality gives the sum of both.
+ * Underflow: a product that underflows errs by at most DBL_TRUE_MIN / 2 in absolute terms
+ * (additions are exact then), at most two per term: (k_i + 1)(1 + |alpha|) DBL_TRUE_MIN.
+ * C = GS_TEST_SPMV_C = 2: the bound above is rigorous with C = 1 up to second-order terms (M_i
+ * and |y_out_i - ref_i| are themselves evaluated in long double); 2 absorbs those and any layout
+ * whose terms see up to 2 (k_i + 2) roundings (e.g. beta applied in a pass of its own and a long
+ * row's partial sums added to y one atomic per chunk), while a wrong index, a dropped or
+ * doubled entry, or a missing alpha or beta still exceeds it by orders of magnitude. */
+
+static double gamma_k(double k, long double u)
+{
+  long double ku = (long double)k * u;
+  return ku < 1.0L ? (double)(ku / (1.0L - ku)) : INFINITY;
+}
+
+gs_test_spmv_cmp_t gs_test_spmv_compare(const gs_csr_t *A, gs_op_t op, double alpha,
+                                        const double *x, double beta, const double *y_in,
+                                        const double *y_out)
+{
+  gs_test_spmv_cmp_t r = {0.0, -1, 0.0, 0.0, 0.0, 0};
+  const int trans = op == GS_OP_T;
+  if (!A || (!trans && op != GS_OP_N)) {
+    r.ratio = INFINITY;
+    return r;
+  }
+  const gs_idx_t len = trans ? A->n : A->m;
+  if (len <= 0) return r;
+  long double *ref = malloc((size_t)len * sizeof *ref), *mag = malloc((size_t)len * sizeof *mag);
+  int64_t *cnt = calloc((size_t)len, sizeof *cnt);
+  if (!ref || !mag || !cnt || !y_out || (beta != 0.0 && !y_in) ||
+      (A->nnz > 0 && alpha != 0.0 && !x)) {
+    free(ref);
+    free(mag);
+    free(cnt);
+    r.ratio = INFINITY;
+    return r;
+  }
+  for (gs_idx_t i = 0; i < len; ++i) {
+    ref[i] = beta == 0.0 ? 0.0L : (long double)beta * y_in[i];
+    mag[i] = fabsl(ref[i]);
+  }
+  for (gs_idx_t i = 0; i < A->m && alpha != 0.0; ++i) /* alpha = 0: A and x unread (BLAS) */
+    for (gs_idx_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) {
+      gs_idx_t out = trans ? A->col[p] : i, in = trans ? i : A->col[p];
+      long double t = (long double)alpha * A->val[p] * x[in];
+      ref[out] += t;
+      mag[out] += fabsl(t);
+      cnt[out]++;
+    }
+  const long double u = 0x1p-53L, u_ref = LDBL_EPSILON / 2.0L;
+  r.ratio = 0.0;
+  for (gs_idx_t i = 0; i < len; ++i) {
+    double k = (double)cnt[i], ratio;
+    long double g = (long double)gamma_k(k + 2, u) + gamma_k(k + 2, u_ref);
+    long double bound =
+        GS_TEST_SPMV_C * (g * mag[i] + (k + 1) * (1.0L + fabs(alpha)) * DBL_TRUE_MIN);
+    if (!isfinite(ref[i]) || !isfinite(mag[i])) {
+      /* non-finite input: the same NaN or the same infinity passes, anything else fails */
+      int same = (isnan(ref[i]) && isnan(y_out[i])) || (long double)y_out[i] == ref[i];
+      ratio = same ? 0.0 : INFINITY;
+    } else if (!isfinite(y_out[i])) {
+      ratio = INFINITY;
+    } else {
+      ratio = (double)(fabsl((long double)y_out[i] - ref[i]) / bound);
+    }
+    if (ratio > r.ratio || r.index < 0) {
+      r.ratio = ratio;
+      r.index = i;
+      r.got = y_out[i];
+      r.want = (double)ref[i];
+      r.bound = (double)bound;
+      r.terms = cnt[i];
+    }
+  }
+  free(ref);
+  free(mag);
+  free(cnt);
+  return r;
+}
+
+int gs_test_spmv_ok(const gs_csr_t *A, gs_op_t op, double alpha, const double *x, double beta,
+                    const double *y_in, const double *y_out, const char *label_fmt, ...)
+{
+  gs_test_spmv_cmp_t r = gs_test_spmv_compare(A, op, alpha, x, beta, y_in, y_out);
+  if (r.ratio <= 1.0) return 1;
+  char label[512] = "";
+  if (label_fmt) {
+    va_list ap;
+    va_start(ap, label_fmt);
+    vsnprintf(label, sizeof label, label_fmt, ap);
+    va_end(ap);
+  }
+  fprintf(stderr,
+          "\n  %s: op %c alpha %g beta %g (%lld x %lld, nnz %lld): y[%lld] = %.17g, reference "
+          "%.17g, |error| %.3g > bound %.3g (ratio %.3g, %lld terms)\n",
+          label, op == GS_OP_T ? 'T' : 'N', alpha, beta, A ? (long long)A->m : -1LL,
+          A ? (long long)A->n : -1LL, A ? (long long)A->nnz : -1LL, (long long)r.index, r.got,
+          r.want, fabs(r.got - r.want), r.bound, r.ratio, (long long)r.terms);
+  return 0;
+}
+
+/* ---- the backend registry and the real matrices --------------------------------------------- */
+
+double gs_test_backend_option_default(const char *name, const char *key, double fallback)
+{
+  int i = gs_spmv_backend_find(name);
+  if (i < 0) return fallback;
+  gs_spmv_option_info_t info;
+  for (int k = 0; gs_spmv_backend_option(i, k, &info); ++k)
+    if (info.key && strcmp(info.key, key) == 0) return info.def;
+  return fallback;
+}
+
+int gs_test_have_matrices(void)
+{
+  struct stat st;
+  if (stat(GS_MATRIX_DIR, &st) == 0 && S_ISDIR(st.st_mode)) return 1;
+  printf("\n  skipped: matrix folder %s not found (set GS_MATRIX_DIR)\n", GS_MATRIX_DIR);
+  return 0;
 }

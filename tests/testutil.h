@@ -18,7 +18,8 @@ uint64_t gs_test_seed(void);
 uint64_t gs_test_next(uint64_t *state);
 double gs_test_uniform(uint64_t *state);
 
-/** Path of a real matrix in ../shared/matrices (static buffer, valid until the next call). */
+/** Path of a real matrix in GS_MATRIX_DIR (static buffer, valid until the next call); tests call
+ *  gs_test_have_matrices() first. */
 const char *gs_test_matrix(const char *name);
 /** Path of a file under tests/data (static buffer). */
 const char *gs_test_data(const char *rel);
@@ -37,7 +38,60 @@ gs_csr_t *gs_test_csr_from_dense(int m, int n, const double *a);
 /** Random m x n CSR with about `density` of entries filled, values in [-1, 1). */
 gs_csr_t *gs_test_random_csr(uint64_t *state, gs_idx_t m, gs_idx_t n, double density);
 
-/** max_i |a_i - b_i| / max(max_i |b_i|, tiny): norm-wise relative difference. */
+/** max_i |a_i - b_i| / max(max_i |b_i|, tiny): norm-wise relative difference. For residuals and
+ *  solver results only: products y = alpha*op(A)*x + beta*y are compared with gs_test_spmv_ok. */
 double gs_test_rel_err(const double *a, const double *b, size_t n);
+
+/* ---- comparing sparse products -------------------------------------------------------------- */
+
+/** Safety factor of the product bound (see gs_test_spmv_compare in testutil.c). */
+#define GS_TEST_SPMV_C 2.0
+
+/** Outcome of comparing one computed product against the reference. */
+typedef struct gs_test_spmv_cmp {
+  double ratio;  /* max_i |y_out_i - ref_i| / bound_i: <= 1 passes; INFINITY when y_out holds a
+                    NaN or Inf that the reference does not (or the reference could not be
+                    computed); 0 for an empty output */
+  int64_t index; /* the i where ratio is reached (-1 for an empty output) */
+  double got, want, bound; /* y_out[index], the reference and the bound there */
+  int64_t terms; /* k_index: entries of row `index` of op(A) */
+} gs_test_spmv_cmp_t;
+
+/**
+ * Compares y_out against y = alpha*op(A)*x + beta*y_in, element by element, with the rounding
+ * bound of the summation (derivation in testutil.c):
+ *   |y_out_i - ref_i| <= C * (gamma_{k_i+2}(u) + gamma_{k_i+2}(u_ref)) * M_i + underflow term,
+ *   M_i = |alpha| (|op(A)| |x|)_i + |beta| |y_in_i|,  gamma_k(u) = k u / (1 - k u),
+ * k_i the entries of row i of op(A), u = 2^-53, u_ref the unit roundoff of the long double
+ * reference, C = GS_TEST_SPMV_C. As in BLAS, y_in is not read when beta == 0 (it may be NULL
+ * or hold NaN), and A and x are not read when alpha == 0.
+ * Lengths: x has op(A)'s column count, y_in and y_out its row count.
+ */
+gs_test_spmv_cmp_t gs_test_spmv_compare(const gs_csr_t *A, gs_op_t op, double alpha,
+                                        const double *x, double beta, const double *y_in,
+                                        const double *y_out);
+
+/**
+ * gs_test_spmv_compare, then 1 when every element is within its bound; otherwise prints one
+ * line to stderr (the printf-style label, op, alpha, beta, shape, the worst element with its
+ * value, reference, bound and ratio) and returns 0. Use as CU_ASSERT(gs_test_spmv_ok(...)).
+ */
+int gs_test_spmv_ok(const gs_csr_t *A, gs_op_t op, double alpha, const double *x, double beta,
+                    const double *y_in, const double *y_out, const char *label_fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 8, 9)))
+#endif
+    ;
+
+/* ---- the backend registry and the real matrices --------------------------------------------- */
+
+/** Default value of option `key` of backend `name` as the registry declares it; `fallback` when
+ *  the backend does not declare the key. */
+double gs_test_backend_option_default(const char *name, const char *key, double fallback);
+
+/** 1 when the folder of real matrices (GS_MATRIX_DIR) exists. Otherwise prints one line
+ *  "skipped: matrix folder <path> not found (set GS_MATRIX_DIR)" and returns 0: a test that
+ *  needs the real matrices returns early on 0 (CUnit has no skip; the test counts as passed). */
+int gs_test_have_matrices(void);
 
 #endif

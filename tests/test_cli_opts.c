@@ -1,0 +1,134 @@
+/* tests/test_cli_opts.c: the SpMV backend options of the command line (--spmv-opt, --max-fill,
+ * --vector-width): listed by `spmv --list --verbose`, rejected before any matrix or device work
+ * (so these run without a GPU), and applied by `check` on the host layouts. Host suite. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <string.h>
+
+#include "tests/testutil.h"
+
+static char out[1 << 16], err[1 << 14];
+
+/* Runs `gpusolve ARGS`; expects exit 2, nothing on stdout and one line "gpusolve: ..." on stderr
+ * that contains `needle`. Prints what it got when not. */
+static void expect_bad_option(const char *args, const char *needle)
+{
+  int rc = gs_test_cli(args, out, sizeof out, err, sizeof err);
+  size_t n = strlen(err);
+  int one_line = n > 10 && !strncmp(err, "gpusolve: ", 10) && strchr(err, '\n') == err + n - 1;
+  int ok = rc == 2 && out[0] == '\0' && one_line && strstr(err, needle) != NULL;
+  if (!ok)
+    fprintf(stderr, "\n  gpusolve %s: exit %d, want 2 and one line naming '%s'; stdout %zu bytes, "
+            "stderr: %s", args, rc, needle, strlen(out), err);
+  CU_ASSERT(ok);
+}
+
+/* The option line of `key` printed under backend `name` by `spmv --list --verbose`. */
+static int lists_option(const char *name, const char *key)
+{
+  char want[128];
+  snprintf(want, sizeof want, "--spmv-opt %s.%s=V ", name, key);
+  const char *p = strstr(out, want);
+  if (!p) fprintf(stderr, "\n  spmv --list --verbose does not show '%s'\n", want);
+  return p != NULL && strstr(p, "(default ") != NULL;
+}
+
+static void test_list_verbose(void)
+{
+  CU_ASSERT_EQUAL_FATAL(gs_test_cli("spmv --list --verbose", out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT_STRING_EQUAL(err, "");
+  CU_ASSERT(lists_option("csr-vector", "width"));
+  CU_ASSERT(lists_option("hyb", "k"));
+  CU_ASSERT(lists_option("ell", "max_fill"));
+  CU_ASSERT(lists_option("dia", "max_fill"));
+  if (gs_spmv_backend_find("cusparse-sell") >= 0) CU_ASSERT(lists_option("cusparse-sell", "max_fill"));
+  /* plain --list stays one line per format, no options */
+  CU_ASSERT_EQUAL_FATAL(gs_test_cli("spmv --list", out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT(strstr(out, "--spmv-opt") == NULL);
+  int lines = 0;
+  for (const char *p = out; (p = strchr(p, '\n')) != NULL; ++p) ++lines;
+  CU_ASSERT_EQUAL(lines, gs_spmv_backend_count());
+}
+
+/* Each bad option: exit 2 with one line naming it, before the matrix is built or the device
+ * opened (no matrix given: spmv would otherwise build its default matrix, then fail with 3). */
+static void test_spmv_bad_options(void)
+{
+  expect_bad_option("spmv --spmv-opt nosuch=1", "nosuch");
+  expect_bad_option("spmv --spmv-opt hyb.nosuch=1", "hyb.nosuch=1");
+  expect_bad_option("spmv --spmv-opt hyb.k=x", "hyb.k=x");
+  expect_bad_option("spmv --spmv-opt csr-vector.width=3", "csr-vector.width=3");
+  expect_bad_option("spmv --vector-width 3", "--vector-width");
+  expect_bad_option("spmv --max-fill 0.5", "--max-fill");
+  expect_bad_option("spmv --spmv-opt nosuch.width=8", "nosuch");
+  expect_bad_option("spmv --spmv-opt max_fill", "max_fill");
+  expect_bad_option("spmv --spmv-opt", "--spmv-opt");
+  /* the option is reported, not the missing file behind it */
+  expect_bad_option("spmv /nonexistent/A.mtx --spmv-opt hyb.k=x", "hyb.k=x");
+}
+
+static void test_solve_and_check_bad_options(void)
+{
+  char args[4200];
+  const char *m = gs_test_data("ok/layout.mtx");
+  expect_bad_option("solve --spmv-opt nosuch=1", "nosuch");
+  expect_bad_option("solve --spmv-opt csr-vector.width=3 --format csr-vector", "csr-vector.width=3");
+  snprintf(args, sizeof args, "check '%s' --spmv-opt hyb.nosuch=1", m);
+  expect_bad_option(args, "hyb.nosuch=1");
+  snprintf(args, sizeof args, "check '%s' --max-fill 0.5", m);
+  expect_bad_option(args, "--max-fill");
+}
+
+/* The text line of `format` in check's table. */
+static const char *check_row(const char *format)
+{
+  static char line[512];
+  size_t n = strlen(format);
+  for (const char *p = out; *p;) {
+    const char *e = strchr(p, '\n');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    if (len > n && !strncmp(p, format, n) && p[n] == ' ') {
+      snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1), p);
+      return line;
+    }
+    p += len + (e != NULL);
+  }
+  return "";
+}
+
+/* max_fill=1.0 on a 2 x 2 matrix with an empty slot: the padded layouts refuse it on the host
+ * (with or without a GPU); the others pass; a refusal is not a failure (exit 0). */
+static void test_check_max_fill(void)
+{
+  char args[4200];
+  const char *m = gs_test_data("ok/layout.mtx");
+  snprintf(args, sizeof args, "check '%s' --spmv-opt max_fill=1.0", m);
+  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+  int ell_refused = !strncmp(check_row("ell"), "ell            refused ", 23);
+  if (!ell_refused) fprintf(stderr, "\n  check with max_fill=1.0:\n%s%s", out, err);
+  CU_ASSERT(ell_refused);
+  CU_ASSERT(strstr(check_row("dia"), " refused ") != NULL);
+  CU_ASSERT(strstr(check_row("csr-scalar"), " ok ") != NULL);
+
+  /* the same through --max-fill and in JSON */
+  snprintf(args, sizeof args, "check '%s' --max-fill 1 --json", m);
+  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT(strstr(out, "\"format\":\"ell\",\"host\":\"refused\"") != NULL);
+
+  /* the default limit (3) takes this matrix */
+  snprintf(args, sizeof args, "check '%s'", m);
+  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT(strstr(check_row("ell"), " ok ") != NULL);
+}
+
+int main(void)
+{
+  CU_TestInfo tests[] = {
+    {"spmv --list --verbose shows each backend's options", test_list_verbose},
+    {"spmv: bad backend options exit 2 before any work", test_spmv_bad_options},
+    {"solve, check: bad backend options exit 2", test_solve_and_check_bad_options},
+    {"check --spmv-opt max_fill=1.0: padded host layouts refuse", test_check_max_fill},
+    CU_TEST_INFO_NULL,
+  };
+  return gs_test_main("cli_opts", tests, 0);
+}
