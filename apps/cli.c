@@ -109,6 +109,35 @@ int cli_default_matrix(gs_csr_t **A, const char **label)
   return st == GS_SUCCESS ? CLI_OK : cli_fail_status(st);
 }
 
+int cli_arg_switch(const char *a, const char *usage, const cli_switch_t *sw)
+{
+  if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+    fputs(usage, stdout);
+    return 2;
+  }
+  for (; sw && sw->name; ++sw)
+    if (!strcmp(a, sw->name) || (sw->alias && !strcmp(a, sw->alias))) {
+      *sw->flag = 1;
+      return 1;
+    }
+  return 0;
+}
+
+int cli_arg_positional(const char *cmd, const char *a, const char **pos, int npos, int *used,
+                       const char *too_many)
+{
+  if (a[0] == '-' && a[1] != '\0')
+    return cli_fail(CLI_BAD_INPUT, "%s: unknown option '%s' (see 'gpusolve %s --help')", cmd, a,
+                    cmd);
+  if (*used < npos) {
+    pos[(*used)++] = a;
+    return CLI_OK;
+  }
+  char msg[512];
+  snprintf(msg, sizeof msg, too_many, a);
+  return cli_fail(CLI_BAD_INPUT, "%s: %s", cmd, msg);
+}
+
 int cli_context(gs_context_t **ctx)
 {
   gs_status_t st = gs_context_create(ctx, 0);

@@ -33,6 +33,23 @@ int cli_status_code(gs_status_t st);
 /** Reports gs_last_error() for a failed status and returns its exit code. */
 int cli_fail_status(gs_status_t st);
 
+/* ---- the arguments every subcommand treats alike ---- */
+
+/** A subcommand's switches without a value: `name` or `alias` (may be NULL) sets *flag = 1.
+ *  A list ends with a NULL name. */
+typedef struct cli_switch {
+  const char *name, *alias;
+  int *flag;
+} cli_switch_t;
+/** --help / -h prints `usage` and returns 2 (the caller returns CLI_OK); a listed switch sets its
+ *  flag and returns 1; anything else returns 0. `sw` may be NULL. */
+int cli_arg_switch(const char *a, const char *usage, const cli_switch_t *sw);
+/** The last branch of an argument loop: an unknown option is an error naming `cmd`; otherwise `a`
+ *  is positional argument number *used (of at most npos), or too many, reported with
+ *  `too_many` (a format taking `a`). Returns CLI_OK or the exit code after printing. */
+int cli_arg_positional(const char *cmd, const char *a, const char **pos, int npos, int *used,
+                       const char *too_many);
+
 /** Option parsing: if argv[*i] is `name` (followed by a value) or `name=value`, stores the
  *  value, advances *i past it and returns 1; a missing value is a usage error (returns -1
  *  after printing). Returns 0 when argv[*i] is another option. */

@@ -111,22 +111,16 @@ int cmd_check(int argc, char **argv)
   const char *path = NULL;
   int json = 0, rc;
   char opts[1024] = "";
-  for (int i = 1; i < argc; ++i) {
+  const cli_switch_t sw[] = {{"--json", NULL, &json}, {NULL, NULL, NULL}};
+  for (int i = 1, np = 0; i < argc; ++i) {
     int r;
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      fputs(usage_text, stdout);
-      return CLI_OK;
-    } else if (!strcmp(argv[i], "--json")) {
-      json = 1;
+    if ((r = cli_arg_switch(argv[i], usage_text, sw)) != 0) {
+      if (r == 2) return CLI_OK;
     } else if ((r = cli_spmv_opt(argc, argv, &i, "max-fill spmv-opt", opts, sizeof opts)) != 0) {
       if (r < 0) return CLI_BAD_INPUT;
-    } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-      return cli_fail(CLI_BAD_INPUT, "check: unknown option '%s' (see 'gpusolve check --help')",
-                      argv[i]);
-    } else if (!path) {
-      path = argv[i];
-    } else {
-      return cli_fail(CLI_BAD_INPUT, "check: more than one matrix given ('%s')", argv[i]);
+    } else if ((rc = cli_arg_positional("check", argv[i], &path, 1, &np,
+                                        "more than one matrix given ('%s')")) != CLI_OK) {
+      return rc;
     }
   }
   if (!path) return cli_fail(CLI_BAD_INPUT, "check: no matrix given (usage: gpusolve check A.mtx)");

@@ -45,13 +45,11 @@ int cmd_gen(int argc, char **argv)
   long stencil = -1, rows = -1, cols = -1, per_row = -1;
   double sigma = -1, k = -1;
   unsigned long long seed = 1;
+  int nkind = 0;
   for (int i = 1; i < argc; ++i) {
     int r;
     const char *a = argv[i];
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      fputs(usage_text, stdout);
-      return CLI_OK;
-    }
+    if (cli_arg_switch(a, usage_text, NULL) == 2) return CLI_OK;
 #define OPT(name) ((r = cli_opt(argc, argv, &i, name, &v)) != 0)
     if (OPT("-o")) {
       if (r < 0) return CLI_BAD_INPUT;
@@ -73,12 +71,9 @@ int cmd_gen(int argc, char **argv)
       if (r < 0 || cli_parse_double("--k", v, 1e-6, 1e6, &k)) return CLI_BAD_INPUT;
     } else if (OPT("--seed")) {
       if (r < 0 || cli_parse_u64("--seed", v, &seed)) return CLI_BAD_INPUT;
-    } else if (a[0] == '-' && a[1] != '\0') {
-      return cli_fail(CLI_BAD_INPUT, "gen: unknown option '%s' (see 'gpusolve gen --help')", a);
-    } else if (!kind) {
-      kind = a;
-    } else {
-      return cli_fail(CLI_BAD_INPUT, "gen: unexpected argument '%s'", a);
+    } else if ((r = cli_arg_positional("gen", a, &kind, 1, &nkind,
+                                       "unexpected argument '%s'")) != CLI_OK) {
+      return r;
     }
 #undef OPT
   }

@@ -19,20 +19,13 @@ int cmd_info(int argc, char **argv)
 {
   const char *path = NULL;
   int json = 0;
-  for (int i = 1; i < argc; ++i) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      fputs(usage_text, stdout);
-      return CLI_OK;
-    } else if (!strcmp(argv[i], "--json")) {
-      json = 1;
-    } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-      return cli_fail(CLI_BAD_INPUT, "info: unknown option '%s' (see 'gpusolve info --help')",
-                      argv[i]);
-    } else if (!path) {
-      path = argv[i];
-    } else {
-      return cli_fail(CLI_BAD_INPUT, "info: more than one matrix given ('%s')", argv[i]);
-    }
+  const cli_switch_t sw[] = {{"--json", NULL, &json}, {NULL, NULL, NULL}};
+  for (int i = 1, np = 0; i < argc; ++i) {
+    int r = cli_arg_switch(argv[i], usage_text, sw);
+    if (r == 2) return CLI_OK;
+    if (r == 0 && (r = cli_arg_positional("info", argv[i], &path, 1, &np,
+                                          "more than one matrix given ('%s')")) != CLI_OK)
+      return r;
   }
   if (!path) return cli_fail(CLI_BAD_INPUT, "info: no matrix given (usage: gpusolve info A.mtx)");
 

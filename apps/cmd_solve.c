@@ -239,16 +239,13 @@ int cmd_solve(int argc, char **argv)
   long maxit = 10000, restart = 30, check_every = 1;
   char spmv_opts[1024] = "";
 
+  const cli_switch_t sw[] = {{"--json", NULL, &json}, {"--monitor", NULL, &monitor},
+                             {NULL, NULL, NULL}};
   for (int i = 1; i < argc; ++i) {
     int r;
     const char *a = argv[i];
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      fputs(usage_text, stdout);
-      return CLI_OK;
-    } else if (!strcmp(a, "--json")) {
-      json = 1;
-    } else if (!strcmp(a, "--monitor")) {
-      monitor = 1;
+    if ((r = cli_arg_switch(a, usage_text, sw)) != 0) {
+      if (r == 2) return CLI_OK;
     } else if ((r = cli_opt(argc, argv, &i, "--solver", &v)) != 0) {
       if (r < 0) return CLI_BAD_INPUT;
       solver = v;
@@ -281,14 +278,10 @@ int cmd_solve(int argc, char **argv)
     } else if ((r = cli_opt(argc, argv, &i, "--plot", &v)) != 0) {
       if (r < 0) return CLI_BAD_INPUT;
       plot_path = v;
-    } else if (a[0] == '-' && a[1] != '\0') {
-      return cli_fail(CLI_BAD_INPUT, "solve: unknown option '%s' (see 'gpusolve solve --help')",
-                      a);
-    } else if (npaths < 2) {
-      paths[npaths++] = a;
-    } else {
-      return cli_fail(CLI_BAD_INPUT, "solve: too many files ('%s'): give A.mtx and at most b.mtx",
-                      a);
+    } else if ((rc = cli_arg_positional("solve", a, paths, 2, &npaths,
+                                        "too many files ('%s'): give A.mtx and at most b.mtx")) !=
+               CLI_OK) {
+      return rc;
     }
   }
 

@@ -91,34 +91,25 @@ int cmd_spmv(int argc, char **argv)
   long runs = 100;
   int verbose = 0;
   char opts[1024] = "";
-  for (int i = 1; i < argc; ++i) {
+  const cli_switch_t sw[] = {{"--json", NULL, &json},       {"--transpose", NULL, &transpose},
+                             {"--list", NULL, &list},       {"--verbose", "-v", &verbose},
+                             {NULL, NULL, NULL}};
+  for (int i = 1, np = 0; i < argc; ++i) {
     int r;
     const char *a = argv[i];
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      fputs(usage_text, stdout);
-      return CLI_OK;
-    } else if (!strcmp(a, "--json")) {
-      json = 1;
-    } else if (!strcmp(a, "--transpose")) {
-      transpose = 1;
-    } else if (!strcmp(a, "--list")) {
-      list = 1;
+    if ((r = cli_arg_switch(a, usage_text, sw)) != 0) {
+      if (r == 2) return CLI_OK;
     } else if ((r = cli_opt(argc, argv, &i, "--format", &v)) != 0) {
       if (r < 0) return CLI_BAD_INPUT;
       formats = v;
     } else if ((r = cli_opt(argc, argv, &i, "--runs", &v)) != 0) {
       if (r < 0 || cli_parse_int("--runs", v, 1, 20000, &runs)) return CLI_BAD_INPUT;
-    } else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) {
-      verbose = 1;
     } else if ((r = cli_spmv_opt(argc, argv, &i, "max-fill vector-width spmv-opt", opts,
                                  sizeof opts)) != 0) {
       if (r < 0) return CLI_BAD_INPUT;
-    } else if (a[0] == '-' && a[1] != '\0') {
-      return cli_fail(CLI_BAD_INPUT, "spmv: unknown option '%s' (see 'gpusolve spmv --help')", a);
-    } else if (!path) {
-      path = a;
-    } else {
-      return cli_fail(CLI_BAD_INPUT, "spmv: more than one matrix given ('%s')", a);
+    } else if ((rc = cli_arg_positional("spmv", a, &path, 1, &np,
+                                        "more than one matrix given ('%s')")) != CLI_OK) {
+      return rc;
     }
   }
   if (list) {

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "gpusolve/operator.h"
 #include "spmv/common_kernels.h"
+#include "spmv/spmv_impl.h"
 
 typedef enum { OPER_SPMV, OPER_TRANSPOSE, OPER_SHELL } oper_kind_t;
 
@@ -103,19 +104,11 @@ static gs_status_t dispatch(gs_operator_t *A, gs_op_t op, double alpha, const do
 gs_status_t gs_operator_apply(gs_operator_t *A, gs_op_t op, double alpha, const double *d_x,
                               double beta, double *d_y)
 {
+  gs_idx_t out;
   if (!A) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_operator_apply: A is NULL");
-  if (op != GS_OP_N && op != GS_OP_T)
-    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_operator_apply: op must be GS_OP_N or GS_OP_T");
-  if (op == GS_OP_T && !(A->caps & GS_SPMV_CAP_TRANSPOSE))
-    return GS_ERROR(GS_ERR_UNSUPPORTED, "gs_operator_apply: the operator has no transpose "
-                    "product");
-  const gs_idx_t in = op == GS_OP_N ? A->cols : A->rows, out = op == GS_OP_N ? A->rows : A->cols;
-  if ((in > 0 && !d_x) || (out > 0 && !d_y))
-    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_operator_apply: x or y is NULL");
-  if (d_x && (const void *)d_x == (const void *)d_y)
-    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_operator_apply: x and y must be different vectors");
-  if (!isfinite(alpha) || !isfinite(beta))
-    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_operator_apply: alpha and beta must be finite");
+  GS_CHECK(gs_apply_check("gs_operator_apply: the operator", A->rows, A->cols,
+                          (A->caps & GS_SPMV_CAP_TRANSPOSE) != 0, op, alpha, d_x, beta, d_y,
+                          &out));
   if (out == 0) return GS_SUCCESS;
   GS_CHECK(gs_context_activate(A->ctx));
   if (alpha == 0.0 && A->kind == OPER_SHELL) /* the BLAS rule, for shells too */

@@ -248,31 +248,19 @@ cleanup:
   return st;
 }
 
-static gs_status_t prepare_csr(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_cfg_t *cfg,
-                               void **data, unsigned *caps)
-{
-  return cusp_prepare(ctx, A, cfg, data, caps, &kind_csr);
-}
-static gs_status_t prepare_csr2(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_cfg_t *cfg,
-                               void **data, unsigned *caps)
-{
-  return cusp_prepare(ctx, A, cfg, data, caps, &kind_csr2);
-}
-static gs_status_t prepare_coo(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_cfg_t *cfg,
-                               void **data, unsigned *caps)
-{
-  return cusp_prepare(ctx, A, cfg, data, caps, &kind_coo);
-}
-static gs_status_t prepare_coo2(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_cfg_t *cfg,
-                               void **data, unsigned *caps)
-{
-  return cusp_prepare(ctx, A, cfg, data, caps, &kind_coo2);
-}
-static gs_status_t prepare_sell(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_cfg_t *cfg,
-                               void **data, unsigned *caps)
-{
-  return cusp_prepare(ctx, A, cfg, data, caps, &kind_sell);
-}
+/* One prepare per backend of this file: the table's slot has no room for the kind. */
+#define CUSP_PREPARE(k)                                                                        \
+  static gs_status_t prepare_##k(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_cfg_t *cfg, \
+                                 void **data, unsigned *caps)                                 \
+  {                                                                                            \
+    return cusp_prepare(ctx, A, cfg, data, caps, &kind_##k);                                   \
+  }
+CUSP_PREPARE(csr)
+CUSP_PREPARE(csr2)
+CUSP_PREPARE(coo)
+CUSP_PREPARE(coo2)
+CUSP_PREPARE(sell)
+#undef CUSP_PREPARE
 
 /* ---- apply, memory, describe --------------------------------------------------------------- */
 
@@ -335,7 +323,7 @@ static gs_status_t host_apply_sell(const gs_csr_t *A, const gs_spmv_cfg_t *cfg, 
 {
   gs_sell_t *S = NULL;
   GS_CHECK(gs_sell_build(&S, A, GS_SELL_SLICE_SIZE, cfg->v[SELL_OPT_MAX_FILL]));
-  gs_status_t st = gs_sell_spmv_host(S, op == GS_OP_T ? 'T' : 'N', alpha, x, beta, y);
+  gs_status_t st = gs_sell_spmv_host(S, op, alpha, x, beta, y);
   gs_sell_destroy(&S);
   return st;
 }

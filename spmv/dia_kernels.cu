@@ -4,7 +4,7 @@
  * Layout (spmv/formats.h): val[d*pitch + i] = A(i, i + offsets[d]), stored by ROW i, pitch = m
  * rounded up to 32; slots whose column falls outside 0..n-1 hold 0 and are never used.
  *
- * dia_spmv_kernel (op = N)
+ * dia_spmv_kernel<false> (op = N)
  *   Work division: one thread per row, 256 threads (8 warps) per block, a grid-stride loop over
  *   tiles of 256 rows on gs_grid_blocks(m) blocks (one round below 2^28 rows). The loop bound
  *   is the tile's first row, the same for the whole block, so every thread reaches every
@@ -20,7 +20,7 @@
  *   loaded unconditionally, in bounds, so the loop has no branch and its loads overlap. The
  *   sum stays in a register across all diagonals; y[row] is written once (read first only
  *   when beta != 0).
- * dia_spmv_t_kernel (op = T): a gather, no atomics. One thread per output column j (y has n
+ * dia_spmv_kernel<true> (op = T, the same kernel instantiated for the transpose): a gather, no atomics. One thread per output column j (y has n
  *   entries), the same tiles, staging and barriers; on diagonal d column j meets row
  *   i = j - offsets[d], used when 0 <= i < m: y(j) = sum_d val[d*pitch + i] * x(i). Consecutive
  *   threads read consecutive slots of a diagonal (contiguous, shifted by the offset: two
@@ -47,72 +47,45 @@
 #include "spmv/device_util.cuh"
 #include "spmv/formats_kernels.h"
 
+/* One kernel for both ops (TRANS is a template parameter: each instantiation has the loop of
+ * its op and nothing else): o is the output index (row for N, column for T) and k the other
+ * index on diagonal d (column o + offset for N, row o - offset for T). */
+template <bool TRANS>
 static __global__ void __launch_bounds__(GS_FMT_BLOCK)
 dia_spmv_kernel(int m, int n, int ndiag, long long pitch, const int *__restrict__ offsets,
                 const double *__restrict__ val, const double *__restrict__ x, double alpha,
                 double beta, double *__restrict__ y)
 {
   __shared__ int s_off[GS_FMT_BLOCK];
+  const int nout = TRANS ? n : m, nin = TRANS ? m : n;
   const int64_t tiles = (int64_t)gridDim.x * blockDim.x;
-  for (int64_t first = (int64_t)blockIdx.x * blockDim.x; first < m; first += tiles) {
-    const bool active = first + threadIdx.x < m;
-    const int row = (int)(first + threadIdx.x); /* < m < 2^31; used only when active */
+  for (int64_t first = (int64_t)blockIdx.x * blockDim.x; first < nout; first += tiles) {
+    const bool active = first + threadIdx.x < nout;
+    const int o = (int)(first + threadIdx.x); /* < nout < 2^31; used only when active */
     double sum = 0.0;
     for (int base = 0; base < ndiag; base += GS_FMT_BLOCK) {
       const int chunk = ndiag - base < GS_FMT_BLOCK ? ndiag - base : GS_FMT_BLOCK;
       if ((int)threadIdx.x < chunk) s_off[threadIdx.x] = offsets[base + threadIdx.x];
       __syncthreads(); /* the chunk's offsets are visible to the block */
-      if (active) {
-        const double *v = val + (long long)base * pitch + row;
+      if (active) { /* ndiag >= 1 here, so nnz >= 1 and m, n >= 1: the clamp is in range */
+        const double *v = val + (long long)base * pitch + (TRANS ? 0 : o);
 #pragma unroll 4
         for (int d = 0; d < chunk; ++d, v += pitch) {
           /* Branch-free so that the unrolled loads issue back to back: the value slot always
-           * exists (it holds 0 when the column is outside the matrix), x is read at the
-           * column clamped into 0..n-1, and the select drops such a product (an Inf/NaN of x
-           * there never reaches the sum). */
-          const int c = row + s_off[d];
-          const bool in = (unsigned)c < (unsigned)n; /* 0 <= c < n */
-          const double a = ld_stream(v);
-          const double xc = __ldg(x + (c < 0 ? 0 : (c < n ? c : n - 1)));
-          sum = in ? fma(a, xc, sum) : sum;
+           * exists (it holds 0 when the column is outside the matrix), x is read at the index
+           * clamped into range, and the select drops such a product (an Inf/NaN of x there
+           * never reaches the sum). */
+          const int k = TRANS ? o - s_off[d] : o + s_off[d];
+          const bool in = (unsigned)k < (unsigned)nin; /* 0 <= k < nin */
+          const int kc = k < 0 ? 0 : (k < nin ? k : nin - 1);
+          const double a = ld_stream(TRANS ? v + kc : v);
+          const double xk = __ldg(x + kc);
+          sum = in ? fma(a, xk, sum) : sum;
         }
       }
       __syncthreads(); /* every thread is done with s_off before the next chunk is staged */
     }
-    if (active) y[row] = beta == 0.0 ? alpha * sum : alpha * sum + beta * y[row];
-  }
-}
-
-static __global__ void __launch_bounds__(GS_FMT_BLOCK)
-dia_spmv_t_kernel(int m, int n, int ndiag, long long pitch, const int *__restrict__ offsets,
-                  const double *__restrict__ val, const double *__restrict__ x, double alpha,
-                  double beta, double *__restrict__ y)
-{
-  __shared__ int s_off[GS_FMT_BLOCK];
-  const int64_t tiles = (int64_t)gridDim.x * blockDim.x;
-  for (int64_t first = (int64_t)blockIdx.x * blockDim.x; first < n; first += tiles) {
-    const bool active = first + threadIdx.x < n;
-    const int j = (int)(first + threadIdx.x); /* output column, < n < 2^31 */
-    double sum = 0.0;
-    for (int base = 0; base < ndiag; base += GS_FMT_BLOCK) {
-      const int chunk = ndiag - base < GS_FMT_BLOCK ? ndiag - base : GS_FMT_BLOCK;
-      if ((int)threadIdx.x < chunk) s_off[threadIdx.x] = offsets[base + threadIdx.x];
-      __syncthreads();
-      if (active) { /* ndiag >= 1 here, so nnz >= 1 and m >= 1: the clamp below is in 0..m-1 */
-        const double *v = val + (long long)base * pitch;
-#pragma unroll 4
-        for (int d = 0; d < chunk; ++d, v += pitch) {
-          const int i = j - s_off[d];                 /* the row of column j on diagonal d */
-          const bool in = (unsigned)i < (unsigned)m;  /* 0 <= i < m */
-          const int ic = i < 0 ? 0 : (i < m ? i : m - 1);
-          const double a = ld_stream(v + ic);
-          const double xi = __ldg(x + ic);
-          sum = in ? fma(a, xi, sum) : sum;
-        }
-      }
-      __syncthreads();
-    }
-    if (active) y[j] = beta == 0.0 ? alpha * sum : alpha * sum + beta * y[j];
+    if (active) y[o] = beta == 0.0 ? alpha * sum : alpha * sum + beta * y[o];
   }
 }
 
@@ -180,14 +153,14 @@ static gs_status_t dia_apply(gs_context_t *ctx, void *data, gs_op_t op, double a
   const dia_data_t *D = (const dia_data_t *)data;
   if (op == GS_OP_T) {
     if (D->n == 0) return GS_SUCCESS;
-    dia_spmv_t_kernel<<<gs_grid_blocks(D->n, GS_FMT_BLOCK), GS_FMT_BLOCK, 0, ctx->stream>>>(
+    dia_spmv_kernel<true><<<gs_grid_blocks(D->n, GS_FMT_BLOCK), GS_FMT_BLOCK, 0, ctx->stream>>>(
         D->m, D->n, D->ndiag, D->pitch, D->d_offsets, D->d_val, d_x, alpha, beta, d_y);
-    return GS_CHECK_LAUNCH(ctx->stream, "dia_spmv_t_kernel");
+    return GS_CHECK_LAUNCH(ctx->stream, "dia_spmv_kernel<T>");
   }
   if (D->m == 0) return GS_SUCCESS;
-  dia_spmv_kernel<<<gs_grid_blocks(D->m, GS_FMT_BLOCK), GS_FMT_BLOCK, 0, ctx->stream>>>(
+  dia_spmv_kernel<false><<<gs_grid_blocks(D->m, GS_FMT_BLOCK), GS_FMT_BLOCK, 0, ctx->stream>>>(
       D->m, D->n, D->ndiag, D->pitch, D->d_offsets, D->d_val, d_x, alpha, beta, d_y);
-  return GS_CHECK_LAUNCH(ctx->stream, "dia_spmv_kernel");
+  return GS_CHECK_LAUNCH(ctx->stream, "dia_spmv_kernel<N>");
 }
 
 static gs_status_t dia_memory(const void *data, gs_spmv_mem_t *mem)

@@ -53,11 +53,11 @@ gs_status_t gs_sell_build(gs_sell_t **out, const gs_csr_t *A, gs_idx_t slice_siz
                           double max_fill);
 /** Frees S (NULL-safe) and sets *S = NULL. */
 void gs_sell_destroy(gs_sell_t **S);
-/** Host apply on the layout: y = alpha*op(S)*x + beta*y, op 'N' or 'T'; beta == 0: y is
+/** Host apply on the layout: y = alpha*op(S)*x + beta*y (GS_OP_N or GS_OP_T); beta == 0: y is
  *  write-only; alpha == 0: y = beta*y, x (may be NULL) and the layout unread (BLAS, as
  *  gs_csr_spmv_host). The reference for the layout, in the same summation order as
  *  gs_csr_spmv_host. */
-gs_status_t gs_sell_spmv_host(const gs_sell_t *S, char op, gs_val_t alpha, const gs_val_t *x,
+gs_status_t gs_sell_spmv_host(const gs_sell_t *S, gs_op_t op, gs_val_t alpha, const gs_val_t *x,
                               gs_val_t beta, gs_val_t *y);
 
 #ifdef __cplusplus

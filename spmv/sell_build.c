@@ -98,13 +98,13 @@ cleanup:
   return st;
 }
 
-gs_status_t gs_sell_spmv_host(const gs_sell_t *S, char op, gs_val_t alpha, const gs_val_t *x,
+gs_status_t gs_sell_spmv_host(const gs_sell_t *S, gs_op_t op, gs_val_t alpha, const gs_val_t *x,
                               gs_val_t beta, gs_val_t *y)
 {
   if (!S) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_sell_spmv_host: S is NULL");
-  const int trans = op == 'T' || op == 't';
-  if (!trans && op != 'N' && op != 'n')
-    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_sell_spmv_host: op must be 'N' or 'T', not '%c'", op);
+  const int trans = op == GS_OP_T;
+  if (op != GS_OP_N && op != GS_OP_T)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_sell_spmv_host: op must be GS_OP_N or GS_OP_T");
   gs_idx_t in = trans ? S->m : S->n, outn = trans ? S->n : S->m;
   if ((outn > 0 && !y) || (in > 0 && S->slots > 0 && alpha != 0.0 && !x))
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_sell_spmv_host: NULL argument");

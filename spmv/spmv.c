@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +18,7 @@ struct gs_spmv {
   gs_context_t *ctx;
   gs_matrix_t *A;
   unsigned caps;
+  char who[64]; /* "backend 'dia'": the subject of apply's error messages */
   char describe[256];
 };
 
@@ -196,6 +198,7 @@ gs_status_t gs_spmv_create(gs_spmv_t **out, gs_context_t *ctx, gs_matrix_t *A, c
   S->ctx = ctx;
   S->A = A;
   S->caps = default_caps(S->ops);
+  snprintf(S->who, sizeof S->who, "backend '%s'", S->ops->name);
   GS_TRY(S->ops->prepare(ctx, A, &cfg, &S->data, &S->caps));
   if (S->ops->describe) S->ops->describe(S->data, S->describe, sizeof S->describe);
   *out = S;
@@ -224,23 +227,34 @@ int gs_spmv_supports(const gs_spmv_t *S, gs_op_t op)
   return op == GS_OP_N || (op == GS_OP_T && (S->caps & GS_SPMV_CAP_TRANSPOSE));
 }
 
+gs_status_t gs_apply_check(const char *who, gs_idx_t rows, gs_idx_t cols, int has_t, gs_op_t op,
+                           double alpha, const double *d_x, double beta, const double *d_y,
+                           gs_idx_t *out_len)
+{
+  *out_len = 0;
+  if (op != GS_OP_N && op != GS_OP_T)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "%s: op must be GS_OP_N or GS_OP_T", who);
+  if (op == GS_OP_T && !has_t)
+    return GS_ERROR(GS_ERR_UNSUPPORTED, "%s has no transpose apply", who);
+  const gs_idx_t in = op == GS_OP_N ? cols : rows, out = op == GS_OP_N ? rows : cols;
+  if ((in > 0 && !d_x) || (out > 0 && !d_y))
+    return GS_ERROR(GS_ERR_INVALID_ARG, "%s: x or y is NULL", who);
+  if (d_x && (const void *)d_x == (const void *)d_y)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "%s: x and y must be different vectors", who);
+  if (!isfinite(alpha) || !isfinite(beta))
+    return GS_ERROR(GS_ERR_INVALID_ARG, "%s: alpha and beta must be finite", who);
+  *out_len = out;
+  return GS_SUCCESS;
+}
+
 gs_status_t gs_spmv_apply(gs_spmv_t *S, gs_op_t op, double alpha, const double *d_x, double beta,
                           double *d_y)
 {
+  gs_idx_t outn;
   if (!S) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_spmv_apply: S is NULL");
-  if (op != GS_OP_N && op != GS_OP_T)
-    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_spmv_apply: op must be GS_OP_N or GS_OP_T");
-  if (!gs_spmv_supports(S, op))
-    return GS_ERROR(GS_ERR_UNSUPPORTED, "backend '%s' has no transpose apply%s", S->ops->name,
-                    (S->ops->flags & GS_SPMV_FLAG_TRANSPOSE) ? " for this matrix" : "");
   const gs_csr_t *h = gs_matrix_host(S->A);
-  gs_idx_t in = op == GS_OP_N ? h->n : h->m, outn = op == GS_OP_N ? h->m : h->n;
-  if ((in > 0 && !d_x) || (outn > 0 && !d_y))
-    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_spmv_apply: x or y is NULL");
-  if (d_x && (const void *)d_x == (const void *)d_y)
-    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_spmv_apply: x and y must be different vectors");
-  if (!isfinite(alpha) || !isfinite(beta))
-    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_spmv_apply: alpha and beta must be finite");
+  GS_CHECK(gs_apply_check(S->who, h->m, h->n, gs_spmv_supports(S, GS_OP_T), op, alpha, d_x, beta,
+                          d_y, &outn));
   if (outn == 0) return GS_SUCCESS;
   GS_CHECK(gs_context_activate(S->ctx));
   /* BLAS rule, one place for every backend: alpha = 0 reads neither A nor x (NaN in x does not

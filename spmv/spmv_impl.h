@@ -61,6 +61,14 @@ typedef struct gs_dcsr {
 } gs_dcsr_t;
 gs_status_t gs_matrix_device_csr(gs_matrix_t *A, gs_dcsr_t *out);
 
+/** The checks of an apply y = alpha op(A) x + beta y of a rows x cols operator, shared by
+ *  gs_spmv_apply and gs_operator_apply (`who` names the caller in the message): op is N or T
+ *  and supported (`has_t`), x and y present for non-empty sides and distinct, alpha and beta
+ *  finite. *out_len is the length of y. */
+gs_status_t gs_apply_check(const char *who, gs_idx_t rows, gs_idx_t cols, int has_t, gs_op_t op,
+                           double alpha, const double *d_x, double beta, const double *d_y,
+                           gs_idx_t *out_len);
+
 /** Registry (spmv/registry.c). */
 extern const gs_spmv_ops_t *const gs_spmv_registry[];
 extern const int gs_spmv_registry_count;

@@ -61,7 +61,7 @@ static void check_apply(const gs_sell_t *S, const gs_csr_t *A, gs_op_t op, doubl
     y0[i] = gs_test_uniform(rng);
     y[i] = beta == 0.0 ? NAN : y0[i];
   }
-  CU_ASSERT_FATAL(gs_sell_spmv_host(S, op == GS_OP_N ? 'N' : 'T', alpha, x, beta, y) ==
+  CU_ASSERT_FATAL(gs_sell_spmv_host(S, op, alpha, x, beta, y) ==
                   GS_SUCCESS);
   CU_ASSERT(gs_test_spmv_ok(A, op, alpha, x, beta, y0, y, "sell slice %d", (int)S->slice_size));
   free(x);
@@ -102,7 +102,7 @@ static void test_layout_matches_cusparse_sample(void)
   CU_ASSERT(memcmp(S->val, val, sizeof val) == 0);
   const double x[] = {1, 2, 3, 4}, want[] = {19, 8, 51, 52};
   double y[4] = {NAN, NAN, NAN, NAN};
-  CU_ASSERT(gs_sell_spmv_host(S, 'N', 1.0, x, 0.0, y) == GS_SUCCESS);
+  CU_ASSERT(gs_sell_spmv_host(S, GS_OP_N, 1.0, x, 0.0, y) == GS_SUCCESS);
   for (int i = 0; i < 4; ++i) CU_ASSERT_DOUBLE_EQUAL(y[i], want[i], 0.0);
   gs_sell_destroy(&S);
   gs_csr_destroy(&A);
@@ -135,9 +135,9 @@ static void test_layout_hand_checked(void)
   const double want[] = {2 * (10 + 2000) - 1, 2 * 30 - 1, -1, 2 * (4 + 50 + 600) - 1, 2 * 7000 - 1};
   const double want_t[] = {16, 1 + 6 + 20, 24, 2 + 35}; /* A^T xt */
   double y[5] = {1, 1, 1, 1, 1}, yt[4] = {NAN, NAN, NAN, NAN};
-  CU_ASSERT(gs_sell_spmv_host(S, 'N', 2.0, x, -1.0, y) == GS_SUCCESS);
+  CU_ASSERT(gs_sell_spmv_host(S, GS_OP_N, 2.0, x, -1.0, y) == GS_SUCCESS);
   for (int i = 0; i < 5; ++i) CU_ASSERT_DOUBLE_EQUAL(y[i], want[i], 0.0);
-  CU_ASSERT(gs_sell_spmv_host(S, 'T', 1.0, xt, 0.0, yt) == GS_SUCCESS);
+  CU_ASSERT(gs_sell_spmv_host(S, GS_OP_T, 1.0, xt, 0.0, yt) == GS_SUCCESS);
   for (int j = 0; j < 4; ++j) CU_ASSERT_DOUBLE_EQUAL(yt[j], want_t[j], 0.0);
   CU_ASSERT(gs_sell_spmv_host(S, 'X', 1.0, x, 0.0, y) == GS_ERR_INVALID_ARG);
 
@@ -222,9 +222,9 @@ static void test_tiny_and_empty_shapes(void)
   CU_ASSERT_EQUAL(S->nslices, 1);
   CU_ASSERT_PTR_NULL(S->col);
   double y[7] = {1, 2, 3, 4, 5, 6, 7}, yt[3] = {NAN, NAN, NAN};
-  CU_ASSERT(gs_sell_spmv_host(S, 'N', 1.0, NULL, 2.0, y) == GS_SUCCESS);
+  CU_ASSERT(gs_sell_spmv_host(S, GS_OP_N, 1.0, NULL, 2.0, y) == GS_SUCCESS);
   for (int i = 0; i < 7; ++i) CU_ASSERT_DOUBLE_EQUAL(y[i], 2.0 * (i + 1), 0.0);
-  CU_ASSERT(gs_sell_spmv_host(S, 'T', 1.0, NULL, 0.0, yt) == GS_SUCCESS);
+  CU_ASSERT(gs_sell_spmv_host(S, GS_OP_T, 1.0, NULL, 0.0, yt) == GS_SUCCESS);
   for (int j = 0; j < 3; ++j) CU_ASSERT_DOUBLE_EQUAL(yt[j], 0.0, 0.0);
   gs_sell_destroy(&S);
   check_all(A, 4, &rng);
@@ -237,7 +237,7 @@ static void test_tiny_and_empty_shapes(void)
   CU_ASSERT_EQUAL(S->slots, 0);
   CU_ASSERT_EQUAL(S->slice_ptr[0], 0);
   double y5[5] = {1, 1, 1, 1, 1};
-  CU_ASSERT(gs_sell_spmv_host(S, 'T', 1.0, NULL, -1.0, y5) == GS_SUCCESS);
+  CU_ASSERT(gs_sell_spmv_host(S, GS_OP_T, 1.0, NULL, -1.0, y5) == GS_SUCCESS);
   CU_ASSERT_DOUBLE_EQUAL(y5[4], -1.0, 0.0);
   gs_sell_destroy(&S);
   gs_csr_destroy(&A);
@@ -288,10 +288,10 @@ static void test_bad_arguments(void)
   CU_ASSERT_PTR_NULL(S);
   CU_ASSERT(gs_sell_build(&S, A, 0, 0.0) == GS_ERR_INVALID_ARG);
   CU_ASSERT(strstr(gs_last_error(), "slice size") != NULL);
-  CU_ASSERT(gs_sell_spmv_host(NULL, 'N', 1.0, NULL, 0.0, NULL) == GS_ERR_INVALID_ARG);
+  CU_ASSERT(gs_sell_spmv_host(NULL, GS_OP_N, 1.0, NULL, 0.0, NULL) == GS_ERR_INVALID_ARG);
   CU_ASSERT_FATAL(gs_sell_build(&S, A, 32, 0.0) == GS_SUCCESS);
   double y[2];
-  CU_ASSERT(gs_sell_spmv_host(S, 'N', 1.0, NULL, 0.0, y) == GS_ERR_INVALID_ARG);
+  CU_ASSERT(gs_sell_spmv_host(S, GS_OP_N, 1.0, NULL, 0.0, y) == GS_ERR_INVALID_ARG);
   gs_sell_destroy(&S);
   gs_sell_destroy(&S); /* NULL-safe */
   gs_sell_destroy(NULL);
