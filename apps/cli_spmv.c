@@ -6,14 +6,6 @@
 
 #include "apps/cli.h"
 
-static int allowed(const char *allow, const char *flag)
-{
-  size_t n = strlen(flag);
-  for (const char *p = allow; (p = strstr(p, flag)) != NULL; p += n)
-    if ((p == allow || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0')) return 1;
-  return 0;
-}
-
 static int append(char *buf, size_t len, const char *pair)
 {
   size_t used = strlen(buf), add = strlen(pair) + (used ? 1 : 0);
@@ -23,16 +15,16 @@ static int append(char *buf, size_t len, const char *pair)
   return CLI_OK;
 }
 
-int cli_spmv_opt(int argc, char **argv, int *i, const char *allow, char *buf, size_t len)
+int cli_spmv_opt(int argc, char **argv, int *i, unsigned allow, char *buf, size_t len)
 {
   const char *v = NULL;
   char pair[128];
   int r;
-  if (allowed(allow, "max-fill") && (r = cli_opt(argc, argv, i, "--max-fill", &v)) != 0) {
+  if ((allow & CLI_SPMV_MAX_FILL) && (r = cli_opt(argc, argv, i, "--max-fill", &v)) != 0) {
     double f;
     if (r < 0 || cli_parse_double("--max-fill", v, 1.0, 1e9, &f)) return -1;
     snprintf(pair, sizeof pair, "max_fill=%.17g", f);
-  } else if (allowed(allow, "vector-width") &&
+  } else if ((allow & CLI_SPMV_VECTOR_WIDTH) &&
              (r = cli_opt(argc, argv, i, "--vector-width", &v)) != 0) {
     long w;
     if (r < 0 || cli_parse_int("--vector-width", v, 0, 32, &w)) return -1;
@@ -41,7 +33,7 @@ int cli_spmv_opt(int argc, char **argv, int *i, const char *allow, char *buf, si
       return -1;
     }
     snprintf(pair, sizeof pair, "csr-vector.width=%ld", w);
-  } else if (allowed(allow, "spmv-opt") && (r = cli_opt(argc, argv, i, "--spmv-opt", &v)) != 0) {
+  } else if ((allow & CLI_SPMV_OPT) && (r = cli_opt(argc, argv, i, "--spmv-opt", &v)) != 0) {
     if (r < 0) return -1;
     if (gs_spmv_options_check(v) != GS_SUCCESS) {
       cli_fail(CLI_BAD_INPUT, "--spmv-opt: %s", gs_last_error());

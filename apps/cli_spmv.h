@@ -10,11 +10,16 @@
   "  --spmv-opt K=V    a backend option, repeatable: 'max_fill=4', 'csr-vector.width=8',\n"    \
   "                    'hyb.k=27' (list: gpusolve spmv --list --verbose)\n"
 
-/** Recognizes argv[*i] as --max-fill F (max_fill=F), --vector-width W (csr-vector.width=W) or
- *  --spmv-opt K=V and appends the pair to buf (a string of `len` bytes). Returns 0 when the
- *  option is not one of these, 1 when consumed (also its value), -1 after printing an error
- *  (bad value, unknown key, or the string would not fit). `allow` lists the flags this
- *  subcommand takes among "max-fill", "vector-width" and "spmv-opt" (space separated). */
-int cli_spmv_opt(int argc, char **argv, int *i, const char *allow, char *buf, size_t len);
+/** The flags of cli_spmv_opt a subcommand takes (a bit set). */
+enum {
+  CLI_SPMV_MAX_FILL = 1 << 0,     /* --max-fill F     = max_fill=F */
+  CLI_SPMV_VECTOR_WIDTH = 1 << 1, /* --vector-width W = csr-vector.width=W */
+  CLI_SPMV_OPT = 1 << 2           /* --spmv-opt K=V */
+};
+
+/** Recognizes argv[*i] as one of the `allow`ed flags and appends its pair to buf (a string of
+ *  `len` bytes). Returns 0 when the option is not one of these, 1 when consumed (also its
+ *  value), -1 after printing an error (bad value, unknown key, or the string would not fit). */
+int cli_spmv_opt(int argc, char **argv, int *i, unsigned allow, char *buf, size_t len);
 
 #endif

@@ -17,7 +17,10 @@ static const char *usage_text =
     "(alpha, beta) in {(1,0), (-1,1), (2.5,-0.5)} (y filled with NaN when beta = 0) against the\n"
     "host reference. A result passes when its norm-wise relative error is <= 1e-12.\n"
     "Per format: host ok|refused|unsupported|fail, device ok|unsupported|fail|skipped.\n"
-    "Exit status 0 only when nothing failed.\n";
+    "Exit status 0 only when nothing failed.\n\n"
+    "  --json            one JSON document on stdout\n"
+    "  --max-fill F      fill limit of the padded formats (the option max_fill=F)\n"
+    CLI_SPMV_OPT_HELP;
 
 static const double cases[3][2] = {{1.0, 0.0}, {-1.0, 1.0}, {2.5, -0.5}};
 
@@ -116,7 +119,7 @@ int cmd_check(int argc, char **argv)
     int r;
     if ((r = cli_arg_switch(argv[i], usage_text, sw)) != 0) {
       if (r == 2) return CLI_OK;
-    } else if ((r = cli_spmv_opt(argc, argv, &i, "max-fill spmv-opt", opts, sizeof opts)) != 0) {
+    } else if ((r = cli_spmv_opt(argc, argv, &i, CLI_SPMV_MAX_FILL | CLI_SPMV_OPT, opts, sizeof opts)) != 0) {
       if (r < 0) return CLI_BAD_INPUT;
     } else if ((rc = cli_arg_positional("check", argv[i], &path, 1, &np,
                                         "more than one matrix given ('%s')")) != CLI_OK) {

@@ -252,7 +252,7 @@ int cmd_solve(int argc, char **argv)
     } else if ((r = cli_opt(argc, argv, &i, "--format", &v)) != 0) {
       if (r < 0) return CLI_BAD_INPUT;
       format = v;
-    } else if ((r = cli_spmv_opt(argc, argv, &i, "spmv-opt", spmv_opts, sizeof spmv_opts)) != 0) {
+    } else if ((r = cli_spmv_opt(argc, argv, &i, CLI_SPMV_OPT, spmv_opts, sizeof spmv_opts)) != 0) {
       if (r < 0) return CLI_BAD_INPUT;
     } else if ((r = cli_opt(argc, argv, &i, "--precond", &v)) != 0) {
       if (r < 0) return CLI_BAD_INPUT;

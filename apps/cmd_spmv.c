@@ -104,7 +104,7 @@ int cmd_spmv(int argc, char **argv)
       formats = v;
     } else if ((r = cli_opt(argc, argv, &i, "--runs", &v)) != 0) {
       if (r < 0 || cli_parse_int("--runs", v, 1, 20000, &runs)) return CLI_BAD_INPUT;
-    } else if ((r = cli_spmv_opt(argc, argv, &i, "max-fill vector-width spmv-opt", opts,
+    } else if ((r = cli_spmv_opt(argc, argv, &i, CLI_SPMV_MAX_FILL | CLI_SPMV_VECTOR_WIDTH | CLI_SPMV_OPT, opts,
                                  sizeof opts)) != 0) {
       if (r < 0) return CLI_BAD_INPUT;
     } else if ((rc = cli_arg_positional("spmv", a, &path, 1, &np,

@@ -73,25 +73,19 @@ void gs_test_dmalloc_fail_after(gs_context_t *ctx, long k)
   pthread_mutex_unlock(&ctx->mem.lock);
 }
 
-size_t gs_device_bytes_in_use(const gs_context_t *ctx)
+/* One counter of ctx's table read under its lock (peak: the high-water mark, else in use). */
+static size_t counter(const gs_context_t *ctx, int peak)
 {
   if (!ctx) return 0;
   gs_memtab_t *M = (gs_memtab_t *)&ctx->mem;
   pthread_mutex_lock(&M->lock);
-  size_t v = M->in_use;
+  size_t v = peak ? M->peak : M->in_use;
   pthread_mutex_unlock(&M->lock);
   return v;
 }
 
-size_t gs_device_bytes_peak(const gs_context_t *ctx)
-{
-  if (!ctx) return 0;
-  gs_memtab_t *M = (gs_memtab_t *)&ctx->mem;
-  pthread_mutex_lock(&M->lock);
-  size_t v = M->peak;
-  pthread_mutex_unlock(&M->lock);
-  return v;
-}
+size_t gs_device_bytes_in_use(const gs_context_t *ctx) { return counter(ctx, 0); }
+size_t gs_device_bytes_peak(const gs_context_t *ctx) { return counter(ctx, 1); }
 
 gs_status_t gs_dmalloc(gs_context_t *ctx, void **p, size_t bytes, const char *what)
 {

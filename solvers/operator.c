@@ -88,12 +88,13 @@ void gs_operator_destroy(gs_operator_t **A)
   *A = NULL;
 }
 
-/* Dispatch without validation (gs_operator_apply validated once). */
+/* Dispatch without validation: gs_operator_apply checked sizes, op and scalars, made the device
+ * current and took alpha = 0, for every kind at once. */
 static gs_status_t dispatch(gs_operator_t *A, gs_op_t op, double alpha, const double *d_x,
                             double beta, double *d_y)
 {
   switch (A->kind) {
-  case OPER_SPMV: return gs_spmv_apply(A->S, op, alpha, d_x, beta, d_y);
+  case OPER_SPMV: return gs_spmv_dispatch(A->S, op, alpha, d_x, beta, d_y);
   case OPER_TRANSPOSE:
     return dispatch(A->inner, op == GS_OP_N ? GS_OP_T : GS_OP_N, alpha, d_x, beta, d_y);
   case OPER_SHELL: return A->fn(A->user, op, alpha, d_x, beta, d_y);
@@ -111,7 +112,7 @@ gs_status_t gs_operator_apply(gs_operator_t *A, gs_op_t op, double alpha, const 
                           &out));
   if (out == 0) return GS_SUCCESS;
   GS_CHECK(gs_context_activate(A->ctx));
-  if (alpha == 0.0 && A->kind == OPER_SHELL) /* the BLAS rule, for shells too */
+  if (alpha == 0.0) /* the BLAS rule, for every kind: neither A nor x is read */
     return gs_launch_scale(A->ctx->stream, out, beta, d_y);
   return dispatch(A, op, alpha, d_x, beta, d_y);
 }

@@ -291,20 +291,18 @@ gs_status_t gs_solver_create(gs_solver_t **out, gs_context_t *ctx, const gs_solv
 static void release(gs_solver_t *s)
 {
   gs_context_activate(s->ctx);
-  cudaEvent_t *ev = s->events, *tot = s->total_events;
+  cudaEvent_t *ev = s->events;
   for (int k = 0; k < s->ev_made; ++k) cudaEventDestroy(ev[k]);
-  if (tot) {
-    if (tot[0]) cudaEventDestroy(tot[0]);
-    if (tot[1]) cudaEventDestroy(tot[1]);
-  }
+  for (int k = 0; k < 2; ++k)
+    if (s->total[k]) cudaEventDestroy(s->total[k]);
   free(s->events);
   free(s->ev_kind);
-  free(s->total_events);
   if (s->h_work) cudaFreeHost(s->h_work);
   if (s->h_s) cudaFreeHost(s->h_s);
   gs_dfree(s->ctx, s->d_work);
   gs_dfree(s->ctx, s->d_s);
-  s->events = s->total_events = NULL;
+  s->events = NULL;
+  s->total[0] = s->total[1] = NULL;
   s->ev_kind = NULL;
   s->ev_made = s->ev_cap = s->ev_used = 0;
   s->h_work = s->d_work = NULL;
@@ -369,15 +367,12 @@ gs_status_t gs_solver_setup(gs_solver_t *s, gs_operator_t *A, gs_precond_t *M)
                     "the solver's work vectors"));
   if (s->host_doubles)
     GS_TRY(GS_CUDA(cudaMallocHost((void **)&s->h_work, s->host_doubles * sizeof(double))));
-  s->total_events = calloc(2, sizeof(cudaEvent_t));
-  if (!s->total_events) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory for timing");
-  cudaEvent_t *tot = s->total_events;
-  GS_TRY(GS_CUDA(cudaEventCreate(&tot[0])));
-  GS_TRY(GS_CUDA(cudaEventCreate(&tot[1])));
+  GS_TRY(GS_CUDA(cudaEventCreate(&s->total[0])));
+  GS_TRY(GS_CUDA(cudaEventCreate(&s->total[1])));
   if (o.timing) {
     long cap = 4L * o.check_every + 8;
     s->ev_cap = (int)(cap < 1024 ? cap : 1024);
-    s->events = calloc(2 * (size_t)s->ev_cap, sizeof(cudaEvent_t));
+    s->events = calloc(2 * (size_t)s->ev_cap, sizeof *s->events);
     s->ev_kind = calloc((size_t)s->ev_cap, 1);
     if (!s->events || !s->ev_kind) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory for timing");
     cudaEvent_t *ev = s->events;
@@ -403,9 +398,8 @@ cleanup:
 static gs_status_t run(gs_solver_t *s, double *d_x)
 {
   gs_solve_stats_t *stats = s->stats;
-  cudaEvent_t *tot = s->total_events;
+  cudaEvent_t *tot = s->total;
   const int maxit = s->given.maxit;
-  const gs_idx_t n = s->n;
   GS_CHECK(GS_CUDA(cudaEventRecord(tot[0], s->ctx->stream)));
   GS_CHECK(s->vec->nrm2(s, s->d_b, &s->d_s->bnorm));
   GS_CHECK(gs_solver_fetch(s));
@@ -453,7 +447,6 @@ static gs_status_t run(gs_solver_t *s, double *d_x)
   float ms = 0.0f;
   GS_CHECK(GS_CUDA(cudaEventElapsedTime(&ms, tot[0], tot[1])));
   stats->seconds_total = 1e-3 * ms;
-  (void)n;
   return GS_SUCCESS;
 }
 

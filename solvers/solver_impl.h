@@ -113,9 +113,9 @@ struct gs_solver {
   gs_dscalars_t *d_s;       /* device scalar block */
   gs_dscalars_t *h_s;       /* its pinned host mirror, valid after gs_solver_fetch */
   const double *one, *zero, *minus_one; /* device pointers into d_s */
-  void *total_events;       /* cudaEvent_t[2]: the solve on the GPU timeline */
+  cudaEvent_t total[2];     /* the solve on the GPU timeline */
   /* CUDA event pairs around SpMV and preconditioner calls, summed at each fetch */
-  void *events;             /* cudaEvent_t[2 * ev_cap] */
+  cudaEvent_t *events;      /* 2 * ev_cap: a start and an end per timed call */
   unsigned char *ev_kind;   /* 0 SpMV, 1 preconditioner */
   int ev_cap, ev_used, ev_made;
   /* ---- per solve ---- */

@@ -349,8 +349,10 @@ static int want_blocks(const gs_features_t *f)
   return (double)f->diagonals <= 8.0 * ((double)f->row_max + 1.0);
 }
 
-static gs_status_t csr_prepare_common(gs_context_t *ctx, gs_matrix_t *A, int width, void **out)
+static gs_status_t csr_prepare_common(gs_context_t *ctx, gs_matrix_t *A, int width, void **out,
+                                      unsigned *caps)
 {
+  *caps &= ~(unsigned)GS_SPMV_CAP_DETERMINISTIC_T; /* op T adds into y with atomics */
   csr_data_t *d = (csr_data_t *)calloc(1, sizeof *d);
   if (!d) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory preparing CSR");
   gs_status_t st = gs_matrix_device_csr(A, &d->A);
@@ -369,8 +371,7 @@ static gs_status_t csr_scalar_prepare(gs_context_t *ctx, gs_matrix_t *A, const g
                                       void **out, unsigned *caps)
 {
   (void)cfg;
-  *caps &= ~(unsigned)GS_SPMV_CAP_DETERMINISTIC_T; /* op T adds into y with atomics */
-  return csr_prepare_common(ctx, A, 1, out);
+  return csr_prepare_common(ctx, A, 1, out, caps);
 }
 
 /* csr-vector's options (gs_spmv_cfg_t order). */
@@ -388,8 +389,7 @@ static gs_status_t csr_vector_prepare(gs_context_t *ctx, gs_matrix_t *A, const g
   const gs_csr_t *h = gs_matrix_host(A);
   const int width = (int)cfg->v[CSR_OPT_WIDTH];
   int w = width > 0 ? width : smart_width(h);
-  *caps &= ~(unsigned)GS_SPMV_CAP_DETERMINISTIC_T; /* op T adds into y with atomics */
-  gs_status_t st = csr_prepare_common(ctx, A, w, out);
+  gs_status_t st = csr_prepare_common(ctx, A, w, out, caps);
   if (st != GS_SUCCESS || width > 0 || !want_blocks(gs_matrix_features(A))) return st;
   csr_data_t *d = (csr_data_t *)*out;
   gs_idx_t *hb = stream_blocks(h, &d->nblocks), *hc = NULL;

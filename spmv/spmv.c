@@ -260,6 +260,12 @@ gs_status_t gs_spmv_apply(gs_spmv_t *S, gs_op_t op, double alpha, const double *
   /* BLAS rule, one place for every backend: alpha = 0 reads neither A nor x (NaN in x does not
    * reach y), so y = beta*y (y = 0 when beta = 0). */
   if (alpha == 0.0) return gs_launch_scale(S->ctx->stream, outn, beta, d_y);
+  return gs_spmv_dispatch(S, op, alpha, d_x, beta, d_y);
+}
+
+gs_status_t gs_spmv_dispatch(gs_spmv_t *S, gs_op_t op, double alpha, const double *d_x,
+                             double beta, double *d_y)
+{
   return S->ops->apply(S->ctx, S->data, op, alpha, d_x, beta, d_y);
 }
 

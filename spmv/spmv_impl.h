@@ -69,6 +69,12 @@ gs_status_t gs_apply_check(const char *who, gs_idx_t rows, gs_idx_t cols, int ha
                            double alpha, const double *d_x, double beta, const double *d_y,
                            gs_idx_t *out_len);
 
+/** The product after gs_apply_check has passed, the context's device is current and alpha != 0:
+ *  straight to the backend. gs_spmv_apply ends in it; gs_operator_apply, which has done the
+ *  same checks for the operator, calls it so that a solver's product is validated once. */
+gs_status_t gs_spmv_dispatch(gs_spmv_t *S, gs_op_t op, double alpha, const double *d_x,
+                             double beta, double *d_y);
+
 /** Registry (spmv/registry.c). */
 extern const gs_spmv_ops_t *const gs_spmv_registry[];
 extern const int gs_spmv_registry_count;

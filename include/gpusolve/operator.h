@@ -16,7 +16,8 @@ typedef struct gs_operator gs_operator_t;
 
 /** A shell's product: d_y = alpha op(A) d_x + beta d_y on the context's stream, asynchronous,
  *  without allocating (the rules of gs_spmv_apply: d_y write-only when beta == 0; alpha == 0
- *  is handled before the shell is called, so a shell may assume alpha != 0). */
+ *  is handled before the shell is called, so a shell may assume alpha != 0). The arguments are
+ *  checked once, by gs_operator_apply, before the shell is called. */
 typedef gs_status_t (*gs_operator_apply_fn)(void *user, gs_op_t op, double alpha,
                                             const double *d_x, double beta, double *d_y);
 
