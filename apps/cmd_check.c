@@ -189,7 +189,7 @@ int cmd_check(int argc, char **argv)
     json_arr_end(&j);
     json_end(&j);
   } else {
-    printf("matrix %s: %d x %d, %d nonzeros; device: %s\n", path, H->m, H->n, H->nnz,
+    printf("matrix %s: %d x %d, %lld nonzeros; device: %s\n", path, H->m, H->n, (long long)H->nnz,
            have_gpu ? gs_context_device_name(ctx) : "none (device kernels skipped)");
     printf("%-14s %-8s %-8s %10s  %s\n", "format", "host", "device", "max error", "note");
     for (int b = 0; b < nb; ++b) {

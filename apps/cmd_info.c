@@ -64,8 +64,8 @@ int cmd_info(int argc, char **argv)
     printf("nonzeros               %lld (stored symmetry: %s)\n", (long long)f.nnz,
            gs_symmetry_string(f.symmetry));
     printf("density                %.6g\n", f.density);
-    printf("row length             mean %.4g, std %.4g, min %d, max %d\n", f.row_mean, f.row_std,
-           f.row_min, f.row_max);
+    printf("row length             mean %.4g, std %.4g, min %lld, max %lld\n", f.row_mean,
+           f.row_std, (long long)f.row_min, (long long)f.row_max);
     printf("empty rows             %d\n", f.empty_rows);
     printf("occupied diagonals     %d\n", f.diagonals);
     if (f.rows == f.cols) {

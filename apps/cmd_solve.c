@@ -350,7 +350,7 @@ int cmd_solve(int argc, char **argv)
     goto fail;
 
   if (!json) {
-    printf("matrix   %s: %d x %d, %d nonzeros%s%s\n", label, (int)n, (int)n, (int)H->nnz,
+    printf("matrix   %s: %d x %d, %lld nonzeros%s%s\n", label, (int)n, (int)n, (long long)H->nnz,
            f->numerically_symmetric ? ", symmetric" : "",
            f->diagonal_positive ? ", positive diagonal" : "");
     printf("system   b = %s, x0 = %s\n", ones ? "A*1 (the error against x = 1 is reported)"

@@ -28,7 +28,8 @@ static const char *usage_text =
     CLI_SPMV_OPT_HELP
     "  --json          one JSON document on stdout\n"
     "  --list          list the formats, one per line: name, then summary; with --verbose\n"
-    "                  also each format's options (--spmv-opt keys, defaults, ranges)\n";
+    "                  also each format's options (--spmv-opt keys, defaults, ranges) and\n"
+    "                  'wide' for those that take more than 2^31-1 entries\n";
 
 typedef struct row {
   const char *name;
@@ -115,6 +116,8 @@ int cmd_spmv(int argc, char **argv)
   if (list) {
     for (int i = 0; i < gs_spmv_backend_count(); ++i) {
       printf("%-14s %s\n", gs_spmv_backend_name(i), gs_spmv_backend_summary(i));
+      if (verbose && (gs_spmv_backend_flags(i) & GS_SPMV_FLAG_WIDE))
+        printf("%-14s   wide: takes matrices of more than 2^31-1 entries (64-bit offsets)\n", "");
       gs_spmv_option_info_t o;
       for (int k = 0; verbose && gs_spmv_backend_option(i, k, &o); ++k)
         printf("%-14s   --spmv-opt %s.%s=V  %s (default %g, range [%g, %g])\n", "",
@@ -177,7 +180,7 @@ int cmd_spmv(int argc, char **argv)
   double bw = 0.0; /* 0: not measured, the %copy column then reads 0 */
   if (gs_device_copy_bandwidth(ctx, &bw) != GS_SUCCESS) bw = 0.0;
   if (!json) {
-    printf("matrix   %s: %d x %d, %d nonzeros\n", label, M->m, M->n, M->nnz);
+    printf("matrix   %s: %d x %d, %lld nonzeros\n", label, M->m, M->n, (long long)M->nnz);
     printf("device   %s, copy bandwidth %.1f GB/s (device-to-device, read + write)\n",
            gs_context_device_name(ctx), bw * 1e-9);
   }
@@ -226,7 +229,7 @@ int cmd_spmv(int argc, char **argv)
       r->runs = tm.runs;
       r->device_bytes = mem.device_bytes;
       r->bytes = op == GS_OP_N ? mem.bytes_per_apply : mem.bytes_per_apply_t;
-      r->gflops = 2.0 * M->nnz / (r->med_ms * 1e-3) * 1e-9;
+      r->gflops = 2.0 * (double)M->nnz / (r->med_ms * 1e-3) * 1e-9;
       r->gbs = (double)r->bytes / (r->med_ms * 1e-3) * 1e-9;
       r->frac = bw > 0 ? r->gbs * 1e9 / bw : 0.0;
       r->rel_err = gs_spmv_rel_error(M, op, 1.0, h_x, 0.0, NULL, h_y);

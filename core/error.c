@@ -1,4 +1,4 @@
-/* core/error.c: status names and the thread-local last-error message. */
+/* core/error.c: status and value-type names, the thread-local last-error message. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,6 +26,24 @@ const char *gs_status_string(gs_status_t st)
   case GS_ERR_INTERNAL: return "GS_ERR_INTERNAL";
   }
   return "GS_ERR_UNKNOWN";
+}
+
+const char *gs_value_type_string(gs_value_type_t t)
+{
+  switch (t) {
+  case GS_VALUE_DOUBLE: return "double";
+  case GS_VALUE_FLOAT: return "float";
+  }
+  return "unknown";
+}
+
+size_t gs_value_type_size(gs_value_type_t t)
+{
+  switch (t) {
+  case GS_VALUE_DOUBLE: return sizeof(double);
+  case GS_VALUE_FLOAT: return sizeof(float);
+  }
+  return 0;
 }
 
 const char *gs_last_error(void) { return g_msg; }

@@ -13,7 +13,7 @@ gs_status_t gs_csr_features(const gs_csr_t *A, gs_features_t *f)
 {
   gs_status_t st = GS_SUCCESS;
   unsigned char *diag_seen = NULL;
-  gs_idx_t *cur = NULL;  /* per-row cursor of the symmetry sweep */
+  gs_off_t *cur = NULL;  /* per-row cursor of the symmetry sweep */
   gs_csr_t *S = NULL; /* sorted copy, only when A's rows are unsorted */
   if (!A || !f) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_csr_features: NULL argument");
   memset(f, 0, sizeof *f);
@@ -27,7 +27,7 @@ gs_status_t gs_csr_features(const gs_csr_t *A, gs_features_t *f)
   /* Row lengths: mean and population standard deviation (two-pass for accuracy). */
   f->row_min = m > 0 ? INT32_MAX : 0;
   for (gs_idx_t i = 0; i < m; ++i) {
-    gs_idx_t len = A->row_ptr[i + 1] - A->row_ptr[i];
+    gs_off_t len = A->row_ptr[i + 1] - A->row_ptr[i];
     if (len > f->row_max) f->row_max = len;
     if (len < f->row_min) f->row_min = len;
     if (len == 0) f->empty_rows++;
@@ -35,7 +35,7 @@ gs_status_t gs_csr_features(const gs_csr_t *A, gs_features_t *f)
   f->row_mean = m > 0 ? (double)A->nnz / m : 0.0;
   double ss = 0.0;
   for (gs_idx_t i = 0; i < m; ++i) {
-    double d = (A->row_ptr[i + 1] - A->row_ptr[i]) - f->row_mean;
+    double d = (double)(A->row_ptr[i + 1] - A->row_ptr[i]) - f->row_mean;
     ss += d * d;
   }
   f->row_std = m > 0 ? sqrt(ss / m) : 0.0;
@@ -45,7 +45,7 @@ gs_status_t gs_csr_features(const gs_csr_t *A, gs_features_t *f)
   diag_seen = calloc(ndiag ? ndiag : 1, 1);
   if (!diag_seen) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory computing features");
   for (gs_idx_t i = 0; i < m; ++i)
-    for (gs_idx_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) {
+    for (gs_off_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) {
       size_t d = (size_t)((int64_t)A->col[p] - i + (m - 1));
       if (!diag_seen[d]) {
         diag_seen[d] = 1;
@@ -81,7 +81,7 @@ gs_status_t gs_csr_features(const gs_csr_t *A, gs_features_t *f)
   int finite = 1;
   for (gs_idx_t i = 0; i < n; ++i) {
     int diag = 0;
-    for (gs_idx_t p = B->row_ptr[i]; p < B->row_ptr[i + 1]; ++p) {
+    for (gs_off_t p = B->row_ptr[i]; p < B->row_ptr[i + 1]; ++p) {
       const gs_idx_t j = B->col[p];
       const double a = B->val[p];
       if (!isfinite(a)) finite = 0;
@@ -92,8 +92,8 @@ gs_status_t gs_csr_features(const gs_csr_t *A, gs_features_t *f)
         if (!(a > 0.0)) f->diagonal_positive = 0;
         continue;
       }
-      gs_idx_t q = cur[j];
-      const gs_idx_t end = B->row_ptr[j + 1];
+      gs_off_t q = cur[j];
+      const gs_off_t end = B->row_ptr[j + 1];
       while (q < end && B->col[q] < i) ++q;
       cur[j] = q;
       double b = 0.0;

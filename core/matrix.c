@@ -8,7 +8,7 @@
 
 /* ---- COO ---------------------------------------------------------------------------------- */
 
-gs_status_t gs_coo_create(gs_coo_t **out, gs_idx_t m, gs_idx_t n, int64_t cap)
+gs_status_t gs_coo_create(gs_coo_t **out, gs_idx_t m, gs_idx_t n, gs_off_t cap)
 {
   if (!out) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_coo_create: out is NULL");
   *out = NULL;
@@ -34,11 +34,11 @@ gs_status_t gs_coo_create(gs_coo_t **out, gs_idx_t m, gs_idx_t n, int64_t cap)
   return GS_SUCCESS;
 }
 
-gs_status_t gs_coo_reserve(gs_coo_t *A, int64_t need)
+gs_status_t gs_coo_reserve(gs_coo_t *A, gs_off_t need)
 {
   if (!A) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_coo_reserve: A is NULL");
   if (need <= A->cap) return GS_SUCCESS;
-  int64_t cap = A->cap + A->cap / 2 + 1024;
+  gs_off_t cap = A->cap + A->cap / 2 + 1024;
   if (cap < need) cap = need;
   /* Each array is replaced as soon as its realloc succeeds, so a partial failure leaks nothing
    * and leaves A valid at its old capacity. */
@@ -81,14 +81,15 @@ void gs_coo_destroy(gs_coo_t **A)
 
 /* ---- CSR ---------------------------------------------------------------------------------- */
 
-gs_status_t gs_csr_create(gs_csr_t **out, gs_idx_t m, gs_idx_t n, gs_idx_t nnz)
+gs_status_t gs_csr_create(gs_csr_t **out, gs_idx_t m, gs_idx_t n, gs_off_t nnz)
 {
   if (!out) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_csr_create: out is NULL");
   *out = NULL;
   if (m < 0 || n < 0 || nnz < 0)
-    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_csr_create: negative size %d x %d with %d entries",
-                    m, n, nnz);
-  gs_csr_t *A = calloc(1, sizeof *A);
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_csr_create: negative size %d x %d with %lld entries",
+                    m, n, (long long)nnz);
+  gs_csr_t *A = NULL;
+  if ((uint64_t)nnz <= SIZE_MAX / sizeof(gs_val_t)) A = calloc(1, sizeof *A);
   if (A) {
     A->row_ptr = calloc((size_t)m + 1, sizeof *A->row_ptr);
     /* Never a zero-byte malloc: callers may index col/val of an nnz = 0 matrix as non-NULL. */
@@ -97,8 +98,8 @@ gs_status_t gs_csr_create(gs_csr_t **out, gs_idx_t m, gs_idx_t n, gs_idx_t nnz)
   }
   if (!A || !A->row_ptr || !A->col || !A->val) {
     gs_csr_destroy(&A);
-    return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory for a %d x %d CSR with %d entries",
-                    m, n, nnz);
+    return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory for a %d x %d CSR with %lld entries",
+                    m, n, (long long)nnz);
   }
   A->m = m;
   A->n = n;
@@ -134,44 +135,41 @@ gs_status_t gs_coo_to_csr(gs_csr_t **out, const gs_coo_t *A)
 {
   gs_status_t st = GS_SUCCESS;
   gs_csr_t *T = NULL, *C = NULL;
-  int64_t *cnt = NULL;
+  gs_off_t *cnt = NULL;
   if (!out || !A) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_coo_to_csr: NULL argument");
   *out = NULL;
-  if (A->nnz > INT32_MAX)
-    return GS_ERROR(GS_ERR_UNSUPPORTED,
-                    "%lld entries exceed the 32-bit index limit of CSR (2147483647)",
-                    (long long)A->nnz);
-  const gs_idx_t m = A->m, n = A->n, nnz = (gs_idx_t)A->nnz;
+  const gs_idx_t m = A->m, n = A->n;
+  const gs_off_t nnz = A->nnz;
 
   /* Pass 1: by column into T (as a CSR of A^T), so that pass 2 by row gives sorted columns. */
   GS_TRY(gs_csr_create(&T, n, m, nnz));
-  for (gs_idx_t k = 0; k < nnz; ++k) T->row_ptr[A->col[k] + 1]++;
+  for (gs_off_t k = 0; k < nnz; ++k) T->row_ptr[A->col[k] + 1]++;
   for (gs_idx_t j = 0; j < n; ++j) T->row_ptr[j + 1] += T->row_ptr[j];
   cnt = malloc(((size_t)(m > n ? m : n) + 1) * sizeof *cnt);
   if (!cnt) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory converting COO to CSR");
   for (gs_idx_t j = 0; j < n; ++j) cnt[j] = T->row_ptr[j];
-  for (gs_idx_t k = 0; k < nnz; ++k) {
-    int64_t p = cnt[A->col[k]]++;
+  for (gs_off_t k = 0; k < nnz; ++k) {
+    gs_off_t p = cnt[A->col[k]]++;
     T->col[p] = A->row[k];
     T->val[p] = A->val[k];
   }
   /* Pass 2: transpose back, column-sorted within rows; sum duplicates as they meet. */
   GS_TRY(gs_csr_create(&C, m, n, nnz));
-  for (gs_idx_t k = 0; k < nnz; ++k) C->row_ptr[T->col[k] + 1]++;
+  for (gs_off_t k = 0; k < nnz; ++k) C->row_ptr[T->col[k] + 1]++;
   for (gs_idx_t i = 0; i < m; ++i) C->row_ptr[i + 1] += C->row_ptr[i];
   for (gs_idx_t i = 0; i < m; ++i) cnt[i] = C->row_ptr[i];
   for (gs_idx_t j = 0; j < n; ++j)
-    for (gs_idx_t p = T->row_ptr[j]; p < T->row_ptr[j + 1]; ++p) {
+    for (gs_off_t p = T->row_ptr[j]; p < T->row_ptr[j + 1]; ++p) {
       gs_idx_t i = T->col[p];
-      int64_t q = cnt[i]++;
+      gs_off_t q = cnt[i]++;
       C->col[q] = j;
       C->val[q] = T->val[p];
     }
   /* Compact duplicates (now adjacent) in place. */
-  gs_idx_t w = 0;
+  gs_off_t w = 0;
   for (gs_idx_t i = 0; i < m; ++i) {
-    gs_idx_t start = C->row_ptr[i], end = C->row_ptr[i + 1], rs = w;
-    for (gs_idx_t p = start; p < end; ++p) {
+    gs_off_t start = C->row_ptr[i], end = C->row_ptr[i + 1], rs = w;
+    for (gs_off_t p = start; p < end; ++p) {
       if (w > rs && C->col[w - 1] == C->col[p]) {
         C->val[w - 1] += C->val[p];
       } else {
@@ -200,7 +198,7 @@ gs_status_t gs_csr_to_coo(gs_coo_t **out, const gs_csr_t *A)
   GS_CHECK(gs_coo_create(out, A->m, A->n, A->nnz));
   gs_coo_t *C = *out;
   for (gs_idx_t i = 0; i < A->m; ++i)
-    for (gs_idx_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) {
+    for (gs_off_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) {
       C->row[p] = i;
       C->col[p] = A->col[p];
       C->val[p] = A->val[p];
@@ -213,19 +211,19 @@ gs_status_t gs_csr_to_coo(gs_coo_t **out, const gs_csr_t *A)
 gs_status_t gs_csr_transpose(gs_csr_t **out, const gs_csr_t *A)
 {
   gs_status_t st = GS_SUCCESS;
-  gs_idx_t *next = NULL;
+  gs_off_t *next = NULL;
   gs_csr_t *T = NULL;
   if (!out || !A) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_csr_transpose: NULL argument");
   *out = NULL;
   GS_TRY(gs_csr_create(&T, A->n, A->m, A->nnz));
-  for (gs_idx_t p = 0; p < A->nnz; ++p) T->row_ptr[A->col[p] + 1]++;
+  for (gs_off_t p = 0; p < A->nnz; ++p) T->row_ptr[A->col[p] + 1]++;
   for (gs_idx_t j = 0; j < A->n; ++j) T->row_ptr[j + 1] += T->row_ptr[j];
   next = malloc(((size_t)A->n + 1) * sizeof *next);
   if (!next) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory transposing a matrix");
   memcpy(next, T->row_ptr, ((size_t)A->n + 1) * sizeof *next);
   for (gs_idx_t i = 0; i < A->m; ++i) /* rows visited in order: columns of T come out sorted */
-    for (gs_idx_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) {
-      gs_idx_t q = next[A->col[p]]++;
+    for (gs_off_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) {
+      gs_off_t q = next[A->col[p]]++;
       T->col[q] = i;
       T->val[q] = A->val[p];
     }
@@ -242,19 +240,19 @@ gs_status_t gs_csr_validate(const gs_csr_t *A)
 {
   if (!A) return GS_ERROR(GS_ERR_INVALID_ARG, "matrix is NULL");
   if (A->m < 0 || A->n < 0 || A->nnz < 0)
-    return GS_ERROR(GS_ERR_INVALID_ARG, "negative size %d x %d with %d entries", A->m, A->n,
-                    A->nnz);
+    return GS_ERROR(GS_ERR_INVALID_ARG, "negative size %d x %d with %lld entries", A->m, A->n,
+                    (long long)A->nnz);
   if (!A->row_ptr || (A->nnz > 0 && (!A->col || !A->val)))
     return GS_ERROR(GS_ERR_INVALID_ARG, "matrix arrays are NULL");
   if (A->row_ptr[0] != 0)
-    return GS_ERROR(GS_ERR_INVALID_ARG, "row_ptr[0] is %d, not 0", A->row_ptr[0]);
+    return GS_ERROR(GS_ERR_INVALID_ARG, "row_ptr[0] is %lld, not 0", (long long)A->row_ptr[0]);
   for (gs_idx_t i = 0; i < A->m; ++i) {
     if (A->row_ptr[i + 1] < A->row_ptr[i])
       return GS_ERROR(GS_ERR_INVALID_ARG, "row_ptr decreases at row %d", i);
     if (A->row_ptr[i + 1] > A->nnz)
-      return GS_ERROR(GS_ERR_INVALID_ARG, "row_ptr[%d] = %d exceeds nnz = %d", i + 1,
-                      A->row_ptr[i + 1], A->nnz);
-    for (gs_idx_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) {
+      return GS_ERROR(GS_ERR_INVALID_ARG, "row_ptr[%d] = %lld exceeds nnz = %lld", i + 1,
+                      (long long)A->row_ptr[i + 1], (long long)A->nnz);
+    for (gs_off_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) {
       if (A->col[p] < 0 || A->col[p] >= A->n)
         return GS_ERROR(GS_ERR_INVALID_ARG, "row %d: column %d outside 0..%d", i, A->col[p],
                         A->n - 1);
@@ -264,15 +262,15 @@ gs_status_t gs_csr_validate(const gs_csr_t *A)
     }
   }
   if (A->row_ptr[A->m] != A->nnz)
-    return GS_ERROR(GS_ERR_INVALID_ARG, "row_ptr[m] = %d but nnz = %d", A->row_ptr[A->m],
-                    A->nnz);
+    return GS_ERROR(GS_ERR_INVALID_ARG, "row_ptr[m] = %lld but nnz = %lld",
+                    (long long)A->row_ptr[A->m], (long long)A->nnz);
   return GS_SUCCESS;
 }
 
 int gs_csr_is_sorted(const gs_csr_t *A)
 {
   for (gs_idx_t i = 0; i < A->m; ++i)
-    for (gs_idx_t p = A->row_ptr[i] + 1; p < A->row_ptr[i + 1]; ++p)
+    for (gs_off_t p = A->row_ptr[i] + 1; p < A->row_ptr[i + 1]; ++p)
       if (A->col[p] <= A->col[p - 1]) return 0;
   return 1;
 }
@@ -292,14 +290,14 @@ gs_status_t gs_csr_spmv_host(const gs_csr_t *A, gs_op_t op, gs_val_t alpha, cons
   if (op == GS_OP_N) {
     for (gs_idx_t i = 0; i < A->m; ++i) {
       double s = 0.0;
-      for (gs_idx_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) s += A->val[p] * x[A->col[p]];
+      for (gs_off_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) s += A->val[p] * x[A->col[p]];
       y[i] = beta == 0.0 ? alpha * s : alpha * s + beta * y[i]; /* beta = 0: y never read */
     }
   } else {
     for (gs_idx_t j = 0; j < A->n; ++j) y[j] = beta == 0.0 ? 0.0 : beta * y[j];
     for (gs_idx_t i = 0; i < A->m; ++i) {
       double ax = alpha * x[i];
-      for (gs_idx_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) y[A->col[p]] += A->val[p] * ax;
+      for (gs_off_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) y[A->col[p]] += A->val[p] * ax;
     }
   }
   return GS_SUCCESS;
@@ -333,7 +331,7 @@ double gs_spmv_rel_error(const gs_csr_t *A, gs_op_t op, gs_val_t alpha, const gs
     mag[i] = beta == 0.0 ? 0.0 : fabs(beta * y_in[i]);
   }
   for (gs_idx_t i = 0; i < A->m && alpha != 0.0; ++i) /* alpha = 0: x is not read (BLAS) */
-    for (gs_idx_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) {
+    for (gs_off_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) {
       gs_idx_t out = trans ? A->col[p] : i, in = trans ? i : A->col[p];
       double t = alpha * A->val[p] * x[in];
       ref[out] += t;

@@ -65,6 +65,11 @@ void gs_memtab_fini(gs_memtab_t *M)
   memset(M, 0, sizeof *M);
 }
 
+void gs_test_wide_offsets(gs_context_t *ctx, int on)
+{
+  if (ctx) ctx->test_wide = on != 0;
+}
+
 void gs_test_dmalloc_fail_after(gs_context_t *ctx, long k)
 {
   if (!ctx) return;

@@ -3,6 +3,7 @@
 #define GS_CORE_TESTHOOKS_H
 
 #include "gpusolve/context.h"
+#include "gpusolve/spmv.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -11,6 +12,13 @@ extern "C" {
 /** Makes the k-th gs_dmalloc on ctx from now (k >= 1) fail with GS_ERR_DEVICE_MEMORY, as if the
  *  device were full (CSparse's Tcov malloc_count); k = 0 turns injection off. */
 void gs_test_dmalloc_fail_after(gs_context_t *ctx, long k);
+
+/** on = 1: matrices created on ctx from now keep their device row pointers in 64 bits, as a
+ *  matrix of more than 2^31-1 entries does (gs_matrix_wide), so that the suites run the wide
+ *  kernels, and the refusals of the backends without them, on small matrices. on = 0: off. */
+void gs_test_wide_offsets(gs_context_t *ctx, int on);
+/** Whether A keeps 64-bit device offsets (declared for the library in spmv/spmv_impl.h). */
+int gs_matrix_wide(const gs_matrix_t *A);
 
 #ifdef __cplusplus
 }

@@ -304,22 +304,18 @@ gs_status_t gs_gen_laplace(gs_csr_t **out, gs_idx_t nx, gs_idx_t ny, gs_idx_t nz
   else
     nnz = npts + 2 * ((int64_t)(nx - 1) * ny * nz + (int64_t)nx * (ny - 1) * nz +
                       (int64_t)nx * ny * (nz - 1));
-  if (nnz > INT32_MAX)
-    return GS_ERROR(GS_ERR_INVALID_ARG,
-                    "gs_gen_laplace: %d-point stencil on %d x %d x %d has %lld nonzeros, "
-                    "over the 2^31-1 of 32-bit indices",
-                    stencil, nx, ny, nz, (long long)nnz);
 
-  GS_TRY(gs_csr_create(&A, (gs_idx_t)npts, (gs_idx_t)npts, (gs_idx_t)nnz));
+  GS_TRY(gs_csr_create(&A, (gs_idx_t)npts, (gs_idx_t)npts, (gs_off_t)nnz));
   const gs_val_t diag = (gs_val_t)(stencil - 1);
-  gs_idx_t *rp = A->row_ptr, *col = A->col;
+  gs_off_t *rp = A->row_ptr;
+  gs_idx_t *col = A->col;
   gs_val_t *val = A->val;
   int64_t p = 0;
   gs_idx_t row = 0;
   for (gs_idx_t z = 0; z < nz; ++z)
     for (gs_idx_t y = 0; y < ny; ++y)
       for (gs_idx_t x = 0; x < nx; ++x, ++row) {
-        rp[row] = (gs_idx_t)p;
+        rp[row] = (gs_off_t)p;
         /* Offsets in (dz, dy, dx) lexicographic order are columns in increasing order. */
         for (int dz = -1; dz <= 1; ++dz) {
           if (z + dz < 0 || z + dz >= nz) continue;
@@ -340,7 +336,7 @@ gs_status_t gs_gen_laplace(gs_csr_t **out, gs_idx_t nx, gs_idx_t ny, gs_idx_t nz
   if (p != nnz)
     GS_FAIL(GS_ERR_INTERNAL, "gs_gen_laplace: filled %lld nonzeros, expected %lld", (long long)p,
             (long long)nnz);
-  rp[npts] = (gs_idx_t)p;
+  rp[npts] = (gs_off_t)p;
   A->symmetry = GS_SYM_SYMMETRIC; /* every entry is stored; the matrix is symmetric */
   *out = A;
   A = NULL;
@@ -455,12 +451,7 @@ gs_status_t gs_gen_normal(gs_csr_t **out, gs_idx_t n, gs_idx_t per_row, double s
                     "gs_gen_normal: sigma %g must be finite and non-negative", sigma);
   const gs_idx_t k = per_row < n ? per_row : n;
   const int64_t nnz = (int64_t)n * k;
-  if (nnz > INT32_MAX)
-    return GS_ERROR(GS_ERR_INVALID_ARG,
-                    "gs_gen_normal: %d rows x %d entries = %lld nonzeros, over the 2^31-1 of "
-                    "32-bit indices",
-                    n, k, (long long)nnz);
-  GS_TRY(gs_csr_create(&A, n, n, (gs_idx_t)nnz));
+  GS_TRY(gs_csr_create(&A, n, n, (gs_off_t)nnz));
   rng_t r;
   rng_seed(&r, seed, 1);
   const int short_rows = k <= NORMAL_WALK_MAX;
@@ -468,7 +459,7 @@ gs_status_t gs_gen_normal(gs_csr_t **out, gs_idx_t n, gs_idx_t per_row, double s
   for (gs_idx_t i = 0; i < n; ++i) {
     gs_idx_t *c = A->col + (int64_t)i * k;
     gs_val_t *v = A->val + (int64_t)i * k;
-    A->row_ptr[i] = (gs_idx_t)((int64_t)i * k);
+    A->row_ptr[i] = (gs_off_t)((int64_t)i * k);
     if (k == n) {
       for (gs_idx_t t = 0; t < n; ++t) c[t] = t;
     } else {
@@ -522,7 +513,7 @@ gs_status_t gs_gen_normal(gs_csr_t **out, gs_idx_t n, gs_idx_t per_row, double s
     }
     for (gs_idx_t t = 0; t < k; ++t) v[t] = rng_value(&r);
   }
-  A->row_ptr[n] = (gs_idx_t)nnz;
+  A->row_ptr[n] = (gs_off_t)nnz;
   *out = A;
   A = NULL;
 cleanup:
@@ -564,33 +555,22 @@ gs_status_t gs_gen_pareto(gs_csr_t **out, gs_idx_t n, double k, uint64_t seed)
   if (!(k > 0.0) || !isfinite(k))
     return GS_ERROR(GS_ERR_INVALID_ARG,
                     "gs_gen_pareto: Pareto shape k = %g must be finite and positive", k);
-  const int64_t min_nnz = (int64_t)n * (n < 32 ? n : 32);
-  if (min_nnz > INT32_MAX)
-    return GS_ERROR(GS_ERR_INVALID_ARG,
-                    "gs_gen_pareto: %d rows of at least 32 entries exceed the 2^31-1 nonzeros "
-                    "of 32-bit indices",
-                    n);
   rng_t rl, rc;
   rng_seed(&rl, seed, 2);
   int64_t nnz = 0;
   for (gs_idx_t i = 0; i < n; ++i) nnz += pareto_len(&rl, n, k);
-  if (nnz > INT32_MAX)
-    return GS_ERROR(GS_ERR_INVALID_ARG,
-                    "gs_gen_pareto: the drawn row lengths sum to %lld nonzeros, over the 2^31-1 "
-                    "of 32-bit indices",
-                    (long long)nnz);
-  GS_TRY(gs_csr_create(&A, n, n, (gs_idx_t)nnz));
+  GS_TRY(gs_csr_create(&A, n, n, (gs_off_t)nnz));
   rng_seed(&rl, seed, 2); /* the same lengths again */
   rng_seed(&rc, seed, 3);
   int64_t p = 0;
   for (gs_idx_t i = 0; i < n; ++i) {
     const gs_idx_t len = pareto_len(&rl, n, k);
-    A->row_ptr[i] = (gs_idx_t)p;
+    A->row_ptr[i] = (gs_off_t)p;
     GS_TRY(sample_uniform_row(&rc, n, len, A->col + p, &set));
     for (gs_idx_t t = 0; t < len; ++t) A->val[p + t] = rng_value(&rc);
     p += len;
   }
-  A->row_ptr[n] = (gs_idx_t)p;
+  A->row_ptr[n] = (gs_off_t)p;
   *out = A;
   A = NULL;
 cleanup:
@@ -617,21 +597,16 @@ gs_status_t gs_gen_random(gs_csr_t **out, gs_idx_t m, gs_idx_t n, gs_idx_t per_r
                     per_row);
   const gs_idx_t k = per_row < n ? per_row : n;
   const int64_t nnz = (int64_t)m * k;
-  if (nnz > INT32_MAX)
-    return GS_ERROR(GS_ERR_INVALID_ARG,
-                    "gs_gen_random: %d rows x %d entries = %lld nonzeros, over the 2^31-1 of "
-                    "32-bit indices",
-                    m, k, (long long)nnz);
-  GS_TRY(gs_csr_create(&A, m, n, (gs_idx_t)nnz));
+  GS_TRY(gs_csr_create(&A, m, n, (gs_off_t)nnz));
   rng_t r;
   rng_seed(&r, seed, 4);
   for (gs_idx_t i = 0; i < m; ++i) {
     const int64_t p = (int64_t)i * k;
-    A->row_ptr[i] = (gs_idx_t)p;
+    A->row_ptr[i] = (gs_off_t)p;
     GS_TRY(sample_uniform_row(&r, n, k, A->col + p, &set));
     for (gs_idx_t t = 0; t < k; ++t) A->val[p + t] = rng_value(&r);
   }
-  A->row_ptr[m] = (gs_idx_t)nnz;
+  A->row_ptr[m] = (gs_off_t)nnz;
   *out = A;
   A = NULL;
 cleanup:

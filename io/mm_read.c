@@ -672,9 +672,6 @@ static gs_status_t mm_read(const char *path, int want, gs_coo_t **out, gs_val_t 
   if (want == WANT_VECTOR && h.n != 1)
     MM_FAIL(path, h.size_line, "a vector must have one column, this one has %lld",
             (long long)h.n);
-  if (want == WANT_CSR && h.stored > INT32_MAX)
-    MM_FAIL(path, h.size_line, "%lld entries exceed the 32-bit CSR limit (%d)",
-            (long long)h.stored, INT32_MAX);
 
   /* Preallocate from the size line, within what the file can hold (a short line per entry),
    * so that a bogus size line does not allocate without bound. */
@@ -721,9 +718,6 @@ static gs_status_t mm_read(const char *path, int want, gs_coo_t **out, gs_val_t 
     x = NULL;
     goto cleanup;
   }
-  if (want == WANT_CSR && A->nnz > INT32_MAX)
-    MM_FAIL(path, 0, "%lld entries after symmetric expansion exceed the 32-bit CSR limit (%d)",
-            (long long)A->nnz, INT32_MAX);
   if (A->cap > A->nnz + A->nnz / 8 + 4096) { /* give back what symmetric expansion did not use */
     size_t c = (size_t)(A->nnz > 0 ? A->nnz : 1);
     gs_idx_t *r = realloc(A->row, c * sizeof *r);

@@ -96,7 +96,7 @@ static void write_csr_body(mm_sink *k, const void *arg)
   *p++ = '\n';
   k->len += (size_t)(p - p0);
   for (gs_idx_t i = 0; i < A->m; ++i)
-    for (gs_idx_t q = A->row_ptr[i]; q < A->row_ptr[i + 1]; ++q) {
+    for (gs_off_t q = A->row_ptr[i]; q < A->row_ptr[i + 1]; ++q) {
       p = p0 = sink_room(k);
       p = put_uint(p, (uint64_t)i + 1);
       *p++ = ' ';

@@ -25,9 +25,11 @@ typedef struct {
   gs_idx_t n;
   gs_context_t *ctx;         /* frees go through it */
   gs_idx_t nnz_l, nnz_u;     /* ilu0: nnz_u = 0 (U shares L's arrays) */
-  gs_idx_t *d_row_l, *d_col_l;
+  int32_t *d_row_l;          /* 32-bit copies of the row pointers: csrilu02 / csric02 take int */
+  gs_idx_t *d_col_l;
   double *d_val_l;
-  gs_idx_t *d_row_u, *d_col_u;
+  int32_t *d_row_u;
+  gs_idx_t *d_col_u;
   double *d_val_u;
   double *d_tmp, *d_dummy;   /* L^-1 r; a placeholder vector for descriptor creation */
   void *d_buf_l, *d_buf_u;   /* SpSV buffers */
@@ -62,11 +64,11 @@ static void ilu_destroy(void *data)
 }
 
 /* Position of a_ii in row i of a sorted CSR, or -1. */
-static gs_idx_t diag_pos(const gs_csr_t *A, gs_idx_t i)
+static gs_off_t diag_pos(const gs_csr_t *A, gs_idx_t i)
 {
-  gs_idx_t lo = A->row_ptr[i], hi = A->row_ptr[i + 1] - 1;
+  gs_off_t lo = A->row_ptr[i], hi = A->row_ptr[i + 1] - 1;
   while (lo <= hi) {
-    gs_idx_t mid = lo + (hi - lo) / 2;
+    gs_off_t mid = lo + (hi - lo) / 2;
     if (A->col[mid] == i) return mid;
     if (A->col[mid] < i) lo = mid + 1;
     else hi = mid - 1;
@@ -85,14 +87,14 @@ static gs_idx_t missing_diagonal(const gs_csr_t *A)
 /* tril(A) with its values, rows sorted (A sorted). */
 static gs_status_t lower_triangle(const gs_csr_t *A, gs_csr_t **out)
 {
-  gs_idx_t nnz = 0;
+  gs_off_t nnz = 0;
   for (gs_idx_t i = 0; i < A->m; ++i)
-    for (gs_idx_t k = A->row_ptr[i]; k < A->row_ptr[i + 1]; ++k) nnz += A->col[k] <= i;
+    for (gs_off_t k = A->row_ptr[i]; k < A->row_ptr[i + 1]; ++k) nnz += A->col[k] <= i;
   GS_CHECK(gs_csr_create(out, A->m, A->n, nnz));
   gs_csr_t *L = *out;
-  gs_idx_t e = 0;
+  gs_off_t e = 0;
   for (gs_idx_t i = 0; i < A->m; ++i) {
-    for (gs_idx_t k = A->row_ptr[i]; k < A->row_ptr[i + 1]; ++k)
+    for (gs_off_t k = A->row_ptr[i]; k < A->row_ptr[i + 1]; ++k)
       if (A->col[k] <= i) {
         L->col[e] = A->col[k];
         L->val[e++] = A->val[k];
@@ -193,7 +195,7 @@ cleanup:
 static gs_status_t check_pivots(const char *who, int ic, const gs_csr_t *F)
 {
   for (gs_idx_t i = 0; i < F->m; ++i) {
-    gs_idx_t k = diag_pos(F, i);
+    gs_off_t k = diag_pos(F, i);
     double d = k >= 0 ? F->val[k] : 0.0;
     if (ic && !(d > 0.0)) /* sqrt of a negative pivot comes back as NaN */
       return GS_ERROR(GS_ERR_INVALID_ARG,
@@ -252,6 +254,9 @@ static gs_status_t setup(gs_context_t *ctx, gs_matrix_t *A, void **data, int ic)
   F->ctx = ctx;
   F->n = h->m;
   if (F->n == 0) goto done;
+  if (h->nnz > INT32_MAX)
+    GS_FAIL(GS_ERR_UNSUPPORTED, "%s: cuSPARSE's incomplete factorizations take 32-bit offsets "
+            "and the matrix has %lld entries (over 2^31-1)", who, (long long)h->nnz);
 
   if (ic && !gs_matrix_features(A)->numerically_symmetric) /* symmetric to rounding is enough */
     GS_FAIL(GS_ERR_INVALID_ARG, "ic0: the matrix is not symmetric (max |a_ij - a_ji| / max |a| = "
@@ -265,9 +270,9 @@ static gs_status_t setup(gs_context_t *ctx, gs_matrix_t *A, void **data, int ic)
   /* our own copy of the pattern and values: ilu0 all of A, ic0 its lower triangle */
   if (ic) GS_TRY(lower_triangle(h, &own));
   else GS_TRY(gs_csr_copy(&own, h));
-  F->nnz_l = own->nnz;
-  GS_TRY(gs_upload(ctx, (void **)&F->d_row_l, own->row_ptr, ((size_t)F->n + 1) * sizeof(gs_idx_t),
-                   "the factor's row pointers"));
+  F->nnz_l = (gs_idx_t)own->nnz; /* <= h->nnz <= INT32_MAX (checked above) */
+  GS_TRY(gs_upload_offsets32(ctx, &F->d_row_l, own->row_ptr, (size_t)F->n + 1,
+                             "the factor's row pointers"));
   GS_TRY(gs_upload(ctx, (void **)&F->d_col_l, own->col, (size_t)own->nnz * sizeof(gs_idx_t),
                    "the factor's column indices"));
   GS_TRY(gs_upload(ctx, (void **)&F->d_val_l, own->val, (size_t)own->nnz * sizeof(double),
@@ -280,9 +285,9 @@ static gs_status_t setup(gs_context_t *ctx, gs_matrix_t *A, void **data, int ic)
 
   if (ic) { /* U = L^T as its own CSR */
     GS_TRY(gs_csr_transpose(&U, own));
-    F->nnz_u = U->nnz;
-    GS_TRY(gs_upload(ctx, (void **)&F->d_row_u, U->row_ptr, ((size_t)F->n + 1) * sizeof(gs_idx_t),
-                     "the transposed factor's row pointers"));
+    F->nnz_u = (gs_idx_t)U->nnz;
+    GS_TRY(gs_upload_offsets32(ctx, &F->d_row_u, U->row_ptr, (size_t)F->n + 1,
+                               "the transposed factor's row pointers"));
     GS_TRY(gs_upload(ctx, (void **)&F->d_col_u, U->col, (size_t)U->nnz * sizeof(gs_idx_t),
                      "the transposed factor's column indices"));
     GS_TRY(gs_upload(ctx, (void **)&F->d_val_u, U->val, (size_t)U->nnz * sizeof(double),
@@ -357,7 +362,7 @@ static size_t ilu_bytes(const void *data)
 {
   const ilu_t *F = data;
   if (!F) return 0;
-  size_t idx = sizeof(gs_idx_t), val = sizeof(double);
+  size_t idx = sizeof(int32_t), val = sizeof(double); /* 32-bit row pointers and columns */
   return ((size_t)F->n + 1) * idx * (F->ic ? 2 : 1) +
          ((size_t)F->nnz_l + (size_t)F->nnz_u) * (idx + val) + 2 * (size_t)F->n * val +
          F->buf_bytes;

@@ -23,7 +23,7 @@ static gs_idx_t diagonal(const gs_csr_t *A, double *d, gs_idx_t *bad_rows, int *
   for (gs_idx_t i = 0; i < A->m; ++i) {
     int found = 0;
     d[i] = 0.0;
-    for (gs_idx_t k = A->row_ptr[i]; k < A->row_ptr[i + 1]; ++k)
+    for (gs_off_t k = A->row_ptr[i]; k < A->row_ptr[i + 1]; ++k)
       if (A->col[k] == i) {
         d[i] += A->val[k];
         found = 1;

@@ -21,8 +21,9 @@ extern "C" gs_status_t gs_launch_scale(cudaStream_t stream, gs_idx_t n, double b
   return GS_CHECK_LAUNCH(stream, "scale_kernel");
 }
 
-extern "C" size_t gs_csr_bytes_per_apply(gs_idx_t m, gs_idx_t n, gs_idx_t nnz)
+extern "C" size_t gs_csr_bytes_per_apply(gs_idx_t m, gs_idx_t n, gs_off_t nnz,
+                                         size_t offset_bytes)
 {
-  return ((size_t)m + 1) * sizeof(gs_idx_t) + (size_t)nnz * (sizeof(gs_idx_t) + sizeof(double)) +
+  return ((size_t)m + 1) * offset_bytes + (size_t)nnz * (sizeof(gs_idx_t) + sizeof(double)) +
          (size_t)n * sizeof(double) + (size_t)m * sizeof(double);
 }

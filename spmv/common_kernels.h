@@ -36,9 +36,10 @@ static inline unsigned gs_grid_blocks(int64_t threads, int block)
 /** y = beta * y on `stream`; with beta == 0, y = 0 without reading y (NaN never leaks). */
 gs_status_t gs_launch_scale(cudaStream_t stream, gs_idx_t n, double beta, double *d_y);
 
-/** Byte model of a plain CSR product (beta = 0): row pointers, column indices and values read
- *  once, x read once (ideal cache reuse), y written once. */
-size_t gs_csr_bytes_per_apply(gs_idx_t m, gs_idx_t n, gs_idx_t nnz);
+/** Byte model of a plain CSR product (beta = 0): row pointers (offset_bytes each: 4, or 8 for a
+ *  wide matrix), column indices and values read once, x read once (ideal cache reuse), y
+ *  written once. */
+size_t gs_csr_bytes_per_apply(gs_idx_t m, gs_idx_t n, gs_off_t nnz, size_t offset_bytes);
 
 #ifdef __cplusplus
 }

@@ -36,7 +36,7 @@ gs_status_t gs_coo_layout_build_tail(gs_coo_layout_t **out, const gs_csr_t *A, g
   L->n = A->n;
   int64_t nnz = 0;
   for (gs_idx_t i = 0; i < A->m; ++i) {
-    gs_idx_t len = A->row_ptr[i + 1] - A->row_ptr[i];
+    gs_off_t len = A->row_ptr[i + 1] - A->row_ptr[i];
     if (len > skip) nnz += len - skip;
   }
   L->nnz = (gs_idx_t)nnz;
@@ -51,9 +51,9 @@ gs_status_t gs_coo_layout_build_tail(gs_coo_layout_t **out, const gs_csr_t *A, g
   }
   int64_t q = 0;
   for (gs_idx_t i = 0; i < A->m; ++i) {
-    gs_idx_t p0 = A->row_ptr[i] + skip, p1 = A->row_ptr[i + 1];
+    gs_off_t p0 = A->row_ptr[i] + skip, p1 = A->row_ptr[i + 1];
     if (p0 < p1) ++L->rows_touched;
-    for (gs_idx_t p = p0; p < p1; ++p, ++q) {
+    for (gs_off_t p = p0; p < p1; ++p, ++q) {
       L->row[q] = i;
       L->col[q] = A->col[p];
       L->val[q] = A->val[p];

@@ -31,7 +31,7 @@ typedef struct csr_data {
   int width;       /* csr-vector threads per row; 1 for csr-scalar */
   gs_idx_t *d_blocks; /* csr-vector blocked path: row bounds of each block (nblocks + 1) */
   gs_idx_t nblocks;   /* 0: plain groups of `width` threads per row */
-  gs_idx_t *d_chunks; /* (row, first entry) of each STREAM_CAP chunk of the long rows */
+  int64_t *d_chunks;  /* (row, first entry) of each STREAM_CAP chunk of the long rows */
   gs_idx_t nchunks;
   int sm_count;
 } csr_data_t;
@@ -43,30 +43,41 @@ typedef struct csr_data {
  * rows x width reached 2^32 (a 140M-row matrix at width 32 left the rows >= 2^27 unwritten for
  * op N and scattered into wrong entries for op T, with a success status), and a 32-bit
  * row + stride passes 2^31 once m > 2^30. That costs one 64-bit add per row, not per entry.
- * Entry positions p stay 32-bit, so the per-entry (hot) loops keep their arithmetic: every p
- * read is < row_ptr[m] = nnz <= 2^31 - 1. A loop that steps p past the row's end by up to 128
- * (p += W, 2W, G, STREAM_THREADS) keeps p unsigned: p < nnz + 128 < 2^32 never wraps, where a
- * signed p would pass INT32_MAX (undefined) for nnz within 128 of it. */
+ * Offsets: every kernel is a template on the row-pointer type O of the shared device CSR
+ * (gs_dcsr_t): int32_t when nnz <= 2^31 - 1, int64_t for a wide matrix. Entry positions p are
+ * csr_pos<O>::type: unsigned 32 bits for int32_t offsets, so the per-entry (hot) loops keep
+ * 32-bit arithmetic (every p read is < row_ptr[m] = nnz <= 2^31 - 1; a loop that steps p past
+ * the row's end by up to 128 (p += W, 2W, G, STREAM_THREADS) keeps p unsigned: p < nnz + 128 <
+ * 2^32 never wraps, where a signed p would pass INT32_MAX (undefined) for nnz within 128 of it),
+ * and signed 64 bits for int64_t offsets. */
+template <typename O> struct csr_pos;
+template <> struct csr_pos<int32_t> { typedef unsigned type; };
+template <> struct csr_pos<int64_t> { typedef long long type; };
 
+template <typename O>
 static __global__ void __launch_bounds__(CSR_BLOCK)
-csr_scalar_kernel(gs_idx_t m, const gs_idx_t *__restrict__ rp, const gs_idx_t *__restrict__ col,
+csr_scalar_kernel(gs_idx_t m, const O *__restrict__ rp, const gs_idx_t *__restrict__ col,
                   const double *__restrict__ val, const double *__restrict__ x, double alpha,
                   double beta, double *__restrict__ y)
 {
   GS_GRID_STRIDE(i, m) {
     double s = 0.0;
-    /* ++p stops at rp[i + 1] <= nnz <= INT32_MAX: signed 32 bits are safe. */
-    for (gs_idx_t p = rp[i]; p < rp[i + 1]; ++p) s += val[p] * __ldg(&x[col[p]]);
+    /* ++p stops at rp[i + 1] <= nnz, which O holds: a signed p of type O never overflows.
+     * Keep this loop's exact form: a signed induction variable compared with rp[i + 1] each
+     * step is what the compiler unrolls (an unsigned 32-bit p made the kernel 1.6x slower on
+     * the H100, a hoisted bound 5%). */
+    for (O p = rp[i]; p < rp[i + 1]; ++p) s += val[p] * __ldg(&x[col[p]]);
     y[i] = beta == 0.0 ? alpha * s : alpha * s + beta * y[i];
   }
 }
 
-template <int W>
+template <int W, typename O>
 static __global__ void __launch_bounds__(CSR_BLOCK)
-csr_vector_kernel(gs_idx_t m, const gs_idx_t *__restrict__ rp, const gs_idx_t *__restrict__ col,
+csr_vector_kernel(gs_idx_t m, const O *__restrict__ rp, const gs_idx_t *__restrict__ col,
                   const double *__restrict__ val, const double *__restrict__ x, double alpha,
                   double beta, double *__restrict__ y)
 {
+  typedef typename csr_pos<O>::type P;
   const int lane = threadIdx.x & (W - 1);                          /* lane inside the group */
   const int64_t groups = (int64_t)gridDim.x * (blockDim.x / W);
   /* All W lanes of a group take the same rows and leave the loop together; other groups of the
@@ -74,10 +85,10 @@ csr_vector_kernel(gs_idx_t m, const gs_idx_t *__restrict__ rp, const gs_idx_t *_
   const unsigned mask = W == 32 ? 0xffffffffu
                                 : ((1u << W) - 1u) << ((threadIdx.x & 31) & ~(unsigned)(W - 1));
   for (int64_t i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / W; i < m; i += groups) {
-    const unsigned start = (unsigned)rp[i], end = (unsigned)rp[i + 1];
+    const P start = (P)rp[i], end = (P)rp[i + 1];
     /* Two independent partial sums: two loads in flight per lane per step. */
     double s0 = 0.0, s1 = 0.0;
-    unsigned p = start + lane; /* unsigned: p + 2W < nnz + 64 < 2^32 (see above) */
+    P p = start + lane; /* p + 2W < nnz + 64: no wrap (see above) */
     for (; p + W < end; p += 2 * W) {
       s0 += ld_stream(&val[p]) * __ldg(&x[ld_stream(&col[p])]);
       s1 += ld_stream(&val[p + W]) * __ldg(&x[ld_stream(&col[p + W])]);
@@ -106,25 +117,28 @@ csr_vector_kernel(gs_idx_t m, const gs_idx_t *__restrict__ rp, const gs_idx_t *_
 #define STREAM_CAP 2048
 #define STREAM_ROWS 1024
 
+template <typename O>
 static __global__ void __launch_bounds__(STREAM_THREADS)
-csr_stream_kernel(const gs_idx_t *__restrict__ rp, const gs_idx_t *__restrict__ col,
+csr_stream_kernel(const O *__restrict__ rp, const gs_idx_t *__restrict__ col,
                   const double *__restrict__ val, const gs_idx_t *__restrict__ blocks,
                   const double *__restrict__ x, double alpha, double beta,
                   double *__restrict__ y)
 {
   __shared__ double s_val[STREAM_CAP];
   __shared__ gs_idx_t s_col[STREAM_CAP];
-  /* 32 bits throughout: one block per row block (nblocks <= m < 2^31, within CUDA's grid
-   * limit), r0 + r < r1 <= m, base + k < base + cnt <= nnz, k < cnt <= STREAM_CAP. */
+  /* One block per row block (nblocks <= m < 2^31, within CUDA's grid limit), r0 + r < r1 <= m;
+   * base in O; positions inside the block k < cnt <= STREAM_CAP in 32 bits. */
   const int tid = threadIdx.x;
   const gs_idx_t r0 = blocks[blockIdx.x], r1 = blocks[blockIdx.x + 1];
-  const gs_idx_t nrows = r1 - r0, base = rp[r0], cnt = rp[r1] - base;
+  const gs_idx_t nrows = r1 - r0;
+  const O base = rp[r0];
 
-  if (cnt > STREAM_CAP) { /* one long row: its chunks add into y[r0] (csr_chunk_kernel) */
+  if (rp[r1] - base > STREAM_CAP) { /* one long row: its chunks add into y[r0] (csr_chunk_kernel) */
     if (tid == 0) y[r0] = beta == 0.0 ? 0.0 : beta * y[r0];
     return;
   }
-  for (gs_idx_t k = tid; k < cnt; k += STREAM_THREADS) { /* stage the block's entries */
+  const int cnt = (int)(rp[r1] - base);
+  for (int k = tid; k < cnt; k += STREAM_THREADS) { /* stage the block's entries */
     s_val[k] = ld_stream(&val[base + k]);
     s_col[k] = ld_stream(&col[base + k]);
   }
@@ -134,55 +148,58 @@ csr_stream_kernel(const gs_idx_t *__restrict__ rp, const gs_idx_t *__restrict__ 
   const int lane = tid & (G - 1);
   const unsigned mask = G == 32 ? 0xffffffffu : ((1u << G) - 1u) << ((tid & 31) & ~(G - 1));
   for (gs_idx_t r = tid / G; r < nrows; r += STREAM_THREADS / G) {
-    const gs_idx_t lo = rp[r0 + r] - base, hi = rp[r0 + r + 1] - base;
+    const int lo = (int)(rp[r0 + r] - base), hi = (int)(rp[r0 + r + 1] - base);
     double t = 0.0;
-    for (gs_idx_t k = lo + lane; k < hi; k += G) t += s_val[k] * __ldg(&x[s_col[k]]);
+    for (int k = lo + lane; k < hi; k += G) t += s_val[k] * __ldg(&x[s_col[k]]);
     for (int off = G / 2; off > 0; off /= 2) t += __shfl_xor_sync(mask, t, off, G);
     if (lane == 0) y[r0 + r] = beta == 0.0 ? alpha * t : alpha * t + beta * y[r0 + r];
   }
 }
 
 /* op = T: a group of W threads per row scatters the row into y with atomics (W = 1: scalar).
- * Rows in 64 bits, entries unsigned (see the note on index widths above). */
+ * Rows in 64 bits, entries as csr_pos<O> (see the note on index widths above). */
+template <typename O>
 static __global__ void __launch_bounds__(CSR_BLOCK)
-csr_transpose_kernel(gs_idx_t m, int W, const gs_idx_t *__restrict__ rp,
+csr_transpose_kernel(gs_idx_t m, int W, const O *__restrict__ rp,
                      const gs_idx_t *__restrict__ col, const double *__restrict__ val,
                      const double *__restrict__ x, double alpha, double *__restrict__ y)
 {
+  typedef typename csr_pos<O>::type P;
   const unsigned lane = threadIdx.x % W;
   const int64_t groups = (int64_t)gridDim.x * (blockDim.x / W);
   for (int64_t i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / W; i < m; i += groups) {
     const double ax = alpha * x[i];
     if (ax == 0.0) continue; /* nothing to add (and no 0*Inf from a zero x entry) */
-    const unsigned end = (unsigned)rp[i + 1];
-    for (unsigned p = (unsigned)rp[i] + lane; p < end; p += W) atomicAdd(&y[col[p]], val[p] * ax);
+    const P end = (P)rp[i + 1];
+    for (P p = (P)rp[i] + lane; p < end; p += W) atomicAdd(&y[col[p]], val[p] * ax);
   }
 }
 
 /* Chunks of rows longer than STREAM_CAP: chunk c covers entries [start, min(start + CAP, end of
- * row)) of row `row` (chunks[2c], chunks[2c+1]). op = N: the block's sum times alpha is added to
- * y[row] (already scaled by beta). op = T: the block scatters alpha*x[row]*a_rj into y[j]. */
+ * row)) of row `row` (chunks[2c], chunks[2c+1], 64-bit). op = N: the block's sum times alpha is
+ * added to y[row] (already scaled by beta). op = T: the block scatters alpha*x[row]*a_rj into
+ * y[j]. */
+template <typename O>
 static __global__ void __launch_bounds__(STREAM_THREADS)
-csr_chunk_kernel(int transpose, const gs_idx_t *__restrict__ rp, const gs_idx_t *__restrict__ col,
-                 const double *__restrict__ val, const gs_idx_t *__restrict__ chunks,
+csr_chunk_kernel(int transpose, const O *__restrict__ rp, const gs_idx_t *__restrict__ col,
+                 const double *__restrict__ val, const int64_t *__restrict__ chunks,
                  const double *__restrict__ x, double alpha, double *__restrict__ y)
 {
+  typedef typename csr_pos<O>::type P;
   __shared__ double s_part[STREAM_THREADS / 32];
   const int tid = threadIdx.x;
-  /* one block per chunk: 2 * blockIdx.x < 2 * nchunks <= nnz / 1024, no wrap; entries unsigned
-   * (p + STREAM_THREADS < nnz + 128 < 2^32) */
-  const gs_idx_t row = chunks[2 * blockIdx.x];
-  const unsigned start = (unsigned)chunks[2 * blockIdx.x + 1];
-  const unsigned stop = (unsigned)min((long long)start + STREAM_CAP, (long long)rp[row + 1]);
+  /* one block per chunk: 2 * blockIdx.x < 2 * nchunks <= nnz / 1024, no wrap */
+  const gs_idx_t row = (gs_idx_t)chunks[2 * blockIdx.x];
+  const P start = (P)chunks[2 * blockIdx.x + 1];
+  const P stop = (P)min((long long)start + STREAM_CAP, (long long)rp[row + 1]);
   if (transpose) {
     const double ax = alpha * x[row];
     if (ax == 0.0) return;
-    for (unsigned p = start + tid; p < stop; p += STREAM_THREADS)
-      atomicAdd(&y[col[p]], val[p] * ax);
+    for (P p = start + tid; p < stop; p += STREAM_THREADS) atomicAdd(&y[col[p]], val[p] * ax);
     return;
   }
   double t = 0.0;
-  for (unsigned p = start + tid; p < stop; p += STREAM_THREADS)
+  for (P p = start + tid; p < stop; p += STREAM_THREADS)
     t += ld_stream(&val[p]) * __ldg(&x[ld_stream(&col[p])]);
   for (int off = 16; off > 0; off /= 2) t += __shfl_xor_sync(0xffffffffu, t, off);
   if ((tid & 31) == 0) s_part[tid / 32] = t;
@@ -197,11 +214,13 @@ csr_chunk_kernel(int transpose, const gs_idx_t *__restrict__ rp, const gs_idx_t 
 /* op = T on the row blocks: as csr_stream_kernel's work split, without staging (each entry is
  * used once): a long row's block scatters it with all its threads; other blocks scatter each
  * row with a group of G threads. Balances rows that the per-row groups left to one group. */
+template <typename O>
 static __global__ void __launch_bounds__(STREAM_THREADS)
-csr_stream_transpose_kernel(const gs_idx_t *__restrict__ rp, const gs_idx_t *__restrict__ col,
+csr_stream_transpose_kernel(const O *__restrict__ rp, const gs_idx_t *__restrict__ col,
                             const double *__restrict__ val, const gs_idx_t *__restrict__ blocks,
                             const double *__restrict__ x, double alpha, double *__restrict__ y)
 {
+  typedef typename csr_pos<O>::type P;
   const int tid = threadIdx.x;
   const gs_idx_t r0 = blocks[blockIdx.x], r1 = blocks[blockIdx.x + 1], nrows = r1 - r0;
   if (rp[r1] - rp[r0] > STREAM_CAP) return; /* a long row: its chunks scatter it */
@@ -210,31 +229,31 @@ csr_stream_transpose_kernel(const gs_idx_t *__restrict__ rp, const gs_idx_t *__r
   for (gs_idx_t r = tid / G; r < nrows; r += STREAM_THREADS / G) {
     const double ax = alpha * x[r0 + r];
     if (ax == 0.0) continue;
-    const unsigned end = (unsigned)rp[r0 + r + 1]; /* unsigned: p + G < nnz + 128 < 2^32 */
-    for (unsigned p = (unsigned)rp[r0 + r] + tid % G; p < end; p += G)
-      atomicAdd(&y[col[p]], val[p] * ax);
+    const P end = (P)rp[r0 + r + 1]; /* p + G < nnz + 128: no wrap */
+    for (P p = (P)rp[r0 + r] + tid % G; p < end; p += G) atomicAdd(&y[col[p]], val[p] * ax);
   }
 }
 
 /* ---- launchers ----------------------------------------------------------------------------- */
 
-static gs_status_t launch_vector(cudaStream_t s, const csr_data_t *d, double alpha,
+template <typename O>
+static gs_status_t launch_vector(cudaStream_t s, const csr_data_t *d, const O *rp, double alpha,
                                  const double *x, double beta, double *y)
 {
   const gs_dcsr_t *A = &d->A;
   if (d->nblocks > 0) {
-    csr_stream_kernel<<<d->nblocks, STREAM_THREADS, 0, s>>>(A->d_row_ptr, A->d_col, A->d_val,
-                                                           d->d_blocks, x, alpha, beta, y);
+    csr_stream_kernel<O><<<d->nblocks, STREAM_THREADS, 0, s>>>(rp, A->d_col, A->d_val,
+                                                              d->d_blocks, x, alpha, beta, y);
     GS_CHECK(GS_CHECK_LAUNCH(s, "csr_stream_kernel"));
     if (d->nchunks == 0) return GS_SUCCESS;
-    csr_chunk_kernel<<<d->nchunks, STREAM_THREADS, 0, s>>>(0, A->d_row_ptr, A->d_col, A->d_val,
-                                                          d->d_chunks, x, alpha, y);
+    csr_chunk_kernel<O><<<d->nchunks, STREAM_THREADS, 0, s>>>(0, rp, A->d_col, A->d_val,
+                                                             d->d_chunks, x, alpha, y);
     return GS_CHECK_LAUNCH(s, "csr_chunk_kernel");
   }
   const unsigned g = gs_grid_blocks((int64_t)A->m * d->width, CSR_BLOCK); /* grid-stride rows */
 #define CSR_VEC(W)                                                                             \
-  csr_vector_kernel<W><<<g, CSR_BLOCK, 0, s>>>(A->m, A->d_row_ptr, A->d_col, A->d_val, x,      \
-                                               alpha, beta, y)
+  csr_vector_kernel<W, O><<<g, CSR_BLOCK, 0, s>>>(A->m, rp, A->d_col, A->d_val, x, alpha,     \
+                                                  beta, y)
   switch (d->width) {
   case 2: CSR_VEC(2); break;
   case 4: CSR_VEC(4); break;
@@ -242,11 +261,29 @@ static gs_status_t launch_vector(cudaStream_t s, const csr_data_t *d, double alp
   case 16: CSR_VEC(16); break;
   case 32: CSR_VEC(32); break;
   default:
-    csr_scalar_kernel<<<g, CSR_BLOCK, 0, s>>>(A->m, A->d_row_ptr, A->d_col, A->d_val, x, alpha,
-                                              beta, y);
+    csr_scalar_kernel<O><<<g, CSR_BLOCK, 0, s>>>(A->m, rp, A->d_col, A->d_val, x, alpha, beta,
+                                                 y);
   }
 #undef CSR_VEC
   return GS_CHECK_LAUNCH(s, "csr_vector_kernel");
+}
+
+template <typename O>
+static gs_status_t launch_transpose(cudaStream_t s, const csr_data_t *d, const O *rp,
+                                    double alpha, const double *x, double *y)
+{
+  if (d->nblocks > 0) {
+    csr_stream_transpose_kernel<O><<<d->nblocks, STREAM_THREADS, 0, s>>>(
+        rp, d->A.d_col, d->A.d_val, d->d_blocks, x, alpha, y);
+    GS_CHECK(GS_CHECK_LAUNCH(s, "csr_stream_transpose_kernel"));
+    if (d->nchunks == 0) return GS_SUCCESS;
+    csr_chunk_kernel<O><<<d->nchunks, STREAM_THREADS, 0, s>>>(1, rp, d->A.d_col, d->A.d_val,
+                                                             d->d_chunks, x, alpha, y);
+    return GS_CHECK_LAUNCH(s, "csr_chunk_kernel");
+  }
+  csr_transpose_kernel<O><<<gs_grid_blocks((int64_t)d->A.m * d->width, CSR_BLOCK), CSR_BLOCK, 0,
+                            s>>>(d->A.m, d->width, rp, d->A.d_col, d->A.d_val, x, alpha, y);
+  return GS_CHECK_LAUNCH(s, "csr_transpose_kernel");
 }
 
 static gs_status_t csr_apply(gs_context_t *ctx, void *data, gs_op_t op, double alpha,
@@ -254,22 +291,13 @@ static gs_status_t csr_apply(gs_context_t *ctx, void *data, gs_op_t op, double a
 {
   const csr_data_t *d = (const csr_data_t *)data;
   cudaStream_t s = ctx->stream;
-  if (op == GS_OP_N) return launch_vector(s, d, alpha, d_x, beta, d_y);
+  if (op == GS_OP_N)
+    return d->A.wide ? launch_vector(s, d, d->A.d_row_ptr64, alpha, d_x, beta, d_y)
+                     : launch_vector(s, d, d->A.d_row_ptr32, alpha, d_x, beta, d_y);
   GS_CHECK(gs_launch_scale(s, d->A.n, beta, d_y));
   if (d->A.nnz == 0 || alpha == 0.0) return GS_SUCCESS;
-  if (d->nblocks > 0) {
-    csr_stream_transpose_kernel<<<d->nblocks, STREAM_THREADS, 0, s>>>(
-        d->A.d_row_ptr, d->A.d_col, d->A.d_val, d->d_blocks, d_x, alpha, d_y);
-    GS_CHECK(GS_CHECK_LAUNCH(s, "csr_stream_transpose_kernel"));
-    if (d->nchunks == 0) return GS_SUCCESS;
-    csr_chunk_kernel<<<d->nchunks, STREAM_THREADS, 0, s>>>(1, d->A.d_row_ptr, d->A.d_col,
-                                                          d->A.d_val, d->d_chunks, d_x, alpha,
-                                                          d_y);
-    return GS_CHECK_LAUNCH(s, "csr_chunk_kernel");
-  }
-  csr_transpose_kernel<<<gs_grid_blocks((int64_t)d->A.m * d->width, CSR_BLOCK), CSR_BLOCK, 0, s>>>(
-      d->A.m, d->width, d->A.d_row_ptr, d->A.d_col, d->A.d_val, d_x, alpha, d_y);
-  return GS_CHECK_LAUNCH(s, "csr_transpose_kernel");
+  return d->A.wide ? launch_transpose(s, d, d->A.d_row_ptr64, alpha, d_x, d_y)
+                   : launch_transpose(s, d, d->A.d_row_ptr32, alpha, d_x, d_y);
 }
 
 /* CSR-smart's rule (002 section 3.4): smallest power of two >= mean row length, in [2, 32]. */
@@ -318,22 +346,23 @@ static gs_idx_t *stream_blocks(const gs_csr_t *h, gs_idx_t *nblocks)
 
 /* (row, first entry) pairs cutting every row longer than STREAM_CAP into STREAM_CAP chunks
  * (malloc'd, 2 * nchunks entries; never NULL on success, even when there are none). Counts and
- * positions in 64 bits: len + CAP - 1 and p + CAP pass 2^31 - 1 when nnz is near it. */
-static gs_idx_t *long_row_chunks(const gs_csr_t *h, gs_idx_t *nchunks)
+ * positions in 64 bits: len + CAP - 1 and p + CAP pass 2^31 - 1 when nnz is near it, and a
+ * wide matrix's positions do not fit 32 bits at all. */
+static int64_t *long_row_chunks(const gs_csr_t *h, gs_idx_t *nchunks)
 {
   int64_t n = 0;
   for (gs_idx_t r = 0; r < h->m; ++r) {
-    const gs_idx_t len = h->row_ptr[r + 1] - h->row_ptr[r];
-    if (len > STREAM_CAP) n += ((int64_t)len + STREAM_CAP - 1) / STREAM_CAP;
+    const gs_off_t len = h->row_ptr[r + 1] - h->row_ptr[r];
+    if (len > STREAM_CAP) n += (len + STREAM_CAP - 1) / STREAM_CAP;
   }
-  gs_idx_t *c = (gs_idx_t *)malloc((size_t)(2 * n + 1) * sizeof *c);
+  int64_t *c = (int64_t *)malloc((size_t)(2 * n + 1) * sizeof *c);
   if (!c) return NULL;
   int64_t k = 0;
   for (gs_idx_t r = 0; r < h->m; ++r)
     if (h->row_ptr[r + 1] - h->row_ptr[r] > STREAM_CAP)
       for (int64_t p = h->row_ptr[r]; p < h->row_ptr[r + 1]; p += STREAM_CAP) {
         c[k++] = r;
-        c[k++] = (gs_idx_t)p;
+        c[k++] = p;
       }
   *nchunks = (gs_idx_t)n;
   return c;
@@ -392,7 +421,8 @@ static gs_status_t csr_vector_prepare(gs_context_t *ctx, gs_matrix_t *A, const g
   gs_status_t st = csr_prepare_common(ctx, A, w, out, caps);
   if (st != GS_SUCCESS || width > 0 || !want_blocks(gs_matrix_features(A))) return st;
   csr_data_t *d = (csr_data_t *)*out;
-  gs_idx_t *hb = stream_blocks(h, &d->nblocks), *hc = NULL;
+  gs_idx_t *hb = stream_blocks(h, &d->nblocks);
+  int64_t *hc = NULL;
   if (hb) hc = long_row_chunks(h, &d->nchunks);
   if (!hb || !hc) {
     st = GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory cutting CSR row blocks");
@@ -419,11 +449,13 @@ static gs_status_t csr_memory(const void *data, gs_spmv_mem_t *mem)
   const csr_data_t *d = (const csr_data_t *)data;
   const gs_dcsr_t *A = &d->A;
   /* The shared CSR is what this backend reads, so it is counted as its device memory. */
-  mem->device_bytes = ((size_t)A->m + 1) * sizeof(gs_idx_t) +
+  const size_t off = A->wide ? sizeof(int64_t) : sizeof(int32_t);
+  mem->device_bytes = ((size_t)A->m + 1) * off +
                       (size_t)A->nnz * (sizeof(gs_idx_t) + sizeof(double));
-  mem->bytes_per_apply = gs_csr_bytes_per_apply(A->m, A->n, A->nnz);
+  mem->bytes_per_apply = gs_csr_bytes_per_apply(A->m, A->n, A->nnz, off);
   if (d->nblocks > 0) { /* block bounds and chunks are held and read once per product */
-    const size_t extra = ((size_t)d->nblocks + 1 + 2 * (size_t)d->nchunks) * sizeof(gs_idx_t);
+    const size_t extra = ((size_t)d->nblocks + 1) * sizeof(gs_idx_t) +
+                         2 * (size_t)d->nchunks * sizeof(int64_t);
     mem->device_bytes += extra;
     mem->bytes_per_apply += extra;
   }
@@ -457,11 +489,11 @@ static void csr_describe(const void *data, char *buf, size_t len)
 extern "C" const gs_spmv_ops_t gs_spmv_csr_scalar_ops = {
     GS_SPMV_OPS_VERSION, "csr-scalar",
     "CSR, one thread per row (Bell & Garland 3.3); transpose by atomics",
-    GS_SPMV_FLAG_TRANSPOSE, NULL, csr_scalar_prepare, csr_apply, csr_memory, csr_destroy, NULL,
-    csr_describe};
+    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_WIDE, NULL, csr_scalar_prepare, csr_apply, csr_memory,
+    csr_destroy, NULL, csr_describe};
 
 extern "C" const gs_spmv_ops_t gs_spmv_csr_vector_ops = {
     GS_SPMV_OPS_VERSION, "csr-vector",
     "CSR vector: row blocks staged in shared memory, 1-32 threads per row; transpose by atomics",
-    GS_SPMV_FLAG_TRANSPOSE, csr_vector_options, csr_vector_prepare, csr_apply, csr_memory,
-    csr_destroy, NULL, csr_describe};
+    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_WIDE, csr_vector_options, csr_vector_prepare,
+    csr_apply, csr_memory, csr_destroy, NULL, csr_describe};

@@ -138,19 +138,22 @@ static gs_status_t cusp_matrix(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_
   switch (d->kind->format) {
   case CUSP_CSR:
     GS_TRY(gs_matrix_device_csr(A, &csr));
-    d->matrix_bytes = ((size_t)m + 1) * sizeof(gs_idx_t) +
+    if (csr.wide) /* spmv.c keeps wide matrices from backends not flagged WIDE */
+      GS_FAIL(GS_ERR_INTERNAL, "cusparse-csr reached with 64-bit offsets");
+    d->matrix_bytes = ((size_t)m + 1) * sizeof(int32_t) +
                       (size_t)nnz * (sizeof(gs_idx_t) + sizeof(gs_val_t));
     for (int k = 0; k < d->nops; ++k)
-      GS_TRY(GS_CUSPARSE(cusparseCreateConstCsr(&d->op[k].A, m, n, nnz, csr.d_row_ptr, csr.d_col,
-                                                csr.d_val, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
-                                                CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F)));
+      GS_TRY(GS_CUSPARSE(cusparseCreateConstCsr(&d->op[k].A, m, n, nnz, csr.d_row_ptr32,
+                                                csr.d_col, csr.d_val, CUSPARSE_INDEX_32I,
+                                                CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
+                                                CUDA_R_64F)));
     break;
   case CUSP_COO:
     GS_TRY(gs_matrix_device_csr(A, &csr));
     h_row = (gs_idx_t *)malloc((size_t)nnz * sizeof *h_row);
     if (!h_row) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory expanding COO row indices");
     for (gs_idx_t i = 0; i < h->m; ++i)
-      for (gs_idx_t p = h->row_ptr[i]; p < h->row_ptr[i + 1]; ++p) h_row[p] = i;
+      for (gs_off_t p = h->row_ptr[i]; p < h->row_ptr[i + 1]; ++p) h_row[p] = i;
     GS_TRY(gs_upload(ctx, (void **)&d->d_coo_row, h_row, (size_t)nnz * sizeof *h_row,
                      "COO row indices"));
     d->matrix_bytes = (size_t)nnz * (2 * sizeof(gs_idx_t) + sizeof(gs_val_t));

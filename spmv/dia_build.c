@@ -28,7 +28,7 @@ gs_status_t gs_dia_layout_build(gs_dia_layout_t **out, const gs_csr_t *A, double
     if (!diag_of) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory building DIA");
     for (size_t s = 0; s < span; ++s) diag_of[s] = -1;
     for (gs_idx_t i = 0; i < A->m; ++i)
-      for (gs_idx_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p)
+      for (gs_off_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p)
         diag_of[(size_t)((int64_t)A->col[p] - i + A->m - 1)] = 0;
     /* number the occupied diagonals in increasing offset order */
     for (size_t s = 0; s < span; ++s)
@@ -50,7 +50,7 @@ gs_status_t gs_dia_layout_build(gs_dia_layout_t **out, const gs_csr_t *A, double
     for (size_t s = 0; s < span; ++s)
       if (diag_of[s] >= 0) L->offsets[diag_of[s]] = (int32_t)((int64_t)s - (A->m - 1));
     for (gs_idx_t i = 0; i < A->m; ++i)
-      for (gs_idx_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) {
+      for (gs_off_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) {
         int32_t d = diag_of[(size_t)((int64_t)A->col[p] - i + A->m - 1)];
         L->val[(size_t)d * (size_t)L->pitch + (size_t)i] = A->val[p];
       }

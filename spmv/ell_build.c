@@ -21,7 +21,7 @@ static gs_idx_t longest_row(const gs_csr_t *A)
 {
   gs_idx_t K = 0;
   for (gs_idx_t i = 0; i < A->m; ++i)
-    if (A->row_ptr[i + 1] - A->row_ptr[i] > K) K = A->row_ptr[i + 1] - A->row_ptr[i];
+    if (gs_fmt_row_len(A, i) > K) K = gs_fmt_row_len(A, i);
   return K;
 }
 
@@ -50,7 +50,8 @@ gs_status_t gs_ell_layout_build_k(gs_ell_layout_t **out, const gs_csr_t *A, gs_i
     L->val[s] = 0.0;
   }
   for (gs_idx_t i = 0; i < A->m; ++i) {
-    gs_idx_t p0 = A->row_ptr[i], len = A->row_ptr[i + 1] - p0;
+    const gs_off_t p0 = A->row_ptr[i];
+    gs_idx_t len = gs_fmt_row_len(A, i);
     if (len > K) len = K;
     for (gs_idx_t k = 0; k < len; ++k) { /* slot (i, k) is column k of the M x K array */
       L->col[(size_t)k * (size_t)L->pitch + (size_t)i] = A->col[p0 + k];

@@ -27,6 +27,14 @@ int64_t gs_fmt_pitch(gs_idx_t m);
  *  applies use it for the scale pass of op = T and for the BLAS rule of alpha == 0. */
 void gs_fmt_scale_host(gs_idx_t len, double beta, double *y);
 
+/** Length of row i of A in 32 bits. The layouts of this header keep 32-bit entry positions and
+ *  only ever see matrices of at most INT32_MAX entries (gs_spmv_create and gs_spmv_host_apply
+ *  refuse wider ones for backends without GS_SPMV_FLAG_WIDE), so every row length fits. */
+static inline gs_idx_t gs_fmt_row_len(const gs_csr_t *A, gs_idx_t i)
+{
+  return (gs_idx_t)(A->row_ptr[i + 1] - A->row_ptr[i]);
+}
+
 /* ---- COO (section 3.4): one thread per entry, segmented reduction per warp ---------------- */
 
 /** Coordinate layout, entries in row-major order (rows non-decreasing, the kernel's segment

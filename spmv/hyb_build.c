@@ -28,10 +28,10 @@ gs_idx_t gs_hyb_choose_k(const gs_csr_t *A)
 {
   gs_idx_t max_len = 0;
   for (gs_idx_t i = 0; i < A->m; ++i)
-    if (A->row_ptr[i + 1] - A->row_ptr[i] > max_len) max_len = A->row_ptr[i + 1] - A->row_ptr[i];
+    if (gs_fmt_row_len(A, i) > max_len) max_len = gs_fmt_row_len(A, i);
   int64_t *hist = calloc((size_t)max_len + 1, sizeof *hist);
   if (!hist) return -1;
-  for (gs_idx_t i = 0; i < A->m; ++i) ++hist[A->row_ptr[i + 1] - A->row_ptr[i]];
+  for (gs_idx_t i = 0; i < A->m; ++i) ++hist[gs_fmt_row_len(A, i)];
   gs_idx_t K = gs_hyb_k_rule(A->m, hist, max_len);
   free(hist);
   return K;
@@ -47,8 +47,7 @@ gs_status_t gs_hyb_layout_build(gs_hyb_layout_t **out, const gs_csr_t *A, int hy
   if (hyb_k >= 0) {
     gs_idx_t max_len = 0;
     for (gs_idx_t i = 0; i < A->m; ++i)
-      if (A->row_ptr[i + 1] - A->row_ptr[i] > max_len)
-        max_len = A->row_ptr[i + 1] - A->row_ptr[i];
+      if (gs_fmt_row_len(A, i) > max_len) max_len = gs_fmt_row_len(A, i);
     K = hyb_k < max_len ? hyb_k : max_len; /* wider than the longest row is only padding */
   } else {
     K = gs_hyb_choose_k(A);

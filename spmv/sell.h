@@ -32,7 +32,7 @@ extern "C" {
 
 typedef struct gs_sell {
   gs_idx_t m, n;       /* rows, columns */
-  gs_idx_t nnz;        /* stored entries of the source CSR (explicit zeros included) */
+  gs_off_t nnz;        /* stored entries of the source CSR (explicit zeros included) */
   gs_idx_t slice_size; /* C */
   gs_idx_t nslices;    /* ceil(m / C) */
   gs_idx_t slots;      /* slice_ptr[nslices]: entries plus padding */

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "core/error.h"
-#include "spmv/formats.h" /* gs_fmt_scale_host */
+#include "spmv/formats.h" /* gs_fmt_scale_host, gs_fmt_row_len */
 #include "spmv/sell.h"
 
 void gs_sell_destroy(gs_sell_t **S)
@@ -50,7 +50,7 @@ gs_status_t gs_sell_build(gs_sell_t **out, const gs_csr_t *A, gs_idx_t slice_siz
     int64_t lo = (int64_t)s * C, hi = lo + C < A->m ? lo + C : A->m;
     gs_idx_t w = 0;
     for (int64_t i = lo; i < hi; ++i) {
-      gs_idx_t len = A->row_ptr[i + 1] - A->row_ptr[i];
+      gs_idx_t len = gs_fmt_row_len(A, (gs_idx_t)i);
       if (len > w) w = len;
     }
     if (w > max_width) max_width = w;
@@ -86,7 +86,7 @@ gs_status_t gs_sell_build(gs_sell_t **out, const gs_csr_t *A, gs_idx_t slice_siz
   }
   for (gs_idx_t i = 0; i < A->m; ++i) {
     int64_t base = (int64_t)S->slice_ptr[i / slice_size] + i % slice_size;
-    for (gs_idx_t p = A->row_ptr[i], k = 0; p < A->row_ptr[i + 1]; ++p, ++k) {
+    for (gs_off_t p = A->row_ptr[i], k = 0; p < A->row_ptr[i + 1]; ++p, ++k) {
       S->col[base + k * C] = A->col[p];
       S->val[base + k * C] = A->val[p];
     }

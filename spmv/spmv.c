@@ -174,6 +174,15 @@ static unsigned default_caps(const gs_spmv_ops_t *ops)
   return c;
 }
 
+/* A matrix whose offsets need 64 bits reaches only the backends built for them
+ * (GS_SPMV_FLAG_WIDE); the others keep 32-bit entry positions in their layouts. */
+static gs_status_t refuse_wide(const gs_spmv_ops_t *ops, gs_off_t nnz)
+{
+  return GS_ERROR(GS_ERR_UNSUPPORTED, "backend '%s' takes at most 2^31-1 entries (32-bit "
+                  "offsets) and the matrix has %lld; use a backend with 64-bit offsets "
+                  "(`gpusolve spmv --list --verbose` marks them 'wide')", ops->name, (long long)nnz);
+}
+
 /* ---- prepared products ------------------------------------------------------------------- */
 
 gs_status_t gs_spmv_create(gs_spmv_t **out, gs_context_t *ctx, gs_matrix_t *A, const char *name,
@@ -191,6 +200,8 @@ gs_status_t gs_spmv_create(gs_spmv_t **out, gs_context_t *ctx, gs_matrix_t *A, c
   if (i < 0) return unknown_backend(name);
   memset(&cfg, 0, sizeof cfg);
   GS_CHECK(options_apply(options, gs_spmv_registry[i], &cfg));
+  if (gs_matrix_wide(A) && !(gs_spmv_registry[i]->flags & GS_SPMV_FLAG_WIDE))
+    return refuse_wide(gs_spmv_registry[i], gs_matrix_host(A)->nnz);
   GS_CHECK(gs_context_activate(ctx));
   gs_spmv_t *S = calloc(1, sizeof *S);
   if (!S) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory creating an SpMV");
@@ -279,6 +290,11 @@ gs_status_t gs_spmv_memory(const gs_spmv_t *S, gs_spmv_mem_t *mem)
 }
 
 const char *gs_spmv_name(const gs_spmv_t *S) { return S ? S->ops->name : ""; }
+gs_value_type_t gs_spmv_value_type(const gs_spmv_t *S)
+{
+  (void)S; /* every backend of this version stores double values */
+  return GS_VALUE_DOUBLE;
+}
 gs_matrix_t *gs_spmv_matrix(const gs_spmv_t *S) { return S ? S->A : NULL; }
 gs_context_t *gs_spmv_context(const gs_spmv_t *S) { return S ? S->ctx : NULL; }
 const char *gs_spmv_describe(const gs_spmv_t *S) { return S ? S->describe : ""; }
@@ -303,6 +319,7 @@ gs_status_t gs_spmv_host_apply(const char *name, const gs_csr_t *A, const char *
   const gs_spmv_ops_t *ops = gs_spmv_registry[i];
   if (op == GS_OP_T && !(ops->flags & GS_SPMV_FLAG_TRANSPOSE))
     return GS_ERROR(GS_ERR_UNSUPPORTED, "backend '%s' has no transpose apply", ops->name);
+  if (A->nnz > INT32_MAX && !(ops->flags & GS_SPMV_FLAG_WIDE)) return refuse_wide(ops, A->nnz);
   /* Host layouts follow gs_spmv_apply's rules, alpha = 0 included (A and x not read), and
    * refuse what prepare would refuse whatever alpha is. */
   if (!ops->host_apply) return gs_csr_spmv_host(A, op, alpha, x, beta, y);

@@ -12,6 +12,9 @@
  *            must be asynchronous on ctx->stream, never allocate, and never read y when
  *            beta == 0. Zero-sized outputs are handled by spmv.c (apply is not called).
  *   - destroy: accepts NULL.
+ * Offsets: a matrix of more than 2^31-1 entries (gs_matrix_wide) reaches prepare only for a
+ * backend flagged GS_SPMV_FLAG_WIDE, whose kernels read gs_dcsr_t.d_row_ptr64; every other
+ * backend may keep 32-bit entry positions in its layout (spmv.c refuses wide matrices for it).
  * Slots are only appended after version 1 (SQLite's iVersion rule). */
 #ifndef GS_SPMV_IMPL_H
 #define GS_SPMV_IMPL_H
@@ -53,13 +56,32 @@ typedef struct gs_spmv_ops {
   void (*describe)(const void *data, char *buf, size_t len);
 } gs_spmv_ops_t;
 
-/** The device CSR shared by all backends of a matrix: uploaded on first call, owned by A. */
+/** The device CSR shared by all backends of a matrix: uploaded on first call, owned by A.
+ *  Row pointers are 32-bit on the device whenever they fit (nnz <= INT32_MAX: half the bytes
+ *  of the host's gs_off_t, and cuSPARSE's 32-bit path), 64-bit otherwise (`wide`, see
+ *  gs_matrix_wide): exactly one of d_row_ptr32 / d_row_ptr64 is set. */
 typedef struct gs_dcsr {
-  gs_idx_t m, n, nnz;
-  const gs_idx_t *d_row_ptr, *d_col;
+  gs_idx_t m, n;
+  gs_off_t nnz;
+  int wide;
+  const int32_t *d_row_ptr32;
+  const int64_t *d_row_ptr64;
+  const gs_idx_t *d_col;
   const gs_val_t *d_val;
 } gs_dcsr_t;
 gs_status_t gs_matrix_device_csr(gs_matrix_t *A, gs_dcsr_t *out);
+
+/** Whether A's device offsets are 64-bit: nnz > INT32_MAX (or the test hook
+ *  gs_test_wide_offsets was on for A's context when A was created). gs_spmv_create refuses such
+ *  a matrix for a backend without GS_SPMV_FLAG_WIDE, before its prepare is called, so that only
+ *  backends flagged WIDE ever see a wide matrix. */
+int gs_matrix_wide(const gs_matrix_t *A);
+
+/** Uploads count row pointers (or other entry offsets) into a fresh counted device buffer of
+ *  int32_t: the 32-bit copy cuSPARSE's legacy routines and the narrow kernels read. An offset
+ *  over INT32_MAX is GS_ERR_UNSUPPORTED naming `what` (a caller refuses wide matrices before). */
+gs_status_t gs_upload_offsets32(gs_context_t *ctx, int32_t **d_dst, const gs_off_t *h_src,
+                                size_t count, const char *what);
 
 /** The checks of an apply y = alpha op(A) x + beta y of a rows x cols operator, shared by
  *  gs_spmv_apply and gs_operator_apply (`who` names the caller in the message): op is N or T

@@ -20,7 +20,8 @@ static void test_coo_to_csr_sorts_sums_keeps_zeros(void)
   CU_ASSERT(gs_coo_push(C, 0, 2, 2.0) == GS_SUCCESS);
   CU_ASSERT(gs_coo_push(C, 3, 0, 1.0) == GS_ERR_INVALID_ARG); /* row out of range */
   CU_ASSERT_FATAL(gs_coo_to_csr(&A, C) == GS_SUCCESS);
-  const gs_idx_t rp[] = {0, 2, 2, 4}, col[] = {0, 2, 0, 3};
+  const gs_off_t rp[] = {0, 2, 2, 4};
+  const gs_idx_t col[] = {0, 2, 0, 3};
   const double val[] = {-1.0, 3.5, 4.0, 0.0};
   CU_ASSERT_EQUAL(A->nnz, 4);
   CU_ASSERT(memcmp(A->row_ptr, rp, sizeof rp) == 0);
@@ -42,13 +43,14 @@ static void test_transpose_and_spmv(void)
   CU_ASSERT_FATAL(gs_csr_transpose(&T, A) == GS_SUCCESS);
   CU_ASSERT_EQUAL(T->m, 3);
   CU_ASSERT_EQUAL(T->n, 4);
-  const gs_idx_t rp[] = {0, 2, 4, 6}, col[] = {0, 3, 1, 3, 0, 3};
+  const gs_off_t rp[] = {0, 2, 4, 6};
+  const gs_idx_t col[] = {0, 3, 1, 3, 0, 3};
   const double val[] = {1, 4, 3, 5, 2, 6};
   CU_ASSERT(memcmp(T->row_ptr, rp, sizeof rp) == 0);
   CU_ASSERT(memcmp(T->col, col, sizeof col) == 0);
   CU_ASSERT(memcmp(T->val, val, sizeof val) == 0);
   CU_ASSERT_FATAL(gs_csr_transpose(&TT, T) == GS_SUCCESS);
-  CU_ASSERT(memcmp(TT->row_ptr, A->row_ptr, 5 * sizeof(gs_idx_t)) == 0);
+  CU_ASSERT(memcmp(TT->row_ptr, A->row_ptr, 5 * sizeof *A->row_ptr) == 0);
   CU_ASSERT(memcmp(TT->col, A->col, 6 * sizeof(gs_idx_t)) == 0);
 
   double x[3] = {1, 2, 3}, y[4] = {NAN, NAN, NAN, NAN}, yt[3] = {1, 1, 1}, xt[4] = {1, 1, 1, 1};
@@ -225,6 +227,23 @@ static void test_dmalloc_without_device_or_injection(void)
   gs_context_destroy(&ctx);
 }
 
+/* The ABI's type words: the C value type is the enum's, offsets hold more than 2^31 - 1. */
+static void test_types(void)
+{
+  CU_ASSERT_EQUAL(gs_value_type_size(GS_VALUE_TYPE), sizeof(gs_val_t));
+  CU_ASSERT_STRING_EQUAL(gs_value_type_string(GS_VALUE_DOUBLE), "double");
+  CU_ASSERT_STRING_EQUAL(gs_value_type_string(GS_VALUE_FLOAT), "float");
+  CU_ASSERT_EQUAL(gs_value_type_size(GS_VALUE_DOUBLE), 8);
+  CU_ASSERT_EQUAL(gs_value_type_size(GS_VALUE_FLOAT), 4);
+  CU_ASSERT_STRING_EQUAL(gs_value_type_string((gs_value_type_t)42), "unknown");
+  CU_ASSERT_EQUAL(gs_value_type_size((gs_value_type_t)42), 0);
+  CU_ASSERT(sizeof(gs_off_t) == 8 && (gs_off_t)INT32_MAX + 1 > 0);
+  gs_csr_t *A = NULL; /* an nnz past 32 bits is a size, not an error, up to addressable memory */
+  CU_ASSERT_EQUAL(gs_csr_create(&A, 2, 2, (gs_off_t)1 << 62), GS_ERR_HOST_MEMORY);
+  CU_ASSERT_PTR_NULL(A);
+  CU_ASSERT_EQUAL(gs_csr_create(&A, 2, 2, -1), GS_ERR_INVALID_ARG);
+}
+
 int main(void)
 {
   CU_TestInfo tests[] = {
@@ -234,6 +253,7 @@ int main(void)
     {"validate catches faults", test_validate_catches_faults},
     {"features on hand-checked matrices", test_features_hand_checked},
     {"errors and status names", test_errors_and_status_names},
+    {"value types and 64-bit offsets", test_types},
     {"context without a device", test_no_device_context_error},
     {"device allocator injection", test_dmalloc_without_device_or_injection},
     CU_TEST_INFO_NULL};

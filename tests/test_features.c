@@ -67,7 +67,7 @@ static double perturb_upper(uint64_t *rng, gs_csr_t *A, double rel)
   int done = 0;
   for (int pass = 0; !done && pass < 2; ++pass)
     for (gs_idx_t i = 0; i < A->m; ++i)
-      for (gs_idx_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) {
+      for (gs_off_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) {
         if (A->col[p] <= i || (gs_test_uniform(rng) < 0.5 && pass == 0)) continue;
         double s = 0.5 + 0.5 * gs_test_uniform(rng);
         if (gs_test_uniform(rng) < 0.5) s = -s;
@@ -142,7 +142,7 @@ static void test_near_symmetric(void)
 
       /* the same matrix with one row's entries reversed (unsorted): same answer */
       for (gs_idx_t i = 0; i < A->m; ++i) {
-        gs_idx_t b = A->row_ptr[i], e = A->row_ptr[i + 1] - 1;
+        gs_off_t b = A->row_ptr[i], e = A->row_ptr[i + 1] - 1;
         if (e - b < 1) continue;
         for (; b < e; ++b, --e) {
           gs_idx_t tc = A->col[b];

@@ -84,7 +84,7 @@ static gs_idx_t max_row(const gs_csr_t *A)
 {
   gs_idx_t K = 0;
   for (gs_idx_t i = 0; i < A->m; ++i)
-    if (A->row_ptr[i + 1] - A->row_ptr[i] > K) K = A->row_ptr[i + 1] - A->row_ptr[i];
+    if (A->row_ptr[i + 1] - A->row_ptr[i] > K) K = (gs_idx_t)(A->row_ptr[i + 1] - A->row_ptr[i]);
   return K;
 }
 
@@ -97,7 +97,7 @@ static gs_idx_t count_diagonals(const gs_csr_t *A)
   CU_ASSERT_FATAL(seen != NULL);
   gs_idx_t d = 0;
   for (gs_idx_t i = 0; i < A->m; ++i)
-    for (gs_idx_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) {
+    for (gs_off_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) {
       size_t s = (size_t)(A->col[p] - i + A->m);
       if (!seen[s]) {
         seen[s] = 1;

@@ -23,12 +23,13 @@ static void check_layout(const gs_sell_t *S, const gs_csr_t *A, gs_idx_t C)
     CU_ASSERT_FATAL(span >= 0 && span % C == 0);
     gs_idx_t w = span / C, want = 0;
     for (gs_idx_t i = s * C; i < (s + 1) * C && i < A->m; ++i)
-      if (A->row_ptr[i + 1] - A->row_ptr[i] > want) want = A->row_ptr[i + 1] - A->row_ptr[i];
+      if (A->row_ptr[i + 1] - A->row_ptr[i] > want)
+        want = (gs_idx_t)(A->row_ptr[i + 1] - A->row_ptr[i]);
     CU_ASSERT_EQUAL(w, want); /* the slice is as wide as its longest row, no wider */
     if (w > widest) widest = w;
     for (gs_idx_t r = 0; r < C; ++r) {
       gs_idx_t i = s * C + r;
-      gs_idx_t len = i < A->m ? A->row_ptr[i + 1] - A->row_ptr[i] : 0;
+      gs_idx_t len = i < A->m ? (gs_idx_t)(A->row_ptr[i + 1] - A->row_ptr[i]) : 0;
       for (gs_idx_t k = 0; k < w; ++k) {
         gs_idx_t q = S->slice_ptr[s] + k * C + r;
         if (k < len) { /* entry k of row i, in CSR order */

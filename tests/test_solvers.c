@@ -164,8 +164,8 @@ static void test_scipy_agreement(void)
       CU_ASSERT_FATAL(have);
       snprintf(cur, sizeof cur, "%s", name);
       if (s.H->m != n || s.H->nnz != nnz)
-        fprintf(stderr, "  %s: %d x %d with %d nonzeros here, %ld / %ld in the reference\n", name,
-                s.H->m, s.H->n, s.H->nnz, n, nnz);
+        fprintf(stderr, "  %s: %d x %d with %lld nonzeros here, %ld / %ld in the reference\n",
+                name, s.H->m, s.H->n, (long long)s.H->nnz, n, nnz);
       CU_ASSERT_FATAL(s.H->m == n && s.H->nnz == nnz);
     }
     gs_solve_opts_t o;

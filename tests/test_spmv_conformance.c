@@ -16,6 +16,8 @@ static gs_context_t *ctx;
  * the report on ours. */
 static int skip_vendor;
 static const double cases[3][2] = {{1.0, 0.0}, {-1.0, 1.0}, {2.5, -0.5}};
+/* 1 while test_wide_offsets runs: matrices keep 64-bit device offsets (gs_test_wide_offsets). */
+static int wide;
 
 /* One backend with options on one matrix: every op and alpha/beta case against the host. */
 static void conform_one(gs_matrix_t *A, const char *name, const char *options,
@@ -25,6 +27,14 @@ static void conform_one(gs_matrix_t *A, const char *name, const char *options,
   const gs_csr_t *M = gs_matrix_host(A);
   gs_spmv_t *S = NULL;
   gs_status_t st = gs_spmv_create(&S, ctx, A, name, options);
+  if (wide && !(gs_spmv_backend_flags(gs_spmv_backend_find(name)) & GS_SPMV_FLAG_WIDE)) {
+    /* a backend with 32-bit offsets refuses a wide matrix before preparing anything */
+    CU_ASSERT_EQUAL(st, GS_ERR_UNSUPPORTED);
+    CU_ASSERT_PTR_NOT_NULL(strstr(gs_last_error(), "2^31-1"));
+    CU_ASSERT_PTR_NULL(S);
+    gs_spmv_destroy(&S);
+    return;
+  }
   if (st == GS_ERR_FORMAT_FILL) return; /* a padded format may refuse; never a wrong answer */
   if (st != GS_SUCCESS) {
     fprintf(stderr, "  %s on %s: prepare failed: %s\n", name, label, gs_last_error());
@@ -34,6 +44,7 @@ static void conform_one(gs_matrix_t *A, const char *name, const char *options,
   gs_spmv_mem_t mem;
   CU_ASSERT(gs_spmv_memory(S, &mem) == GS_SUCCESS);
   CU_ASSERT(M->nnz == 0 || mem.device_bytes > 0);
+  CU_ASSERT_EQUAL(gs_spmv_value_type(S), GS_VALUE_TYPE); /* vectors are gs_val_t */
   for (int op = 0; op < 2; ++op) {
     gs_idx_t len = op ? M->n : M->m;
     if (op == 1 && !gs_spmv_supports(S, GS_OP_T)) {
@@ -66,6 +77,7 @@ static void conform(const gs_csr_t *H, const char *label)
   gs_matrix_t *A = NULL;
   size_t base = gs_device_bytes_in_use(ctx);
   CU_ASSERT_FATAL(gs_matrix_create(&A, ctx, H) == GS_SUCCESS);
+  CU_ASSERT_EQUAL(gs_matrix_wide(A), wide);
   const gs_csr_t *M = gs_matrix_host(A);
   size_t lx = (size_t)(M->m > M->n ? M->m : M->n) + 1;
   double *x = malloc(lx * sizeof *x), *y0 = malloc(lx * sizeof *y0), *y = malloc(lx * sizeof *y);
@@ -176,6 +188,22 @@ static void test_laplacians(void)
   gs_csr_destroy(&A);
 }
 
+/* The 64-bit-offset kernels (what a matrix of more than 2^31-1 entries runs, test_spmv_rules
+ * "more than 2^31 entries") on the small cases: every path of csr-scalar and csr-vector (plain
+ * groups, row blocks, long-row chunks) with int64 row pointers, and the refusal of every
+ * backend without them. */
+static void test_wide_offsets(void)
+{
+  gs_test_wide_offsets(ctx, 1);
+  wide = 1;
+  test_small_shapes();
+  test_random_rectangular();
+  test_one_long_row();
+  test_laplacians();
+  wide = 0;
+  gs_test_wide_offsets(ctx, 0);
+}
+
 static void test_real_matrices(void)
 {
   if (!gs_test_have_matrices()) return;
@@ -254,6 +282,7 @@ int main(void)
                          {"random rectangular matrices", test_random_rectangular},
                          {"one row of 100k nonzeros", test_one_long_row},
                          {"Laplacians", test_laplacians},
+                         {"64-bit offsets: wide kernels and refusals", test_wide_offsets},
                          {"every matrix of GS_MATRIX_DIR", test_real_matrices},
                          {"argument validation", test_argument_validation},
                          {"allocation failures", test_allocation_failures},

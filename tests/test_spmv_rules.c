@@ -17,6 +17,14 @@
  *                    random rectangular one, with the componentwise rounding bound of
  *                    gs_test_spmv_ok (tests/testutil.c); host layouts too; dia's op T must be
  *                    bit-for-bit repeatable, as its capabilities say.
+ *   2^31 entries     The 27-point Laplacian on 440^3 points (85M rows, 2.25e9 entries, more than
+ *                    2^31 - 1): the matrix is wide (64-bit device offsets); csr-scalar and
+ *                    csr-vector (row blocks, plain groups of 1 and 32 threads) give every entry
+ *                    of y exactly for op N and T (integer x: the sums are exact, and A is
+ *                    symmetric, so one reference serves both ops); every backend without
+ *                    GS_SPMV_FLAG_WIDE and ilu0 / ic0 refuse it with GS_ERR_UNSUPPORTED. Needs
+ *                    32 GB of free device memory and 64 GB of available host memory (skipped
+ *                    with a printed reason otherwise, and under GS_TEST_QUICK=1).
  * Exits 77 without a device. */
 #include <cuda_runtime_api.h>
 #include <math.h>
@@ -154,6 +162,133 @@ static void test_index_overflow(void)
   free(h_x);
   free(h_y);
   CU_ASSERT_EQUAL(gs_device_bytes_in_use(ctx), base); /* every backend gave back what it took */
+}
+
+/* ---- more than 2^31 - 1 entries --------------------------------------------------------------- */
+
+#define WIDE_N 440 /* 440^3 points, 27-point stencil: 2,248,091,128 entries */
+#define WIDE_DEV_BYTES ((size_t)32000000000ull)
+#define WIDE_HOST_BYTES ((size_t)64000000000ull)
+
+/* MemAvailable of /proc/meminfo in bytes, 0 when unknown. */
+static size_t host_available(void)
+{
+  FILE *f = fopen("/proc/meminfo", "r");
+  char line[256];
+  unsigned long long kb = 0;
+  while (f && fgets(line, sizeof line, f))
+    if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) break;
+  if (f) fclose(f);
+  return (size_t)kb * 1024;
+}
+
+static void test_wide_matrix(void)
+{
+  if (gs_test_quick()) {
+    printf("\n  skipped: GS_TEST_QUICK is set (the 2.25e9-entry case needs ~60 GB, a minute)\n");
+    return;
+  }
+  size_t dev_free = 0, dev_total = 0, host = host_available();
+  if (cudaMemGetInfo(&dev_free, &dev_total) != cudaSuccess || dev_free < WIDE_DEV_BYTES ||
+      host < WIDE_HOST_BYTES) {
+    printf("\n  skipped: %.1f GB free on the device and %.1f GB available on the host, the "
+           "2.25e9-entry case wants %.0f and %.0f GB\n",
+           gb(dev_free), gb(host), gb(WIDE_DEV_BYTES), gb(WIDE_HOST_BYTES));
+    return;
+  }
+  const size_t base = gs_device_bytes_in_use(ctx);
+  gs_csr_t *H = NULL;
+  gs_matrix_t *A = NULL;
+  gs_spmv_t *S = NULL;
+  gs_precond_t *P = NULL;
+  double *h_x = NULL, *ref = NULL, *h_y = NULL, *d_x = NULL, *d_y = NULL;
+  double t0 = gs_wall_seconds();
+  CU_ASSERT_FATAL(gs_gen_laplace(&H, WIDE_N, WIDE_N, WIDE_N, 27) == GS_SUCCESS);
+  CU_ASSERT_FATAL(H->nnz > INT32_MAX);
+  CU_ASSERT_FATAL(gs_matrix_create(&A, ctx, H) == GS_SUCCESS);
+  gs_csr_destroy(&H); /* the matrix holds its own copy */
+  const gs_csr_t *M = gs_matrix_host(A);
+  const gs_idx_t m = M->m;
+  CU_ASSERT(gs_matrix_features(A)->nnz == M->nnz);
+  h_x = malloc((size_t)m * sizeof *h_x);
+  ref = malloc((size_t)m * sizeof *ref);
+  h_y = malloc((size_t)m * sizeof *h_y);
+  CU_ASSERT_FATAL(h_x && ref && h_y);
+  for (int64_t i = 0; i < m; ++i) h_x[i] = (double)(i % 7) - 3.0;
+  /* 2 * (26 x_i - sum of up to 26 neighbours): integers below 2^10, exact in any order */
+  CU_ASSERT_FATAL(gs_csr_spmv_host(M, GS_OP_N, 2.0, h_x, 0.0, ref) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_dmalloc(ctx, (void **)&d_x, (size_t)m * sizeof *d_x, "x") == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_dmalloc(ctx, (void **)&d_y, (size_t)m * sizeof *d_y, "y") == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_copy_to_device(ctx, d_x, h_x, (size_t)m * sizeof *h_x) == GS_SUCCESS);
+  printf("\n    27-point Laplacian %d^3: %d rows, %lld entries (> 2^31 - 1), set up in %.1f s",
+         WIDE_N, (int)m, (long long)M->nnz, gs_wall_seconds() - t0);
+
+  const char *wide_cases[][2] = {{"csr-scalar", NULL},
+                                 {"csr-vector", NULL}, /* row blocks on a stencil */
+                                 {"csr-vector", "csr-vector.width=1"},
+                                 {"csr-vector", "csr-vector.width=32"}};
+  for (size_t c = 0; c < sizeof wide_cases / sizeof wide_cases[0]; ++c) {
+    const char *name = wide_cases[c][0], *opt = wide_cases[c][1];
+    if (gs_spmv_backend_find(name) < 0) continue;
+    t0 = gs_wall_seconds();
+    gs_status_t st = gs_spmv_create(&S, ctx, A, name, opt);
+    CU_ASSERT_EQUAL(st, GS_SUCCESS);
+    if (st != GS_SUCCESS) {
+      fprintf(stderr, "\n  %s [%s]: prepare failed: %s\n", name, opt ? opt : "", gs_last_error());
+      continue;
+    }
+    gs_spmv_mem_t mem;
+    CU_ASSERT(gs_spmv_memory(S, &mem) == GS_SUCCESS);
+    CU_ASSERT(mem.device_bytes >= (size_t)M->nnz * 12 + ((size_t)m + 1) * 8);
+    printf("\n    %-11s %-20s prepared in %4.1f s (%s)", name, opt ? opt : "",
+           gs_wall_seconds() - t0, gs_spmv_describe(S));
+    for (int op = 0; op < 2; ++op) {
+      fill_nan_device(d_y, (size_t)m);
+      st = gs_spmv_apply(S, op ? GS_OP_T : GS_OP_N, 2.0, d_x, 0.0, d_y);
+      if (st == GS_SUCCESS) st = gs_context_sync(ctx);
+      CU_ASSERT_EQUAL(st, GS_SUCCESS);
+      if (st != GS_SUCCESS) {
+        fprintf(stderr, "\n  %s op %c: apply failed: %s\n", name, op ? 'T' : 'N',
+                gs_last_error());
+        continue;
+      }
+      CU_ASSERT_FATAL(gs_copy_to_host(ctx, h_y, d_y, (size_t)m * sizeof *h_y) == GS_SUCCESS);
+      int64_t wrong = 0, first = -1;
+      for (int64_t i = 0; i < m; ++i)
+        if (!(h_y[i] == ref[i])) {
+          if (first < 0) first = i;
+          ++wrong;
+        }
+      CU_ASSERT_EQUAL(wrong, 0);
+      if (wrong > 0)
+        fprintf(stderr, "\n  %s [%s] op %c: %lld of %d entries wrong; first y[%lld] = %.17g, "
+                "want %.17g\n", name, opt ? opt : "", op ? 'T' : 'N', (long long)wrong, (int)m,
+                (long long)first, h_y[first], ref[first]);
+    }
+    gs_spmv_destroy(&S);
+  }
+  /* the backends with 32-bit offsets refuse before preparing anything */
+  for (int b = 0; b < gs_spmv_backend_count(); ++b) {
+    if (gs_spmv_backend_flags(b) & GS_SPMV_FLAG_WIDE) continue;
+    CU_ASSERT_EQUAL(gs_spmv_create(&S, ctx, A, gs_spmv_backend_name(b), NULL),
+                    GS_ERR_UNSUPPORTED);
+    CU_ASSERT_PTR_NOT_NULL(strstr(gs_last_error(), "2^31-1"));
+    CU_ASSERT_PTR_NULL(S);
+  }
+  const char *factors[] = {"ilu0", "ic0"};
+  for (int k = 0; k < 2; ++k) {
+    CU_ASSERT_EQUAL(gs_precond_create(&P, ctx, A, factors[k]), GS_ERR_UNSUPPORTED);
+    CU_ASSERT_PTR_NOT_NULL(strstr(gs_last_error(), "32-bit offsets"));
+    CU_ASSERT_PTR_NULL(P);
+  }
+  printf("\n");
+  gs_dfree(ctx, d_x);
+  gs_dfree(ctx, d_y);
+  gs_matrix_destroy(&A);
+  free(h_x);
+  free(ref);
+  free(h_y);
+  CU_ASSERT_EQUAL(gs_device_bytes_in_use(ctx), base);
 }
 
 /* ---- alpha = 0 ------------------------------------------------------------------------------ */
@@ -410,6 +545,7 @@ int main(void)
       {"alpha = 0 reads neither A nor x, device and host", test_alpha_zero},
       {"ell and dia transposes against the host reference", test_ell_dia_transpose},
       {"index overflow: 2^27 + 12345 rows x 32 threads, every backend", test_index_overflow},
+      {"more than 2^31 - 1 entries: 64-bit offsets, refusals", test_wide_matrix},
       CU_TEST_INFO_NULL};
   int rc = gs_test_main("spmv_rules", tests, 1);
   gs_context_destroy(&ctx);

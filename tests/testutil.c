@@ -219,7 +219,7 @@ gs_test_spmv_cmp_t gs_test_spmv_compare(const gs_csr_t *A, gs_op_t op, double al
     mag[i] = fabsl(ref[i]);
   }
   for (gs_idx_t i = 0; i < A->m && alpha != 0.0; ++i) /* alpha = 0: A and x unread (BLAS) */
-    for (gs_idx_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) {
+    for (gs_off_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) {
       gs_idx_t out = trans ? A->col[p] : i, in = trans ? i : A->col[p];
       long double t = (long double)alpha * A->val[p] * x[in];
       ref[out] += t;

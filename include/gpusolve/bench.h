@@ -55,7 +55,7 @@ typedef struct gs_spmv_timing {
  * GS_ERR_UNSUPPORTED for op = T without a transpose kernel (see gs_spmv_supports); an error of
  * any product or event ends the timing with that status (out is then left unchanged).
  */
-gs_status_t gs_spmv_time(gs_spmv_t *S, gs_op_t op, const double *d_x, double *d_y,
+gs_status_t gs_spmv_time(gs_spmv_t *S, gs_op_t op, const gs_val_t *d_x, gs_val_t *d_y,
                          const gs_spmv_time_opts_t *opts, gs_spmv_timing_t *out);
 
 /** Median of values[0..n), sorting them ascending in place: the middle value, or the mean of the

@@ -20,8 +20,8 @@ typedef enum gs_symmetry {
  *  malloc'd (cap entries each), so code that owns a COO may grow them with realloc. */
 typedef struct gs_coo {
   gs_idx_t m, n;        /* rows, columns */
-  int64_t nnz;          /* entries in use */
-  int64_t cap;          /* entries allocated */
+  gs_off_t nnz;         /* entries in use */
+  gs_off_t cap;         /* entries allocated */
   gs_idx_t *row, *col;  /* size cap */
   gs_val_t *val;        /* size cap */
   gs_symmetry_t symmetry; /* as stored in the source; entries are already expanded */
@@ -32,24 +32,24 @@ typedef struct gs_coo {
  *  produces rows with strictly increasing columns (duplicates summed, explicit zeros kept). */
 typedef struct gs_csr {
   gs_idx_t m, n;
-  gs_idx_t nnz;         /* 32-bit: a CSR over 2^31-1 entries is refused */
-  gs_idx_t *row_ptr;    /* size m + 1 */
+  gs_off_t nnz;         /* entries: 64-bit, may exceed 2^31-1 */
+  gs_off_t *row_ptr;    /* size m + 1 */
   gs_idx_t *col;        /* size nnz */
   gs_val_t *val;        /* size nnz */
   gs_symmetry_t symmetry; /* as stored in the source */
 } gs_csr_t;
 
 /** Allocates an m x n COO with room for cap entries (nnz = 0). */
-gs_status_t gs_coo_create(gs_coo_t **A, gs_idx_t m, gs_idx_t n, int64_t cap);
+gs_status_t gs_coo_create(gs_coo_t **A, gs_idx_t m, gs_idx_t n, gs_off_t cap);
 /** Makes room for at least `need` entries (grows by half again, or to `need`). */
-gs_status_t gs_coo_reserve(gs_coo_t *A, int64_t need);
+gs_status_t gs_coo_reserve(gs_coo_t *A, gs_off_t need);
 /** Appends one entry, growing the arrays as needed. */
 gs_status_t gs_coo_push(gs_coo_t *A, gs_idx_t i, gs_idx_t j, gs_val_t v);
 /** Frees A (NULL-safe) and sets *A = NULL. */
 void gs_coo_destroy(gs_coo_t **A);
 
 /** Allocates an m x n CSR with room for nnz entries; row_ptr zeroed. */
-gs_status_t gs_csr_create(gs_csr_t **A, gs_idx_t m, gs_idx_t n, gs_idx_t nnz);
+gs_status_t gs_csr_create(gs_csr_t **A, gs_idx_t m, gs_idx_t n, gs_off_t nnz);
 /** Frees A (NULL-safe) and sets *A = NULL. */
 void gs_csr_destroy(gs_csr_t **A);
 /** Deep copy. */
@@ -100,10 +100,10 @@ double gs_spmv_rel_error(const gs_csr_t *A, gs_op_t op, gs_val_t alpha, const gs
  *  exact pattern test. */
 typedef struct gs_features {
   gs_idx_t rows, cols;
-  int64_t nnz;
+  gs_off_t nnz;
   double density;          /* nnz / (rows * cols) */
   double row_mean, row_std;/* mean and population standard deviation of row lengths */
-  gs_idx_t row_max, row_min;
+  gs_off_t row_max, row_min;
   gs_idx_t empty_rows;
   gs_idx_t diagonals;      /* occupied diagonals (distinct j - i) */
   int structurally_symmetric; /* square and pattern(A) == pattern(A^T) */

@@ -18,8 +18,8 @@ typedef struct gs_operator gs_operator_t;
  *  without allocating (the rules of gs_spmv_apply: d_y write-only when beta == 0; alpha == 0
  *  is handled before the shell is called, so a shell may assume alpha != 0). The arguments are
  *  checked once, by gs_operator_apply, before the shell is called. */
-typedef gs_status_t (*gs_operator_apply_fn)(void *user, gs_op_t op, double alpha,
-                                            const double *d_x, double beta, double *d_y);
+typedef gs_status_t (*gs_operator_apply_fn)(void *user, gs_op_t op, gs_val_t alpha,
+                                            const gs_val_t *d_x, gs_val_t beta, gs_val_t *d_y);
 
 /** The operator of a prepared product (borrows S, which must outlive it). Capabilities are S's
  *  (gs_spmv_caps). */
@@ -38,8 +38,8 @@ void gs_operator_destroy(gs_operator_t **A);
 /** d_y = alpha op(A) d_x + beta d_y. Validates like gs_spmv_apply (sizes, x != y, finite
  *  scalars, op supported), then dispatches; alpha == 0 gives d_y = beta d_y without reading A
  *  or d_x (BLAS). Asynchronous on the operator's context stream. */
-gs_status_t gs_operator_apply(gs_operator_t *A, gs_op_t op, double alpha, const double *d_x,
-                              double beta, double *d_y);
+gs_status_t gs_operator_apply(gs_operator_t *A, gs_op_t op, gs_val_t alpha, const gs_val_t *d_x,
+                              gs_val_t beta, gs_val_t *d_y);
 
 gs_idx_t gs_operator_rows(const gs_operator_t *A);
 gs_idx_t gs_operator_cols(const gs_operator_t *A);

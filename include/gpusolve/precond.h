@@ -31,7 +31,9 @@ typedef struct gs_precond gs_precond_t;
  * @return GS_ERR_INVALID_ARG for an unknown name, and with a message naming the row (1-based,
  *         as in the Matrix Market file) for a zero or missing diagonal entry (jacobi, ilu0,
  *         ic0) or a zero or non-positive pivot (ilu0, ic0); GS_ERR_DIMENSION for a non-square
- *         A; GS_ERR_DEVICE_MEMORY, GS_ERR_CUDA, GS_ERR_CUSPARSE on device failures.
+ *         A; GS_ERR_UNSUPPORTED for ilu0 / ic0 on a matrix of more than 2^31-1 entries
+ *         (cuSPARSE's factorizations take 32-bit offsets); GS_ERR_DEVICE_MEMORY, GS_ERR_CUDA,
+ *         GS_ERR_CUSPARSE on device failures.
  */
 gs_status_t gs_precond_create(gs_precond_t **M, gs_context_t *ctx, gs_matrix_t *A,
                               const char *name);
@@ -44,7 +46,7 @@ void gs_precond_destroy(gs_precond_t **M);
  * @param[in]  d_r device vector of length n (rows of A)
  * @param[out] d_z device vector of length n; may be the same as d_r
  */
-gs_status_t gs_precond_apply(gs_precond_t *M, const double *d_r, double *d_z);
+gs_status_t gs_precond_apply(gs_precond_t *M, const gs_val_t *d_r, gs_val_t *d_z);
 
 /** Registry name of M ("jacobi"), "" for NULL. */
 const char *gs_precond_name(const gs_precond_t *M);

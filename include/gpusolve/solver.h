@@ -133,7 +133,7 @@ gs_status_t gs_solver_setup(gs_solver_t *s, gs_operator_t *A, gs_precond_t *M);
  * stats and the return values are gs_solve's. Allocates nothing. The cuBLAS handle of the
  * context is in device pointer mode during the call and restored on return.
  */
-gs_status_t gs_solver_solve(gs_solver_t *s, const double *d_b, double *d_x,
+gs_status_t gs_solver_solve(gs_solver_t *s, const gs_val_t *d_b, gs_val_t *d_x,
                             gs_solve_stats_t *stats);
 /** The method setup resolved (GS_SOLVER_AUTO before setup). */
 gs_method_t gs_solver_method(const gs_solver_t *s);
@@ -177,7 +177,8 @@ void gs_solver_destroy(gs_solver_t **s);
  *         GS_ERR_DEVICE_MEMORY, GS_ERR_CUDA, GS_ERR_CUBLAS, GS_ERR_CUSPARSE on device failures.
  */
 gs_status_t gs_solve(gs_context_t *ctx, const gs_solve_opts_t *opts, gs_spmv_t *S,
-                     gs_precond_t *M, const double *d_b, double *d_x, gs_solve_stats_t *stats);
+                     gs_precond_t *M, const gs_val_t *d_b, gs_val_t *d_x,
+                     gs_solve_stats_t *stats);
 
 /** The method GS_SOLVER_AUTO picks for A: CG when A is numerically symmetric with a positive
  *  diagonal, BiCGSTAB otherwise. */

@@ -67,10 +67,13 @@ void gs_spmv_destroy(gs_spmv_t **S);
  * be the same. With beta == 0, d_y is write-only: NaN in it never leaks into the result.
  * GS_ERR_UNSUPPORTED when the backend has no transpose kernel.
  */
-gs_status_t gs_spmv_apply(gs_spmv_t *S, gs_op_t op, double alpha, const double *d_x, double beta,
-                          double *d_y);
+gs_status_t gs_spmv_apply(gs_spmv_t *S, gs_op_t op, gs_val_t alpha, const gs_val_t *d_x,
+                          gs_val_t beta, gs_val_t *d_y);
 gs_status_t gs_spmv_memory(const gs_spmv_t *S, gs_spmv_mem_t *mem);
 const char *gs_spmv_name(const gs_spmv_t *S);
+/** Type of the values S stores and of the vectors gs_spmv_apply takes (GS_VALUE_DOUBLE in this
+ *  version: every backend stores double values). */
+gs_value_type_t gs_spmv_value_type(const gs_spmv_t *S);
 /** The matrix S was prepared for (borrowed by S). */
 gs_matrix_t *gs_spmv_matrix(const gs_spmv_t *S);
 /** One line about the prepared layout ("K = 27, ELL 99.1% / COO 0.9% of entries"), or "". */
@@ -97,7 +100,10 @@ int gs_spmv_supports(const gs_spmv_t *S, gs_op_t op);
 enum {
   GS_SPMV_FLAG_TRANSPOSE = 1u << 0, /* has an op = T kernel */
   GS_SPMV_FLAG_VENDOR = 1u << 1,    /* vendor library (cuSPARSE) baseline */
-  GS_SPMV_FLAG_HOST_LAYOUT = 1u << 2 /* has its own host layout builder + host apply */
+  GS_SPMV_FLAG_HOST_LAYOUT = 1u << 2, /* has its own host layout builder + host apply */
+  GS_SPMV_FLAG_WIDE = 1u << 3 /* takes matrices of more than 2^31-1 entries (64-bit offsets on
+                                 the device); gs_spmv_create refuses such a matrix for any other
+                                 backend with GS_ERR_UNSUPPORTED */
 };
 
 /** Number of registered backends; they are indexed 0..count-1 in a fixed order. */
@@ -123,7 +129,8 @@ int gs_spmv_backend_option(int i, int k, gs_spmv_option_info_t *out);
  * GS_ERR_FORMAT_FILL / GS_ERR_UNSUPPORTED as the device backend would answer.
  */
 gs_status_t gs_spmv_host_apply(const char *name, const gs_csr_t *A, const char *options,
-                               gs_op_t op, double alpha, const double *x, double beta, double *y);
+                               gs_op_t op, gs_val_t alpha, const gs_val_t *x, gs_val_t beta,
+                               gs_val_t *y);
 
 #ifdef __cplusplus
 }

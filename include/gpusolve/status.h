@@ -9,10 +9,29 @@
 extern "C" {
 #endif
 
-/** Index type of every sparse structure (32-bit in this version). */
+/** Row and column index of every sparse structure: 32-bit, so a matrix has at most 2^31-1 rows
+ *  and 2^31-1 columns. */
 typedef int32_t gs_idx_t;
-/** Value type of every matrix and vector (double in this version). */
+/** Offset into the entries of a matrix: CSR row pointers and entry counts. 64-bit, so a matrix
+ *  may hold more than 2^31-1 entries where memory allows (the backends that take such a matrix
+ *  say so, GS_SPMV_FLAG_WIDE in gpusolve/spmv.h; the others refuse it with GS_ERR_UNSUPPORTED). */
+typedef int64_t gs_off_t;
+
+/** Value types of matrices and vectors. Every entry point of this version takes double values
+ *  and double vectors (gs_val_t); the enum is the ABI's word for the type, so that float and
+ *  mixed precision can be chosen at prepare without changing prototypes. */
+typedef enum gs_value_type {
+  GS_VALUE_DOUBLE = 0, /* IEEE binary64 */
+  GS_VALUE_FLOAT = 1   /* IEEE binary32: reserved, not accepted by any backend yet */
+} gs_value_type_t;
+/** The C type of the values and vectors the entry points take: double (GS_VALUE_TYPE). */
 typedef double gs_val_t;
+#define GS_VALUE_TYPE GS_VALUE_DOUBLE
+
+/** Lowercase name of a value type ("double", "float"); "unknown" for any other value. */
+const char *gs_value_type_string(gs_value_type_t t);
+/** Bytes of one value of type t (8, 4); 0 for an unknown type. */
+size_t gs_value_type_size(gs_value_type_t t);
 
 /** Operation applied to a matrix: A (N) or its transpose A^T (T). */
 typedef enum gs_op { GS_OP_N = 0, GS_OP_T = 1 } gs_op_t;
