@@ -70,10 +70,16 @@ uint64_t gs_test_next(uint64_t *s)
 
 double gs_test_uniform(uint64_t *s) { return (double)(gs_test_next(s) >> 11) * 0x1.0p-53; }
 
+const char *gs_test_matrix_dir(void)
+{
+  const char *d = getenv("GS_MATRIX_DIR");
+  return d && *d ? d : GS_DEFAULT_MATRIX_DIR;
+}
+
 const char *gs_test_matrix(const char *name)
 {
   static char buf[4096];
-  snprintf(buf, sizeof buf, "%s/%s.mtx", GS_MATRIX_DIR, name);
+  snprintf(buf, sizeof buf, "%s/%s.mtx", gs_test_matrix_dir(), name);
   return buf;
 }
 
@@ -293,7 +299,24 @@ double gs_test_backend_option_default(const char *name, const char *key, double 
 int gs_test_have_matrices(void)
 {
   struct stat st;
-  if (stat(GS_MATRIX_DIR, &st) == 0 && S_ISDIR(st.st_mode)) return 1;
-  printf("\n  skipped: matrix folder %s not found (set GS_MATRIX_DIR)\n", GS_MATRIX_DIR);
+  const char *dir = gs_test_matrix_dir();
+  if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) return 1;
+  printf("\n  skipped: matrix folder %s not found (set GS_MATRIX_DIR)\n", dir);
+  return 0;
+}
+
+int gs_test_have_matrix(const char *name)
+{
+  static char told[64][64]; /* names already reported: one line per matrix and run */
+  static int ntold;
+  char path[4200];
+  if (!gs_test_have_matrices()) return 0;
+  snprintf(path, sizeof path, "%s/%s.mtx", gs_test_matrix_dir(), name);
+  if (access(path, R_OK) == 0) return 1;
+  for (int k = 0; k < ntold; ++k)
+    if (!strcmp(told[k], name)) return 0;
+  if (ntold < 64) snprintf(told[ntold++], sizeof told[0], "%s", name);
+  printf("\n  skipped: %s.mtx is not in %s (point GS_MATRIX_DIR at the full set)\n", name,
+         gs_test_matrix_dir());
   return 0;
 }

@@ -18,8 +18,11 @@ uint64_t gs_test_seed(void);
 uint64_t gs_test_next(uint64_t *state);
 double gs_test_uniform(uint64_t *state);
 
-/** Path of a real matrix in GS_MATRIX_DIR (static buffer, valid until the next call); tests call
- *  gs_test_have_matrices() first. */
+/** Folder of the real matrices: $GS_MATRIX_DIR when set, else the CMake cache entry
+ *  GS_MATRIX_DIR (by default the small in-repository set, tests/data/matrices). */
+const char *gs_test_matrix_dir(void);
+/** Path of a real matrix in that folder (static buffer, valid until the next call); tests call
+ *  gs_test_have_matrix(name) (or gs_test_have_matrices() for a folder-wide check) first. */
 const char *gs_test_matrix(const char *name);
 /** Path of a file under tests/data (static buffer). */
 const char *gs_test_data(const char *rel);
@@ -93,5 +96,9 @@ double gs_test_backend_option_default(const char *name, const char *key, double 
  *  "skipped: matrix folder <path> not found (set GS_MATRIX_DIR)" and returns 0: a test that
  *  needs the real matrices returns early on 0 (CUnit has no skip; the test counts as passed). */
 int gs_test_have_matrices(void);
+/** 1 when matrix `name` is in the folder. Otherwise prints (once per name) "skipped: NAME.mtx is
+ *  not in <folder> (point GS_MATRIX_DIR at the full set)" and returns 0: the in-repository set
+ *  is a subset, so a test skips a matrix it does not find instead of failing. */
+int gs_test_have_matrix(const char *name);
 
 #endif
