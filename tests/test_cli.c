@@ -104,10 +104,8 @@ static void test_info_malformed_corpus(void)
 
 static void test_gen_and_read_back(void)
 {
-  char path[] = "/tmp/gs_cli_genXXXXXX", args[256];
-  int fd = mkstemp(path);
-  CU_ASSERT_FATAL(fd >= 0);
-  close(fd);
+  char path[4608], args[4800];
+  snprintf(path, sizeof path, "%s", gs_test_tmpfile("gen.mtx"));
   snprintf(args, sizeof args, "gen laplace --grid 20x30 --stencil 5 -o %s", path);
   CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
   snprintf(args, sizeof args, "info %s --json", path);
@@ -129,9 +127,9 @@ static void test_gen_and_read_back(void)
 
 static void test_gen_errors_leave_no_file(void)
 {
-  char args[256], path[128];
-  /* a name of this process only: runs of this suite in parallel (scripts/seeds.sh) never meet */
-  snprintf(path, sizeof path, "/tmp/gs_cli_gen_should_not_exist_%ld.mtx", (long)getpid());
+  char args[4800], path[4608];
+  /* in this process's own folder: runs in parallel (ctest -j, scripts/seeds.sh) never meet */
+  snprintf(path, sizeof path, "%s", gs_test_tmpfile("should_not_exist.mtx"));
   unlink(path);
   snprintf(args, sizeof args, "gen laplace --grid 10x10 --stencil 3 -o %s", path);
   CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 2);

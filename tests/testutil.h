@@ -31,6 +31,13 @@ extern const char *const gs_test_matrix_names[];
 /** 1 when GS_TEST_QUICK is set (valgrind runs take the small cases only). */
 int gs_test_quick(void);
 
+/** A folder of this process only, created on first use under $TMPDIR (or /tmp) and removed
+ *  with its files at exit. Every temporary file of a suite goes there, so suites running at the
+ *  same time (ctest -j, a suite beside its valgrind run, scripts/seeds.sh) never share a path. */
+const char *gs_test_tmpdir(void);
+/** gs_test_tmpdir()/name (static buffer, valid until the next call). */
+const char *gs_test_tmpfile(const char *name);
+
 /** Runs the built CLI with `args` (shell words), captures stdout and stderr (truncated to the
  *  buffers) and returns its exit status (-1 when it could not be run). */
 int gs_test_cli(const char *args, char *out, size_t outsz, char *err, size_t errsz);
