@@ -21,7 +21,7 @@ static void usage(FILE *f)
 {
   fprintf(f, "usage: gpusolve [COMMAND] [ARGS...]\n\n"
              "gpusolve %s: Krylov solvers on NVIDIA GPUs with pluggable SpMV formats.\n\n"
-             "Commands:\n", GPUSOLVE_VERSION_STRING);
+             "Commands:\n", gs_version());
   for (int i = 0; i < NCOMMANDS; ++i) fprintf(f, "  %-7s %s\n", commands[i].name, commands[i].summary);
   fprintf(f, "\nWith no command (or a .mtx file first) gpusolve runs `solve`.\n"
              "`gpusolve COMMAND --help` describes each command.\n"
@@ -35,7 +35,7 @@ int main(int argc, char **argv)
     return CLI_OK;
   }
   if (argc >= 2 && !strcmp(argv[1], "--version")) {
-    printf("gpusolve %s\n", GPUSOLVE_VERSION_STRING);
+    printf("gpusolve %s\n", gs_version());
     return CLI_OK;
   }
   if (argc >= 2)

@@ -1,6 +1,7 @@
 /* examples/solve_mtx.c: the smallest complete use of the library: read A.mtx, solve A x = A*1
  * with CG (or BiCGSTAB) on the csr-vector format, print what happened.
- * Build: part of the CMake build (build/examples/solve_mtx A.mtx). */
+ * Build: part of the CMake build (build/examples/solve_mtx A.mtx), or examples/ on its own
+ * against an installed gpusolve (see examples/CMakeLists.txt). */
 #include <stdio.h>
 #include <stdlib.h>
 

@@ -2,11 +2,7 @@
 #ifndef GPUSOLVE_H
 #define GPUSOLVE_H
 
-#define GPUSOLVE_VERSION_MAJOR 0
-#define GPUSOLVE_VERSION_MINOR 1
-#define GPUSOLVE_VERSION_PATCH 0
-#define GPUSOLVE_VERSION_STRING "0.1.0"
-
+#include "gpusolve/version.h"
 #include "gpusolve/status.h"
 #include "gpusolve/matrix.h"
 #include "gpusolve/io.h"

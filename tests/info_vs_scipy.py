@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Compare `gpusolve info --json` with SciPy on every matrix of ../shared/matrices.
+"""Compare `gpusolve info --json` with SciPy on every matrix of the matrix folder.
 
 rows, cols and expanded nnz (symmetric storage mirrored, duplicates summed, explicit zeros kept)
 must agree. Usage: python3 tests/info_vs_scipy.py [build/apps/gpusolve] [matrix dir]
+The matrix folder defaults to $GS_MATRIX_DIR, else the in-repository set tests/data/matrices.
 """
 import glob, json, os, subprocess, sys
 
@@ -10,7 +11,8 @@ import scipy.io
 import scipy.sparse as sp
 
 cli = sys.argv[1] if len(sys.argv) > 1 else "build/apps/gpusolve"
-mdir = sys.argv[2] if len(sys.argv) > 2 else os.path.join(os.path.dirname(__file__), "../../shared/matrices")
+mdir = sys.argv[2] if len(sys.argv) > 2 else (os.environ.get("GS_MATRIX_DIR") or
+                                               os.path.join(os.path.dirname(__file__), "data", "matrices"))
 bad = 0
 files = sorted(glob.glob(os.path.join(mdir, "*.mtx")))
 for f in files:

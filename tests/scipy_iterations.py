@@ -3,8 +3,8 @@
 
 Writes tests/data/scipy_iterations.tsv, which tests/test_solvers.c compares gs_solve against.
 
-The systems: every matrix of the "spd" and "nonsymmetric" categories of ../shared/matrices
-(MANIFEST.tsv) plus generated Laplacians, with b = A * ones, x0 = 0, rtol = 1e-8, atol = 0,
+The systems: every matrix of the "spd" and "nonsymmetric" categories of the matrix folder
+(--matrices, default $GS_MATRIX_DIR, else tests/data/matrices; its MANIFEST.tsv) plus generated Laplacians, with b = A * ones, x0 = 0, rtol = 1e-8, atol = 0,
 so that both codes stop when ||r|| <= 1e-8 ||b||.
 
   cg                  SPD matrices and Laplacians; preconditioners none, jacobi, ilu0, ic0
@@ -371,7 +371,8 @@ MIMIC = {"cg": cg, "bicgstab": bicgstab, "gmres": gmres}
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--matrices", default=os.path.join(HERE, "..", "..", "shared", "matrices"))
+    ap.add_argument("--matrices", default=os.environ.get("GS_MATRIX_DIR") or
+                    os.path.join(HERE, "data", "matrices"))
     ap.add_argument("--out", default=os.path.join(HERE, "data", "scipy_iterations.tsv"))
     ap.add_argument("--rtol", type=float, default=1e-8)
     args = ap.parse_args()

@@ -227,15 +227,13 @@ static void test_non_square_and_zero(void)
   gs_csr_destroy(&A);
 }
 
-/* Writes A to a new temporary .mtx file; path receives its name. */
+/* Writes A to a new .mtx file in this process's temporary folder; path receives its name. */
 static void write_temp(const gs_csr_t *A, char *path, size_t size)
 {
-  char tmpl[] = "/tmp/gs_features_XXXXXX";
-  int fd = mkstemp(tmpl);
-  CU_ASSERT_FATAL(fd >= 0);
-  close(fd);
-  unlink(tmpl);
-  snprintf(path, size, "%s.mtx", tmpl);
+  static int count;
+  char name[64];
+  snprintf(name, sizeof name, "features_%d.mtx", count++);
+  CU_ASSERT_FATAL((size_t)snprintf(path, size, "%s", gs_test_tmpfile(name)) < size);
   CU_ASSERT_FATAL(gs_mm_write_csr(path, A) == GS_SUCCESS);
 }
 
@@ -251,7 +249,7 @@ static void test_cli_info_reports_asymmetry(void)
 {
   uint64_t rng = gs_test_seed() ^ 0x3333;
   gs_csr_t *A = random_spd(&rng, 60, 0.1);
-  char path[64], args[128];
+  char path[4608], args[4800];
 
   write_temp(A, path, sizeof path); /* exact */
   snprintf(args, sizeof args, "info %s", path);

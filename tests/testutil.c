@@ -3,6 +3,7 @@
 #include "tests/testutil.h"
 
 #include <CUnit/Basic.h>
+#include <dirent.h>
 #include <float.h>
 #include <math.h>
 #include <stdarg.h>
@@ -20,8 +21,11 @@ const char *const gs_test_matrix_names[] = {
   "illc1033", "lp_e226", "memplus", "msc04515", "nos7", "orsreg_1", "sherman5", "well1850",
   "west0479", "wiki-Vote", "zenios", NULL};
 
+static const char *g_suite = "suite"; /* names this process's temporary folder */
+
 int gs_test_main(const char *suite, CU_TestInfo *tests, int needs_gpu)
 {
+  g_suite = suite;
   if (needs_gpu && gs_device_count() == 0) {
     printf("%s: no CUDA device available: suite skipped\n", suite);
     return 77;
@@ -70,10 +74,16 @@ uint64_t gs_test_next(uint64_t *s)
 
 double gs_test_uniform(uint64_t *s) { return (double)(gs_test_next(s) >> 11) * 0x1.0p-53; }
 
+const char *gs_test_matrix_dir(void)
+{
+  const char *d = getenv("GS_MATRIX_DIR");
+  return d && *d ? d : GS_DEFAULT_MATRIX_DIR;
+}
+
 const char *gs_test_matrix(const char *name)
 {
   static char buf[4096];
-  snprintf(buf, sizeof buf, "%s/%s.mtx", GS_MATRIX_DIR, name);
+  snprintf(buf, sizeof buf, "%s/%s.mtx", gs_test_matrix_dir(), name);
   return buf;
 }
 
@@ -101,13 +111,63 @@ static void read_all(const char *path, char *buf, size_t sz)
   fclose(f);
 }
 
+/* ---- this process's temporary folder -------------------------------------------------------- */
+
+static char g_tmpdir[4096];
+
+/* Removes the files of the folder, then the folder (tests create files only). */
+static void remove_tmpdir(void)
+{
+  if (!g_tmpdir[0]) return;
+  DIR *d = opendir(g_tmpdir);
+  if (d) {
+    char p[8192];
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+      if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+      snprintf(p, sizeof p, "%s/%s", g_tmpdir, e->d_name);
+      unlink(p);
+    }
+    closedir(d);
+  }
+  rmdir(g_tmpdir);
+  g_tmpdir[0] = '\0';
+}
+
+const char *gs_test_tmpdir(void)
+{
+  if (g_tmpdir[0]) return g_tmpdir;
+  const char *base = getenv("TMPDIR");
+  if (!base || !*base) base = "/tmp";
+  int n = snprintf(g_tmpdir, sizeof g_tmpdir, "%s/gs_%s_XXXXXX", base, g_suite);
+  if (n < 0 || (size_t)n >= sizeof g_tmpdir || !mkdtemp(g_tmpdir)) {
+    fprintf(stderr, "  cannot create a temporary folder under %s\n", base);
+    g_tmpdir[0] = '\0';
+    return "/nonexistent/gs_test_tmpdir"; /* every use then fails visibly */
+  }
+  atexit(remove_tmpdir);
+  return g_tmpdir;
+}
+
+const char *gs_test_tmpfile(const char *name)
+{
+  static char buf[4608];
+  snprintf(buf, sizeof buf, "%s/%s", gs_test_tmpdir(), name);
+  return buf;
+}
+
 int gs_test_cli(const char *args, char *out, size_t outsz, char *err, size_t errsz)
 {
-  char o[] = "/tmp/gs_cli_outXXXXXX", e[] = "/tmp/gs_cli_errXXXXXX";
+  char o[4608], e[4608];
+  snprintf(o, sizeof o, "%s/cli_outXXXXXX", gs_test_tmpdir());
+  snprintf(e, sizeof e, "%s/cli_errXXXXXX", gs_test_tmpdir());
   int fo = mkstemp(o), fe = mkstemp(e);
-  if (fo < 0 || fe < 0) return -1;
-  close(fo);
-  close(fe);
+  if (fo >= 0) close(fo);
+  if (fe >= 0) close(fe);
+  if (fo < 0 || fe < 0) {
+    if (fo >= 0) unlink(o);
+    if (fe >= 0) unlink(e);
+    return -1;
+  }
   size_t len = strlen(GS_CLI) + strlen(args) + strlen(o) + strlen(e) + 32;
   char *cmd = malloc(len);
   if (!cmd) return -1;
@@ -293,7 +353,24 @@ double gs_test_backend_option_default(const char *name, const char *key, double 
 int gs_test_have_matrices(void)
 {
   struct stat st;
-  if (stat(GS_MATRIX_DIR, &st) == 0 && S_ISDIR(st.st_mode)) return 1;
-  printf("\n  skipped: matrix folder %s not found (set GS_MATRIX_DIR)\n", GS_MATRIX_DIR);
+  const char *dir = gs_test_matrix_dir();
+  if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) return 1;
+  printf("\n  skipped: matrix folder %s not found (set GS_MATRIX_DIR)\n", dir);
+  return 0;
+}
+
+int gs_test_have_matrix(const char *name)
+{
+  static char told[64][64]; /* names already reported: one line per matrix and run */
+  static int ntold;
+  char path[4200];
+  if (!gs_test_have_matrices()) return 0;
+  snprintf(path, sizeof path, "%s/%s.mtx", gs_test_matrix_dir(), name);
+  if (access(path, R_OK) == 0) return 1;
+  for (int k = 0; k < ntold; ++k)
+    if (!strcmp(told[k], name)) return 0;
+  if (ntold < 64) snprintf(told[ntold++], sizeof told[0], "%s", name);
+  printf("\n  skipped: %s.mtx is not in %s (point GS_MATRIX_DIR at the full set)\n", name,
+         gs_test_matrix_dir());
   return 0;
 }

@@ -18,8 +18,11 @@ uint64_t gs_test_seed(void);
 uint64_t gs_test_next(uint64_t *state);
 double gs_test_uniform(uint64_t *state);
 
-/** Path of a real matrix in GS_MATRIX_DIR (static buffer, valid until the next call); tests call
- *  gs_test_have_matrices() first. */
+/** Folder of the real matrices: $GS_MATRIX_DIR when set, else the CMake cache entry
+ *  GS_MATRIX_DIR (by default the small in-repository set, tests/data/matrices). */
+const char *gs_test_matrix_dir(void);
+/** Path of a real matrix in that folder (static buffer, valid until the next call); tests call
+ *  gs_test_have_matrix(name) (or gs_test_have_matrices() for a folder-wide check) first. */
 const char *gs_test_matrix(const char *name);
 /** Path of a file under tests/data (static buffer). */
 const char *gs_test_data(const char *rel);
@@ -27,6 +30,13 @@ const char *gs_test_data(const char *rel);
 extern const char *const gs_test_matrix_names[];
 /** 1 when GS_TEST_QUICK is set (valgrind runs take the small cases only). */
 int gs_test_quick(void);
+
+/** A folder of this process only, created on first use under $TMPDIR (or /tmp) and removed
+ *  with its files at exit. Every temporary file of a suite goes there, so suites running at the
+ *  same time (ctest -j, a suite beside its valgrind run, scripts/seeds.sh) never share a path. */
+const char *gs_test_tmpdir(void);
+/** gs_test_tmpdir()/name (static buffer, valid until the next call). */
+const char *gs_test_tmpfile(const char *name);
 
 /** Runs the built CLI with `args` (shell words), captures stdout and stderr (truncated to the
  *  buffers) and returns its exit status (-1 when it could not be run). */
@@ -93,5 +103,9 @@ double gs_test_backend_option_default(const char *name, const char *key, double 
  *  "skipped: matrix folder <path> not found (set GS_MATRIX_DIR)" and returns 0: a test that
  *  needs the real matrices returns early on 0 (CUnit has no skip; the test counts as passed). */
 int gs_test_have_matrices(void);
+/** 1 when matrix `name` is in the folder. Otherwise prints (once per name) "skipped: NAME.mtx is
+ *  not in <folder> (point GS_MATRIX_DIR at the full set)" and returns 0: the in-repository set
+ *  is a subset, so a test skips a matrix it does not find instead of failing. */
+int gs_test_have_matrix(const char *name);
 
 #endif
