@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "gpusolve/matrix.h"
 #include "gpusolve/status.h"
 
 #ifdef __cplusplus
@@ -58,6 +59,40 @@ const char *gs_mm_strerror(int e, char *buf, size_t n);
 
 /** Whether path ends in ".gz" (any case): such files are read and written gzip-compressed. */
 int gs_mm_ends_with_gz(const char *path);
+
+/* ---- threads (io/mm_par.c) ------------------------------------------------------------- */
+
+/** Runs fn(arg, t) for t = 0 .. nt-1, t = 0 on the calling thread, the others on new threads,
+ *  and returns when all are done. Where a thread cannot be started, its t runs on the calling
+ *  thread afterwards, so that the work is done all the same (never fails). */
+void gs_mm_parallel(int nt, void (*fn)(void *arg, int t), void *arg);
+
+/** When nonzero, gs_mm_parallel runs the nt shares one after the other on the calling thread:
+ *  the same parts, bands and merges, no threads (the fuzzer sets it, to run faster). */
+extern int gs_mm_inline_threads;
+
+/** Smallest part of the entry text given to one thread (bytes; default 1 MiB). A file whose
+ *  entries are shorter than two parts is read on one thread. Tests lower it to split small
+ *  files into many parts. Not thread-safe: set it before reading. */
+extern size_t gs_mm_part_min;
+
+/* ---- in-memory reading and the CSR build (io/mm_read.c, io/mm_csr.c) ---------------------- */
+
+/** gs_mm_read_coo / _csr / _vector on the bytes [data, data + len), named `name` in messages
+ *  (as the path is). The bytes are copied (so they need no padding) and never decompressed.
+ *  For the fuzzer and the tests. */
+gs_status_t gs_mm_read_coo_mem(const char *name, const void *data, size_t len, gs_coo_t **out);
+gs_status_t gs_mm_read_csr_mem(const char *name, const void *data, size_t len, gs_csr_t **out);
+gs_status_t gs_mm_read_vector_mem(const char *name, const void *data, size_t len,
+                                  gs_val_t **out, gs_idx_t *n);
+
+/** Below this many entries the CSR is built on one thread (starting threads costs more than
+ *  it saves; default 65536). Tests lower it. Not thread-safe: set it before reading. */
+extern int64_t gs_mm_csr_min;
+
+/** gs_coo_to_csr on nt threads, with the same result bit for bit: rows in order, columns
+ *  sorted within each row, duplicates summed in the COO's order, explicit zeros kept. */
+gs_status_t gs_mm_coo_to_csr(gs_csr_t **out, const gs_coo_t *A, int nt);
 
 /* ---- characters and digits ---------------------------------------------------------------- */
 
