@@ -4,11 +4,14 @@
  * shared counter of parts for the parser (so that a thread slowed by other load takes fewer
  * parts). Both run through gs_mm_parallel, which never fails: a thread that cannot be started
  * has its share run on the calling thread. */
+#define _DEFAULT_SOURCE /* madvise */
 #define _POSIX_C_SOURCE 200809L
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "gpusolve/io.h"
@@ -79,4 +82,31 @@ void gs_mm_parallel(int nt, void (*fn)(void *arg, int t), void *arg)
   for (int t = 1; t < nt; ++t)
     if (w[t].started) pthread_join(w[t].tid, NULL);
   free(w);
+}
+
+void gs_mm_advise_huge(void *p, size_t bytes)
+{
+#if defined(MADV_HUGEPAGE)
+  const uintptr_t huge = (uintptr_t)1 << 21;
+  if (!p || bytes < 2 * huge) return;
+  uintptr_t b = ((uintptr_t)p + huge - 1) & ~(huge - 1), e = ((uintptr_t)p + bytes) & ~(huge - 1);
+  if (e > b) (void)madvise((void *)b, e - b, MADV_HUGEPAGE); /* advice: failure changes nothing */
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
+
+void gs_mm_advise_done(const void *p, size_t bytes)
+{
+#if defined(MADV_DONTNEED)
+  long ps = sysconf(_SC_PAGESIZE);
+  if (ps <= 0) return;
+  const uintptr_t page = (uintptr_t)ps;
+  uintptr_t b = ((uintptr_t)p + page - 1) & ~(page - 1), e = ((uintptr_t)p + bytes) & ~(page - 1);
+  if (e > b) (void)madvise((void *)b, e - b, MADV_DONTNEED);
+#else
+  (void)p;
+  (void)bytes;
+#endif
 }

@@ -61,16 +61,25 @@ static int word_is(const char *p, size_t len, const char *word)
   return i == len && word[i] == '\0';
 }
 
-/* A value token: returns its end (white space or '\n' must follow) or NULL. */
-static inline const char *parse_value(const char *p, double *v)
+/* strtod() for what the fast path leaves (long, hexadecimal, special or malformed tokens). */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static const char *parse_value_strtod(const char *p, double *v)
 {
-  if (is_end(*p)) return NULL; /* strtod() would skip white space, even a newline */
-  const char *e = gs_mm_fast_double(p, v);
-  if (e && is_end(*e)) return e;
   char *end;
   *v = strtod(p, &end);
   if (end == p || !is_end(*end)) return NULL;
   return end;
+}
+
+/* A value token: returns its end (white space or '\n' must follow) or NULL. */
+MM_INLINE const char *parse_value(const char *p, double *v)
+{
+  if (is_end(*p)) return NULL; /* strtod() would skip white space, even a newline */
+  const char *e = mm_fast_double(p, v);
+  if (e && is_end(*e)) return e;
+  return parse_value_strtod(p, v);
 }
 
 /* An integer token ([+-]digits followed by white space or '\n'). */
@@ -450,6 +459,13 @@ static gs_status_t read_header(mm_src *s, mm_header *h)
 
 /* ---- entries ------------------------------------------------------------------------------ */
 
+static void coo_advise_huge(gs_coo_t *A)
+{
+  gs_mm_advise_huge(A->row, (size_t)A->cap * sizeof *A->row);
+  gs_mm_advise_huge(A->col, (size_t)A->cap * sizeof *A->col);
+  gs_mm_advise_huge(A->val, (size_t)A->cap * sizeof *A->val);
+}
+
 /* Makes room for `need` entries in A; the message names the file being read. */
 static gs_status_t coo_reserve(gs_coo_t *A, int64_t need, const char *path)
 {
@@ -676,6 +692,7 @@ typedef struct mm_par {
   mm_part *parts;
   int nparts;
   int pass;             /* 0: count lines, 1: parse */
+  int mapped;           /* parts before this one lie in a file mapping (dropped once parsed) */
   atomic_int next;      /* next part to take */
   gs_coo_t *A;
 } mm_par;
@@ -723,15 +740,18 @@ static void par_work(void *arg, int t)
     pt->st = parse_entries(P->path, P->h, pt, P->A->row + pt->base, P->A->col + pt->base,
                            P->A->val + pt->base, slot);
     if (pt->st == GS_SUCCESS && pt->pos != pt->end) pt->st = GS_ERR_INTERNAL; /* cannot be */
+    /* The text of a parsed part is not needed again (unless to re-raise a fault): out of the
+     * resident set with it, so that the peak is not the whole file plus the whole COO. */
+    if (i < P->mapped) gs_mm_advise_done(pt->b, (size_t)(pt->end - pt->b));
   }
 }
 
-/* Reads the entries [b, e) (complete lines, 8 readable bytes past every position before e),
- * then the tail [tb, te) (a padded copy of the last lines, or empty), starting at line `line`,
- * on nt threads into a new COO *out. */
+/* Reads the entries [b, e) (complete lines, 8 readable bytes past every position before e;
+ * a read-only file mapping when `mapped`), then the tail [tb, te) (a padded copy of the last
+ * lines, or empty), starting at line `line`, on nt threads into a new COO *out. */
 static gs_status_t read_coordinate_parallel(const char *path, const mm_header *h, const char *b,
                                             const char *e, const char *tb, const char *te,
-                                            int64_t line, int nt, gs_coo_t **out)
+                                            int mapped, int64_t line, int nt, gs_coo_t **out)
 {
   gs_status_t st = GS_SUCCESS;
   gs_coo_t *A = NULL;
@@ -760,6 +780,7 @@ static gs_status_t read_coordinate_parallel(const char *path, const mm_header *h
     P.parts[i].end = cut;
     at = cut;
   }
+  P.mapped = mapped ? np : 0;
   if (te > tb) {
     P.parts[np].b = tb;
     P.parts[np].end = te;
@@ -781,6 +802,7 @@ static gs_status_t read_coordinate_parallel(const char *path, const mm_header *h
   }
   int64_t cap = mult * lines;
   GS_TRY(gs_coo_create(&A, (gs_idx_t)h->m, (gs_idx_t)h->n, cap));
+  coo_advise_huge(A);
   A->symmetry = h->sym;
   P.A = A;
 
@@ -923,7 +945,7 @@ static gs_status_t read_parallel(mm_src *s, const mm_header *h, int nt, gs_coo_t
   *done = 0;
   if (s->fd < 0) { /* memory: every line is in buf, zeros after */
     *done = 1;
-    return read_coordinate_parallel(s->path, h, s->buf + s->pos, s->buf + s->lim, NULL, NULL,
+    return read_coordinate_parallel(s->path, h, s->buf + s->pos, s->buf + s->lim, NULL, NULL, 0,
                                     s->line, nt, A);
   }
   const int64_t off = s->consumed - (int64_t)(s->len - s->pos), size = s->file_bytes;
@@ -942,7 +964,7 @@ static gs_status_t read_parallel(mm_src *s, const mm_header *h, int nt, gs_coo_t
   size_t te = tn;
   if (te > 0 && tail[te - 1] != '\n') tail[te++] = '\n';
   memset(tail + te, 0, MM_PAD);
-  st = read_coordinate_parallel(s->path, h, b, tb, tail, tail + te, s->line, nt, A);
+  st = read_coordinate_parallel(s->path, h, b, tb, tail, tail + te, 1, s->line, nt, A);
 cleanup:
   free(tail);
   munmap(map, (size_t)size);
@@ -986,6 +1008,7 @@ static gs_status_t mm_read(mm_src *s, int want, gs_coo_t **out, gs_val_t **xout,
     }
     if (h.sym != GS_SYM_GENERAL) cap *= 2;
     GS_TRY(gs_coo_create(&A, (gs_idx_t)h.m, (gs_idx_t)h.n, cap));
+    coo_advise_huge(A);
     A->symmetry = h.sym;
     if (h.format == MM_COORDINATE)
       GS_TRY(read_coordinate(s, &h, A));
