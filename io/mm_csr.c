@@ -225,8 +225,6 @@ gs_status_t gs_mm_coo_to_csr(gs_csr_t **out, const gs_coo_t *A, int nt)
   if (nt > m && m > 0) nt = (int)m;
 
   GS_TRY(gs_csr_create(&C, A->m, A->n, nnz));
-  gs_mm_advise_huge(C->col, (size_t)nnz * sizeof *C->col);
-  gs_mm_advise_huge(C->val, (size_t)nnz * sizeof *C->val);
   J.A = A;
   J.C = C;
   J.nt = nt;

@@ -71,12 +71,6 @@ void gs_mm_parallel(int nt, void (*fn)(void *arg, int t), void *arg);
  *  the same parts, bands and merges, no threads (the fuzzer sets it, to run faster). */
 extern int gs_mm_inline_threads;
 
-/** Advises the kernel to back the whole 2 MiB pages inside [p, p + bytes) with huge pages
- *  (where transparent huge pages are on "madvise"): big arrays written once, such as a COO
- *  being read, then take a fault per 2 MiB instead of per 4 KiB. Only advice; small ranges
- *  are left alone. */
-void gs_mm_advise_huge(void *p, size_t bytes);
-
 /** Drops the whole pages inside [p, p + bytes) of a read-only private file mapping from this
  *  process (MADV_DONTNEED): they leave its resident set, and are read again from the file if
  *  touched. Only for such mappings: anonymous memory would read back as zeros. */

@@ -84,19 +84,6 @@ void gs_mm_parallel(int nt, void (*fn)(void *arg, int t), void *arg)
   free(w);
 }
 
-void gs_mm_advise_huge(void *p, size_t bytes)
-{
-#if defined(MADV_HUGEPAGE)
-  const uintptr_t huge = (uintptr_t)1 << 21;
-  if (!p || bytes < 2 * huge) return;
-  uintptr_t b = ((uintptr_t)p + huge - 1) & ~(huge - 1), e = ((uintptr_t)p + bytes) & ~(huge - 1);
-  if (e > b) (void)madvise((void *)b, e - b, MADV_HUGEPAGE); /* advice: failure changes nothing */
-#else
-  (void)p;
-  (void)bytes;
-#endif
-}
-
 void gs_mm_advise_done(const void *p, size_t bytes)
 {
 #if defined(MADV_DONTNEED)
