@@ -1,15 +1,18 @@
-/* bench/mm_read_bench.c: Matrix Market reading speed of gs_mm_read_coo (and gs_mm_read_csr).
+/* bench/mm_read_bench.c: Matrix Market reading speed of gs_mm_read_coo and gs_mm_read_csr on
+ * 1, 2 and all cores (or the thread counts asked for).
  *
- *   mm_read_bench [PATH | ENTRIES] [REPEATS] [--keep]
+ *   mm_read_bench [PATH | ENTRIES] [REPEATS] [--keep] [--threads LIST]
  *
  * With an existing file PATH, reads it; otherwise generates a random `coordinate real general`
  * file of ENTRIES entries (default 1000000, about 32 MB; 2500000 give about 81 MB; values printed
  * with %.17g as our writer and most exporters do) in $TMPDIR (or /tmp), reads it, and removes it
- * unless --keep is given (then its path is printed, e.g. for bench/mm_scipy_compare.py). Each
- * read is timed separately (single thread; wall clock and process CPU time; the file in the page
- * cache after the first read); one line per measurement, then the medians. The last line is
- * machine-readable for bench/mm_scipy_compare.py:
- *   median_s=S median_cpu_s=C mb_per_s=R bytes=B nnz=N */
+ * unless --keep is given (then its path is printed, e.g. for bench/mm_scipy_compare.py).
+ * LIST is a comma-separated list of thread counts, "all" meaning the online cores (default
+ * "1,2,all"; repeats dropped); each count is set with gs_mm_set_threads. Each read is timed
+ * separately (wall clock; the file in the page cache after a first, untimed read); one line per
+ * measurement, then per thread count one machine-readable line for bench/mm_scipy_compare.py:
+ *   threads=K coo_s=S coo_mb_per_s=R csr_s=S csr_mb_per_s=R bytes=B nnz=N
+ * (coo_s and csr_s the medians of REPEATS reads). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
 #include <stdio.h>
@@ -28,9 +31,6 @@ static double clock_s(clockid_t id)
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 static double now(void) { return clock_s(CLOCK_MONOTONIC); }
-/* CPU time of this (single-threaded) process: less disturbed than the wall clock on a busy
- * machine. */
-static double cpu_now(void) { return clock_s(CLOCK_PROCESS_CPUTIME_ID); }
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -70,11 +70,60 @@ static int generate(const char *path, long long entries)
   return fclose(f);
 }
 
+/* Parses "1,2,all" into counts (at most max, repeats dropped); returns how many, 0 if bad. */
+static int parse_threads(const char *list, int *k, int max)
+{
+  int n = 0;
+  const char *p = list;
+  while (*p) {
+    int v;
+    if (strncmp(p, "all", 3) == 0) {
+      v = (int)sysconf(_SC_NPROCESSORS_ONLN);
+      if (v < 1) v = 1;
+      p += 3;
+    } else {
+      char *e;
+      long x = strtol(p, &e, 10);
+      if (e == p || x < 1 || x > 1024) return 0;
+      v = (int)x;
+      p = e;
+    }
+    if (*p == ',') ++p;
+    else if (*p) return 0;
+    int dup = 0;
+    for (int i = 0; i < n; ++i) dup |= k[i] == v;
+    if (!dup && n < max) k[n++] = v;
+  }
+  return n;
+}
+
 int main(int argc, char **argv)
 {
-  const char *arg = argc > 1 ? argv[1] : NULL;
-  int reps = argc > 2 ? atoi(argv[2]) : 5;
-  int keep = argc > 3 && strcmp(argv[3], "--keep") == 0;
+  const char *arg = NULL, *list = "1,2,all";
+  int reps = 5, keep = 0, npos = 0;
+  for (int i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "--keep") == 0) {
+      keep = 1;
+    } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+      list = argv[++i];
+    } else if (argv[i][0] == '-' && argv[i][1] == '-') {
+      npos = 99;
+    } else if (npos == 0) {
+      arg = argv[i];
+      npos = 1;
+    } else if (npos == 1) {
+      reps = atoi(argv[i]);
+      npos = 2;
+    } else {
+      npos = 99;
+    }
+  }
+  int threads[64], nthreads = parse_threads(list, threads, 64);
+  if (npos > 2 || nthreads == 0) {
+    fprintf(stderr, "usage: %s [PATH | ENTRIES] [REPEATS] [--keep] [--threads 1,2,all]\n",
+            argv[0]);
+    return 2;
+  }
   if (reps < 1) reps = 1;
   char tmp[4096] = "";
   const char *path = arg;
@@ -82,7 +131,8 @@ int main(int argc, char **argv)
   if (!arg || stat(arg, &sb) != 0) {
     long long entries = arg ? atoll(arg) : 1000000;
     if (entries < 1) {
-      fprintf(stderr, "usage: %s [PATH | ENTRIES] [REPEATS] [--keep]\n", argv[0]);
+      fprintf(stderr, "usage: %s [PATH | ENTRIES] [REPEATS] [--keep] [--threads 1,2,all]\n",
+              argv[0]);
       return 2;
     }
     const char *dir = getenv("TMPDIR");
@@ -97,49 +147,65 @@ int main(int argc, char **argv)
     path = tmp;
     if (stat(path, &sb) != 0) return 3;
   }
-  double mb = (double)sb.st_size / 1e6;
+  const double mb = (double)sb.st_size / 1e6;
   double *t = malloc((size_t)reps * sizeof *t), *c = malloc((size_t)reps * sizeof *c);
+  double coo_s[64], csr_s[64];
   long long nnz = 0;
   int rc = 0;
   if (!t || !c) return 3;
-  printf("file %s: %.1f MB\n", path, mb);
-  for (int r = 0; r < reps; ++r) {
-    gs_coo_t *A = NULL;
-    double t0 = now(), c0 = cpu_now();
-    gs_status_t st = gs_mm_read_coo(path, &A);
-    t[r] = now() - t0;
-    c[r] = cpu_now() - c0;
-    if (st != GS_SUCCESS) {
-      fprintf(stderr, "mm_read_bench: %s\n", gs_last_error());
-      rc = 1;
-      goto out;
-    }
-    nnz = (long long)A->nnz;
-    printf("gs_mm_read_coo run %d: %.4f s  %.1f MB/s  %.1f M entries/s  (cpu %.4f s)\n", r + 1,
-           t[r], mb / t[r], (double)nnz / t[r] / 1e6, c[r]);
-    gs_coo_destroy(&A);
+  printf("file %s: %.1f MB, %ld online cores\n", path, mb, sysconf(_SC_NPROCESSORS_ONLN));
+  gs_coo_t *W = NULL; /* a first read, untimed: the file into the page cache */
+  gs_mm_set_threads(1);
+  if (gs_mm_read_coo(path, &W) != GS_SUCCESS) {
+    fprintf(stderr, "mm_read_bench: %s\n", gs_last_error());
+    rc = 1;
+    goto out;
   }
-  double med = median(t, reps), med_cpu = median(c, reps);
-  for (int r = 0; r < reps; ++r) {
-    gs_csr_t *C = NULL;
-    double t0 = now();
-    gs_status_t st = gs_mm_read_csr(path, &C);
-    t[r] = now() - t0;
-    if (st != GS_SUCCESS) {
-      fprintf(stderr, "mm_read_bench: %s\n", gs_last_error());
-      rc = 1;
-      goto out;
+  nnz = (long long)W->nnz;
+  gs_coo_destroy(&W);
+  for (int q = 0; q < nthreads; ++q) {
+    gs_mm_set_threads(threads[q]);
+    for (int r = 0; r < reps; ++r) {
+      gs_coo_t *A = NULL;
+      double t0 = now();
+      gs_status_t st = gs_mm_read_coo(path, &A);
+      t[r] = now() - t0;
+      if (st != GS_SUCCESS) {
+        fprintf(stderr, "mm_read_bench: %s\n", gs_last_error());
+        rc = 1;
+        goto out;
+      }
+      printf("gs_mm_read_coo, %d threads, run %d: %.4f s  %.1f MB/s  %.1f M entries/s\n",
+             threads[q], r + 1, t[r], mb / t[r], (double)A->nnz / t[r] / 1e6);
+      gs_coo_destroy(&A);
     }
-    gs_csr_destroy(&C);
+    coo_s[q] = median(t, reps);
+    for (int r = 0; r < reps; ++r) {
+      gs_csr_t *C = NULL;
+      double t0 = now();
+      gs_status_t st = gs_mm_read_csr(path, &C);
+      c[r] = now() - t0;
+      if (st != GS_SUCCESS) {
+        fprintf(stderr, "mm_read_bench: %s\n", gs_last_error());
+        rc = 1;
+        goto out;
+      }
+      printf("gs_mm_read_csr, %d threads, run %d: %.4f s  %.1f MB/s\n", threads[q], r + 1, c[r],
+             mb / c[r]);
+      gs_csr_destroy(&C);
+    }
+    csr_s[q] = median(c, reps);
   }
-  double med_csr = median(t, reps);
-  printf("gs_mm_read_csr median of %d: %.4f s  %.1f MB/s\n", reps, med_csr, mb / med_csr);
-  printf("gs_mm_read_coo median of %d: %.4f s  %.1f MB/s  %.1f M entries/s\n", reps, med,
-         mb / med, (double)nnz / med / 1e6);
-  printf("gs_mm_read_coo median cpu time of %d: %.4f s  %.1f MB/s\n", reps, med_cpu,
-         mb / med_cpu);
-  printf("median_s=%.6f median_cpu_s=%.6f mb_per_s=%.1f bytes=%lld nnz=%lld\n", med, med_cpu,
-         mb / med, (long long)sb.st_size, nnz);
+  printf("\nmedians of %d reads, %.1f MB, %lld entries:\n", reps, mb, nnz);
+  printf("threads   COO s    COO MB/s   CSR s    CSR MB/s\n");
+  for (int q = 0; q < nthreads; ++q)
+    printf("%7d %8.4f %10.1f %8.4f %10.1f\n", threads[q], coo_s[q], mb / coo_s[q], csr_s[q],
+           mb / csr_s[q]);
+  for (int q = 0; q < nthreads; ++q)
+    printf("threads=%d coo_s=%.6f coo_mb_per_s=%.1f csr_s=%.6f csr_mb_per_s=%.1f bytes=%lld "
+           "nnz=%lld\n",
+           threads[q], coo_s[q], mb / coo_s[q], csr_s[q], mb / csr_s[q], (long long)sb.st_size,
+           nnz);
 out:
   free(t);
   free(c);

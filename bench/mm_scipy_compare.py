@@ -1,117 +1,120 @@
 #!/usr/bin/env python3
-"""Matrix Market reading speed: gpusolve's reader against SciPy's, on the same file.
+"""Matrix Market reading speed: gpusolve's reader against fast_matrix_market, thread for thread.
 
-usage: python3 bench/mm_scipy_compare.py FILE.mtx [--bench PATH] [--reps N] [--legacy]
+usage: python3 bench/mm_scipy_compare.py FILE.mtx [--threads 1,2,all] [--reps N] [--lib PATH]
 
-A large test file: build/bench/mm_read_bench 2500000 1 --keep (about 81 MB, path printed).
+fast_matrix_market (pip install fast_matrix_market scipy) is the threaded C++ reader behind
+scipy.io.mmread since SciPy 1.12. For each thread count k ("all" = the online cores) it times
+fast_matrix_market.mmread(FILE, parallelism=k) (a scipy coo_matrix) and gpusolve's
+gs_mm_read_coo with k threads (through ctypes from build/libgpusolve.so, in this process), the
+two alternating read by read so that both see the same machine load, N reads each (default 5)
+of a file already in the page cache. Prints MB/s of both from the median times, the ratio (ours
+/ fmm; the goal is at least 1.5 at every k), the same ratio from the fastest reads (steadier on
+a busy machine), and gpusolve's gs_mm_read_csr (COO converted to CSR as well) for information.
 
-Times, each as the median of N reads (default 3) of a file already in the page cache:
-  - scipy.io.mmread as users call it (SciPy >= 1.12 reads through fast_matrix_market, a C++
-    reader that uses every core by default);
-  - the same reader on one thread (fast_matrix_market's PARALLELISM = 1), where SciPy has it;
-  - with --legacy, SciPy's pure-Python reader of before 1.12 (scipy.io._mmio.mmread), which
-    is slow: expect minutes for a 100 MB file;
-  - gpusolve's gs_mm_read_coo on one thread, by running the benchmark program
-    (build/bench/mm_read_bench PATH N) and reading its last line.
-Prints the MB/s of each and gpusolve's speed-up over each SciPy reading, by wall clock and,
-for the single-threaded readings, by process CPU time too (steadier on a busy machine).
+A large test file: build/apps/gpusolve gen laplace --grid 100x100x100 --stencil 27 -o lap27.mtx
+(444 MB, 26.5 M entries). build/bench/mm_read_bench FILE N --threads LIST times our reader alone.
 """
 import argparse
+import ctypes
 import gc
 import os
-import re
 import statistics
-import subprocess
 import sys
 import time
 
 
-def median_time(fn, reps):
-    """Median wall-clock and process-CPU seconds of reps calls."""
-    wall, cpu = [], []
-    for _ in range(reps):
-        gc.collect()
-        t0, c0 = time.perf_counter(), time.process_time()
-        fn()
-        wall.append(time.perf_counter() - t0)
-        cpu.append(time.process_time() - c0)
-    return statistics.median(wall), statistics.median(cpu)
+def thread_list(text):
+    out = []
+    for w in text.split(","):
+        k = (os.cpu_count() or 1) if w == "all" else int(w)
+        if k not in out:
+            out.append(k)
+    return out
+
+
+def load_lib(path):
+    lib = ctypes.CDLL(path)
+    lib.gs_mm_set_threads.argtypes = [ctypes.c_int]
+    lib.gs_mm_read_coo.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
+    lib.gs_mm_read_csr.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
+    lib.gs_coo_destroy.argtypes = [ctypes.POINTER(ctypes.c_void_p)]
+    lib.gs_csr_destroy.argtypes = [ctypes.POINTER(ctypes.c_void_p)]
+    lib.gs_last_error.restype = ctypes.c_char_p
+    return lib
+
+
+def timed(fn):
+    gc.collect()
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
 
 
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
-    default_bench = os.path.join(os.path.dirname(here), "build", "bench", "mm_read_bench")
+    default_lib = os.path.join(os.path.dirname(here), "build", "libgpusolve.so")
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("path", help="a Matrix Market file (.mtx)")
-    ap.add_argument("--bench", default=default_bench, help="the mm_read_bench program")
-    ap.add_argument("--reps", type=int, default=3, help="reads per timing (median)")
-    ap.add_argument("--legacy", action="store_true",
-                    help="also time SciPy's pure-Python reader (scipy.io._mmio)")
+    ap.add_argument("--threads", default="1,2,all", help="thread counts (default 1,2,all)")
+    ap.add_argument("--reps", type=int, default=5, help="reads per timing (median)")
+    ap.add_argument("--lib", default=default_lib, help="gpusolve's shared library")
     args = ap.parse_args()
 
     try:
-        import scipy
-        import scipy.io
+        import fast_matrix_market as fmm
     except ImportError:
-        sys.exit("mm_scipy_compare: SciPy is not installed (pip install scipy)")
+        sys.exit("mm_scipy_compare: fast_matrix_market is not installed "
+                 "(pip install fast_matrix_market scipy)")
     if not os.path.isfile(args.path):
         sys.exit(f"mm_scipy_compare: {args.path}: no such file")
-    if not os.access(args.bench, os.X_OK):
-        sys.exit(f"mm_scipy_compare: {args.bench}: not built (cmake --build build)")
-
-    mb = os.path.getsize(args.path) / 1e6
-    with open(args.path, "rb") as f:  # into the page cache for every reader alike
-        while f.read(1 << 24):
-            pass
+    if not os.path.isfile(args.lib):
+        sys.exit(f"mm_scipy_compare: {args.lib}: not built (cmake --build build)")
+    lib = load_lib(args.lib)
+    path = args.path.encode()
+    ks = thread_list(args.threads)
     reps = max(1, args.reps)
-    print(f"file {args.path}: {mb:.1f} MB, {os.cpu_count()} CPUs, SciPy {scipy.__version__}")
+    mb = os.path.getsize(args.path) / 1e6
+    print(f"file {args.path}: {mb:.1f} MB, {os.cpu_count()} CPUs, "
+          f"fast_matrix_market {getattr(fmm, '__version__', '?')}")
 
-    results = []  # (label, wall seconds, CPU seconds or None when multi-threaded)
-    t, _ = median_time(lambda: scipy.io.mmread(args.path), reps)
-    results.append(("scipy.io.mmread (default threads)", t, None))
+    def ours_coo():
+        a = ctypes.c_void_p()
+        if lib.gs_mm_read_coo(path, ctypes.byref(a)) != 0:
+            sys.exit(f"mm_scipy_compare: {lib.gs_last_error().decode()}")
+        lib.gs_coo_destroy(ctypes.byref(a))
 
-    fmm = None
-    try:
-        import scipy.io._fast_matrix_market as fmm
-    except ImportError:
-        pass
-    if fmm is not None and hasattr(fmm, "PARALLELISM"):
-        saved = fmm.PARALLELISM
-        fmm.PARALLELISM = 1
-        try:
-            t, c = median_time(lambda: scipy.io.mmread(args.path), reps)
-        finally:
-            fmm.PARALLELISM = saved
-        results.append(("scipy.io.mmread (1 thread)", t, c))
+    def ours_csr():
+        a = ctypes.c_void_p()
+        if lib.gs_mm_read_csr(path, ctypes.byref(a)) != 0:
+            sys.exit(f"mm_scipy_compare: {lib.gs_last_error().decode()}")
+        lib.gs_csr_destroy(ctypes.byref(a))
 
-    if args.legacy:
-        try:
-            from scipy.io import _mmio
-            t, c = median_time(lambda: _mmio.mmread(args.path), reps)
-            results.append(("scipy legacy Python reader (scipy.io._mmio)", t, c))
-        except (ImportError, AttributeError):
-            print("scipy.io._mmio is not available in this SciPy: --legacy skipped")
+    fmm.mmread(args.path, parallelism=1)  # into the page cache, imports warmed up
+    rows = []
+    for k in ks:
+        lib.gs_mm_set_threads(k)
+        t_fmm, t_coo, t_csr = [], [], []
+        for _ in range(reps):
+            t_fmm.append(timed(lambda: fmm.mmread(args.path, parallelism=k)))
+            t_coo.append(timed(ours_coo))
+            t_csr.append(timed(ours_csr))
+        rows.append((k, t_coo, t_fmm, t_csr))
+        print(f"  k={k}: fmm {' '.join(f'{t:.3f}' for t in t_fmm)} s; "
+              f"ours {' '.join(f'{t:.3f}' for t in t_coo)} s", flush=True)
+    lib.gs_mm_set_threads(0)
 
-    out = subprocess.run([args.bench, args.path, str(reps)], capture_output=True, text=True)
-    if out.returncode != 0:
-        sys.exit(f"mm_scipy_compare: {args.bench} failed: {out.stderr.strip()}")
-    m = re.search(r"median_s=([0-9.eE+-]+) median_cpu_s=([0-9.eE+-]+)", out.stdout)
-    if not m:
-        sys.exit(f"mm_scipy_compare: no median_s= line from {args.bench}")
-    ours, ours_cpu = float(m.group(1)), float(m.group(2))
-
-    def cpu_text(c):
-        return f"  cpu {c:8.4f} s  {mb / c:9.1f} MB/s" if c else ""
-
-    for label, t, c in results:
-        print(f"{label:46s} {t:9.4f} s  {mb / t:9.1f} MB/s{cpu_text(c)}")
-    print(f"{'gpusolve gs_mm_read_coo (1 thread)':46s} {ours:9.4f} s  {mb / ours:9.1f} MB/s"
-          f"{cpu_text(ours_cpu)}")
-    for label, t, c in results:
-        line = f"speed-up of gpusolve over {label}: {t / ours:.2f}x wall"
-        if c:
-            line += f", {c / ours_cpu:.2f}x cpu"
-        print(line)
+    med = statistics.median
+    print(f"\n{'threads':>7} {'ours MB/s':>10} {'fmm MB/s':>9} {'ratio':>6} {'ratio(min)':>10} "
+          f"{'ours CSR MB/s':>14}")
+    worst = None
+    for k, t_coo, t_fmm, t_csr in rows:
+        r = med(t_fmm) / med(t_coo)
+        worst = r if worst is None else min(worst, r)
+        print(f"{k:7d} {mb / med(t_coo):10.1f} {mb / med(t_fmm):9.1f} {r:6.2f} "
+              f"{min(t_fmm) / min(t_coo):10.2f} {mb / med(t_csr):14.1f}")
+    print(f"\nlowest ratio of medians {worst:.2f} (goal >= 1.5): "
+          f"{'met' if worst >= 1.5 else 'MISSED'}")
 
 
 if __name__ == "__main__":

@@ -16,10 +16,6 @@
 /* 128-bit powers of five, 5^-342 .. 5^308: static const uint64_t mm_pow5[651 * 2]. */
 #include "io/mm_float_table.inc"
 
-static const double mm_pow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                    1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-                                    1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-
 /* floor(q * log2(10)) + 63 for |q| < 400 (as in the Eisel-Lemire paper), with a floor
  * division that does not rely on right shifts of negative numbers. */
 static inline int64_t pow2_of_pow10(int64_t q)
@@ -29,10 +25,8 @@ static inline int64_t pow2_of_pow10(int64_t q)
   return f + 63;
 }
 
-/* w * 10^q correctly rounded (w != 0, at most 19 digits, so w is exact). Returns 0 where it
- * cannot decide cheaply (out of range, subnormal, overflow, an ambiguous product): the caller
- * then uses strtod(). */
-static inline int eisel_lemire(uint64_t w, int64_t q, double *out)
+/* The slow half of the fast path (declared in io/mm_internal.h): Eisel-Lemire. */
+int gs_mm_eisel_lemire(uint64_t w, int64_t q, double *out)
 {
 #if defined(__SIZEOF_INT128__)
   __extension__ typedef unsigned __int128 u128;
@@ -79,79 +73,7 @@ static inline int eisel_lemire(uint64_t w, int64_t q, double *out)
 #endif
 }
 
-static const uint64_t mm_pow10u[9] = {1u,      10u,      100u,      1000u,     10000u,
-                                      100000u, 1000000u, 10000000u, 100000000u};
-
-/* Appends the digits at *pp to w (w*10^k + digits, wrapping past 19 digits: callers count them);
- * returns how many there were. */
-static inline int64_t take_digits(const char **pp, uint64_t *w)
-{
-  const char *p = *pp;
-  uint64_t x = *w;
-  for (;;) {
-    uint64_t v = load8(p);
-    int n = digits8(v);
-    if (n == 0) break;
-    x = x * mm_pow10u[n] + value8(v, n);
-    p += n;
-    if (n < 8) break;
-  }
-  int64_t k = p - *pp;
-  *pp = p;
-  *w = x;
-  return k;
-}
-
-/* The fast path: a plain decimal number ([+-]digits[.digits][(e|E)[+-]digits]) of at most 19
- * significant digits. Returns its end, or NULL when strtod() must decide. */
-const char *gs_mm_fast_double(const char *p, double *out)
-{
-  const int neg = *p == '-';
-  p += neg | (*p == '+'); /* branch-free: signs are random in matrix data */
-  const char *const d0 = p;
-  uint64_t w = 0;
-  while (*p == '0') ++p;
-  int64_t nd = take_digits(&p, &w), e10 = 0;
-  int any = p > d0;
-  if (*p == '.') {
-    const char *f = ++p;
-    if (nd == 0)
-      while (*p == '0') ++p; /* zeros of 0.000ddd are not significant */
-    nd += take_digits(&p, &w);
-    e10 = -(int64_t)(p - f);
-    any |= p > f;
-  }
-  if (!any || nd > 19) return NULL;
-  if (*p == 'e' || *p == 'E') {
-    ++p;
-    int eneg = 0;
-    if (*p == '-') {
-      eneg = 1;
-      ++p;
-    } else if (*p == '+') {
-      ++p;
-    }
-    if (!is_digit(*p)) return NULL;
-    int64_t e = 0;
-    while (is_digit(*p)) {
-      if (e < 100000) e = 10 * e + (*p - '0');
-      ++p;
-    }
-    e10 += eneg ? -e : e;
-  }
-  double d;
-  if (w == 0) {
-    d = 0.0;
-  } else if (w <= (1ull << 53) && e10 >= -22 && e10 <= 22) {
-    /* Clinger: both operands exact, one correctly rounded operation. */
-    d = (double)w;
-    d = e10 < 0 ? d / mm_pow10[-e10] : d * mm_pow10[e10];
-  } else if (!eisel_lemire(w, e10, &d)) {
-    return NULL;
-  }
-  *out = neg ? -d : d;
-  return p;
-}
+const char *gs_mm_fast_double(const char *p, double *out) { return mm_fast_double(p, out); }
 
 const char *gs_mm_parse_double(const char *s, double *out)
 {

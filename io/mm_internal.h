@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "gpusolve/matrix.h"
 #include "gpusolve/status.h"
 
 #ifdef __cplusplus
@@ -58,6 +59,52 @@ const char *gs_mm_strerror(int e, char *buf, size_t n);
 
 /** Whether path ends in ".gz" (any case): such files are read and written gzip-compressed. */
 int gs_mm_ends_with_gz(const char *path);
+
+/* ---- threads (io/mm_par.c) ------------------------------------------------------------- */
+
+/** Runs fn(arg, t) for t = 0 .. nt-1, t = 0 on the calling thread, the others on new threads,
+ *  and returns when all are done. Where a thread cannot be started, its t runs on the calling
+ *  thread afterwards, so that the work is done all the same (never fails). */
+void gs_mm_parallel(int nt, void (*fn)(void *arg, int t), void *arg);
+
+/** When nonzero, gs_mm_parallel runs the nt shares one after the other on the calling thread:
+ *  the same parts, bands and merges, no threads (the fuzzer sets it, to run faster). */
+extern int gs_mm_inline_threads;
+
+/** Drops the whole pages inside [p, p + bytes) of a read-only private file mapping from this
+ *  process (MADV_DONTNEED): they leave its resident set, and are read again from the file if
+ *  touched. Only for such mappings: anonymous memory would read back as zeros. */
+void gs_mm_advise_done(const void *p, size_t bytes);
+
+/** Smallest part of the entry text given to one thread (bytes; default 1 MiB). A file whose
+ *  entries are shorter than two parts is read on one thread. Tests lower it to split small
+ *  files into many parts. Not thread-safe: set it before reading. */
+extern size_t gs_mm_part_min;
+
+/* ---- in-memory reading and the CSR build (io/mm_read.c, io/mm_csr.c) ---------------------- */
+
+/** gs_mm_read_coo / _csr / _vector on the bytes [data, data + len), named `name` in messages
+ *  (as the path is). The bytes are copied (so they need no padding) and never decompressed.
+ *  For the fuzzer and the tests. */
+gs_status_t gs_mm_read_coo_mem(const char *name, const void *data, size_t len, gs_coo_t **out);
+gs_status_t gs_mm_read_csr_mem(const char *name, const void *data, size_t len, gs_csr_t **out);
+gs_status_t gs_mm_read_vector_mem(const char *name, const void *data, size_t len,
+                                  gs_val_t **out, gs_idx_t *n);
+
+/** Below this many entries the CSR is built on one thread (starting threads costs more than
+ *  it saves; default 65536). Tests lower it. Not thread-safe: set it before reading. */
+extern int64_t gs_mm_csr_min;
+
+/** gs_coo_to_csr on nt threads, with the same result bit for bit: rows in order, columns
+ *  sorted within each row, duplicates summed in the COO's order, explicit zeros kept. */
+gs_status_t gs_mm_coo_to_csr(gs_csr_t **out, const gs_coo_t *A, int nt);
+
+/* The reader's hot path is inlined whatever the compiler's size heuristics say. */
+#if defined(__GNUC__)
+#define MM_INLINE static inline __attribute__((always_inline))
+#else
+#define MM_INLINE static inline
+#endif
 
 /* ---- characters and digits ---------------------------------------------------------------- */
 
@@ -118,6 +165,90 @@ static inline uint64_t value8(uint64_t v, int n)
   return x;
 }
 #endif
+
+/* ---- the number parser's fast path, inline (io/mm_float.c has the rest) ------------------- */
+
+/** w * 10^q correctly rounded (w != 0, at most 19 digits, so w is exact) by the Eisel-Lemire
+ *  algorithm. Returns 0 where it cannot decide cheaply (out of range, subnormal, overflow, an
+ *  ambiguous product): the caller then uses strtod(). */
+int gs_mm_eisel_lemire(uint64_t w, int64_t q, double *out);
+
+static const double mm_pow10_[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+static const uint64_t mm_pow10u_[9] = {1u,      10u,      100u,      1000u,     10000u,
+                                      100000u, 1000000u, 10000000u, 100000000u};
+
+/* Appends the digits at *pp to w (w*10^k + digits, wrapping past 19 digits: callers count them);
+ * returns how many there were. */
+MM_INLINE int64_t take_digits(const char **pp, uint64_t *w)
+{
+  const char *p = *pp;
+  uint64_t x = *w;
+  for (;;) {
+    uint64_t v = load8(p);
+    int n = digits8(v);
+    if (n == 0) break;
+    x = x * mm_pow10u_[n] + value8(v, n);
+    p += n;
+    if (n < 8) break;
+  }
+  int64_t k = p - *pp;
+  *pp = p;
+  *w = x;
+  return k;
+}
+
+/* gs_mm_fast_double, inline for the reader's loop (see its comment above). */
+MM_INLINE const char *mm_fast_double(const char *p, double *out)
+{
+  const int neg = *p == '-';
+  p += neg | (*p == '+'); /* branch-free: signs are random in matrix data */
+  const char *const d0 = p;
+  uint64_t w = 0;
+  while (*p == '0') ++p;
+  int64_t nd = take_digits(&p, &w), e10 = 0;
+  int any = p > d0;
+  if (*p == '.') {
+    const char *f = ++p;
+    if (nd == 0)
+      while (*p == '0') ++p; /* zeros of 0.000ddd are not significant */
+    nd += take_digits(&p, &w);
+    e10 = -(int64_t)(p - f);
+    any |= p > f;
+  }
+  if (!any || nd > 19) return NULL;
+  if (*p == 'e' || *p == 'E') {
+    ++p;
+    int eneg = 0;
+    if (*p == '-') {
+      eneg = 1;
+      ++p;
+    } else if (*p == '+') {
+      ++p;
+    }
+    if (!is_digit(*p)) return NULL;
+    int64_t e = 0;
+    while (is_digit(*p)) {
+      if (e < 100000) e = 10 * e + (*p - '0');
+      ++p;
+    }
+    e10 += eneg ? -e : e;
+  }
+  double d;
+  if (w == 0) {
+    d = 0.0;
+  } else if (w <= (1ull << 53) && e10 >= -22 && e10 <= 22) {
+    /* Clinger: both operands exact, one correctly rounded operation. */
+    d = (double)w;
+    d = e10 < 0 ? d / mm_pow10_[-e10] : d * mm_pow10_[e10];
+  } else if (!gs_mm_eisel_lemire(w, e10, &d)) {
+    return NULL;
+  }
+  *out = neg ? -d : d;
+  return p;
+}
 
 #ifdef __cplusplus
 }

@@ -14,10 +14,12 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -59,16 +61,25 @@ static int word_is(const char *p, size_t len, const char *word)
   return i == len && word[i] == '\0';
 }
 
-/* A value token: returns its end (white space or '\n' must follow) or NULL. */
-static inline const char *parse_value(const char *p, double *v)
+/* strtod() for what the fast path leaves (long, hexadecimal, special or malformed tokens). */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static const char *parse_value_strtod(const char *p, double *v)
 {
-  if (is_end(*p)) return NULL; /* strtod() would skip white space, even a newline */
-  const char *e = gs_mm_fast_double(p, v);
-  if (e && is_end(*e)) return e;
   char *end;
   *v = strtod(p, &end);
   if (end == p || !is_end(*end)) return NULL;
   return end;
+}
+
+/* A value token: returns its end (white space or '\n' must follow) or NULL. */
+MM_INLINE const char *parse_value(const char *p, double *v)
+{
+  if (is_end(*p)) return NULL; /* strtod() would skip white space, even a newline */
+  const char *e = mm_fast_double(p, v);
+  if (e && is_end(*e)) return e;
+  return parse_value_strtod(p, v);
 }
 
 /* An integer token ([+-]digits followed by white space or '\n'). */
@@ -117,6 +128,7 @@ typedef struct mm_src {
   int64_t line;        /* number of the line that starts at pos */
   int eof;
   int64_t file_bytes;  /* size of a plain regular file, -1 when unknown */
+  int64_t consumed;    /* bytes of the file read into buf so far (plain files and memory) */
 } mm_src;
 
 static gs_status_t src_open(mm_src *s, const char *path)
@@ -156,6 +168,28 @@ static gs_status_t src_open(mm_src *s, const char *path)
   return GS_SUCCESS;
 }
 
+/* A source over bytes in memory: one copy, its last line given a '\n', zeros after. */
+static gs_status_t src_open_mem(mm_src *s, const char *name, const void *data, size_t n)
+{
+  memset(s, 0, sizeof *s);
+  s->path = name;
+  s->fd = -1;
+  s->line = 1;
+  s->buf = malloc(n + 1 + MM_PAD);
+  if (!s->buf)
+    return MM_ERROR(GS_ERR_HOST_MEMORY, name, 0, "out of host memory for %zu bytes", n);
+  if (n > 0) memcpy(s->buf, data, n);
+  if (n > 0 && s->buf[n - 1] != '\n') s->buf[n++] = '\n';
+  memset(s->buf + n, 0, MM_PAD);
+  s->cap = n;
+  s->len = n;
+  s->lim = n;
+  s->eof = 1;
+  s->file_bytes = (int64_t)n;
+  s->consumed = (int64_t)n;
+  return GS_SUCCESS;
+}
+
 static void src_close(mm_src *s)
 {
   if (s->gz) gzclose(s->gz);
@@ -190,6 +224,7 @@ static gs_status_t src_read(mm_src *s, char *dst, size_t n, size_t *got)
     ssize_t r = read(s->fd, dst, n);
     if (r >= 0) {
       *got = (size_t)r;
+      s->consumed += r;
       return GS_SUCCESS;
     }
     if (errno != EINTR)
@@ -462,21 +497,26 @@ static gs_status_t value_error(const char *path, int64_t line, const char *p, in
                      quote(p, qb, sizeof qb));
 }
 
-/* Parses one value at p (white space before it skipped by the caller); returns the position
- * after the trailing white space, or NULL with the error raised. */
-static inline const char *entry_value(const char *path, int64_t line, const char *p, int field,
-                                      double *v, gs_status_t *st)
+/* In an integer file, a value that is a number but not an integer is its own fault. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static gs_status_t integer_check(const char *path, int64_t line, const char *p)
 {
   char qb[64];
-  if (field == MM_INTEGER && *p != '\n' && !is_integer_token(p)) {
-    double t;
-    if (parse_value(p, &t)) {
-      *st = MM_ERROR(GS_ERR_PARSE, path, line,
-                     "value '%s' is not an integer (the field is integer)",
-                     quote(p, qb, sizeof qb));
-      return NULL;
-    }
-  }
+  double t;
+  if (*p != '\n' && !is_integer_token(p) && parse_value(p, &t))
+    return MM_ERROR(GS_ERR_PARSE, path, line, "value '%s' is not an integer (the field is integer)",
+                    quote(p, qb, sizeof qb));
+  return GS_SUCCESS;
+}
+
+/* Parses one value at p (white space before it skipped by the caller); returns the position
+ * after the trailing white space, or NULL with the error raised. */
+MM_INLINE const char *entry_value(const char *path, int64_t line, const char *p, int field,
+                                  double *v, gs_status_t *st)
+{
+  if (field == MM_INTEGER && (*st = integer_check(path, line, p)) != GS_SUCCESS) return NULL;
   const char *q = parse_value(p, v);
   if (!q || !isfinite(*v)) {
     *st = value_error(path, line, p, __LINE__);
@@ -486,101 +526,323 @@ static inline const char *entry_value(const char *path, int64_t line, const char
   return q;
 }
 
-/* Coordinate entries into A, the stored triangle mirrored. */
-static gs_status_t read_coordinate(mm_src *s, const mm_header *h, gs_coo_t *A)
+/* One stretch of complete lines to parse: the whole of a serial block, or one part of the
+ * parallel reader. Parsing may stop early (out of room, an error) and resume from pos. */
+typedef struct mm_part {
+  const char *pos, *end; /* lines still to parse; end is just past a '\n' */
+  int64_t line;          /* number of the line at pos */
+  int64_t k;             /* file entries read (a mirrored entry counts once) */
+  int64_t nz;            /* COO entries written, indices from the arrays given to parse_entries */
+  int64_t limit;         /* entries allowed: the next one is "more entries than declared" */
+  /* the parallel reader's bookkeeping */
+  const char *b;         /* first line */
+  int64_t line0;         /* number of the first line */
+  int64_t lines;         /* '\n' in [b, end) */
+  int64_t base;          /* where its entries go in the COO */
+  gs_status_t st;        /* outcome of its parse */
+} mm_part;
+
+/* Parses entries from pt->pos into row/col/val[pt->nz ...], up to index cap - 1, the stored
+ * triangle mirrored. Returns with pt->pos == pt->end when done, with pt->pos < pt->end when
+ * the next entry might not fit (the caller makes room and calls again), or the first fault
+ * with its message. */
+static gs_status_t parse_entries(const char *path, const mm_header *h, mm_part *pt,
+                                 gs_idx_t *row, gs_idx_t *col, gs_val_t *val, int64_t cap)
 {
-  const char *path = s->path;
   const int pattern = h->field == MM_PATTERN;
   const gs_symmetry_t sym = h->sym;
   const uint64_t m = (uint64_t)h->m, n = (uint64_t)h->n;
-  const int64_t want = h->stored;
-  int64_t k = 0, nz = A->nnz, line = s->line, cap = A->cap;
-  gs_idx_t *row = A->row, *col = A->col;
-  gs_val_t *val = A->val;
+  const int64_t limit = pt->limit, room = sym == GS_SYM_GENERAL ? 1 : 2;
+  int64_t k = pt->k, nz = pt->nz, line = pt->line;
+  const char *p = pt->pos;
+  const char *const lim = pt->end;
   gs_status_t st = GS_SUCCESS;
   char qb[64];
+  while (p < lim) {
+    while (is_blank(*p)) ++p;
+    if (*p == '\n') { /* blank line */
+      ++p;
+      ++line;
+      continue;
+    }
+    if (*p == '%') { /* comment */
+      p = (const char *)memchr(p, '\n', (size_t)(lim - p)) + 1;
+      ++line;
+      continue;
+    }
+    if (k == limit) {
+      st = MM_ERROR(GS_ERR_PARSE, path, line,
+                    "more entries than the %lld declared in the size line", (long long)h->stored);
+      break;
+    }
+    if (nz + room > cap) break; /* p is at the entry: the caller makes room */
+    uint64_t i, j;
+    double v = 1.0;
+    const char *q = parse_index(p, &i);
+    if (!q) {
+      st = index_error(path, line, p, "row", h->m, __LINE__);
+      break;
+    }
+    if (i - 1 >= m) {
+      st = MM_ERROR(GS_ERR_PARSE, path, line, "row index %s out of range 1..%lld",
+                    quote(p, qb, sizeof qb), (long long)h->m);
+      break;
+    }
+    p = q;
+    while (is_blank(*p)) ++p;
+    q = parse_index(p, &j);
+    if (!q) {
+      st = index_error(path, line, p, "column", h->n, __LINE__);
+      break;
+    }
+    if (j - 1 >= n) {
+      st = MM_ERROR(GS_ERR_PARSE, path, line, "column index %s out of range 1..%lld",
+                    quote(p, qb, sizeof qb), (long long)h->n);
+      break;
+    }
+    p = q;
+    while (is_blank(*p)) ++p;
+    if (!pattern) {
+      p = entry_value(path, line, p, h->field, &v, &st);
+      if (!p) break;
+    }
+    if (*p != '\n') {
+      st = MM_ERROR(GS_ERR_PARSE, path, line, "unexpected text after the entry: '%s'",
+                    quote(p, qb, sizeof qb));
+      break;
+    }
+    if (sym == GS_SYM_SKEW && i == j && v != 0.0) {
+      st = MM_ERROR(GS_ERR_PARSE, path, line,
+                    "nonzero diagonal entry (%llu, %llu) in a skew-symmetric matrix",
+                    (unsigned long long)i, (unsigned long long)j);
+      break;
+    }
+    ++p;
+    ++line;
+    ++k;
+    row[nz] = (gs_idx_t)(i - 1);
+    col[nz] = (gs_idx_t)(j - 1);
+    val[nz] = v;
+    ++nz;
+    if (sym != GS_SYM_GENERAL && i != j) {
+      row[nz] = (gs_idx_t)(j - 1);
+      col[nz] = (gs_idx_t)(i - 1);
+      val[nz] = sym == GS_SYM_SKEW ? -v : v;
+      ++nz;
+    }
+  }
+  pt->pos = p;
+  pt->k = k;
+  pt->nz = nz;
+  pt->line = line;
+  return st;
+}
+
+/* Coordinate entries into A, block by block on this thread. */
+static gs_status_t read_coordinate(mm_src *s, const mm_header *h, gs_coo_t *A)
+{
+  const char *path = s->path;
+  mm_part pt;
+  memset(&pt, 0, sizeof pt);
+  pt.limit = h->stored;
+  pt.nz = A->nnz;
+  pt.line = s->line;
   for (;;) {
     if (s->pos == s->lim) {
       int got;
-      s->line = line;
-      A->nnz = nz;
+      s->line = pt.line;
+      A->nnz = pt.nz;
       GS_CHECK(src_more(s, &got));
       if (!got) break;
     }
-    const char *p = s->buf + s->pos;
-    const char *const lim = s->buf + s->lim;
-    while (p < lim) {
-      while (is_blank(*p)) ++p;
-      if (*p == '\n') { /* blank line */
-        ++p;
-        ++line;
-        continue;
-      }
-      if (*p == '%') { /* comment */
-        p = (const char *)memchr(p, '\n', (size_t)(lim - p)) + 1;
-        ++line;
-        continue;
-      }
-      if (k == want)
-        return MM_ERROR(GS_ERR_PARSE, path, line,
-                        "more entries than the %lld declared in the size line", (long long)want);
-      uint64_t i, j;
-      double v = 1.0;
-      const char *q = parse_index(p, &i);
-      if (!q) return index_error(path, line, p, "row", h->m, __LINE__);
-      if (i - 1 >= m)
-        return MM_ERROR(GS_ERR_PARSE, path, line, "row index %s out of range 1..%lld",
-                        quote(p, qb, sizeof qb), (long long)h->m);
-      p = q;
-      while (is_blank(*p)) ++p;
-      q = parse_index(p, &j);
-      if (!q) return index_error(path, line, p, "column", h->n, __LINE__);
-      if (j - 1 >= n)
-        return MM_ERROR(GS_ERR_PARSE, path, line, "column index %s out of range 1..%lld",
-                        quote(p, qb, sizeof qb), (long long)h->n);
-      p = q;
-      while (is_blank(*p)) ++p;
-      if (!pattern) {
-        p = entry_value(path, line, p, h->field, &v, &st);
-        if (!p) return st;
-      }
-      if (*p != '\n')
-        return MM_ERROR(GS_ERR_PARSE, path, line, "unexpected text after the entry: '%s'",
-                        quote(p, qb, sizeof qb));
-      if (sym == GS_SYM_SKEW && i == j && v != 0.0)
-        return MM_ERROR(GS_ERR_PARSE, path, line,
-                        "nonzero diagonal entry (%llu, %llu) in a skew-symmetric matrix",
-                        (unsigned long long)i, (unsigned long long)j);
-      ++p;
-      ++line;
-      ++k;
-      if (nz + 2 > cap) {
-        A->nnz = nz;
-        GS_CHECK(coo_reserve(A, nz + 2, path));
-        row = A->row;
-        col = A->col;
-        val = A->val;
-        cap = A->cap;
-      }
-      row[nz] = (gs_idx_t)(i - 1);
-      col[nz] = (gs_idx_t)(j - 1);
-      val[nz] = v;
-      ++nz;
-      if (sym != GS_SYM_GENERAL && i != j) {
-        row[nz] = (gs_idx_t)(j - 1);
-        col[nz] = (gs_idx_t)(i - 1);
-        val[nz] = sym == GS_SYM_SKEW ? -v : v;
-        ++nz;
-      }
+    pt.pos = s->buf + s->pos;
+    pt.end = s->buf + s->lim;
+    for (;;) {
+      GS_CHECK(parse_entries(path, h, &pt, A->row, A->col, A->val, A->cap));
+      if (pt.pos == pt.end) break;
+      A->nnz = pt.nz;
+      GS_CHECK(coo_reserve(A, pt.nz + 2, path));
     }
     s->pos = s->lim;
   }
-  s->line = line;
-  A->nnz = nz;
-  if (k < want)
+  s->line = pt.line;
+  A->nnz = pt.nz;
+  if (pt.k < h->stored)
     return MM_ERROR(GS_ERR_PARSE, path, 0, "expected %lld entries, found %lld at end of file",
-                    (long long)want, (long long)k);
+                    (long long)h->stored, (long long)pt.k);
   return GS_SUCCESS;
+}
+
+/* ---- coordinate entries on several threads --------------------------------------------------
+ *
+ * The entry text is cut at line boundaries into parts (a few per thread, handed out through a
+ * shared counter). A first pass counts each part's lines, which gives the number of its first
+ * line and a slot in the COO big enough for its entries (a line holds at most one entry, two
+ * once mirrored). The second pass parses every part into its slot with the serial parser.
+ * Then, in file order, the first part with a fault, or the first part that would take the count
+ * of entries past the size line's, is parsed again on the calling thread with the entries still
+ * allowed: that raises exactly the serial reader's first error, in this thread's message. The
+ * slots are finally packed together (nothing moves when every line holds an unmirrored entry). */
+
+typedef struct mm_par {
+  const char *path;
+  const mm_header *h;
+  mm_part *parts;
+  int nparts;
+  int pass;             /* 0: count lines, 1: parse */
+  int mapped;           /* parts before this one lie in a file mapping (dropped once parsed) */
+  atomic_int next;      /* next part to take */
+  gs_coo_t *A;
+} mm_par;
+
+/* '\n' in [b, e). The inner loop is written for the compiler to vectorise (compare, subtract
+ * the mask, sum): a 32-bit sum of a block of 255 * 64 bytes cannot overflow. */
+static int64_t count_newlines(const char *b, const char *e)
+{
+  enum { BLOCK = 255 * 64 };
+  int64_t c = 0;
+  for (; e - b >= BLOCK; b += BLOCK) {
+    uint32_t s = 0;
+    for (int i = 0; i < BLOCK; ++i) s += b[i] == '\n';
+    c += s;
+  }
+  for (; b < e; ++b) c += *b == '\n';
+  return c;
+}
+
+static void par_work(void *arg, int t)
+{
+  (void)t;
+  mm_par *P = arg;
+  for (;;) {
+    int i = atomic_fetch_add(&P->next, 1);
+    if (i >= P->nparts) return;
+    mm_part *pt = &P->parts[i];
+    if (P->pass == 0) {
+      pt->lines = count_newlines(pt->b, pt->end);
+      continue;
+    }
+    pt->pos = pt->b;
+    pt->line = pt->line0;
+    pt->k = 0;
+    pt->nz = 0;
+    pt->limit = P->h->stored;
+    const int64_t slot = (P->h->sym == GS_SYM_GENERAL ? 1 : 2) * pt->lines;
+    pt->st = parse_entries(P->path, P->h, pt, P->A->row + pt->base, P->A->col + pt->base,
+                           P->A->val + pt->base, slot);
+    if (pt->st == GS_SUCCESS && pt->pos != pt->end) pt->st = GS_ERR_INTERNAL; /* cannot be */
+    /* The text of a parsed part is not needed again (unless to re-raise a fault): out of the
+     * resident set with it, so that the peak is not the whole file plus the whole COO. */
+    if (i < P->mapped) gs_mm_advise_done(pt->b, (size_t)(pt->end - pt->b));
+  }
+}
+
+/* Reads the entries [b, e) (complete lines, 8 readable bytes past every position before e;
+ * a read-only file mapping when `mapped`), then the tail [tb, te) (a padded copy of the last
+ * lines, or empty), starting at line `line`, on nt threads into a new COO *out. */
+static gs_status_t read_coordinate_parallel(const char *path, const mm_header *h, const char *b,
+                                            const char *e, const char *tb, const char *te,
+                                            int mapped, int64_t line, int nt, gs_coo_t **out)
+{
+  gs_status_t st = GS_SUCCESS;
+  gs_coo_t *A = NULL;
+  mm_par P;
+  memset(&P, 0, sizeof P);
+  const int mult = h->sym == GS_SYM_GENERAL ? 1 : 2;
+  int np = 4 * nt;
+  int64_t bytes = e - b;
+  if ((int64_t)np > bytes / (int64_t)(gs_mm_part_min ? gs_mm_part_min : 1))
+    np = (int)(bytes / (int64_t)(gs_mm_part_min ? gs_mm_part_min : 1));
+  if (np < 1) np = 1;
+  P.parts = calloc((size_t)np + 1, sizeof *P.parts);
+  if (!P.parts) {
+    st = MM_ERROR(GS_ERR_HOST_MEMORY, path, 0, "out of host memory for the reader");
+    goto cleanup;
+  }
+  const char *at = b;
+  for (int i = 0; i < np; ++i) { /* cut just past the first '\n' at or after the even split */
+    const char *cut = i == np - 1 ? e : b + bytes / np * (i + 1);
+    if (cut < at) cut = at;
+    if (cut < e) {
+      const char *nlp = memchr(cut, '\n', (size_t)(e - cut));
+      cut = nlp ? nlp + 1 : e;
+    }
+    P.parts[i].b = at;
+    P.parts[i].end = cut;
+    at = cut;
+  }
+  P.mapped = mapped ? np : 0;
+  if (te > tb) {
+    P.parts[np].b = tb;
+    P.parts[np].end = te;
+    ++np;
+  }
+  P.nparts = np;
+  P.path = path;
+  P.h = h;
+
+  /* pass 0: lines per part, hence first line numbers and slots */
+  atomic_init(&P.next, 0);
+  P.pass = 0;
+  gs_mm_parallel(nt < np ? nt : np, par_work, &P);
+  int64_t lines = 0;
+  for (int i = 0; i < np; ++i) {
+    P.parts[i].line0 = line + lines;
+    P.parts[i].base = mult * lines;
+    lines += P.parts[i].lines;
+  }
+  int64_t cap = mult * lines;
+  GS_TRY(gs_coo_create(&A, (gs_idx_t)h->m, (gs_idx_t)h->n, cap));
+  A->symmetry = h->sym;
+  P.A = A;
+
+  /* pass 1: parse */
+  atomic_store(&P.next, 0);
+  P.pass = 1;
+  gs_mm_parallel(nt < np ? nt : np, par_work, &P);
+
+  /* the first fault in file order, as the serial reader meets it */
+  int64_t k = 0;
+  for (int i = 0; i < np; ++i) {
+    mm_part *pt = &P.parts[i];
+    if (pt->st == GS_SUCCESS && k + pt->k <= h->stored) {
+      k += pt->k;
+      continue;
+    }
+    pt->pos = pt->b;
+    pt->line = pt->line0;
+    pt->k = 0;
+    pt->nz = 0;
+    pt->limit = h->stored - k;
+    st = parse_entries(path, h, pt, A->row + pt->base, A->col + pt->base, A->val + pt->base,
+                       mult * pt->lines);
+    if (st == GS_SUCCESS)
+      st = MM_ERROR(GS_ERR_INTERNAL, path, pt->line0,
+                    "internal error: a part of the file parsed differently twice");
+    goto cleanup;
+  }
+  if (k < h->stored)
+    MM_FAIL(path, 0, "expected %lld entries, found %lld at end of file", (long long)h->stored,
+            (long long)k);
+
+  /* pack the slots */
+  int64_t nz = 0;
+  for (int i = 0; i < np; ++i) {
+    mm_part *pt = &P.parts[i];
+    if (pt->base != nz && pt->nz > 0) {
+      memmove(A->row + nz, A->row + pt->base, (size_t)pt->nz * sizeof *A->row);
+      memmove(A->col + nz, A->col + pt->base, (size_t)pt->nz * sizeof *A->col);
+      memmove(A->val + nz, A->val + pt->base, (size_t)pt->nz * sizeof *A->val);
+    }
+    nz += pt->nz;
+  }
+  A->nnz = nz;
+  *out = A;
+  A = NULL;
+cleanup:
+  free(P.parts);
+  gs_coo_destroy(&A);
+  return st;
 }
 
 /* Array values (column-major; the lower triangle of a symmetric file, without the diagonal for
@@ -655,40 +917,90 @@ static gs_status_t read_array(mm_src *s, const mm_header *h, gs_coo_t *A)
 
 enum { WANT_COO, WANT_CSR, WANT_VECTOR };
 
-/* Reads path into a COO (WANT_COO; WANT_CSR with the 32-bit entry limit) or a vector. */
-static gs_status_t mm_read(const char *path, int want, gs_coo_t **out, gs_val_t **xout,
-                           gs_idx_t *len)
+/* The last lines of [b, e) that lie within 64 bytes of e: [*tb, e) starts a line, and every
+ * position before *tb has 8 readable bytes. */
+static const char *tail_start(const char *b, const char *e)
+{
+  const char *p = e - b > 65 ? e - 65 : b;
+  while (p > b && p[-1] != '\n') --p;
+  return p;
+}
+
+/* Coordinate entries on nt threads from the file behind s (plain, regular) or from its memory
+ * (src_open_mem), starting at the line s->pos is at. *done = 0 (and nothing raised) when the
+ * file cannot be mapped: the caller reads it serially. */
+static gs_status_t read_parallel(mm_src *s, const mm_header *h, int nt, gs_coo_t **A, int *done)
 {
   gs_status_t st = GS_SUCCESS;
-  mm_src s;
+  *done = 0;
+  if (s->fd < 0) { /* memory: every line is in buf, zeros after */
+    *done = 1;
+    return read_coordinate_parallel(s->path, h, s->buf + s->pos, s->buf + s->lim, NULL, NULL, 0,
+                                    s->line, nt, A);
+  }
+  const int64_t off = s->consumed - (int64_t)(s->len - s->pos), size = s->file_bytes;
+  char *map = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, s->fd, 0);
+  if (map == MAP_FAILED) return GS_SUCCESS;
+  *done = 1;
+  char *tail = NULL;
+  const char *b = map + off, *e = map + size, *tb = tail_start(b, e);
+  const size_t tn = (size_t)(e - tb);
+  tail = malloc(tn + 1 + MM_PAD); /* the last lines, padded, a missing last '\n' added */
+  if (!tail) {
+    st = MM_ERROR(GS_ERR_HOST_MEMORY, s->path, 0, "out of host memory for a read buffer");
+    goto cleanup;
+  }
+  memcpy(tail, tb, tn);
+  size_t te = tn;
+  if (te > 0 && tail[te - 1] != '\n') tail[te++] = '\n';
+  memset(tail + te, 0, MM_PAD);
+  st = read_coordinate_parallel(s->path, h, b, tb, tail, tail + te, 1, s->line, nt, A);
+cleanup:
+  free(tail);
+  munmap(map, (size_t)size);
+  return st;
+}
+
+/* Reads the opened source s into a COO (WANT_COO; WANT_CSR with the 32-bit entry limit) or a
+ * vector. */
+static gs_status_t mm_read(mm_src *s, int want, gs_coo_t **out, gs_val_t **xout, gs_idx_t *len)
+{
+  gs_status_t st = GS_SUCCESS;
+  const char *path = s->path;
   mm_header h;
   gs_coo_t *A = NULL;
   gs_val_t *x = NULL;
-  memset(&s, 0, sizeof s);
-  s.fd = -1;
 
-  GS_TRY(src_open(&s, path));
-  GS_TRY(read_header(&s, &h));
+  GS_TRY(read_header(s, &h));
   if (want == WANT_VECTOR && h.n != 1)
     MM_FAIL(path, h.size_line, "a vector must have one column, this one has %lld",
             (long long)h.n);
 
-  /* Preallocate from the size line, within what the file can hold (a short line per entry),
-   * so that a bogus size line does not allocate without bound. */
-  int64_t cap = h.stored;
-  if (s.file_bytes >= 0) {
-    int64_t bound = s.file_bytes / (h.format == MM_ARRAY ? 2 : 4) + 1;
-    if (cap > bound) cap = bound;
-  } else if (cap > ((int64_t)1 << 24)) {
-    cap = (int64_t)1 << 24; /* compressed or a pipe: grow beyond this as entries come */
+  /* Several threads for the entries of a large enough plain file (or memory). */
+  const int nt = gs_mm_threads();
+  int done = 0;
+  if (h.format == MM_COORDINATE && nt > 1 && !s->gz && s->file_bytes >= 0) {
+    const int64_t rest = s->file_bytes - (s->consumed - (int64_t)(s->len - s->pos));
+    if (rest >= 2 * (int64_t)gs_mm_part_min) GS_TRY(read_parallel(s, &h, nt, &A, &done));
   }
-  if (h.sym != GS_SYM_GENERAL) cap *= 2;
-  GS_TRY(gs_coo_create(&A, (gs_idx_t)h.m, (gs_idx_t)h.n, cap));
-  A->symmetry = h.sym;
-  if (h.format == MM_COORDINATE)
-    GS_TRY(read_coordinate(&s, &h, A));
-  else
-    GS_TRY(read_array(&s, &h, A));
+  if (!done) {
+    /* Preallocate from the size line, within what the file can hold (a short line per entry),
+     * so that a bogus size line does not allocate without bound. */
+    int64_t cap = h.stored;
+    if (s->file_bytes >= 0) {
+      int64_t bound = s->file_bytes / (h.format == MM_ARRAY ? 2 : 4) + 1;
+      if (cap > bound) cap = bound;
+    } else if (cap > ((int64_t)1 << 24)) {
+      cap = (int64_t)1 << 24; /* compressed or a pipe: grow beyond this as entries come */
+    }
+    if (h.sym != GS_SYM_GENERAL) cap *= 2;
+    GS_TRY(gs_coo_create(&A, (gs_idx_t)h.m, (gs_idx_t)h.n, cap));
+      A->symmetry = h.sym;
+    if (h.format == MM_COORDINATE)
+      GS_TRY(read_coordinate(s, &h, A));
+    else
+      GS_TRY(read_array(s, &h, A));
+  }
 
   if (want == WANT_VECTOR) { /* allocated only now that the file has proved its length */
     x = calloc((size_t)(h.m > 0 ? h.m : 1), sizeof *x);
@@ -731,9 +1043,39 @@ static gs_status_t mm_read(const char *path, int want, gs_coo_t **out, gs_val_t 
   *out = A;
   A = NULL;
 cleanup:
-  src_close(&s);
   gs_coo_destroy(&A);
   free(x);
+  return st;
+}
+
+/* Opens path (path != NULL) or the bytes [data, data + n) named name, and reads them. */
+static gs_status_t read_any(const char *path, const char *name, const void *data, size_t n,
+                            int want, gs_coo_t **out, gs_val_t **xout, gs_idx_t *len)
+{
+  gs_status_t st = GS_SUCCESS;
+  mm_src s;
+  memset(&s, 0, sizeof s);
+  s.fd = -1;
+  if (path)
+    GS_TRY(src_open(&s, path));
+  else
+    GS_TRY(src_open_mem(&s, name, data, n));
+  GS_TRY(mm_read(&s, want, out, xout, len));
+cleanup:
+  src_close(&s);
+  return st;
+}
+
+/* The CSR of a file or of memory: the COO, converted on the reader's threads. */
+static gs_status_t read_csr_any(const char *path, const char *name, const void *data, size_t n,
+                                gs_csr_t **out)
+{
+  gs_status_t st = GS_SUCCESS;
+  gs_coo_t *A = NULL;
+  GS_TRY(read_any(path, name, data, n, WANT_CSR, &A, NULL, NULL));
+  GS_TRY(gs_mm_coo_to_csr(out, A, gs_mm_threads()));
+cleanup:
+  gs_coo_destroy(&A);
   return st;
 }
 
@@ -742,22 +1084,15 @@ gs_status_t gs_mm_read_coo(const char *path, gs_coo_t **out)
   if (!out) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_mm_read_coo: out is NULL");
   *out = NULL;
   if (!path) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_mm_read_coo: path is NULL");
-  return mm_read(path, WANT_COO, out, NULL, NULL);
+  return read_any(path, NULL, NULL, 0, WANT_COO, out, NULL, NULL);
 }
 
 gs_status_t gs_mm_read_csr(const char *path, gs_csr_t **out)
 {
-  gs_status_t st = GS_SUCCESS;
-  gs_coo_t *A = NULL;
   if (!out) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_mm_read_csr: out is NULL");
   *out = NULL;
   if (!path) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_mm_read_csr: path is NULL");
-  GS_TRY(mm_read(path, WANT_CSR, &A, NULL, NULL));
-  GS_TRY(gs_coo_to_csr(out, A));
-  (*out)->symmetry = A->symmetry;
-cleanup:
-  gs_coo_destroy(&A);
-  return st;
+  return read_csr_any(path, NULL, NULL, 0, out);
 }
 
 gs_status_t gs_mm_read_vector(const char *path, gs_val_t **out, gs_idx_t *len)
@@ -766,5 +1101,34 @@ gs_status_t gs_mm_read_vector(const char *path, gs_val_t **out, gs_idx_t *len)
   *out = NULL;
   *len = 0;
   if (!path) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_mm_read_vector: path is NULL");
-  return mm_read(path, WANT_VECTOR, NULL, out, len);
+  return read_any(path, NULL, NULL, 0, WANT_VECTOR, NULL, out, len);
+}
+
+gs_status_t gs_mm_read_coo_mem(const char *name, const void *data, size_t len, gs_coo_t **out)
+{
+  if (!out) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_mm_read_coo_mem: out is NULL");
+  *out = NULL;
+  if (!name || (!data && len > 0))
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_mm_read_coo_mem: name or data is NULL");
+  return read_any(NULL, name, data, len, WANT_COO, out, NULL, NULL);
+}
+
+gs_status_t gs_mm_read_csr_mem(const char *name, const void *data, size_t len, gs_csr_t **out)
+{
+  if (!out) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_mm_read_csr_mem: out is NULL");
+  *out = NULL;
+  if (!name || (!data && len > 0))
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_mm_read_csr_mem: name or data is NULL");
+  return read_csr_any(NULL, name, data, len, out);
+}
+
+gs_status_t gs_mm_read_vector_mem(const char *name, const void *data, size_t len,
+                                  gs_val_t **out, gs_idx_t *n)
+{
+  if (!out || !n) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_mm_read_vector_mem: out or n is NULL");
+  *out = NULL;
+  *n = 0;
+  if (!name || (!data && len > 0))
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_mm_read_vector_mem: name or data is NULL");
+  return read_any(NULL, name, data, len, WANT_VECTOR, NULL, out, n);
 }

@@ -735,7 +735,7 @@ static int check_one(const char *path, int reader, gs_status_t want_st, const ch
   return 0;
 }
 
-static void test_malformed_corpus(void)
+static void malformed_corpus(void)
 {
   char want[4400];
   for (int k = 0; k < CORPUS_N; ++k) {
@@ -774,6 +774,26 @@ static void test_malformed_corpus(void)
   }
   closedir(d);
   CU_ASSERT_EQUAL(files, CORPUS_N);
+}
+
+static void test_malformed_corpus(void)
+{
+  gs_mm_set_threads(1);
+  malformed_corpus();
+  gs_mm_set_threads(0);
+}
+
+/* The same messages from the parallel reader, with every file split into one-byte parts. */
+static void test_malformed_corpus_parallel(void)
+{
+  const size_t part_min = gs_mm_part_min;
+  gs_mm_part_min = 1;
+  for (int nt = 2; nt <= 4; ++nt) {
+    gs_mm_set_threads(nt);
+    malformed_corpus();
+  }
+  gs_mm_set_threads(0);
+  gs_mm_part_min = part_min;
 }
 
 /* ---- I/O failures and arguments ------------------------------------------------------------- */
@@ -844,6 +864,299 @@ static void test_failed_write_leaves_no_partial_file(void)
   }
   gs_csr_destroy(&small);
   gs_csr_destroy(&big);
+}
+
+/* ---- the parallel reader -------------------------------------------------------------------- */
+
+static int coo_identical(const gs_coo_t *A, const gs_coo_t *B)
+{
+  if (!A || !B || A->m != B->m || A->n != B->n || A->nnz != B->nnz ||
+      A->symmetry != B->symmetry)
+    return 0;
+  size_t n = (size_t)A->nnz;
+  return n == 0 || (memcmp(A->row, B->row, n * sizeof *A->row) == 0 &&
+                    memcmp(A->col, B->col, n * sizeof *A->col) == 0 &&
+                    memcmp(A->val, B->val, n * sizeof *A->val) == 0);
+}
+
+static int write_text(const char *path, const char *t, size_t n)
+{
+  FILE *f = fopen(path, "wb");
+  if (!f) return -1;
+  size_t w = fwrite(t, 1, n, f);
+  return (fclose(f) == 0 && w == n) ? 0 : -1;
+}
+
+/* Reads path with 1 thread and with 2..5, parts of one byte (so even small files are split
+ * everywhere), from the file (mapped) and from memory: the same COO and CSR bit for bit, the
+ * CSR equal to gs_coo_to_csr's, or the same status and message. Returns 1 when all agree. */
+static int parallel_agrees(const char *path, const char *label)
+{
+  size_t len = 0;
+  char *text = read_whole(path, &len);
+  if (!text) return 0;
+  gs_coo_t *C1 = NULL, *C = NULL;
+  gs_csr_t *A1 = NULL, *A = NULL, *R = NULL;
+  char msg[1100];
+  int ok = 1;
+  gs_mm_set_threads(1);
+  gs_status_t s1 = gs_mm_read_coo(path, &C1);
+  snprintf(msg, sizeof msg, "%s", gs_last_error());
+  gs_status_t s1c = gs_mm_read_csr(path, &A1);
+  if (s1 == GS_SUCCESS && gs_coo_to_csr(&R, C1) == GS_SUCCESS && !csr_identical(A1, R)) {
+    printf("\n  %s: the CSR on one thread differs from gs_coo_to_csr's\n", label);
+    ok = 0;
+  }
+  const size_t part_min = gs_mm_part_min;
+  const int64_t csr_min = gs_mm_csr_min;
+  gs_mm_part_min = 1;
+  gs_mm_csr_min = 1;
+  for (int nt = 2; nt <= 5 && ok; ++nt) {
+    gs_mm_set_threads(nt);
+    for (int mem = 0; mem < 2 && ok; ++mem) {
+      gs_status_t st = mem ? gs_mm_read_coo_mem(path, text, len, &C) : gs_mm_read_coo(path, &C);
+      if (st != s1 || (st != GS_SUCCESS && strcmp(msg, gs_last_error()) != 0) ||
+          (st == GS_SUCCESS && !coo_identical(C1, C))) {
+        printf("\n  %s, %d threads%s: COO differs: %s\n  serial: %s\n", label, nt,
+               mem ? " (memory)" : "", st == GS_SUCCESS ? "(read)" : gs_last_error(),
+               s1 == GS_SUCCESS ? "(read)" : msg);
+        ok = 0;
+      }
+      gs_coo_destroy(&C);
+      st = mem ? gs_mm_read_csr_mem(path, text, len, &A) : gs_mm_read_csr(path, &A);
+      if (st != s1c || (st == GS_SUCCESS && !csr_identical(A1, A))) {
+        printf("\n  %s, %d threads%s: CSR differs\n", label, nt, mem ? " (memory)" : "");
+        ok = 0;
+      }
+      gs_csr_destroy(&A);
+    }
+  }
+  gs_mm_part_min = part_min;
+  gs_mm_csr_min = csr_min;
+  gs_mm_set_threads(0);
+  gs_coo_destroy(&C1);
+  gs_csr_destroy(&A1);
+  gs_csr_destroy(&R);
+  free(text);
+  return ok;
+}
+
+static void test_parallel_ok_files(void)
+{
+  static const char *const names[] = {
+    "array.mtx", "array_skew.mtx", "array_sym.mtx", "duplicates.mtx", "empty_0x0.mtx",
+    "empty_3x3.mtx", "integer.mtx", "layout.mtx", "pattern.mtx", "pattern_sym.mtx", "skew.mtx",
+    "sym_lower.mtx", "sym_upper.mtx", "values.mtx", "vector.mtx", "vector_coord.mtx",
+    "vector_int.mtx"};
+  for (size_t k = 0; k < sizeof names / sizeof *names; ++k) {
+    char rel[64];
+    snprintf(rel, sizeof rel, "ok/%s", names[k]);
+    CU_ASSERT(parallel_agrees(data(rel), names[k]));
+  }
+  if (!gs_test_have_matrices()) return;
+  const char *real[] = {"west0479", "494_bus", "lp_e226", "fs_183_1"};
+  for (int k = 0; k < 4; ++k) CU_ASSERT(parallel_agrees(gs_test_matrix(real[k]), real[k]));
+}
+
+/* A random coordinate file as text: any field and symmetry, entries in random order with
+ * duplicates, comments, blank lines, CRLF and tabs scattered, maybe no final newline. */
+static char *random_mm_text(uint64_t *s, size_t *len, int64_t *entry_line0, int64_t *nentries)
+{
+  static const char *const fields[] = {"real", "integer", "pattern"};
+  static const char *const syms[] = {"general", "symmetric", "skew-symmetric"};
+  int field = (int)(gs_test_next(s) % 3), sym = (int)(gs_test_next(s) % 3);
+  if (field == 2 && sym == 2) sym = 1; /* pattern cannot be skew */
+  int m = 1 + (int)(gs_test_next(s) % 60), n = sym ? m : 1 + (int)(gs_test_next(s) % 60);
+  int64_t want = (int64_t)(gs_test_next(s) % 400);
+  size_t cap = 256 + (size_t)want * 80, k = 0;
+  char *t = malloc(cap);
+  if (!t) return NULL;
+  k += (size_t)snprintf(t, cap, "%%%%MatrixMarket matrix coordinate %s %s\n%% random\n%d %d %lld\n",
+                        fields[field], syms[sym], m, n, (long long)want);
+  int64_t line = 4;
+  *entry_line0 = line;
+  for (int64_t e = 0; e < want; ++e) {
+    while (gs_test_uniform(s) < 0.05) { /* comments and blank lines among the entries */
+      k += (size_t)snprintf(t + k, cap - k, gs_test_next(s) & 1 ? "%% c\n" : " \t\n");
+      ++line;
+    }
+    int i = 1 + (int)(gs_test_next(s) % (uint64_t)m), j = 1 + (int)(gs_test_next(s) % (uint64_t)n);
+    if (sym && i < j) {
+      int x = i;
+      i = j;
+      j = x;
+    }
+    if (sym == 2 && i == j) { /* skew: no diagonal (a 1 x 1 one gets an explicit zero) */
+      if (m == 1) {
+        k += (size_t)snprintf(t + k, cap - k, "1 1 0\n");
+        ++line;
+        continue;
+      }
+      if (i < m) ++i;
+      else --j;
+    }
+    const char *sep = gs_test_next(s) % 8 ? " " : "\t ";
+    k += (size_t)snprintf(t + k, cap - k, "%d%s%d", i, sep, j);
+    if (field == 0) k += (size_t)snprintf(t + k, cap - k, " %.17g", draw_value(s));
+    if (field == 1) k += (size_t)snprintf(t + k, cap - k, " %d", (int)(gs_test_next(s) % 2001) - 1000);
+    k += (size_t)snprintf(t + k, cap - k, gs_test_next(s) % 10 ? "\n" : "\r\n");
+    ++line;
+  }
+  if (k > 0 && gs_test_next(s) % 4 == 0 && t[k - 1] == '\n') --k; /* no final newline */
+  *nentries = want;
+  *len = k;
+  (void)line;
+  return t;
+}
+
+static void test_parallel_random_files(void)
+{
+  uint64_t s = gs_test_seed() ^ 0x9a7a11e1;
+  int rounds = gs_test_quick() ? 10 : 80;
+  for (int r = 0; r < rounds; ++r) {
+    size_t len = 0;
+    int64_t line0 = 0, want = 0;
+    char *t = random_mm_text(&s, &len, &line0, &want);
+    CU_ASSERT_FATAL(t != NULL);
+    const char *path = tmp_path("par.mtx");
+    CU_ASSERT_FATAL(write_text(path, t, len) == 0);
+    char label[64];
+    snprintf(label, sizeof label, "random file %d", r);
+    CU_ASSERT(parallel_agrees(path, label));
+    free(t);
+  }
+}
+
+/* Faults in later parts of a large file: the first in file order is reported, with the line
+ * number the serial reader gives. */
+static void test_parallel_error_lines(void)
+{
+  uint64_t s = gs_test_seed() ^ 0xe7707;
+  const int64_t entries = gs_test_quick() ? 20000 : 100000;
+  size_t cap = (size_t)entries * 40 + 256, n = 0;
+  char *t = malloc(cap);
+  size_t *at = malloc((size_t)entries * sizeof *at); /* where each entry line starts */
+  CU_ASSERT_FATAL(t && at);
+  n += (size_t)snprintf(t, cap, "%%%%MatrixMarket matrix coordinate real general\n%% c\n%d %d %lld\n",
+                        1000, 1000, (long long)entries);
+  for (int64_t e = 0; e < entries; ++e) {
+    at[e] = n;
+    n += (size_t)snprintf(t + n, cap - n, "%d %d %.17g\n", 1 + (int)(gs_test_next(&s) % 1000),
+                          1 + (int)(gs_test_next(&s) % 1000), 2 * gs_test_uniform(&s) - 1);
+  }
+  const char *path = tmp_path("err.mtx");
+  const size_t part_min = gs_mm_part_min;
+  gs_mm_part_min = 4096;
+  for (int r = 0; r < (gs_test_quick() ? 4 : 12); ++r) {
+    /* one or two spoilt entries: a row index 0 (the length is kept) */
+    int64_t e1 = (int64_t)(gs_test_next(&s) % (uint64_t)entries);
+    int64_t e2 = (int64_t)(gs_test_next(&s) % (uint64_t)entries);
+    char save1 = t[at[e1]], save2 = t[at[e2]];
+    t[at[e1]] = 'x';
+    if (r % 2) t[at[e2]] = '%'; /* the second one a comment: one entry too few after e1 */
+    CU_ASSERT_FATAL(write_text(path, t, n) == 0);
+    char want[700];
+    int64_t first = e1;
+    snprintf(want, sizeof want, "%s:%lld: row index 'x", path, (long long)(e1 + 4));
+    for (int nt = 1; nt <= 4; ++nt) {
+      gs_mm_set_threads(nt);
+      gs_coo_t *C = NULL;
+      CU_ASSERT_EQUAL(gs_mm_read_coo(path, &C), GS_ERR_PARSE);
+      if (strncmp(gs_last_error(), want, strlen(want)) != 0) {
+        printf("\n  %d threads: %s\n  want %s...\n", nt, gs_last_error(), want);
+        CU_FAIL("wrong first fault");
+      }
+    }
+    (void)first;
+    t[at[e1]] = save1;
+    t[at[e2]] = save2;
+  }
+  /* extra entries at the end of a later part, and a fault after them: "more entries" wins */
+  n += (size_t)snprintf(t + n, cap - n, "1 1 1\n1 1 zz\n");
+  CU_ASSERT_FATAL(write_text(path, t, n) == 0);
+  char want[700];
+  snprintf(want, sizeof want, "%s:%lld: more entries than the %lld declared in the size line",
+           path, (long long)(entries + 4), (long long)entries);
+  for (int nt = 1; nt <= 4; ++nt) {
+    gs_mm_set_threads(nt);
+    gs_coo_t *C = NULL;
+    CU_ASSERT_EQUAL(gs_mm_read_coo(path, &C), GS_ERR_PARSE);
+    CU_ASSERT_STRING_EQUAL(gs_last_error(), want);
+  }
+  /* a file cut short */
+  n = at[entries - 3];
+  CU_ASSERT_FATAL(write_text(path, t, n) == 0);
+  snprintf(want, sizeof want, "%s: expected %lld entries, found %lld at end of file", path,
+           (long long)entries, (long long)(entries - 3));
+  for (int nt = 1; nt <= 4; ++nt) {
+    gs_mm_set_threads(nt);
+    gs_csr_t *A = NULL;
+    CU_ASSERT_EQUAL(gs_mm_read_csr(path, &A), GS_ERR_PARSE);
+    CU_ASSERT_STRING_EQUAL(gs_last_error(), want);
+  }
+  gs_mm_set_threads(0);
+  gs_mm_part_min = part_min;
+  free(at);
+  free(t);
+}
+
+/* The threaded COO -> CSR against gs_coo_to_csr on random COOs: unsorted, duplicates (many of
+ * one entry, so that the order of summation shows), empty rows, rows long enough for the merge
+ * sort, one dense row. */
+static void test_parallel_csr_build(void)
+{
+  uint64_t s = gs_test_seed() ^ 0xc5b;
+  const int64_t csr_min = gs_mm_csr_min;
+  gs_mm_csr_min = 1;
+  int rounds = gs_test_quick() ? 8 : 40;
+  for (int r = 0; r < rounds; ++r) {
+    gs_idx_t m = (gs_idx_t)(gs_test_next(&s) % 300), n = 1 + (gs_idx_t)(gs_test_next(&s) % 300);
+    int64_t nnz = m ? (int64_t)(gs_test_next(&s) % 5000) : 0;
+    gs_coo_t *C = NULL;
+    CU_ASSERT_FATAL(gs_coo_create(&C, m, n, nnz) == GS_SUCCESS);
+    gs_idx_t dense = m ? (gs_idx_t)(gs_test_next(&s) % (uint64_t)m) : 0;
+    for (int64_t k = 0; k < nnz; ++k) {
+      uint64_t u = gs_test_next(&s) % 10;
+      gs_idx_t i = u < 3 ? dense : (gs_idx_t)(gs_test_next(&s) % (uint64_t)m);
+      gs_idx_t j = u == 9 ? 0 : (gs_idx_t)(gs_test_next(&s) % (uint64_t)n);
+      C->row[k] = i;
+      C->col[k] = j;
+      C->val[k] = draw_value(&s);
+    }
+    C->nnz = nnz;
+    gs_csr_t *R = NULL, *A = NULL;
+    CU_ASSERT_FATAL(gs_coo_to_csr(&R, C) == GS_SUCCESS);
+    for (int nt = 1; nt <= 6; ++nt) {
+      CU_ASSERT_FATAL(gs_mm_coo_to_csr(&A, C, nt) == GS_SUCCESS);
+      if (!csr_identical(R, A)) {
+        printf("\n  %d x %d, %lld entries, %d threads: differs from gs_coo_to_csr\n", m, n,
+               (long long)nnz, nt);
+        CU_FAIL("threaded CSR build differs");
+      }
+      gs_csr_destroy(&A);
+    }
+    gs_csr_destroy(&R);
+    gs_coo_destroy(&C);
+  }
+  gs_mm_csr_min = csr_min;
+}
+
+static void test_thread_setting(void)
+{
+  gs_mm_set_threads(3);
+  CU_ASSERT_EQUAL(gs_mm_threads(), 3);
+  gs_mm_set_threads(0);
+  setenv("GS_THREADS", "5", 1);
+  CU_ASSERT_EQUAL(gs_mm_threads(), 5);
+  setenv("GS_THREADS", "x", 1);
+  CU_ASSERT(gs_mm_threads() >= 1);
+  setenv("GS_THREADS", "0", 1);
+  CU_ASSERT(gs_mm_threads() >= 1);
+  unsetenv("GS_THREADS");
+  CU_ASSERT_EQUAL(gs_mm_threads(), (int)sysconf(_SC_NPROCESSORS_ONLN));
+  gs_mm_set_threads(100000);
+  CU_ASSERT_EQUAL(gs_mm_threads(), 1024);
+  gs_mm_set_threads(0);
 }
 
 /* ---- the number parser ----------------------------------------------------------------------- */
@@ -939,6 +1252,12 @@ int main(void)
     {"random matrices round trip bit for bit", test_roundtrip_random},
     {"nonzero counts match MANIFEST.tsv", test_manifest_counts},
     {"malformed corpus: one exact message per file", test_malformed_corpus},
+    {"malformed corpus: the same messages on 2-4 threads", test_malformed_corpus_parallel},
+    {"parallel reader: ok/ files as on one thread", test_parallel_ok_files},
+    {"parallel reader: random files as on one thread", test_parallel_random_files},
+    {"parallel reader: first fault in file order, its line", test_parallel_error_lines},
+    {"threaded CSR build equals gs_coo_to_csr", test_parallel_csr_build},
+    {"thread count: setter, GS_THREADS, default", test_thread_setting},
     {"I/O errors and bad arguments", test_io_errors},
     {"a failed write leaves no partial file", test_failed_write_leaves_no_partial_file},
     {"number parser matches strtod bit for bit", test_parse_double_matches_strtod},

@@ -22,6 +22,23 @@ gs_status_t gs_mm_read_coo(const char *path, gs_coo_t **out);
 /** As gs_mm_read_coo, then converted to CSR (duplicates summed, explicit zeros kept). */
 gs_status_t gs_mm_read_csr(const char *path, gs_csr_t **out);
 
+/**
+ * Threads of the Matrix Market reader. A plain (not gzip) regular file in coordinate format is
+ * split at line boundaries into parts parsed on several threads, and the CSR of gs_mm_read_csr
+ * is built on as many; the result, and the message of a fault (the first in file order, with
+ * its line number), are those of the one-thread reader. gzip files, pipes, array files and
+ * small files (entries under 2 MiB) are read on one thread.
+ *
+ * n >= 1 fixes the count for the whole process (1: the serial reader, which streams the file in
+ * 1 MiB blocks); n <= 0 restores the default: the environment variable GS_THREADS when it holds
+ * a positive integer, else the number of online cores. Safe to call from any thread; a read in
+ * progress keeps the count it started with. The parallel reader maps the file (mmap): the file
+ * must not shrink while it is read.
+ */
+void gs_mm_set_threads(int n);
+/** Threads the next read will use (at least 1, at most 1024). */
+int gs_mm_threads(void);
+
 /** Reads a vector: an n x 1 `matrix array` file (real/integer, general), or an n x 1
  *  `matrix coordinate` file (missing entries 0, duplicates summed). *out is allocated with
  *  malloc (free() it), its length in *len. */

@@ -1,0 +1,285 @@
+/* io/mm_csr.c: COO -> CSR for the Matrix Market reader, on several threads.
+ *
+ * The result is gs_coo_to_csr's bit for bit (core/matrix.c): rows in order, columns sorted
+ * within each row, entries with the same (row, column) summed left to right in the COO's order,
+ * explicit zeros kept. gs_coo_to_csr gets there with two stable counting sorts (by column into a
+ * transposed copy, then by row); this builds no transposed copy, so the peak is the COO, the CSR
+ * and one 64-bit counter per row:
+ *
+ *   1. count: thread t counts the entries of its band of rows (every thread scans the row array);
+ *   2. offsets (one thread), and row bands of about nnz/nt entries each for steps 3 and 4;
+ *   3. scatter: thread t scans the COO in order and places the entries of its band, so each
+ *      row holds its entries in COO order (a stable bucket sort by row);
+ *   4. per row: columns already increasing are kept as they are (files written by row are),
+ *      otherwise a stable merge sort by column; duplicates, now adjacent and in COO order, are
+ *      summed left to right. Each band packs its rows to the band's start;
+ *   5. one thread closes the gaps that summed duplicates left between bands.
+ *
+ * Steps 1 and 3 read the COO once per thread: memory traffic grows with nt, but the reads are
+ * sequential and the writes (the costly part) are shared out. Offsets are 64-bit throughout and
+ * row_ptr is only ever assigned element by element, so this compiles for a 32- or 64-bit
+ * row_ptr alike. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "io/mm_internal.h"
+
+int64_t gs_mm_csr_min = (int64_t)1 << 16;
+/* Rows up to this length are sorted by insertion. */
+#define CSR_INSERTION 24
+
+typedef struct csr_job {
+  const gs_coo_t *A;
+  gs_csr_t *C;
+  int nt;
+  int64_t *next;    /* per row: a count (1), then the next free slot (3), then the row's end */
+  int64_t *band;    /* nt + 1 row boundaries of steps 3 and 4 */
+  int64_t *kept;    /* per band: entries left after summing duplicates */
+  int *band_failed; /* per band: a sort buffer could not be allocated */
+} csr_job;
+
+/* ---- stable sort of one row by column ----------------------------------------------------- */
+
+static void insertion_sort(gs_idx_t *c, gs_val_t *v, int64_t n)
+{
+  for (int64_t i = 1; i < n; ++i) {
+    gs_idx_t kc = c[i];
+    gs_val_t kv = v[i];
+    int64_t j = i;
+    for (; j > 0 && c[j - 1] > kc; --j) { /* strictly greater: equal columns keep their order */
+      c[j] = c[j - 1];
+      v[j] = v[j - 1];
+    }
+    c[j] = kc;
+    v[j] = kv;
+  }
+}
+
+/* Stable merge sort of n pairs; tc/tv hold at least n/2 pairs. */
+static void merge_sort(gs_idx_t *c, gs_val_t *v, int64_t n, gs_idx_t *tc, gs_val_t *tv)
+{
+  if (n <= CSR_INSERTION) {
+    insertion_sort(c, v, n);
+    return;
+  }
+  const int64_t h = n / 2;
+  merge_sort(c, v, h, tc, tv);
+  merge_sort(c + h, v + h, n - h, tc, tv);
+  if (c[h - 1] <= c[h]) return; /* already in order */
+  memcpy(tc, c, (size_t)h * sizeof *tc);
+  memcpy(tv, v, (size_t)h * sizeof *tv);
+  /* Merge the copied left half with the right half in place: the output index never passes
+   * the right half's read index. Ties take the left (earlier) pair: stable. */
+  int64_t i = 0, j = h, k = 0;
+  while (i < h && j < n) {
+    if (c[j] < tc[i]) {
+      c[k] = c[j];
+      v[k++] = v[j++];
+    } else {
+      c[k] = tc[i];
+      v[k++] = tv[i++];
+    }
+  }
+  while (i < h) {
+    c[k] = tc[i];
+    v[k++] = tv[i++];
+  }
+}
+
+/* ---- the steps ---------------------------------------------------------------------------- */
+
+static void step_count(void *arg, int t)
+{
+  csr_job *J = arg;
+  const gs_coo_t *A = J->A;
+  const int64_t m = A->m, nnz = A->nnz;
+  const gs_idx_t *row = A->row;
+  int64_t *cnt = J->next;
+  if (J->nt == 1) {
+    for (int64_t k = 0; k < nnz; ++k) cnt[row[k]]++;
+    return;
+  }
+  const int64_t lo = m * t / J->nt, hi = m * (t + 1) / J->nt;
+  const uint32_t span = (uint32_t)(hi - lo);
+  for (int64_t k = 0; k < nnz; ++k) {
+    uint32_t r = (uint32_t)(row[k] - lo);
+    if (r < span) cnt[row[k]]++;
+  }
+}
+
+static void step_scatter(void *arg, int t)
+{
+  csr_job *J = arg;
+  const gs_coo_t *A = J->A;
+  gs_csr_t *C = J->C;
+  const int64_t nnz = A->nnz, lo = J->band[t], hi = J->band[t + 1];
+  const gs_idx_t *row = A->row, *col = A->col;
+  const gs_val_t *val = A->val;
+  gs_idx_t *ccol = C->col;
+  gs_val_t *cval = C->val;
+  int64_t *next = J->next;
+  if (lo == hi) return;
+  const uint32_t span = (uint32_t)(hi - lo);
+  for (int64_t k = 0; k < nnz; ++k) {
+    gs_idx_t i = row[k];
+    if ((uint32_t)(i - lo) < span) {
+      int64_t q = next[i]++;
+      ccol[q] = col[k];
+      cval[q] = val[k];
+    }
+  }
+}
+
+static void step_rows(void *arg, int t)
+{
+  csr_job *J = arg;
+  gs_csr_t *C = J->C;
+  const int64_t lo = J->band[t], hi = J->band[t + 1];
+  gs_idx_t *col = C->col;
+  gs_val_t *val = C->val;
+  const int64_t *end = J->next; /* after step 3, next[i] is the end of row i */
+  gs_idx_t *tc = NULL;
+  gs_val_t *tv = NULL;
+  int64_t tcap = 0;
+  int64_t w = lo < hi ? (int64_t)C->row_ptr[lo] : 0;
+  const int64_t w0 = w;
+  for (int64_t i = lo; i < hi; ++i) {
+    const int64_t start = (int64_t)C->row_ptr[i], stop = end[i], n = stop - start;
+    int sorted = 1;
+    for (int64_t p = start + 1; p < stop; ++p)
+      if (col[p] <= col[p - 1]) {
+        sorted = 0;
+        break;
+      }
+    C->row_ptr[i] = w; /* row i's start is read above and never again */
+    if (sorted) { /* no duplicates either: move the row down to w as it is */
+      if (w != start) {
+        memmove(col + w, col + start, (size_t)n * sizeof *col);
+        memmove(val + w, val + start, (size_t)n * sizeof *val);
+      }
+      w += n;
+      continue;
+    }
+    if (n <= CSR_INSERTION) {
+      insertion_sort(col + start, val + start, n);
+    } else {
+      if (tcap < n / 2) {
+        free(tc);
+        free(tv);
+        tcap = n / 2;
+        tc = malloc((size_t)tcap * sizeof *tc);
+        tv = malloc((size_t)tcap * sizeof *tv);
+        if (!tc || !tv) {
+          J->band_failed[t] = 1;
+          break;
+        }
+      }
+      merge_sort(col + start, val + start, n, tc, tv);
+    }
+    const int64_t rs = w;
+    for (int64_t p = start; p < stop; ++p) {
+      if (w > rs && col[w - 1] == col[p]) {
+        val[w - 1] += val[p];
+      } else {
+        col[w] = col[p];
+        val[w] = val[p];
+        ++w;
+      }
+    }
+  }
+  free(tc);
+  free(tv);
+  J->kept[t] = w - w0;
+}
+
+/* First row i in [lo, hi] whose offset reaches target (offsets non-decreasing). */
+static int64_t first_row_at(const int64_t *off, int64_t lo, int64_t hi, int64_t target)
+{
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (off[mid] < target)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+gs_status_t gs_mm_coo_to_csr(gs_csr_t **out, const gs_coo_t *A, int nt)
+{
+  gs_status_t st = GS_SUCCESS;
+  gs_csr_t *C = NULL;
+  csr_job J;
+  memset(&J, 0, sizeof J);
+  if (!out || !A) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_mm_coo_to_csr: NULL argument");
+  *out = NULL;
+  const int64_t m = A->m, nnz = A->nnz;
+  /* The same limit as gs_coo_to_csr while row_ptr is 32-bit; none once it is 64-bit. */
+  if (sizeof *C->row_ptr < sizeof(int64_t) && nnz > INT32_MAX)
+    return GS_ERROR(GS_ERR_UNSUPPORTED,
+                    "%lld entries exceed the 32-bit index limit of CSR (2147483647)",
+                    (long long)nnz);
+  if (nt < 1 || nnz < gs_mm_csr_min) nt = 1;
+  if (nt > m && m > 0) nt = (int)m;
+
+  GS_TRY(gs_csr_create(&C, A->m, A->n, nnz));
+  J.A = A;
+  J.C = C;
+  J.nt = nt;
+  J.next = calloc((size_t)m + 1, sizeof *J.next);
+  J.band = malloc(((size_t)nt + 1) * sizeof *J.band);
+  J.kept = calloc((size_t)nt, sizeof *J.kept);
+  J.band_failed = calloc((size_t)nt, sizeof *J.band_failed);
+  if (!J.next || !J.band || !J.kept || !J.band_failed)
+    GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory converting COO to CSR");
+
+  /* 1-2: counts, offsets (row_ptr holds each row's start, next its next free slot). */
+  gs_mm_parallel(nt, step_count, &J);
+  int64_t s = 0;
+  for (int64_t i = 0; i < m; ++i) {
+    int64_t c = J.next[i];
+    C->row_ptr[i] = s;
+    J.next[i] = s;
+    s += c;
+  }
+  C->row_ptr[m] = s;
+  J.next[m] = s;
+  J.band[0] = 0;
+  for (int t = 1; t < nt; ++t)
+    J.band[t] = first_row_at(J.next, J.band[t - 1], m, nnz / nt * t + (nnz % nt) * t / nt);
+  J.band[nt] = m;
+
+  /* 3-4: scatter in COO order, then sort and sum each row. */
+  gs_mm_parallel(nt, step_scatter, &J);
+  gs_mm_parallel(nt, step_rows, &J);
+  for (int t = 0; t < nt; ++t)
+    if (J.band_failed[t]) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory sorting a CSR row");
+
+  /* 5: close the gaps left by summed duplicates. */
+  int64_t w = 0;
+  for (int t = 0; t < nt; ++t) {
+    const int64_t lo = J.band[t], hi = J.band[t + 1];
+    if (lo == hi) continue;
+    const int64_t from = (int64_t)C->row_ptr[lo], shift = from - w;
+    if (shift > 0) {
+      memmove(C->col + w, C->col + from, (size_t)J.kept[t] * sizeof *C->col);
+      memmove(C->val + w, C->val + from, (size_t)J.kept[t] * sizeof *C->val);
+      for (int64_t i = lo; i < hi; ++i) C->row_ptr[i] = (int64_t)C->row_ptr[i] - shift;
+    }
+    w += J.kept[t];
+  }
+  C->row_ptr[m] = w;
+  C->nnz = w;
+  C->symmetry = A->symmetry;
+  *out = C;
+  C = NULL;
+cleanup:
+  free(J.next);
+  free(J.band);
+  free(J.kept);
+  free(J.band_failed);
+  gs_csr_destroy(&C);
+  return st;
+}
