@@ -216,11 +216,7 @@ gs_status_t gs_mm_coo_to_csr(gs_csr_t **out, const gs_coo_t *A, int nt)
   if (!out || !A) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_mm_coo_to_csr: NULL argument");
   *out = NULL;
   const int64_t m = A->m, nnz = A->nnz;
-  /* The same limit as gs_coo_to_csr while row_ptr is 32-bit; none once it is 64-bit. */
-  if (sizeof *C->row_ptr < sizeof(int64_t) && nnz > INT32_MAX)
-    return GS_ERROR(GS_ERR_UNSUPPORTED,
-                    "%lld entries exceed the 32-bit index limit of CSR (2147483647)",
-                    (long long)nnz);
+
   if (nt < 1 || nnz < gs_mm_csr_min) nt = 1;
   if (nt > m && m > 0) nt = (int)m;
 
