@@ -13,7 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpusolve.h"
+/* the reader's own headers, not the umbrella: gpusolve/version.h is generated in a CMake
+ * build tree, which this clang-only build does not have */
+#include "gpusolve/io.h"
+#include "gpusolve/matrix.h"
 #include "io/mm_internal.h"
 
 #define NAME "fuzz.mtx"
