@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "gpusolve/matrix.h"
+#include "io/mm_internal.h" /* gs_mm_coo_to_csr */
 
 /* ---- COO ---------------------------------------------------------------------------------- */
 
@@ -130,66 +131,12 @@ gs_status_t gs_csr_copy(gs_csr_t **out, const gs_csr_t *A)
   return GS_SUCCESS;
 }
 
-/* Bucket entries by key (row or column) with a counting sort: stable, O(nnz + m). */
+/* One COO -> CSR conversion in the library: the Matrix Market reader's (io/mm_csr.c: count,
+ * scatter in COO order, stable sort and left-to-right sum of each row), here on one thread. */
 gs_status_t gs_coo_to_csr(gs_csr_t **out, const gs_coo_t *A)
 {
-  gs_status_t st = GS_SUCCESS;
-  gs_csr_t *T = NULL, *C = NULL;
-  gs_off_t *cnt = NULL;
   if (!out || !A) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_coo_to_csr: NULL argument");
-  *out = NULL;
-  const gs_idx_t m = A->m, n = A->n;
-  const gs_off_t nnz = A->nnz;
-
-  /* Pass 1: by column into T (as a CSR of A^T), so that pass 2 by row gives sorted columns. */
-  GS_TRY(gs_csr_create(&T, n, m, nnz));
-  for (gs_off_t k = 0; k < nnz; ++k) T->row_ptr[A->col[k] + 1]++;
-  for (gs_idx_t j = 0; j < n; ++j) T->row_ptr[j + 1] += T->row_ptr[j];
-  cnt = malloc(((size_t)(m > n ? m : n) + 1) * sizeof *cnt);
-  if (!cnt) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory converting COO to CSR");
-  for (gs_idx_t j = 0; j < n; ++j) cnt[j] = T->row_ptr[j];
-  for (gs_off_t k = 0; k < nnz; ++k) {
-    gs_off_t p = cnt[A->col[k]]++;
-    T->col[p] = A->row[k];
-    T->val[p] = A->val[k];
-  }
-  /* Pass 2: transpose back, column-sorted within rows; sum duplicates as they meet. */
-  GS_TRY(gs_csr_create(&C, m, n, nnz));
-  for (gs_off_t k = 0; k < nnz; ++k) C->row_ptr[T->col[k] + 1]++;
-  for (gs_idx_t i = 0; i < m; ++i) C->row_ptr[i + 1] += C->row_ptr[i];
-  for (gs_idx_t i = 0; i < m; ++i) cnt[i] = C->row_ptr[i];
-  for (gs_idx_t j = 0; j < n; ++j)
-    for (gs_off_t p = T->row_ptr[j]; p < T->row_ptr[j + 1]; ++p) {
-      gs_idx_t i = T->col[p];
-      gs_off_t q = cnt[i]++;
-      C->col[q] = j;
-      C->val[q] = T->val[p];
-    }
-  /* Compact duplicates (now adjacent) in place. */
-  gs_off_t w = 0;
-  for (gs_idx_t i = 0; i < m; ++i) {
-    gs_off_t start = C->row_ptr[i], end = C->row_ptr[i + 1], rs = w;
-    for (gs_off_t p = start; p < end; ++p) {
-      if (w > rs && C->col[w - 1] == C->col[p]) {
-        C->val[w - 1] += C->val[p];
-      } else {
-        C->col[w] = C->col[p];
-        C->val[w] = C->val[p];
-        ++w;
-      }
-    }
-    C->row_ptr[i] = rs;
-  }
-  C->row_ptr[m] = w;
-  C->nnz = w;
-  C->symmetry = A->symmetry;
-  *out = C;
-  C = NULL;
-cleanup:
-  free(cnt);
-  gs_csr_destroy(&T);
-  gs_csr_destroy(&C);
-  return st;
+  return gs_mm_coo_to_csr(out, A, 1);
 }
 
 gs_status_t gs_csr_to_coo(gs_coo_t **out, const gs_csr_t *A)
