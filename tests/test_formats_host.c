@@ -770,6 +770,90 @@ static void test_coo_layout_and_partition(void)
   gs_csr_destroy(&A);
 }
 
+/* A CSR with the given row lengths: each row a run of consecutive columns from a random start
+ * (sorted, distinct), values uniform in [-1, 1). */
+static gs_csr_t *csr_from_lengths(gs_idx_t m, gs_idx_t n, const int *len)
+{
+  int64_t nnz = 0;
+  for (gs_idx_t i = 0; i < m; ++i) nnz += len[i];
+  gs_csr_t *A = NULL;
+  if (gs_csr_create(&A, m, n, nnz) != GS_SUCCESS) return NULL;
+  int64_t k = 0;
+  A->row_ptr[0] = 0;
+  for (gs_idx_t i = 0; i < m; ++i) {
+    const int L = len[i] < n ? len[i] : n;
+    const int base = L < n ? (int)(gs_test_next(&g_state) % (uint64_t)(n - L + 1)) : 0;
+    for (int j = 0; j < L; ++j) {
+      A->col[k] = base + j;
+      A->val[k++] = 2.0 * gs_test_uniform(&g_state) - 1.0;
+    }
+    A->row_ptr[i + 1] = k;
+  }
+  A->nnz = k;
+  return A;
+}
+
+/* HOLA's host emulation (the same block / thread split and row bookkeeping as its kernels)
+ * on the structures its special cases exist for, at every compiled non-zeros-per-thread. */
+static void check_hola(gs_csr_t *A, const char *what)
+{
+  CU_ASSERT_FATAL(A != NULL);
+  const int npts[] = {4, 8, 16};
+  for (int k = 0; k < 3; ++k) {
+    char opt[32];
+    snprintf(opt, sizeof opt, "hola.npt=%d", npts[k]);
+    if (compare(A, "hola", opt, NULL, NULL, 0, GS_OP_N) != GS_SUCCESS ||
+        compare(A, "hola", opt, NULL, NULL, 0, GS_OP_T) != GS_SUCCESS) {
+      fprintf(stderr, "\n  hola %s on %s failed\n", opt, what);
+      CU_FAIL("hola host apply refused");
+    }
+  }
+  gs_csr_destroy(&A);
+}
+
+static void test_hola_structures(void)
+{
+  const gs_idx_t m = 6000;
+  int *len = calloc((size_t)m, sizeof *len);
+  CU_ASSERT_FATAL(len != NULL);
+  /* one row holding nearly all entries (longer than several blocks), plus one in the last row */
+  len[0] = 20000;
+  len[m - 1] = 1;
+  check_hola(csr_from_lengths(m, 30000, len), "one long row");
+  /* all rows empty but one, in the middle */
+  memset(len, 0, (size_t)m * sizeof *len);
+  len[m / 2] = 5000;
+  check_hola(csr_from_lengths(m, 8000, len), "one non-empty row");
+  /* runs of 300-5000 empty rows between short rows (block boundaries inside the runs) */
+  for (gs_idx_t i = 0; i < m;) {
+    int run = 300 + (int)(gs_test_next(&g_state) % 4701);
+    for (gs_idx_t j = i; j < m && j < i + run; ++j) len[j] = 0;
+    i += run;
+    for (int s = 0; s < 40 && i < m; ++s) len[i++] = 1 + (int)(gs_test_next(&g_state) % 3);
+  }
+  check_hola(csr_from_lengths(m, m, len), "runs of empty rows");
+  /* single empty rows scattered among short rows (warps flagged for empty rows) */
+  for (gs_idx_t i = 0; i < m; ++i) len[i] = gs_test_uniform(&g_state) < 0.2 ? 0 : 1 + (int)(i % 5);
+  check_hola(csr_from_lengths(m, m, len), "scattered empty rows");
+  /* 1 to 64 entries per row in a sawtooth */
+  for (gs_idx_t i = 0; i < m; ++i) len[i] = 1 + (int)(i % 64);
+  check_hola(csr_from_lengths(m, 500, len), "sawtooth 1..64");
+  /* long rows of random lengths among short ones (rows shared by several blocks) */
+  for (gs_idx_t i = 0; i < m; ++i)
+    len[i] = gs_test_uniform(&g_state) < 0.01 ? 3000 + (int)(gs_test_next(&g_state) % 9000)
+                                               : (int)(gs_test_next(&g_state) % 9);
+  check_hola(csr_from_lengths(m, 12000, len), "long and short rows");
+  free(len);
+  /* one row, one column */
+  int one_row[1] = {7000};
+  check_hola(csr_from_lengths(1, 9000, one_row), "1 x 9000");
+  int *col_lens = malloc(9000 * sizeof *col_lens);
+  CU_ASSERT_FATAL(col_lens != NULL);
+  for (int i = 0; i < 9000; ++i) col_lens[i] = 1;
+  check_hola(csr_from_lengths(9000, 1, col_lens), "9000 x 1");
+  free(col_lens);
+}
+
 int main(void)
 {
   g_state = gs_test_seed();
@@ -785,6 +869,7 @@ int main(void)
     {"ELL layout: pitch, column-major, padding", test_ell_layout},
     {"DIA layout: sorted offsets, column-major, rectangular", test_dia_layout},
     {"COO layout and persistent-warp partition", test_coo_layout_and_partition},
+    {"HOLA split: long rows, empty-row runs, sawtooth, 1-row and 1-column", test_hola_structures},
     CU_TEST_INFO_NULL};
   return gs_test_main("formats_host", tests, 0);
 }

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""bench/spmv_table.py: one table from `gpusolve spmv --json` documents (one file per matrix).
+
+Usage: python3 bench/spmv_table.py FORMAT [BASELINE] FILE.json...
+For each matrix: the format's op N and op T medians (us), their speed-up over the baseline
+(default cusparse-csr) in the same run, the format's % of the device's copy bandwidth (its own
+byte model), op T over its own op N, and its prepare time in products (the kernel time a describe line reports, else the wall time). Geometric means last.
+"""
+import json
+import math
+import re
+import sys
+
+
+def pick(doc, fmt, op):
+    for r in doc["results"]:
+        if r["format"] == fmt and r["op"] == op and r["status"] == "ok":
+            return r
+    return None
+
+
+def gmean(v):
+    v = [x for x in v if x and x > 0]
+    return math.exp(sum(math.log(x) for x in v) / len(v)) if v else float("nan")
+
+
+def main(argv):
+    if len(argv) < 3:
+        print(__doc__)
+        return 2
+    fmt = argv[1]
+    base = "cusparse-csr"
+    files = argv[2:]
+    if not files[0].endswith(".json"):
+        base, files = files[0], files[1:]
+    hdr = ("matrix", "nnz", "N us", "base N", "N x", "N %bw", "T us", "base T", "T x", "T/N",
+           "prep/N")
+    print("| " + " | ".join(hdr) + " |")
+    print("|" + "---|" * len(hdr))
+    sn, st, tn = [], [], []
+    for f in files:
+        with open(f) as fh:
+            doc = json.load(fh)
+        name = doc["matrix"].split("/")[-1]
+        n, bn = pick(doc, fmt, "N"), pick(doc, base, "N")
+        t, bt = pick(doc, fmt, "T"), pick(doc, base, "T")
+        row = [name, str(doc["nnz"])]
+        if n and bn:
+            sn.append(bn["median_us"] / n["median_us"])
+            row += ["%.1f" % n["median_us"], "%.1f" % bn["median_us"], "%.2f" % sn[-1],
+                    "%.0f%%" % (100 * n["copy_fraction"])]
+        else:
+            row += ["-"] * 4
+        if t and bt:
+            st.append(bt["median_us"] / t["median_us"])
+            row += ["%.1f" % t["median_us"], "%.1f" % bt["median_us"], "%.2f" % st[-1]]
+        else:
+            row += ["-"] * 3
+        if t and n:
+            tn.append(t["median_us"] / n["median_us"])
+            row.append("%.2f" % tn[-1])
+        else:
+            row.append("-")
+        # The backend's own preprocessing when its describe line reports it ("row starts X
+        # us"), else the wall time of gs_spmv_create (allocations and uploads included).
+        prep = None
+        if n:
+            mt = re.search(r"row starts ([0-9.]+) us", n.get("note", ""))
+            prep = float(mt.group(1)) if mt else n["prepare_ms"] * 1e3
+        row.append("%.2f" % (prep / n["median_us"]) if n else "-")
+        print("| " + " | ".join(row) + " |")
+    print("\ngeomean %s/%s: op N %.3fx (min %.2f), op T %.3fx (min %.2f), T/N %.2f (max %.2f)"
+          % (fmt, base, gmean(sn), min(sn) if sn else float("nan"), gmean(st),
+             min(st) if st else float("nan"), gmean(tn), max(tn) if tn else float("nan")))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,785 @@
+/* spmv/hola_kernels.cu: the `hola` backend, HOLA SpMV (op N) and HOLA SpMVT (op T) on the
+ * matrix's shared device CSR (Steinberger, Zayer & Seidel, ICS 2017; "the paper" below).
+ *
+ * Work split (section 3.1, spmv/hola.h): block b takes NPB = NPT * 256 consecutive entries,
+ * thread t of it NPT consecutive entries. brs[b], the row of the block's first entry, is the
+ * only preprocessing: hola_rowstarts_kernel, Algorithm 2, one thread per row, run at prepare.
+ *
+ * op N, one block (hola_n_kernel, Algorithm 3):
+ *  1. Local rows (Algorithm 4, AssignRowsLocal): the block's rows are brs[b] .. the row of its
+ *     last entry, plus the empty rows that follow it up to brs[b + 1] (block 0 also owns the
+ *     empty rows before its first entry). One thread per row writes, in shared memory, the
+ *     row's local index as the start row of each thread whose first entry lies in the row
+ *     (s_start) and sets the bit of the row's last entry in the block in that thread's 32-bit
+ *     end-of-row mask (s_bits; a row running past the block gets its bit at the block's last
+ *     entry, line 5). An empty row sets the "empty rows" flag of the warp whose entries it sits
+ *     between (s_flag, lines 8-9) and clears its slot of the output buffer (section 3.3).
+ *  2. Loading (Algorithm 5, LoadAndPremultiply): each warp loads its 32 * NPT entries with
+ *     16-byte vector loads (val as double2, col as int2), coalesced; the products val * x[col]
+ *     are formed right there ("pre-multiplication"), and only the products are transposed to
+ *     the thread-owned order by the register transpose of warp_transpose: a lane-dependent
+ *     register rotation, NPT/2 shuffle rounds, a second rotation (Catanzaro, Keller & Garland,
+ *     PPoPP 2014, as the paper adapts it). The paper's per-thread sort of the column ids before
+ *     the gathers of x is left out (it reports +2% on average).
+ *  3. Summation (lines 6-15): each thread adds its NPT products in order; at a set bit it
+ *     stores the running sum into the shared output buffer (one plain store per row: the
+ *     buffer needs no clearing) and moves to the next row: row + 1, or, in a warp flagged for
+ *     empty rows, the row holding the next entry, found by binary search in row_ptr (3.3).
+ *  4. Shared rows (lines 17-20, Algorithm 6): what is left after a thread's last bit belongs
+ *     to a row that continues in the next thread(s). If more than half of the warp's threads
+ *     have no bit at all, the warp runs the conditional segmented reduction (shuffle-down over
+ *     runs of bit-less threads) and only run heads add into the buffer; otherwise every thread
+ *     with a non-zero leftover adds it with a shared-memory atomic.
+ *  5. Output (lines 22-23): the buffer goes to y coalesced (y = alpha*buf + beta*y, y read only
+ *     when beta != 0), warps aligned to 32-entry boundaries of y.
+ * Special cases (3.3): a block whose entries all lie in one row skips steps 1, 3, 4 and reduces
+ * the block (the long-row path). A block with more rows than buffer slots (many empty rows)
+ * switches to the paper's alternative: y of its rows is scaled by beta first, sums go straight
+ * to y with atomics (no buffer).
+ * Rows shared between blocks: the paper adds the first and last row of each block into y with
+ * atomics, which needs y zeroed by the row-start kernel before every product (and cannot apply
+ * beta). Here each block stores its partial of such a row in a carry slot (two per block) and a
+ * small second kernel (hola_fixup_kernel) sums each shared row's carries in block order and
+ * writes y[row] = alpha*sum + beta*y[row]. A last-block-done scheme in one launch (threadfence
+ * plus an atomic counter per shared row) was tried first and measured 20% slower on Pareto and
+ * normal rows on the H100: the fence at the end of nearly every block held its resources.
+ * Determinism: the shared-memory atomics of step 4 (and the atomics of the many-empty-rows
+ * mode) add in a run-dependent order, so op N is not bitwise reproducible, as in the paper.
+ *
+ * op T (hola_t_kernel, Algorithm 7): the same split and step 1. Instead of transposing values
+ * and column ids to the thread-owned order (lines 2-14), each lane keeps its coalesced loads
+ * and finds the row of each of its entries from the owning thread's start row plus the popcount
+ * of its end bits below the entry (binary search in row_ptr in a flagged warp); the factor
+ * alpha * x[row] is gathered per entry (lanes of one row read one address). The products go to
+ * y[col] with atomics (lines 16-17) in the loaded order, so that neighbouring lanes update
+ * neighbouring entries of y; where consecutive entries share a column the warp first sums them
+ * (a segmented reduction over equal columns, run only when a ballot finds such a pair). y is
+ * scaled by beta beforehand (gs_launch_scale). Not deterministic (atomics), as csr-vector's T.
+ *
+ * Offsets: 32-bit (the backend is not flagged WIDE, spmv.c refuses wider matrices), entry
+ * positions inside a block in int, block starts in 64 bits where b * NPB + NPB could pass
+ * 2^31 - 1. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "core/error.h"
+#include "spmv/common_kernels.h"
+#include "spmv/device_util.cuh"
+#include "spmv/hola.h"
+#include "spmv/spmv_impl.h"
+
+#define HOLA_WARPS (HOLA_THREADS / 32)
+/* Resident blocks per SM asked of the compiler for NPT <= 8 (a register cap: 5 blocks of 256
+ * threads leave at most 48 registers; uncapped, the 8-entry variant took 52-56, 4 blocks per
+ * SM). On the H100, 5 measured 0-7% faster than 6 (40 registers, small spills) and than no cap
+ * on the Laplacian, normal and Pareto rows. 16 entries per thread spill under any cap. */
+#ifndef HOLA_MIN_BLOCKS
+#define HOLA_MIN_BLOCKS 5
+#endif
+#define FULL_MASK 0xffffffffu
+
+typedef struct hola_data {
+  gs_context_t *ctx;
+  gs_dcsr_t A;         /* borrowed shared device CSR */
+  int npt;             /* non-zeros per thread: 4, 8 or 16 */
+  int64_t nblocks;
+  gs_idx_t *d_brs;     /* nblocks + 1: Algorithm 2's block row starts, brs[nblocks] = m */
+  int4 *d_info;        /* nblocks: packed per-block bookkeeping (hola_blockinfo_kernel) */
+  double *d_carry;     /* 2 * nblocks: partial sums of rows shared between blocks */
+  double prepare_ms;   /* the row-start kernel, for describe */
+} hola_data_t;
+
+struct hola_args {
+  const int32_t *__restrict__ rp;
+  const gs_idx_t *__restrict__ col;
+  const double *__restrict__ val;
+  const gs_idx_t *__restrict__ brs;
+  const int4 *__restrict__ info;
+  const double *__restrict__ x;
+  double *__restrict__ y;
+  double *carry;
+  double alpha, beta;
+  gs_idx_t m;
+  int32_t nnz;
+  int64_t nblocks;
+};
+
+/* ---- Algorithm 2 (AssignRowsGlobal): one thread per row ---------------------------------- */
+static __global__ void hola_rowstarts_kernel(gs_idx_t m, const int32_t *__restrict__ rp, int npb,
+                                             int64_t nblocks, gs_idx_t *__restrict__ brs)
+{
+  GS_GRID_STRIDE(i, m) {
+    const int64_t a = rp[i], b = rp[i + 1];
+    if (a == b) continue;
+    for (int64_t blk = (a + npb - 1) / npb; blk <= (b - 1) / npb; ++blk) brs[blk] = (gs_idx_t)i;
+  }
+  if (blockIdx.x == 0 && threadIdx.x == 0) brs[nblocks] = m;
+}
+
+/* ---- register helpers -------------------------------------------------------------------- */
+static __device__ __forceinline__ double2 sel(bool c, double2 a, double2 b)
+{
+  return make_double2(c ? a.x : b.x, c ? a.y : b.y);
+}
+
+/* a[j] <- a[(j - r) mod V] for a lane-dependent r in [0, V): log2(V) stages of selects, every
+ * register index a compile-time constant (a run-time index would move the array to local
+ * memory). */
+template <int V>
+static __device__ __forceinline__ void rotate(double2 (&a)[V], int r)
+{
+#pragma unroll
+  for (int s = 1; s < V; s <<= 1) {
+    double2 t[V];
+#pragma unroll
+    for (int j = 0; j < V; ++j) t[j] = a[(j - s + V) % V];
+#pragma unroll
+    for (int j = 0; j < V; ++j) a[j] = sel(r & s, t[j], a[j]);
+  }
+}
+
+static __device__ __forceinline__ double2 shfl2(double2 v, int src)
+{
+  return make_double2(__shfl_sync(FULL_MASK, v.x, src), __shfl_sync(FULL_MASK, v.y, src));
+}
+
+/* Algorithm 5, lines 11-25: on entry lane l holds items l + 32*i (i < V) of its warp's chunk
+ * (an item is two consecutive entries), on return items l*V + k (k < V). Round j: the receiver
+ * t takes item t*V + k, k = (j + t/L) mod V (L = 32/V lanes per row of the V x 32 item
+ * matrix), from lane (t mod L)*V + k, whose register (t/L) it needs; so sender s offers
+ * register (s - j) mod V in round j (a reversal plus a rotation by s beforehand) and the
+ * receiver undoes the rotation by t/L afterwards. */
+template <int V>
+static __device__ __forceinline__ void warp_transpose(double2 (&r)[V], int lane)
+{
+  if (V == 1) return;
+  constexpr int L = 32 / V;
+  double2 s[V];
+#pragma unroll
+  for (int j = 0; j < V; ++j) s[j] = r[(V - j) % V];
+  rotate<V>(s, lane % V); /* s[j] = r[(lane - j) mod V] */
+  const int q = lane / L;
+#pragma unroll
+  for (int j = 0; j < V; ++j) r[j] = shfl2(s[j], (lane % L) * V + (j + q) % V);
+  rotate<V>(r, q); /* r[k] = item lane*V + k */
+}
+
+/* The row (local index) holding block entry p, for a warp in empty-row mode: the first local
+ * row r in [lo_r, hi_r) with rp[lo + r + 1] > bstart + p (rows in between are empty). */
+static __device__ __forceinline__ int row_of_entry(const int32_t *__restrict__ rp, gs_idx_t lo,
+                                                   int64_t pos, int lo_r, int hi_r)
+{
+  while (lo_r < hi_r) {
+    const int mid = (lo_r + hi_r) >> 1;
+    if ((int64_t)rp[lo + mid + 1] > pos) hi_r = mid;
+    else lo_r = mid + 1;
+  }
+  return lo_r;
+}
+
+/* A block's partial sum of a row it shares with other blocks, for hola_fixup_kernel (slot 0:
+ * the block's first row, begun in an earlier block; slot 1: its last row, continued in a later
+ * one). A plain store: the kernel boundary orders it before the fix-up. */
+static __device__ __forceinline__ void hola_carry(const hola_args &a, int64_t b, int slot,
+                                                  double v)
+{
+  a.carry[2 * b + slot] = v;
+}
+
+/* Rows shared between blocks, one thread per block b: when b's last row R continues into later
+ * blocks and begins in b, the thread sums R's partials in block order (b's slot 1, then slot 0
+ * of blocks b+1 .. be) and writes y[R] = alpha*sum + beta*y[R]. The merge-based SpMV's fix-up
+ * pass (Merrill & Garland, SC16) in place of the paper's atomics into a zeroed y: a separate
+ * launch costs less than the threadfence + counter of a last-block-done scheme (measured on the
+ * H100: -20% on Pareto and normal rows) and the sum does not depend on block timing. */
+template <int NPB>
+static __global__ void hola_fixup_kernel(hola_args a)
+{
+  GS_GRID_STRIDE(b, a.nblocks - 1) {
+    const gs_idx_t R = a.brs[b + 1];
+    const int64_t end = (b + 1) * (int64_t)NPB; /* first entry of block b + 1 */
+    if ((int64_t)a.rp[R] >= end || (int64_t)a.rp[R] < b * (int64_t)NPB) continue;
+    const int64_t be = ((int64_t)a.rp[R + 1] - 1) / NPB;
+    double s = a.carry[2 * b + 1];
+    for (int64_t k = b + 1; k <= be; ++k) s += a.carry[2 * k];
+    a.y[R] = a.beta == 0.0 ? a.alpha * s : a.alpha * s + a.beta * a.y[R];
+  }
+}
+
+/* Loads the warp's items in the coalesced order: item i of lane l is entries
+ * e = wbase + 2*(l + 32*i) and e + 1 (block-relative), products val * x[col] (op N) or the
+ * values with their columns (op T). Entries at or past cnt are zero (column -1). */
+template <int V, bool FULL>
+static __device__ __forceinline__ void load_items(const hola_args &a, int64_t bstart, int cnt,
+                                                  int wbase, int lane, double2 (&v)[V],
+                                                  int2 (&c)[V])
+{
+#pragma unroll
+  for (int i = 0; i < V; ++i) {
+    const int e = wbase + 2 * (lane + 32 * i);
+    if (FULL || e + 1 < cnt) {
+      v[i] = __ldg(reinterpret_cast<const double2 *>(a.val + bstart + e));
+      c[i] = __ldg(reinterpret_cast<const int2 *>(a.col + bstart + e));
+    } else {
+      v[i] = make_double2(e < cnt ? a.val[bstart + e] : 0.0, 0.0);
+      c[i] = make_int2(e < cnt ? a.col[bstart + e] : -1, -1);
+    }
+  }
+}
+
+/* The gathers of x for the loaded entries (column -1: 0), issued as soon as the column ids
+ * arrive; multiply() forms the products later, so the gathers stay in flight while the block
+ * does its row bookkeeping. */
+template <int V>
+static __device__ __forceinline__ void gather_x(const hola_args &a, const int2 (&c)[V],
+                                                double2 (&xv)[V])
+{
+#pragma unroll
+  for (int i = 0; i < V; ++i)
+    xv[i] = make_double2(c[i].x >= 0 ? __ldg(&a.x[c[i].x]) : 0.0,
+                         c[i].y >= 0 ? __ldg(&a.x[c[i].y]) : 0.0);
+}
+
+template <int V>
+static __device__ __forceinline__ void multiply(double2 (&v)[V], const double2 (&xv)[V])
+{
+#pragma unroll
+  for (int i = 0; i < V; ++i) {
+    v[i].x *= xv[i].x;
+    v[i].y *= xv[i].y;
+  }
+}
+
+/* Per-block row bookkeeping shared by op N and op T. */
+struct hola_block {
+  int64_t bstart; /* first entry */
+  int cnt;        /* entries in the block */
+  gs_idx_t lo;    /* first local row (global index) */
+  gs_idx_t first; /* row of the first entry */
+  int nrows;      /* local rows: lo .. lo + nrows - 1 */
+  bool cut_begin; /* local row 0 began in an earlier block */
+  bool cut_end;   /* local row nrows - 1 continues in a later block */
+  bool one_row;   /* every entry of the block lies in row `first` (the long-row path) */
+  bool before, after; /* one_row: `first` began before / continues after the block */
+};
+
+/* The bookkeeping of block b from brs and row_ptr (two dependent global reads). */
+template <int NPB>
+static __device__ __forceinline__ hola_block block_rows_slow(const int32_t *__restrict__ rp,
+                                                             const gs_idx_t *__restrict__ brs,
+                                                             int32_t nnz, int64_t nblocks,
+                                                             int64_t b)
+{
+  hola_block k;
+  k.bstart = b * NPB;
+  const int64_t bend = min(k.bstart + NPB, (int64_t)nnz);
+  k.cnt = (int)(bend - k.bstart);
+  k.first = brs[b];
+  k.lo = b == 0 ? 0 : k.first; /* block 0 owns the empty rows before its first entry */
+  const gs_idx_t hx = brs[b + 1];
+  k.cut_end = b + 1 < nblocks && (int64_t)rp[hx] < bend;
+  k.nrows = (int)(hx - k.lo) + (k.cut_end ? 1 : 0);
+  k.cut_begin = b > 0 && (int64_t)rp[k.first] < k.bstart;
+  k.one_row = (int64_t)rp[k.first + 1] >= bend;
+  k.before = (int64_t)rp[k.first] < k.bstart;
+  k.after = (int64_t)rp[k.first + 1] > bend;
+  return k;
+}
+
+/* Per-block info packed at prepare from Algorithm 2's row starts (hola_blockinfo_kernel), so
+ * that a block starts with one 16-byte read instead of the brs -> row_ptr chain: (lo, nrows,
+ * first, flags). Part of the prepare cost, nblocks * 16 bytes. */
+enum { HB_CUT_BEGIN = 1, HB_CUT_END = 2, HB_ONE_ROW = 4, HB_BEFORE = 8, HB_AFTER = 16 };
+
+template <int NPB>
+static __global__ void hola_blockinfo_kernel(const int32_t *__restrict__ rp,
+                                             const gs_idx_t *__restrict__ brs, int32_t nnz,
+                                             int64_t nblocks, int4 *__restrict__ info)
+{
+  GS_GRID_STRIDE(b, nblocks) {
+    const hola_block k = block_rows_slow<NPB>(rp, brs, nnz, nblocks, b);
+    info[b] = make_int4(k.lo, k.nrows, k.first,
+                        (k.cut_begin ? HB_CUT_BEGIN : 0) | (k.cut_end ? HB_CUT_END : 0) |
+                            (k.one_row ? HB_ONE_ROW : 0) | (k.before ? HB_BEFORE : 0) |
+                            (k.after ? HB_AFTER : 0));
+  }
+}
+
+template <int NPB>
+static __device__ __forceinline__ hola_block block_rows(const hola_args &a, int64_t b)
+{
+  hola_block k;
+  k.bstart = b * NPB;
+  k.cnt = (int)(min(k.bstart + NPB, (int64_t)a.nnz) - k.bstart);
+  const int4 in = __ldg(&a.info[b]);
+  k.lo = in.x;
+  k.nrows = in.y;
+  k.first = in.z;
+  k.cut_begin = in.w & HB_CUT_BEGIN;
+  k.cut_end = in.w & HB_CUT_END;
+  k.one_row = in.w & HB_ONE_ROW;
+  k.before = in.w & HB_BEFORE;
+  k.after = in.w & HB_AFTER;
+  return k;
+}
+/* Algorithm 4 (AssignRowsLocal), one thread per local row; `buffer` says whether the output
+ * buffer holds the rows (else y of the block's own rows is scaled by beta here). */
+template <int NPT>
+static __device__ __forceinline__ void assign_rows(const hola_args &a, const hola_block &k,
+                                                   int *s_start, unsigned *s_bits, int *s_flag,
+                                                   double *s_out, bool buffer, bool op_n)
+{
+  for (int r = threadIdx.x; r < k.nrows; r += HOLA_THREADS) {
+    const gs_idx_t R = k.lo + r;
+    const int64_t ra = (int64_t)a.rp[R] - k.bstart, rb = (int64_t)a.rp[R + 1] - k.bstart;
+    if (op_n) {
+      const bool shared_row = (r == 0 && k.cut_begin) || (r == k.nrows - 1 && k.cut_end);
+      if (!buffer && !shared_row) a.y[R] = a.beta == 0.0 ? 0.0 : a.beta * a.y[R];
+    }
+    if (ra == rb) { /* empty: the warp whose entries it falls between must skip it */
+      if (op_n && buffer) s_out[r] = 0.0;
+      if (ra > 0 && ra < k.cnt) s_flag[(ra - 1) / (32 * NPT)] = 1;
+      continue;
+    }
+    const int a0 = (int)max(ra, (int64_t)0), b0 = (int)min(rb, (int64_t)k.cnt);
+    for (int t = (a0 + NPT - 1) / NPT; t <= (b0 - 1) / NPT; ++t) s_start[t] = r;
+    atomicOr(&s_bits[(b0 - 1) / NPT], 1u << ((b0 - 1) % NPT));
+  }
+}
+
+/* ---- op N --------------------------------------------------------------------------------- */
+template <int NPT>
+static __global__ void __launch_bounds__(HOLA_THREADS, NPT <= 8 ? HOLA_MIN_BLOCKS : 1)
+hola_n_kernel(hola_args a)
+{
+  constexpr int NPB = NPT * HOLA_THREADS, V = NPT / 2;
+  __shared__ double s_out[NPB];
+  __shared__ int s_start[HOLA_THREADS];
+  __shared__ unsigned s_bits[HOLA_THREADS];
+  __shared__ int s_flag[HOLA_WARPS];
+  __shared__ double s_red[HOLA_WARPS];
+  __shared__ double s_cut[2];
+
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int64_t b = blockIdx.x;
+  const int wbase = warp * 32 * NPT;
+
+  /* The entries first: their loads depend on nothing, so they are in flight while the row
+   * bookkeeping below waits for brs and row_ptr (a block's latency chain is its cost). */
+  double2 v[V];
+  int2 c[V];
+  {
+    const int64_t bstart = b * NPB;
+    const int cnt = (int)min((int64_t)NPB, (int64_t)a.nnz - bstart);
+    if (cnt == NPB) load_items<V, true>(a, bstart, cnt, wbase, lane, v, c);
+    else load_items<V, false>(a, bstart, cnt, wbase, lane, v, c);
+  }
+  double2 xv[V];
+  gather_x<V>(a, c, xv);
+  const hola_block k = block_rows<NPB>(a, b);
+
+  /* Long-row path (3.3): every entry of the block in one row. */
+  if (k.one_row) {
+    multiply<V>(v, xv);
+    double s = 0.0;
+#pragma unroll
+    for (int i = 0; i < V; ++i) s += v[i].x + v[i].y;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(FULL_MASK, s, o);
+    if (lane == 0) s_red[warp] = s;
+    for (int r = tid; r < k.nrows; r += HOLA_THREADS) { /* the block's empty rows */
+      const gs_idx_t R = k.lo + r;
+      if (R != k.first) a.y[R] = a.beta == 0.0 ? 0.0 : a.beta * a.y[R];
+    }
+    __syncthreads();
+    if (warp == 0) {
+      double t = lane < HOLA_WARPS ? s_red[lane] : 0.0;
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) t += __shfl_xor_sync(FULL_MASK, t, o);
+      const bool before = k.before, after = k.after;
+      if (!before && !after) {
+        if (lane == 0)
+          a.y[k.first] = a.beta == 0.0 ? a.alpha * t : a.alpha * t + a.beta * a.y[k.first];
+      } else {
+        if (lane == 0) hola_carry(a, b, before ? 0 : 1, t);
+      }
+    }
+    return;
+  }
+
+  const bool buffer = k.nrows <= NPB;
+  s_start[tid] = k.nrows; /* threads past the last entry keep an out-of-range row */
+  s_bits[tid] = 0;
+  if (tid < HOLA_WARPS) s_flag[tid] = 0;
+  if (tid < 2) s_cut[tid] = 0.0;
+  __syncthreads();
+  assign_rows<NPT>(a, k, s_start, s_bits, s_flag, s_out, buffer, true);
+  multiply<V>(v, xv);
+  warp_transpose<V>(v, lane);
+  __syncthreads();
+
+  int row = s_start[tid];
+  const unsigned bits = s_bits[tid];
+  const bool flagged = s_flag[warp] != 0;
+  /* Sink of a row's sum: the buffer, or (many empty rows) y and the two shared-row slots. */
+  auto sink = [&](int r, double t, bool plain) {
+    if (r >= k.nrows) return;
+    if (buffer) {
+      if (plain) s_out[r] = t;
+      else atomicAdd(&s_out[r], t);
+    } else if (r == 0 && k.cut_begin) {
+      atomicAdd(&s_cut[0], t);
+    } else if (r == k.nrows - 1 && k.cut_end) {
+      atomicAdd(&s_cut[1], t);
+    } else {
+      atomicAdd(&a.y[k.lo + r], a.alpha * t);
+    }
+  };
+
+  double t = 0.0;
+#pragma unroll
+  for (int i = 0; i < NPT; ++i) {
+    t += (i & 1) ? v[i / 2].y : v[i / 2].x;
+    if (bits & (1u << i)) {
+      sink(row, t, true);
+      t = 0.0;
+      if (!flagged) ++row;
+      else row = row_of_entry(a.rp, k.lo, k.bstart + tid * NPT + i + 1, row + 1, k.nrows);
+    }
+  }
+  __syncthreads(); /* every row's plain store before any addition */
+
+  /* Algorithm 6: conditional warp reduction of the leftovers, or shared atomics. */
+  const unsigned nobits = __ballot_sync(FULL_MASK, bits == 0);
+  if (__popc(nobits) > 16) {
+    const bool head = bits != 0 || lane == 0;
+    bool stop = __shfl_down_sync(FULL_MASK, head, 1) || lane == 31;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+      const double tin = __shfl_down_sync(FULL_MASK, t, o);
+      const bool sin = __shfl_down_sync(FULL_MASK, stop, o);
+      if (!stop) {
+        t += tin;
+        stop = sin;
+      }
+    }
+    if (head) sink(row, t, false);
+  } else if (t != 0.0) {
+    sink(row, t, false);
+  }
+  __syncthreads();
+
+  /* Output, coalesced and aligned to 32 entries of y; shared rows go through the carries. */
+  if (buffer) {
+    const int64_t first_row = k.lo + (k.cut_begin ? 1 : 0);
+    const int64_t end_row = k.lo + k.nrows - (k.cut_end ? 1 : 0);
+    for (int64_t R = (first_row & ~(int64_t)31) + tid; R < end_row; R += HOLA_THREADS) {
+      if (R < first_row) continue;
+      const double s = s_out[R - k.lo];
+      a.y[R] = a.beta == 0.0 ? a.alpha * s : a.alpha * s + a.beta * a.y[R];
+    }
+  }
+  if (tid == 0 && k.cut_begin) hola_carry(a, b, 0, buffer ? s_out[0] : s_cut[0]);
+  if (tid == 32 && k.cut_end) hola_carry(a, b, 1, buffer ? s_out[k.nrows - 1] : s_cut[1]);
+}
+
+/* ---- op T --------------------------------------------------------------------------------- */
+
+/* y[c] += p for one register of the warp: the warp's 64 entries in entry order are (lane 0 .x,
+ * lane 0 .y, lane 1 .x, ...). Where consecutive entries share a column (a ballot finds any),
+ * the warp first sums each run of equal columns with a segmented scan over the lanes and only
+ * the run's last entry adds into y; otherwise every entry adds its own product. Padding entries
+ * (column -1) add nothing. */
+static __device__ __forceinline__ void scatter_item(double *__restrict__ y, int2 c, double2 p,
+                                                    int lane)
+{
+  const int cnext = __shfl_down_sync(FULL_MASK, c.x, 1);
+  const int cprev = __shfl_up_sync(FULL_MASK, c.y, 1);
+  const bool x_starts = lane == 0 || c.x != cprev; /* a new run begins at .x */
+  const bool y_starts = c.y != c.x;
+  const bool y_ends = lane == 31 || cnext != c.y;
+  if (!__any_sync(FULL_MASK, !x_starts || !y_starts)) {
+    if (c.x >= 0 && p.x != 0.0) atomicAdd(&y[c.x], p.x);
+    if (c.y >= 0 && p.y != 0.0) atomicAdd(&y[c.y], p.y);
+    return;
+  }
+  /* Lane aggregate: the sum from the lane's last run start to its end, and whether the lane
+   * holds a run start; inclusive scan with (a, b) -> b.start ? b : (a.sum + b.sum, a.start). */
+  double agg = y_starts ? p.y : p.x + p.y;
+  bool st = y_starts || x_starts;
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const double in = __shfl_up_sync(FULL_MASK, agg, o);
+    const bool sin = __shfl_up_sync(FULL_MASK, st, o);
+    if (lane >= o && !st) {
+      agg += in;
+      st = sin;
+    }
+  }
+  double before = __shfl_up_sync(FULL_MASK, agg, 1); /* the run flowing into .x */
+  if (lane == 0) before = 0.0;
+  const double xs = (x_starts ? 0.0 : before) + p.x;
+  const double ys = (y_starts ? 0.0 : xs) + p.y;
+  if (y_starts && c.x >= 0 && xs != 0.0) atomicAdd(&y[c.x], xs);
+  if (y_ends && c.y >= 0 && ys != 0.0) atomicAdd(&y[c.y], ys);
+}
+
+template <int NPT>
+static __global__ void __launch_bounds__(HOLA_THREADS) hola_t_kernel(hola_args a)
+{
+  constexpr int NPB = NPT * HOLA_THREADS, V = NPT / 2;
+  __shared__ int s_start[HOLA_THREADS];
+  __shared__ unsigned s_bits[HOLA_THREADS];
+  __shared__ int s_flag[HOLA_WARPS];
+
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int64_t b = blockIdx.x;
+  const int wbase = warp * 32 * NPT;
+
+  double2 v[V]; /* loads first, as in hola_n_kernel */
+  int2 c[V];
+  {
+    const int64_t bstart = b * NPB;
+    const int cnt = (int)min((int64_t)NPB, (int64_t)a.nnz - bstart);
+    if (cnt == NPB) load_items<V, true>(a, bstart, cnt, wbase, lane, v, c);
+    else load_items<V, false>(a, bstart, cnt, wbase, lane, v, c);
+  }
+  const hola_block k = block_rows<NPB>(a, b);
+
+  if (k.one_row) { /* one row: one factor */
+    const double f = a.alpha * __ldg(&a.x[k.first]);
+    if (f == 0.0) return;
+#pragma unroll
+    for (int i = 0; i < V; ++i)
+      scatter_item(a.y, c[i], make_double2(v[i].x * f, v[i].y * f), lane);
+    return;
+  }
+
+  s_start[tid] = k.nrows;
+  s_bits[tid] = 0;
+  if (tid < HOLA_WARPS) s_flag[tid] = 0;
+  __syncthreads();
+  assign_rows<NPT>(a, k, s_start, s_bits, s_flag, NULL, true, false);
+  __syncthreads();
+
+#pragma unroll
+  for (int i = 0; i < V; ++i) {
+    const int e = wbase + 2 * (lane + 32 * i); /* entries e, e + 1 of the block */
+    double f0 = 0.0, f1 = 0.0;
+    if (e < k.cnt) {
+      const int owner = e / NPT, bit = e % NPT; /* e even, NPT even: e + 1 has the same owner */
+      int r0, r1;
+      if (!s_flag[owner / 32]) {
+        const unsigned bits = s_bits[owner];
+        r0 = s_start[owner] + __popc(bits & ((1u << bit) - 1u));
+        r1 = r0 + ((bits >> bit) & 1u);
+      } else {
+        r0 = row_of_entry(a.rp, k.lo, k.bstart + e, s_start[owner], k.nrows);
+        r1 = e + 1 < k.cnt ? row_of_entry(a.rp, k.lo, k.bstart + e + 1, r0, k.nrows) : r0;
+      }
+      f0 = a.alpha * __ldg(&a.x[k.lo + r0]);
+      if (e + 1 < k.cnt) f1 = r1 == r0 ? f0 : a.alpha * __ldg(&a.x[k.lo + r1]);
+    }
+    /* A zero factor adds nothing (and no 0 * Inf), as csr-vector's transpose skips the row. */
+    scatter_item(a.y, c[i], make_double2(f0 == 0.0 ? 0.0 : v[i].x * f0,
+                                         f1 == 0.0 ? 0.0 : v[i].y * f1), lane);
+  }
+}
+
+/* ---- backend ------------------------------------------------------------------------------ */
+
+static gs_status_t hola_launch(cudaStream_t s, const hola_data_t *d, gs_op_t op,
+                               const hola_args &args)
+{
+  const unsigned g = (unsigned)d->nblocks;
+  if (op == GS_OP_N) {
+    const unsigned gf = gs_grid_blocks(d->nblocks > 1 ? d->nblocks - 1 : 1, 256);
+    switch (d->npt) {
+    case 4: hola_n_kernel<4><<<g, HOLA_THREADS, 0, s>>>(args); break;
+    case 8: hola_n_kernel<8><<<g, HOLA_THREADS, 0, s>>>(args); break;
+    default: hola_n_kernel<16><<<g, HOLA_THREADS, 0, s>>>(args); break;
+    }
+    GS_CHECK(GS_CHECK_LAUNCH(s, "hola_n_kernel"));
+    if (d->nblocks < 2) return GS_SUCCESS; /* no row is shared between blocks */
+    switch (d->npt) {
+    case 4: hola_fixup_kernel<4 * HOLA_THREADS><<<gf, 256, 0, s>>>(args); break;
+    case 8: hola_fixup_kernel<8 * HOLA_THREADS><<<gf, 256, 0, s>>>(args); break;
+    default: hola_fixup_kernel<16 * HOLA_THREADS><<<gf, 256, 0, s>>>(args); break;
+    }
+    return GS_CHECK_LAUNCH(s, "hola_fixup_kernel");
+  }
+  switch (d->npt) {
+  case 4: hola_t_kernel<4><<<g, HOLA_THREADS, 0, s>>>(args); break;
+  case 8: hola_t_kernel<8><<<g, HOLA_THREADS, 0, s>>>(args); break;
+  default: hola_t_kernel<16><<<g, HOLA_THREADS, 0, s>>>(args); break;
+  }
+  return GS_CHECK_LAUNCH(s, "hola_t_kernel");
+}
+
+static gs_status_t hola_apply(gs_context_t *ctx, void *data, gs_op_t op, double alpha,
+                              const double *d_x, double beta, double *d_y)
+{
+  const hola_data_t *d = (const hola_data_t *)data;
+  cudaStream_t s = ctx->stream;
+  hola_args args;
+  args.rp = d->A.d_row_ptr32;
+  args.col = d->A.d_col;
+  args.val = d->A.d_val;
+  args.brs = d->d_brs;
+  args.info = d->d_info;
+  args.x = d_x;
+  args.y = d_y;
+  args.carry = d->d_carry;
+  args.alpha = alpha;
+  args.beta = beta;
+  args.m = d->A.m;
+  args.nnz = (int32_t)d->A.nnz;
+  args.nblocks = d->nblocks;
+  if (op == GS_OP_T) {
+    GS_CHECK(gs_launch_scale(s, d->A.n, beta, d_y));
+    if (d->nblocks == 0) return GS_SUCCESS;
+    args.beta = 1.0;
+    return hola_launch(s, d, op, args);
+  }
+  if (d->nblocks == 0) return gs_launch_scale(s, d->A.m, beta, d_y); /* no entries */
+  return hola_launch(s, d, op, args);
+}
+
+static void hola_destroy(void *data)
+{
+  hola_data_t *d = (hola_data_t *)data;
+  if (!d) return;
+  gs_dfree(d->ctx, d->d_brs);
+  gs_dfree(d->ctx, d->d_carry);
+  gs_dfree(d->ctx, d->d_info);
+  free(d);
+}
+
+enum { HOLA_OPT_NPT };
+static const gs_spmv_option_t hola_options[] = {
+    {"npt", "non-zeros per thread (4, 8 or 16); 0: from the mean row length", GS_OPTK_POW2, 0, 0,
+     16},
+    GS_SPMV_OPTION_END};
+
+/* Algorithm 2 (row starts) and the per-block info on the stream. */
+static gs_status_t hola_prepare_launch(cudaStream_t s, const hola_data_t *d)
+{
+  const int npb = d->npt * HOLA_THREADS;
+  hola_rowstarts_kernel<<<gs_grid_blocks(d->A.m > 0 ? d->A.m : 1, 256), 256, 0, s>>>(
+      d->A.m, d->A.d_row_ptr32, npb, d->nblocks, d->d_brs);
+  GS_CHECK(GS_CHECK_LAUNCH(s, "hola_rowstarts_kernel"));
+  if (d->nblocks == 0) return GS_SUCCESS;
+  const unsigned g = gs_grid_blocks(d->nblocks, 256);
+  const int32_t nnz = (int32_t)d->A.nnz;
+  switch (d->npt) {
+  case 4:
+    hola_blockinfo_kernel<4 * HOLA_THREADS><<<g, 256, 0, s>>>(d->A.d_row_ptr32, d->d_brs, nnz,
+                                                              d->nblocks, d->d_info);
+    break;
+  case 8:
+    hola_blockinfo_kernel<8 * HOLA_THREADS><<<g, 256, 0, s>>>(d->A.d_row_ptr32, d->d_brs, nnz,
+                                                              d->nblocks, d->d_info);
+    break;
+  default:
+    hola_blockinfo_kernel<16 * HOLA_THREADS><<<g, 256, 0, s>>>(d->A.d_row_ptr32, d->d_brs, nnz,
+                                                               d->nblocks, d->d_info);
+  }
+  return GS_CHECK_LAUNCH(s, "hola_blockinfo_kernel");
+}
+
+static gs_status_t hola_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_cfg_t *cfg,
+                                void **out, unsigned *caps)
+{
+  gs_status_t st = GS_SUCCESS;
+  const int req = (int)cfg->v[HOLA_OPT_NPT];
+  if (req != 0 && (req < HOLA_NPT_MIN || req > HOLA_NPT_MAX))
+    return GS_ERROR(GS_ERR_INVALID_ARG, "hola: npt must be 0, 4, 8 or 16, not %d", req);
+  hola_data_t *d = (hola_data_t *)calloc(1, sizeof *d);
+  if (!d) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory preparing hola");
+  d->ctx = ctx;
+  GS_TRY(gs_matrix_device_csr(A, &d->A));
+  {
+    const gs_features_t *f = gs_matrix_features(A);
+    d->npt = gs_hola_npt(f ? f->row_mean : 0.0, req);
+    d->nblocks = gs_hola_blocks(d->A.nnz, d->npt);
+    if (d->nblocks > 0x7fffffff)
+      GS_FAIL(GS_ERR_UNSUPPORTED, "hola: %lld blocks exceed the grid limit",
+              (long long)d->nblocks);
+    const size_t nb = (size_t)d->nblocks;
+    GS_TRY(gs_dmalloc(ctx, (void **)&d->d_brs, (nb + 1) * sizeof(gs_idx_t), "hola row starts"));
+    if (nb > 0) {
+      GS_TRY(gs_dmalloc(ctx, (void **)&d->d_carry, 2 * nb * sizeof(double), "hola carries"));
+      GS_TRY(gs_dmalloc(ctx, (void **)&d->d_info, nb * sizeof(int4), "hola block info"));
+    }
+    /* Algorithm 2 and the block info, timed with events on the stream: their cost is the
+     * backend's own prepare (describe reports it; gs_spmv_create's wall time adds the
+     * allocations). Run once untimed first: the first launch of a kernel loads its module
+     * (CUDA's lazy loading), a one-time cost of the process, not of the matrix. */
+    cudaEvent_t e0 = NULL, e1 = NULL;
+    st = hola_prepare_launch(ctx->stream, d);
+    const int timed = st == GS_SUCCESS && cudaEventCreate(&e0) == cudaSuccess &&
+                      cudaEventCreate(&e1) == cudaSuccess &&
+                      cudaEventRecord(e0, ctx->stream) == cudaSuccess;
+    if (st == GS_SUCCESS) st = hola_prepare_launch(ctx->stream, d);
+    float ms = -1.0f;
+    if (st == GS_SUCCESS && timed && cudaEventRecord(e1, ctx->stream) == cudaSuccess &&
+        cudaEventSynchronize(e1) == cudaSuccess && cudaEventElapsedTime(&ms, e0, e1) == cudaSuccess)
+      d->prepare_ms = ms;
+    else
+      d->prepare_ms = -1.0;
+    if (e0) cudaEventDestroy(e0);
+    if (e1) cudaEventDestroy(e1);
+    GS_TRY(st);
+  }
+  /* Shared-memory atomics (op N) and global atomics (op T) add in run-dependent order. */
+  *caps &= ~(unsigned)(GS_SPMV_CAP_DETERMINISTIC | GS_SPMV_CAP_DETERMINISTIC_T);
+  *out = d;
+  d = NULL;
+cleanup:
+  hola_destroy(d);
+  return st;
+}
+
+static gs_status_t hola_memory(const void *data, gs_spmv_mem_t *mem)
+{
+  const hola_data_t *d = (const hola_data_t *)data;
+  const gs_dcsr_t *A = &d->A;
+  const size_t extra = ((size_t)d->nblocks + 1) * sizeof(gs_idx_t) +
+                       (size_t)d->nblocks * (2 * sizeof(double) + sizeof(int4));
+  mem->device_bytes = ((size_t)A->m + 1) * sizeof(int32_t) +
+                      (size_t)A->nnz * (sizeof(gs_idx_t) + sizeof(double)) + extra;
+  /* op N: CSR + x + y (gs_csr_bytes_per_apply) and the block row starts. */
+  mem->bytes_per_apply = gs_csr_bytes_per_apply(A->m, A->n, A->nnz, sizeof(int32_t)) +
+                         (size_t)d->nblocks * sizeof(int4);
+  /* op T: CSR and x once, y scaled (read + write) then updated by atomics (at least one
+   * read-modify-write per entry of y). */
+  mem->bytes_per_apply_t = ((size_t)A->m + 1) * sizeof(int32_t) +
+                           (size_t)A->nnz * (sizeof(gs_idx_t) + sizeof(double)) +
+                           (size_t)A->m * sizeof(double) + 4 * (size_t)A->n * sizeof(double) +
+                           (size_t)d->nblocks * sizeof(int4);
+  return GS_SUCCESS;
+}
+
+static void hola_describe(const void *data, char *buf, size_t len)
+{
+  const hola_data_t *d = (const hola_data_t *)data;
+  snprintf(buf, len, "%d non-zeros per thread, %lld blocks of %d threads; row starts %.1f us",
+           d->npt, (long long)d->nblocks, HOLA_THREADS, d->prepare_ms * 1e3);
+}
+
+static gs_status_t hola_host_apply(const gs_csr_t *A, const gs_spmv_cfg_t *cfg, gs_op_t op,
+                                   double alpha, const double *x, double beta, double *y)
+{
+  const int req = (int)cfg->v[HOLA_OPT_NPT];
+  if (req != 0 && (req < HOLA_NPT_MIN || req > HOLA_NPT_MAX))
+    return GS_ERROR(GS_ERR_INVALID_ARG, "hola: npt must be 0, 4, 8 or 16, not %d", req);
+  const double mean = A->m > 0 ? (double)A->nnz / A->m : 0.0;
+  return gs_hola_apply_host(A, gs_hola_npt(mean, req), op, alpha, x, beta, y);
+}
+
+extern "C" const gs_spmv_ops_t gs_spmv_hola_ops = {
+    GS_SPMV_OPS_VERSION, "hola",
+    "HOLA: CSR, equal non-zeros per block and thread, bit-mask rows, register transpose "
+    "(Steinberger et al., ICS17); T by atomics",
+    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT, hola_options, hola_prepare, hola_apply,
+    hola_memory, hola_destroy, hola_host_apply, hola_describe};
