@@ -78,6 +78,17 @@ gs_status_t gs_gen_pareto(gs_csr_t **out, gs_idx_t n, double k, uint64_t seed);
 gs_status_t gs_gen_random(gs_csr_t **out, gs_idx_t m, gs_idx_t n, gs_idx_t per_row,
                           uint64_t seed);
 
+/** N x N adjacency matrix of a scale-free directed graph (Chung-Lu model with Zipf weights):
+ *  vertex ranks k = 1..N weigh w_k = min(N, C k^(-1/(exponent-1))), C such that the weights sum
+ *  to N * mean, ranks given to rows by a random permutation. Row i has floor(w) or
+ *  floor(w) + 1 entries (expected length w, its vertex's weight: P(length = d) falls as
+ *  d^-exponent, mean `mean`); its columns are distinct, drawn without replacement with
+ *  probability proportional to the weights (popular vertices are popular columns), sorted.
+ *  Values uniform in [-1, 1). Requires 0 < mean <= N and a finite exponent > 2 (2 < exponent
+ *  < 3 is the range of real scale-free graphs; 2.5 is the CLI's default). */
+gs_status_t gs_gen_powerlaw(gs_csr_t **out, gs_idx_t n, double mean, double exponent,
+                            uint64_t seed);
+
 #ifdef __cplusplus
 }
 #endif
