@@ -17,7 +17,10 @@ static const char *usage_text =
     "  pareto  --rows N --k K [--seed X]\n"
     "          row lengths 32 + Pareto(K), random columns (Bell & Garland Fig. 9)\n"
     "  random  --rows N [--cols M] --per-row K [--seed X]\n"
-    "          K uniformly random columns per row\n\n"
+    "          K uniformly random columns per row\n"
+    "  powerlaw --rows N --mean K [--exponent A] [--seed X]\n"
+    "          scale-free graph: Zipf row lengths of mean K (P(length = d) ~ d^-A, A > 2,\n"
+    "          default 2.5), columns drawn by the same popularity (Chung-Lu weights)\n\n"
     "  -o FILE  write to FILE (no partial file is left on failure); default stdout\n"
     "  --seed X random seed (default 1): the same seed gives the same matrix\n\n"
     "Example: gpusolve gen laplace --grid 100x100x100 --stencil 27 -o lap27.mtx\n";
@@ -43,7 +46,7 @@ int cmd_gen(int argc, char **argv)
 {
   const char *kind = NULL, *out = NULL, *grid = NULL, *v;
   long stencil = -1, rows = -1, cols = -1, per_row = -1;
-  double sigma = -1, k = -1;
+  double sigma = -1, k = -1, mean = -1, exponent = 2.5;
   unsigned long long seed = 1;
   int nkind = 0;
   for (int i = 1; i < argc; ++i) {
@@ -69,6 +72,10 @@ int cmd_gen(int argc, char **argv)
       if (r < 0 || cli_parse_double("--sigma", v, 0.0, 1e300, &sigma)) return CLI_BAD_INPUT;
     } else if (OPT("--k")) {
       if (r < 0 || cli_parse_double("--k", v, 1e-6, 1e6, &k)) return CLI_BAD_INPUT;
+    } else if (OPT("--mean")) {
+      if (r < 0 || cli_parse_double("--mean", v, 0.0, 2147483647.0, &mean)) return CLI_BAD_INPUT;
+    } else if (OPT("--exponent")) {
+      if (r < 0 || cli_parse_double("--exponent", v, 0.0, 1e300, &exponent)) return CLI_BAD_INPUT;
     } else if (OPT("--seed")) {
       if (r < 0 || cli_parse_u64("--seed", v, &seed)) return CLI_BAD_INPUT;
     } else if ((r = cli_arg_positional("gen", a, &kind, 1, &nkind,
@@ -77,7 +84,9 @@ int cmd_gen(int argc, char **argv)
     }
 #undef OPT
   }
-  if (!kind) return cli_fail(CLI_BAD_INPUT, "gen: no kind given (laplace, normal, pareto, random)");
+  if (!kind)
+    return cli_fail(CLI_BAD_INPUT,
+                    "gen: no kind given (laplace, normal, pareto, random, powerlaw)");
 
   gs_csr_t *A = NULL;
   gs_status_t st;
@@ -99,8 +108,13 @@ int cmd_gen(int argc, char **argv)
       return cli_fail(CLI_BAD_INPUT, "gen random: --rows and --per-row are required");
     st = gs_gen_random(&A, (gs_idx_t)rows, (gs_idx_t)(cols > 0 ? cols : rows), (gs_idx_t)per_row,
                        seed);
+  } else if (!strcmp(kind, "powerlaw")) {
+    if (rows < 0 || mean < 0)
+      return cli_fail(CLI_BAD_INPUT, "gen powerlaw: --rows and --mean are required");
+    st = gs_gen_powerlaw(&A, (gs_idx_t)rows, mean, exponent, seed);
   } else {
-    return cli_fail(CLI_BAD_INPUT, "gen: unknown kind '%s' (laplace, normal, pareto, random)", kind);
+    return cli_fail(CLI_BAD_INPUT,
+                    "gen: unknown kind '%s' (laplace, normal, pareto, random, powerlaw)", kind);
   }
   if (st != GS_SUCCESS) return cli_fail_status(st);
   st = out ? gs_mm_write_csr(out, A) : gs_mm_write_csr_stream(stdout, A);

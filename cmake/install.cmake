@@ -25,7 +25,12 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/ DESTINATION ${CMAKE_INSTALL_INC
 install(FILES ${PROJECT_BINARY_DIR}/include/gpusolve/version.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/gpusolve)
 
-# CMake package.
+# CMake package. The config looks for zlib only when this build linked it.
+if(GS_HAVE_ZLIB)
+  set(GS_FIND_ZLIB "find_dependency(ZLIB)")
+else()
+  set(GS_FIND_ZLIB "# built without zlib: no dependency on it (.gz files are refused)")
+endif()
 install(EXPORT gpusolve-targets NAMESPACE gpusolve:: DESTINATION ${GS_CMAKE_DIR})
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/gpusolve-config.cmake.in
   ${PROJECT_BINARY_DIR}/gpusolve-config.cmake INSTALL_DESTINATION ${GS_CMAKE_DIR})
@@ -38,9 +43,14 @@ install(FILES ${PROJECT_BINARY_DIR}/gpusolve-config.cmake
 # pkg-config: the prefix is found from the .pc file's own place (${pcfiledir}).
 file(RELATIVE_PATH GS_PC_TO_PREFIX "/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/")
 string(REGEX REPLACE "/$" "" GS_PC_TO_PREFIX "${GS_PC_TO_PREFIX}")
-# What libgpusolve.a needs besides itself: the CUDA libraries, zlib, the C++ runtime (nvcc
-# compiles the host side of .cu files as C++), threads and libm.
-set(GS_PC_PRIVATE_LIBS "-L\${cudalibdir} -lcudart -lcublas -lcusparse -lz -lstdc++ -lpthread -lm")
+# What libgpusolve.a needs besides itself: the CUDA libraries, zlib (when the build has it), the
+# C++ runtime (nvcc compiles the host side of .cu files as C++), threads and libm.
+if(GS_HAVE_ZLIB)
+  set(GS_PC_ZLIB " -lz")
+else()
+  set(GS_PC_ZLIB "")
+endif()
+set(GS_PC_PRIVATE_LIBS "-L\${cudalibdir} -lcudart -lcublas -lcusparse${GS_PC_ZLIB} -lstdc++ -lpthread -lm")
 foreach(pc gpusolve gpusolve-static)
   configure_file(${CMAKE_CURRENT_LIST_DIR}/${pc}.pc.in ${PROJECT_BINARY_DIR}/${pc}.pc @ONLY)
   install(FILES ${PROJECT_BINARY_DIR}/${pc}.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -60,6 +60,10 @@ const char *gs_mm_strerror(int e, char *buf, size_t n);
 /** Whether path ends in ".gz" (any case): such files are read and written gzip-compressed. */
 int gs_mm_ends_with_gz(const char *path);
 
+/** Why a build without zlib (no GS_HAVE_ZLIB) refuses gzip files, with GS_ERR_UNSUPPORTED. */
+#define GS_MM_NO_ZLIB                                                                         \
+  "this gpusolve was built without zlib (install zlib1g-dev, reconfigure and rebuild)"
+
 /* ---- threads (io/mm_par.c) ------------------------------------------------------------- */
 
 /** Runs fn(arg, t) for t = 0 .. nt-1, t = 0 on the calling thread, the others on new threads,

@@ -1,13 +1,14 @@
 /* io/mm_read.c: the Matrix Market reader (plain or gzip-compressed) into COO, CSR or a vector.
  *
- * Reading is built for speed: the file is read in 1 MiB blocks (through zlib for .gz files),
+ * Reading is built for speed: the file is read in 1 MiB blocks (through zlib for .gz files;
+ * a build without zlib refuses them with GS_ERR_UNSUPPORTED),
  * every complete line of a block is parsed in place by hand-written integer and floating-point
  * parsers (no stdio scanning; numbers through io/mm_float.c, bit for bit strtod()), and the COO
  * is preallocated from the size line.
  *
  * Every fault is reported as "PATH:LINE: cause" (or "PATH: cause" when it is not on a line):
  * GS_ERR_PARSE for the content, GS_ERR_IO for open and read failures, GS_ERR_UNSUPPORTED for
- * complex and hermitian files. */
+ * complex and hermitian files and, in a build without zlib, gzip files. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
@@ -23,7 +24,9 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
+#ifdef GS_HAVE_ZLIB
 #include <zlib.h>
+#endif
 
 #include "core/error.h"
 #include "gpusolve/io.h"
@@ -119,7 +122,9 @@ static inline const char *parse_index(const char *p, uint64_t *out)
 typedef struct mm_src {
   const char *path;
   int fd;
-  gzFile gz;
+#ifdef GS_HAVE_ZLIB
+  gzFile gz;           /* the decompressing stream of a gzip file, else NULL */
+#endif
   char *buf;
   size_t cap;          /* data bytes buf can hold; MM_PAD more are allocated */
   size_t len;          /* bytes of data in buf */
@@ -130,6 +135,12 @@ typedef struct mm_src {
   int64_t file_bytes;  /* size of a plain regular file, -1 when unknown */
   int64_t consumed;    /* bytes of the file read into buf so far (plain files and memory) */
 } mm_src;
+
+#ifdef GS_HAVE_ZLIB
+#define SRC_GZ(s) ((s)->gz != NULL)
+#else
+#define SRC_GZ(s) 0
+#endif
 
 static gs_status_t src_open(mm_src *s, const char *path)
 {
@@ -154,11 +165,15 @@ static gs_status_t src_open(mm_src *s, const char *path)
     if (pread(s->fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b) gz = 1;
   }
   if (gz) {
+#ifdef GS_HAVE_ZLIB
     s->gz = gzdopen(s->fd, "rb");
     if (!s->gz)
       return MM_ERROR(GS_ERR_HOST_MEMORY, path, 0, "out of host memory opening gzip stream");
     s->fd = -1; /* owned by the gzFile now */
     gzbuffer(s->gz, 1u << 18);
+#else
+    return MM_ERROR(GS_ERR_UNSUPPORTED, path, 0, "gzip-compressed, but %s", GS_MM_NO_ZLIB);
+#endif
   } else if (S_ISREG(sb.st_mode)) {
     s->file_bytes = (int64_t)sb.st_size;
   }
@@ -192,10 +207,12 @@ static gs_status_t src_open_mem(mm_src *s, const char *name, const void *data, s
 
 static void src_close(mm_src *s)
 {
+#ifdef GS_HAVE_ZLIB
   if (s->gz) gzclose(s->gz);
+  s->gz = NULL;
+#endif
   if (s->fd >= 0) close(s->fd);
   free(s->buf);
-  s->gz = NULL;
   s->fd = -1;
   s->buf = NULL;
 }
@@ -205,6 +222,7 @@ static gs_status_t src_read(mm_src *s, char *dst, size_t n, size_t *got)
 {
   char eb[128];
   *got = 0;
+#ifdef GS_HAVE_ZLIB
   if (s->gz) {
     if (n > (size_t)INT_MAX) n = (size_t)INT_MAX;
     int r = gzread(s->gz, dst, (unsigned)n);
@@ -220,6 +238,7 @@ static gs_status_t src_read(mm_src *s, char *dst, size_t n, size_t *got)
     *got = (size_t)r;
     return GS_SUCCESS;
   }
+#endif
   for (;;) {
     ssize_t r = read(s->fd, dst, n);
     if (r >= 0) {
@@ -979,7 +998,7 @@ static gs_status_t mm_read(mm_src *s, int want, gs_coo_t **out, gs_val_t **xout,
   /* Several threads for the entries of a large enough plain file (or memory). */
   const int nt = gs_mm_threads();
   int done = 0;
-  if (h.format == MM_COORDINATE && nt > 1 && !s->gz && s->file_bytes >= 0) {
+  if (h.format == MM_COORDINATE && nt > 1 && !SRC_GZ(s) && s->file_bytes >= 0) {
     const int64_t rest = s->file_bytes - (s->consumed - (int64_t)(s->len - s->pos));
     if (rest >= 2 * (int64_t)gs_mm_part_min) GS_TRY(read_parallel(s, &h, nt, &A, &done));
   }

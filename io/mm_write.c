@@ -1,4 +1,5 @@
-/* io/mm_write.c: the Matrix Market writer (CSR matrices and dense vectors, plain or .gz).
+/* io/mm_write.c: the Matrix Market writer (CSR matrices and dense vectors, plain or .gz; a build
+ * without zlib refuses a .gz name with GS_ERR_UNSUPPORTED before creating anything).
  *
  * Writing goes to a temporary file next to the target that is renamed over it at the end, so a
  * failure leaves no partial file; values are printed with %.17g, which reads back exactly. */
@@ -14,7 +15,9 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
+#ifdef GS_HAVE_ZLIB
 #include <zlib.h>
+#endif
 
 #include "core/error.h"
 #include "gpusolve/io.h"
@@ -25,7 +28,9 @@
 
 typedef struct mm_sink {
   FILE *f;
-  gzFile gz;
+#ifdef GS_HAVE_ZLIB
+  gzFile gz; /* set instead of f for a .gz name */
+#endif
   char *buf;
   size_t len;
   int failed;
@@ -35,6 +40,7 @@ typedef struct mm_sink {
 static void sink_flush(mm_sink *k)
 {
   if (!k->failed && k->len > 0) {
+#ifdef GS_HAVE_ZLIB
     if (k->gz) {
       if (gzwrite(k->gz, k->buf, (unsigned)k->len) != (int)k->len) {
         int ze;
@@ -42,7 +48,9 @@ static void sink_flush(mm_sink *k)
         k->failed = 1;
         k->err = ze == Z_ERRNO ? errno : 0;
       }
-    } else if (fwrite(k->buf, 1, k->len, k->f) != k->len) {
+    } else
+#endif
+    if (fwrite(k->buf, 1, k->len, k->f) != k->len) {
       k->failed = 1;
       k->err = errno;
     }
@@ -142,6 +150,10 @@ static gs_status_t write_file(const char *path, void (*body)(mm_sink *, const vo
   int fd = -1, tmp_made = 0;
   mm_sink k;
   memset(&k, 0, sizeof k);
+#ifndef GS_HAVE_ZLIB
+  if (gs_mm_ends_with_gz(path))
+    return MM_ERROR(GS_ERR_UNSUPPORTED, path, 0, "cannot write gzip (.gz): %s", GS_MM_NO_ZLIB);
+#endif
 
   k.buf = malloc(MM_OUT_BLOCK);
   if (!k.buf) {
@@ -180,13 +192,16 @@ static gs_status_t write_file(const char *path, void (*body)(mm_sink *, const vo
     }
     tmp_made = 1;
   }
+#ifdef GS_HAVE_ZLIB
   if (gs_mm_ends_with_gz(path)) {
     k.gz = gzdopen(fd, "wb6");
     if (!k.gz) {
       st = MM_ERROR(GS_ERR_HOST_MEMORY, path, 0, "out of host memory opening a gzip stream");
       goto cleanup;
     }
-  } else {
+  } else
+#endif
+  {
     k.f = fdopen(fd, "wb");
     if (!k.f) {
       st = MM_ERROR(GS_ERR_IO, path, 0, "cannot write: %s", gs_mm_strerror(errno, eb, sizeof eb));
@@ -197,15 +212,18 @@ static gs_status_t write_file(const char *path, void (*body)(mm_sink *, const vo
   body(&k, arg);
   sink_flush(&k);
   int close_failed;
+#ifdef GS_HAVE_ZLIB
   if (k.gz) {
     int zr = gzclose(k.gz);
     close_failed = zr != Z_OK;
     if (close_failed && !k.err && zr == Z_ERRNO) k.err = errno;
-  } else {
+    k.gz = NULL;
+  } else
+#endif
+  {
     close_failed = fclose(k.f) != 0;
     if (close_failed && !k.err) k.err = errno;
   }
-  k.gz = NULL;
   k.f = NULL;
   if (k.failed || close_failed) {
     st = MM_ERROR(GS_ERR_IO, path, 0, "write failed: %s",
@@ -221,7 +239,9 @@ static gs_status_t write_file(const char *path, void (*body)(mm_sink *, const vo
     tmp_made = 0;
   }
 cleanup:
+#ifdef GS_HAVE_ZLIB
   if (k.gz) gzclose(k.gz);
+#endif
   if (k.f) fclose(k.f);
   if (fd >= 0) close(fd);
   if (tmp_made) unlink(tmp);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/test.sh [BUILD_DIR]: builds gpusolve with its tests (Release, in BUILD_DIR, default
 # build) and runs them with ctest. What the build and the tests need (cmake, a C compiler,
-# CUnit, zlib, valgrind) is installed with apt-get when this runs as root on Debian or Ubuntu;
+# CUnit, valgrind, and zlib: optional for the library, wanted here so that the .gz reading and
+# writing is tested) is installed with apt-get when this runs as root on Debian or Ubuntu;
 # otherwise the script prints the exact command to run and stops. The CUDA toolkit (nvcc) must
 # be there already. GPU suites report "skipped" on a machine without a GPU.
 #

@@ -122,6 +122,12 @@ static void test_gen_and_read_back(void)
                               sizeof err), 0);
   CU_ASSERT_STRING_EQUAL(a1, out);
   CU_ASSERT(strncmp(out, "%%MatrixMarket matrix coordinate real general", 45) == 0);
+  CU_ASSERT_EQUAL(gs_test_cli("gen powerlaw --rows 60 --mean 3 --exponent 2.2 --seed 7", a1,
+                              sizeof a1, err, sizeof err), 0);
+  CU_ASSERT_EQUAL(gs_test_cli("gen powerlaw --rows 60 --mean 3 --exponent 2.2 --seed 7", out,
+                              sizeof out, err, sizeof err), 0);
+  CU_ASSERT_STRING_EQUAL(a1, out);
+  CU_ASSERT(strncmp(out, "%%MatrixMarket matrix coordinate real general", 45) == 0);
   unlink(path);
 }
 
@@ -144,6 +150,12 @@ static void test_gen_errors_leave_no_file(void)
   CU_ASSERT(one_line_error());
   CU_ASSERT_EQUAL(gs_test_cli("gen cube --rows 5", out, sizeof out, err, sizeof err), 2);
   CU_ASSERT(one_line_error());
+  CU_ASSERT_EQUAL(gs_test_cli("gen powerlaw --rows 10", out, sizeof out, err, sizeof err), 2);
+  CU_ASSERT(one_line_error());
+  CU_ASSERT_EQUAL(gs_test_cli("gen powerlaw --rows 10 --mean 3 --exponent 2", out, sizeof out,
+                              err, sizeof err), 2);
+  CU_ASSERT(one_line_error());
+  CU_ASSERT(strstr(err, "exponent") != NULL);
   CU_ASSERT_EQUAL(gs_test_cli("gen laplace --grid 10 --stencil 3 -o /nonexistent/dir/a.mtx", out,
                               sizeof out, err, sizeof err), 2);
   CU_ASSERT(one_line_error());

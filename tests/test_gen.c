@@ -1,7 +1,7 @@
 /* tests/test_gen.c: the synthetic matrix generators (io/gen.c): Table 2 nonzero counts and the
  * Laplacians' structure (003_d79f6b9d9c91141b.txt), normal-band columns (Figure 7 of
- * 000_b60de4b7a06573aa.txt), Pareto rows (Figure 9 of 003), uniform random rows, seeds and
- * errors. */
+ * 000_b60de4b7a06573aa.txt), Pareto rows (Figure 9 of 003), uniform random rows, power-law
+ * (scale-free graph) rows and columns, seeds and errors. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +35,12 @@ static int values_in_unit(const gs_csr_t *A)
   for (gs_idx_t p = 0; p < A->nnz; ++p)
     if (!(A->val[p] >= -1.0 && A->val[p] < 1.0)) return 0;
   return 1;
+}
+
+static int cmp_idx_desc(const void *a, const void *b)
+{
+  const gs_idx_t x = *(const gs_idx_t *)a, y = *(const gs_idx_t *)b;
+  return (x < y) - (x > y);
 }
 
 static int same_csr(const gs_csr_t *A, const gs_csr_t *B)
@@ -252,6 +258,16 @@ static gs_csr_t *gen_pareto(gs_idx_t n, double k, uint64_t seed)
   gs_status_t st = gs_gen_pareto(&A, n, k, seed);
   CU_ASSERT_EQUAL(st, GS_SUCCESS);
   if (st != GS_SUCCESS) printf("\n  pareto %d k %g: %s\n", n, k, gs_last_error());
+  return A;
+}
+
+static gs_csr_t *gen_powerlaw(gs_idx_t n, double mean, double exponent, uint64_t seed)
+{
+  gs_csr_t *A = NULL;
+  gs_status_t st = gs_gen_powerlaw(&A, n, mean, exponent, seed);
+  CU_ASSERT_EQUAL(st, GS_SUCCESS);
+  if (st != GS_SUCCESS)
+    printf("\n  powerlaw %d mean %g exponent %g: %s\n", n, mean, exponent, gs_last_error());
   return A;
 }
 
@@ -500,6 +516,144 @@ static void test_pareto_rows(void)
   gs_csr_destroy(&A);
 }
 
+/* ---- power-law rows and columns ------------------------------------------------------------- */
+
+static gs_idx_t row_len(const gs_csr_t *A, gs_idx_t i)
+{
+  return (gs_idx_t)(A->row_ptr[i + 1] - A->row_ptr[i]);
+}
+
+/* Entries: nnz = sum_i (floor(w_i) + B_i), B_i independent Bernoulli, E nnz = N * mean (the
+ * weights sum to it). Each term deviates by at most 1, so Hoeffding's inequality gives
+ * P(|nnz - N mean| >= 4 sqrt(N)) <= 2 exp(-2 (4 sqrt(N))^2 / N) = 2 exp(-32) < 1e-13; the
+ * weights' own rounding adds far under one entry. */
+static int powerlaw_mean_ok(const gs_csr_t *A, double mean)
+{
+  const double n = (double)A->m, dev = fabs((double)A->nnz - n * mean);
+  const int ok = dev <= 4.0 * sqrt(n) + 1e-9 * n * mean + 1.0;
+  if (!ok)
+    printf("\n  powerlaw %d rows mean %g: %lld entries, %g from N * mean (bound %g)\n", A->m, mean,
+           (long long)A->nnz, dev, 4.0 * sqrt(n));
+  return ok;
+}
+
+/* Every case: sorted distinct columns in range (rows_ok), values in [-1, 1), mean within the
+ * Hoeffding bound, no row over N. The cases cover uncapped and capped weights (C > N: full
+ * rows), rows drawn by redrawing duplicates (<= N/8 entries) and by the reservoir (> N/8). */
+static void test_powerlaw_rows(void)
+{
+  uint64_t s = gs_test_seed() ^ 0x9a11;
+  const struct { gs_idx_t n; double mean, exponent; } c[] = {
+    {1, 1.0, 2.5},      {2, 1.0, 2.5},     {10, 0.01, 3.0},   {64, 8.0, 2.05},
+    {200, 50.0, 2.1},   {1000, 100.0, 2.5}, {1000, 999.5, 2.5}, {300, 20.0, 2.001},
+    {5000, 3.0, 4.0},   {20000, 8.0, 2.5}, {20000, 8.0, 2.1}, {20000, 1.5, 1e6}};
+  for (size_t t = 0; t < sizeof c / sizeof c[0]; ++t) {
+    gs_csr_t *A = gen_powerlaw(c[t].n, c[t].mean, c[t].exponent, gs_test_next(&s));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(A);
+    CU_ASSERT(rows_ok(A, c[t].n, c[t].n));
+    CU_ASSERT(values_in_unit(A));
+    CU_ASSERT(powerlaw_mean_ok(A, c[t].mean));
+    gs_csr_destroy(&A);
+  }
+
+  /* mean = N: every row full. A huge exponent flattens the weights to the mean: every row has
+   * floor(mean) or floor(mean) + 1 entries. */
+  gs_csr_t *A = gen_powerlaw(300, 300.0, 2.5, gs_test_next(&s));
+  CU_ASSERT_PTR_NOT_NULL_FATAL(A);
+  CU_ASSERT(rows_have(A, 300));
+  gs_csr_destroy(&A);
+  A = gen_powerlaw(5000, 5.5, 1e6, gs_test_next(&s));
+  CU_ASSERT_PTR_NOT_NULL_FATAL(A);
+  int flat = 1;
+  for (gs_idx_t i = 0; i < A->m; ++i) flat &= row_len(A, i) == 5 || row_len(A, i) == 6;
+  CU_ASSERT(flat);
+  gs_csr_destroy(&A);
+}
+
+/* The Zipf law and the heavy tail, on cases whose weights stay under the cap (C <= N), where
+ * vertex rank k weighs C k^-beta, beta = 1 / (exponent - 1), C = N mean / sum_k k^-beta:
+ *  - a row has floor(w) or floor(w) + 1 entries, so the rows of >= d entries include every
+ *    vertex of weight >= d and only vertices of weight > d - 1: their count lies in
+ *    [K(d), K(d - 1)], K(x) = #{k : C k^-beta >= x} = floor((C / x)^(1 / beta)) (one row of
+ *    slack either way for rounding at the boundary);
+ *  - the longest row, rank 1's, has >= floor(C) entries: 70 to 9000 times the mean here;
+ *  - popular vertices are popular columns: a non-empty row's first column is drawn with
+ *    probability w_j / (N mean) (the first draw of successive sampling), independently of the
+ *    other rows, and w_j >= len_j - 1. So the columns T of the 1% longest rows hold at least
+ *    X entries, X a sum of R Bernoullis (R non-empty rows) of mean
+ *    mu >= R / (N mean) * sum_{j in T} (len_j - 1); Chernoff: P(X <= mu - 6 sqrt(mu)) <=
+ *    exp(-18). */
+static void test_powerlaw_tail(void)
+{
+  uint64_t s = gs_test_seed() ^ 0x21af;
+  const gs_idx_t n = gs_test_quick() ? 20000 : 200000;
+  const double exps[] = {2.1, 2.5, 3.0};
+  const double mean = 8.0;
+  for (size_t t = 0; t < sizeof exps / sizeof exps[0]; ++t) {
+    const double beta = 1.0 / (exps[t] - 1.0);
+    double sum = 0.0;
+    for (gs_idx_t k = n; k >= 1; --k) sum += pow((double)k, -beta);
+    const double C = (double)n * mean / sum;
+    CU_ASSERT_FATAL(C <= n); /* no cap: the closed form holds */
+    gs_csr_t *A = gen_powerlaw(n, mean, exps[t], gs_test_next(&s));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(A);
+    CU_ASSERT(rows_ok(A, n, n));
+    CU_ASSERT(powerlaw_mean_ok(A, mean));
+
+    gs_idx_t maxlen = 0, nonempty = 0;
+    for (gs_idx_t i = 0; i < n; ++i) {
+      if (row_len(A, i) > maxlen) maxlen = row_len(A, i);
+      nonempty += row_len(A, i) > 0;
+    }
+    if (maxlen < (gs_idx_t)floor(C))
+      printf("\n  exponent %g: longest row %d < C = %g\n", exps[t], maxlen, C);
+    CU_ASSERT(maxlen >= (gs_idx_t)floor(C));
+    CU_ASSERT(maxlen > 50 * mean); /* C / mean is 71 at the least: exponent 3, N = 20000 */
+
+    const double ds[] = {2, 4, 16, 64, 256, 1024};
+    for (size_t q = 0; q < sizeof ds / sizeof ds[0]; ++q) {
+      const double d = ds[q];
+      const double lo = fmin((double)n, floor(pow(C / d, 1.0 / beta)));
+      const double hi = fmin((double)n, floor(pow(C / (d - 1.0), 1.0 / beta)));
+      long long cnt = 0;
+      for (gs_idx_t i = 0; i < n; ++i) cnt += row_len(A, i) >= d;
+      if (!(cnt >= lo - 1 && cnt <= hi + 1))
+        printf("\n  exponent %g: %lld rows of >= %g entries, Zipf law says %g..%g\n", exps[t],
+               cnt, d, lo, hi);
+      CU_ASSERT(cnt >= lo - 1 && cnt <= hi + 1);
+    }
+
+    /* the columns of the 1% longest rows */
+    gs_idx_t *len = malloc((size_t)n * sizeof *len);
+    long long *in = calloc((size_t)n, sizeof *in);
+    CU_ASSERT_FATAL(len && in);
+    for (gs_idx_t i = 0; i < n; ++i) len[i] = row_len(A, i);
+    for (gs_off_t p = 0; p < A->nnz; ++p) ++in[A->col[p]];
+    gs_idx_t *sorted = malloc((size_t)n * sizeof *sorted);
+    CU_ASSERT_FATAL(sorted != NULL);
+    memcpy(sorted, len, (size_t)n * sizeof *len);
+    qsort(sorted, (size_t)n, sizeof *sorted, cmp_idx_desc);
+    const gs_idx_t cut = sorted[n / 100]; /* rows longer than this are in T */
+    double heavy = 0.0;
+    long long x = 0;
+    for (gs_idx_t j = 0; j < n; ++j)
+      if (len[j] > cut) {
+        heavy += len[j] - 1;
+        x += in[j];
+      }
+    const double mu = nonempty / ((double)n * mean) * heavy;
+    if (!((double)x >= mu - 6.0 * sqrt(mu)))
+      printf("\n  exponent %g: the longest rows' columns hold %lld entries, expected >= %g\n",
+             exps[t], x, mu - 6.0 * sqrt(mu));
+    CU_ASSERT(mu > 36.0);
+    CU_ASSERT((double)x >= mu - 6.0 * sqrt(mu));
+    free(sorted);
+    free(len);
+    free(in);
+    gs_csr_destroy(&A);
+  }
+}
+
 /* Same seed, same matrix bit for bit; another seed, another matrix. */
 static void test_seeds(void)
 {
@@ -536,6 +690,17 @@ static void test_seeds(void)
   CU_ASSERT(same_csr(X, Y));
   CU_ASSERT(!same_csr(X, Z));
   CU_ASSERT(memcmp(X->col, Z->col, (size_t)X->nnz * sizeof *X->col) != 0);
+  gs_csr_destroy(&X);
+  gs_csr_destroy(&Y);
+  gs_csr_destroy(&Z);
+
+  X = gen_powerlaw(3000, 6.0, 2.3, a);
+  Y = gen_powerlaw(3000, 6.0, 2.3, a);
+  Z = gen_powerlaw(3000, 6.0, 2.3, b);
+  CU_ASSERT_FATAL(X && Y && Z);
+  CU_ASSERT(same_csr(X, Y));
+  CU_ASSERT(!same_csr(X, Z));
+  CU_ASSERT(memcmp(X->row_ptr, Z->row_ptr, 3001 * sizeof *X->row_ptr) != 0);
   gs_csr_destroy(&X);
   gs_csr_destroy(&Y);
   gs_csr_destroy(&Z);
@@ -603,6 +768,20 @@ static void test_errors(void)
   EXPECT_INVALID(gs_gen_random(&A_, -1, 10, 2, 1));
   CU_ASSERT_EQUAL(gs_gen_random(NULL, 10, 10, 2, 1), GS_ERR_INVALID_ARG);
 
+  EXPECT_INVALID(gs_gen_powerlaw(&A_, 0, 1.0, 2.5, 1));
+  EXPECT_INVALID(gs_gen_powerlaw(&A_, -3, 1.0, 2.5, 1));
+  EXPECT_INVALID(gs_gen_powerlaw(&A_, 100, 0.0, 2.5, 1));
+  EXPECT_INVALID(gs_gen_powerlaw(&A_, 100, -2.0, 2.5, 1));
+  EXPECT_INVALID(gs_gen_powerlaw(&A_, 100, 100.5, 2.5, 1)); /* more than N per row */
+  EXPECT_INVALID(gs_gen_powerlaw(&A_, 100, NAN, 2.5, 1));
+  EXPECT_INVALID(gs_gen_powerlaw(&A_, 100, INFINITY, 2.5, 1));
+  EXPECT_INVALID(gs_gen_powerlaw(&A_, 100, 8.0, 2.0, 1)); /* no finite mean at or below 2 */
+  EXPECT_INVALID(gs_gen_powerlaw(&A_, 100, 8.0, 1.5, 1));
+  EXPECT_INVALID(gs_gen_powerlaw(&A_, 100, 8.0, -3.0, 1));
+  EXPECT_INVALID(gs_gen_powerlaw(&A_, 100, 8.0, NAN, 1));
+  EXPECT_INVALID(gs_gen_powerlaw(&A_, 100, 8.0, INFINITY, 1));
+  CU_ASSERT_EQUAL(gs_gen_powerlaw(NULL, 100, 8.0, 2.5, 1), GS_ERR_INVALID_ARG);
+
   /* the message names the problem */
   gs_csr_t *A = NULL;
   CU_ASSERT_EQUAL(gs_gen_laplace(&A, 10, 10, 2, 5), GS_ERR_INVALID_ARG);
@@ -611,6 +790,10 @@ static void test_errors(void)
   CU_ASSERT_PTR_NOT_NULL(strstr(gs_last_error(), "stencil 4"));
   CU_ASSERT_EQUAL(gs_gen_laplace(&A, 50000, 50000, 1, 5), GS_ERR_INVALID_ARG);
   CU_ASSERT_PTR_NOT_NULL(strstr(gs_last_error(), "more than 2^31-1 points"));
+  CU_ASSERT_EQUAL(gs_gen_powerlaw(&A, 100, 8.0, 2.0, 1), GS_ERR_INVALID_ARG);
+  CU_ASSERT_PTR_NOT_NULL(strstr(gs_last_error(), "exponent 2"));
+  CU_ASSERT_EQUAL(gs_gen_powerlaw(&A, 100, 101.0, 2.5, 1), GS_ERR_INVALID_ARG);
+  CU_ASSERT_PTR_NOT_NULL(strstr(gs_last_error(), "mean row length 101"));
   /* 4e18 entries: past 64-bit addressing of the arrays, refused before any allocation (a
    * matrix that is merely too big for this machine's memory is refused by malloc) */
   CU_ASSERT_EQUAL(gs_gen_random(&A, 2000000000, 2000000000, 2000000000, 1), GS_ERR_HOST_MEMORY);
@@ -630,6 +813,8 @@ int main(void)
     {"normal: small sigma follows the definition", test_normal_matches_definition},
     {"random: rows and uniform columns", test_random_rows},
     {"pareto: row lengths 32 + Pareto", test_pareto_rows},
+    {"powerlaw: rows, mean, both sampling paths", test_powerlaw_rows},
+    {"powerlaw: Zipf law, heavy tail, popular columns", test_powerlaw_tail},
     {"seeds: same seed same matrix", test_seeds},
     {"errors", test_errors},
     CU_TEST_INFO_NULL};

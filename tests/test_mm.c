@@ -12,7 +12,9 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef GS_HAVE_ZLIB /* tests/CMakeLists.txt defines it when the library is built with zlib */
 #include <zlib.h>
+#endif
 
 #include "io/mm_internal.h"
 #include "tests/testutil.h"
@@ -141,6 +143,7 @@ static char *read_whole(const char *path, size_t *len)
   return b;
 }
 
+#ifdef GS_HAVE_ZLIB
 static int gzip_file(const char *path, const char *text, size_t len)
 {
   gzFile g = gzopen(path, "wb");
@@ -148,6 +151,7 @@ static int gzip_file(const char *path, const char *text, size_t len)
   int w = gzwrite(g, text, (unsigned)len);
   return (gzclose(g) == Z_OK && w == (int)len) ? 0 : -1;
 }
+#endif
 
 /* ---- fields and symmetries ------------------------------------------------------------------ */
 
@@ -394,6 +398,58 @@ static void test_vectors(void)
 
 /* ---- gzip ---------------------------------------------------------------------------------- */
 
+/* The build says what it has, and the library agrees: gzip is on exactly when zlib was found. */
+static void test_gzip_build(void)
+{
+#ifdef GS_HAVE_ZLIB
+  CU_ASSERT_EQUAL(gs_mm_has_gzip(), 1);
+#else
+  CU_ASSERT_EQUAL(gs_mm_has_gzip(), 0);
+#endif
+}
+
+#ifndef GS_HAVE_ZLIB
+/* Without zlib: a gzip file is refused by name or by its first bytes, with one line naming the
+ * file and the cause, and writing a .gz name creates nothing. */
+static void test_gzip(void)
+{
+  char want[4400]; /* a path of data() or tmp_path() and the cause */
+  gs_csr_t *A = NULL;
+  const char *gz = data("bad/truncated.mtx.gz"); /* gzip data (cut short, never decompressed) */
+  snprintf(want, sizeof want, "%s: gzip-compressed, but %s", gz, GS_MM_NO_ZLIB);
+  CU_ASSERT_EQUAL(gs_mm_read_csr(gz, &A), GS_ERR_UNSUPPORTED);
+  CU_ASSERT_STRING_EQUAL(gs_last_error(), want);
+  CU_ASSERT_PTR_NULL(A);
+
+  size_t len = 0;
+  char *bytes = read_whole(gz, &len);
+  CU_ASSERT_FATAL(bytes != NULL && len > 2);
+  const char *disguised = tmp_path("disguised.mtx");
+  FILE *f = fopen(disguised, "wb");
+  CU_ASSERT_FATAL(f != NULL);
+  CU_ASSERT(fwrite(bytes, 1, len, f) == len);
+  fclose(f);
+  free(bytes);
+  snprintf(want, sizeof want, "%s: gzip-compressed, but %s", disguised, GS_MM_NO_ZLIB);
+  CU_ASSERT_EQUAL(gs_mm_read_csr(disguised, &A), GS_ERR_UNSUPPORTED);
+  CU_ASSERT_STRING_EQUAL(gs_last_error(), want);
+  gs_val_t *x = NULL;
+  gs_idx_t n = 0;
+  CU_ASSERT_EQUAL(gs_mm_read_vector(disguised, &x, &n), GS_ERR_UNSUPPORTED);
+  CU_ASSERT_PTR_NULL(x);
+
+  gs_csr_t *P = read_csr_ok(data("ok/sym_lower.mtx"));
+  CU_ASSERT_FATAL(P != NULL);
+  const char *out = tmp_path("out.mtx.gz");
+  const int before = count_files();
+  snprintf(want, sizeof want, "%s: cannot write gzip (.gz): %s", out, GS_MM_NO_ZLIB);
+  CU_ASSERT_EQUAL(gs_mm_write_csr(out, P), GS_ERR_UNSUPPORTED);
+  CU_ASSERT_STRING_EQUAL(gs_last_error(), want);
+  CU_ASSERT(access(out, F_OK) != 0);
+  CU_ASSERT_EQUAL(count_files(), before); /* no temporary left either */
+  gs_csr_destroy(&P);
+}
+#else
 static void test_gzip(void)
 {
   size_t len = 0;
@@ -462,6 +518,7 @@ static void test_gzip(void)
   gs_csr_destroy(&G);
   gs_csr_destroy(&P);
 }
+#endif
 
 /* ---- round trips --------------------------------------------------------------------------- */
 
@@ -743,11 +800,16 @@ static void malformed_corpus(void)
     snprintf(rel, sizeof rel, "bad/%s", corpus[k].file);
     const char *path = data(rel);
     snprintf(want, sizeof want, "%s%s", path, corpus[k].msg);
+    gs_status_t want_st = corpus[k].st;
+    if (!gs_mm_has_gzip() && gs_mm_ends_with_gz(path)) { /* refused before it is read */
+      snprintf(want, sizeof want, "%s: gzip-compressed, but %s", path, GS_MM_NO_ZLIB);
+      want_st = GS_ERR_UNSUPPORTED;
+    }
     int ok = 1;
     if (corpus[k].reader == BOTH || corpus[k].reader == CSR_ONLY)
-      ok &= check_one(path, 1, corpus[k].st, want);
-    if (corpus[k].reader == BOTH) ok &= check_one(path, 0, corpus[k].st, want);
-    if (corpus[k].reader == VECTOR_ONLY) ok &= check_one(path, 2, corpus[k].st, want);
+      ok &= check_one(path, 1, want_st, want);
+    if (corpus[k].reader == BOTH) ok &= check_one(path, 0, want_st, want);
+    if (corpus[k].reader == VECTOR_ONLY) ok &= check_one(path, 2, want_st, want);
     if (!ok) {
       printf("  (file %s)\n", corpus[k].file);
       CU_FAIL("malformed file: wrong status or message");
@@ -839,7 +901,7 @@ static void test_failed_write_leaves_no_partial_file(void)
   gs_csr_t *big = gs_test_random_csr(&s, 300, 300, 0.3); /* ~27000 entries, ~900 KB */
   CU_ASSERT_FATAL(small && big);
   const char *names[] = {"keep.mtx", "keep.mtx.gz"};
-  for (int k = 0; k < 2; ++k) {
+  for (int k = 0; k < (gs_mm_has_gzip() ? 2 : 1); ++k) {
     char path[600];
     snprintf(path, sizeof path, "%s", tmp_path(names[k]));
     CU_ASSERT_FATAL(gs_mm_write_csr(path, small) == GS_SUCCESS);
@@ -1247,7 +1309,8 @@ int main(void)
     {"empty matrices", test_empty_matrices},
     {"long lines, block boundaries, far line numbers", test_long_lines_and_blocks},
     {"vectors: array, coordinate, write and read back", test_vectors},
-    {"gzip: read, magic bytes, truncated stream, write", test_gzip},
+    {"gzip: on exactly when built with zlib", test_gzip_build},
+    {"gzip: read, magic bytes, truncated stream, write (without zlib: refused)", test_gzip},
     {"real matrices round trip bit for bit", test_roundtrip_real_matrices},
     {"random matrices round trip bit for bit", test_roundtrip_random},
     {"nonzero counts match MANIFEST.tsv", test_manifest_counts},

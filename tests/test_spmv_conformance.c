@@ -177,6 +177,173 @@ static void test_one_long_row(void)
   gs_csr_destroy(&A);
 }
 
+/* ---- row structures that stress how a kernel divides rows among threads, warps, blocks ------- */
+
+/* Random value in [-1, 1). */
+static double value(uint64_t *s) { return 2.0 * gs_test_uniform(s) - 1.0; }
+
+/* (a) One row longer than any thread block's share: row 0 of a 1000 x 20000 matrix holds all
+ * 20000 columns, the last row one entry, the rows between are empty. */
+static gs_csr_t *build_one_row_holds_all(uint64_t *s)
+{
+  const gs_idx_t m = 1000, n = 20000;
+  gs_coo_t *C = NULL;
+  gs_csr_t *A = NULL;
+  CU_ASSERT_FATAL(gs_coo_create(&C, m, n, n + 1) == GS_SUCCESS);
+  for (gs_idx_t j = 0; j < n; ++j) CU_ASSERT_FATAL(gs_coo_push(C, 0, j, value(s)) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_coo_push(C, m - 1, n / 2, value(s)) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_coo_to_csr(&A, C) == GS_SUCCESS);
+  gs_coo_destroy(&C);
+  return A;
+}
+
+/* (b) Every row empty but one, of `len` entries at random distinct columns. */
+static gs_csr_t *build_one_nonempty_row(uint64_t *s, gs_idx_t m, gs_idx_t n, gs_idx_t row,
+                                        gs_idx_t len)
+{
+  gs_coo_t *C = NULL;
+  gs_csr_t *A = NULL;
+  const gs_idx_t start = (gs_idx_t)(gs_test_uniform(s) * n);
+  CU_ASSERT_FATAL(len <= n);
+  CU_ASSERT_FATAL(gs_coo_create(&C, m, n, len) == GS_SUCCESS);
+  for (gs_idx_t t = 0; t < len; ++t)
+    CU_ASSERT_FATAL(gs_coo_push(C, row, (start + t) % n, value(s)) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_coo_to_csr(&A, C) == GS_SUCCESS);
+  gs_coo_destroy(&C);
+  return A;
+}
+
+/* (c) Short rows (1 to 5 entries) separated by runs of 300 to 5000 empty rows, so that empty
+ * stretches start and end at random places against every block and row-block boundary. */
+static gs_csr_t *build_empty_runs(uint64_t *s, gs_idx_t m, gs_idx_t n)
+{
+  gs_coo_t *C = NULL;
+  gs_csr_t *A = NULL;
+  CU_ASSERT_FATAL(gs_coo_create(&C, m, n, 1024) == GS_SUCCESS);
+  for (gs_idx_t i = (gs_idx_t)(gs_test_uniform(s) * 300); i < m;) {
+    const gs_idx_t len = 1 + (gs_idx_t)(gs_test_uniform(s) * 5);
+    const gs_idx_t start = (gs_idx_t)(gs_test_uniform(s) * n);
+    for (gs_idx_t t = 0; t < len; ++t)
+      CU_ASSERT_FATAL(gs_coo_push(C, i, (start + t) % n, value(s)) == GS_SUCCESS);
+    i += 1 + 300 + (gs_idx_t)(gs_test_uniform(s) * 4701); /* then 300..5000 empty rows */
+  }
+  CU_ASSERT_FATAL(gs_coo_to_csr(&A, C) == GS_SUCCESS);
+  gs_coo_destroy(&C);
+  return A;
+}
+
+/* (d) Row i holds (i mod 64) + 1 entries: a sawtooth of 1 to 64 over many rows, so every row
+ * length from one entry to two warps' worth meets every lane and block offset. */
+static gs_csr_t *build_sawtooth(uint64_t *s, gs_idx_t m, gs_idx_t n)
+{
+  gs_coo_t *C = NULL;
+  gs_csr_t *A = NULL;
+  CU_ASSERT_FATAL(n >= 64);
+  CU_ASSERT_FATAL(gs_coo_create(&C, m, n, (gs_off_t)m * 33) == GS_SUCCESS);
+  for (gs_idx_t i = 0; i < m; ++i) {
+    const gs_idx_t len = i % 64 + 1, start = (gs_idx_t)(gs_test_uniform(s) * n);
+    for (gs_idx_t t = 0; t < len; ++t)
+      CU_ASSERT_FATAL(gs_coo_push(C, i, (start + t) % n, value(s)) == GS_SUCCESS);
+  }
+  CU_ASSERT_FATAL(gs_coo_to_csr(&A, C) == GS_SUCCESS);
+  gs_coo_destroy(&C);
+  return A;
+}
+
+/* (e) A 1 x n row with every `stride`-th column filled (stride 1: dense). */
+static gs_csr_t *build_one_row(uint64_t *s, gs_idx_t n, gs_idx_t stride)
+{
+  gs_coo_t *C = NULL;
+  gs_csr_t *A = NULL;
+  CU_ASSERT_FATAL(gs_coo_create(&C, 1, n, n / stride + 1) == GS_SUCCESS);
+  for (gs_idx_t j = 0; j < n; j += stride)
+    CU_ASSERT_FATAL(gs_coo_push(C, 0, j, value(s)) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_coo_to_csr(&A, C) == GS_SUCCESS);
+  gs_coo_destroy(&C);
+  return A;
+}
+
+static void test_row_longer_than_block(void)
+{
+  uint64_t s = gs_test_seed() ^ 0xa11;
+  gs_csr_t *A = build_one_row_holds_all(&s);
+  conform(A, "row 0 holds all 20000 columns, one entry in the last row");
+  gs_csr_destroy(&A);
+}
+
+static void test_one_nonempty_row(void)
+{
+  uint64_t s = gs_test_seed() ^ 0xb22;
+  const gs_idx_t m = 4000, n = 3000;
+  const gs_idx_t rows[] = {0, 2047, m - 1}, lens[] = {1, 700};
+  for (size_t r = 0; r < sizeof rows / sizeof rows[0]; ++r)
+    for (size_t l = 0; l < sizeof lens / sizeof lens[0]; ++l) {
+      gs_csr_t *A = build_one_nonempty_row(&s, m, n, rows[r], lens[l]);
+      char label[96];
+      snprintf(label, sizeof label, "4000x3000, only row %d non-empty (%d entries)", rows[r],
+               lens[l]);
+      conform(A, label);
+      gs_csr_destroy(&A);
+    }
+}
+
+static void test_empty_row_runs(void)
+{
+  const uint64_t seed = gs_test_seed();
+  uint64_t s = seed ^ 0xc33;
+  const gs_idx_t shapes[][2] = {{60000, 2000}, {150000, 40}};
+  for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; ++k) {
+    gs_csr_t *A = build_empty_runs(&s, shapes[k][0], shapes[k][1]);
+    char label[128];
+    snprintf(label, sizeof label, "%dx%d, runs of 300-5000 empty rows (seed %llu)",
+             shapes[k][0], shapes[k][1], (unsigned long long)seed);
+    conform(A, label);
+    gs_csr_destroy(&A);
+  }
+}
+
+static void test_sawtooth_rows(void)
+{
+  uint64_t s = gs_test_seed() ^ 0xd44;
+  const gs_idx_t shapes[][2] = {{20000, 5000}, {3000, 64}};
+  for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; ++k) {
+    gs_csr_t *A = build_sawtooth(&s, shapes[k][0], shapes[k][1]);
+    char label[96];
+    snprintf(label, sizeof label, "%dx%d, row lengths 1..64 sawtooth", shapes[k][0],
+             shapes[k][1]);
+    conform(A, label);
+    gs_csr_destroy(&A);
+  }
+}
+
+/* A 1-row matrix and its transpose, a 1-column matrix: op T of each is op N of the other. */
+static void test_one_row_one_column(void)
+{
+  uint64_t s = gs_test_seed() ^ 0xe55;
+  const gs_idx_t strides[] = {1, 7};
+  for (size_t k = 0; k < sizeof strides / sizeof strides[0]; ++k) {
+    gs_csr_t *R = build_one_row(&s, 5000, strides[k]), *T = NULL;
+    CU_ASSERT_FATAL(gs_csr_transpose(&T, R) == GS_SUCCESS);
+    CU_ASSERT_FATAL(T->m == 5000 && T->n == 1 && T->nnz == R->nnz);
+    char label[96];
+    snprintf(label, sizeof label, "1x5000, column stride %d", strides[k]);
+    conform(R, label);
+    snprintf(label, sizeof label, "5000x1, its transpose (row stride %d)", strides[k]);
+    conform(T, label);
+    gs_csr_destroy(&T);
+    gs_csr_destroy(&R);
+  }
+}
+
+static void test_row_structures(void)
+{
+  test_row_longer_than_block();
+  test_one_nonempty_row();
+  test_empty_row_runs();
+  test_sawtooth_rows();
+  test_one_row_one_column();
+}
+
 static void test_laplacians(void)
 {
   gs_csr_t *A = NULL;
@@ -200,6 +367,7 @@ static void test_wide_offsets(void)
   test_random_rectangular();
   test_one_long_row();
   test_laplacians();
+  test_row_structures();
   wide = 0;
   gs_test_wide_offsets(ctx, 0);
 }
@@ -283,6 +451,13 @@ int main(void)
                          {"random rectangular matrices", test_random_rectangular},
                          {"one row of 100k nonzeros", test_one_long_row},
                          {"Laplacians", test_laplacians},
+                         {"a row longer than a block's share (20000 in row 0)",
+                          test_row_longer_than_block},
+                         {"every row empty but one", test_one_nonempty_row},
+                         {"runs of 300-5000 empty rows across block boundaries",
+                          test_empty_row_runs},
+                         {"row lengths 1..64 in a sawtooth", test_sawtooth_rows},
+                         {"1-row and 1-column matrices, ops N and T", test_one_row_one_column},
                          {"64-bit offsets: wide kernels and refusals", test_wide_offsets},
                          {"every matrix of GS_MATRIX_DIR", test_real_matrices},
                          {"argument validation", test_argument_validation},

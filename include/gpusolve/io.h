@@ -12,7 +12,8 @@ extern "C" {
 /**
  * Reads a `matrix coordinate` file (real, integer or pattern; general, symmetric or
  * skew-symmetric) into a COO with the stored triangle mirrored (pattern entries read as 1.0).
- * Files ending in ".gz" are decompressed on the fly. Complex and hermitian files are refused.
+ * Files ending in ".gz" are decompressed on the fly (a build without zlib refuses gzip files
+ * with GS_ERR_UNSUPPORTED: see gs_mm_has_gzip). Complex and hermitian files are refused.
  * `matrix array` files (dense, general/symmetric/skew) are read too, every value kept. gzip
  * data is recognised by its first bytes. Any fault returns GS_ERR_PARSE (or GS_ERR_IO) with
  * "FILE:LINE: cause" (or "FILE: cause" when no line is at fault) in gs_last_error().
@@ -43,6 +44,12 @@ int gs_mm_threads(void);
  *  `matrix coordinate` file (missing entries 0, duplicates summed). *out is allocated with
  *  malloc (free() it), its length in *len. */
 gs_status_t gs_mm_read_vector(const char *path, gs_val_t **out, gs_idx_t *len);
+
+/** Whether this build reads and writes gzip-compressed files (it was built with zlib). Without,
+ *  a gzip file (by its ".gz" name or, for a regular file, its first bytes) is refused with
+ *  GS_ERR_UNSUPPORTED and "FILE: gzip-compressed, but this gpusolve was built without zlib
+ *  (...)", and writing to a ".gz" name likewise, before any file is created. */
+int gs_mm_has_gzip(void);
 
 /** Writes A as `matrix coordinate real general` (1-based, %.17g, reads back bit for bit),
  *  gzip-compressed when path ends in ".gz". Written to a temporary file renamed into place, so
@@ -77,6 +84,17 @@ gs_status_t gs_gen_pareto(gs_csr_t **out, gs_idx_t n, double k, uint64_t seed);
 /** M x N with K entries per row (min(K, N)), columns uniform random without duplicates. */
 gs_status_t gs_gen_random(gs_csr_t **out, gs_idx_t m, gs_idx_t n, gs_idx_t per_row,
                           uint64_t seed);
+
+/** N x N adjacency matrix of a scale-free directed graph (Chung-Lu model with Zipf weights):
+ *  vertex ranks k = 1..N weigh w_k = min(N, C k^(-1/(exponent-1))), C such that the weights sum
+ *  to N * mean, ranks given to rows by a random permutation. Row i has floor(w) or
+ *  floor(w) + 1 entries (expected length w, its vertex's weight: P(length = d) falls as
+ *  d^-exponent, mean `mean`); its columns are distinct, drawn without replacement with
+ *  probability proportional to the weights (popular vertices are popular columns), sorted.
+ *  Values uniform in [-1, 1). Requires 0 < mean <= N and a finite exponent > 2 (2 < exponent
+ *  < 3 is the range of real scale-free graphs; 2.5 is the CLI's default). */
+gs_status_t gs_gen_powerlaw(gs_csr_t **out, gs_idx_t n, double mean, double exponent,
+                            uint64_t seed);
 
 #ifdef __cplusplus
 }
