@@ -1,7 +1,8 @@
 /* apps/cmd_solve.c: `gpusolve solve` (the default command): solve A x = b with a Krylov method,
- * one SpMV format or every one (--format all, a comparison table), report iterations, residual,
- * error against x = 1 when b = A*1, and times; --monitor prints the residual history, --plot
- * draws it or the comparison, a terminal shows a progress line for long solves. */
+ * or min ||b - Ax|| for a rectangular A (cgnr, lsqr), one SpMV format or every one (--format
+ * all, a comparison table), report iterations, residual, error against x = 1 when b = A*1, and
+ * times; --monitor prints the residual history, --plot draws it or the comparison, a terminal
+ * shows a progress line for long solves. */
 #define _POSIX_C_SOURCE 200809L
 #include <limits.h>
 #include <math.h>
@@ -16,11 +17,19 @@
 static const char *usage_text =
     "usage: gpusolve solve [A.mtx] [b.mtx] [options]\n"
     "       gpusolve [A.mtx] [b.mtx] [options]\n\n"
-    "Solves A x = b with a Krylov method on the GPU. Without b, b = A*1 and the error\n"
-    "||x - 1|| / ||1|| is reported too. Without a matrix it solves the built-in 27-point 3D\n"
-    "Laplacian on a 64^3 grid. Stops when ||b - A x|| <= max(rtol ||b||, atol).\n\n"
-    "  --solver NAME     cg, bicgstab, gmres or auto (default: cg for a symmetric matrix with a\n"
-    "                    positive diagonal, bicgstab otherwise)\n"
+    "Solves A x = b with a Krylov method on the GPU, or the least-squares problem\n"
+    "min ||b - A x|| for an m x n A (cgnr, lsqr: b has m entries, x has n). Without b,\n"
+    "b = A*1 and the error ||x - 1|| / ||1|| is reported too (when m >= n). Without a matrix\n"
+    "it solves the built-in 27-point 3D Laplacian on a 64^3 grid. Stops when\n"
+    "||b - A x|| <= max(rtol ||b||, atol); cgnr when ||A^T r|| <= max(rtol ||A^T b||, atol);\n"
+    "lsqr on Paige and Saunders' tests with atol = btol = rtol (||r|| <= rtol (||b|| +\n"
+    "||A|| ||x||), or ||A^T r|| <= rtol ||A|| ||r||).\n\n"
+    "  --solver NAME     cg, bicgstab, gmres, bicg, cgnr, lsqr or auto (default: cg for a\n"
+    "                    symmetric matrix with a positive diagonal, bicgstab for another\n"
+    "                    square one, lsqr for a rectangular one). bicg, cgnr and lsqr use\n"
+    "                    A^T x: formats without a transpose product are refused (skipped\n"
+    "                    with --format all); cgnr and lsqr take no preconditioner, bicg\n"
+    "                    only a symmetric one (jacobi, ic0)\n"
     "  --format NAME     SpMV format (default csr-vector; 'gpusolve spmv --list'), or all: solve\n"
     "                    with every format, one row each: prepare ms, SpMV ms, solve s,\n"
     "                    iterations, relative residual, speed-up over cusparse-csr\n"
@@ -59,7 +68,7 @@ typedef struct monitor {
 
 typedef struct result {
   const char *format;
-  const char *status; /* "ok", "refused", "fail" */
+  const char *status; /* "ok", "refused" (fill), "unsupported" (no A^T for the method), "fail" */
   char note[256];
   double prepare_ms, error, speedup;
   gs_solve_stats_t stats;
@@ -99,8 +108,10 @@ static int monitor_cb(void *user, int it, double rnorm, double rel)
   return 0;
 }
 
-/* Loads a vector of length n from path (b or x0); on failure reports and returns 2. */
-static int load_vector(const char *what, const char *path, gs_idx_t n, double **out)
+/* Loads a vector of length n from path (b or x0: `dim` names what n counts, "rows" or
+ * "columns"); on failure reports and returns 2. */
+static int load_vector(const char *what, const char *path, gs_idx_t n, const char *dim,
+                       double **out)
 {
   gs_idx_t len = 0;
   gs_status_t st = gs_mm_read_vector(path, out, &len);
@@ -108,15 +119,35 @@ static int load_vector(const char *what, const char *path, gs_idx_t n, double **
   if (len != n) {
     free(*out);
     *out = NULL;
-    return cli_fail(CLI_BAD_INPUT, "solve: %s (%s) has %d entries, the matrix has %d rows", what,
-                    path, (int)len, (int)n);
+    return cli_fail(CLI_BAD_INPUT, "solve: %s (%s) has %d entries, the matrix has %d %s", what,
+                    path, (int)len, (int)n, dim);
   }
+  return CLI_OK;
+}
+
+/* What the method asks of the preconditioner and the format, checked by name before any
+ * loading (and again once auto has chosen a method): 0 or the exit status after the message. */
+static int check_method(gs_method_t m, const char *pc, const char *format, int all)
+{
+  const unsigned fl = gs_method_flags(m);
+  const char *name = gs_method_string(m);
+  if ((fl & GS_METHOD_LEAST_SQUARES) && strcmp(pc, "none") != 0)
+    return cli_fail(CLI_BAD_INPUT, "solve: %s takes no preconditioner (--precond %s): it works "
+                    "on A^T A, which the preconditioners of A do not approximate", name, pc);
+  if ((fl & GS_METHOD_SYMMETRIC_PC) && !gs_precond_symmetric_at(gs_precond_find(pc)))
+    return cli_fail(CLI_BAD_INPUT, "solve: %s applies M^-T too, and preconditioner %s has no "
+                    "transpose solve: use jacobi, or ic0 for a symmetric matrix", name, pc);
+  int b = all ? -1 : gs_spmv_backend_find(format);
+  if ((fl & GS_METHOD_TRANSPOSE) && b >= 0 && !(gs_spmv_backend_flags(b) & GS_SPMV_FLAG_TRANSPOSE))
+    return cli_fail(CLI_BAD_INPUT, "solve: %s needs the transpose product A^T x, and format %s "
+                    "has none", name, format);
   return CLI_OK;
 }
 
 static void print_single(const result_t *r, int ones)
 {
   const gs_solve_stats_t *s = &r->stats;
+  const unsigned fl = gs_method_flags(s->method);
   printf("result   %s%s%s%s in %d iteration%s", gs_reason_describe(s->reason),
          *s->detail ? " (" : "", s->detail, *s->detail ? ")" : "", s->iterations,
          s->iterations == 1 ? "" : "s");
@@ -124,8 +155,12 @@ static void print_single(const result_t *r, int ones)
     printf(" (%d restart%s from the true residual)", s->restarts, s->restarts == 1 ? "" : "s");
   printf("\n");
   printf("residual ||b - Ax||/||b|| = %.3e", s->rel_residual);
+  if (fl & GS_METHOD_LEAST_SQUARES)
+    printf(", ||A^T (b - Ax)||/||A^T b|| = %.3e", s->rel_normal_residual);
   if (ones) printf(", error ||x - 1||/||1|| = %.3e", r->error);
   printf("\n");
+  if (s->method == GS_SOLVER_LSQR)
+    printf("estimate ||A||_F ~ %.3e, cond(A) ~ %.3e (LSQR's)\n", s->anorm, s->acond);
   printf("time     solve %.4f s: SpMV %.4f s (%ld products, %.2f us each), precond %.4f s "
          "(%ld), setup %.2f ms, prepare %.2f ms\n",
          s->seconds_total, s->seconds_spmv, s->spmv_count,
@@ -133,11 +168,13 @@ static void print_single(const result_t *r, int ones)
          s->seconds_precond, s->precond_count, 1e3 * s->seconds_setup, r->prepare_ms);
 }
 
-static void print_table(const result_t *rows, int n, int ones)
+/* lsq: a least-squares method, whose column rel.res is ||A^T r|| / ||A^T b|| instead of
+ * ||r|| / ||b|| (what its convergence is about). */
+static void print_table(const result_t *rows, int n, int ones, int lsq)
 {
   printf("\n%-15s %10s %10s %10s %10s %7s %10s %10s %9s  %s\n", "format", "prepare ms",
-         "SpMV ms", "us/SpMV", "solve s", "iters", "rel.res", ones ? "error" : "-", "speed-up",
-         "stop");
+         "SpMV ms", "us/SpMV", "solve s", "iters", lsq ? "rel.A^T r" : "rel.res",
+         ones ? "error" : "-", "speed-up", "stop");
   for (int i = 0; i < n; ++i) {
     const result_t *r = &rows[i];
     if (strcmp(r->status, "ok") != 0) {
@@ -151,7 +188,8 @@ static void print_table(const result_t *rows, int n, int ones)
     printf("%-15s %10.2f %10.3f %10.2f %10.4f %7d %10.2e %10s %9s  %s\n", r->format, r->prepare_ms,
            1e3 * s->seconds_spmv,
            s->spmv_count ? 1e6 * s->seconds_spmv / (double)s->spmv_count : 0.0,
-           s->seconds_total, s->iterations, s->rel_residual, er, sp, gs_reason_string(s->reason));
+           s->seconds_total, s->iterations, lsq ? s->rel_normal_residual : s->rel_residual, er, sp,
+           gs_reason_string(s->reason));
   }
 }
 
@@ -174,6 +212,14 @@ static void json_result(cli_json_t *j, const result_t *r, int ones, int with_his
   json_int(j, "restarts", s->restarts);
   json_num(j, "rel_residual", s->rel_residual);
   json_num(j, "true_residual_norm", s->true_residual_norm);
+  if (gs_method_flags(s->method) & GS_METHOD_LEAST_SQUARES) {
+    json_num(j, "normal_residual_norm", s->normal_residual_norm);
+    json_num(j, "rel_normal_residual", s->rel_normal_residual);
+  }
+  if (s->method == GS_SOLVER_LSQR) {
+    json_num(j, "anorm_estimate", s->anorm);
+    json_num(j, "cond_estimate", s->acond);
+  }
   json_num(j, "rnorm0", s->rnorm0);
   json_num(j, "bnorm", s->bnorm);
   json_num(j, "error", ones ? r->error : NAN);
@@ -288,8 +334,8 @@ int cmd_solve(int argc, char **argv)
   /* Names first, so that a typo costs no loading. */
   int method = gs_method_find(solver);
   if (method < 0)
-    return cli_fail(CLI_BAD_INPUT, "solve: unknown solver '%s' (cg, bicgstab, gmres or auto)",
-                    solver);
+    return cli_fail(CLI_BAD_INPUT, "solve: unknown solver '%s' (cg, bicgstab, gmres, bicg, cgnr, "
+                    "lsqr or auto)", solver);
   if (gs_precond_find(pc) < 0)
     return cli_fail(CLI_BAD_INPUT,
                     "solve: unknown preconditioner '%s' (none, jacobi, ilu0 or ic0)", pc);
@@ -302,6 +348,8 @@ int cmd_solve(int argc, char **argv)
                     format);
   int nsel = all ? nb : 1;
   if (nsel == 0) return cli_fail(CLI_DEVICE, "solve: this build has no SpMV format");
+  if (method != GS_SOLVER_AUTO && (rc = check_method((gs_method_t)method, pc, format, all)) != 0)
+    return rc;
 
   gs_csr_t *H = NULL;
   gs_context_t *ctx = NULL;
@@ -316,22 +364,30 @@ int cmd_solve(int argc, char **argv)
 
   rc = paths[0] ? cli_load_matrix(paths[0], &H) : cli_default_matrix(&H, &label);
   if (rc) goto done;
-  if (H->m != H->n) {
-    rc = cli_fail(CLI_BAD_INPUT, "solve: %s is %d x %d: a square matrix is needed", label,
-                  (int)H->m, (int)H->n);
+  const gs_idx_t nrows = H->m, n = H->n; /* b has nrows entries, x has n */
+  /* auto: lsqr for a rectangular matrix; for a square one the features decide, below */
+  gs_method_t m0 = method != GS_SOLVER_AUTO ? (gs_method_t)method
+                   : nrows != n             ? GS_SOLVER_LSQR
+                                            : GS_SOLVER_AUTO;
+  if ((gs_method_flags(m0) & GS_METHOD_SQUARE) && nrows != n) {
+    rc = cli_fail(CLI_BAD_INPUT, "solve: %s is %d x %d: %s needs a square matrix (cgnr and lsqr "
+                  "solve least-squares problems)", label, (int)nrows, (int)n,
+                  gs_method_string(m0));
     goto done;
   }
-  const gs_idx_t n = H->m;
+  if (method == GS_SOLVER_AUTO && m0 != GS_SOLVER_AUTO &&
+      (rc = check_method(m0, pc, format, all)) != CLI_OK)
+    goto done;
   int ones = paths[1] == NULL;
-  if (paths[1] && (rc = load_vector("b", paths[1], n, &h_b)) != CLI_OK) goto done;
-  if (x0_path && (rc = load_vector("x0", x0_path, n, &h_x0)) != CLI_OK) goto done;
+  if (paths[1] && (rc = load_vector("b", paths[1], nrows, "rows", &h_b)) != CLI_OK) goto done;
+  if (x0_path && (rc = load_vector("x0", x0_path, n, "columns", &h_x0)) != CLI_OK) goto done;
   h_x = malloc(((size_t)n + 1) * sizeof *h_x);
   if (!h_x) {
     rc = cli_fail(CLI_DEVICE, "out of host memory");
     goto done;
   }
   if (ones) { /* b = A * 1 */
-    h_b = malloc(((size_t)n + 1) * sizeof *h_b);
+    h_b = malloc(((size_t)nrows + 1) * sizeof *h_b);
     for (gs_idx_t i = 0; h_b && i < n; ++i) h_x[i] = 1.0;
     if (!h_b || (st = gs_csr_spmv_host(H, GS_OP_N, 1.0, h_x, 0.0, h_b)) != GS_SUCCESS) {
       rc = h_b ? cli_fail_status(st) : cli_fail(CLI_DEVICE, "out of host memory");
@@ -343,21 +399,32 @@ int cmd_solve(int argc, char **argv)
   if ((st = gs_matrix_create(&A, ctx, H)) != GS_SUCCESS) goto fail;
   const gs_features_t *f = gs_matrix_features(A);
   gs_method_t m = method == GS_SOLVER_AUTO ? gs_solve_auto_method(A) : (gs_method_t)method;
-  if ((st = gs_precond_create(&M, ctx, A, pc)) != GS_SUCCESS) goto fail;
-  if ((st = gs_dmalloc(ctx, (void **)&d_b, (size_t)n * sizeof *d_b, "b")) != GS_SUCCESS ||
+  if (m != m0 && (rc = check_method(m, pc, format, all)) != CLI_OK) goto done;
+  const int lsq = (gs_method_flags(m) & GS_METHOD_LEAST_SQUARES) != 0;
+  const int need_t = (gs_method_flags(m) & GS_METHOD_TRANSPOSE) != 0;
+  /* x = 1 is the solution of b = A*1 when A has full column rank, which needs m >= n */
+  const int err_ones = ones && nrows >= n;
+  /* "none" needs no object (and a rectangular matrix has no preconditioner of its own) */
+  if (strcmp(pc, "none") != 0 && (st = gs_precond_create(&M, ctx, A, pc)) != GS_SUCCESS)
+    goto fail;
+  if ((st = gs_dmalloc(ctx, (void **)&d_b, (size_t)nrows * sizeof *d_b, "b")) != GS_SUCCESS ||
       (st = gs_dmalloc(ctx, (void **)&d_x, (size_t)n * sizeof *d_x, "x")) != GS_SUCCESS ||
-      (st = gs_copy_to_device(ctx, d_b, h_b, (size_t)n * sizeof *h_b)) != GS_SUCCESS)
+      (st = gs_copy_to_device(ctx, d_b, h_b, (size_t)nrows * sizeof *h_b)) != GS_SUCCESS)
     goto fail;
 
   if (!json) {
-    printf("matrix   %s: %d x %d, %lld nonzeros%s%s\n", label, (int)n, (int)n, (long long)H->nnz,
-           f->numerically_symmetric ? ", symmetric" : "",
+    printf("matrix   %s: %d x %d, %lld nonzeros%s%s\n", label, (int)nrows, (int)n,
+           (long long)H->nnz, f->numerically_symmetric ? ", symmetric" : "",
            f->diagonal_positive ? ", positive diagonal" : "");
-    printf("system   b = %s, x0 = %s\n", ones ? "A*1 (the error against x = 1 is reported)"
-                                              : paths[1], x0_path ? x0_path : "0");
+    printf("system   b = %s, x0 = %s\n",
+           !ones      ? paths[1]
+           : err_ones ? "A*1 (the error against x = 1 is reported)"
+                      : "A*1 (a wide A: the minimum-norm solution is not x = 1)",
+           x0_path ? x0_path : "0");
     const char *why = method != GS_SOLVER_AUTO ? ""
-                      : m == GS_SOLVER_CG  ? " (auto: symmetric, positive diagonal)"
-                                           : " (auto: not symmetric with a positive diagonal)";
+                      : m == GS_SOLVER_CG      ? " (auto: symmetric, positive diagonal)"
+                      : m == GS_SOLVER_LSQR    ? " (auto: rectangular, least squares)"
+                                               : " (auto: not symmetric with a positive diagonal)";
     printf("solver   %s%s, precond %s (setup %.2f ms), rtol %g, atol %g, maxit %ld",
            gs_method_string(m), why, pc, 1e3 * gs_precond_setup_seconds(M), rtol, atol, maxit);
     if (m == GS_SOLVER_GMRES) printf(", restart %ld", restart);
@@ -399,6 +466,17 @@ int cmd_solve(int argc, char **argv)
       w.monitor = NULL;
       w.x0_given = 0;
       w.maxit = warmed ? 2 : m == GS_SOLVER_GMRES ? 2 * (int)restart + 1 : 3;
+      if (need_t && !gs_spmv_supports(S, GS_OP_T)) { /* before any work with this format */
+        gs_spmv_destroy(&S);
+        if (!all) {
+          rc = cli_fail(CLI_BAD_INPUT, "solve: %s needs the transpose product A^T x, and format "
+                        "%s has none for this matrix", gs_method_string(m), r->format);
+          goto done;
+        }
+        r->status = "unsupported";
+        snprintf(r->note, sizeof r->note, "no transpose product for %s", gs_method_string(m));
+        continue;
+      }
       st = gs_solve(ctx, &w, S, M, d_b, d_x, &ws);
       warmed = 1;
     }
@@ -427,7 +505,7 @@ int cmd_solve(int argc, char **argv)
       continue;
     }
     r->status = "ok";
-    if (ones) {
+    if (err_ones) {
       double e = 0.0;
       for (gs_idx_t i = 0; i < n; ++i) e += (h_x[i] - 1.0) * (h_x[i] - 1.0);
       r->error = n > 0 ? sqrt(e / (double)n) : 0.0;
@@ -459,7 +537,7 @@ int cmd_solve(int argc, char **argv)
     json_begin(&j, stdout);
     json_str(&j, "command", "solve");
     json_str(&j, "matrix", label);
-    json_int(&j, "rows", n);
+    json_int(&j, "rows", nrows);
     json_int(&j, "cols", n);
     json_int(&j, "nnz", H->nnz);
     json_bool(&j, "symmetric", f->numerically_symmetric);
@@ -475,14 +553,14 @@ int cmd_solve(int argc, char **argv)
     json_int(&j, "restart", restart);
     json_str(&j, "device", gs_context_device_name(ctx));
     json_arr_begin(&j, "results");
-    for (int k = 0; k < nsel; ++k) json_result(&j, &rows[k], ones, monitor);
+    for (int k = 0; k < nsel; ++k) json_result(&j, &rows[k], err_ones, monitor);
     json_arr_end(&j);
     json_end(&j);
   } else if (all) {
-    print_table(rows, nsel, ones);
+    print_table(rows, nsel, err_ones, lsq);
   } else {
     printf("format   %s (prepare %.2f ms)\n", rows[0].format, rows[0].prepare_ms);
-    print_single(&rows[0], ones);
+    print_single(&rows[0], err_ones);
   }
   fflush(stdout);
 
@@ -493,7 +571,12 @@ int cmd_solve(int argc, char **argv)
   if (plot_path && (rc = write_plot(plot_path, label, gs_method_string(m), pc, rows, nsel,
                                     monitor)) != CLI_OK)
     goto done;
-  if (failures) {
+  int solved = 0;
+  for (int k = 0; k < nsel; ++k) solved += !strcmp(rows[k].status, "ok");
+  if (!solved && !failures) {
+    rc = cli_fail(CLI_BAD_INPUT, "solve: no format could run %s on this matrix (first: %s: %s)",
+                  gs_method_string(m), rows[0].format, rows[0].note);
+  } else if (failures) {
     const result_t *ff = rows;
     while (strcmp(ff->status, "fail") != 0) ++ff;
     rc = cli_fail(fail_code, "solve: %d format%s failed (first: %s: %s)", failures,

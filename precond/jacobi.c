@@ -89,4 +89,5 @@ static size_t jacobi_bytes(const void *data)
 
 const gs_precond_ops_t gs_precond_jacobi_ops = {
   GS_PRECOND_OPS_VERSION, "jacobi", "diagonal scaling z = D^-1 r (nonzero diagonal needed)",
-  jacobi_setup, jacobi_apply, jacobi_bytes, jacobi_destroy};
+  jacobi_setup, jacobi_apply, jacobi_bytes, jacobi_destroy,
+  GS_PRECOND_FLAG_SYMMETRIC}; /* D^T = D */

@@ -44,7 +44,7 @@ static void none_destroy(void *data) { (void)data; }
 
 static const gs_precond_ops_t none_ops = {
   GS_PRECOND_OPS_VERSION, "none", "no preconditioner (z = r)",
-  none_setup, none_apply, none_bytes, none_destroy};
+  none_setup, none_apply, none_bytes, none_destroy, GS_PRECOND_FLAG_SYMMETRIC};
 
 static const gs_precond_ops_t *const registry[] = {
   &none_ops, &gs_precond_jacobi_ops, &gs_precond_ilu0_ops, &gs_precond_ic0_ops};
@@ -55,6 +55,17 @@ const char *gs_precond_name_at(int i) { return i >= 0 && i < NREG ? registry[i]-
 const char *gs_precond_summary_at(int i)
 {
   return i >= 0 && i < NREG ? registry[i]->summary : NULL;
+}
+
+/* Flags of a table; tables older than version 2 have none. */
+static unsigned ops_flags(const gs_precond_ops_t *ops)
+{
+  return ops->version >= 2 ? ops->flags : 0u;
+}
+
+int gs_precond_symmetric_at(int i)
+{
+  return i >= 0 && i < NREG && (ops_flags(registry[i]) & GS_PRECOND_FLAG_SYMMETRIC) != 0;
 }
 
 int gs_precond_find(const char *name)
@@ -131,6 +142,10 @@ const char *gs_precond_name(const gs_precond_t *M) { return M ? M->ops->name : "
 gs_idx_t gs_precond_size(const gs_precond_t *M) { return M ? M->n : 0; }
 gs_context_t *gs_precond_context(const gs_precond_t *M) { return M ? M->ctx : NULL; }
 int gs_precond_is_identity(const gs_precond_t *M) { return !M || M->ops == &none_ops; }
+int gs_precond_is_symmetric(const gs_precond_t *M)
+{
+  return !M || (ops_flags(M->ops) & GS_PRECOND_FLAG_SYMMETRIC) != 0;
+}
 double gs_precond_setup_seconds(const gs_precond_t *M) { return M ? M->setup_seconds : 0.0; }
 size_t gs_precond_device_bytes(const gs_precond_t *M)
 {

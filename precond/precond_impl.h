@@ -9,7 +9,7 @@
  *   - apply: d_r, d_z of length n > 0, possibly the same vector; asynchronous on ctx->stream,
  *            never allocates, never synchronizes.
  *   - destroy: accepts NULL.
- * Slots are only appended after version 1. */
+ * Slots are only appended after version 1. Version 2 added `flags`. */
 #ifndef GS_PRECOND_IMPL_H
 #define GS_PRECOND_IMPL_H
 
@@ -20,7 +20,13 @@
 extern "C" {
 #endif
 
-#define GS_PRECOND_OPS_VERSION 1
+#define GS_PRECOND_OPS_VERSION 2
+
+/* gs_precond_ops_t.flags */
+enum {
+  GS_PRECOND_FLAG_SYMMETRIC = 1u << 0 /* M^T = M, so M^-T r = M^-1 r: the preconditioner serves
+                                         methods that apply M^-T (BiCG) */
+};
 
 typedef struct gs_precond_ops {
   int version;
@@ -30,6 +36,8 @@ typedef struct gs_precond_ops {
   gs_status_t (*apply)(gs_context_t *ctx, void *data, const double *d_r, double *d_z);
   size_t (*device_bytes)(const void *data);
   void (*destroy)(void *data);
+  /* ---- version 2 ---- */
+  unsigned flags; /* GS_PRECOND_FLAG_* */
 } gs_precond_ops_t;
 
 extern const gs_precond_ops_t gs_precond_jacobi_ops;

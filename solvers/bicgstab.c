@@ -29,8 +29,8 @@ gs_status_t gs_bicgstab_solve(gs_solver_t *s, double *x, double *work, double *h
   double *shat = s->M ? work + SHAT * ld : r;
 
   GS_CHECK(gs_solver_residual(s, s->opts.x0_given ? x : NULL, r));  /* r <- b - A x0        */
-  GS_CHECK(s->vec->nrm2(s, r, &S->rnorm));                            /* ||r||                */
-  GS_CHECK(s->vec->copy(s, r, rhat));                                 /* r~ <- r              */
+  GS_CHECK(s->vec->nrm2(s, n, r, &S->rnorm));                         /* ||r||                */
+  GS_CHECK(s->vec->copy(s, n, r, rhat));                              /* r~ <- r              */
   GS_CHECK(gs_solver_fetch(s));
   s->stats->rnorm0 = s->h_s->rnorm;
   gs_reason_t reason = gs_solver_check(s, 0, s->h_s->rnorm, window);
@@ -50,20 +50,20 @@ gs_status_t gs_bicgstab_solve(gs_solver_t *s, double *x, double *work, double *h
    * block and one stream sync every k iterations; the half-step test runs on the device. */
   for (int it = 1; reason == GS_REASON_NONE; ++it) {
     const int c = it & 1; /* rho of this iteration in S->rho[c], the previous in c ^ 1 */
-    GS_CHECK(s->vec->dot(s, rhat, r, &S->rho[c]));                            /* r~^T r     */
+    GS_CHECK(s->vec->dot(s, n, rhat, r, &S->rho[c]));                         /* r~^T r     */
     GS_CHECK(gs_kernel_bicgstab_p(stream, n, S, c, it == 1, it - 1, p, r, v)); /* p          */
     if (s->M) GS_CHECK(gs_solver_precond(s, p, phat));                       /* phat <- M^-1 p */
     GS_CHECK(gs_solver_spmv(s, 1.0, phat, 0.0, v));                           /* v <- A phat */
-    GS_CHECK(s->vec->dot(s, rhat, v, &S->rv));                                /* r~^T v     */
+    GS_CHECK(s->vec->dot(s, n, rhat, v, &S->rv));                             /* r~^T v     */
     GS_CHECK(gs_kernel_bicgstab_s(stream, n, S, c, it - 1, r, v));          /* s <- r - a v */
-    GS_CHECK(s->vec->nrm2(s, r, &S->rnorm));                                   /* ||s||      */
+    GS_CHECK(s->vec->nrm2(s, n, r, &S->rnorm));                                /* ||s||      */
     if (s->M) GS_CHECK(gs_solver_precond(s, r, shat));                       /* shat <- M^-1 s */
     GS_CHECK(gs_solver_spmv(s, 1.0, shat, 0.0, t));                           /* t <- A shat */
-    GS_CHECK(s->vec->dot(s, t, r, &S->ts));                                    /* t^T s      */
-    GS_CHECK(s->vec->dot(s, t, t, &S->tt));                                    /* t^T t      */
+    GS_CHECK(s->vec->dot(s, n, t, r, &S->ts));                                 /* t^T s      */
+    GS_CHECK(s->vec->dot(s, n, t, t, &S->tt));                                 /* t^T t      */
     GS_CHECK(gs_kernel_bicgstab_xr(stream, n, S, s->tol, it, it - 1, x, r, phat, shat,
                                    t));                 /* x += a phat + w shat, r <- s - w t */
-    GS_CHECK(s->vec->nrm2(s, r, &S->rnorm));                                   /* ||r||      */
+    GS_CHECK(s->vec->nrm2(s, n, r, &S->rnorm));                                /* ||r||      */
     if (it % k == 0 || it >= maxit) {
       GS_CHECK(gs_solver_fetch(s));
       reason = gs_solver_check(s, it, s->h_s->rnorm, window);

@@ -47,10 +47,10 @@ gs_status_t gs_cg_solve(gs_solver_t *s, double *x, double *work, double *h_work)
   double *z = s->M ? work + Z * s->ld : r; /* no preconditioner: z is r itself */
 
   GS_CHECK(gs_solver_residual(s, s->opts.x0_given ? x : NULL, r));  /* r <- b - A x0        */
-  GS_CHECK(s->vec->nrm2(s, r, &S->rnorm));                            /* ||r||                */
+  GS_CHECK(s->vec->nrm2(s, n, r, &S->rnorm));                         /* ||r||                */
   if (s->M) GS_CHECK(gs_solver_precond(s, r, z));                   /* z <- M^-1 r          */
-  GS_CHECK(s->vec->dot(s, r, z, &S->rho[0]));                         /* rho <- r^T z         */
-  GS_CHECK(s->vec->copy(s, z, p));                                    /* p <- z               */
+  GS_CHECK(s->vec->dot(s, n, r, z, &S->rho[0]));                      /* rho <- r^T z         */
+  GS_CHECK(s->vec->copy(s, n, z, p));                                 /* p <- z               */
   GS_CHECK(gs_solver_fetch(s));
   s->stats->rnorm0 = s->h_s->rnorm;
   gs_reason_t reason = initial_reason(s, gs_solver_check(s, 0, s->h_s->rnorm, window));
@@ -67,12 +67,12 @@ gs_status_t gs_cg_solve(gs_solver_t *s, double *x, double *work, double *h_work)
   for (int it = 1; reason == GS_REASON_NONE; ++it) {
     const int c = (it - 1) & 1; /* rho of this iteration in S->rho[c], the next in c ^ 1 */
     GS_CHECK(gs_solver_spmv(s, 1.0, p, 0.0, q));                                /* q <- A p  */
-    GS_CHECK(s->vec->dot(s, p, q, &S->pq));                                      /* p^T q     */
+    GS_CHECK(s->vec->dot(s, n, p, q, &S->pq));                                   /* p^T q     */
     GS_CHECK(gs_kernel_cg_update(stream, n, S, c, it - 1, x, r, p, q)); /* x += a p, r -= a q */
-    GS_CHECK(s->vec->nrm2(s, r, &S->rnorm));                                     /* ||r||     */
+    GS_CHECK(s->vec->nrm2(s, n, r, &S->rnorm));                                  /* ||r||     */
     if (s->M) {
       GS_CHECK(gs_solver_precond(s, r, z));                                     /* z <- M^-1 r */
-      GS_CHECK(s->vec->dot(s, r, z, &S->rho[c ^ 1]));                            /* r^T z     */
+      GS_CHECK(s->vec->dot(s, n, r, z, &S->rho[c ^ 1]));                         /* r^T z     */
     }
     GS_CHECK(gs_kernel_cg_direction(stream, n, S, c, !s->M, it, p, z));   /* p <- z + b p    */
     if (it % k == 0 || it >= maxit) {

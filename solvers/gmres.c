@@ -59,7 +59,7 @@ gs_status_t gs_gmres_solve(gs_solver_t *s, double *x, double *work, double *hw)
   int it = 0;
 
   GS_CHECK(gs_solver_residual(s, s->opts.x0_given ? x : NULL, V));  /* r <- b - A x0 (in v0) */
-  GS_CHECK(s->vec->nrm2(s, V, &S->rnorm));                            /* beta <- ||r||        */
+  GS_CHECK(s->vec->nrm2(s, n, V, &S->rnorm));                         /* beta <- ||r||        */
   GS_CHECK(gs_solver_fetch(s));
   double beta = s->h_s->rnorm;
   s->stats->rnorm0 = beta;
@@ -73,7 +73,7 @@ gs_status_t gs_gmres_solve(gs_solver_t *s, double *x, double *work, double *hw)
    * Per cycle besides: x += M^-1 V y ((j + 2)n + M^-1) and the true residual (SpMV + 2n).
    * Host: the new Hessenberg column (j + 2 doubles) and the scalar block, one sync. */
   while (reason == GS_REASON_NONE) {
-    GS_CHECK(s->vec->scale(s, 1.0 / beta, V));                            /* v0 <- r / beta */
+    GS_CHECK(s->vec->scale(s, n, 1.0 / beta, V));                         /* v0 <- r / beta */
     g[0] = beta;
     for (int i = 1; i <= m; ++i) g[i] = 0.0;
     int j = 0, lucky = 0;
@@ -93,7 +93,7 @@ gs_status_t gs_gmres_solve(gs_solver_t *s, double *x, double *work, double *hw)
       GS_CHECK(s->vec->mdot(s, k, V, ld, w, d_h2));                       /* h2 <- V^T w   */
       GS_CHECK(s->vec->gemv(s, k, s->minus_one, V, ld, d_h2, s->one, w)); /* w <- w - V h2 */
       GS_CHECK(s->vec->axpy(s, (size_t)k, s->one, d_h2, d_h));           /* h <- h + h2   */
-      GS_CHECK(s->vec->nrm2(s, w, d_h + k));                              /* h_{j+1,j}     */
+      GS_CHECK(s->vec->nrm2(s, n, w, d_h + k));                           /* h_{j+1,j}     */
       GS_CHECK(GS_CUDA(cudaMemcpyAsync(col, d_h, (size_t)(k + 1) * sizeof(double),
                                        cudaMemcpyDeviceToHost, stream)));
       GS_CHECK(gs_solver_fetch(s)); /* waits for the column too */
@@ -127,7 +127,7 @@ gs_status_t gs_gmres_solve(gs_solver_t *s, double *x, double *work, double *hw)
       g[j] = cs[j] * g[j];
       j = k;
       if (hn <= DBL_EPSILON * h0) lucky = 1; /* invariant subspace: w is noise, keep it out */
-      else GS_CHECK(s->vec->scale(s, 1.0 / hn, w));                   /* v_{j+1} <- w / h */
+      else GS_CHECK(s->vec->scale(s, n, 1.0 / hn, w));                /* v_{j+1} <- w / h */
       inner = gs_solver_check(s, it, fabs(g[j]), 0);
     }
 
@@ -154,7 +154,7 @@ gs_status_t gs_gmres_solve(gs_solver_t *s, double *x, double *work, double *hw)
 
     /* the true residual starts the next cycle */
     GS_CHECK(gs_solver_residual(s, x, V));                                /* r <- b - A x  */
-    GS_CHECK(s->vec->nrm2(s, V, &S->rnorm));
+    GS_CHECK(s->vec->nrm2(s, n, V, &S->rnorm));
     GS_CHECK(gs_solver_fetch(s));
     const double beta_new = s->h_s->rnorm;
     if (!isfinite(beta_new)) {

@@ -123,6 +123,14 @@ unsigned gs_operator_caps(const gs_operator_t *A) { return A ? A->caps : 0u; }
 gs_context_t *gs_operator_context(const gs_operator_t *A) { return A ? A->ctx : NULL; }
 int gs_operator_is_transposed(const gs_operator_t *A) { return A && A->kind == OPER_TRANSPOSE; }
 
+const char *gs_operator_name(const gs_operator_t *A)
+{
+  if (!A) return "";
+  if (A->kind == OPER_SPMV) return gs_spmv_name(A->S);
+  if (A->kind == OPER_TRANSPOSE) return gs_operator_name(A->inner);
+  return "shell";
+}
+
 gs_matrix_t *gs_operator_matrix(const gs_operator_t *A)
 {
   if (!A) return NULL;

@@ -16,8 +16,10 @@ const char *gs_reason_string(gs_reason_t r)
 {
   switch (r) {
   case GS_REASON_NONE: return "none";
+  case GS_CONVERGED_RTOL_NORMAL: return "converged_rtol_normal";
   case GS_CONVERGED_RTOL: return "converged_rtol";
   case GS_CONVERGED_ATOL: return "converged_atol";
+  case GS_CONVERGED_ATOL_NORMAL: return "converged_atol_normal";
   case GS_DIVERGED_MAXIT: return "diverged_maxit";
   case GS_DIVERGED_BREAKDOWN: return "diverged_breakdown";
   case GS_DIVERGED_INDEFINITE: return "diverged_indefinite";
@@ -32,8 +34,12 @@ const char *gs_reason_describe(gs_reason_t r)
 {
   switch (r) {
   case GS_REASON_NONE: return "not run";
+  case GS_CONVERGED_RTOL_NORMAL: return "converged to a least-squares solution (relative "
+                                        "tolerance on ||A^T r||)";
   case GS_CONVERGED_RTOL: return "converged (relative tolerance)";
   case GS_CONVERGED_ATOL: return "converged (absolute tolerance)";
+  case GS_CONVERGED_ATOL_NORMAL: return "converged to a least-squares solution (absolute "
+                                        "tolerance on ||A^T r||)";
   case GS_DIVERGED_MAXIT: return "iteration limit reached";
   case GS_DIVERGED_BREAKDOWN: return "breakdown";
   case GS_DIVERGED_INDEFINITE: return "indefinite matrix or preconditioner";
@@ -46,17 +52,19 @@ const char *gs_reason_describe(gs_reason_t r)
 
 int gs_reason_converged(gs_reason_t r) { return r > 0; }
 
-static const char *const method_names[] = {"cg", "bicgstab", "gmres", "auto"};
+static const char *const method_names[] = {"cg", "bicgstab", "gmres", "auto",
+                                           "bicg", "cgnr", "lsqr"};
+#define NMETHODS (int)(sizeof method_names / sizeof method_names[0])
 
 const char *gs_method_string(gs_method_t m)
 {
-  return (m >= GS_SOLVER_CG && m <= GS_SOLVER_AUTO) ? method_names[m] : "unknown";
+  return ((int)m >= 0 && (int)m < NMETHODS) ? method_names[m] : "unknown";
 }
 
 int gs_method_find(const char *name)
 {
   if (!name) return -1;
-  for (int i = 0; i <= (int)GS_SOLVER_AUTO; ++i)
+  for (int i = 0; i < NMETHODS; ++i)
     if (strcmp(name, method_names[i]) == 0) return i;
   return -1;
 }
@@ -80,6 +88,8 @@ void gs_solve_opts_default(gs_solve_opts_t *o)
 
 gs_method_t gs_solve_auto_method(const gs_matrix_t *A)
 {
+  const gs_csr_t *h = gs_matrix_host(A);
+  if (h && h->m != h->n) return GS_SOLVER_LSQR; /* least squares, as MATLAB's backslash */
   const gs_features_t *f = gs_matrix_features(A);
   if (f && f->numerically_symmetric && f->diagonal_positive) return GS_SOLVER_CG;
   return GS_SOLVER_BICGSTAB;
@@ -90,13 +100,26 @@ gs_method_t gs_solve_auto_method(const gs_matrix_t *A)
 typedef struct {
   size_t (*work)(const gs_solver_t *s, size_t *host_doubles);
   gs_status_t (*solve)(gs_solver_t *s, double *d_x, double *d_work, double *h_work);
+  unsigned flags; /* GS_METHOD_* */
 } method_t;
 
+enum { SQ = GS_METHOD_SQUARE, TR = GS_METHOD_TRANSPOSE, LS = GS_METHOD_LEAST_SQUARES,
+       SPC = GS_METHOD_SYMMETRIC_PC };
+
 static const method_t methods[] = {
-  [GS_SOLVER_CG] = {gs_cg_work, gs_cg_solve},
-  [GS_SOLVER_BICGSTAB] = {gs_bicgstab_work, gs_bicgstab_solve},
-  [GS_SOLVER_GMRES] = {gs_gmres_work, gs_gmres_solve},
+  [GS_SOLVER_CG] = {gs_cg_work, gs_cg_solve, SQ},
+  [GS_SOLVER_BICGSTAB] = {gs_bicgstab_work, gs_bicgstab_solve, SQ},
+  [GS_SOLVER_GMRES] = {gs_gmres_work, gs_gmres_solve, SQ},
+  [GS_SOLVER_AUTO] = {NULL, NULL, 0},
+  [GS_SOLVER_BICG] = {gs_bicg_work, gs_bicg_solve, SQ | TR | SPC},
+  [GS_SOLVER_CGNR] = {gs_cgnr_work, gs_cgnr_solve, TR | LS},
+  [GS_SOLVER_LSQR] = {gs_lsqr_work, gs_lsqr_solve, TR | LS},
 };
+
+unsigned gs_method_flags(gs_method_t m)
+{
+  return ((int)m >= 0 && (int)m < NMETHODS) ? methods[m].flags : 0u;
+}
 
 /* ---- timing ---------------------------------------------------------------------------------- */
 
@@ -167,7 +190,7 @@ gs_status_t gs_solver_precond(gs_solver_t *s, const double *d_r, double *d_z)
 
 gs_status_t gs_solver_residual(gs_solver_t *s, const double *d_x, double *d_r)
 {
-  GS_CHECK(s->vec->copy(s, s->d_b, d_r));
+  GS_CHECK(s->vec->copy(s, s->m, s->d_b, d_r));
   if (!d_x) return GS_SUCCESS;
   return gs_solver_spmv(s, -1.0, d_x, 1.0, d_r); /* r <- b - A x */
 }
@@ -206,6 +229,10 @@ const char *gs_solver_halt_detail(int halt, int what)
   case GS_WHAT_RV: return nan ? "r~^T v is not finite" : "r~^T v = 0";
   case GS_WHAT_TT: return nan ? "t^T t is not finite" : "t^T t = 0";
   case GS_WHAT_OMEGA: return nan ? "omega is not finite" : "omega = t^T s / t^T t = 0";
+  case GS_WHAT_PTQ: return nan ? "p~^T A p is not finite" : "p~^T A p = 0";
+  case GS_WHAT_WW:
+    return nan ? "||A p||^2 is not finite" : "A p = 0: the direction is in the null space of A";
+  case GS_WHAT_LSQR: return "a plane rotation or step length is not finite";
   default: return "";
   }
 }
@@ -216,7 +243,9 @@ const char *gs_solver_halt_detail(int halt, int what)
 
 static gs_reason_t converged_reason(const gs_solver_t *s, double rnorm)
 {
-  return rnorm <= s->opts.rtol * s->bnorm ? GS_CONVERGED_RTOL : GS_CONVERGED_ATOL;
+  if (s->flags & GS_METHOD_LEAST_SQUARES) /* the monitored norm is ||A^T r|| */
+    return rnorm <= s->tol_rel ? GS_CONVERGED_RTOL_NORMAL : GS_CONVERGED_ATOL_NORMAL;
+  return rnorm <= s->tol_rel ? GS_CONVERGED_RTOL : GS_CONVERGED_ATOL;
 }
 
 gs_reason_t gs_solver_check(gs_solver_t *s, int it, double rnorm, int window)
@@ -226,15 +255,20 @@ gs_reason_t gs_solver_check(gs_solver_t *s, int it, double rnorm, int window)
   st->iterations = s->it_base + (halt ? s->h_s->halt_done : it);
   st->rnorm = rnorm;
   int stop = 0;
-  /* A refused step leaves r unchanged: do not report its norm twice. */
-  if (s->opts.monitor && (!halt || halt == GS_HALT_HALFSTEP))
+  /* A refused step leaves r unchanged: do not report its norm twice. (The steps that end
+   * BiCGSTAB at its half step and LSQR on its tests are taken.) */
+  if (s->opts.monitor && (!halt || halt == GS_HALT_HALFSTEP || halt == GS_HALT_LSQR))
     stop = s->opts.monitor(s->opts.monitor_user, st->iterations, rnorm,
-                           s->bnorm > 0.0 ? rnorm / s->bnorm : rnorm);
+                           s->refnorm > 0.0 ? rnorm / s->refnorm : rnorm);
   if (!isfinite(rnorm)) {
     st->detail = "the residual norm is not finite";
     return GS_DIVERGED_NANINF;
   }
   if (rnorm <= s->tol || halt == GS_HALT_HALFSTEP) return converged_reason(s, rnorm);
+  if (halt == GS_HALT_LSQR) {
+    st->detail = gs_lsqr_detail(s->h_s->halt_what);
+    return gs_lsqr_reason(s->h_s->halt_what);
+  }
   if (halt) {
     st->detail = gs_solver_halt_detail(halt, s->h_s->halt_what);
     return gs_solver_halt_reason(halt);
@@ -257,7 +291,7 @@ gs_reason_t gs_solver_check(gs_solver_t *s, int it, double rnorm, int window)
 
 static gs_status_t check_opts(const gs_solve_opts_t *o)
 {
-  if ((int)o->method < GS_SOLVER_CG || o->method > GS_SOLVER_AUTO)
+  if ((int)o->method < GS_SOLVER_CG || (int)o->method >= NMETHODS)
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solve: unknown method %d", (int)o->method);
   if (!(o->rtol >= 0.0) || !(o->atol >= 0.0) || !isfinite(o->rtol) || !isfinite(o->atol))
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solve: tolerances must be finite and >= 0 "
@@ -330,31 +364,51 @@ gs_status_t gs_solver_setup(gs_solver_t *s, gs_operator_t *A, gs_precond_t *M)
   if (M && gs_precond_context(M) != s->ctx)
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solve: the preconditioner was created on another "
                     "context than the solve's: pass the context it was created on");
-  const gs_idx_t n = gs_operator_rows(A);
-  if (n != gs_operator_cols(A))
-    return GS_ERROR(GS_ERR_DIMENSION, "gs_solve: the matrix is not square (%d x %d)", (int)n,
-                    (int)gs_operator_cols(A));
+  const gs_idx_t m = gs_operator_rows(A), n = gs_operator_cols(A);
+  gs_solve_opts_t o = s->given;
+  if (o.method == GS_SOLVER_AUTO) {
+    gs_matrix_t *Am = gs_operator_matrix(A);
+    /* a transposed view of a symmetric matrix is the matrix itself; a shell says nothing but
+     * its shape */
+    o.method = m != n ? GS_SOLVER_LSQR : Am ? gs_solve_auto_method(Am) : GS_SOLVER_BICGSTAB;
+  }
+  /* what the method needs, checked before anything runs on the device */
+  const unsigned fl = methods[o.method].flags;
+  const char *name = gs_method_string(o.method);
+  if ((fl & GS_METHOD_SQUARE) && m != n)
+    return GS_ERROR(GS_ERR_DIMENSION, "gs_solve: %s needs a square matrix, and A is %d x %d "
+                    "(cgnr and lsqr solve least-squares problems)", name, (int)m, (int)n);
+  if ((fl & GS_METHOD_TRANSPOSE) && !(gs_operator_caps(A) & GS_SPMV_CAP_TRANSPOSE))
+    return GS_ERROR(GS_ERR_UNSUPPORTED, "gs_solve: %s needs products with A^T, and the SpMV "
+                    "backend '%s' has no transpose product for this matrix", name,
+                    gs_operator_name(A));
+  if (M && !gs_precond_is_identity(M)) {
+    if (fl & GS_METHOD_LEAST_SQUARES)
+      return GS_ERROR(GS_ERR_UNSUPPORTED, "gs_solve: %s takes no preconditioner (given %s): "
+                      "it works on A^T A, which the preconditioners of A do not approximate",
+                      name, gs_precond_name(M));
+    if ((fl & GS_METHOD_SYMMETRIC_PC) && !gs_precond_is_symmetric(M))
+      return GS_ERROR(GS_ERR_UNSUPPORTED, "gs_solve: %s applies M^-T as well as M^-1, and "
+                      "preconditioner %s is not symmetric (no transpose solve): use jacobi, or "
+                      "ic0 for a symmetric matrix", name, gs_precond_name(M));
+  }
   if (M && gs_precond_size(M) != n)
     return GS_ERROR(GS_ERR_DIMENSION, "gs_solve: the preconditioner has order %d, the matrix %d",
                     (int)gs_precond_size(M), (int)n);
   GS_CHECK(gs_context_activate(s->ctx));
   release(s);
 
-  gs_solve_opts_t o = s->given;
-  if (o.method == GS_SOLVER_AUTO) {
-    gs_matrix_t *Am = gs_operator_matrix(A);
-    /* a transposed view of a symmetric matrix is the matrix itself; a shell says nothing */
-    o.method = Am ? gs_solve_auto_method(Am) : GS_SOLVER_BICGSTAB;
-  }
   if (o.restart > n) o.restart = n > 0 ? n : 1;
   s->method = o.method;
+  s->flags = fl;
   s->opts = o;
   s->A = A;
   s->M = gs_precond_is_identity(M) ? NULL : M;
   s->vec = &gs_vecops_cuda;
+  s->m = m;
   s->n = n;
-  s->ld = ((size_t)n + 31) / 32 * 32;
-  if (n == 0) {
+  s->ld = ((size_t)(m > n ? m : n) + 31) / 32 * 32;
+  if (m == 0 || n == 0) {
     s->ready = 1;
     return GS_SUCCESS;
   }
@@ -394,24 +448,45 @@ cleanup:
   return st;
 }
 
+/* Whether the recomputed true residual (h_s after the end-of-solve fetch) honours the converged
+ * reason, within `slack` times the tolerance: ||b - Ax|| for the square methods, ||A^T (b - Ax)||
+ * for CGNR, LSQR's own tests for LSQR. */
+static int true_residual_ok(const gs_solver_t *s, double slack)
+{
+  if (s->method == GS_SOLVER_LSQR) return gs_lsqr_accept(s, slack);
+  if (s->flags & GS_METHOD_LEAST_SQUARES) return s->h_s->arnorm <= slack * s->tol;
+  return s->h_s->rnorm <= slack * s->tol;
+}
+
 /* The iteration and the true-residual passes of one solve (device pointer mode is set). */
 static gs_status_t run(gs_solver_t *s, double *d_x)
 {
   gs_solve_stats_t *stats = s->stats;
   cudaEvent_t *tot = s->total;
   const int maxit = s->given.maxit;
+  const int lsq = (s->flags & GS_METHOD_LEAST_SQUARES) != 0;
+  double *t = s->d_work + s->ld; /* work vector 1: A^T b, A^T r (n entries) */
   GS_CHECK(GS_CUDA(cudaEventRecord(tot[0], s->ctx->stream)));
-  GS_CHECK(s->vec->nrm2(s, s->d_b, &s->d_s->bnorm));
+  GS_CHECK(s->vec->nrm2(s, s->m, s->d_b, &s->d_s->bnorm));
+  if (lsq) { /* ||A^T b||: what CGNR's rtol scales, as in CG on A^T A x = A^T b */
+    GS_CHECK(gs_solver_apply(s, GS_OP_T, 1.0, s->d_b, 0.0, t));
+    GS_CHECK(s->vec->nrm2(s, s->n, t, &s->d_s->arnorm));
+  }
   GS_CHECK(gs_solver_fetch(s));
   s->bnorm = s->h_s->bnorm;
-  s->tol = fmax(s->opts.rtol * s->bnorm, s->opts.atol);
+  s->refnorm = lsq ? s->h_s->arnorm : s->bnorm;
+  s->tol_rel = s->opts.rtol * s->refnorm;
+  s->tol = fmax(s->tol_rel, s->opts.atol);
   stats->bnorm = s->bnorm;
-  if (!isfinite(s->bnorm)) {
+  if (!isfinite(s->bnorm) || !isfinite(s->refnorm)) {
     stats->reason = GS_DIVERGED_NANINF;
-    stats->detail = "||b|| is not finite";
+    stats->detail = isfinite(s->bnorm) ? "||A^T b|| is not finite" : "||b|| is not finite";
   } else if (s->bnorm == 0.0) { /* b = 0: x = 0 exactly, as SciPy and PETSc answer */
-    GS_CHECK(s->vec->zero(s, d_x));
+    GS_CHECK(s->vec->zero(s, s->n, d_x));
     stats->reason = GS_CONVERGED_ATOL;
+  } else if (s->refnorm == 0.0) { /* A^T b = 0: x = 0 is the minimum-norm least-squares solution */
+    GS_CHECK(s->vec->zero(s, s->n, d_x));
+    stats->reason = GS_CONVERGED_RTOL_NORMAL;
   } else {
     GS_CHECK(methods[s->method].solve(s, d_x, s->d_work, s->h_work));
   }
@@ -421,12 +496,18 @@ static gs_status_t run(gs_solver_t *s, double *d_x)
    * at most GS_RESIDUAL_RESTARTS times and within maxit, so that "converged" means a true
    * residual within GS_TRUE_RESIDUAL_SLACK times the tolerance. The slack leaves the usual
    * rounding gap of ill-conditioned systems alone (CG on nos7, condition ~1e9, ends at a true
-   * 1.1-1.9e-8 for rtol 1e-8, as SciPy's does) instead of paying restarts for it. */
+   * 1.1-1.9e-8 for rtol 1e-8, as SciPy's does) instead of paying restarts for it.
+   * Least squares: the same with ||A^T (b - Ax)|| (and for LSQR ||x||, for its tests). */
   for (int pass = 0;; ++pass) {
     GS_CHECK(gs_solver_residual(s, d_x, s->d_work));
-    GS_CHECK(s->vec->nrm2(s, s->d_work, &s->d_s->rnorm));
+    GS_CHECK(s->vec->nrm2(s, s->m, s->d_work, &s->d_s->rnorm));
+    if (lsq) {
+      GS_CHECK(gs_solver_apply(s, GS_OP_T, 1.0, s->d_work, 0.0, t));     /* A^T (b - Ax) */
+      GS_CHECK(s->vec->nrm2(s, s->n, t, &s->d_s->arnorm));
+      GS_CHECK(s->vec->nrm2(s, s->n, d_x, &s->d_s->xnorm));
+    }
     GS_CHECK(gs_solver_fetch(s));
-    if (!gs_reason_converged(stats->reason) || s->h_s->rnorm <= GS_TRUE_RESIDUAL_SLACK * s->tol ||
+    if (!gs_reason_converged(stats->reason) || true_residual_ok(s, GS_TRUE_RESIDUAL_SLACK) ||
         pass == GS_RESIDUAL_RESTARTS || stats->iterations >= maxit)
       break;
     s->opts.x0_given = 1;
@@ -435,15 +516,25 @@ static gs_status_t run(gs_solver_t *s, double *d_x)
     stats->restarts++;
     GS_CHECK(methods[s->method].solve(s, d_x, s->d_work, s->h_work));
   }
-  if (gs_reason_converged(stats->reason) && !(s->h_s->rnorm <= GS_TRUE_RESIDUAL_SLACK * s->tol)) {
+  if (gs_reason_converged(stats->reason) && !true_residual_ok(s, GS_TRUE_RESIDUAL_SLACK)) {
     stats->reason = stats->iterations >= maxit ? GS_DIVERGED_MAXIT : GS_DIVERGED_STAGNATION;
-    stats->detail = "the recurrence converged but the true residual b - Ax did not";
+    stats->detail = lsq ? "the recurrence converged but the true A^T (b - Ax) did not"
+                        : "the recurrence converged but the true residual b - Ax did not";
   }
   GS_CHECK(GS_CUDA(cudaEventRecord(tot[1], s->ctx->stream)));
   GS_CHECK(gs_solver_fetch(s));
   stats->true_residual_norm = s->h_s->rnorm;
   stats->rel_residual = s->bnorm > 0.0 ? stats->true_residual_norm / s->bnorm
                                        : stats->true_residual_norm;
+  if (lsq) {
+    stats->normal_residual_norm = s->h_s->arnorm;
+    stats->rel_normal_residual = s->refnorm > 0.0 ? s->h_s->arnorm / s->refnorm
+                                                  : s->h_s->arnorm;
+  }
+  if (s->method == GS_SOLVER_LSQR) {
+    stats->anorm = s->h_s->ls.anorm;
+    stats->acond = s->h_s->ls.acond;
+  }
   float ms = 0.0f;
   GS_CHECK(GS_CUDA(cudaEventElapsedTime(&ms, tot[0], tot[1])));
   stats->seconds_total = 1e-3 * ms;
@@ -463,14 +554,27 @@ gs_status_t gs_solver_solve(gs_solver_t *s, const double *d_b, double *d_x,
   if (!s) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solver_solve: s is NULL");
   if (!s->ready)
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solver_solve: call gs_solver_setup first");
-  if (s->n > 0 && (!d_b || !d_x)) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solve: NULL argument");
-  if (s->n > 0 && d_b == d_x)
+  if ((s->m > 0 && !d_b) || (s->n > 0 && !d_x))
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solve: NULL argument");
+  if (s->m > 0 && s->n > 0 && (const double *)d_x == d_b)
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solve: x and b must be different vectors");
   double t0 = gs_wall_seconds();
   stats->method = s->method;
   stats->seconds_precond_setup = gs_precond_setup_seconds(s->M);
-  if (s->n == 0) { /* nothing to solve */
-    stats->reason = GS_CONVERGED_RTOL;
+  if (s->m == 0 || s->n == 0) { /* nothing to iterate on */
+    stats->reason = (s->flags & GS_METHOD_LEAST_SQUARES) ? GS_CONVERGED_RTOL_NORMAL
+                                                         : GS_CONVERGED_RTOL;
+    if (s->n == 0 && s->m == 0) return GS_SUCCESS;
+    GS_CHECK(gs_context_activate(s->ctx));
+    if (s->n > 0) { /* m = 0: x = 0, the minimum-norm solution */
+      GS_CHECK(GS_CUDA(cudaMemsetAsync(d_x, 0, (size_t)s->n * sizeof *d_x, s->ctx->stream)));
+      return GS_CUDA(cudaStreamSynchronize(s->ctx->stream));
+    }
+    /* n = 0: no unknowns, r = b (the handle is in host pointer mode at rest) */
+    double bn = 0.0;
+    GS_CHECK(GS_CUBLAS(cublasDnrm2(s->ctx->cublas, s->m, d_b, 1, &bn)));
+    stats->bnorm = stats->rnorm0 = stats->rnorm = stats->true_residual_norm = bn;
+    stats->rel_residual = bn > 0.0 ? 1.0 : 0.0;
     return GS_SUCCESS;
   }
   GS_CHECK(gs_context_activate(s->ctx));
@@ -498,7 +602,7 @@ gs_status_t gs_solver_solve(gs_solver_t *s, const double *d_b, double *d_x,
   GS_TRY(GS_CUBLAS(cublasGetPointerMode(s->ctx->cublas, &old_mode)));
   GS_TRY(GS_CUBLAS(cublasSetPointerMode(s->ctx->cublas, CUBLAS_POINTER_MODE_DEVICE)));
   mode_saved = 1;
-  if (!s->opts.x0_given) GS_TRY(s->vec->zero(s, d_x));
+  if (!s->opts.x0_given) GS_TRY(s->vec->zero(s, s->n, d_x));
   stats->seconds_setup = gs_wall_seconds() - t0;
   GS_TRY(run(s, d_x));
 

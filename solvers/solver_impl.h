@@ -3,9 +3,13 @@
  * Adding a method: write solvers/NAME.c with
  *   size_t gs_NAME_work(const gs_solver_t *s, size_t *host_doubles)   device vectors it needs
  *   gs_status_t gs_NAME_solve(gs_solver_t *s, double *d_x, double *d_work, double *h_work)
- * and list it in solvers/solver.c's method table. solver.c validates the arguments, allocates
- * the workspace once (d_work: that many vectors of s->ld doubles; h_work: pinned host doubles),
- * computes ||b||, runs the method, recomputes the true residual and fills the statistics.
+ * and list it in solvers/solver.c's method table with its GS_METHOD_* flags (square only, uses
+ * A^T, least squares, applies M^-T). solver.c validates the arguments against the flags,
+ * allocates the workspace once (d_work: that many vectors of s->ld doubles; h_work: pinned host
+ * doubles), computes ||b|| (and ||A^T b|| for least squares), runs the method, recomputes the
+ * true residual and fills the statistics.
+ * Lengths: A is s->m x s->n; x has s->n entries, b and r have s->m (equal for square methods);
+ * every work vector has room for either (s->ld >= both).
  * A method's loop (PETSc bcgs.c, CUSP cg.inl):
  *   - calls gs_solver_spmv / gs_solver_precond (counted and timed), cuBLAS in device pointer
  *     mode (scalars land in s->d_s, constants s->one/zero/minus_one) and the fused kernels of
@@ -34,7 +38,20 @@ enum {
   GS_HALT_INDEFINITE_PC = 2, /* CG: r^T z < 0 (indefinite preconditioner) */
   GS_HALT_BREAKDOWN = 3,     /* a zero divisor: rho, r~^T v, t^T t, omega */
   GS_HALT_NANINF = 4,        /* a non-finite scalar */
-  GS_HALT_HALFSTEP = 5       /* BiCGSTAB converged at the half step (||s|| <= tol): not a failure */
+  GS_HALT_HALFSTEP = 5,      /* BiCGSTAB converged at the half step (||s|| <= tol): not a failure */
+  GS_HALT_LSQR = 6           /* LSQR's stopping tests ended it: halt_what is its istop (1, 2, 4,
+                                5, 6, or GS_LSQR_ISTOP_ATOL); halt_done counts the iteration
+                                that met the test, whose x update is taken */
+};
+
+/* LSQR's istop values (Paige and Saunders 1982, SciPy's lsqr), and ours for ||r|| <= atol. */
+enum {
+  GS_LSQR_ISTOP_TEST1 = 1,     /* ||r|| <= btol ||b|| + atol ||A|| ||x||: a compatible system */
+  GS_LSQR_ISTOP_TEST2 = 2,     /* ||A^T r|| <= atol ||A|| ||r||: a least-squares solution */
+  GS_LSQR_ISTOP_TEST1_EPS = 4, /* test 1 with eps for the tolerances */
+  GS_LSQR_ISTOP_TEST2_EPS = 5, /* test 2 with eps */
+  GS_LSQR_ISTOP_COND_EPS = 6,  /* cond(A) estimate >= 1 / eps */
+  GS_LSQR_ISTOP_ATOL = 8       /* ours: ||r|| <= opts.atol */
 };
 
 /* Which scalar a kernel refused (gs_dscalars_t.halt_what), for the stop reason's detail. */
@@ -46,8 +63,25 @@ enum {
   GS_WHAT_BETA,  /* a direction update ratio */
   GS_WHAT_RV,    /* BiCGSTAB: r~^T v */
   GS_WHAT_TT,    /* BiCGSTAB: t^T t */
-  GS_WHAT_OMEGA  /* BiCGSTAB: omega = t^T s / t^T t */
+  GS_WHAT_OMEGA, /* BiCGSTAB: omega = t^T s / t^T t */
+  GS_WHAT_PTQ,   /* BiCG: p~^T A p */
+  GS_WHAT_WW,    /* CGNR: ||A p||^2 */
+  GS_WHAT_LSQR   /* LSQR: a rotation or step that is not finite */
 };
+
+/* LSQR's scalars (Paige and Saunders 1982, with damp = 0): the bidiagonalization's alfa and
+ * beta, the plane rotation's state and the estimates of ||A||, cond(A), ||x||, ||r||, ||A^T r||.
+ * Only lsqr_step_kernel (one thread) writes them, except the norms the reductions deliver. */
+typedef struct gs_lsqr_scalars {
+  double alfa, beta;          /* alpha_k = ||V||, beta_k = ||U||: V = alfa v, U = beta u */
+  double alfa_new, beta_new;  /* the reductions' results of this iteration, taken by the step */
+  double wnorm;               /* ||w|| before the step (for ||d_k|| = ||w|| / rho) */
+  double rhobar, phibar;      /* the rotation's state */
+  double t1, t2;              /* this step: x += t1 w, w = v + t2 w */
+  double anorm, ddnorm, acond;
+  double xxnorm, z, cs2, sn2, xnorm; /* the ||x|| estimate */
+  double rnorm, arnorm;       /* ||r|| = |phibar|, ||A^T r|| = alfa |tau| */
+} gs_lsqr_scalars_t;
 
 /* The device scalars of one solve, copied to the host in one piece at each check. */
 typedef struct gs_dscalars {
@@ -60,6 +94,12 @@ typedef struct gs_dscalars {
   double ts, tt;   /* BiCGSTAB: t^T s, t^T t */
   double alpha;    /* step lengths of the last accepted step */
   double omega;
+  double res;      /* ||b - Ax|| (recurrence) where the monitored norm is ||A^T r|| (CGNR), and
+                      the recomputed one at the end of a least-squares solve */
+  double arnorm;   /* the recomputed ||A^T (b - Ax)|| at the end of a least-squares solve, and
+                      ||A^T b|| before it starts */
+  double xnorm;    /* ||x|| at the end of an LSQR solve */
+  gs_lsqr_scalars_t ls;
   double one, zero, minus_one; /* constants for cuBLAS in device pointer mode */
   int halt;        /* GS_HALT_*: sticky, first writer wins in effect (all writers agree) */
   int halt_what;   /* GS_WHAT_*: the scalar that caused it */
@@ -72,18 +112,21 @@ typedef struct gs_dscalars {
  * block), so a method never waits on one; the elementwise ops and the fused updates touch the
  * local n entries only. The single-GPU table (solvers/vecops.c) is cuBLAS plus the fused kernels
  * of vec_kernels.cu; a multi-GPU table adds an all-reduce after each reduction, a mixed-precision
- * one other value types. Vectors have s->n entries unless a length is given. */
+ * one other value types. Vectors have `len` entries (s->n for x-like vectors, s->m for b-like
+ * ones: they differ for rectangular A); mdot and gemv work on s->n (GMRES, square). */
 typedef struct gs_vecops {
   const char *name;
   /* reductions (communicating): *d_out = x^T y, ||x||_2, h[0..k) = V^T w */
-  gs_status_t (*dot)(gs_solver_t *s, const double *x, const double *y, double *d_out);
-  gs_status_t (*nrm2)(gs_solver_t *s, const double *x, double *d_out);
+  gs_status_t (*dot)(gs_solver_t *s, gs_idx_t len, const double *x, const double *y,
+                     double *d_out);
+  gs_status_t (*nrm2)(gs_solver_t *s, gs_idx_t len, const double *x, double *d_out);
   gs_status_t (*mdot)(gs_solver_t *s, int k, const double *V, size_t ld, const double *w,
                       double *d_h);
   /* local */
-  gs_status_t (*copy)(gs_solver_t *s, const double *x, double *y);     /* y = x */
-  gs_status_t (*zero)(gs_solver_t *s, double *x);                      /* x = 0 */
-  gs_status_t (*scale)(gs_solver_t *s, double alpha, double *x);       /* x = alpha x (host) */
+  gs_status_t (*copy)(gs_solver_t *s, gs_idx_t len, const double *x, double *y); /* y = x */
+  gs_status_t (*zero)(gs_solver_t *s, gs_idx_t len, double *x);                  /* x = 0 */
+  /* x = alpha x (alpha from the host) */
+  gs_status_t (*scale)(gs_solver_t *s, gs_idx_t len, double alpha, double *x);
   /* y[0..len) += (*d_alpha) x (device scalar) */
   gs_status_t (*axpy)(gs_solver_t *s, size_t len, const double *d_alpha, const double *x,
                       double *y);
@@ -103,11 +146,12 @@ struct gs_solver {
   /* ---- set by gs_solver_setup ---- */
   int ready;                /* setup done */
   gs_method_t method;       /* resolved: never AUTO */
+  unsigned flags;           /* gs_method_flags(method) */
   gs_operator_t *A;         /* borrowed */
   gs_precond_t *M;          /* borrowed; NULL for none (or identity): methods then skip it */
   const gs_vecops_t *vec;
-  gs_idx_t n;
-  size_t ld;                /* stride of the work vectors (n rounded up to 32 doubles) */
+  gs_idx_t m, n;            /* A is m x n: b and r have m entries, x has n */
+  size_t ld;                /* stride of the work vectors (max(m, n) rounded up to 32 doubles) */
   size_t nvec, host_doubles;
   double *d_work, *h_work;  /* nvec vectors of ld doubles; pinned host doubles */
   gs_dscalars_t *d_s;       /* device scalar block */
@@ -122,7 +166,12 @@ struct gs_solver {
   gs_solve_opts_t opts;     /* of the pass running: method resolved, restart <= n; maxit and
                                x0_given change on restarts from the true residual */
   const double *d_b;
-  double bnorm, tol;        /* ||b|| and max(rtol ||b||, atol), known after the first fetch */
+  double bnorm, tol;        /* ||b|| and max(rtol ||b||, atol), known after the first fetch;
+                               least squares: tol = max(rtol ||A^T b||, atol) (CGNR's test on
+                               the monitored ||A^T r||; LSQR sets atol, its own tests decide) */
+  double refnorm;           /* what rtol scales for the monitored norm: ||b||, or ||A^T b|| */
+  double tol_rel;           /* the rtol part of tol (rtol * refnorm; LSQR 0): a norm at or below
+                               it converged by RTOL, above it by ATOL */
   gs_solve_stats_t *stats;
   /* stagnation window (CG, BiCGSTAB) */
   double best;
@@ -140,7 +189,7 @@ gs_status_t gs_solver_spmv(gs_solver_t *s, double alpha, const double *d_x, doub
                            double *d_y);
 /** z = M^-1 r (s->M must not be NULL), counted and timed. */
 gs_status_t gs_solver_precond(gs_solver_t *s, const double *d_r, double *d_z);
-/** r = b - A x; with x == NULL (x = 0), r = b. */
+/** r = b - A x (m entries); with x == NULL (x = 0), r = b. */
 gs_status_t gs_solver_residual(gs_solver_t *s, const double *d_x, double *d_r);
 /** Copies the scalar block to s->h_s, waits for the stream, sums the event timings, and takes
  *  ||b|| and the tolerance on first use. The one host synchronization of an iteration. */
@@ -161,6 +210,18 @@ size_t gs_bicgstab_work(const gs_solver_t *s, size_t *host_doubles);
 gs_status_t gs_bicgstab_solve(gs_solver_t *s, double *d_x, double *d_work, double *h_work);
 size_t gs_gmres_work(const gs_solver_t *s, size_t *host_doubles);
 gs_status_t gs_gmres_solve(gs_solver_t *s, double *d_x, double *d_work, double *h_work);
+size_t gs_bicg_work(const gs_solver_t *s, size_t *host_doubles);
+gs_status_t gs_bicg_solve(gs_solver_t *s, double *d_x, double *d_work, double *h_work);
+size_t gs_cgnr_work(const gs_solver_t *s, size_t *host_doubles);
+gs_status_t gs_cgnr_solve(gs_solver_t *s, double *d_x, double *d_work, double *h_work);
+size_t gs_lsqr_work(const gs_solver_t *s, size_t *host_doubles);
+gs_status_t gs_lsqr_solve(gs_solver_t *s, double *d_x, double *d_work, double *h_work);
+/** Whether the recomputed ||r|| (h_s->res), ||A^T r|| (h_s->arnorm) and ||x|| (h_s->xnorm) of
+ *  LSQR's x meet the test that stopped it within `slack` (the true-residual contract). */
+int gs_lsqr_accept(const gs_solver_t *s, double slack);
+/** The stop reason of LSQR's istop, and a phrase for the stats' detail. */
+gs_reason_t gs_lsqr_reason(int istop);
+const char *gs_lsqr_detail(int istop);
 
 /* ---- fused vector kernels (solvers/vec_kernels.cu); all asynchronous on `stream` ------------ */
 
@@ -191,6 +252,49 @@ gs_status_t gs_kernel_bicgstab_s(cudaStream_t stream, gs_idx_t n, gs_dscalars_t 
 gs_status_t gs_kernel_bicgstab_xr(cudaStream_t stream, gs_idx_t n, gs_dscalars_t *S, double tol,
                                   int done_half, int done, double *x, double *r,
                                   const double *phat, const double *shat, const double *t);
+/** BiCG, after rho[c] = r~^T z: p = z, p~ = z~ (first) or p = z + beta p, p~ = z~ + beta p~
+ *  with beta = rho[c] / rho[c ^ 1]. Halts BREAKDOWN when rho = 0, NANINF when not finite. */
+gs_status_t gs_kernel_bicg_p(cudaStream_t stream, gs_idx_t n, gs_dscalars_t *S, int c,
+                             int first, int done, double *p, double *pt, const double *z,
+                             const double *zt);
+/** BiCG, after q = A p, q~ = A^T p~ and pq = p~^T q: alpha = rho[c] / pq; x += alpha p;
+ *  r -= alpha q; r~ -= alpha q~. Halts BREAKDOWN when pq = 0, NANINF when alpha is not finite. */
+gs_status_t gs_kernel_bicg_update(cudaStream_t stream, gs_idx_t n, gs_dscalars_t *S, int c,
+                                  int done, double *x, double *r, double *rt, const double *p,
+                                  const double *q, const double *qt);
+/** CGNR, after w = A p (m entries) and pq = w^T w: alpha = rho[c] / pq; x += alpha p (n
+ *  entries); r -= alpha w (m entries). Halts BREAKDOWN when pq = 0 (A p = 0), NANINF when
+ *  alpha is not finite. The direction update is gs_kernel_cg_direction's, with rho from
+ *  ||z|| = ||A^T r||. */
+gs_status_t gs_kernel_cgnr_update(cudaStream_t stream, gs_idx_t n, gs_idx_t m, gs_dscalars_t *S,
+                                  int c, int done, double *x, double *r, const double *p,
+                                  const double *w);
+/** LSQR start, after U = b - A x0, ls.beta = ||U||, t = A^T U: V = t / beta; with
+ *  ls.alfa = ||V|| known, gs_kernel_lsqr_init_w sets w = V / alfa and the rotation's state. */
+gs_status_t gs_kernel_lsqr_init_v(cudaStream_t stream, gs_idx_t n, gs_dscalars_t *S, double *V,
+                                  const double *t);
+gs_status_t gs_kernel_lsqr_init_w(cudaStream_t stream, gs_idx_t n, gs_dscalars_t *S, double *w,
+                                  const double *V);
+/** LSQR, after t = A V (m entries): U = t / alfa - (alfa / beta) U, i.e. beta u <- A v - alfa u
+ *  unnormalized (ls.beta_new = ||U|| next). */
+gs_status_t gs_kernel_lsqr_u(cudaStream_t stream, gs_idx_t m, gs_dscalars_t *S, double *U,
+                             const double *t);
+/** LSQR, after t = A^T U (n entries): when beta_new > 0, V = t / beta_new -
+ *  (beta_new / alfa) V, i.e. alfa v <- A^T u - beta v unnormalized (ls.alfa_new = ||V|| next). */
+gs_status_t gs_kernel_lsqr_v(cudaStream_t stream, gs_idx_t n, gs_dscalars_t *S, double *V,
+                             const double *t);
+/** LSQR's scalar step (one thread), after ls.alfa_new, ls.beta_new and ls.wnorm: takes the new
+ *  alfa and beta, ||A|| and the plane rotation, the step t1, t2, the estimates of cond(A),
+ *  ||x||, ||r|| and ||A^T r|| (also S->rnorm, the monitored norm), and the stopping tests with
+ *  tolerance `tol` (atol = btol) and `atol` on ||r||: a test met halts GS_HALT_LSQR with
+ *  done = it, so that gs_kernel_lsqr_xw still takes this step. A rotation that is not finite
+ *  halts NANINF with done = it - 1. */
+gs_status_t gs_kernel_lsqr_step(cudaStream_t stream, gs_dscalars_t *S, double tol, double atol,
+                                int it);
+/** LSQR, after the step: x += t1 w; w = v + t2 w with v = V / alfa. Skipped when a halt of an
+ *  earlier iteration than `it` is set. */
+gs_status_t gs_kernel_lsqr_xw(cudaStream_t stream, gs_idx_t n, gs_dscalars_t *S, int it,
+                              double *x, double *w, const double *V);
 /** x = alpha x (alpha from the host). */
 gs_status_t gs_kernel_scale(cudaStream_t stream, gs_idx_t n, double alpha, double *x);
 

@@ -10,6 +10,7 @@
  * both writes and reads a scalar another thread needs: thread (0, 0) alone writes results back
  * (alpha, omega, the halt code) for later kernels.
  * Assumes: S points to device memory; vectors of length n, distinct unless stated. */
+#include <float.h>
 #include <math.h>
 
 #include "core/error.h"
@@ -182,6 +183,280 @@ extern "C" gs_status_t gs_kernel_bicgstab_xr(cudaStream_t stream, gs_idx_t n, gs
   GS_CHECK(GS_CHECK_LAUNCH(stream, "bicgstab_xr_kernel"));
   bicgstab_halfstep_kernel<<<1, 1, 0, stream>>>(S, tol, done_half);
   return GS_CHECK_LAUNCH(stream, "bicgstab_halfstep_kernel");
+}
+
+/* ---- BiCG ------------------------------------------------------------------------------------ */
+
+static __global__ void __launch_bounds__(GS_VEC_THREADS)
+bicg_p_kernel(gs_idx_t n, gs_dscalars_t *S, int c, int first, int done, double *__restrict__ p,
+              double *__restrict__ pt, const double *__restrict__ z,
+              const double *__restrict__ zt)
+{
+  if (S->halt) return;
+  const double rho = S->rho[c];
+  if (!isfinite(rho)) { halt(S, GS_HALT_NANINF, GS_WHAT_RHO, done); return; }
+  if (rho == 0.0) { halt(S, GS_HALT_BREAKDOWN, GS_WHAT_RHO, done); return; }
+  if (first) {
+    GS_GRID_STRIDE(i, n) {
+      p[i] = z[i];   /* p <- z */
+      pt[i] = zt[i]; /* p~ <- z~ */
+    }
+    return;
+  }
+  const double beta = rho / S->rho[c ^ 1];
+  if (!isfinite(beta)) { halt(S, GS_HALT_NANINF, GS_WHAT_BETA, done); return; }
+  GS_GRID_STRIDE(i, n) {
+    p[i] = z[i] + beta * p[i];    /* p <- z + beta p */
+    pt[i] = zt[i] + beta * pt[i]; /* p~ <- z~ + beta p~ */
+  }
+}
+
+static __global__ void __launch_bounds__(GS_VEC_THREADS)
+bicg_update_kernel(gs_idx_t n, gs_dscalars_t *S, int c, int done, double *__restrict__ x,
+                   double *__restrict__ r, double *__restrict__ rt, const double *__restrict__ p,
+                   const double *__restrict__ q, const double *__restrict__ qt)
+{
+  if (S->halt) return;
+  const double pq = S->pq;
+  if (!isfinite(pq)) { halt(S, GS_HALT_NANINF, GS_WHAT_PTQ, done); return; }
+  if (pq == 0.0) { halt(S, GS_HALT_BREAKDOWN, GS_WHAT_PTQ, done); return; }
+  const double alpha = S->rho[c] / pq;
+  if (!isfinite(alpha)) { halt(S, GS_HALT_NANINF, GS_WHAT_ALPHA, done); return; }
+  if (first_thread()) S->alpha = alpha;
+  GS_GRID_STRIDE(i, n) {
+    x[i] += alpha * p[i];   /* x <- x + alpha p */
+    r[i] -= alpha * q[i];   /* r <- r - alpha q */
+    rt[i] -= alpha * qt[i]; /* r~ <- r~ - alpha q~ */
+  }
+}
+
+extern "C" gs_status_t gs_kernel_bicg_p(cudaStream_t stream, gs_idx_t n, gs_dscalars_t *S, int c,
+                                        int first, int done, double *p, double *pt,
+                                        const double *z, const double *zt)
+{
+  const unsigned g = gs_grid_blocks(n, GS_VEC_THREADS);
+  bicg_p_kernel<<<g, GS_VEC_THREADS, 0, stream>>>(n, S, c, first, done, p, pt, z, zt);
+  return GS_CHECK_LAUNCH(stream, "bicg_p_kernel");
+}
+
+extern "C" gs_status_t gs_kernel_bicg_update(cudaStream_t stream, gs_idx_t n, gs_dscalars_t *S,
+                                             int c, int done, double *x, double *r, double *rt,
+                                             const double *p, const double *q, const double *qt)
+{
+  const unsigned g = gs_grid_blocks(n, GS_VEC_THREADS);
+  bicg_update_kernel<<<g, GS_VEC_THREADS, 0, stream>>>(n, S, c, done, x, r, rt, p, q, qt);
+  return GS_CHECK_LAUNCH(stream, "bicg_update_kernel");
+}
+
+/* ---- CGNR ------------------------------------------------------------------------------------ */
+
+/* x has n entries, r and w have m: one grid over the longer of the two. */
+static __global__ void __launch_bounds__(GS_VEC_THREADS)
+cgnr_update_kernel(gs_idx_t n, gs_idx_t m, gs_dscalars_t *S, int c, int done,
+                   double *__restrict__ x, double *__restrict__ r, const double *__restrict__ p,
+                   const double *__restrict__ w)
+{
+  if (S->halt) return;
+  const double ww = S->pq;
+  if (!isfinite(ww)) { halt(S, GS_HALT_NANINF, GS_WHAT_WW, done); return; }
+  if (!(ww > 0.0)) { halt(S, GS_HALT_BREAKDOWN, GS_WHAT_WW, done); return; }
+  const double alpha = S->rho[c] / ww;
+  if (!isfinite(alpha)) { halt(S, GS_HALT_NANINF, GS_WHAT_ALPHA, done); return; }
+  if (first_thread()) S->alpha = alpha;
+  GS_GRID_STRIDE(i, n > m ? n : m) {
+    if (i < n) x[i] += alpha * p[i]; /* x <- x + alpha p */
+    if (i < m) r[i] -= alpha * w[i]; /* r <- r - alpha A p */
+  }
+}
+
+extern "C" gs_status_t gs_kernel_cgnr_update(cudaStream_t stream, gs_idx_t n, gs_idx_t m,
+                                             gs_dscalars_t *S, int c, int done, double *x,
+                                             double *r, const double *p, const double *w)
+{
+  const unsigned g = gs_grid_blocks(n > m ? n : m, GS_VEC_THREADS);
+  cgnr_update_kernel<<<g, GS_VEC_THREADS, 0, stream>>>(n, m, S, c, done, x, r, p, w);
+  return GS_CHECK_LAUNCH(stream, "cgnr_update_kernel");
+}
+
+/* ---- LSQR ------------------------------------------------------------------------------------
+ * Paige and Saunders (1982), Algorithm LSQR with damp = 0, in the form of SciPy's lsqr.py. The
+ * Golub-Kahan vectors are kept unnormalized, U = beta u and V = alfa v, so that each
+ * normalization is folded into the update that next reads the vector (no pass of its own):
+ *   beta' u' = A v - alfa u    ->  U <- (A V) / alfa - (alfa / beta) U     (lsqr_u_kernel)
+ *   alfa' v' = A^T u' - beta' v ->  V <- (A^T U) / beta' - (beta' / alfa) V (lsqr_v_kernel)
+ * The scalar recurrences (rotation, estimates, tests) run in one thread (lsqr_step_kernel), the
+ * only writer of the rotation's state; lsqr_xw_kernel then reads t1 and t2. */
+
+static __global__ void __launch_bounds__(GS_VEC_THREADS)
+lsqr_init_v_kernel(gs_idx_t n, gs_dscalars_t *S, double *__restrict__ V,
+                   const double *__restrict__ t)
+{
+  const double beta = S->ls.beta;
+  if (!(beta > 0.0)) { /* r0 = 0 (or NaN): V = 0, so alfa = 0 and the host stops at once */
+    GS_GRID_STRIDE(i, n) V[i] = 0.0;
+    return;
+  }
+  GS_GRID_STRIDE(i, n) V[i] = t[i] / beta; /* alfa v <- A^T u, u = U / beta */
+}
+
+static __global__ void __launch_bounds__(GS_VEC_THREADS)
+lsqr_init_w_kernel(gs_idx_t n, gs_dscalars_t *S, double *__restrict__ w,
+                   const double *__restrict__ V)
+{
+  const double alfa = S->ls.alfa, beta = S->ls.beta;
+  if (first_thread()) {
+    gs_lsqr_scalars_t *L = &S->ls;
+    L->rhobar = alfa;
+    L->phibar = beta;
+    L->anorm = L->ddnorm = L->acond = L->xxnorm = L->z = L->xnorm = 0.0;
+    L->cs2 = -1.0;
+    L->sn2 = 0.0;
+    L->rnorm = beta;
+    L->arnorm = alfa * beta;
+    S->rnorm = alfa * beta; /* the monitored norm: ||A^T r0|| */
+  }
+  const double s = alfa > 0.0 ? 1.0 / alfa : 1.0;
+  GS_GRID_STRIDE(i, n) w[i] = s * V[i]; /* w <- v */
+}
+
+static __global__ void __launch_bounds__(GS_VEC_THREADS)
+lsqr_u_kernel(gs_idx_t m, gs_dscalars_t *S, double *__restrict__ U, const double *__restrict__ t)
+{
+  if (S->halt) return;
+  const double alfa = S->ls.alfa, beta = S->ls.beta;
+  /* alfa, beta > 0 here: a zero ends the iteration through a test (or the start) first */
+  const double a = 1.0 / alfa, b = alfa / beta;
+  GS_GRID_STRIDE(i, m) U[i] = a * t[i] - b * U[i]; /* beta' u' <- A v - alfa u */
+}
+
+static __global__ void __launch_bounds__(GS_VEC_THREADS)
+lsqr_v_kernel(gs_idx_t n, gs_dscalars_t *S, double *__restrict__ V, const double *__restrict__ t)
+{
+  if (S->halt) return;
+  const double alfa = S->ls.alfa, beta = S->ls.beta_new;
+  if (!(beta > 0.0)) return; /* A v = alfa u: v stays (SciPy's lsqr skips the update) */
+  const double a = 1.0 / beta, b = beta / alfa;
+  GS_GRID_STRIDE(i, n) V[i] = a * t[i] - b * V[i]; /* alfa' v' <- A^T u' - beta' v */
+}
+
+static __global__ void lsqr_step_kernel(gs_dscalars_t *S, double tol, double atol, int it)
+{
+  if (S->halt) return;
+  gs_lsqr_scalars_t *L = &S->ls;
+  const double eps = DBL_EPSILON;
+  const double beta = L->beta_new;
+  double alfa = L->alfa;
+  if (beta > 0.0) { /* else u, v and alfa stay: the system is solved at this step */
+    L->anorm = sqrt(L->anorm * L->anorm + alfa * alfa + beta * beta);
+    alfa = L->alfa_new;
+  }
+  /* the plane rotation that eliminates beta (SciPy's _sym_ortho for rhobar >= 0 > ... cases:
+   * rho = hypot(rhobar, beta) > 0 whenever the iteration runs) */
+  const double rho = hypot(L->rhobar, beta);
+  const double cs = L->rhobar / rho, sn = beta / rho;
+  const double theta = sn * alfa, phi = cs * L->phibar, tau = sn * phi;
+  const double t1 = phi / rho, t2 = -theta / rho;
+  if (!isfinite(rho) || !isfinite(t1) || !isfinite(t2) || !(rho > 0.0)) {
+    halt(S, GS_HALT_NANINF, GS_WHAT_LSQR, it - 1);
+    return;
+  }
+  L->alfa = alfa;
+  L->beta = beta;
+  L->rhobar = -cs * alfa;
+  L->phibar = sn * L->phibar;
+  L->t1 = t1;
+  L->t2 = t2;
+  const double dk = L->wnorm / rho; /* ||d_k||, d_k = w / rho */
+  L->ddnorm += dk * dk;
+  /* ||x|| estimate (Paige and Saunders, section 5.2) */
+  const double delta = L->sn2 * rho, gambar = -L->cs2 * rho;
+  const double rhs = phi - delta * L->z, zbar = rhs / gambar;
+  L->xnorm = sqrt(L->xxnorm + zbar * zbar);
+  const double gamma = hypot(gambar, theta);
+  L->cs2 = gambar / gamma;
+  L->sn2 = theta / gamma;
+  L->z = rhs / gamma;
+  L->xxnorm += L->z * L->z;
+  /* ||A||, cond(A), ||r||, ||A^T r|| and the stopping tests (SciPy's order: the last wins) */
+  L->acond = L->anorm * sqrt(L->ddnorm);
+  L->rnorm = fabs(L->phibar);
+  L->arnorm = alfa * fabs(tau);
+  S->rnorm = L->arnorm;
+  const double bnorm = S->bnorm, anorm = L->anorm, xnorm = L->xnorm;
+  const double test1 = L->rnorm / bnorm;
+  const double test2 = L->arnorm / (anorm * L->rnorm + eps);
+  const double test3 = 1.0 / (L->acond + eps);
+  const double t1n = test1 / (1.0 + anorm * xnorm / bnorm);
+  const double rtol = tol + tol * anorm * xnorm / bnorm;
+  int istop = 0;
+  if (1.0 + test3 <= 1.0) istop = GS_LSQR_ISTOP_COND_EPS;
+  if (1.0 + test2 <= 1.0) istop = GS_LSQR_ISTOP_TEST2_EPS;
+  if (1.0 + t1n <= 1.0) istop = GS_LSQR_ISTOP_TEST1_EPS;
+  if (test2 <= tol) istop = GS_LSQR_ISTOP_TEST2;
+  if (L->rnorm <= atol) istop = GS_LSQR_ISTOP_ATOL;
+  if (test1 <= rtol) istop = GS_LSQR_ISTOP_TEST1;
+  if (istop) halt(S, GS_HALT_LSQR, istop, it); /* this step is taken: done = it */
+}
+
+static __global__ void __launch_bounds__(GS_VEC_THREADS)
+lsqr_xw_kernel(gs_idx_t n, gs_dscalars_t *S, int it, double *__restrict__ x,
+               double *__restrict__ w, const double *__restrict__ V)
+{
+  if (S->halt && S->halt_done < it) return; /* stopped before this iteration */
+  const double t1 = S->ls.t1, t2 = S->ls.t2, alfa = S->ls.alfa;
+  const double s = alfa > 0.0 ? 1.0 / alfa : 1.0; /* V = 0 when alfa = 0 */
+  GS_GRID_STRIDE(i, n) {
+    const double wi = w[i];
+    x[i] += t1 * wi;            /* x <- x + (phi / rho) w */
+    w[i] = s * V[i] + t2 * wi;  /* w <- v - (theta / rho) w */
+  }
+}
+
+extern "C" gs_status_t gs_kernel_lsqr_init_v(cudaStream_t stream, gs_idx_t n, gs_dscalars_t *S,
+                                             double *V, const double *t)
+{
+  const unsigned g = gs_grid_blocks(n, GS_VEC_THREADS);
+  lsqr_init_v_kernel<<<g, GS_VEC_THREADS, 0, stream>>>(n, S, V, t);
+  return GS_CHECK_LAUNCH(stream, "lsqr_init_v_kernel");
+}
+
+extern "C" gs_status_t gs_kernel_lsqr_init_w(cudaStream_t stream, gs_idx_t n, gs_dscalars_t *S,
+                                             double *w, const double *V)
+{
+  const unsigned g = gs_grid_blocks(n, GS_VEC_THREADS);
+  lsqr_init_w_kernel<<<g, GS_VEC_THREADS, 0, stream>>>(n, S, w, V);
+  return GS_CHECK_LAUNCH(stream, "lsqr_init_w_kernel");
+}
+
+extern "C" gs_status_t gs_kernel_lsqr_u(cudaStream_t stream, gs_idx_t m, gs_dscalars_t *S,
+                                        double *U, const double *t)
+{
+  const unsigned g = gs_grid_blocks(m, GS_VEC_THREADS);
+  lsqr_u_kernel<<<g, GS_VEC_THREADS, 0, stream>>>(m, S, U, t);
+  return GS_CHECK_LAUNCH(stream, "lsqr_u_kernel");
+}
+
+extern "C" gs_status_t gs_kernel_lsqr_v(cudaStream_t stream, gs_idx_t n, gs_dscalars_t *S,
+                                        double *V, const double *t)
+{
+  const unsigned g = gs_grid_blocks(n, GS_VEC_THREADS);
+  lsqr_v_kernel<<<g, GS_VEC_THREADS, 0, stream>>>(n, S, V, t);
+  return GS_CHECK_LAUNCH(stream, "lsqr_v_kernel");
+}
+
+extern "C" gs_status_t gs_kernel_lsqr_step(cudaStream_t stream, gs_dscalars_t *S, double tol,
+                                           double atol, int it)
+{
+  lsqr_step_kernel<<<1, 1, 0, stream>>>(S, tol, atol, it);
+  return GS_CHECK_LAUNCH(stream, "lsqr_step_kernel");
+}
+
+extern "C" gs_status_t gs_kernel_lsqr_xw(cudaStream_t stream, gs_idx_t n, gs_dscalars_t *S,
+                                         int it, double *x, double *w, const double *V)
+{
+  const unsigned g = gs_grid_blocks(n, GS_VEC_THREADS);
+  lsqr_xw_kernel<<<g, GS_VEC_THREADS, 0, stream>>>(n, S, it, x, w, V);
+  return GS_CHECK_LAUNCH(stream, "lsqr_xw_kernel");
 }
 
 /* ---- plain ----------------------------------------------------------------------------------- */

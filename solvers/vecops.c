@@ -5,14 +5,15 @@
 #include "core/error.h"
 #include "solvers/solver_impl.h"
 
-static gs_status_t cu_dot(gs_solver_t *s, const double *x, const double *y, double *d_out)
+static gs_status_t cu_dot(gs_solver_t *s, gs_idx_t len, const double *x, const double *y,
+                          double *d_out)
 {
-  return GS_CUBLAS(cublasDdot(s->ctx->cublas, s->n, x, 1, y, 1, d_out));
+  return GS_CUBLAS(cublasDdot(s->ctx->cublas, len, x, 1, y, 1, d_out));
 }
 
-static gs_status_t cu_nrm2(gs_solver_t *s, const double *x, double *d_out)
+static gs_status_t cu_nrm2(gs_solver_t *s, gs_idx_t len, const double *x, double *d_out)
 {
-  return GS_CUBLAS(cublasDnrm2(s->ctx->cublas, s->n, x, 1, d_out));
+  return GS_CUBLAS(cublasDnrm2(s->ctx->cublas, len, x, 1, d_out));
 }
 
 static gs_status_t cu_mdot(gs_solver_t *s, int k, const double *V, size_t ld, const double *w,
@@ -22,21 +23,22 @@ static gs_status_t cu_mdot(gs_solver_t *s, int k, const double *V, size_t ld, co
                                s->zero, d_h, 1));
 }
 
-static gs_status_t cu_copy(gs_solver_t *s, const double *x, double *y)
+static gs_status_t cu_copy(gs_solver_t *s, gs_idx_t len, const double *x, double *y)
 {
-  if (x == y) return GS_SUCCESS;
-  return GS_CUDA(cudaMemcpyAsync(y, x, (size_t)s->n * sizeof(double), cudaMemcpyDeviceToDevice,
+  if (x == y || len == 0) return GS_SUCCESS;
+  return GS_CUDA(cudaMemcpyAsync(y, x, (size_t)len * sizeof(double), cudaMemcpyDeviceToDevice,
                                  s->ctx->stream));
 }
 
-static gs_status_t cu_zero(gs_solver_t *s, double *x)
+static gs_status_t cu_zero(gs_solver_t *s, gs_idx_t len, double *x)
 {
-  return GS_CUDA(cudaMemsetAsync(x, 0, (size_t)s->n * sizeof(double), s->ctx->stream));
+  if (len == 0) return GS_SUCCESS;
+  return GS_CUDA(cudaMemsetAsync(x, 0, (size_t)len * sizeof(double), s->ctx->stream));
 }
 
-static gs_status_t cu_scale(gs_solver_t *s, double alpha, double *x)
+static gs_status_t cu_scale(gs_solver_t *s, gs_idx_t len, double alpha, double *x)
 {
-  return gs_kernel_scale(s->ctx->stream, s->n, alpha, x);
+  return gs_kernel_scale(s->ctx->stream, len, alpha, x);
 }
 
 static gs_status_t cu_axpy(gs_solver_t *s, size_t len, const double *d_alpha, const double *x,

@@ -1,14 +1,26 @@
 #!/usr/bin/env python3
 """tests/scipy_iterations.py: reference iteration counts of SciPy's Krylov solvers.
 
-Writes tests/data/scipy_iterations.tsv, which tests/test_solvers.c compares gs_solve against.
+Writes tests/data/scipy_iterations.tsv and tests/data/scipy_lsqr.tsv (with the solutions in
+tests/data/scipy_lsqr/), which tests/test_solvers.c compares gs_solve against.
 
-The systems: every matrix of the "spd" and "nonsymmetric" categories of the matrix folder
-(--matrices, default $GS_MATRIX_DIR, else tests/data/matrices; its MANIFEST.tsv) plus generated Laplacians, with b = A * ones, x0 = 0, rtol = 1e-8, atol = 0,
-so that both codes stop when ||r|| <= 1e-8 ||b||.
+The systems: every matrix of the "spd", "nonsymmetric" and "rectangular" categories of the
+matrix folder (--matrices, default $GS_MATRIX_DIR, else tests/data/matrices; its MANIFEST.tsv)
+plus generated Laplacians, with b = A * ones, x0 = 0, rtol = 1e-8, atol = 0, so that both codes
+stop when ||r|| <= 1e-8 ||b|| (cgnr: ||A^T r|| <= 1e-8 ||A^T b||).
 
   cg                  SPD matrices and Laplacians; preconditioners none, jacobi, ilu0, ic0
   bicgstab, gmres(30) nonsymmetric matrices and Laplacians; none, jacobi, ilu0
+  bicg                nonsymmetric matrices and Laplacians; none, jacobi (and ic0 on the
+                      Laplacians): the preconditioners with M^T = M, the ones gs_solve's BiCG
+                      takes (it applies M^-T as M^-1)
+  cgnr                nonsymmetric and rectangular matrices and Laplacians; SciPy's cg on the
+                      normal equations A^T A x = A^T b (a LinearOperator, never formed)
+  lsqr                rectangular matrices (scipy_lsqr.tsv): SciPy's lsqr with atol = btol =
+                      LSQR_RTOL, conlim = 0 (gs_solve's LSQR has no condition limit), on two
+                      right-hand sides: b = A * ones (consistent: LSQR's test on ||r||) and
+                      b_i = (i mod 7) - 3 (inconsistent for the tall matrices: its test on
+                      ||A^T r||); the solution x is written next to the table
   jacobi              a LinearOperator r -> r / diag(A) (skipped where a diagonal entry is 0)
   ilu0, ic0           SciPy has neither (spilu is ILUT): ILU(0) and IC(0) are computed here in
                       NumPy (the unique factors with the pattern of A, resp. tril(A), that match
@@ -24,6 +36,11 @@ How counts are taken, to match gs_solve's definition of an iteration:
             preconditions on the right (its monitored residual is the true one) and SciPy's M
             on the left; so with a preconditioner the reference runs SciPy's gmres without M on
             the operator A M^-1 (right-preconditioned GMRES(30)) and maps x = M^-1 u back.
+  bicg      loop passes (callbacks), as cg.
+  cgnr      loop passes of cg on A^T A. gs_solve runs CGLS (Saad's CGNR, Algorithm 8.4: the
+            residual r = b - Ax is the recurrence, z = A^T r computed from it), the same
+            iteration in exact arithmetic; the variants below run CGLS.
+  lsqr      itn, the bidiagonalization steps.
 
 Rounding. Krylov iteration counts on ill-conditioned systems depend on the order of summation
 in dot products, which a GPU reduction does not share with NumPy. For each converged row the
@@ -37,7 +54,13 @@ memplus, sherman5, ...) and the test asks for convergence or a detected breakdow
 Jacobi runs BiCGSTAB with r~^T r at 1e-17 of its terms, where an exact 0 is a matter of luck).
 Rows where SciPy did not converge are recorded but not compared.
 
+LSQR's solutions: the variants' x are compared with SciPy's, and the largest relative difference
+is recorded (xspread); LSQR_RTOL = 1e-12 keeps it below 1e-8 on the shared rectangular matrices,
+so that the test's 1e-6 on ||x - x_scipy|| / ||x_scipy|| is 100 times what rounding moves.
+
 Usage: python3 tests/scipy_iterations.py [--matrices DIR] [--out FILE] [--rtol R]
+                                         [--methods cg,bicg,...]
+With --methods, only those methods are recomputed and the other rows of --out are kept.
 Needs numpy and scipy (pip install scipy). Takes about ten minutes, most of it SciPy's GMRES
 running to the iteration limit on the systems it cannot solve.
 """
@@ -58,6 +81,7 @@ import scipy.sparse.linalg as sla
 HERE = os.path.dirname(os.path.abspath(__file__))
 MAXIT_CAP = 20000  # iteration limit of every run (SciPy's default 10 n, capped)
 RESTART = 30
+LSQR_RTOL = 1e-12  # atol = btol of the LSQR rows (see the docstring)
 
 
 # ---- systems ----------------------------------------------------------------------------------
@@ -94,7 +118,7 @@ def laplace(nx, ny, nz, stencil):
 def systems(matdir):
     with open(os.path.join(matdir, "MANIFEST.tsv")) as f:
         for row in csv.DictReader(f, delimiter="\t"):
-            if row["category"] in ("spd", "nonsymmetric"):
+            if row["category"] in ("spd", "nonsymmetric", "rectangular"):
                 A = sp.csr_matrix(scipy.io.mmread(os.path.join(matdir, row["name"] + ".mtx")))
                 A.sum_duplicates()
                 A.sort_indices()
@@ -207,18 +231,25 @@ class Counter:
 
 
 def scipy_run(A, b, method, P, rtol, maxit):
-    n = A.shape[0]
     nmv = Counter()
 
     def mv(x):
         nmv()
         return A @ x
 
-    Aop = sla.LinearOperator(A.shape, matvec=mv, dtype=np.float64)
-    M = sla.LinearOperator(A.shape, matvec=P, dtype=np.float64)
+    Aop = sla.LinearOperator(A.shape, matvec=mv, rmatvec=lambda x: A.T @ x, dtype=np.float64)
+    M = sla.LinearOperator(A.shape, matvec=P, rmatvec=P, dtype=np.float64)  # M^T = M
     cb = Counter()
     with np.errstate(all="ignore"):
-        if method == "cg":
+        if method == "cgnr":  # cg on A^T A x = A^T b, A^T A never formed
+            N = sla.LinearOperator((A.shape[1], A.shape[1]), matvec=lambda x: A.T @ (A @ x),
+                                   dtype=np.float64)
+            x, info = sla.cg(N, A.T @ b, rtol=rtol, atol=0.0, maxiter=maxit, callback=cb)
+            its = cb.n
+        elif method == "bicg":
+            x, info = sla.bicg(Aop, b, rtol=rtol, atol=0.0, maxiter=maxit, M=M, callback=cb)
+            its = cb.n
+        elif method == "cg":
             x, info = sla.cg(Aop, b, rtol=rtol, atol=0.0, maxiter=maxit, M=M, callback=cb)
             its = cb.n
         elif method == "bicgstab":
@@ -364,10 +395,194 @@ def gmres(A, b, P, rtol, maxit, dot, m=RESTART):
             return -1
 
 
-MIMIC = {"cg": cg, "bicgstab": bicgstab, "gmres": gmres}
+def bicg(A, b, P, rtol, maxit, dot):
+    """gs_solve's BiCG (solvers/bicg.c): r~0 = r0, M^-T applied as M^-1 (M symmetric)."""
+    x = np.zeros_like(b)
+    r = b.copy()
+    rt = r.copy()
+    tol = rtol * math.sqrt(dot(b, b))
+    rho_old = 1.0
+    p = pt = None
+    for it in range(1, maxit + 1):
+        z, zt = P(r), P(rt)
+        rho = dot(rt, z)
+        if rho == 0.0:
+            return -1
+        if it == 1:
+            p, pt = z.copy(), zt.copy()
+        else:
+            beta = rho / rho_old
+            p, pt = z + beta * p, zt + beta * pt
+        q, qt = A @ p, A.T @ pt
+        pq = dot(pt, q)
+        if pq == 0.0:
+            return -1
+        a = rho / pq
+        x += a * p
+        r -= a * q
+        rt -= a * qt
+        rho_old = rho
+        if math.sqrt(dot(r, r)) <= tol:
+            return it
+    return -1
+
+
+def cgnr(A, b, P, rtol, maxit, dot):
+    """gs_solve's CGNR (solvers/cgnr.c): CGLS, Saad Algorithm 8.4; stops on ||A^T r||."""
+    x = np.zeros(A.shape[1])
+    r = b.copy()
+    z = A.T @ r
+    tol = rtol * math.sqrt(dot(z, z))
+    p = z.copy()
+    rho = dot(z, z)
+    for it in range(1, maxit + 1):
+        w = A @ p
+        ww = dot(w, w)
+        if ww == 0.0:
+            return -1
+        a = rho / ww
+        x += a * p
+        r -= a * w
+        z = A.T @ r
+        zn = math.sqrt(dot(z, z))
+        if zn <= tol:
+            return it
+        rn = zn * zn
+        p = z + (rn / rho) * p
+        rho = rn
+    return -1
+
+
+def lsqr(A, b, tol, maxit, dot):
+    """gs_solve's LSQR (solvers/lsqr.c): Paige and Saunders' LSQR with damp = 0 and no condition
+    limit, in the form the GPU runs: U and V kept unnormalized (u = U / beta, v = V / alfa).
+    Returns (iterations or -1, x)."""
+    eps = np.finfo(float).eps
+    m, n = A.shape
+    nrm = lambda v: math.sqrt(dot(v, v))  # noqa: E731
+    x = np.zeros(n)
+    U = b.copy()
+    beta = bnorm = nrm(U)
+    V = (A.T @ U) / beta
+    alfa = nrm(V)
+    W = V / alfa if alfa > 0 else V.copy()
+    rhobar, phibar = alfa, beta
+    anorm = ddnorm = xxnorm = z = 0.0
+    cs2, sn2 = -1.0, 0.0
+    if alfa * beta == 0.0:
+        return 0, x
+    for it in range(1, maxit + 1):
+        U = (A @ V) / alfa - (alfa / beta) * U
+        beta_new = nrm(U)
+        if beta_new > 0:
+            anorm = math.sqrt(anorm ** 2 + alfa ** 2 + beta_new ** 2)
+            V = (A.T @ U) / beta_new - (beta_new / alfa) * V
+            alfa = nrm(V)
+        beta = beta_new
+        wnorm = nrm(W)
+        rho = math.hypot(rhobar, beta)
+        cs, sn = rhobar / rho, beta / rho
+        theta, rhobar = sn * alfa, -cs * alfa
+        phi, phibar = cs * phibar, sn * phibar
+        tau = sn * phi
+        ddnorm += (wnorm / rho) ** 2
+        x = x + (phi / rho) * W
+        W = (V / alfa if alfa > 0 else V) - (theta / rho) * W
+        delta, gambar = sn2 * rho, -cs2 * rho
+        rhs = phi - delta * z
+        xnorm = math.sqrt(xxnorm + (rhs / gambar) ** 2)
+        gamma = math.hypot(gambar, theta)
+        cs2, sn2, z = gambar / gamma, theta / gamma, rhs / gamma
+        xxnorm += z * z
+        acond = anorm * math.sqrt(ddnorm)
+        rnorm, arnorm = abs(phibar), alfa * abs(tau)
+        test1, test2 = rnorm / bnorm, arnorm / (anorm * rnorm + eps)
+        if (test1 <= tol + tol * anorm * xnorm / bnorm or test2 <= tol or
+                1 + test1 / (1 + anorm * xnorm / bnorm) <= 1 or 1 + test2 <= 1 or
+                1 + 1 / (acond + eps) <= 1):
+            return it, x
+    return -1, x
+
+
+MIMIC = {"cg": cg, "bicgstab": bicgstab, "gmres": gmres, "bicg": bicg, "cgnr": cgnr}
 
 
 # ---- main -----------------------------------------------------------------------------------
+
+PLAN = {"spd": [("cg", ("none", "jacobi", "ilu0", "ic0"))],
+        "nonsymmetric": [("bicgstab", ("none", "jacobi", "ilu0")),
+                         ("gmres", ("none", "jacobi", "ilu0")),
+                         ("bicg", ("none", "jacobi")),
+                         ("cgnr", ("none",))],
+        "rectangular": [("cgnr", ("none",))],
+        "laplace": [("cg", ("none", "jacobi", "ilu0", "ic0")),
+                    ("bicgstab", ("none", "jacobi", "ilu0")),
+                    ("gmres", ("none", "jacobi", "ilu0")),
+                    ("bicg", ("none", "jacobi", "ic0")),
+                    ("cgnr", ("none",))]}
+
+HEADER = ("matrix\tcategory\tn\tnnz\tmethod\tprecond\trtol\tmaxit\titerations\tconverged\t"
+          "relres\tlo\thi\treference\n")
+
+
+def lsqr_rhs(A, kind):
+    """The right-hand sides of the LSQR rows; test_solvers.c builds the same ones."""
+    m, n = A.shape
+    if kind == "A1":
+        return A @ np.ones(n)
+    return np.array([(i % 7) - 3.0 for i in range(m)])  # "mod7"
+
+
+def lsqr_rows(name, A, outdir):
+    """SciPy's lsqr on A with both right-hand sides; writes each x, returns the table rows."""
+    rows = []
+    m, n = A.shape
+    maxit = MAXIT_CAP
+    for kind in ("A1", "mod7"):
+        b = lsqr_rhs(A, kind)
+        t0 = time.time()
+        with np.errstate(all="ignore"):
+            res = sla.lsqr(A, b, atol=LSQR_RTOL, btol=LSQR_RTOL, conlim=0, iter_lim=maxit)
+        x, istop, its, anorm, acond = res[0], res[1], res[2], res[5], res[6]
+        lo = hi = its
+        spread = 0.0
+        for dot in (dot_fsum, dot_blocks):
+            k, xv = lsqr(A, b, LSQR_RTOL, maxit, dot)
+            if k < 0:
+                lo = -1
+            else:
+                hi = max(hi, k)
+                lo = min(lo, k) if lo >= 0 else lo
+                spread = max(spread, float(np.linalg.norm(xv - x) / np.linalg.norm(x)))
+        xfile = f"scipy_lsqr/{name}_{kind}.mtx"
+        with open(os.path.join(outdir, xfile), "w") as f:
+            f.write("%%MatrixMarket matrix array real general\n")
+            f.write(f"% x of scipy.sparse.linalg.lsqr (SciPy {scipy.__version__}) on {name}, b "
+                    f"{kind}, atol = btol = {LSQR_RTOL:g}, conlim = 0: tests/scipy_iterations.py\n")
+            f.write(f"{n} 1\n")
+            for v in x:
+                f.write(f"{v:.17g}\n")
+        print(f"{name:16s} lsqr     {kind:6s} its {its:6d} istop {istop} variants {lo}..{hi} "
+              f"x spread {spread:.1e} ({time.time() - t0:.1f} s)", file=sys.stderr, flush=True)
+        rows.append((name, m, n, A.nnz, kind, LSQR_RTOL, maxit, its, istop, lo, hi,
+                     float(anorm), float(acond), spread, xfile))
+    return rows
+
+
+def keep_rows(path, methods):
+    """Rows of an existing table whose method is not recomputed (--methods)."""
+    kept = []
+    if not os.path.exists(path):
+        return kept
+    with open(path) as f:
+        for line in f:
+            if line.startswith("#") or line.startswith("matrix\t"):
+                continue
+            cols = line.rstrip("\n").split("\t")
+            if cols[4] not in methods:
+                kept.append(cols)
+    return kept
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -375,21 +590,25 @@ def main():
                     os.path.join(HERE, "data", "matrices"))
     ap.add_argument("--out", default=os.path.join(HERE, "data", "scipy_iterations.tsv"))
     ap.add_argument("--rtol", type=float, default=1e-8)
+    ap.add_argument("--methods", default="cg,bicgstab,gmres,bicg,cgnr,lsqr",
+                    help="comma-separated methods to recompute; the other rows are kept")
     args = ap.parse_args()
+    methods = set(args.methods.split(","))
+    outdir = os.path.dirname(os.path.abspath(args.out))
+    lsqr_out = os.path.join(outdir, "scipy_lsqr.tsv")
 
-    plan = {"spd": [("cg", ("none", "jacobi", "ilu0", "ic0"))],
-            "nonsymmetric": [("bicgstab", ("none", "jacobi", "ilu0")),
-                             ("gmres", ("none", "jacobi", "ilu0"))],
-            "laplace": [("cg", ("none", "jacobi", "ilu0", "ic0")),
-                        ("bicgstab", ("none", "jacobi", "ilu0")),
-                        ("gmres", ("none", "jacobi", "ilu0"))]}
-    rows = []
+    rows, lrows = [], []
     for name, cat, A in systems(args.matrices):
         n = A.shape[0]
-        b = A @ np.ones(n)
-        maxit = min(10 * n, MAXIT_CAP)
+        b = A @ np.ones(A.shape[1])
+        maxit = min(10 * max(A.shape), MAXIT_CAP)
         Ps = {}
-        for method, pcs in plan[cat]:
+        if cat == "rectangular" and "lsqr" in methods:
+            os.makedirs(os.path.join(outdir, "scipy_lsqr"), exist_ok=True)
+            lrows += lsqr_rows(name, A, outdir)
+        for method, pcs in PLAN[cat]:
+            if method not in methods:
+                continue
             for pc in pcs:
                 if pc not in Ps:
                     Ps[pc] = make_precond(A, pc)
@@ -419,16 +638,40 @@ def main():
                 rows.append((name, cat, n, A.nnz, method, pc, args.rtol, maxit, its, conv,
                              relres, lo, hi, ref))
 
+    # merge with the kept rows: each matrix's rows together, the methods in PLAN's order
+    fmt = [[f"{v:.6g}" if isinstance(v, float) else str(v) for v in r] for r in rows]
+    order = {(cat, mth, pc): (i, j) for cat, plan in PLAN.items()
+             for i, (mth, pcs) in enumerate(plan) for j, pc in enumerate(pcs)}
+    byname = {}
+    for cols in keep_rows(args.out, methods) + fmt:
+        byname.setdefault(cols[0], []).append(cols)
     with open(args.out, "w") as f:
         f.write(f"# SciPy {scipy.__version__}, NumPy {np.__version__}; written by "
                 f"tests/scipy_iterations.py (b = A*ones, x0 = 0, atol = 0, GMRES restart 30).\n"
                 f"# converged: SciPy's own test (info 0); relres: its true ||b - Ax|| / ||b||; "
                 f"lo, hi: counts of three summation orders (-1: one did not converge).\n")
-        f.write("matrix\tcategory\tn\tnnz\tmethod\tprecond\trtol\tmaxit\titerations\tconverged\t"
-                "relres\tlo\thi\treference\n")
-        for r in rows:
-            f.write("\t".join(f"{v:.6g}" if isinstance(v, float) else str(v) for v in r) + "\n")
-    print(f"wrote {len(rows)} rows to {args.out}", file=sys.stderr)
+        f.write(HEADER)
+        for name in byname:  # the kept order first, new matrices as they came
+            for cols in sorted(byname[name], key=lambda c: order.get((c[1], c[4], c[5]),
+                                                                      (99, 99))):
+                f.write("\t".join(cols) + "\n")
+    print(f"wrote {sum(len(v) for v in byname.values())} rows to {args.out}", file=sys.stderr)
+
+    if "lsqr" in methods:
+        with open(lsqr_out, "w") as f:
+            f.write(f"# SciPy {scipy.__version__}, NumPy {np.__version__}; written by "
+                    f"tests/scipy_iterations.py: scipy.sparse.linalg.lsqr, x0 = 0, damp = 0, "
+                    f"atol = btol = rtol, conlim = 0.\n"
+                    f"# rhs A1: b = A * ones; mod7: b_i = (i mod 7) - 3 (0-based i). istop: "
+                    f"SciPy's reason; lo, hi: counts of three summation orders; anorm, acond: "
+                    f"its estimates of ||A||_F and cond(A); xspread: max relative difference of "
+                    f"the variants' x from SciPy's; x: SciPy's solution under tests/data.\n")
+            f.write("matrix\tm\tn\tnnz\trhs\trtol\tmaxit\titerations\tistop\tlo\thi\tanorm\t"
+                    "acond\txspread\tx\n")
+            for r in lrows:
+                f.write("\t".join(f"{v:.6g}" if isinstance(v, float) else str(v) for v in r)
+                        + "\n")
+        print(f"wrote {len(lrows)} rows to {lsqr_out}", file=sys.stderr)
 
 
 if __name__ == "__main__":

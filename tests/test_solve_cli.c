@@ -102,6 +102,11 @@ static void test_bad_options(void)
     {"solve --plot", "--plot"},
     {"solve a.mtx b.mtx c.mtx", "c.mtx"},
     {"solve /nonexistent/A.mtx", "/nonexistent/A.mtx"},
+    /* what a method cannot take, refused by name before loading anything */
+    {"solve --solver lsqr --precond jacobi", "no preconditioner"},
+    {"solve --solver cgnr --precond ilu0", "no preconditioner"},
+    {"solve --solver bicg --precond ilu0", "ilu0"},
+    {"solve /nonexistent/A.mtx --solver bicg --precond ilu0", "transpose solve"},
   };
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
     int rc = run("%s", cases[k].args);
@@ -117,9 +122,24 @@ static void test_bad_options(void)
 static void test_bad_input(void)
 {
   setup_files();
-  CU_ASSERT_EQUAL(run("solve '%s'", rect), 2); /* not square */
+  static const char *const square_only[] = {"cg", "bicgstab", "gmres", "bicg"};
+  for (size_t k = 0; k < sizeof square_only / sizeof square_only[0]; ++k) { /* not square */
+    CU_ASSERT_EQUAL(run("solve '%s' --solver %s", rect, square_only[k]), 2);
+    CU_ASSERT(one_line_error());
+    CU_ASSERT(strstr(err, "3 x 4") != NULL && strstr(err, "square") != NULL &&
+              strstr(err, square_only[k]) != NULL);
+  }
+  /* least squares: b has the rows (3), x0 the columns (4) */
+  CU_ASSERT_EQUAL(run("solve '%s' '%s' --solver lsqr", rect, b4), 2);
   CU_ASSERT(one_line_error());
-  CU_ASSERT(strstr(err, "3 x 4") != NULL && strstr(err, "square") != NULL);
+  CU_ASSERT(strstr(err, "4 entries") != NULL && strstr(err, "3 rows") != NULL);
+  CU_ASSERT_EQUAL(run("solve '%s' '%s' --solver cgnr --x0 '%s'", rect, b3, x0bad), 2);
+  CU_ASSERT(one_line_error());
+  CU_ASSERT(strstr(err, "5 entries") != NULL && strstr(err, "4 columns") != NULL);
+  /* auto picks lsqr for a rectangular matrix, which takes no preconditioner */
+  CU_ASSERT_EQUAL(run("solve '%s' --precond jacobi", rect), 2);
+  CU_ASSERT(one_line_error());
+  CU_ASSERT(strstr(err, "lsqr") != NULL && strstr(err, "no preconditioner") != NULL);
 
   CU_ASSERT_EQUAL(run("solve '%s' '%s'", spd, b3), 2); /* b of the wrong length */
   CU_ASSERT(one_line_error());
@@ -146,6 +166,11 @@ static void test_no_device(void)
   setenv("CUDA_VISIBLE_DEVICES", "", 1);
   int rc = run("solve '%s' '%s'", spd, b4);
   int rc_default = run("solve '%s' --format all --precond jacobi --json", spd);
+  /* valid least-squares input reaches the device */
+  int rc_lsqr = run("solve '%s' '%s' --solver lsqr", rect, b3);
+  int rc_auto = run("solve '%s' '%s' --solver auto", rect, b3);
+  int rc_cgnr = run("solve '%s' --solver cgnr --format all", rect);
+  int rc_bicg = run("solve '%s' '%s' --solver bicg --precond jacobi", spd, b4);
   if (saved) {
     setenv("CUDA_VISIBLE_DEVICES", saved, 1);
     free(saved);
@@ -154,9 +179,32 @@ static void test_no_device(void)
   }
   CU_ASSERT_EQUAL(rc, 3);
   CU_ASSERT_EQUAL(rc_default, 3);
+  CU_ASSERT_EQUAL(rc_lsqr, 3);
+  CU_ASSERT_EQUAL(rc_auto, 3);
+  CU_ASSERT_EQUAL(rc_cgnr, 3);
+  CU_ASSERT_EQUAL(rc_bicg, 3);
   CU_ASSERT(one_line_error());
   CU_ASSERT(strstr(err, "no CUDA device available") != NULL);
   CU_ASSERT_EQUAL(out[0], '\0'); /* nothing on stdout, not even half a JSON document */
+}
+
+/* A format without a transpose product is refused by name for the methods that use A^T, before
+ * the matrix is read. Every format of this build may have one: then there is nothing to test. */
+static void test_no_transpose_format(void)
+{
+  int tried = 0;
+  for (int i = 0; i < gs_spmv_backend_count(); ++i) {
+    if (gs_spmv_backend_flags(i) & GS_SPMV_FLAG_TRANSPOSE) continue;
+    const char *name = gs_spmv_backend_name(i);
+    static const char *const need_t[] = {"bicg", "cgnr", "lsqr"};
+    for (int k = 0; k < 3; ++k) {
+      CU_ASSERT_EQUAL(run("solve /nonexistent/A.mtx --solver %s --format %s", need_t[k], name), 2);
+      CU_ASSERT(one_line_error());
+      CU_ASSERT(strstr(err, name) != NULL && strstr(err, "transpose") != NULL);
+    }
+    ++tried;
+  }
+  if (!tried) printf("\n  skipped: every SpMV format of this build has a transpose product ");
 }
 
 static void cleanup_files(void)
@@ -179,6 +227,7 @@ int main(void)
     {"bad options exit 2 with one line", test_bad_options},
     {"bad input exits 2 before the device", test_bad_input},
     {"no device exits 3", test_no_device},
+    {"a format without A^T is refused for bicg, cgnr, lsqr", test_no_transpose_format},
     {"cleanup", test_cleanup},
     CU_TEST_INFO_NULL,
   };

@@ -51,6 +51,9 @@ gs_context_t *gs_operator_context(const gs_operator_t *A);
 gs_matrix_t *gs_operator_matrix(const gs_operator_t *A);
 /** 1 for a transposed view. */
 int gs_operator_is_transposed(const gs_operator_t *A);
+/** What serves the products, for messages: the backend's name of a prepared product ("dia"),
+ *  the same for a transposed view of one, "shell" for a matrix-free operator; "" for NULL. */
+const char *gs_operator_name(const gs_operator_t *A);
 
 #ifdef __cplusplus
 }

@@ -56,6 +56,9 @@ gs_idx_t gs_precond_size(const gs_precond_t *M);
 gs_context_t *gs_precond_context(const gs_precond_t *M);
 /** Whether M is the identity ("none"): solvers then skip the apply and its copy. */
 int gs_precond_is_identity(const gs_precond_t *M);
+/** Whether M^T = M ("none", "jacobi", "ic0"; 1 for NULL), so that gs_precond_apply also gives
+ *  M^-T r: what methods that apply M^-T (BiCG) need. "ilu0" is not: (L U)^T = U^T L^T. */
+int gs_precond_is_symmetric(const gs_precond_t *M);
 /** Wall-clock seconds gs_precond_create spent (factorization, analysis, uploads). */
 double gs_precond_setup_seconds(const gs_precond_t *M);
 /** Device bytes M holds (factors, diagonal, solve buffers). */
@@ -67,6 +70,9 @@ const char *gs_precond_name_at(int i);
 const char *gs_precond_summary_at(int i);
 /** Index of the preconditioner called `name`, or -1. */
 int gs_precond_find(const char *name);
+/** gs_precond_is_symmetric for preconditioner i of the registry, before creating it (0 for an
+ *  index out of range). */
+int gs_precond_symmetric_at(int i);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,6 @@
-/* gpusolve/solver.h: Krylov solvers (CG, BiCGSTAB, GMRES(m)) for Ax = b on the GPU, written
- * against the SpMV formats and the preconditioners. */
+/* gpusolve/solver.h: Krylov solvers (CG, BiCGSTAB, GMRES(m), BiCG) for Ax = b and least-squares
+ * solvers (CGNR, LSQR) for min ||b - Ax|| on the GPU, written against the SpMV formats (or any
+ * operator) and the preconditioners. */
 #ifndef GPUSOLVE_SOLVER_H
 #define GPUSOLVE_SOLVER_H
 
@@ -17,18 +18,44 @@ typedef enum gs_method {
   GS_SOLVER_CG = 0,       /* conjugate gradients: symmetric positive definite A and M */
   GS_SOLVER_BICGSTAB = 1, /* van der Vorst's BiCGSTAB: general A */
   GS_SOLVER_GMRES = 2,    /* restarted GMRES(m), right preconditioned: general A */
-  GS_SOLVER_AUTO = 3      /* CG when A is symmetric with a positive diagonal, else BiCGSTAB */
+  GS_SOLVER_AUTO = 3,     /* CG when A is symmetric with a positive diagonal, BiCGSTAB for
+                             another square A, LSQR for a rectangular one */
+  /* methods that use A^T x: the operator needs GS_SPMV_CAP_TRANSPOSE */
+  GS_SOLVER_BICG = 4,     /* BiConjugate Gradients (Fletcher 1976): general square A; a
+                             preconditioner must be symmetric (it applies M^-T as M^-1) */
+  GS_SOLVER_CGNR = 5,     /* CG on the normal equations A^T A x = A^T b without forming A^T A
+                             (CGLS): any m x n A, least squares; no preconditioner */
+  GS_SOLVER_LSQR = 6      /* Paige and Saunders' LSQR (1982): any m x n A, least squares (the
+                             minimum-norm solution when A is wide and x0 = 0); no preconditioner */
 } gs_method_t;
+
+/** What a method asks of the operator and the preconditioner (gs_method_flags). */
+enum {
+  GS_METHOD_SQUARE = 1u << 0,        /* A must be square (rows == cols) */
+  GS_METHOD_TRANSPOSE = 1u << 1,     /* products with A^T: GS_SPMV_CAP_TRANSPOSE needed */
+  GS_METHOD_LEAST_SQUARES = 1u << 2, /* minimizes ||b - Ax||: converges on ||A^T (b - Ax)||,
+                                        x has cols entries and b rows; no preconditioner */
+  GS_METHOD_SYMMETRIC_PC = 1u << 3   /* applies M^-T too: only symmetric preconditioners
+                                        (gs_precond_is_symmetric) */
+};
+/** GS_METHOD_* of method m (0 for GS_SOLVER_AUTO and unknown values). */
+unsigned gs_method_flags(gs_method_t m);
 
 /** Why a solve stopped: an outcome, not an error (PETSc's KSPConvergedReason). Converged
  *  reasons are positive, the others negative. */
 typedef enum gs_reason {
   GS_REASON_NONE = 0,            /* not run (gs_solve failed with an error status) */
-  GS_CONVERGED_RTOL = 2,         /* ||r|| <= rtol ||b|| */
+  GS_CONVERGED_RTOL_NORMAL = 1,  /* least squares (CGNR, LSQR): ||A^T r|| <= rtol ||A^T b||
+                                    (CGNR), ||A^T r|| <= rtol ||A||_F ||r|| (LSQR) */
+  GS_CONVERGED_RTOL = 2,         /* ||r|| <= rtol ||b|| (LSQR: ||r|| <= rtol (||b|| +
+                                    ||A||_F ||x||)) */
   GS_CONVERGED_ATOL = 3,         /* ||r|| <= atol (atol > rtol ||b||) */
+  GS_CONVERGED_ATOL_NORMAL = 9,  /* least squares: ||A^T r|| <= atol */
   GS_DIVERGED_MAXIT = -3,        /* iteration limit reached */
   GS_DIVERGED_BREAKDOWN = -5,    /* rho = 0, omega = 0, r~^T v = 0 (BiCGSTAB), r^T z = 0 (CG),
-                                    a singular Hessenberg matrix (GMRES) */
+                                    a singular Hessenberg matrix (GMRES), r~^T z = 0 or
+                                    p~^T A p = 0 (BiCG), A p = 0 (CGNR), cond(A) too large for
+                                    double precision (LSQR) */
   GS_DIVERGED_INDEFINITE = -8,   /* CG: p^T A p <= 0, or r^T M^-1 r < 0 (indefinite M) */
   GS_DIVERGED_NANINF = -9,       /* a residual norm or scalar became NaN or infinite */
   GS_DIVERGED_STAGNATION = -10,  /* no progress: a GMRES cycle that did not reduce ||r||, or
@@ -44,7 +71,8 @@ const char *gs_reason_describe(gs_reason_t r);
 /** 1 for the converged reasons, else 0. */
 int gs_reason_converged(gs_reason_t r);
 
-/** Name of a method ("cg", "bicgstab", "gmres", "auto") and its inverse (-1 when unknown). */
+/** Name of a method ("cg", "bicgstab", "gmres", "auto", "bicg", "cgnr", "lsqr") and its inverse
+ *  (-1 when unknown). */
 const char *gs_method_string(gs_method_t m);
 int gs_method_find(const char *name);
 
@@ -53,9 +81,11 @@ int gs_method_find(const char *name);
  * iterations, and once with iteration 0 for the initial residual), on the calling thread.
  * @param user      opts.monitor_user
  * @param iteration iterations done so far
- * @param rnorm     the monitored residual norm: the recurrence residual (CG, BiCGSTAB; the
- *                  true residual in exact arithmetic) or the Givens estimate (GMRES)
- * @param rel       rnorm / ||b|| (rnorm when b = 0)
+ * @param rnorm     the monitored residual norm: the recurrence residual (CG, BiCGSTAB, BiCG;
+ *                  the true residual in exact arithmetic), the Givens estimate (GMRES); for the
+ *                  least-squares methods ||A^T r||: of the recurrence residual (CGNR), LSQR's
+ *                  estimate (LSQR)
+ * @param rel       rnorm / ||b|| (rnorm when b = 0); least squares: rnorm / ||A^T b||
  * @return 0 to go on, nonzero to stop (reason GS_STOPPED_BY_MONITOR)
  */
 typedef int (*gs_monitor_fn)(void *user, int iteration, double rnorm, double rel);
@@ -65,7 +95,9 @@ typedef struct gs_solve_opts {
   gs_method_t method;    /* default GS_SOLVER_AUTO */
   double rtol;           /* relative tolerance, default 1e-8 */
   double atol;           /* absolute tolerance, default 0:
-                            stop when ||r|| <= max(rtol ||b||, atol) */
+                            stop when ||r|| <= max(rtol ||b||, atol); CGNR when ||A^T r|| <=
+                            max(rtol ||A^T b||, atol); LSQR on its own tests with its atol =
+                            btol = rtol, or ||r|| <= atol, or ||A^T r|| <= atol (gs_solve) */
   int maxit;             /* iteration limit (GMRES: inner iterations in all), default 10000 */
   int restart;           /* GMRES restart length m, default 30 (capped at n) */
   int x0_given;          /* 1: d_x holds the initial guess; 0 (default): start from x = 0 */
@@ -106,8 +138,14 @@ typedef struct gs_solve_stats {
   double seconds_precond;    /* inside gs_precond_apply (likewise) */
   double seconds_setup;      /* workspace allocation and initialization (host clock) */
   double seconds_precond_setup; /* gs_precond_setup_seconds(M), copied for reports */
-  long spmv_count;           /* products with A, the final true residual included */
+  long spmv_count;           /* products with A and A^T, the final true residual included */
   long precond_count;        /* preconditioner applications */
+  /* least-squares methods (CGNR, LSQR); 0 for the others */
+  double normal_residual_norm; /* ||A^T (b - A x)|| recomputed from the returned x: the
+                                  optimality measure of least squares (0 at a minimizer) */
+  double rel_normal_residual;  /* normal_residual_norm / ||A^T b|| */
+  double anorm;              /* LSQR: its estimate of ||A||_F (Paige and Saunders' ANORM) */
+  double acond;              /* LSQR: its estimate of cond(A) = ||A||_F ||A^+||_F (ACOND) */
 } gs_solve_stats_t;
 
 /* ---- the solver object (PETSc's KSPCreate / KSPSetUp / KSPSolve) -------------------------------
@@ -119,13 +157,19 @@ typedef struct gs_solver gs_solver_t;
 /** Creates a solver on ctx with opts (NULL: defaults), validated here. Borrows ctx. */
 gs_status_t gs_solver_create(gs_solver_t **s, gs_context_t *ctx, const gs_solve_opts_t *opts);
 /**
- * Prepares s to solve with operator A (square) and preconditioner M (NULL for none): resolves
- * GS_SOLVER_AUTO from A's matrix (BiCGSTAB for a shell), allocates the method's work vectors,
- * the pinned scalar block and the timing events. Calling it again with another A or M frees and
- * remakes them. Borrows A and M: they must outlive the solves.
+ * Prepares s to solve with operator A and preconditioner M (NULL for none): resolves
+ * GS_SOLVER_AUTO from A's matrix (BiCGSTAB for a square shell, LSQR for a rectangular A),
+ * checks that the method can use A and M (gs_method_flags), allocates the method's work
+ * vectors, the pinned scalar block and the timing events. Calling it again with another A or M
+ * frees and remakes them. Borrows A and M: they must outlive the solves. Nothing runs on the
+ * device before these checks pass.
  * @return GS_ERR_INVALID_ARG when A or M belongs to another context than s (their streams would
- *         race) or A is a transposed view the method cannot use; GS_ERR_DIMENSION when A is not
- *         square or M has another order; GS_ERR_DEVICE_MEMORY.
+ *         race); GS_ERR_DIMENSION when A is not square for a method that needs it (CG,
+ *         BiCGSTAB, GMRES, BiCG) or M has another order; GS_ERR_UNSUPPORTED when the method
+ *         needs A^T (BiCG, CGNR, LSQR) and the operator has no transpose product (the message
+ *         names the backend), when a least-squares method (CGNR, LSQR) is given a
+ *         preconditioner, or when BiCG is given one that is not symmetric (ilu0);
+ *         GS_ERR_DEVICE_MEMORY.
  */
 gs_status_t gs_solver_setup(gs_solver_t *s, gs_operator_t *A, gs_precond_t *M);
 /**
@@ -141,8 +185,9 @@ gs_method_t gs_solver_method(const gs_solver_t *s);
 void gs_solver_destroy(gs_solver_t **s);
 
 /**
- * Solves A x = b with a Krylov method: the one-call convenience over gs_solver_create, setup,
- * solve and destroy (a repeated solve should keep a gs_solver_t instead).
+ * Solves A x = b with a Krylov method, or min ||b - Ax|| with a least-squares one: the
+ * one-call convenience over gs_solver_create, setup, solve and destroy (a repeated solve should
+ * keep a gs_solver_t instead).
  *
  * Convergence: ||r|| <= max(rtol ||b||, atol) on the monitored residual; at the end the true
  * residual b - A x is recomputed and reported (stats.true_residual_norm, rel_residual).
@@ -150,6 +195,19 @@ void gs_solver_destroy(gs_solver_t **s);
  * tolerance: when the method's recurrence residual met the tolerance but b - Ax is further off,
  * the method restarts from x with the true residual (stats.restarts, at most 3 times, within
  * maxit); a true residual still above 10x the tolerance stops with GS_DIVERGED_STAGNATION.
+ *
+ * Least squares (CGNR, LSQR; A of m x n, any shape): ||b - Ax|| need not go to 0, so
+ * "converged" is about optimality, the normal-equations residual A^T (b - Ax):
+ *   CGNR  ||A^T r|| <= max(rtol ||A^T b||, atol) (CG's test on A^T A x = A^T b, as SciPy's cg
+ *         on the normal equations): GS_CONVERGED_RTOL_NORMAL / ATOL_NORMAL;
+ *   LSQR  Paige and Saunders' tests with their atol = btol = rtol: ||r|| <= rtol (||b|| +
+ *         ||A||_F ||x||) (a compatible system: GS_CONVERGED_RTOL) or ||A^T r|| <= rtol ||A||_F
+ *         ||r|| (a least-squares solution: GS_CONVERGED_RTOL_NORMAL), their machine-precision
+ *         versions (the same reasons, with a detail), ||r|| <= atol or ||A^T r|| <= atol
+ *         (the ATOL reasons); no condition limit (SciPy's conlim = 0); cond(A) too large for
+ *         double precision stops with GS_DIVERGED_BREAKDOWN.
+ * The true ||A^T (b - Ax)|| is recomputed at the end (stats.normal_residual_norm), and the
+ * 10x contract above applies to the test that stopped the method.
  * Breakdowns, indefiniteness, NaN, stagnation and the iteration limit are stop reasons in
  * stats.reason, not errors: gs_solve then returns GS_SUCCESS with the last good iterate in d_x.
  *
@@ -164,24 +222,27 @@ void gs_solver_destroy(gs_solver_t **s);
  *
  * @param[in]     ctx   context
  * @param[in]     opts  options, or NULL for the defaults
- * @param[in]     S     the operator: a product prepared for a square matrix A
- *                      (gs_spmv_create(&S, ctx, A, ...)), any format; A's features choose
- *                      GS_SOLVER_AUTO's method
+ * @param[in]     S     the operator: a product prepared for an m x n matrix A
+ *                      (gs_spmv_create(&S, ctx, A, ...)), any format (with a transpose
+ *                      product for BiCG, CGNR, LSQR); square unless the method is CGNR or
+ *                      LSQR; A's features choose GS_SOLVER_AUTO's method
  * @param[in]     M     preconditioner set up for A, or NULL for none
- * @param[in]     d_b   device vector of length n
- * @param[in,out] d_x   device vector of length n: the initial guess when opts.x0_given, the
- *                      solution on return (must not alias d_b)
+ * @param[in]     d_b   device vector of length m (rows)
+ * @param[in,out] d_x   device vector of length n (columns): the initial guess when
+ *                      opts.x0_given, the solution on return (must not alias d_b)
  * @param[out]    stats what happened (may be NULL)
  * @return GS_SUCCESS whether or not it converged (see stats.reason); GS_ERR_INVALID_ARG (also a
- *         context other than S's or M's), GS_ERR_DIMENSION (A not square, M of another size);
- *         GS_ERR_DEVICE_MEMORY, GS_ERR_CUDA, GS_ERR_CUBLAS, GS_ERR_CUSPARSE on device failures.
+ *         context other than S's or M's), GS_ERR_DIMENSION (A not square for a square method,
+ *         M of another size), GS_ERR_UNSUPPORTED (see gs_solver_setup: no transpose product, a
+ *         preconditioner the method cannot use); GS_ERR_DEVICE_MEMORY, GS_ERR_CUDA,
+ *         GS_ERR_CUBLAS, GS_ERR_CUSPARSE on device failures.
  */
 gs_status_t gs_solve(gs_context_t *ctx, const gs_solve_opts_t *opts, gs_spmv_t *S,
                      gs_precond_t *M, const gs_val_t *d_b, gs_val_t *d_x,
                      gs_solve_stats_t *stats);
 
-/** The method GS_SOLVER_AUTO picks for A: CG when A is numerically symmetric with a positive
- *  diagonal, BiCGSTAB otherwise. */
+/** The method GS_SOLVER_AUTO picks for A: LSQR when A is not square, CG when A is numerically
+ *  symmetric with a positive diagonal, BiCGSTAB otherwise. */
 gs_method_t gs_solve_auto_method(const gs_matrix_t *A);
 
 #ifdef __cplusplus
