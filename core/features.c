@@ -1,5 +1,6 @@
 /* core/features.c: structural features of a matrix (row-length statistics, diagonals, symmetry),
- * the inputs of format selection in 001_2a8c9fc1a323b852.txt (section 4: nnz, mean and
+ * the inputs of format selection in Sedaghati et al., "Characterizing Dataset Dependence for
+ * SpMV on GPUs", PPAA 2015 (section 4: nnz, mean and
  * standard deviation of row lengths). Numerical symmetry is measured, not tested for equality:
  * FEM assemblies stored `general` are symmetric only to rounding (GS_SYMMETRY_RTOL, matrix.h). */
 #include <math.h>

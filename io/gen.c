@@ -1,13 +1,14 @@
 /* io/gen.c: the papers' synthetic matrices, built directly as CSR (rows counted or known in
  * closed form first, then filled in order; never COO + sort).
  *
- *  - gs_gen_laplace: Laplacian stencils on regular grids, Table 2 of 003_d79f6b9d9c91141b.txt
- *    ("Structured Matrices", Bell & Garland).
+ *  - gs_gen_laplace: Laplacian stencils on regular grids, Table 2 of Bell & Garland,
+ *    "Implementing SpMV on Throughput-Oriented Processors", SC09 ("Structured Matrices").
  *  - gs_gen_normal: columns normally distributed around the diagonal, Figure 7 of
- *    000_b60de4b7a06573aa.txt (HOLA: "1M square matrix with 22M non-zeros normal distributed
- *    around the diagonal with increasing distribution variance").
+ *    Steinberger, Zayer & Seidel, "Globally Homogeneous, Locally Adaptive SpMV on the GPU"
+ *    (HOLA), ICS 2017: "1M square matrix with 22M non-zeros normal distributed around the
+ *    diagonal with increasing distribution variance".
  *  - gs_gen_pareto: rows of 32 + delta entries with delta Pareto distributed, Figure 9 of
- *    003_d79f6b9d9c91141b.txt.
+ *    Bell & Garland, SC09.
  *  - gs_gen_random: K uniform random distinct columns per row.
  *  - gs_gen_powerlaw: a scale-free graph: Zipf row lengths, columns drawn by popularity.
  *
@@ -255,7 +256,7 @@ static gs_status_t sample_uniform_row(rng_t *r, gs_idx_t n, gs_idx_t k, gs_idx_t
 
 /* ---- Laplacian stencils ------------------------------------------------------------------- */
 
-/* Table 2 of 003_d79f6b9d9c91141b.txt: "Laplacian operators discretized as k-point finite
+/* Table 2 of Bell & Garland, SC09: "Laplacian operators discretized as k-point finite
  * difference stencils on regular grids", with the stencil's points giving the occupied
  * diagonals. Grid point (x, y, z) is row x + nx*(y + ny*z); Dirichlet boundaries, so
  * neighbours outside the grid are dropped.
@@ -348,7 +349,7 @@ cleanup:
 
 /* ---- normal-distributed columns ------------------------------------------------------------ */
 
-/* Figure 7 of 000_b60de4b7a06573aa.txt (HOLA): an N x N matrix whose row i has K entries at
+/* Figure 7 of Steinberger et al., ICS 2017 (HOLA): an N x N matrix whose row i has K entries at
  * columns normally distributed around the diagonal; the figure sweeps the variance from a band
  * to no correlation between rows at all.
  *
@@ -525,7 +526,7 @@ cleanup:
 
 /* ---- Pareto row lengths --------------------------------------------------------------------- */
 
-/* Figure 9 of 003_d79f6b9d9c91141b.txt: "matrices with 30K rows of 32 + delta nonzeros each,
+/* Figure 9 of Bell & Garland, SC09: "matrices with 30K rows of 32 + delta nonzeros each,
  * where delta is a random variable drawn from a Pareto distribution. As the Pareto parameter k
  * is increased from 1, the variance in row lengths decreases rapidly."
  *

@@ -1,5 +1,5 @@
 /* spmv/coo_build.c: COO layout builder and a host emulation of the segmented-reduction kernel
- * (003_d79f6b9d9c91141b.txt sections 3.4 and 3.7; CUSP coo_flat_spmv) on the same partition. */
+ * (Bell & Garland, SC09, sections 3.4 and 3.7; CUSP coo_flat_spmv) on the same partition. */
 #include <stdlib.h>
 #include <string.h>
 

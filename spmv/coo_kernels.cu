@@ -1,5 +1,5 @@
 /* spmv/coo_kernels.cu: the "coo" backend, segmented-reduction COO SpMV with persistent warps
- * (003_d79f6b9d9c91141b.txt sections 3.4 and 3.7; CUSP coo_flat_spmv).
+ * (Bell & Garland, SC09, sections 3.4 and 3.7; CUSP coo_flat_spmv).
  *
  * coo_spmv_kernel
  *   Work division: one thread per entry. A fixed number of persistent warps (as many as the
@@ -253,7 +253,8 @@ static void coo_describe(const void *data, char *buf, size_t len)
 extern "C" const gs_spmv_ops_t gs_spmv_coo_ops = {
     GS_SPMV_OPS_VERSION,
     "coo",
-    "COO, one thread per entry, warp segmented reduction with persistent warps (003 s3.4)",
+    "COO, one thread per entry, warp segmented reduction with persistent warps "
+    "(Bell & Garland, SC09, 3.4)",
     GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT,
     NULL,
     coo_prepare,

@@ -1,9 +1,10 @@
 /* spmv/csr_kernels.cu: the csr-scalar and csr-vector backends on the matrix's shared device CSR.
  *
- * csr-scalar (003_d79f6b9d9c91141b.txt section 3.3, "CSR (scalar)"): one thread per row, each
- *   walking its row; reads of col/val are uncoalesced across a warp, so it suits short rows.
- * csr-vector (003 section 3.3, "CSR (vector)", with CSR-smart's width of
- *   002_9059e082f231be28.txt section 3.4): a group of W threads (2, 4, 8, 16 or 32, a divisor
+ * csr-scalar (Bell & Garland, "Implementing SpMV on Throughput-Oriented Processors", SC09,
+ *   section 3.3, "CSR (scalar)"): one thread per row, each walking its row; reads of col/val
+ *   are uncoalesced across a warp, so it suits short rows.
+ * csr-vector (Bell & Garland, section 3.3, "CSR (vector)", with CSR-smart's width of Anzt et
+ *   al., ScalA17, section 3.4): a group of W threads (2, 4, 8, 16 or 32, a divisor
  *   of the warp) per row; lane k reads entries start+k, start+k+W, ... (coalesced within the
  *   group), partial sums meet through a shuffle reduction inside the group. W is the smallest
  *   power of two >= the mean row length, clamped to [2, 32] (CSR-smart); opts->vector_width
@@ -100,8 +101,8 @@ csr_vector_kernel(gs_idx_t m, const O *__restrict__ rp, const gs_idx_t *__restri
   }
 }
 
-/* csr-vector's blocked path (the CSR-stream idea of CSR-Adaptive, Greathouse & Daga, SC14, on
- * top of 003's CSR vector): the host cuts the rows into blocks whose entries fit in shared
+/* csr-vector's blocked path (CSR-Adaptive's CSR-stream idea, Greathouse & Daga, SC14, over Bell
+ * & Garland's CSR vector): the host cuts the rows into blocks whose entries fit in shared
  * memory (at most STREAM_CAP entries and STREAM_ROWS rows). A block of STREAM_THREADS threads
  * first copies its contiguous slice of col/val into shared memory, fully coalesced; then groups
  * of G threads each reduce one row out of shared memory, G the largest power of two (<= 32)
@@ -300,7 +301,7 @@ static gs_status_t csr_apply(gs_context_t *ctx, void *data, gs_op_t op, double a
                    : launch_transpose(s, d, d->A.d_row_ptr32, alpha, d_x, d_y);
 }
 
-/* CSR-smart's rule (002 section 3.4): smallest power of two >= mean row length, in [2, 32]. */
+/* CSR-smart's rule (Anzt et al., 3.4): smallest power of two >= mean row length, in [2, 32]. */
 static int smart_width(const gs_csr_t *h)
 {
   double mean = h->m > 0 ? (double)h->nnz / h->m : 0.0;
@@ -370,7 +371,7 @@ static int64_t *long_row_chunks(const gs_csr_t *h, gs_idx_t *nchunks)
 
 /* Row blocks pay off where neighbouring rows gather neighbouring entries of x (few occupied
  * diagonals, as stencils) or where row lengths vary (blocks balance them); on regular rows with
- * scattered columns the plain CSR-smart groups (002 section 3.4) were faster on the H100. */
+ * scattered columns the plain CSR-smart groups (Anzt et al., 3.4) were faster on the H100. */
 static int want_blocks(const gs_features_t *f)
 {
   if (f->rows == 0) return 0;
@@ -488,7 +489,7 @@ static void csr_describe(const void *data, char *buf, size_t len)
 
 extern "C" const gs_spmv_ops_t gs_spmv_csr_scalar_ops = {
     GS_SPMV_OPS_VERSION, "csr-scalar",
-    "CSR, one thread per row (Bell & Garland 3.3); transpose by atomics",
+    "CSR, one thread per row (Bell & Garland, SC09, 3.3); transpose by atomics",
     GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_WIDE, NULL, csr_scalar_prepare, csr_apply, csr_memory,
     csr_destroy, NULL, csr_describe};
 

@@ -1,6 +1,6 @@
 /* spmv/dia_build.c: DIA layout builder with CUSP's fill guard, and the host applies (op = N by
  * rows, op = T by output columns, both gathers) that run the kernels' arithmetic on it
- * (003_d79f6b9d9c91141b.txt section 3.1). */
+ * (Bell & Garland, SC09, section 3.1). */
 #include <stdlib.h>
 
 #include "core/error.h"

@@ -1,5 +1,5 @@
-/* spmv/dia_kernels.cu: the "dia" backend, diagonal-format SpMV (003_d79f6b9d9c91141b.txt
- * section 3.1; CUSP dia_spmv.h), op = N and op = T.
+/* spmv/dia_kernels.cu: the "dia" backend, diagonal-format SpMV (Bell & Garland,
+ * SC09, section 3.1; CUSP dia_spmv.h), op = N and op = T.
  *
  * Layout (spmv/formats.h): val[d*pitch + i] = A(i, i + offsets[d]), stored by ROW i, pitch = m
  * rounded up to 32; slots whose column falls outside 0..n-1 hold 0 and are never used.
@@ -186,7 +186,8 @@ static void dia_describe(const void *data, char *buf, size_t len)
 extern "C" const gs_spmv_ops_t gs_spmv_dia_ops = {
     GS_SPMV_OPS_VERSION,
     "dia",
-    "DIA, diagonals column-major padded to 32, one thread per row (003 s3.1); refuses fill; T by gather",
+    "DIA, diagonals column-major padded to 32, one thread per row (Bell & Garland, SC09, 3.1); "
+    "refuses fill; T by gather",
     GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT,
     dia_options,
     dia_prepare,

@@ -1,6 +1,6 @@
 /* spmv/ell_build.c: ELLPACK layout builder with CUSP's fill guard, and the host applies (op = N
- * and the scatter of op = T) that run the kernels' arithmetic on it (003_d79f6b9d9c91141b.txt
- * section 3.2); the host scale pass shared by the format builders. */
+ * and the scatter of op = T) that run the kernels' arithmetic on it (Bell & Garland,
+ * SC09, section 3.2); the host scale pass shared by the format builders. */
 #include <stdlib.h>
 
 #include "core/error.h"

@@ -1,4 +1,4 @@
-/* spmv/ell_kernels.cu: the "ell" backend, ELLPACK SpMV (003_d79f6b9d9c91141b.txt section 3.2;
+/* spmv/ell_kernels.cu: the "ell" backend, ELLPACK SpMV (Bell & Garland, SC09, section 3.2;
  * CUSP ell_spmv.h), with its transpose, and the ELL launchers HYB reuses.
  *
  * ell_spmv_kernel (op = N)
@@ -195,7 +195,8 @@ static void ell_describe(const void *data, char *buf, size_t len)
 extern "C" const gs_spmv_ops_t gs_spmv_ell_ops = {
     GS_SPMV_OPS_VERSION,
     "ell",
-    "ELLPACK, column-major padded to 32, one thread per row (003 s3.2); refuses fill; T by atomics",
+    "ELLPACK, column-major padded to 32, one thread per row (Bell & Garland, SC09, 3.2); "
+    "refuses fill; T by atomics",
     GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT,
     ell_options,
     ell_prepare,

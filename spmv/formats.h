@@ -1,6 +1,7 @@
-/* spmv/formats.h: host layouts of the Bell & Garland formats (COO, ELL, DIA, HYB;
- * 003_d79f6b9d9c91141b.txt sections 3.1-3.5), their builders from a row-sorted CSR and the host
- * reference applies that run the same layout arithmetic as the kernels. Pure C, no CUDA.
+/* spmv/formats.h: host layouts of the Bell & Garland formats (COO, ELL, DIA, HYB; Bell &
+ * Garland, "Implementing SpMV on Throughput-Oriented Processors", SC09, sections 3.1-3.5),
+ * their builders from a row-sorted CSR and the host reference applies that run the same layout
+ * arithmetic as the kernels. Pure C, no CUDA.
  *
  * Every builder takes a CSR whose rows are sorted (what gs_matrix_host() gives) and copies what
  * it needs: the CSR may be freed afterwards. Layout arrays are malloc'ed and owned by the layout;

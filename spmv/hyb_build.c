@@ -1,5 +1,5 @@
 /* spmv/hyb_build.c: HYB = ELL for the first K entries of each row + COO for the rest, with K
- * from the row-length histogram (003_d79f6b9d9c91141b.txt section 3.5; CUSP
+ * from the row-length histogram (Bell & Garland, SC09, section 3.5; CUSP
  * compute_optimal_entries_per_row), and the host apply of both parts. */
 #include <stdlib.h>
 

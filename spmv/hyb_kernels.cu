@@ -1,5 +1,5 @@
-/* spmv/hyb_kernels.cu: the "hyb" backend, hybrid ELL + COO SpMV (003_d79f6b9d9c91141b.txt
- * section 3.5; CUSP hyb_matrix / spmv_hyb).
+/* spmv/hyb_kernels.cu: the "hyb" backend, hybrid ELL + COO SpMV (Bell & Garland,
+ * SC09, section 3.5; CUSP hyb_matrix / spmv_hyb).
  *
  * Work division: the first K entries of every row live in an ELL part and run on
  *   ell_spmv_kernel (one thread per row, ell_kernels.cu), the entries past K live in a COO part
@@ -45,7 +45,8 @@ static void hyb_destroy(void *data)
 
 enum { HYB_OPT_K };
 static const gs_spmv_option_t hyb_options[] = {
-    {"k", "ELL width K; -1: the histogram rule of 003 section 3.5", GS_OPTK_INT, -1, -1, 1e9},
+    {"k", "ELL width K; -1: the histogram rule of Bell & Garland, SC09, 3.5", GS_OPTK_INT, -1, -1,
+     1e9},
     GS_SPMV_OPTION_END};
 
 static gs_status_t hyb_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_cfg_t *cfg,
@@ -109,7 +110,8 @@ static void hyb_describe(const void *data, char *buf, size_t len)
 extern "C" const gs_spmv_ops_t gs_spmv_hyb_ops = {
     GS_SPMV_OPS_VERSION,
     "hyb",
-    "HYB, ELL for the first K entries per row + COO for the rest, K by histogram (003 s3.5)",
+    "HYB, ELL for the first K entries per row + COO for the rest, K by histogram "
+    "(Bell & Garland, SC09, 3.5)",
     GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT,
     hyb_options,
     hyb_prepare,

@@ -1,6 +1,6 @@
 /* tests/test_gen.c: the synthetic matrix generators (io/gen.c): Table 2 nonzero counts and the
- * Laplacians' structure (003_d79f6b9d9c91141b.txt), normal-band columns (Figure 7 of
- * 000_b60de4b7a06573aa.txt), Pareto rows (Figure 9 of 003), uniform random rows, power-law
+ * Laplacians' structure (Bell & Garland, SC09), normal-band columns (Figure 7 of Steinberger et
+ * al., ICS 2017), Pareto rows (Figure 9 of Bell & Garland), uniform random rows, power-law
  * (scale-free graph) rows and columns, seeds and errors. */
 #include <math.h>
 #include <stdio.h>
@@ -93,7 +93,7 @@ static void check_laplace_count(gs_idx_t nx, gs_idx_t ny, gs_idx_t nz, int stenc
 
 /* ---- Laplacians --------------------------------------------------------------------------- */
 
-/* Table 2 of 003_d79f6b9d9c91141b.txt, exactly; the closed forms on small grids always. */
+/* Table 2 of Bell & Garland, SC09, exactly; the closed forms on small grids always. */
 static void test_laplace_counts(void)
 {
   /* the closed forms against hand-counted small cases */
@@ -804,7 +804,7 @@ static void test_errors(void)
 int main(void)
 {
   CU_TestInfo tests[] = {
-    {"laplace nonzero counts (Table 2 of 003)", test_laplace_counts},
+    {"laplace nonzero counts (Table 2 of Bell & Garland)", test_laplace_counts},
     {"laplace against a dense construction, SPD", test_laplace_structure_dense},
     {"laplace symmetric, diagonally dominant", test_laplace_symmetric_dominant},
     {"normal: rows, all sampling paths", test_normal_rows},

@@ -66,19 +66,19 @@ gs_status_t gs_mm_write_vector(const char *path, const gs_val_t *x, gs_idx_t len
 /** Laplacian stencil on an nx x ny x nz grid (ny = nz = 1 for 1D, nz = 1 for 2D) with Dirichlet
  *  boundaries: stencil 3 (1D), 5 or 9 (2D), 7 or 27 (3D). Symmetric positive definite: the
  *  diagonal is the number of neighbours in the full stencil, off-diagonals -1.
- *  Nonzero counts match Table 2 of 003_d79f6b9d9c91141b.txt. */
+ *  Nonzero counts match Table 2 of Bell & Garland, SC09. */
 gs_status_t gs_gen_laplace(gs_csr_t **out, gs_idx_t nx, gs_idx_t ny, gs_idx_t nz, int stencil);
 
 /** N x N, K entries per row with columns drawn from a normal distribution of standard deviation
  *  sigma centred on the diagonal (draws outside the matrix or already in the row are redrawn:
- *  the normal truncated to [0, N)): HOLA's Figure 7 test (000_b60de4b7a06573aa.txt). Values
+ *  the normal truncated to [0, N)): HOLA's Figure 7 test (Steinberger et al., ICS 2017). Values
  *  uniform in [-1, 1). */
 gs_status_t gs_gen_normal(gs_csr_t **out, gs_idx_t n, gs_idx_t per_row, double sigma,
                           uint64_t seed);
 
 /** N x N with row lengths min(N, 32 + floor(X - 1)), X Pareto with shape k and scale 1
  *  (X = U^(-1/k), U uniform in (0, 1]), so P(len >= 32 + j) = (j + 1)^(-k); columns uniform
- *  random without duplicates: Figure 9 of 003_d79f6b9d9c91141b.txt. */
+ *  random without duplicates: Figure 9 of Bell & Garland, SC09. */
 gs_status_t gs_gen_pareto(gs_csr_t **out, gs_idx_t n, double k, uint64_t seed);
 
 /** M x N with K entries per row (min(K, N)), columns uniform random without duplicates. */

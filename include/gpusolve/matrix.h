@@ -87,7 +87,8 @@ double gs_spmv_rel_error(const gs_csr_t *A, gs_op_t op, gs_val_t alpha, const gs
  *  relative); 1e-10 accepts those and still rejects any genuinely nonsymmetric operator. */
 #define GS_SYMMETRY_RTOL 1e-10
 
-/** Structural features of a matrix (the inputs of format selection, 001_2a8c9fc1a323b852.txt).
+/** Structural features of a matrix (the inputs of format selection of Sedaghati et
+ *  al., PPAA 2015).
  *
  *  Symmetry: `asymmetry` = max over stored entries a_ij of |a_ij - a_ji| / max |a|, where a
  *  mirror a_ji that is not stored counts as 0 and max |a| is over all stored entries. It is 0 for
