@@ -53,6 +53,10 @@ gs_status_t gs_hola_apply_host(const gs_csr_t *A, int npt, gs_op_t op, double al
   const int T = HOLA_THREADS;
   const int64_t npb = (int64_t)npt * T, nb = gs_hola_blocks(A->nnz, npt);
   const gs_idx_t ylen = op == GS_OP_N ? A->m : A->n;
+  if (alpha == 0.0) { /* the BLAS rule: neither A nor x is read */
+    gs_fmt_scale_host(ylen, beta, y);
+    return GS_SUCCESS;
+  }
   gs_status_t st = GS_SUCCESS;
   gs_idx_t *brs = (gs_idx_t *)malloc(((size_t)nb + 1) * sizeof *brs);
   double *carry = (double *)calloc(2 * (size_t)nb + 1, sizeof *carry);
