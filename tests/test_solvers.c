@@ -4,7 +4,14 @@
  *    tests/scipy_iterations.py): every converged reference row must converge here, with a count
  *    within 5% (at least one iteration) of SciPy's where the count is reproducible across
  *    summation orders; rounding-chaotic rows (see the script) need convergence or a detected
- *    breakdown;
+ *    breakdown; bicg against scipy's bicg, cgnr against its cg on A^T A;
+ *  - lsqr against scipy's lsqr on the rectangular matrices (tests/data/scipy_lsqr.tsv): the same
+ *    stop reason, the count within 5% where reproducible, x within 1e-6 of SciPy's;
+ *  - least squares on seeded random matrices with a known bound on sigma_min: the optimality
+ *    ||A^T (b - Ax)|| recomputed on the host, within bounds derived from the tolerance and the
+ *    rounding of the recomputation; the square methods refuse rectangular matrices, the A^T
+ *    methods an operator without a transpose (before any work), the least-squares methods a
+ *    preconditioner, bicg ilu0;
  *  - every method with every preconditioner on generated Laplacians;
  *  - stop reasons: indefinite (CG on zenios and Si2), breakdown (BiCGSTAB, GMRES on singular
  *    systems), stagnation (GMRES(m) on a cyclic shift), NaN, iteration limit, monitor;
@@ -38,9 +45,9 @@ typedef struct {
   gs_csr_t *H;
   gs_matrix_t *A;
   gs_spmv_t *S;
-  double *h_b, *h_x;
+  double *h_b, *h_x; /* m and n entries */
   double *d_b, *d_x;
-  gs_idx_t n;
+  gs_idx_t m, n;     /* A is m x n (square but for the least-squares tests) */
 } sys_t;
 
 static void sys_close(sys_t *s)
@@ -55,24 +62,26 @@ static void sys_close(sys_t *s)
   memset(s, 0, sizeof *s);
 }
 
-/* Takes H; b = A * 1 when b is NULL. */
+/* Takes H; b = A * 1 when b is NULL (b has H's rows, x its columns). */
 static int sys_open(sys_t *s, gs_csr_t *H, const double *b)
 {
   memset(s, 0, sizeof *s);
   s->H = H;
-  s->n = H->m;
-  size_t bytes = ((size_t)s->n + 1) * sizeof(double);
-  s->h_b = malloc(bytes);
-  s->h_x = malloc(bytes);
+  s->m = H->m;
+  s->n = H->n;
+  size_t bytes_b = ((size_t)s->m + 1) * sizeof(double);
+  size_t bytes_x = ((size_t)s->n + 1) * sizeof(double);
+  s->h_b = malloc(bytes_b);
+  s->h_x = malloc(bytes_x);
   if (!s->h_b || !s->h_x) return 0;
   for (gs_idx_t i = 0; i < s->n; ++i) s->h_x[i] = 1.0;
-  if (b) memcpy(s->h_b, b, (size_t)s->n * sizeof(double));
+  if (b) memcpy(s->h_b, b, (size_t)s->m * sizeof(double));
   else if (gs_csr_spmv_host(H, GS_OP_N, 1.0, s->h_x, 0.0, s->h_b) != GS_SUCCESS) return 0;
   if (gs_matrix_create(&s->A, ctx(), H) != GS_SUCCESS) return 0;
   if (gs_spmv_create(&s->S, ctx(), s->A, FORMAT, NULL) != GS_SUCCESS) return 0;
-  if (gs_dmalloc(ctx(), (void **)&s->d_b, bytes, "b") != GS_SUCCESS) return 0;
-  if (gs_dmalloc(ctx(), (void **)&s->d_x, bytes, "x") != GS_SUCCESS) return 0;
-  return gs_copy_to_device(ctx(), s->d_b, s->h_b, (size_t)s->n * sizeof(double)) == GS_SUCCESS;
+  if (gs_dmalloc(ctx(), (void **)&s->d_b, bytes_b, "b") != GS_SUCCESS) return 0;
+  if (gs_dmalloc(ctx(), (void **)&s->d_x, bytes_x, "x") != GS_SUCCESS) return 0;
+  return gs_copy_to_device(ctx(), s->d_b, s->h_b, (size_t)s->m * sizeof(double)) == GS_SUCCESS;
 }
 
 static gs_status_t sys_solve(sys_t *s, gs_method_t m, const char *pc, const gs_solve_opts_t *base,
@@ -82,8 +91,8 @@ static gs_status_t sys_solve(sys_t *s, gs_method_t m, const char *pc, const gs_s
   if (base) o = *base;
   else gs_solve_opts_default(&o);
   o.method = m;
-  gs_precond_t *M = NULL;
-  gs_status_t st = gs_precond_create(&M, ctx(), s->A, pc);
+  gs_precond_t *M = NULL; /* none: no object (a rectangular matrix has no preconditioner) */
+  gs_status_t st = strcmp(pc, "none") ? gs_precond_create(&M, ctx(), s->A, pc) : GS_SUCCESS;
   if (st == GS_SUCCESS) st = gs_solve(ctx(), &o, s->S, M, s->d_b, s->d_x, stats);
   if (st == GS_SUCCESS)
     st = gs_copy_to_host(ctx(), s->h_x, s->d_x, (size_t)s->n * sizeof(double));
@@ -208,7 +217,7 @@ static void test_scipy_agreement(void)
     snprintf(var, sizeof var, "%ld..%ld", lo, hi);
     printf("  %-16s %-8s %-6s %7ld %15s %7d  %s (%s%s%s, rel.res %.1e)\n", name, method, pc, its,
            var, st.iterations, verdict, gs_reason_string(st.reason), *st.detail ? ": " : "",
-           st.detail, st.rel_residual);
+           st.detail, strcmp(method, "cgnr") ? st.rel_residual : st.rel_normal_residual);
   }
   fclose(f);
   if (have) sys_close(&s);
@@ -218,6 +227,49 @@ static void test_scipy_agreement(void)
 }
 
 /* ---- every method and preconditioner on Laplacians ------------------------------------------- */
+
+/* The smallest eigenvalue of gs_gen_laplace's matrix (Dirichlet boundaries, off-diagonals -1):
+ * the 3/5/7-point stencils are sums over the axes of tridiag(-1, 2, -1), eigenvalues
+ * 2 - 2 cos(k pi / (n + 1)); the 9/27-point ones are (3^d) I - T (x) T (x) ... with
+ * T = tridiag(1, 1, 1), eigenvalues 1 + 2 cos(k pi / (n + 1)), the product largest for k = 1. */
+static double laplace_lambda_min(int nx, int ny, int nz, int stencil)
+{
+  const int dims[3] = {nx, ny, nz};
+  const double pi = acos(-1.0);
+  double sum = 0.0, prod = 1.0, full = 1.0;
+  for (int d = 0; d < 3; ++d) {
+    if (dims[d] == 1) continue; /* an axis of one point adds nothing */
+    const double c = cos(pi / (dims[d] + 1));
+    sum += 2.0 - 2.0 * c;
+    prod *= 1.0 + 2.0 * c;
+    full *= 3.0;
+  }
+  return (stencil == 9 || stencil == 27) ? full - prod : sum;
+}
+
+/* gamma_k = k u / (1 - k u), u = 2^-53: the rounding bound of a k-term sum (Higham 3.1). */
+static double gamma_k(double k)
+{
+  const double u = 0x1p-53;
+  return k * u / (1.0 - k * u);
+}
+
+/* How far a recomputed ||b - Ax|| may sit from the exact one: || gamma_{k+1} (|b| + |A||x|) ||,
+ * k the longest row (the componentwise bound of y = b - A x, Higham 3.5), twice for the two
+ * computations compared (the GPU's and the exact value's distance to it). */
+static double residual_floor(const gs_csr_t *H, const double *b, const double *x)
+{
+  gs_off_t kmax = 0;
+  double s2 = 0.0;
+  for (gs_idx_t i = 0; i < H->m; ++i) {
+    double t = fabs(b[i]);
+    for (gs_off_t k = H->row_ptr[i]; k < H->row_ptr[i + 1]; ++k)
+      t += fabs(H->val[k] * x[H->col[k]]);
+    s2 += t * t;
+    if (H->row_ptr[i + 1] - H->row_ptr[i] > kmax) kmax = H->row_ptr[i + 1] - H->row_ptr[i];
+  }
+  return 2.0 * GS_TEST_SPMV_C * gamma_k((double)kmax + 1.0) * sqrt(s2);
+}
 
 static void test_laplacians(void)
 {
@@ -246,6 +298,36 @@ static void test_laplacians(void)
         CU_ASSERT(ok);
         CU_ASSERT((int)st.method == m);
       }
+    /* the A^T methods: bicg with the symmetric preconditioners; cgnr and lsqr (no
+     * preconditioner) at rtol 1e-12. A is SPD with a known smallest eigenvalue, so the error
+     * of any x is bounded by its residual: ||x - 1|| <= ||A^-1|| ||b - Ax|| = ||r|| / lambda_min,
+     * with ||r|| the recomputed true residual plus its rounding (residual_floor). */
+    static const char *const bicg_pcs[] = {"none", "jacobi", "ic0"};
+    const double lmin =
+        laplace_lambda_min(grids[g].nx, grids[g].ny, grids[g].nz, grids[g].stencil);
+    for (int p = 0; p < 5; ++p) {
+      const gs_method_t m = p < 3 ? GS_SOLVER_BICG : p == 3 ? GS_SOLVER_CGNR : GS_SOLVER_LSQR;
+      const char *pc = p < 3 ? bicg_pcs[p] : "none";
+      gs_solve_opts_t o;
+      gs_solve_opts_default(&o);
+      if (p >= 3) o.rtol = 1e-12;
+      gs_solve_stats_t st;
+      gs_status_t rc = sys_solve(&s, m, pc, &o, &st);
+      double e2 = 0.0;
+      for (gs_idx_t i = 0; i < s.n; ++i) e2 += (s.h_x[i] - 1.0) * (s.h_x[i] - 1.0);
+      const double bound = (st.true_residual_norm + residual_floor(s.H, s.h_b, s.h_x)) / lmin;
+      int ok = rc == GS_SUCCESS && gs_reason_converged(st.reason) && sqrt(e2) <= bound &&
+               (p < 3 ? st.rel_residual <= 10 * o.rtol /* the contract of a converged reason */
+                : p == 3 ? st.rel_normal_residual <= 10 * o.rtol : 1);
+      if (!ok)
+        fprintf(stderr, "  laplace %dx%dx%d/%d %s %s: %s, %s after %d, rel.res %.2e, "
+                "rel. A^T r %.2e, ||x - 1|| %.2e (bound %.2e)\n", grids[g].nx, grids[g].ny,
+                grids[g].nz, grids[g].stencil, gs_method_string(m), pc, gs_status_string(rc),
+                gs_reason_string(st.reason), st.iterations, st.rel_residual,
+                st.rel_normal_residual, sqrt(e2), bound);
+      CU_ASSERT(ok);
+      CU_ASSERT(st.method == m);
+    }
     sys_close(&s);
   }
 }
@@ -322,6 +404,13 @@ static void test_breakdowns(void)
   CU_ASSERT_EQUAL(st.reason, GS_DIVERGED_BREAKDOWN);
   CU_ASSERT_EQUAL(st.iterations, 0);
   CU_ASSERT_STRING_EQUAL(st.detail, "r~^T v = 0");
+  /* BiCG on the same: p~^T A p = e1^T e2 = 0 in the first iteration, refused */
+  CU_ASSERT_EQUAL(sys_solve(&s, GS_SOLVER_BICG, "none", NULL, &st), GS_SUCCESS);
+  CU_ASSERT_EQUAL(st.reason, GS_DIVERGED_BREAKDOWN);
+  CU_ASSERT_EQUAL(st.iterations, 0);
+  CU_ASSERT_STRING_EQUAL(st.detail, "p~^T A p = 0");
+  CU_ASSERT_FATAL(gs_copy_to_host(ctx(), s.h_x, s.d_x, 2 * sizeof(double)) == GS_SUCCESS);
+  CU_ASSERT(s.h_x[0] == 0.0 && s.h_x[1] == 0.0); /* the refused step left x = x0 */
   sys_close(&s);
 
   /* singular diag(1, 0) with b = e2: GMRES meets a zero Hessenberg column, CG p^T A p = 0
@@ -362,7 +451,8 @@ static void test_breakdowns(void)
   CU_ASSERT_FATAL(bn != NULL);
   bn[17] = NAN;
   CU_ASSERT_FATAL(sys_open(&s, L, bn));
-  for (int m = GS_SOLVER_CG; m <= GS_SOLVER_GMRES; ++m) {
+  for (int m = GS_SOLVER_CG; m <= GS_SOLVER_LSQR; ++m) {
+    if (m == GS_SOLVER_AUTO) continue;
     CU_ASSERT_EQUAL(sys_solve(&s, (gs_method_t)m, "none", NULL, &st), GS_SUCCESS);
     CU_ASSERT_EQUAL(st.reason, GS_DIVERGED_NANINF);
   }
@@ -401,10 +491,12 @@ static void test_limits_and_monitor(void)
   CU_ASSERT_FATAL(sys_open(&s, H, NULL));
   gs_solve_opts_t o;
   gs_solve_stats_t st, ref;
-  for (int m = GS_SOLVER_CG; m <= GS_SOLVER_GMRES; ++m) {
+  for (int m = GS_SOLVER_CG; m <= GS_SOLVER_LSQR; ++m) {
+    if (m == GS_SOLVER_AUTO) continue;
+    const int lsq = (gs_method_flags((gs_method_t)m) & GS_METHOD_LEAST_SQUARES) != 0;
     gs_solve_opts_default(&o);
     o.maxit = 5; /* iteration limit */
-    CU_ASSERT_EQUAL(sys_solve(&s, (gs_method_t)m, "jacobi", &o, &st), GS_SUCCESS);
+    CU_ASSERT_EQUAL(sys_solve(&s, (gs_method_t)m, lsq ? "none" : "jacobi", &o, &st), GS_SUCCESS);
     CU_ASSERT_EQUAL(st.reason, GS_DIVERGED_MAXIT);
     CU_ASSERT_EQUAL(st.iterations, 5);
 
@@ -426,15 +518,24 @@ static void test_limits_and_monitor(void)
     CU_ASSERT(gs_reason_converged(ref.reason));
     CU_ASSERT_EQUAL(g_calls, ref.iterations + 1);
     CU_ASSERT_EQUAL(g_last_it, ref.iterations);
-    CU_ASSERT(g_last_rel <= 1e-8);
+    /* rel: ||r|| / ||b||, ||A^T r|| / ||A^T b|| for cgnr; lsqr stops on its own tests */
+    if (m != GS_SOLVER_LSQR) CU_ASSERT(g_last_rel <= 1e-8);
     CU_ASSERT(g_mono);
 
-    if (m != GS_SOLVER_GMRES) { /* checking every 4 iterations: at most 3 more iterations */
+    if (m != GS_SOLVER_GMRES) { /* checking every 4 iterations: at most 3 more iterations
+                                   (LSQR none: its tests run on the device). A transpose
+                                   product with atomics (csr-vector's) sums in another order
+                                   each run, which may move the crossing of the tolerance by an
+                                   iteration: one less is allowed then. */
       gs_solve_opts_default(&o);
       o.check_every = 4;
       CU_ASSERT_EQUAL(sys_solve(&s, (gs_method_t)m, "none", &o, &st), GS_SUCCESS);
       CU_ASSERT(gs_reason_converged(st.reason));
-      CU_ASSERT(st.iterations >= ref.iterations && st.iterations <= ref.iterations + 3);
+      const int det = !(gs_method_flags((gs_method_t)m) & GS_METHOD_TRANSPOSE) ||
+                      (gs_spmv_caps(s.S) & GS_SPMV_CAP_DETERMINISTIC_T);
+      const int more = m == GS_SOLVER_LSQR ? 0 : 3, less = det ? 0 : 1;
+      CU_ASSERT(st.iterations >= ref.iterations - less &&
+                st.iterations <= ref.iterations + more + less);
     }
 
     gs_solve_opts_default(&o); /* x0 = the solution: converged before the first iteration */
@@ -517,6 +618,24 @@ static void test_stats(void)
   /* auto: CG for this SPD matrix */
   CU_ASSERT_EQUAL(sys_solve(&s, GS_SOLVER_AUTO, "none", NULL, &st), GS_SUCCESS);
   CU_ASSERT_EQUAL(st.method, GS_SOLVER_CG);
+  CU_ASSERT_EQUAL(st.normal_residual_norm, 0.0); /* least squares only */
+
+  /* the A^T methods: two products per iteration; bicg two preconditioner applications;
+   * cgnr and lsqr also A^T b (||A^T b||) and A^T r0 before, b - Ax and A^T (b - Ax) after */
+  CU_ASSERT_EQUAL(sys_solve(&s, GS_SOLVER_BICG, "jacobi", NULL, &st), GS_SUCCESS);
+  CU_ASSERT(gs_reason_converged(st.reason));
+  if (st.restarts == 0) CU_ASSERT_EQUAL(st.spmv_count, 2L * st.iterations + 1);
+  CU_ASSERT_EQUAL(st.precond_count, 2L * st.iterations);
+  for (int m = GS_SOLVER_CGNR; m <= GS_SOLVER_LSQR; ++m) {
+    CU_ASSERT_EQUAL(sys_solve(&s, (gs_method_t)m, "none", NULL, &st), GS_SUCCESS);
+    CU_ASSERT(gs_reason_converged(st.reason));
+    if (st.restarts == 0) CU_ASSERT_EQUAL(st.spmv_count, 2L * st.iterations + 4);
+    CU_ASSERT_EQUAL(st.precond_count, 0);
+    CU_ASSERT(st.normal_residual_norm > 0.0);
+    if (m == GS_SOLVER_CGNR) CU_ASSERT(st.rel_normal_residual <= 10 * 1e-8); /* its contract */
+    CU_ASSERT(fabs(st.rnorm0 - st.bnorm) <= 1e-12 * st.bnorm); /* x0 = 0 */
+    CU_ASSERT((m == GS_SOLVER_LSQR) == (st.anorm > 0.0 && st.acond >= 1.0));
+  }
 
   /* the handle's pointer mode is given back */
   cublasPointerMode_t mode;
@@ -566,7 +685,13 @@ static void test_arguments(void)
   gs_spmv_t *SR = NULL;
   CU_ASSERT_FATAL(R && gs_matrix_create(&AR, ctx(), R) == GS_SUCCESS);
   CU_ASSERT_FATAL(gs_spmv_create(&SR, ctx(), AR, FORMAT, NULL) == GS_SUCCESS);
-  CU_ASSERT_EQUAL(gs_solve(ctx(), NULL, SR, NULL, s.d_b, s.d_x, &st), GS_ERR_DIMENSION);
+  gs_solve_opts_default(&o);
+  o.method = GS_SOLVER_CG;
+  CU_ASSERT_EQUAL(gs_solve(ctx(), &o, SR, NULL, s.d_b, s.d_x, &st), GS_ERR_DIMENSION);
+  CU_ASSERT(strstr(gs_last_error(), "6 x 4") != NULL);
+  /* auto: least squares (LSQR) for a rectangular matrix; b has 6 entries, x 4 */
+  CU_ASSERT_EQUAL(gs_solve(ctx(), NULL, SR, NULL, s.d_b, s.d_x, &st), GS_SUCCESS);
+  CU_ASSERT_EQUAL(st.method, GS_SOLVER_LSQR);
   CU_ASSERT_EQUAL(gs_precond_create(&M2, ctx(), AR, "jacobi"), GS_ERR_DIMENSION);
   gs_spmv_destroy(&SR);
   gs_matrix_destroy(&AR);
@@ -574,7 +699,8 @@ static void test_arguments(void)
 
   CU_ASSERT_STRING_EQUAL(gs_reason_string(GS_DIVERGED_INDEFINITE), "diverged_indefinite");
   CU_ASSERT_EQUAL(gs_method_find("gmres"), GS_SOLVER_GMRES);
-  CU_ASSERT_EQUAL(gs_method_find("lsqr"), -1);
+  CU_ASSERT_EQUAL(gs_method_find("lsqr"), GS_SOLVER_LSQR);
+  CU_ASSERT_EQUAL(gs_method_find("lsmr"), -1);
   CU_ASSERT_EQUAL(gs_precond_count(), 4);
   CU_ASSERT_EQUAL(gs_precond_find("ic0"), 3);
   sys_close(&s);
@@ -605,12 +731,15 @@ static void test_allocation_failures(void)
     }
     CU_ASSERT(done);
   }
-  for (int m = GS_SOLVER_CG; m <= GS_SOLVER_GMRES; ++m) { /* solver workspace */
+  for (int m = GS_SOLVER_CG; m <= GS_SOLVER_LSQR; ++m) { /* solver workspace */
     int done = 0;
+    gs_solve_opts_t o;
+    gs_solve_opts_default(&o);
+    o.method = (gs_method_t)m; /* auto: CG for this matrix */
     for (long k = 1; k < 10 && !done; ++k) {
       gs_solve_stats_t st;
       gs_test_dmalloc_fail_after(ctx(), k);
-      gs_status_t rc = gs_solve(ctx(), NULL, s.S, NULL, s.d_b, s.d_x, &st);
+      gs_status_t rc = gs_solve(ctx(), &o, s.S, NULL, s.d_b, s.d_x, &st);
       gs_test_dmalloc_fail_after(ctx(), 0);
       done = rc == GS_SUCCESS;
       if (!done) CU_ASSERT_EQUAL(rc, GS_ERR_DEVICE_MEMORY);
@@ -753,18 +882,480 @@ static void test_all_formats(void)
     gs_status_t rc = gs_spmv_create(&S, ctx(), s.A, gs_spmv_backend_name(b), NULL);
     if (rc == GS_ERR_FORMAT_FILL) continue;
     CU_ASSERT_EQUAL_FATAL(rc, GS_SUCCESS);
-    for (int m = GS_SOLVER_CG; m <= GS_SOLVER_GMRES; ++m) {
+    for (int m = GS_SOLVER_CG; m <= GS_SOLVER_LSQR; ++m) {
+      if (m == GS_SOLVER_AUTO) continue;
       gs_solve_opts_t o;
       gs_solve_stats_t st;
       gs_solve_opts_default(&o);
       o.method = (gs_method_t)m;
       rc = gs_solve(ctx(), &o, S, NULL, s.d_b, s.d_x, &st);
+      if ((gs_method_flags(o.method) & GS_METHOD_TRANSPOSE) && !gs_spmv_supports(S, GS_OP_T)) {
+        /* a product without A^T: refused, naming the backend */
+        CU_ASSERT_EQUAL(rc, GS_ERR_UNSUPPORTED);
+        CU_ASSERT(strstr(gs_last_error(), gs_spmv_backend_name(b)) != NULL);
+        printf("\n  %s has no transpose here: %s refused (%s)", gs_spmv_backend_name(b),
+               gs_method_string(o.method), gs_last_error());
+        continue;
+      }
       CU_ASSERT_EQUAL(rc, GS_SUCCESS);
       CU_ASSERT(gs_reason_converged(st.reason));
       if (m == GS_SOLVER_CG) CU_ASSERT(abs(st.iterations - ref.iterations) <= 1);
       if (rc != GS_SUCCESS || !gs_reason_converged(st.reason))
         fprintf(stderr, "  %s %s: %s %s\n", gs_spmv_backend_name(b),
                 gs_method_string((gs_method_t)m), gs_last_error(), gs_reason_string(st.reason));
+    }
+    gs_spmv_destroy(&S);
+  }
+  sys_close(&s);
+}
+
+/* ---- least squares and the methods with A^T -------------------------------------------------- */
+
+/* The right-hand sides of scipy_lsqr.tsv (tests/scipy_iterations.py, lsqr_rhs). */
+static double *lsqr_rhs(const gs_csr_t *H, const char *kind)
+{
+  double *b = malloc(((size_t)H->m + 1) * sizeof *b);
+  double *ones = malloc(((size_t)H->n + 1) * sizeof *ones);
+  CU_ASSERT_FATAL(b && ones);
+  for (gs_idx_t j = 0; j < H->n; ++j) ones[j] = 1.0;
+  if (!strcmp(kind, "A1")) {
+    CU_ASSERT_FATAL(gs_csr_spmv_host(H, GS_OP_N, 1.0, ones, 0.0, b) == GS_SUCCESS);
+  } else {
+    for (gs_idx_t i = 0; i < H->m; ++i) b[i] = (double)(i % 7) - 3.0;
+  }
+  free(ones);
+  return b;
+}
+
+/* LSQR against SciPy's on the rectangular matrices: the stop reason of SciPy's istop, the count
+ * within 5% where three summation orders agree within 2% (as test_scipy_agreement), and x within
+ * 1e-6 of SciPy's: the reference's rtol (1e-12) keeps the spread of x over summation orders
+ * (xspread, recorded per row) under 2e-8, so 1e-6 is 50 times what rounding moves. Also with
+ * check_every = 8: the device stops LSQR on its tests, so the host's later look changes
+ * nothing (iterations after the stop are no-ops, x is the stopping iterate). */
+static void test_lsqr_scipy(void)
+{
+  FILE *f = fopen(gs_test_data("scipy_lsqr.tsv"), "r");
+  CU_ASSERT_FATAL(f != NULL);
+  char line[1024];
+  int rows = 0;
+  printf("\n  %-10s %-5s %7s %11s %7s %6s  %s\n", "matrix", "rhs", "scipy", "variants", "gs",
+         "k", "verdict");
+  while (fgets(line, sizeof line, f)) {
+    if (line[0] == '#' || !strncmp(line, "matrix\t", 7)) continue;
+    char name[128], kind[16], xfile[256];
+    long m, n, nnz, maxit, its, istop, lo, hi;
+    double rtol, anorm, acond, spread;
+    if (sscanf(line, "%127s %ld %ld %ld %15s %lf %ld %ld %ld %ld %ld %lf %lf %lf %255s", name, &m,
+               &n, &nnz, kind, &rtol, &maxit, &its, &istop, &lo, &hi, &anorm, &acond, &spread,
+               xfile) != 15) {
+      CU_FAIL("malformed line in scipy_lsqr.tsv");
+      continue;
+    }
+    if (!gs_test_have_matrix(name)) continue;
+    gs_csr_t *H = read_matrix(name);
+    CU_ASSERT_FATAL(H->m == m && H->n == n && H->nnz == nnz);
+    double *b = lsqr_rhs(H, kind);
+    gs_val_t *xs = NULL;
+    gs_idx_t len = 0;
+    CU_ASSERT_FATAL(gs_mm_read_vector(gs_test_data(xfile), &xs, &len) == GS_SUCCESS && len == n);
+    sys_t s;
+    CU_ASSERT_FATAL(sys_open(&s, H, b));
+    const gs_reason_t want = istop == 1 || istop == 4 ? GS_CONVERGED_RTOL
+                             : istop == 2 || istop == 5 ? GS_CONVERGED_RTOL_NORMAL
+                                                        : GS_REASON_NONE;
+    for (int k = 1; k <= 8; k += 7) {
+      gs_solve_opts_t o;
+      gs_solve_opts_default(&o);
+      o.rtol = rtol;
+      o.maxit = (int)maxit;
+      o.check_every = k;
+      gs_solve_stats_t st;
+      gs_status_t rc = sys_solve(&s, GS_SOLVER_LSQR, "none", &o, &st);
+      CU_ASSERT_EQUAL(rc, GS_SUCCESS);
+      const int stable = lo >= 0 && (double)(hi - lo) <= fmax(1.0, 0.02 * (double)lo);
+      const long slack = (long)fmax(1.0, ceil(0.05 * (double)its));
+      double num = 0.0, den = 0.0; /* ||x - x_scipy|| / ||x_scipy||, as xspread */
+      for (gs_idx_t j = 0; j < (gs_idx_t)n; ++j) {
+        num += (s.h_x[j] - xs[j]) * (s.h_x[j] - xs[j]);
+        den += xs[j] * xs[j];
+      }
+      const double dx = sqrt(num / den);
+      int ok = rc == GS_SUCCESS && st.reason == want && dx <= 1e-6 &&
+               (!stable || labs(st.iterations - its) <= slack) && st.anorm > 0.0 &&
+               st.acond >= 1.0 && isfinite(st.normal_residual_norm);
+      CU_ASSERT(ok);
+      char var[32];
+      snprintf(var, sizeof var, "%ld..%ld", lo, hi);
+      printf("  %-10s %-5s %7ld %11s %7d %6d  %s (%s, x vs SciPy %.1e, spread %.1e; ||A|| %.4g "
+             "vs %.4g, cond %.3g vs %.3g)\n", name, kind, its, var, st.iterations, k,
+             ok ? (stable ? "ok" : "ok (count rounding-sensitive)") : "MISMATCH",
+             gs_reason_string(st.reason), dx, spread, st.anorm, anorm, st.acond, acond);
+    }
+    rows++;
+    free(xs);
+    free(b);
+    sys_close(&s);
+  }
+  fclose(f);
+  CU_ASSERT(rows >= (gs_test_have_matrices() ? 2 : 0));
+}
+
+/* A = D E + R: R random m x n (seeded, density d, values in [-1, 1)), E = [I 0] or [I; 0], and
+ * D = 2 s + 1 with s = sqrt(||R||_1 ||R||_inf) >= ||R||_2, so that sigma_min(A) >= D - ||R||_2
+ * >= s + 1 (Weyl): a random matrix with a known lower bound on its singular values. */
+static gs_csr_t *ls_matrix(uint64_t *rng, gs_idx_t m, gs_idx_t n, double density,
+                           double *sigma_min)
+{
+  gs_csr_t *R = gs_test_random_csr(rng, m, n, density), *A = NULL;
+  CU_ASSERT_FATAL(R != NULL);
+  double *col = calloc((size_t)n + 1, sizeof *col), n1 = 0.0, ninf = 0.0;
+  CU_ASSERT_FATAL(col != NULL);
+  for (gs_idx_t i = 0; i < m; ++i) {
+    double row = 0.0;
+    for (gs_off_t k = R->row_ptr[i]; k < R->row_ptr[i + 1]; ++k) {
+      row += fabs(R->val[k]);
+      col[R->col[k]] += fabs(R->val[k]);
+    }
+    ninf = fmax(ninf, row);
+  }
+  for (gs_idx_t j = 0; j < n; ++j) n1 = fmax(n1, col[j]);
+  const double sr = sqrt(n1 * ninf), D = 2.0 * sr + 1.0;
+  *sigma_min = D - sr;
+  gs_coo_t *C = NULL;
+  CU_ASSERT_FATAL(gs_coo_create(&C, m, n, R->nnz + (m < n ? m : n)) == GS_SUCCESS);
+  for (gs_idx_t i = 0; i < m; ++i)
+    for (gs_off_t k = R->row_ptr[i]; k < R->row_ptr[i + 1]; ++k)
+      CU_ASSERT_FATAL(gs_coo_push(C, i, R->col[k], R->val[k]) == GS_SUCCESS);
+  for (gs_idx_t i = 0; i < (m < n ? m : n); ++i)
+    CU_ASSERT_FATAL(gs_coo_push(C, i, i, D) == GS_SUCCESS); /* summed with R's a_ii */
+  CU_ASSERT_FATAL(gs_coo_to_csr(&A, C) == GS_SUCCESS);
+  gs_coo_destroy(&C);
+  gs_csr_destroy(&R);
+  free(col);
+  return A;
+}
+
+/* On the host: ||b - Ax||, ||A^T (b - Ax)||, and how far each computed value may be from the
+ * exact one (Higham 3.5, componentwise, times the suite's safety factor): the residual within
+ * gamma_{kr+1} (|b| + |A||x|), the product A^T r within gamma_{kr+kc+2} |A|^T (|b| + |A||x|)
+ * (kr, kc the longest row and column). The GPU's recomputation has the same bounds, so a
+ * reported value and the host's differ by at most twice them. */
+typedef struct {
+  double rnorm, gnorm, er, eg, xnorm;
+} ls_host_t;
+
+static ls_host_t ls_host(const gs_csr_t *H, const double *b, const double *x)
+{
+  ls_host_t h = {0, 0, 0, 0, 0};
+  double *r = malloc(((size_t)H->m + 1) * sizeof *r);
+  double *t = malloc(((size_t)H->m + 1) * sizeof *t);
+  double *g = calloc((size_t)H->n + 1, sizeof *g), *eg = calloc((size_t)H->n + 1, sizeof *eg);
+  gs_off_t *cl = calloc((size_t)H->n + 1, sizeof *cl), kr = 0, kc = 0;
+  CU_ASSERT_FATAL(r && t && g && eg && cl);
+  for (gs_idx_t i = 0; i < H->m; ++i) {
+    double ri = b[i], ti = fabs(b[i]);
+    for (gs_off_t k = H->row_ptr[i]; k < H->row_ptr[i + 1]; ++k) {
+      ri -= H->val[k] * x[H->col[k]];
+      ti += fabs(H->val[k] * x[H->col[k]]);
+      cl[H->col[k]]++;
+    }
+    r[i] = ri;
+    t[i] = ti;
+    if (H->row_ptr[i + 1] - H->row_ptr[i] > kr) kr = H->row_ptr[i + 1] - H->row_ptr[i];
+  }
+  for (gs_idx_t j = 0; j < H->n; ++j) kc = cl[j] > kc ? cl[j] : kc;
+  for (gs_idx_t i = 0; i < H->m; ++i)
+    for (gs_off_t k = H->row_ptr[i]; k < H->row_ptr[i + 1]; ++k) {
+      g[H->col[k]] += H->val[k] * r[i];
+      eg[H->col[k]] += fabs(H->val[k]) * t[i];
+    }
+  double s = 0.0;
+  for (gs_idx_t i = 0; i < H->m; ++i) h.rnorm += r[i] * r[i], s += t[i] * t[i];
+  h.rnorm = sqrt(h.rnorm);
+  h.er = GS_TEST_SPMV_C * gamma_k((double)kr + 1.0) * sqrt(s);
+  s = 0.0;
+  for (gs_idx_t j = 0; j < H->n; ++j) {
+    h.gnorm += g[j] * g[j];
+    s += eg[j] * eg[j];
+    h.xnorm += x[j] * x[j];
+  }
+  h.gnorm = sqrt(h.gnorm);
+  h.xnorm = sqrt(h.xnorm);
+  h.eg = GS_TEST_SPMV_C * gamma_k((double)(kr + kc) + 2.0) * sqrt(s);
+  free(r);
+  free(t);
+  free(g);
+  free(eg);
+  free(cl);
+  return h;
+}
+
+/* ||A^T b|| on the host and its rounding bound gamma_{kc} || |A|^T |b| ||. */
+static double host_atb(const gs_csr_t *H, const double *b, double *err)
+{
+  double *g = calloc((size_t)H->n + 1, sizeof *g), *e = calloc((size_t)H->n + 1, sizeof *e);
+  CU_ASSERT_FATAL(g && e);
+  for (gs_idx_t i = 0; i < H->m; ++i)
+    for (gs_off_t k = H->row_ptr[i]; k < H->row_ptr[i + 1]; ++k) {
+      g[H->col[k]] += H->val[k] * b[i];
+      e[H->col[k]] += fabs(H->val[k] * b[i]);
+    }
+  double s = 0.0, se = 0.0;
+  for (gs_idx_t j = 0; j < H->n; ++j) s += g[j] * g[j], se += e[j] * e[j];
+  *err = GS_TEST_SPMV_C * gamma_k((double)H->m) * sqrt(se);
+  free(g);
+  free(e);
+  return sqrt(s);
+}
+
+/* ||A||_F on the host. */
+static double frobenius(const gs_csr_t *H)
+{
+  double s2 = 0.0;
+  for (gs_off_t k = 0; k < H->nnz; ++k) s2 += H->val[k] * H->val[k];
+  return sqrt(s2);
+}
+
+/* CGNR and LSQR on seeded random m x n matrices with sigma_min >= s (ls_matrix). Every bound is
+ * derived from what a converged reason promises (gs_solve's 10x contract on ||A^T r|| for cgnr,
+ * on LSQR's tests for lsqr), from sigma_min, and from the rounding of the recomputations
+ * (ls_host: the GPU's and the host's values each lie within er, eg of the exact ones):
+ *  - tall 400 x 120, b = A 1 + e (e uniform in [-1/2, 1/2): inconsistent): the host's
+ *    ||A^T r|| meets the contract; each solution is within ||A^T r|| / sigma_min^2 of the
+ *    least-squares x*, so the two within the sum of their bounds of each other;
+ *  - wide 120 x 400, b = A 1 (consistent, many solutions): from x0 = 0 both iterate in
+ *    range(A^T), where A's singular values are >= sigma_min, and reach the minimum-norm
+ *    solution: each within ||r|| / sigma_min of it, plus what rounding puts outside range(A^T)
+ *    (per iteration at most the error of one product with A^T, gamma_{kc+2} ||A||_F ||x||
+ *    relative to the step, amplified by ||A||_F / sigma_min). */
+static void test_least_squares_random(void)
+{
+  uint64_t rng = gs_test_seed();
+  static const struct {
+    gs_idx_t m, n;
+    int consistent;
+  } shapes[] = {{400, 120, 0}, {120, 400, 1}};
+  const double rtol = 1e-10;
+  for (int c = 0; c < 2; ++c) {
+    const gs_idx_t m = shapes[c].m, n = shapes[c].n;
+    double smin = 0.0;
+    gs_csr_t *H = ls_matrix(&rng, m, n, 0.02, &smin);
+    const double fro = frobenius(H);
+    double *b = malloc(((size_t)m + 1) * sizeof *b);
+    double *ones = malloc(((size_t)n + 1) * sizeof *ones);
+    double *xc = malloc(((size_t)n + 1) * sizeof *xc);
+    CU_ASSERT_FATAL(b && ones && xc);
+    for (gs_idx_t j = 0; j < n; ++j) ones[j] = 1.0;
+    CU_ASSERT_FATAL(gs_csr_spmv_host(H, GS_OP_N, 1.0, ones, 0.0, b) == GS_SUCCESS);
+    if (!shapes[c].consistent)
+      for (gs_idx_t i = 0; i < m; ++i) b[i] += gs_test_uniform(&rng) - 0.5;
+    double atb_err = 0.0;
+    const double atb = host_atb(H, b, &atb_err);
+    sys_t s;
+    CU_ASSERT_FATAL(sys_open(&s, H, b));
+    double bound[2] = {0.0, 0.0};
+    int its[2] = {0, 0};
+    for (int k = 0; k < 2; ++k) {
+      const gs_method_t meth = k ? GS_SOLVER_LSQR : GS_SOLVER_CGNR;
+      gs_solve_opts_t o;
+      gs_solve_opts_default(&o);
+      o.rtol = rtol;
+      gs_solve_stats_t st;
+      CU_ASSERT_EQUAL_FATAL(sys_solve(&s, meth, "none", &o, &st), GS_SUCCESS);
+      if (!k) memcpy(xc, s.h_x, (size_t)n * sizeof *xc);
+      its[k] = st.iterations;
+      const ls_host_t h = ls_host(H, b, s.h_x);
+      CU_ASSERT(gs_reason_converged(st.reason));
+      /* the reported norms are the recomputed ones */
+      CU_ASSERT(fabs(h.rnorm - st.true_residual_norm) <= 2.0 * h.er);
+      CU_ASSERT(fabs(h.gnorm - st.normal_residual_norm) <= 2.0 * h.eg);
+      /* the contract of the converged reason, on the host's values (the GPU's ||x|| and ||b||
+       * differ from the host's by the rounding of an n-term norm, gamma_n relative) */
+      const double nr = 1.0 + 2.0 * gamma_k((double)(m > n ? m : n));
+      int met;
+      if (meth == GS_SOLVER_CGNR)
+        met = h.gnorm <= 10.0 * rtol * (atb + 2.0 * atb_err) + 2.0 * h.eg;
+      else /* LSQR's test 1 or test 2 */
+        met = h.rnorm <= 10.0 * rtol * (st.bnorm + st.anorm * h.xnorm) * nr + 2.0 * h.er ||
+              h.gnorm <= 10.0 * rtol * st.anorm * (h.rnorm + 2.0 * h.er) + 2.0 * h.eg;
+      CU_ASSERT(met);
+      /* distance to the solution (x* for the tall case, the minimum-norm one for the wide) */
+      const double drift = st.iterations * GS_TEST_SPMV_C * gamma_k((double)m + 2.0) * fro / smin;
+      bound[k] = shapes[c].consistent ? (h.rnorm + h.er) / smin + drift * h.xnorm
+                                      : (h.gnorm + h.eg) / (smin * smin);
+      printf("\n  %d x %d %s, sigma_min >= %.3g: %s %s after %d, ||b - Ax|| %.3e, "
+             "||A^T r|| %.3e (host %.3e), error bound %.2e", (int)m, (int)n,
+             shapes[c].consistent ? "consistent" : "inconsistent", smin, gs_method_string(meth),
+             gs_reason_string(st.reason), st.iterations, st.true_residual_norm,
+             st.normal_residual_norm, h.gnorm, bound[k]);
+      if (!met)
+        fprintf(stderr, "  %s: the contract of %s does not hold on the host\n",
+                gs_method_string(meth), gs_reason_string(st.reason));
+    }
+    double d = 0.0;
+    for (gs_idx_t j = 0; j < n; ++j) d += (xc[j] - s.h_x[j]) * (xc[j] - s.h_x[j]);
+    CU_ASSERT(sqrt(d) <= bound[0] + bound[1]);
+    printf("\n  ||x_cgnr - x_lsqr|| = %.2e <= %.2e (%d, %d iterations)", sqrt(d),
+           bound[0] + bound[1], its[0], its[1]);
+    free(b);
+    free(ones);
+    free(xc);
+    sys_close(&s);
+  }
+  printf("\n");
+}
+
+/* Small systems whose answer is exact: A = I (every method one iteration, x = b), and a 3 x 2
+ * A = [I; 0] with b = (1, 2, 3): the least-squares solution (1, 2) in one LSQR or CGNR step,
+ * residual (0, 0, 3) orthogonal to the range; A^T b = 0 (b = e3): x = 0 at once, no iteration.
+ * Tolerance: x depends on two n-term norms (||b||, ||A^T u||; LSQR's x carries the second
+ * squared), each within gamma_{n+2} relative (Higham 3.1), and a few more rounded operations:
+ * 4 gamma_{n+8}. */
+static void test_least_squares_exact(void)
+{
+  double b50[50], id[2500] = {0};
+  for (int i = 0; i < 50; ++i) {
+    b50[i] = (double)(i % 5) - 2.0 + 0.5;
+    id[i * 50 + i] = 1.0;
+  }
+  sys_t s;
+  CU_ASSERT_FATAL(sys_open(&s, gs_test_csr_from_dense(50, 50, id), b50));
+  static const gs_method_t ms[] = {GS_SOLVER_BICG, GS_SOLVER_CGNR, GS_SOLVER_LSQR};
+  const double tol50 = 4.0 * gamma_k(50 + 8), tol3 = 4.0 * gamma_k(3 + 8);
+  for (int k = 0; k < 3; ++k) {
+    gs_solve_stats_t st;
+    CU_ASSERT_EQUAL(sys_solve(&s, ms[k], "none", NULL, &st), GS_SUCCESS);
+    CU_ASSERT(gs_reason_converged(st.reason));
+    CU_ASSERT_EQUAL(st.iterations, 1);
+    CU_ASSERT(gs_test_rel_err(s.h_x, b50, 50) <= tol50);
+  }
+  sys_close(&s);
+
+  const double a32[] = {1, 0, 0, 1, 0, 0}, b3[] = {1, 2, 3}, e3[] = {0, 0, 1}, x12[] = {1, 2};
+  for (int k = 1; k < 3; ++k) {
+    gs_solve_stats_t st;
+    CU_ASSERT_FATAL(sys_open(&s, gs_test_csr_from_dense(3, 2, a32), b3));
+    CU_ASSERT_EQUAL(sys_solve(&s, ms[k], "none", NULL, &st), GS_SUCCESS);
+    CU_ASSERT_EQUAL(st.reason, GS_CONVERGED_RTOL_NORMAL);
+    CU_ASSERT_EQUAL(st.iterations, 1);
+    CU_ASSERT(gs_test_rel_err(s.h_x, x12, 2) <= tol3);
+    CU_ASSERT(fabs(st.true_residual_norm - 3.0) <= 3.0 * tol3);
+    CU_ASSERT(st.normal_residual_norm <= 2.0 * tol3);
+    sys_close(&s);
+    CU_ASSERT_FATAL(sys_open(&s, gs_test_csr_from_dense(3, 2, a32), e3));
+    CU_ASSERT_EQUAL(sys_solve(&s, ms[k], "none", NULL, &st), GS_SUCCESS);
+    CU_ASSERT_EQUAL(st.reason, GS_CONVERGED_RTOL_NORMAL);
+    CU_ASSERT_EQUAL(st.iterations, 0);
+    CU_ASSERT(s.h_x[0] == 0.0 && s.h_x[1] == 0.0);
+    CU_ASSERT_EQUAL(st.true_residual_norm, 1.0);
+    sys_close(&s);
+  }
+}
+
+/* A shell's products, counted: the refusals below must come before any of them. */
+typedef struct {
+  gs_spmv_t *S;
+  long calls;
+} count_shell_t;
+
+static gs_status_t count_apply(void *user, gs_op_t op, double alpha, const double *x, double beta,
+                               double *y)
+{
+  count_shell_t *sh = user;
+  sh->calls++;
+  return gs_spmv_apply(sh->S, op, alpha, x, beta, y);
+}
+
+/* What the methods refuse, with GS_ERR_* and a message naming the cause, before any work:
+ * rectangular A for the square methods, an operator without a transpose for the A^T methods
+ * (a shell without GS_SPMV_CAP_TRANSPOSE, and any backend whose prepared product lacks op T),
+ * a preconditioner for cgnr and lsqr, a non-symmetric one (ilu0) for bicg. */
+static void test_refusals(void)
+{
+  uint64_t rng = gs_test_seed();
+  double smin;
+  sys_t s;
+  CU_ASSERT_FATAL(sys_open(&s, ls_matrix(&rng, 7, 5, 0.3, &smin), NULL));
+  static const gs_method_t square[] = {GS_SOLVER_CG, GS_SOLVER_BICGSTAB, GS_SOLVER_GMRES,
+                                       GS_SOLVER_BICG};
+  gs_solve_stats_t st;
+  for (int k = 0; k < 4; ++k) {
+    CU_ASSERT_EQUAL(sys_solve(&s, square[k], "none", NULL, &st), GS_ERR_DIMENSION);
+    CU_ASSERT(strstr(gs_last_error(), "7 x 5") && strstr(gs_last_error(), "square") &&
+              strstr(gs_last_error(), gs_method_string(square[k])));
+    CU_ASSERT_EQUAL(st.reason, GS_REASON_NONE);
+  }
+  for (int m = GS_SOLVER_AUTO; m <= GS_SOLVER_LSQR; ++m) {
+    if (m == GS_SOLVER_BICG) continue;
+    CU_ASSERT_EQUAL(sys_solve(&s, (gs_method_t)m, "none", NULL, &st), GS_SUCCESS);
+    CU_ASSERT(gs_reason_converged(st.reason));
+    CU_ASSERT_EQUAL(st.method, m == GS_SOLVER_AUTO ? GS_SOLVER_LSQR : (gs_method_t)m);
+  }
+  sys_close(&s);
+
+  gs_csr_t *L = NULL;
+  CU_ASSERT_FATAL(gs_gen_laplace(&L, 20, 20, 1, 5) == GS_SUCCESS);
+  CU_ASSERT_FATAL(sys_open(&s, L, NULL));
+  for (int m = GS_SOLVER_CGNR; m <= GS_SOLVER_LSQR; ++m) {
+    CU_ASSERT_EQUAL(sys_solve(&s, (gs_method_t)m, "jacobi", NULL, &st), GS_ERR_UNSUPPORTED);
+    CU_ASSERT(strstr(gs_last_error(), "no preconditioner") != NULL);
+  }
+  CU_ASSERT_EQUAL(sys_solve(&s, GS_SOLVER_BICG, "ilu0", NULL, &st), GS_ERR_UNSUPPORTED);
+  CU_ASSERT(strstr(gs_last_error(), "ilu0") && strstr(gs_last_error(), "symmetric"));
+  CU_ASSERT_EQUAL(sys_solve(&s, GS_SOLVER_BICG, "ic0", NULL, &st), GS_SUCCESS);
+  CU_ASSERT(gs_reason_converged(st.reason));
+
+  /* no transpose: a shell without GS_SPMV_CAP_TRANSPOSE, before any product or allocation */
+  count_shell_t sh = {s.S, 0};
+  gs_operator_t *op = NULL;
+  CU_ASSERT_FATAL(gs_operator_create_shell(&op, ctx(), s.m, s.n, 0, count_apply, &sh) ==
+                  GS_SUCCESS);
+  const size_t bytes = gs_device_bytes_in_use(ctx());
+  for (int m = GS_SOLVER_BICG; m <= GS_SOLVER_LSQR; ++m) {
+    gs_solve_opts_t o;
+    gs_solve_opts_default(&o);
+    o.method = (gs_method_t)m;
+    gs_solver_t *sv = NULL;
+    CU_ASSERT_FATAL(gs_solver_create(&sv, ctx(), &o) == GS_SUCCESS);
+    CU_ASSERT_EQUAL(gs_solver_setup(sv, op, NULL), GS_ERR_UNSUPPORTED);
+    CU_ASSERT(strstr(gs_last_error(), "'shell'") && strstr(gs_last_error(), "transpose") &&
+              strstr(gs_last_error(), gs_method_string(o.method)));
+    CU_ASSERT_EQUAL(gs_solver_solve(sv, s.d_b, s.d_x, &st), GS_ERR_INVALID_ARG); /* not set up */
+    gs_solver_destroy(&sv);
+  }
+  CU_ASSERT_EQUAL(sh.calls, 0);
+  CU_ASSERT_EQUAL(gs_device_bytes_in_use(ctx()), bytes);
+  gs_operator_destroy(&op);
+  /* the same shell with its transpose declared serves them */
+  CU_ASSERT_FATAL(gs_operator_create_shell(&op, ctx(), s.m, s.n, GS_SPMV_CAP_TRANSPOSE,
+                                           count_apply, &sh) == GS_SUCCESS);
+  for (int m = GS_SOLVER_BICG; m <= GS_SOLVER_LSQR; ++m) {
+    gs_solve_opts_t o;
+    gs_solve_opts_default(&o);
+    o.method = (gs_method_t)m;
+    gs_solver_t *sv = NULL;
+    CU_ASSERT_FATAL(gs_solver_create(&sv, ctx(), &o) == GS_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(gs_solver_setup(sv, op, NULL), GS_SUCCESS);
+    sh.calls = 0;
+    CU_ASSERT_EQUAL(gs_solver_solve(sv, s.d_b, s.d_x, &st), GS_SUCCESS);
+    CU_ASSERT(gs_reason_converged(st.reason));
+    CU_ASSERT_EQUAL(sh.calls, st.spmv_count);
+    gs_solver_destroy(&sv);
+  }
+  gs_operator_destroy(&op);
+
+  /* any backend whose product has no op T for this matrix: refused by name */
+  for (int b = 0; b < gs_spmv_backend_count(); ++b) {
+    gs_spmv_t *S = NULL;
+    if (gs_spmv_create(&S, ctx(), s.A, gs_spmv_backend_name(b), NULL) != GS_SUCCESS) continue;
+    if (!gs_spmv_supports(S, GS_OP_T)) {
+      gs_solve_opts_t o;
+      gs_solve_opts_default(&o);
+      o.method = GS_SOLVER_BICG;
+      CU_ASSERT_EQUAL(gs_solve(ctx(), &o, S, NULL, s.d_b, s.d_x, &st), GS_ERR_UNSUPPORTED);
+      CU_ASSERT(strstr(gs_last_error(), gs_spmv_backend_name(b)) != NULL);
+      printf("\n  %s: %s", gs_spmv_backend_name(b), gs_last_error());
     }
     gs_spmv_destroy(&S);
   }
@@ -823,6 +1414,47 @@ static void cli_real_matrices(const char *svg, const char *xo)
   CU_ASSERT(strstr(err, "indefinite") != NULL);
 }
 
+/* Least squares and the A^T methods through the CLI: auto picks lsqr for a rectangular
+ * matrix, x has the columns, the report carries ||A^T r||; square methods refuse it (exit 2);
+ * bicg over every format (formats without A^T reported, not failed). */
+static void cli_least_squares(const char *xo)
+{
+  char args[8192];
+  snprintf(args, sizeof args, "solve '%s' --json -o '%s'", gs_test_matrix("illc1033"), xo);
+  int rc = gs_test_cli(args, out, sizeof out, err, sizeof err);
+  CU_ASSERT_EQUAL(rc, 0);
+  if (rc != 0) fprintf(stderr, "  %s: %s\n", args, err);
+  CU_ASSERT(strstr(out, "\"solver\":\"lsqr\"") != NULL);
+  CU_ASSERT(strstr(out, "\"rows\":1033") != NULL && strstr(out, "\"cols\":320") != NULL);
+  CU_ASSERT(strstr(out, "\"converged\":true") != NULL);
+  CU_ASSERT(strstr(out, "\"normal_residual_norm\":") != NULL);
+  CU_ASSERT(strstr(out, "\"cond_estimate\":") != NULL);
+  gs_val_t *x = NULL;
+  gs_idx_t len = 0;
+  CU_ASSERT_EQUAL(gs_mm_read_vector(xo, &x, &len), GS_SUCCESS);
+  CU_ASSERT_EQUAL(len, 320);
+  free(x);
+
+  snprintf(args, sizeof args, "solve '%s' --solver cgnr", gs_test_matrix("well1850"));
+  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT(strstr(out, "||A^T (b - Ax)||/||A^T b||") != NULL && strstr(out, "1850 x 712"));
+
+  snprintf(args, sizeof args, "solve '%s' --solver lsqr", gs_test_matrix("lp_e226"));
+  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT(strstr(out, "minimum-norm") != NULL && strstr(out, "cond(A)") != NULL);
+
+  snprintf(args, sizeof args, "solve '%s' --solver gmres", gs_test_matrix("lp_e226"));
+  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 2);
+  CU_ASSERT(strstr(err, "223 x 472") != NULL && strstr(err, "square") != NULL);
+
+  snprintf(args, sizeof args, "solve '%s' --solver bicg --precond jacobi --format all",
+           gs_test_matrix("add32"));
+  rc = gs_test_cli(args, out, sizeof out, err, sizeof err);
+  CU_ASSERT_EQUAL(rc, 0);
+  if (rc != 0) fprintf(stderr, "  %s: %s\n", args, err);
+  CU_ASSERT(strstr(out, "csr-vector") != NULL && strstr(out, "converged_rtol") != NULL);
+}
+
 static void test_cli(void)
 {
   char dir[] = "/tmp/gs_solversXXXXXX", svg[4200], xo[4200];
@@ -833,6 +1465,9 @@ static void test_cli(void)
   int have_all = 1;
   for (size_t k = 0; k < sizeof used / sizeof used[0]; ++k) have_all &= gs_test_have_matrix(used[k]);
   if (have_all) cli_real_matrices(svg, xo);
+  if (gs_test_have_matrix("illc1033") && gs_test_have_matrix("well1850") &&
+      gs_test_have_matrix("lp_e226") && gs_test_have_matrix("add32"))
+    cli_least_squares(xo);
 
   if (!gs_test_quick()) { /* `gpusolve` alone: the built-in 64^3 27-point Laplacian */
     CU_ASSERT_EQUAL(gs_test_cli("--json", out, sizeof out, err, sizeof err), 0);
@@ -861,6 +1496,10 @@ int main(void)
     {"preconditioner errors name the row", test_precond_errors},
     {"preconditioner apply", test_precond_apply},
     {"every SpMV format", test_all_formats},
+    {"lsqr agrees with SciPy's lsqr", test_lsqr_scipy},
+    {"least squares on random matrices, bounds derived", test_least_squares_random},
+    {"exact small systems, A^T b = 0", test_least_squares_exact},
+    {"refusals: shape, transpose, preconditioner", test_refusals},
     {"gpusolve solve end to end", test_cli},
     {"teardown", test_teardown},
     CU_TEST_INFO_NULL,
