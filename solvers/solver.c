@@ -3,6 +3,7 @@
  * timing of SpMV and preconditioner, and the true residual at the end.
  * How to add a method: see solvers/solver_impl.h. */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -458,6 +459,16 @@ static int true_residual_ok(const gs_solver_t *s, double slack)
   return s->h_s->rnorm <= slack * s->tol;
 }
 
+/* Clears the halt code (halt, halt_what, halt_done: adjacent ints of the scalar block) on the
+ * device and in the host mirror, before a restart pass. */
+static gs_status_t clear_halt(gs_solver_t *s)
+{
+  const size_t bytes = offsetof(gs_dscalars_t, halt_done) + sizeof s->d_s->halt_done -
+                       offsetof(gs_dscalars_t, halt);
+  s->h_s->halt = s->h_s->halt_what = s->h_s->halt_done = 0;
+  return GS_CUDA(cudaMemsetAsync(&s->d_s->halt, 0, bytes, s->ctx->stream));
+}
+
 /* The iteration and the true-residual passes of one solve (device pointer mode is set). */
 static gs_status_t run(gs_solver_t *s, double *d_x)
 {
@@ -514,6 +525,10 @@ static gs_status_t run(gs_solver_t *s, double *d_x)
     s->opts.maxit = maxit - stats->iterations;
     s->it_base = stats->iterations;
     stats->restarts++;
+    /* The halt code that ended the pass (BiCGSTAB's half step, LSQR's tests) is sticky: left
+     * set, every kernel of the next pass would return at once and its first check would
+     * report the old stop again, with a wrong count. */
+    GS_CHECK(clear_halt(s));
     GS_CHECK(methods[s->method].solve(s, d_x, s->d_work, s->h_work));
   }
   if (gs_reason_converged(stats->reason) && !true_residual_ok(s, GS_TRUE_RESIDUAL_SLACK)) {

@@ -101,6 +101,7 @@ typedef struct gs_dscalars {
   double xnorm;    /* ||x|| at the end of an LSQR solve */
   gs_lsqr_scalars_t ls;
   double one, zero, minus_one; /* constants for cuBLAS in device pointer mode */
+  /* halt, halt_what, halt_done stay adjacent: a restart pass clears them in one memset */
   int halt;        /* GS_HALT_*: sticky, first writer wins in effect (all writers agree) */
   int halt_what;   /* GS_WHAT_*: the scalar that caused it */
   int halt_done;   /* iterations completed when the halt happened */
