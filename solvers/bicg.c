@@ -29,12 +29,8 @@ gs_status_t gs_bicg_solve(gs_solver_t *s, double *x, double *work, double *h_wor
   double *z = s->M ? work + Z * ld : r; /* no preconditioner: z = r, z~ = r~ */
   double *zt = s->M ? work + ZT * ld : rt;
 
-  GS_CHECK(gs_solver_residual(s, s->opts.x0_given ? x : NULL, r)); /* r <- b - A x0        */
-  GS_CHECK(s->vec->nrm2(s, n, r, &S->rnorm));                       /* ||r||                */
-  GS_CHECK(s->vec->copy(s, n, r, rt));                              /* r~ <- r              */
-  GS_CHECK(gs_solver_fetch(s));
-  s->stats->rnorm0 = s->h_s->rnorm;
-  gs_reason_t reason = gs_solver_check(s, 0, s->h_s->rnorm, window);
+  gs_reason_t reason;
+  GS_CHECK(gs_solver_start_shadow(s, x, r, rt, window, &reason)); /* r, ||r||, r~ = r */
 
   /* Memory movement per iteration, in n-vectors of doubles read + written:
    *   z = M^-1 r, z~ = M^-T r~              2 M^-1 (skipped without preconditioner)

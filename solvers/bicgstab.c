@@ -28,12 +28,8 @@ gs_status_t gs_bicgstab_solve(gs_solver_t *s, double *x, double *work, double *h
   double *phat = s->M ? work + PHAT * ld : p; /* no preconditioner: phat = p, shat = s = r */
   double *shat = s->M ? work + SHAT * ld : r;
 
-  GS_CHECK(gs_solver_residual(s, s->opts.x0_given ? x : NULL, r));  /* r <- b - A x0        */
-  GS_CHECK(s->vec->nrm2(s, n, r, &S->rnorm));                         /* ||r||                */
-  GS_CHECK(s->vec->copy(s, n, r, rhat));                              /* r~ <- r              */
-  GS_CHECK(gs_solver_fetch(s));
-  s->stats->rnorm0 = s->h_s->rnorm;
-  gs_reason_t reason = gs_solver_check(s, 0, s->h_s->rnorm, window);
+  gs_reason_t reason;
+  GS_CHECK(gs_solver_start_shadow(s, x, r, rhat, window, &reason)); /* r, ||r||, r~ = r */
 
   /* Memory movement per iteration, in n-vectors of doubles read + written:
    *   rho = r~^T r                       2n

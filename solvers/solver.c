@@ -196,6 +196,18 @@ gs_status_t gs_solver_residual(gs_solver_t *s, const double *d_x, double *d_r)
   return gs_solver_spmv(s, -1.0, d_x, 1.0, d_r); /* r <- b - A x */
 }
 
+gs_status_t gs_solver_start_shadow(gs_solver_t *s, const double *d_x, double *d_r,
+                                   double *d_rt, int window, gs_reason_t *reason)
+{
+  GS_CHECK(gs_solver_residual(s, s->opts.x0_given ? d_x : NULL, d_r)); /* r <- b - A x0 */
+  GS_CHECK(s->vec->nrm2(s, s->n, d_r, &s->d_s->rnorm));                 /* ||r||         */
+  GS_CHECK(s->vec->copy(s, s->n, d_r, d_rt));                           /* r~ <- r       */
+  GS_CHECK(gs_solver_fetch(s));
+  s->stats->rnorm0 = s->h_s->rnorm;
+  *reason = gs_solver_check(s, 0, s->h_s->rnorm, window);
+  return GS_SUCCESS;
+}
+
 gs_status_t gs_solver_fetch(gs_solver_t *s)
 {
   GS_CHECK(GS_CUDA(cudaMemcpyAsync(s->h_s, s->d_s, sizeof *s->h_s, cudaMemcpyDeviceToHost,

@@ -192,6 +192,11 @@ gs_status_t gs_solver_spmv(gs_solver_t *s, double alpha, const double *d_x, doub
 gs_status_t gs_solver_precond(gs_solver_t *s, const double *d_r, double *d_z);
 /** r = b - A x (m entries); with x == NULL (x = 0), r = b. */
 gs_status_t gs_solver_residual(gs_solver_t *s, const double *d_x, double *d_r);
+/** The start of the two-sided methods (BiCG, BiCGSTAB): r = b - A x0 (x0 = 0 unless given),
+ *  ||r|| into the scalar block, the shadow residual r~ = r, one fetch, rnorm0 recorded; returns
+ *  the check of iteration 0 in *reason. */
+gs_status_t gs_solver_start_shadow(gs_solver_t *s, const double *d_x, double *d_r,
+                                   double *d_rt, int window, gs_reason_t *reason);
 /** Copies the scalar block to s->h_s, waits for the stream, sums the event timings, and takes
  *  ||b|| and the tolerance on first use. The one host synchronization of an iteration. */
 gs_status_t gs_solver_fetch(gs_solver_t *s);
