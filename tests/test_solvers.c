@@ -189,6 +189,25 @@ static void test_scipy_agreement(void)
     CU_ASSERT_EQUAL(rc, GS_SUCCESS);
     rows++;
     int stable = lo >= 0 && (double)(hi - lo) <= fmax(1.0, 0.02 * (double)lo);
+    /* SciPy's variants reorder sums; a product that is itself not reproducible (the atomics of
+     * csr-vector's op T in bicg and cgnr, the long-row chunks of its op N) perturbs every
+     * iteration instead. When a second solve gives another count, the count is
+     * rounding-sensitive on this device too: the row falls to the convergence rule below. */
+    const int uses_t = !strcmp(method, "bicg") || !strcmp(method, "cgnr");
+    const unsigned caps = gs_spmv_caps(s.S);
+    if (stable && rc == GS_SUCCESS &&
+        !(caps & (uses_t ? GS_SPMV_CAP_DETERMINISTIC_T : GS_SPMV_CAP_DETERMINISTIC))) {
+      gs_solve_stats_t again;
+      if (sys_solve(&s, (gs_method_t)gs_method_find(method), pc, &o, &again) == GS_SUCCESS &&
+          again.iterations != st.iterations) {
+        printf("  %s %s %s: %d then %d iterations (product not reproducible)\n", name, method,
+               pc, st.iterations, again.iterations);
+        stable = 0;
+      }
+    }
+    /* A count SciPy's own variants more than double (lo .. hi): whether it converges within
+     * maxit at all depends on rounding, so it is reported and not asserted. */
+    const int chaotic = lo >= 0 && hi > 2 * lo;
     long slack = (long)ceil(0.05 * (double)its);
     if (slack < 1) slack = 1;
     int conv_here = rc == GS_SUCCESS && gs_reason_converged(st.reason);
@@ -200,7 +219,7 @@ static void test_scipy_agreement(void)
       strict_ok += ok;
       verdict = ok ? "ok" : "MISMATCH";
       CU_ASSERT(ok);
-    } else if (lo >= 0) {
+    } else if (lo >= 0 && !chaotic) {
       /* rounding-chaotic count: convergence required, or a detected breakdown (memplus with
        * Jacobi runs BiCGSTAB with r~^T r at 1e-17 of its terms; a GPU reduction may hit 0) */
       loose++;
