@@ -25,12 +25,16 @@ extern "C" {
 #define HOLA_NPT_MIN 4
 #define HOLA_NPT_MAX 16
 
-/** The non-zeros per thread for a matrix of mean row length `mean` when the user asked for
- *  `requested` (0: automatic, else 4, 8 or 16). The automatic rule follows the paper's idea of
- *  picking the per-thread share from the mean row length (long rows: more entries per thread,
- *  so that a block covers whole rows and fewer rows are shared between blocks); the thresholds
- *  were measured on the H100 (docs/formats.md, HOLA). */
-int gs_hola_npt(double mean, int requested);
+/** Below this many entries the automatic rule takes 4 non-zeros per thread whatever the row
+ *  lengths (small grids: latency of one block, not bandwidth, sets the time). */
+#define HOLA_SMALL_NNZ ((int64_t)1 << 19)
+
+/** The non-zeros per thread for a matrix of nnz entries and mean row length `mean` when the
+ *  user asked for `requested` (0: automatic, else 4, 8 or 16). The automatic rule follows the
+ *  paper's idea of picking the per-thread share from the mean row length (long rows: more
+ *  entries per thread, so that a block covers whole rows and fewer rows are shared between
+ *  blocks), plus a size rule; the thresholds were measured on the H100 (docs/formats.md, HOLA). */
+int gs_hola_npt(int64_t nnz, double mean, int requested);
 
 /** Number of blocks for nnz entries at npt entries per thread (0 when nnz = 0). */
 int64_t gs_hola_blocks(int64_t nnz, int npt);

@@ -9,13 +9,17 @@
 #include "spmv/formats.h"
 #include "spmv/hola.h"
 
-int gs_hola_npt(double mean, int requested)
+int gs_hola_npt(int64_t nnz, double mean, int requested)
 {
   if (requested == 4 || requested == 8 || requested == 16) return requested;
   /* Measured on the H100 (docs/formats.md): 8 was faster than 4 on the 27-point Laplacian,
-   * normal and Pareto rows and no slower on the real matrices; 4 keeps very short rows (graphs,
-   * mean < 6) from leaving a thread many rows; 16 (selectable) lost on every matrix tried. */
-  return mean < 6.0 ? 4 : 8;
+   * normal and Pareto rows; 4 keeps very short rows (graphs, mean < 6) from leaving a thread
+   * many rows, and wins on small matrices (below HOLA_SMALL_NNZ entries: fewer than about two
+   * blocks of 2048 entries per SM), where one block's serial chain is the whole kernel time and
+   * halving it beats the extra blocks (wiki-Vote 15.0 against 19.1 us, bcsstk16 11.8 against
+   * 12.9, 12 small matrices of 84k-368k entries 0-20% faster, 2 within noise); 16
+   * (selectable) lost on every matrix tried. */
+  return (mean < 6.0 || nnz < HOLA_SMALL_NNZ) ? 4 : 8;
 }
 
 int64_t gs_hola_blocks(int64_t nnz, int npt)

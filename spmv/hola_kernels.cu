@@ -700,7 +700,7 @@ static gs_status_t hola_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv
   GS_TRY(gs_matrix_device_csr(A, &d->A));
   {
     const gs_features_t *f = gs_matrix_features(A);
-    d->npt = gs_hola_npt(f ? f->row_mean : 0.0, req);
+    d->npt = gs_hola_npt(d->A.nnz, f ? f->row_mean : 0.0, req);
     d->nblocks = gs_hola_blocks(d->A.nnz, d->npt);
     if (d->nblocks > 0x7fffffff)
       GS_FAIL(GS_ERR_UNSUPPORTED, "hola: %lld blocks exceed the grid limit",
@@ -774,7 +774,7 @@ static gs_status_t hola_host_apply(const gs_csr_t *A, const gs_spmv_cfg_t *cfg, 
   if (req != 0 && (req < HOLA_NPT_MIN || req > HOLA_NPT_MAX))
     return GS_ERROR(GS_ERR_INVALID_ARG, "hola: npt must be 0, 4, 8 or 16, not %d", req);
   const double mean = A->m > 0 ? (double)A->nnz / A->m : 0.0;
-  return gs_hola_apply_host(A, gs_hola_npt(mean, req), op, alpha, x, beta, y);
+  return gs_hola_apply_host(A, gs_hola_npt(A->nnz, mean, req), op, alpha, x, beta, y);
 }
 
 extern "C" const gs_spmv_ops_t gs_spmv_hola_ops = {
