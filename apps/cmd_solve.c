@@ -39,7 +39,12 @@ static const char *usage_text =
     "  --atol A          absolute tolerance (default 0)\n"
     "  --maxit N         iteration limit (default 10000; GMRES: inner iterations)\n"
     "  --restart M       GMRES restart length (default 30)\n"
-    "  --check-every K   read the residual norm on the host every K iterations (default 1)\n"
+    "  --check-every K   read the residual norm on the host every K iterations, or auto\n"
+    "                    (default: about 200 us of GPU work between reads, at most 64;\n"
+    "                    1 with --monitor). CG and BiCGSTAB test convergence on the GPU,\n"
+    "                    so K changes no result; the others may run K-1 extra iterations\n"
+    "  --graphs on|off   CG and BiCGSTAB replay each iteration as a CUDA Graph (default on;\n"
+    "                    off where the format or preconditioner cannot be captured)\n"
     "  --x0 FILE         initial guess (Matrix Market vector; default 0)\n"
     "  -o, --output FILE write the solution x as a Matrix Market vector\n"
     "  --monitor         print the residual norm at every iteration\n"
@@ -166,6 +171,16 @@ static void print_single(const result_t *r, int ones)
          s->seconds_total, s->seconds_spmv, s->spmv_count,
          s->spmv_count ? 1e6 * s->seconds_spmv / (double)s->spmv_count : 0.0,
          s->seconds_precond, s->precond_count, 1e3 * s->seconds_setup, r->prepare_ms);
+  if (s->method == GS_SOLVER_CG || s->method == GS_SOLVER_BICGSTAB) {
+    const double vec_s = s->seconds_total - s->seconds_spmv - s->seconds_precond;
+    printf("loop     %s, %d host check%s", s->graphs ? "CUDA Graphs" : "kernel by kernel",
+           s->checks, s->checks == 1 ? "" : "s");
+    if (*s->graphs_note) printf(" (graphs off: %s)", s->graphs_note);
+    if (s->vector_bytes > 0 && vec_s > 0 && s->iterations > 0)
+      printf(", %.2f us per iteration, vector part %.0f GB/s", 1e6 * s->seconds_total /
+             s->iterations, 1e-9 * s->vector_bytes / vec_s);
+    printf("\n");
+  }
 }
 
 /* lsq: a least-squares method, whose column rel.res is ||A^T r|| / ||A^T b|| instead of
@@ -228,6 +243,10 @@ static void json_result(cli_json_t *j, const result_t *r, int ones, int with_his
   json_int(j, "spmv_count", s->spmv_count);
   json_num(j, "precond_s", s->seconds_precond);
   json_int(j, "precond_count", s->precond_count);
+  json_int(j, "graphs", s->graphs);
+  json_str(j, "graphs_note", s->graphs_note);
+  json_int(j, "checks", s->checks);
+  json_num(j, "vector_bytes", s->vector_bytes);
   json_num(j, "setup_s", s->seconds_setup);
   json_num(j, "speedup_vs_cusparse_csr", r->speedup > 0 ? r->speedup : NAN);
   if (with_history) {
@@ -282,7 +301,8 @@ int cmd_solve(int argc, char **argv)
   const char *x0_path = NULL, *out_path = NULL, *plot_path = NULL, *v;
   int npaths = 0, json = 0, monitor = 0, rc = CLI_OK;
   double rtol = 1e-8, atol = 0.0;
-  long maxit = 10000, restart = 30, check_every = 1;
+  long maxit = 10000, restart = 30, check_every = -1; /* -1: not given (automatic) */
+  int graphs = 1;
   char spmv_opts[1024] = "";
 
   const cli_switch_t sw[] = {{"--json", NULL, &json}, {"--monitor", NULL, &monitor},
@@ -312,8 +332,14 @@ int cmd_solve(int argc, char **argv)
     } else if ((r = cli_opt(argc, argv, &i, "--restart", &v)) != 0) {
       if (r < 0 || cli_parse_int("--restart", v, 1, 100000, &restart)) return CLI_BAD_INPUT;
     } else if ((r = cli_opt(argc, argv, &i, "--check-every", &v)) != 0) {
-      if (r < 0 || cli_parse_int("--check-every", v, 1, 1000000, &check_every))
-        return CLI_BAD_INPUT;
+      if (r < 0) return CLI_BAD_INPUT;
+      if (!strcmp(v, "auto")) check_every = 0;
+      else if (cli_parse_int("--check-every", v, 1, 1000000, &check_every)) return CLI_BAD_INPUT;
+    } else if ((r = cli_opt(argc, argv, &i, "--graphs", &v)) != 0) {
+      if (r < 0) return CLI_BAD_INPUT;
+      if (!strcmp(v, "on")) graphs = 1;
+      else if (!strcmp(v, "off")) graphs = 0;
+      else return cli_fail(CLI_BAD_INPUT, "--graphs: expected on or off, not '%s'", v);
     } else if ((r = cli_opt(argc, argv, &i, "--x0", &v)) != 0) {
       if (r < 0) return CLI_BAD_INPUT;
       x0_path = v;
@@ -439,7 +465,10 @@ int cmd_solve(int argc, char **argv)
   o.atol = atol;
   o.maxit = (int)maxit;
   o.restart = (int)restart;
-  o.check_every = (int)check_every;
+  /* --monitor prints every iteration: it reads the norm each time unless told otherwise (the
+   * progress line on a terminal takes what the checks give) */
+  o.check_every = check_every >= 0 ? (int)check_every : monitor ? 1 : 0;
+  o.graphs = graphs;
   o.x0_given = h_x0 != NULL;
   monitor_t mon = {0};
   mon.print = monitor && !json;

@@ -15,56 +15,66 @@ size_t gs_bicgstab_work(const gs_solver_t *s, size_t *host_doubles)
   return s->M ? NVEC : NVEC - 2;
 }
 
-gs_status_t gs_bicgstab_solve(gs_solver_t *s, double *x, double *work, double *h_work)
+typedef struct {
+  double *x, *r, *rhat, *p, *v, *t, *phat, *shat;
+} bicgstab_vecs_t;
+
+/* Memory movement per iteration, in n-vectors of doubles read + written:
+ *   rho = r~^T r                       2n
+ *   p = r + beta (p - omega v)         4n
+ *   v = A M^-1 p                       SpMV: storage + 2n, M^-1
+ *   r~^T v                             2n
+ *   s = r - alpha v (in r), ||s||      3n + 1n
+ *   t = A M^-1 s                       SpMV: storage + 2n, M^-1
+ *   t^T s, t^T t                       4n
+ *   x += alpha phat + omega shat,
+ *   r = s - omega t                    7n
+ *   ||r||                              1n
+ * In all: 2 x storage + 24n (+ 4n with separate phat, shat), plus 2 M^-1 (Jacobi 2 x 3n). The
+ * half-step and full-step convergence tests run on the device; the host reads the scalar
+ * block every k iterations (gs_solver_iterate). */
+#define BICGSTAB_VEC_N(pc) ((pc) ? 28.0 : 24.0)
+
+static gs_status_t bicgstab_iteration(gs_solver_t *s, void *user, int it)
 {
-  (void)h_work;
+  const bicgstab_vecs_t *w = (const bicgstab_vecs_t *)user;
   cudaStream_t stream = s->ctx->stream;
   gs_dscalars_t *S = s->d_s;
   const gs_idx_t n = s->n;
-  const int k = s->opts.check_every, maxit = s->opts.maxit, window = s->opts.stagnation_window;
+  const int c = it & 1; /* rho of this iteration in S->rho[c], the previous in c ^ 1 */
+  GS_CHECK(s->vec->dot(s, n, w->rhat, w->r, &S->rho[c]));                     /* r~^T r     */
+  GS_CHECK(gs_kernel_bicgstab_p(stream, n, S, c, it == 1, GS_DONE_DEVICE, w->p, w->r,
+                                w->v));                                          /* p          */
+  if (s->M) GS_CHECK(gs_solver_precond(s, w->p, w->phat));                 /* phat <- M^-1 p */
+  GS_CHECK(gs_solver_spmv(s, 1.0, w->phat, 0.0, w->v));                       /* v <- A phat */
+  GS_CHECK(s->vec->dot(s, n, w->rhat, w->v, &S->rv));                         /* r~^T v     */
+  GS_CHECK(gs_kernel_bicgstab_s(stream, n, S, c, GS_DONE_DEVICE, w->r, w->v)); /* s <- r - a v */
+  GS_CHECK(s->vec->nrm2(s, n, w->r, &S->rnorm));                               /* ||s||      */
+  if (s->M) GS_CHECK(gs_solver_precond(s, w->r, w->shat));                 /* shat <- M^-1 s */
+  GS_CHECK(gs_solver_spmv(s, 1.0, w->shat, 0.0, w->t));                       /* t <- A shat */
+  GS_CHECK(s->vec->dot(s, n, w->t, w->r, &S->ts));                             /* t^T s      */
+  GS_CHECK(s->vec->dot(s, n, w->t, w->t, &S->tt));                             /* t^T t      */
+  GS_CHECK(gs_kernel_bicgstab_xr(stream, n, S, GS_DONE_DEVICE, w->x, w->r, w->phat, w->shat,
+                                 w->t));                /* x += a phat + w shat, r <- s - w t */
+  GS_CHECK(s->vec->nrm2(s, n, w->r, &S->rnorm));                               /* ||r||      */
+  return gs_kernel_iteration_end(stream, S);                   /* it += 1, ||r|| <= tol? */
+}
+
+gs_status_t gs_bicgstab_solve(gs_solver_t *s, double *x, double *work, double *h_work)
+{
+  (void)h_work;
   const size_t ld = s->ld;
-  double *r = work + R * ld, *rhat = work + RHAT * ld, *p = work + P * ld, *v = work + V * ld;
-  double *t = work + T * ld;
-  double *phat = s->M ? work + PHAT * ld : p; /* no preconditioner: phat = p, shat = s = r */
-  double *shat = s->M ? work + SHAT * ld : r;
+  const int window = s->opts.stagnation_window;
+  bicgstab_vecs_t w = {x, work + R * ld, work + RHAT * ld, work + P * ld, work + V * ld,
+                       work + T * ld, NULL, NULL};
+  w.phat = s->M ? work + PHAT * ld : w.p; /* no preconditioner: phat = p, shat = s = r */
+  w.shat = s->M ? work + SHAT * ld : w.r;
 
   gs_reason_t reason;
-  GS_CHECK(gs_solver_start_shadow(s, x, r, rhat, window, &reason)); /* r, ||r||, r~ = r */
-
-  /* Memory movement per iteration, in n-vectors of doubles read + written:
-   *   rho = r~^T r                       2n
-   *   p = r + beta (p - omega v)         4n
-   *   v = A M^-1 p                       SpMV: storage + 2n, M^-1
-   *   r~^T v                             2n
-   *   s = r - alpha v (in r), ||s||      3n + 1n
-   *   t = A M^-1 s                       SpMV: storage + 2n, M^-1
-   *   t^T s, t^T t                       4n
-   *   x += alpha phat + omega shat,
-   *   r = s - omega t                    7n
-   *   ||r||                              1n
-   * In all: 2 x storage + 28n, plus 2 M^-1 (Jacobi 2 x 3n: 34n). Host: one copy of the scalar
-   * block and one stream sync every k iterations; the half-step test runs on the device. */
-  for (int it = 1; reason == GS_REASON_NONE; ++it) {
-    const int c = it & 1; /* rho of this iteration in S->rho[c], the previous in c ^ 1 */
-    GS_CHECK(s->vec->dot(s, n, rhat, r, &S->rho[c]));                         /* r~^T r     */
-    GS_CHECK(gs_kernel_bicgstab_p(stream, n, S, c, it == 1, it - 1, p, r, v)); /* p          */
-    if (s->M) GS_CHECK(gs_solver_precond(s, p, phat));                       /* phat <- M^-1 p */
-    GS_CHECK(gs_solver_spmv(s, 1.0, phat, 0.0, v));                           /* v <- A phat */
-    GS_CHECK(s->vec->dot(s, n, rhat, v, &S->rv));                             /* r~^T v     */
-    GS_CHECK(gs_kernel_bicgstab_s(stream, n, S, c, it - 1, r, v));          /* s <- r - a v */
-    GS_CHECK(s->vec->nrm2(s, n, r, &S->rnorm));                                /* ||s||      */
-    if (s->M) GS_CHECK(gs_solver_precond(s, r, shat));                       /* shat <- M^-1 s */
-    GS_CHECK(gs_solver_spmv(s, 1.0, shat, 0.0, t));                           /* t <- A shat */
-    GS_CHECK(s->vec->dot(s, n, t, r, &S->ts));                                 /* t^T s      */
-    GS_CHECK(s->vec->dot(s, n, t, t, &S->tt));                                 /* t^T t      */
-    GS_CHECK(gs_kernel_bicgstab_xr(stream, n, S, s->tol, it, it - 1, x, r, phat, shat,
-                                   t));                 /* x += a phat + w shat, r <- s - w t */
-    GS_CHECK(s->vec->nrm2(s, n, r, &S->rnorm));                                /* ||r||      */
-    if (it % k == 0 || it >= maxit) {
-      GS_CHECK(gs_solver_fetch(s));
-      reason = gs_solver_check(s, it, s->h_s->rnorm, window);
-    }
-  }
+  GS_CHECK(gs_solver_start_shadow(s, x, w.r, w.rhat, window, &reason)); /* r, ||r||, r~ = r */
+  /* Iteration 1 (p = r) runs call by call; graphs from iteration 2. */
+  GS_CHECK(gs_solver_iterate(s, bicgstab_iteration, &w, x, 2, BICGSTAB_VEC_N(s->M != NULL),
+                             window, &reason));
   s->stats->reason = reason;
   return GS_SUCCESS;
 }

@@ -80,11 +80,12 @@ void gs_solve_opts_default(gs_solve_opts_t *o)
   o->maxit = 10000;
   o->restart = 30;
   o->x0_given = 0;
-  o->check_every = 1;
+  o->check_every = 0;
   o->stagnation_window = 0;
   o->timing = 1;
   o->monitor = NULL;
   o->monitor_user = NULL;
+  o->graphs = 1;
 }
 
 gs_method_t gs_solve_auto_method(const gs_matrix_t *A)
@@ -144,7 +145,7 @@ static gs_status_t flush_events(gs_solver_t *s)
 static gs_status_t timed_begin(gs_solver_t *s, int kind, int *slot)
 {
   *slot = -1;
-  if (!s->opts.timing || !s->events) return GS_SUCCESS;
+  if (!s->opts.timing || !s->events || s->capturing) return GS_SUCCESS;
   cudaEvent_t *ev = s->events;
   if (s->ev_used == s->ev_cap) {
     GS_CHECK(GS_CUDA(cudaEventSynchronize(ev[2 * s->ev_used - 1])));
@@ -171,6 +172,7 @@ gs_status_t gs_solver_apply(gs_solver_t *s, gs_op_t op, double alpha, const doub
   GS_CHECK(timed_begin(s, 0, &slot));
   GS_CHECK(gs_operator_apply(s->A, op, alpha, d_x, beta, d_y));
   s->stats->spmv_count++;
+  if (slot >= 0) s->eager_spmv++;
   return timed_end(s, slot);
 }
 
@@ -186,6 +188,7 @@ gs_status_t gs_solver_precond(gs_solver_t *s, const double *d_r, double *d_z)
   GS_CHECK(timed_begin(s, 1, &slot));
   GS_CHECK(gs_precond_apply(s->M, d_r, d_z));
   s->stats->precond_count++;
+  if (slot >= 0) s->eager_precond++;
   return timed_end(s, slot);
 }
 
@@ -270,14 +273,15 @@ gs_reason_t gs_solver_check(gs_solver_t *s, int it, double rnorm, int window)
   int stop = 0;
   /* A refused step leaves r unchanged: do not report its norm twice. (The steps that end
    * BiCGSTAB at its half step and LSQR on its tests are taken.) */
-  if (s->opts.monitor && (!halt || halt == GS_HALT_HALFSTEP || halt == GS_HALT_LSQR))
+  const int converged_halt = halt == GS_HALT_HALFSTEP || halt == GS_HALT_CONVERGED;
+  if (s->opts.monitor && (!halt || converged_halt || halt == GS_HALT_LSQR))
     stop = s->opts.monitor(s->opts.monitor_user, st->iterations, rnorm,
                            s->refnorm > 0.0 ? rnorm / s->refnorm : rnorm);
   if (!isfinite(rnorm)) {
     st->detail = "the residual norm is not finite";
     return GS_DIVERGED_NANINF;
   }
-  if (rnorm <= s->tol || halt == GS_HALT_HALFSTEP) return converged_reason(s, rnorm);
+  if (rnorm <= s->tol || converged_halt) return converged_reason(s, rnorm);
   if (halt == GS_HALT_LSQR) {
     st->detail = gs_lsqr_detail(s->h_s->halt_what);
     return gs_lsqr_reason(s->h_s->halt_what);
@@ -300,6 +304,114 @@ gs_reason_t gs_solver_check(gs_solver_t *s, int it, double rnorm, int window)
   return GS_REASON_NONE;
 }
 
+static void graphs_drop(gs_solver_t *s)
+{
+  for (int k = 0; k < 2; ++k) {
+    if (s->graph[k]) cudaGraphExecDestroy(s->graph[k]);
+    s->graph[k] = NULL;
+    s->graph_spmv[k] = s->graph_precond[k] = 0;
+  }
+  s->graph_x = NULL;
+}
+
+/* ---- the iteration driver (CG, BiCGSTAB) ----------------------------------------------------- */
+
+/* Captures `body` for iteration `it` into s->graph[it & 1]. A failure (a call that cannot be
+ * captured: an allocation, a synchronization, a library that refuses) turns graphs off for the
+ * solver with a note; nothing captured has run, so the caller then launches the body itself. */
+static gs_status_t graph_capture(gs_solver_t *s, gs_iteration_fn body, void *user, int it)
+{
+  const int par = it & 1;
+  cudaStream_t st = s->ctx->stream;
+  gs_solve_stats_t *stats = s->stats;
+  const long sc = stats->spmv_count, pc = stats->precond_count;
+  cudaGraph_t g = NULL;
+  if (cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+    cudaGetLastError();
+    s->graph_off = 1;
+    s->graph_note = "the stream could not be captured";
+    return GS_SUCCESS;
+  }
+  s->capturing = 1;
+  const gs_status_t bst = body(s, user, it);
+  s->capturing = 0;
+  cudaError_t e = cudaStreamEndCapture(st, &g);
+  const long dspmv = stats->spmv_count - sc, dpc = stats->precond_count - pc;
+  stats->spmv_count = sc;
+  stats->precond_count = pc;
+  if (bst == GS_SUCCESS && e == cudaSuccess && g)
+    e = cudaGraphInstantiate(&s->graph[par], g, 0);
+  if (g) cudaGraphDestroy(g);
+  if (bst != GS_SUCCESS || e != cudaSuccess || !s->graph[par]) {
+    cudaGetLastError(); /* the capture's error is not the solve's */
+    s->graph[par] = NULL;
+    graphs_drop(s);
+    s->graph_off = 1;
+    s->graph_note = "a call of the iteration could not be captured (operator, preconditioner "
+                    "or library); kernels launched one by one";
+    return GS_SUCCESS;
+  }
+  s->graph_spmv[par] = dspmv;
+  s->graph_precond[par] = dpc;
+  return GS_SUCCESS;
+}
+
+/* Enqueues iteration `it`: from its graph, or call by call. */
+static gs_status_t one_iteration(gs_solver_t *s, gs_iteration_fn body, void *user, int it,
+                                 int use_graphs)
+{
+  const int par = it & 1;
+  if (use_graphs && !s->graph_off && !s->graph[par]) GS_CHECK(graph_capture(s, body, user, it));
+  if (use_graphs && !s->graph_off && s->graph[par]) {
+    GS_CHECK(GS_CUDA(cudaGraphLaunch(s->graph[par], s->ctx->stream)));
+    s->stats->spmv_count += s->graph_spmv[par];
+    s->stats->precond_count += s->graph_precond[par];
+    s->graph_runs++;
+    return GS_SUCCESS;
+  }
+  return body(s, user, it);
+}
+
+gs_status_t gs_solver_iterate(gs_solver_t *s, gs_iteration_fn body, void *user,
+                              const double *d_x, int first_graph_it, double vec_n, int window,
+                              gs_reason_t *reason)
+{
+  gs_solve_stats_t *st = s->stats;
+  const int maxit = s->opts.maxit;
+  const int auto_k = s->given.check_every == 0;
+  int k = auto_k ? 1 : s->given.check_every;
+  /* Graphs: asked for, an operator that says its apply is capturable; captured for this x. */
+  const int want = s->given.graphs != 0;
+  if (want && !(gs_operator_caps(s->A) & GS_SPMV_CAP_CAPTURABLE)) {
+    s->graph_off = 1;
+    s->graph_note = "the operator's product cannot be captured into a CUDA Graph";
+  }
+  if (s->graph_x != d_x) graphs_drop(s);
+  s->graph_x = d_x;
+  GS_CHECK(GS_CUDA(cudaMemsetAsync(&s->d_s->iter, 0, sizeof s->d_s->iter, s->ctx->stream)));
+  double t_last = gs_wall_seconds();
+  int it = 1;
+  while (*reason == GS_REASON_NONE) {
+    int todo = maxit - it + 1 < k ? maxit - it + 1 : k;
+    if (todo < 1) todo = 1;
+    for (int j = 0; j < todo; ++j, ++it)
+      GS_CHECK(one_iteration(s, body, user, it, want && it >= first_graph_it));
+    GS_CHECK(gs_solver_fetch(s));
+    st->checks++;
+    *reason = gs_solver_check(s, it - 1, s->h_s->rnorm, window);
+    if (auto_k) { /* aim at GS_CHECK_INTERVAL_S of work between checks */
+      const double now = gs_wall_seconds(), per_it = (now - t_last) / todo;
+      t_last = now;
+      const double want_k = per_it > 0.0 ? GS_CHECK_INTERVAL_S / per_it : GS_CHECK_MAX;
+      k = want_k >= GS_CHECK_MAX ? GS_CHECK_MAX : want_k <= 1.0 ? 1 : (int)want_k;
+    }
+  }
+  st->graphs = s->graph_runs > 0;
+  if (want && s->graph_off) st->graphs_note = s->graph_note;
+  st->vector_bytes += vec_n * 8.0 * (double)s->n * (double)(st->iterations - s->it_base);
+  return GS_SUCCESS;
+}
+
 /* ---- the solver object ------------------------------------------------------------------------ */
 
 static gs_status_t check_opts(const gs_solve_opts_t *o)
@@ -309,8 +421,10 @@ static gs_status_t check_opts(const gs_solve_opts_t *o)
   if (!(o->rtol >= 0.0) || !(o->atol >= 0.0) || !isfinite(o->rtol) || !isfinite(o->atol))
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solve: tolerances must be finite and >= 0 "
                     "(rtol %g, atol %g)", o->rtol, o->atol);
-  if (o->maxit < 0 || o->restart < 1 || o->check_every < 1 || o->stagnation_window < 0)
-    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solve: maxit >= 0, restart >= 1, check_every >= 1 "
+  if (o->graphs != 0 && o->graphs != 1)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solve: graphs must be 0 or 1, not %d", o->graphs);
+  if (o->maxit < 0 || o->restart < 1 || o->check_every < 0 || o->stagnation_window < 0)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solve: maxit >= 0, restart >= 1, check_every >= 0 "
                     "and stagnation_window >= 0 needed (%d, %d, %d, %d)", o->maxit, o->restart,
                     o->check_every, o->stagnation_window);
   return GS_SUCCESS;
@@ -338,6 +452,9 @@ gs_status_t gs_solver_create(gs_solver_t **out, gs_context_t *ctx, const gs_solv
 static void release(gs_solver_t *s)
 {
   gs_context_activate(s->ctx);
+  graphs_drop(s);
+  s->graph_off = 0;
+  s->graph_note = "";
   cudaEvent_t *ev = s->events;
   for (int k = 0; k < s->ev_made; ++k) cudaEventDestroy(ev[k]);
   for (int k = 0; k < 2; ++k)
@@ -437,7 +554,7 @@ gs_status_t gs_solver_setup(gs_solver_t *s, gs_operator_t *A, gs_precond_t *M)
   GS_TRY(GS_CUDA(cudaEventCreate(&s->total[0])));
   GS_TRY(GS_CUDA(cudaEventCreate(&s->total[1])));
   if (o.timing) {
-    long cap = 4L * o.check_every + 8;
+    long cap = 4L * (o.check_every > 0 ? o.check_every : GS_CHECK_MAX) + 8;
     s->ev_cap = (int)(cap < 1024 ? cap : 1024);
     s->events = calloc(2 * (size_t)s->ev_cap, sizeof *s->events);
     s->ev_kind = calloc((size_t)s->ev_cap, 1);
@@ -500,6 +617,9 @@ static gs_status_t run(gs_solver_t *s, double *d_x)
   s->refnorm = lsq ? s->h_s->arnorm : s->bnorm;
   s->tol_rel = s->opts.rtol * s->refnorm;
   s->tol = fmax(s->tol_rel, s->opts.atol);
+  s->h_s->tol = s->tol; /* for the device-side tests (pinned: copied when the stream gets there) */
+  GS_CHECK(GS_CUDA(cudaMemcpyAsync(&s->d_s->tol, &s->h_s->tol, sizeof s->h_s->tol,
+                                   cudaMemcpyHostToDevice, s->ctx->stream)));
   stats->bnorm = s->bnorm;
   if (!isfinite(s->bnorm) || !isfinite(s->refnorm)) {
     stats->reason = GS_DIVERGED_NANINF;
@@ -565,6 +685,13 @@ static gs_status_t run(gs_solver_t *s, double *d_x)
   float ms = 0.0f;
   GS_CHECK(GS_CUDA(cudaEventElapsedTime(&ms, tot[0], tot[1])));
   stats->seconds_total = 1e-3 * ms;
+  /* Products and preconditioner calls replayed from graphs were not timed one by one: count
+   * them at the mean time of those that were. */
+  const long gs = stats->spmv_count - s->eager_spmv, gp = stats->precond_count - s->eager_precond;
+  if (s->graph_runs > 0 && s->eager_spmv > 0 && gs > 0)
+    stats->seconds_spmv *= (double)stats->spmv_count / (double)s->eager_spmv;
+  if (s->graph_runs > 0 && s->eager_precond > 0 && gp > 0)
+    stats->seconds_precond *= (double)stats->precond_count / (double)s->eager_precond;
   return GS_SUCCESS;
 }
 
@@ -615,6 +742,8 @@ gs_status_t gs_solver_solve(gs_solver_t *s, const double *d_b, double *d_x,
   s->best_it = 0;
   s->ev_used = 0;
   s->bnorm = s->tol = 0.0;
+  s->graph_runs = s->eager_spmv = s->eager_precond = 0;
+  stats->graphs_note = "";
 
   /* The pointer-mode rule: the context's handles are in host mode at rest; a solve switches
    * cuBLAS to device mode (scalars stay in the scalar block) and restores the caller's mode on

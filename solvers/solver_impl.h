@@ -39,10 +39,16 @@ enum {
   GS_HALT_BREAKDOWN = 3,     /* a zero divisor: rho, r~^T v, t^T t, omega */
   GS_HALT_NANINF = 4,        /* a non-finite scalar */
   GS_HALT_HALFSTEP = 5,      /* BiCGSTAB converged at the half step (||s|| <= tol): not a failure */
-  GS_HALT_LSQR = 6           /* LSQR's stopping tests ended it: halt_what is its istop (1, 2, 4,
+  GS_HALT_LSQR = 6,          /* LSQR's stopping tests ended it: halt_what is its istop (1, 2, 4,
                                 5, 6, or GS_LSQR_ISTOP_ATOL); halt_done counts the iteration
                                 that met the test, whose x update is taken */
+  GS_HALT_CONVERGED = 7      /* the device's test (gs_kernel_iteration_end): ||r|| <= tol after
+                                iteration halt_done; not a failure */
 };
+
+/* `done` argument of the kernels below meaning "the iterations the device counted" (S->iter):
+ * what a captured iteration body passes, as it cannot carry the host's iteration number. */
+#define GS_DONE_DEVICE (-1)
 
 /* LSQR's istop values (Paige and Saunders 1982, SciPy's lsqr), and ours for ||r|| <= atol. */
 enum {
@@ -105,6 +111,8 @@ typedef struct gs_dscalars {
   int halt;        /* GS_HALT_*: sticky, first writer wins in effect (all writers agree) */
   int halt_what;   /* GS_WHAT_*: the scalar that caused it */
   int halt_done;   /* iterations completed when the halt happened */
+  int iter;        /* iterations of this pass completed on the device (gs_kernel_iteration_end) */
+  double tol;      /* the convergence tolerance s->tol, for the device-side tests */
 } gs_dscalars_t;
 
 /* ---- the vector-ops seam ---------------------------------------------------------------------
@@ -174,6 +182,17 @@ struct gs_solver {
   double tol_rel;           /* the rtol part of tol (rtol * refnorm; LSQR 0): a norm at or below
                                it converged by RTOL, above it by ATOL */
   gs_solve_stats_t *stats;
+  /* CUDA Graphs of the iteration body (gs_solver_iterate): one per parity of the iteration
+   * number (the methods alternate scalar slots), captured on first use for one x; the calls
+   * they hold are counted at each replay. */
+  cudaGraphExec_t graph[2];
+  const double *graph_x;    /* the x the graphs were captured for */
+  long graph_spmv[2], graph_precond[2];
+  int graph_off;            /* capture failed or is not allowed: launch one by one */
+  const char *graph_note;   /* why graphs are off, or "" */
+  int capturing;            /* a body is being captured: no event timing */
+  long graph_runs;          /* iterations replayed from a graph in this solve */
+  long eager_spmv, eager_precond; /* timed calls launched one by one in this solve */
   /* stagnation window (CG, BiCGSTAB) */
   double best;
   int best_it;
@@ -208,6 +227,27 @@ gs_reason_t gs_solver_check(gs_solver_t *s, int it, double rnorm, int window);
 gs_reason_t gs_solver_halt_reason(int halt);
 const char *gs_solver_halt_detail(int halt, int what);
 
+/** One iteration of a method, enqueued on the stream: capturable when it calls only the
+ *  operator, the preconditioner, the vector table and the kernels of vec_kernels.cu with
+ *  GS_DONE_DEVICE and nothing that depends on `it` but its parity (and it == first_graph_it - 1
+ *  or earlier, which never runs from a graph). It ends with gs_kernel_iteration_end. */
+typedef gs_status_t (*gs_iteration_fn)(gs_solver_t *s, void *user, int it);
+
+/** The iteration loop of CG and BiCGSTAB: runs `body` from it = 1 until a check stops it, with
+ *  the convergence test on the device (so that a check every k iterations costs no iterations)
+ *  and a host check (fetch + gs_solver_check) every opts.check_every iterations, or, when it is
+ *  0 (automatic), every k iterations with k grown from the measured iteration time to about
+ *  GS_CHECK_INTERVAL_S of work (at most GS_CHECK_MAX). From iteration
+ *  first_graph_it on, the body runs as a CUDA Graph when opts.graphs allows and the operator
+ *  and preconditioner can be captured; else kernel by kernel. `vec_n` is the method's vector
+ *  traffic per iteration in n-vectors of doubles (the count above its loop), for the stats;
+ *  d_x the solution vector the body updates (graphs are captured for one x). */
+gs_status_t gs_solver_iterate(gs_solver_t *s, gs_iteration_fn body, void *user,
+                              const double *d_x, int first_graph_it, double vec_n, int window,
+                              gs_reason_t *reason);
+#define GS_CHECK_INTERVAL_S 200e-6
+#define GS_CHECK_MAX 64
+
 /* ---- methods ------------------------------------------------------------------------------ */
 
 size_t gs_cg_work(const gs_solver_t *s, size_t *host_doubles);
@@ -239,8 +279,8 @@ const char *gs_lsqr_detail(int istop);
 gs_status_t gs_kernel_cg_update(cudaStream_t stream, gs_idx_t n, gs_dscalars_t *S, int c,
                                 int done, double *x, double *r, const double *p, const double *q);
 /** CG, after rho[c ^ 1] = r^T z (or, with no preconditioner, rho_new = rnorm^2, stored):
- *  p = z + (rho[c ^ 1] / rho[c]) p. Halts INDEFINITE_PC when rho_new < 0, BREAKDOWN when
- *  rho_new = 0 (the host tests convergence first), NANINF when not finite. */
+ *  p = z + (rho[c ^ 1] / rho[c]) p. Does nothing when rnorm <= S->tol (converged); halts
+ *  INDEFINITE_PC when rho_new < 0, BREAKDOWN when rho_new = 0, NANINF when not finite. */
 gs_status_t gs_kernel_cg_direction(cudaStream_t stream, gs_idx_t n, gs_dscalars_t *S, int c,
                                    int rho_from_rnorm, int done, double *p, const double *z);
 /** BiCGSTAB, after rho[c] = r~^T r: p = r (first) or p = r + beta (p - omega v) with
@@ -252,12 +292,13 @@ gs_status_t gs_kernel_bicgstab_p(cudaStream_t stream, gs_idx_t n, gs_dscalars_t 
  *  Halts BREAKDOWN when rv = 0, NANINF when alpha is not finite. */
 gs_status_t gs_kernel_bicgstab_s(cudaStream_t stream, gs_idx_t n, gs_dscalars_t *S, int c,
                                  int done, double *r, const double *v);
-/** BiCGSTAB, after rnorm = ||s||, t = A shat, ts, tt: when ||s|| <= tol, x += alpha phat and
- *  halt HALFSTEP (converged); else omega = ts / tt, x += alpha phat + omega shat,
- *  r -= omega t. Halts BREAKDOWN when tt = 0, NANINF when omega is not finite. */
-gs_status_t gs_kernel_bicgstab_xr(cudaStream_t stream, gs_idx_t n, gs_dscalars_t *S, double tol,
-                                  int done_half, int done, double *x, double *r,
-                                  const double *phat, const double *shat, const double *t);
+/** BiCGSTAB, after rnorm = ||s||, t = A shat, ts, tt: when ||s|| <= S->tol, x += alpha phat
+ *  and halt HALFSTEP with done + 1 iterations (converged); else omega = ts / tt,
+ *  x += alpha phat + omega shat, r -= omega t. Halts BREAKDOWN when tt = 0, NANINF when omega
+ *  is not finite. */
+gs_status_t gs_kernel_bicgstab_xr(cudaStream_t stream, gs_idx_t n, gs_dscalars_t *S, int done,
+                                  double *x, double *r, const double *phat, const double *shat,
+                                  const double *t);
 /** BiCG, after rho[c] = r~^T z: p = z, p~ = z~ (first) or p = z + beta p, p~ = z~ + beta p~
  *  with beta = rho[c] / rho[c ^ 1]. Halts BREAKDOWN when rho = 0, NANINF when not finite. */
 gs_status_t gs_kernel_bicg_p(cudaStream_t stream, gs_idx_t n, gs_dscalars_t *S, int c,
@@ -301,6 +342,9 @@ gs_status_t gs_kernel_lsqr_step(cudaStream_t stream, gs_dscalars_t *S, double to
  *  earlier iteration than `it` is set. */
 gs_status_t gs_kernel_lsqr_xw(cudaStream_t stream, gs_idx_t n, gs_dscalars_t *S, int it,
                               double *x, double *w, const double *V);
+/** End of an iteration (one thread): unless halted, S->iter += 1, and a halt CONVERGED when
+ *  S->rnorm <= S->tol. */
+gs_status_t gs_kernel_iteration_end(cudaStream_t stream, gs_dscalars_t *S);
 /** x = alpha x (alpha from the host). */
 gs_status_t gs_kernel_scale(cudaStream_t stream, gs_idx_t n, double alpha, double *x);
 

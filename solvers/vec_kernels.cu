@@ -32,6 +32,13 @@ __device__ static void halt(gs_dscalars_t *S, int code, int what, int done)
 
 __device__ static bool first_thread() { return blockIdx.x == 0 && threadIdx.x == 0; }
 
+/* `done` as given, or (GS_DONE_DEVICE) the iterations the device has counted: the form a
+ * captured iteration body uses, since it cannot take the host's iteration number. */
+__device__ static int done_of(const gs_dscalars_t *S, int done)
+{
+  return done >= 0 ? done : S->iter;
+}
+
 /* ---- CG -------------------------------------------------------------------------------------- */
 
 static __global__ void __launch_bounds__(GS_VEC_THREADS)
@@ -40,6 +47,7 @@ cg_update_kernel(gs_idx_t n, gs_dscalars_t *S, int c, int done, double *__restri
                  const double *__restrict__ q)
 {
   if (S->halt) return;
+  done = done_of(S, done);
   const double pq = S->pq;
   if (!isfinite(pq)) { halt(S, GS_HALT_NANINF, GS_WHAT_PQ, done); return; }
   if (!(pq > 0.0)) { halt(S, GS_HALT_INDEFINITE, GS_WHAT_PQ, done); return; }
@@ -57,6 +65,8 @@ cg_direction_kernel(gs_idx_t n, gs_dscalars_t *S, int c, int rho_from_rnorm, int
                     double *__restrict__ p, const double *__restrict__ z)
 {
   if (S->halt) return;
+  done = done_of(S, done);
+  if (S->rnorm <= S->tol) return; /* converged: no direction needed (and rho may be 0) */
   const double rho_new = rho_from_rnorm ? S->rnorm * S->rnorm : S->rho[c ^ 1];
   if (!isfinite(rho_new)) { halt(S, GS_HALT_NANINF, GS_WHAT_RHO, done); return; }
   if (rho_new < 0.0) { halt(S, GS_HALT_INDEFINITE_PC, GS_WHAT_RHO, done); return; }
@@ -93,6 +103,7 @@ bicgstab_p_kernel(gs_idx_t n, gs_dscalars_t *S, int c, int first, int done,
                   const double *__restrict__ v)
 {
   if (S->halt) return;
+  done = done_of(S, done);
   const double rho = S->rho[c];
   if (!isfinite(rho)) { halt(S, GS_HALT_NANINF, GS_WHAT_RHO, done); return; }
   if (rho == 0.0) { halt(S, GS_HALT_BREAKDOWN, GS_WHAT_RHO, done); return; }
@@ -112,6 +123,7 @@ bicgstab_s_kernel(gs_idx_t n, gs_dscalars_t *S, int c, int done, double *__restr
                   const double *__restrict__ v)
 {
   if (S->halt) return;
+  done = done_of(S, done);
   const double rv = S->rv;
   if (!isfinite(rv)) { halt(S, GS_HALT_NANINF, GS_WHAT_RV, done); return; }
   if (rv == 0.0) { halt(S, GS_HALT_BREAKDOWN, GS_WHAT_RV, done); return; }
@@ -122,18 +134,18 @@ bicgstab_s_kernel(gs_idx_t n, gs_dscalars_t *S, int c, int done, double *__restr
 }
 
 static __global__ void __launch_bounds__(GS_VEC_THREADS)
-bicgstab_xr_kernel(gs_idx_t n, gs_dscalars_t *S, double tol, int done_half, int done,
+bicgstab_xr_kernel(gs_idx_t n, gs_dscalars_t *S, int done,
                    double *__restrict__ x, double *r, const double *__restrict__ phat,
                    const double *shat, const double *__restrict__ t)
 /* shat is r itself without a preconditioner: no __restrict__ on those two */
 {
   if (S->halt) return;
+  done = done_of(S, done);
   const double alpha = S->alpha;
-  if (S->rnorm <= tol) { /* converged at the half step: x <- x + alpha phat, r = s */
+  if (S->rnorm <= S->tol) { /* converged at the half step: x <- x + alpha phat, r = s */
     /* No halt() here: a block scheduled after block 0 had set S->halt would skip its part of
      * the x update (the early return above), leaving x short of the last step. The half-step
      * flag is set by bicgstab_halfstep_kernel, launched after this kernel. */
-    (void)done_half;
     GS_GRID_STRIDE(i, n) x[i] += alpha * phat[i];
     return;
   }
@@ -166,22 +178,22 @@ extern "C" gs_status_t gs_kernel_bicgstab_s(cudaStream_t stream, gs_idx_t n, gs_
   return GS_CHECK_LAUNCH(stream, "bicgstab_s_kernel");
 }
 
-/* Flags the half-step convergence the xr kernel acted on (same test, S->rnorm still ||s||). */
-static __global__ void bicgstab_halfstep_kernel(gs_dscalars_t *S, double tol, int done_half)
+/* Flags the half-step convergence the xr kernel acted on (same test, S->rnorm still ||s||):
+ * the iteration that reached it counts as done. */
+static __global__ void bicgstab_halfstep_kernel(gs_dscalars_t *S, int done)
 {
-  if (!S->halt && S->rnorm <= tol) halt(S, GS_HALT_HALFSTEP, GS_WHAT_NONE, done_half);
+  if (!S->halt && S->rnorm <= S->tol)
+    halt(S, GS_HALT_HALFSTEP, GS_WHAT_NONE, done_of(S, done) + 1);
 }
 
 extern "C" gs_status_t gs_kernel_bicgstab_xr(cudaStream_t stream, gs_idx_t n, gs_dscalars_t *S,
-                                             double tol, int done_half, int done, double *x,
-                                             double *r, const double *phat, const double *shat,
-                                             const double *t)
+                                             int done, double *x, double *r, const double *phat,
+                                             const double *shat, const double *t)
 {
   const unsigned g = gs_grid_blocks(n, GS_VEC_THREADS);
-  bicgstab_xr_kernel<<<g, GS_VEC_THREADS, 0, stream>>>(n, S, tol, done_half, done, x, r, phat,
-                                                       shat, t);
+  bicgstab_xr_kernel<<<g, GS_VEC_THREADS, 0, stream>>>(n, S, done, x, r, phat, shat, t);
   GS_CHECK(GS_CHECK_LAUNCH(stream, "bicgstab_xr_kernel"));
-  bicgstab_halfstep_kernel<<<1, 1, 0, stream>>>(S, tol, done_half);
+  bicgstab_halfstep_kernel<<<1, 1, 0, stream>>>(S, done);
   return GS_CHECK_LAUNCH(stream, "bicgstab_halfstep_kernel");
 }
 
@@ -472,4 +484,26 @@ extern "C" gs_status_t gs_kernel_scale(cudaStream_t stream, gs_idx_t n, double a
   const unsigned g = gs_grid_blocks(n, GS_VEC_THREADS);
   scale_kernel<<<g, GS_VEC_THREADS, 0, stream>>>(n, alpha, x);
   return GS_CHECK_LAUNCH(stream, "scale_kernel");
+}
+
+/* ---- the device-side iteration count and convergence test ------------------------------------ */
+
+/* One thread: unless a halt stands, counts the iteration and halts CONVERGED when the monitored
+ * norm meets the tolerance, so that the iterations the host launches before its next check do
+ * nothing (every update kernel returns on a halt) and the count is the converged one. */
+static __global__ void iteration_end_kernel(gs_dscalars_t *S)
+{
+  if (S->halt) return;
+  const int done = ++S->iter;
+  if (S->rnorm <= S->tol) {
+    S->halt = GS_HALT_CONVERGED;
+    S->halt_what = GS_WHAT_NONE;
+    S->halt_done = done;
+  }
+}
+
+extern "C" gs_status_t gs_kernel_iteration_end(cudaStream_t stream, gs_dscalars_t *S)
+{
+  iteration_end_kernel<<<1, 1, 0, stream>>>(S);
+  return GS_CHECK_LAUNCH(stream, "iteration_end_kernel");
 }

@@ -101,9 +101,15 @@ typedef struct gs_solve_opts {
   int maxit;             /* iteration limit (GMRES: inner iterations in all), default 10000 */
   int restart;           /* GMRES restart length m, default 30 (capped at n) */
   int x0_given;          /* 1: d_x holds the initial guess; 0 (default): start from x = 0 */
-  int check_every;       /* copy the residual norm to the host every k iterations (default 1);
-                            k > 1 saves host round trips and may run up to k-1 extra
-                            iterations (CG and BiCGSTAB; GMRES checks every iteration) */
+  int check_every;       /* read the residual norm on the host every k iterations; 0 (default):
+                            automatic. CG and BiCGSTAB test convergence on the device, so k > 1
+                            changes no result or count (the up to k - 1 iterations launched
+                            after convergence do nothing but the products); automatic grows k
+                            from the measured iteration time to about 200 us of GPU work
+                            between reads (at most 64; the monitor is called at each read).
+                            BiCG, CGNR and LSQR
+                            take k > 1 literally (up to k - 1 extra iterations; automatic: 1);
+                            GMRES checks every iteration */
   int stagnation_window; /* CG, BiCGSTAB: stop with GS_DIVERGED_STAGNATION when the smallest
                             residual norm seen has not decreased in this many iterations; 0
                             (default) = off: long plateaus are normal (CG on msc04515 goes 913
@@ -113,6 +119,9 @@ typedef struct gs_solve_opts {
                             host synchronization added); 0: only the totals */
   gs_monitor_fn monitor; /* optional, NULL by default */
   void *monitor_user;    /* passed to monitor */
+  int graphs;            /* 1 (default): CG and BiCGSTAB replay their iteration as a CUDA Graph
+                            when the operator and preconditioner can be captured (stats say
+                            whether they did and why not); 0: launch kernel by kernel */
 } gs_solve_opts_t;
 
 /** Fills the defaults listed above. */
@@ -134,7 +143,9 @@ typedef struct gs_solve_stats {
   double rel_residual;       /* true_residual_norm / ||b|| (true_residual_norm when b = 0) */
   double seconds_total;      /* the solve on the GPU timeline: initial residual to true residual
                                 (CUDA events; excludes setup) */
-  double seconds_spmv;       /* inside gs_spmv_apply (CUDA events; 0 when opts.timing = 0) */
+  double seconds_spmv;       /* inside gs_spmv_apply (CUDA events; 0 when opts.timing = 0); with
+                                graphs, the replayed products are counted at the mean time of
+                                those launched one by one (an estimate) */
   double seconds_precond;    /* inside gs_precond_apply (likewise) */
   double seconds_setup;      /* workspace allocation and initialization (host clock) */
   double seconds_precond_setup; /* gs_precond_setup_seconds(M), copied for reports */
@@ -146,6 +157,14 @@ typedef struct gs_solve_stats {
   double rel_normal_residual;  /* normal_residual_norm / ||A^T b|| */
   double anorm;              /* LSQR: its estimate of ||A||_F (Paige and Saunders' ANORM) */
   double acond;              /* LSQR: its estimate of cond(A) = ||A||_F ||A^+||_F (ACOND) */
+  /* how the iteration ran (CG, BiCGSTAB) */
+  int graphs;                /* 1: the iterations after the first replayed a CUDA Graph */
+  const char *graphs_note;   /* why not, when opts.graphs asked for them ("" otherwise) */
+  int checks;                /* host reads of the residual norm (fetch + test) */
+  double vector_bytes;       /* the vector operations' memory traffic over the solve, from the
+                                count above the method's loop (bytes; 0 where not counted);
+                                vector_bytes / (seconds_total - seconds_spmv -
+                                seconds_precond) is their achieved bandwidth */
 } gs_solve_stats_t;
 
 /* ---- the solver object (PETSc's KSPCreate / KSPSetUp / KSPSolve) -------------------------------
