@@ -10,7 +10,8 @@
  * padded entries are cut into chunks of B*K (B = 256 threads, K = 1, 2, 4 or 8), one per block.
  * The last chunk is completed with padding threads in the last row. Padding entries carry the
  * column sentinel of their chunk's column width (all ones), so that the kernels never read x
- * for them (an Inf in x never reaches a row that does not use its column).
+ * for them (an Inf in x never reaches a row that does not use its column); a column offset is
+ * therefore at most 2^8 - 2 in 8 bits and 2^16 - 2 in 16 bits.
  *
  * A chunk's blob (section 2.2, "the B row indexes first; followed by the B*K column indexes; and
  * finally the B*K values"), three sections, each a multiple of 16 bytes long:

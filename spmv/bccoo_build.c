@@ -276,12 +276,9 @@ static void pass_encode(void *arg, int t)
     chunk_map(J, c, trow, src);
     const gs_idx_t r0 = trow[0], r1 = trow[BCCOO_THREADS - 1];
     gs_idx_t lo = -1, hi = -1;
-    int has_pad = 0, all_lut = J->X != NULL, all_f32 = J->use_f32;
+    int all_lut = J->X != NULL, all_f32 = J->use_f32;
     for (int e = 0; e < BK; ++e) {
-      if (src[e] < 0) {
-        has_pad = 1;
-        continue;
-      }
+      if (src[e] < 0) continue;
       const gs_idx_t col = J->A->col[src[e]];
       const double v = J->A->val[src[e]];
       if (lo < 0 || col < lo) lo = col;
@@ -294,8 +291,8 @@ static void pass_encode(void *arg, int t)
     int enc;
     if (L->compressed) {
       const int64_t span = (int64_t)hi - lo;
-      const int col = span <= 255 - has_pad ? BCCOO_COL_8
-                      : span <= 65535 - has_pad ? BCCOO_COL_16 : BCCOO_COL_32;
+      /* the all-ones offset is the padding sentinel: 8 bits hold spans up to 254 */
+      const int col = span < 255 ? BCCOO_COL_8 : span < 65535 ? BCCOO_COL_16 : BCCOO_COL_32;
       const int val = all_lut ? BCCOO_VAL_LUT : all_f32 ? BCCOO_VAL_F32 : BCCOO_VAL_F64;
       enc = BCCOO_ENC(r0 == r1 ? BCCOO_ROW_NONE : BCCOO_ROW_8, col, val);
     } else {
