@@ -88,40 +88,6 @@ struct bccoo_args {
 
 /* ---- loads -------------------------------------------------------------------------------- */
 
-/* Streaming loads (ld.global.nc.L1::no_allocate, as ld_stream in device_util.cuh). */
-static __device__ __forceinline__ uint32_t ld_u8(const uint8_t *p)
-{
-  uint32_t v;
-  asm volatile("ld.global.nc.L1::no_allocate.u8 %0, [%1];" : "=r"(v) : "l"(p));
-  return v;
-}
-static __device__ __forceinline__ uint32_t ld_u16(const uint8_t *p)
-{
-  uint32_t v;
-  asm volatile("ld.global.nc.L1::no_allocate.u16 %0, [%1];" : "=r"(v) : "l"(p));
-  return v;
-}
-static __device__ __forceinline__ uint32_t ld_u32(const uint8_t *p)
-{
-  uint32_t v;
-  asm volatile("ld.global.nc.L1::no_allocate.u32 %0, [%1];" : "=r"(v) : "l"(p));
-  return v;
-}
-static __device__ __forceinline__ uint2 ld_u64(const uint8_t *p)
-{
-  uint2 v;
-  asm volatile("ld.global.nc.L1::no_allocate.v2.u32 {%0, %1}, [%2];"
-               : "=r"(v.x), "=r"(v.y) : "l"(p));
-  return v;
-}
-static __device__ __forceinline__ uint4 ld_u128(const uint8_t *p)
-{
-  uint4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
-  return v;
-}
-
 /* 32-bit words holding a thread's P bytes of a section. */
 template <int P> struct words {
   static constexpr int N = P < 4 ? 1 : P / 4;
@@ -134,19 +100,19 @@ static __device__ __forceinline__ void load_sec(const uint8_t *sec, int t,
                                                 uint32_t (&w)[words<P>::N])
 {
   if constexpr (P == 1) {
-    w[0] = ld_u8(sec + t);
+    w[0] = ld_stream_u8(sec + t);
   } else if constexpr (P == 2) {
-    w[0] = ld_u16(sec + 2 * t);
+    w[0] = ld_stream_u16(sec + 2 * t);
   } else if constexpr (P == 4) {
-    w[0] = ld_u32(sec + 4 * t);
+    w[0] = ld_stream_u32(sec + 4 * t);
   } else if constexpr (P == 8) {
-    const uint2 v = ld_u64(sec + 8 * t);
+    const uint2 v = ld_stream_v2(sec + 8 * t);
     w[0] = v.x;
     w[1] = v.y;
   } else {
 #pragma unroll
     for (int j = 0; j < P / 16; ++j) {
-      const uint4 v = ld_u128(sec + ((size_t)j * B + t) * 16);
+      const uint4 v = ld_stream_v4(sec + ((size_t)j * B + t) * 16);
       w[4 * j] = v.x;
       w[4 * j + 1] = v.y;
       w[4 * j + 2] = v.z;
@@ -185,8 +151,8 @@ static __device__ __forceinline__ int visit(const uint8_t *blob, int t, int base
   load_sec<PC>(cols, t, wc);
   load_sec<PV>(vals, t, wv);
   int rowoff = 0;
-  if constexpr (RW == 1) rowoff = (int)ld_u8(blob + t);
-  else if constexpr (RW == 4) rowoff = (int)ld_u32(blob + 4 * t);
+  if constexpr (RW == 1) rowoff = (int)ld_stream_u8(blob + t);
+  else if constexpr (RW == 4) rowoff = (int)ld_stream_u32(blob + 4 * t);
   f.begin(rowoff);
 #pragma unroll
   for (int k = 0; k < K; ++k) {
