@@ -16,18 +16,36 @@
 
 /* Matrix entries are read once per product: load them through the read-only path without
  * allocating in L1 (ld.global.nc.L1::no_allocate), so that L1 keeps the gathered entries of x,
- * which neighbouring rows reuse. */
-static __device__ __forceinline__ double ld_stream(const double *p)
+ * which neighbouring rows reuse. One generator for every width: NAME(const PTR *p) returns RET
+ * loaded as PTX type TY into a register of constraint C (sub-word loads zero-extend into 32
+ * bits). */
+#define GS_LD_STREAM(NAME, RET, PTR, TY, C)                                                     \
+  static __device__ __forceinline__ RET NAME(const PTR *p)                                      \
+  {                                                                                             \
+    RET v;                                                                                      \
+    asm volatile("ld.global.nc.L1::no_allocate." TY " %0, [%1];" : "=" C(v) : "l"(p));         \
+    return v;                                                                                   \
+  }
+GS_LD_STREAM(ld_stream, double, double, "f64", "d")
+GS_LD_STREAM(ld_stream, gs_idx_t, gs_idx_t, "s32", "r")
+GS_LD_STREAM(ld_stream_u8, uint32_t, uint8_t, "u8", "r")
+GS_LD_STREAM(ld_stream_u16, uint32_t, uint8_t, "u16", "r")
+GS_LD_STREAM(ld_stream_u32, uint32_t, uint8_t, "u32", "r")
+#undef GS_LD_STREAM
+
+/* 8 and 16 bytes in one vector load, by the same path. */
+static __device__ __forceinline__ uint2 ld_stream_v2(const uint8_t *p)
 {
-  double v;
-  asm volatile("ld.global.nc.L1::no_allocate.f64 %0, [%1];" : "=d"(v) : "l"(p));
+  uint2 v;
+  asm volatile("ld.global.nc.L1::no_allocate.v2.u32 {%0, %1}, [%2];"
+               : "=r"(v.x), "=r"(v.y) : "l"(p));
   return v;
 }
-
-static __device__ __forceinline__ gs_idx_t ld_stream(const gs_idx_t *p)
+static __device__ __forceinline__ uint4 ld_stream_v4(const uint8_t *p)
 {
-  gs_idx_t v;
-  asm volatile("ld.global.nc.L1::no_allocate.s32 %0, [%1];" : "=r"(v) : "l"(p));
+  uint4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
   return v;
 }
 

@@ -1,0 +1,583 @@
+/* tests/test_bccoo_host.c: the chunk layout of bcoo and bccoo (spmv/bccoo_build.c) without a
+ * GPU: the blobs decoded back to the CSR entries exactly (round trip), every encoding choice
+ * checked against the chunk's own entries, chunk and row boundaries, the value table at
+ * 255/256/257 distinct values, column jumps at the width limits, empty rows at chunk edges,
+ * and the host emulation of the kernels against the CSR product within its rounding bound. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "spmv/bccoo.h"
+#include "tests/testutil.h"
+
+#define BT BCCOO_THREADS
+
+static uint64_t g_state;
+static int g_seeded;
+
+static uint64_t *rng(void)
+{
+  if (!g_seeded) {
+    g_state = gs_test_seed() ^ 0xbcc00ull;
+    g_seeded = 1;
+  }
+  return &g_state;
+}
+
+static uint64_t bits(double v)
+{
+  uint64_t u;
+  memcpy(&u, &v, sizeof u);
+  return u;
+}
+
+/* ---- matrices ------------------------------------------------------------------------------ */
+
+typedef struct triples {
+  int64_t k, cap;
+  int *r, *c;
+  double *v;
+} triples_t;
+
+static void push(triples_t *T, int r, int c, double v)
+{
+  if (T->k == T->cap) {
+    T->cap = T->cap ? 2 * T->cap : 1024;
+    T->r = realloc(T->r, (size_t)T->cap * sizeof *T->r);
+    T->c = realloc(T->c, (size_t)T->cap * sizeof *T->c);
+    T->v = realloc(T->v, (size_t)T->cap * sizeof *T->v);
+    CU_ASSERT_FATAL(T->r && T->c && T->v);
+  }
+  T->r[T->k] = r;
+  T->c[T->k] = c;
+  T->v[T->k++] = v;
+}
+
+/* CSR of the triples (explicit zeros kept); frees them. */
+static gs_csr_t *to_csr(triples_t *T, int m, int n)
+{
+  gs_coo_t *C = NULL;
+  gs_csr_t *A = NULL;
+  CU_ASSERT_FATAL(gs_coo_create(&C, m, n, T->k > 0 ? T->k : 1) == GS_SUCCESS);
+  for (int64_t e = 0; e < T->k; ++e)
+    CU_ASSERT_FATAL(gs_coo_push(C, T->r[e], T->c[e], T->v[e]) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_coo_to_csr(&A, C) == GS_SUCCESS);
+  gs_coo_destroy(&C);
+  free(T->r);
+  free(T->c);
+  free(T->v);
+  memset(T, 0, sizeof *T);
+  return A;
+}
+
+static double rnd(void) { return 2.0 * gs_test_uniform(rng()) - 1.0; }
+
+/* ---- checks -------------------------------------------------------------------------------- */
+
+static int in_lut(const gs_bccoo_t *L, double v)
+{
+  for (int i = 0; i < L->lut_size; ++i)
+    if (bits(L->lut[i]) == bits(v)) return 1;
+  return 0;
+}
+
+static int f32_exact(double v)
+{
+  if (isnan(v) || (isfinite(v) && fabs(v) > 3.4028234663852886e38)) return 0;
+  return bits((double)(float)v) == bits(v);
+}
+
+/* Every structural promise of bccoo.h: the entries decode back to A in order, bit for bit;
+ * padding decodes to column -1; each chunk's encoding is the narrowest its entries allow (the
+ * exact rules of the builder, recomputed here from the decoded entries). */
+static void check_layout(const gs_bccoo_t *L, const gs_csr_t *A, const gs_bccoo_opts_t *o)
+{
+  const int K = L->K, BK = BT * K;
+  CU_ASSERT_EQUAL_FATAL(L->m, A->m);
+  CU_ASSERT_EQUAL(L->n, A->n);
+  CU_ASSERT_EQUAL(L->nnz, A->nnz);
+  CU_ASSERT_EQUAL(L->padded, L->nchunks * BK);
+  CU_ASSERT(L->padded >= A->nnz);
+  CU_ASSERT_EQUAL(L->nchunks == 0, A->m == 0);
+  gs_idx_t r = 0, col[BCCOO_K_MAX], prev_row = 0;
+  int64_t p = 0, pads = 0, carries = 0;
+  size_t off = 0;
+  double val[BCCOO_K_MAX];
+  for (int64_t c = 0; c < L->nchunks; ++c) {
+    const int enc = (int)(L->chunk[c].pe & 0xff);
+    CU_ASSERT_EQUAL((size_t)(L->chunk[c].pe >> 8), off); /* contiguous, in chunk order */
+    CU_ASSERT_EQUAL(off % 16, 0);
+    off += bccoo_blob_bytes(enc, K);
+    gs_idx_t trow[BT], lo = -1, hi = -1;
+    int all_lut = 1, all_f32 = 1;
+    for (int t = 0; t < BT; ++t) {
+      gs_bccoo_decode_thread(L, c, t, &trow[t], col, val);
+      CU_ASSERT_FATAL(trow[t] >= 0 && trow[t] < A->m);
+      CU_ASSERT_FATAL(trow[t] >= prev_row); /* rows never go back */
+      CU_ASSERT(trow[t] - prev_row <= 1); /* empty rows are padded: rows never skip */
+      prev_row = trow[t];
+      for (int k = 0; k < K; ++k) {
+        if (col[k] < 0) {
+          ++pads;
+          /* a padding value is never read: 0.0, or table entry 0 in a table chunk */
+          CU_ASSERT_EQUAL(bits(val[k]), bits(BCCOO_ENC_VAL(enc) == BCCOO_VAL_LUT && L->compressed
+                                                 ? L->lut[0] : 0.0));
+          continue;
+        }
+        /* the next CSR entry in order */
+        while (r < A->m && A->row_ptr[r + 1] <= p) ++r;
+        CU_ASSERT_FATAL(p < A->nnz);
+        CU_ASSERT_EQUAL_FATAL(trow[t], r);
+        CU_ASSERT_EQUAL_FATAL(col[k], A->col[p]);
+        CU_ASSERT_FATAL(bits(val[k]) == bits(A->val[p]));
+        if (lo < 0 || col[k] < lo) lo = col[k];
+        if (col[k] > hi) hi = col[k];
+        if (!in_lut(L, val[k])) all_lut = 0;
+        if (!f32_exact(val[k])) all_f32 = 0;
+        ++p;
+      }
+    }
+    CU_ASSERT_EQUAL(L->chunk[c].row, trow[0]);
+    if (lo < 0) lo = hi = 0;
+    if (!L->compressed) {
+      CU_ASSERT_EQUAL(BCCOO_ENC_KIND(enc), BCCOO_ENC(BCCOO_ROW_32, BCCOO_COL_32, BCCOO_VAL_F64));
+      CU_ASSERT_EQUAL(L->chunk[c].col, 0);
+    } else {
+      CU_ASSERT_EQUAL(L->chunk[c].col, lo);
+      CU_ASSERT_EQUAL(BCCOO_ENC_ROW(enc), trow[0] == trow[BT - 1] ? BCCOO_ROW_NONE : BCCOO_ROW_8);
+      const int64_t span = (int64_t)hi - lo;
+      const int want_col = span < 255 ? BCCOO_COL_8 : span < 65535 ? BCCOO_COL_16 : BCCOO_COL_32;
+      CU_ASSERT_EQUAL(BCCOO_ENC_COL(enc), want_col);
+      const int want_val = o->lut && all_lut && L->lut_size > 0 ? BCCOO_VAL_LUT
+                           : o->f32 && all_f32 ? BCCOO_VAL_F32 : BCCOO_VAL_F64;
+      CU_ASSERT_EQUAL(BCCOO_ENC_VAL(enc), want_val);
+    }
+    /* sharing bits: the first row began before, the last goes on after */
+    if (c > 0) {
+      gs_idx_t pr, pc[BCCOO_K_MAX];
+      double pv[BCCOO_K_MAX];
+      gs_bccoo_decode_thread(L, c - 1, BT - 1, &pr, pc, pv);
+      CU_ASSERT_EQUAL(!!(enc & BCCOO_HEAD_SHARED), pr == trow[0]);
+    } else {
+      CU_ASSERT(!(enc & BCCOO_HEAD_SHARED));
+    }
+    if (c + 1 < L->nchunks) {
+      CU_ASSERT_EQUAL(!!(enc & BCCOO_TAIL_SHARED), L->chunk[c + 1].row == trow[BT - 1]);
+    } else {
+      CU_ASSERT(!(enc & BCCOO_TAIL_SHARED));
+    }
+    carries += !!(enc & BCCOO_TAIL_SHARED);
+  }
+  CU_ASSERT_EQUAL(off, L->blob_bytes);
+  CU_ASSERT_EQUAL(p, A->nnz); /* every entry came back */
+  CU_ASSERT_EQUAL(pads, L->padded - A->nnz);
+  CU_ASSERT_EQUAL(carries, L->carries);
+  if (L->nchunks > 0) CU_ASSERT_EQUAL(prev_row, A->m - 1);
+  int64_t hist = 0;
+  for (int e = 0; e < 64; ++e) hist += L->kind_count[e];
+  CU_ASSERT_EQUAL(hist, L->nchunks);
+}
+
+/* y = alpha*op(L)*x + beta*y on the host emulation against the product's rounding bound, for
+ * both ops and several (alpha, beta); y starts as NaN when beta == 0. */
+static void check_apply(const gs_bccoo_t *L, const gs_csr_t *A, const char *label)
+{
+  static const double ab[][2] = {{1.0, 0.0}, {-1.0, 1.0}, {2.5, -0.5}, {0.0, 2.0}};
+  const size_t len = (size_t)(A->m > A->n ? A->m : A->n) + 1;
+  double *x = malloc(len * sizeof *x), *y0 = malloc(len * sizeof *y0), *y = malloc(len * sizeof *y);
+  CU_ASSERT_FATAL(x && y0 && y);
+  for (size_t i = 0; i < len; ++i) {
+    x[i] = rnd();
+    y0[i] = rnd();
+  }
+  for (int op = 0; op < 2; ++op)
+    for (size_t k = 0; k < sizeof ab / sizeof ab[0]; ++k) {
+      const gs_idx_t out = op ? A->n : A->m;
+      for (gs_idx_t i = 0; i < out; ++i) y[i] = ab[k][1] == 0.0 ? NAN : y0[i];
+      CU_ASSERT_EQUAL(gs_bccoo_apply_host(L, op ? GS_OP_T : GS_OP_N, ab[k][0], x, ab[k][1], y),
+                      GS_SUCCESS);
+      CU_ASSERT(gs_test_spmv_ok(A, op ? GS_OP_T : GS_OP_N, ab[k][0], x, ab[k][1], y0, y,
+                                "%s K=%d %s", label, L->K, L->compressed ? "bccoo" : "bcoo"));
+    }
+  free(x);
+  free(y0);
+  free(y);
+}
+
+/* Builds A with the options, checks layout and apply; returns the layout (caller frees). */
+static gs_bccoo_t *build_check(const gs_csr_t *A, gs_bccoo_opts_t o, const char *label)
+{
+  gs_bccoo_t *L = NULL;
+  CU_ASSERT_FATAL(gs_bccoo_build(&L, A, &o) == GS_SUCCESS);
+  CU_ASSERT_FATAL(L != NULL);
+  if (o.k) CU_ASSERT_EQUAL(L->K, o.k);
+  check_layout(L, A, &o);
+  check_apply(L, A, label);
+  return L;
+}
+
+static void check_all(const gs_csr_t *A, const char *label)
+{
+  static const int ks[] = {0, 1, 2, 4, 8};
+  for (size_t i = 0; i < sizeof ks / sizeof ks[0]; ++i)
+    for (int compressed = 0; compressed < 2; ++compressed) {
+      gs_bccoo_opts_t o = {ks[i], compressed, 1, 1, 0};
+      gs_bccoo_t *L = build_check(A, o, label);
+      gs_bccoo_destroy(&L);
+      CU_ASSERT_PTR_NULL(L);
+    }
+}
+
+/* The one encoding (sharing bits aside) of every chunk, or -1 when they differ. */
+static int only_kind(const gs_bccoo_t *L)
+{
+  int kind = -1;
+  for (int e = 0; e < 64; ++e)
+    if (L->kind_count[e] > 0) {
+      if (kind >= 0) return -1;
+      kind = e;
+    }
+  return kind;
+}
+
+/* Whether every chunk stores its values as `val`. */
+static int every_val(const gs_bccoo_t *L, int val)
+{
+  for (int e = 0; e < 64; ++e)
+    if (L->kind_count[e] > 0 && BCCOO_ENC_VAL(e) != val) return 0;
+  return 1;
+}
+
+static int chunk_kind(const gs_bccoo_t *L, int64_t c) { return BCCOO_ENC_KIND((int)(L->chunk[c].pe & 0xff)); }
+
+/* ---- tests --------------------------------------------------------------------------------- */
+
+static void test_random(void)
+{
+  const int shapes[][2] = {{50, 50}, {80, 30}, {30, 90}, {1, 40}, {40, 1}, {700, 700},
+                           {1500, 1200}};
+  const double dens[] = {0.1, 0.2, 0.15, 0.5, 0.3, 0.01, 0.02};
+  const int count = gs_test_quick() ? 5 : (int)(sizeof shapes / sizeof shapes[0]);
+  for (int s = 0; s < count; ++s) {
+    gs_csr_t *A = gs_test_random_csr(rng(), shapes[s][0], shapes[s][1], dens[s]);
+    CU_ASSERT_FATAL(A != NULL);
+    char label[64];
+    snprintf(label, sizeof label, "random %dx%d", shapes[s][0], shapes[s][1]);
+    check_all(A, label);
+    gs_csr_destroy(&A);
+  }
+}
+
+/* K = 1: a chunk is 256 entries. Rows of exactly 256 end at chunk ends; rows of 300 cut
+ * chunks inside rows; a row of 5 chunks and a bit spans many. */
+static void test_chunk_boundaries(void)
+{
+  const int lens[][4] = {{256, 256, 256, 256}, {300, 300, 300, 300}, {1, 255, 256, 1},
+                         {5 * 256 * 8 + 17, 3, 0, 2}};
+  for (size_t s = 0; s < sizeof lens / sizeof lens[0]; ++s) {
+    triples_t T = {0};
+    int n = 0;
+    for (int i = 0; i < 4; ++i) n = lens[s][i] > n ? lens[s][i] : n;
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < lens[s][i]; ++j) push(&T, i, j, rnd());
+    gs_csr_t *A = to_csr(&T, 4, n);
+    char label[64];
+    snprintf(label, sizeof label, "row lengths %d %d %d %d", lens[s][0], lens[s][1], lens[s][2],
+             lens[s][3]);
+    check_all(A, label);
+    gs_bccoo_opts_t o = {1, 1, 1, 1, 0};
+    gs_bccoo_t *L = build_check(A, o, label);
+    if (s == 0) { /* every chunk one whole row: nothing shared, row offsets not stored */
+      CU_ASSERT_EQUAL(L->nchunks, 4);
+      CU_ASSERT_EQUAL(L->carries, 0);
+      for (int64_t c = 0; c < L->nchunks; ++c)
+        CU_ASSERT_EQUAL(BCCOO_ENC_ROW(chunk_kind(L, c)), BCCOO_ROW_NONE);
+    }
+    if (s == 1) CU_ASSERT(L->carries >= 3); /* boundaries inside rows */
+    if (s == 3) { /* the long row: 40 chunks of one row, all shared but the first's head */
+      CU_ASSERT(L->carries >= 40);
+      int64_t one_row = 0;
+      for (int64_t c = 0; c < L->nchunks; ++c)
+        one_row += BCCOO_ENC_ROW(chunk_kind(L, c)) == BCCOO_ROW_NONE;
+      CU_ASSERT(one_row >= 40);
+    }
+    gs_bccoo_destroy(&L);
+    gs_csr_destroy(&A);
+  }
+}
+
+/* V distinct values over a matrix whose values are spread so that each chunk sees many; V = 257:
+ * the rarest value (once, in the first chunk) misses the table, so exactly that chunk stores
+ * other values; fallback f32 for float values and f64 for the rest. */
+static void test_lut_distinct_values(void)
+{
+  const int vs[] = {255, 256, 257};
+  for (int floaty = 0; floaty < 2; ++floaty)
+    for (size_t i = 0; i < 3; ++i) {
+      const int V = vs[i];
+      triples_t T = {0};
+      const int m = 64, n = 2000;
+      /* value j: 1 + j/8 (a float) or 1 + j/3 (not one); the last value only once, first */
+      for (int r = 0, e = 0; r < m; ++r)
+        for (int j = 0; j < 300; ++j, ++e) {
+          int id = (e == 0 && V == 257) ? 256 : e % (V == 257 ? 256 : V);
+          const double v = floaty ? 1.0 + id / 8.0 : 1.0 + id / 3.0;
+          push(&T, r, (j * 7) % n, v);
+        }
+      gs_csr_t *A = to_csr(&T, m, n);
+      gs_bccoo_opts_t o = {2, 1, 1, 1, 0};
+      char label[64];
+      snprintf(label, sizeof label, "%d distinct values", V);
+      gs_bccoo_t *L = build_check(A, o, label);
+      CU_ASSERT_EQUAL(L->lut_size, 256 < V ? 256 : V);
+      int64_t non_lut = 0;
+      for (int64_t c = 0; c < L->nchunks; ++c)
+        if (BCCOO_ENC_VAL(chunk_kind(L, c)) != BCCOO_VAL_LUT) {
+          ++non_lut;
+          CU_ASSERT_EQUAL(c, 0);
+          CU_ASSERT_EQUAL(BCCOO_ENC_VAL(chunk_kind(L, c)), floaty ? BCCOO_VAL_F32 : BCCOO_VAL_F64);
+        }
+      CU_ASSERT_EQUAL(non_lut, V == 257 ? 1 : 0);
+      gs_bccoo_destroy(&L);
+      /* the table turned off: floats or doubles everywhere */
+      o.lut = 0;
+      L = build_check(A, o, label);
+      CU_ASSERT(every_val(L, floaty ? BCCOO_VAL_F32 : BCCOO_VAL_F64));
+      gs_bccoo_destroy(&L);
+      o.f32 = 0;
+      L = build_check(A, o, label);
+      CU_ASSERT(every_val(L, BCCOO_VAL_F64));
+      gs_bccoo_destroy(&L);
+      gs_csr_destroy(&A);
+    }
+}
+
+/* One chunk (K = 1): columns base + 0..254 and one at base + J, the chunk's span J. The
+ * all-ones offset marks padding, so 8 bits hold J <= 2^8 - 2 and 16 bits J <= 2^16 - 2: jumps
+ * of 2^8 - 1 and 2^16 - 1 take the next width, with padding in the chunk (255 entries) or not
+ * (256), in one row or two. */
+static void test_column_jumps(void)
+{
+  static const struct {
+    int jump, want;
+  } jumps[] = {{254, BCCOO_COL_8},     {255, BCCOO_COL_16},   {256, BCCOO_COL_16},
+               {65534, BCCOO_COL_16},  {65535, BCCOO_COL_32}, {65536, BCCOO_COL_32}};
+  static const int shapes[][2] = {{256, 1}, {255, 1}, {256, 2}}; /* entries, rows */
+  struct {
+    int jump, entries, rows, want;
+  } cases[18];
+  int nc = 0;
+  for (int s = 0; s < 3; ++s)
+    for (int j = 0; j < 6; ++j, ++nc) {
+      cases[nc].jump = jumps[j].jump;
+      cases[nc].want = jumps[j].want;
+      cases[nc].entries = shapes[s][0];
+      cases[nc].rows = shapes[s][1];
+    }
+  for (int i = 0; i < nc; ++i) {
+    triples_t T = {0};
+    const int base = 1000; /* columns relative to the chunk's smallest */
+    const int per_row = cases[i].entries / cases[i].rows;
+    for (int e = 0; e < cases[i].entries; ++e) {
+      const int r = e / per_row;
+      const int c = e == cases[i].entries - 1 ? base + cases[i].jump : base + e;
+      push(&T, r, c, 2.0);
+    }
+    gs_csr_t *A = to_csr(&T, cases[i].rows, base + cases[i].jump + 1);
+    gs_bccoo_opts_t o = {1, 1, 1, 1, 0};
+    char label[64];
+    snprintf(label, sizeof label, "column jump %d, %d entries", cases[i].jump, cases[i].entries);
+    gs_bccoo_t *L = build_check(A, o, label);
+    CU_ASSERT_EQUAL_FATAL(L->nchunks, 1);
+    const int kind = chunk_kind(L, 0);
+    CU_ASSERT_EQUAL(BCCOO_ENC_COL(kind), cases[i].want);
+    CU_ASSERT_EQUAL(BCCOO_ENC_ROW(kind), cases[i].rows == 1 ? BCCOO_ROW_NONE : BCCOO_ROW_8);
+    CU_ASSERT_EQUAL(BCCOO_ENC_VAL(kind), BCCOO_VAL_LUT);
+    CU_ASSERT_EQUAL(L->chunk[0].col, base);
+    if (BCCOO_ENC_COL(kind) != cases[i].want)
+      fprintf(stderr, "\n  %s: column code %d, want %d\n", label, BCCOO_ENC_COL(kind),
+              cases[i].want);
+    gs_bccoo_destroy(&L);
+    gs_csr_destroy(&A);
+  }
+}
+
+/* K = 1: row 0 fills threads 0..254, rows 1 and 2 are empty (thread 255 of chunk 0, thread 0 of
+ * chunk 1), row 3 has 10 entries, rows 4..5 empty at the very end. */
+static void test_empty_rows_at_chunk_edges(void)
+{
+  triples_t T = {0};
+  for (int j = 0; j < 255; ++j) push(&T, 0, j, rnd());
+  for (int j = 0; j < 10; ++j) push(&T, 3, 2 * j, rnd());
+  gs_csr_t *A = to_csr(&T, 6, 300);
+  check_all(A, "empty rows at chunk edges");
+  gs_bccoo_opts_t o = {1, 1, 1, 1, 0};
+  gs_bccoo_t *L = build_check(A, o, "empty rows at chunk edges");
+  CU_ASSERT_EQUAL_FATAL(L->nchunks, 2);
+  gs_idx_t r, col[BCCOO_K_MAX];
+  double val[BCCOO_K_MAX];
+  gs_bccoo_decode_thread(L, 0, BT - 1, &r, col, val);
+  CU_ASSERT(r == 1 && col[0] == -1);
+  gs_bccoo_decode_thread(L, 1, 0, &r, col, val);
+  CU_ASSERT(r == 2 && col[0] == -1);
+  CU_ASSERT_EQUAL(L->chunk[1].row, 2);
+  CU_ASSERT_EQUAL(L->carries, 0);
+  gs_bccoo_destroy(&L);
+  gs_csr_destroy(&A);
+
+  /* only empty rows: every row one thread of padding, y = beta*y */
+  gs_csr_t *Z = NULL;
+  CU_ASSERT_FATAL(gs_csr_create(&Z, 700, 5, 0) == GS_SUCCESS);
+  check_all(Z, "700 empty rows");
+  gs_csr_destroy(&Z);
+}
+
+static void test_all_zero_values_and_tiny(void)
+{
+  triples_t T = {0};
+  for (int i = 0; i < 500; ++i)
+    for (int j = 0; j < 7; ++j) push(&T, i, (i + 3 * j) % 500, j == 3 ? -0.0 : 0.0);
+  gs_csr_t *A = to_csr(&T, 500, 500);
+  check_all(A, "explicit zeros");
+  gs_bccoo_opts_t o = {0, 1, 1, 1, 0};
+  gs_bccoo_t *L = build_check(A, o, "explicit zeros");
+  CU_ASSERT_EQUAL(L->lut_size, 2); /* 0 and -0 are distinct bit patterns */
+  gs_bccoo_destroy(&L);
+  gs_csr_destroy(&A);
+
+  const double one[] = {3.5};
+  A = gs_test_csr_from_dense(1, 1, one);
+  check_all(A, "1x1");
+  L = build_check(A, o, "1x1");
+  CU_ASSERT_EQUAL(L->nchunks, 1);
+  gs_bccoo_destroy(&L);
+  gs_csr_destroy(&A);
+  const int shapes[][2] = {{1, 1}, {0, 3}, {3, 0}, {0, 0}};
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
+    CU_ASSERT_FATAL(gs_csr_create(&A, shapes[s][0], shapes[s][1], 0) == GS_SUCCESS);
+    check_all(A, "no entries");
+    gs_csr_destroy(&A);
+  }
+}
+
+/* Padding never reads x: an Inf in x reaches only the rows that use its column. */
+static void test_padding_never_reads_x(void)
+{
+  const double a[] = {1, 2, 0, 0, /**/ 0, 0, 0, 0, /**/ 3, 0, 4, 0}; /* column 3 unused */
+  gs_csr_t *A = gs_test_csr_from_dense(3, 4, a);
+  for (int compressed = 0; compressed < 2; ++compressed)
+    for (int k = 1; k <= 8; k *= 2) {
+      gs_bccoo_opts_t o = {k, compressed, 1, 1, 0};
+      gs_bccoo_t *L = NULL;
+      CU_ASSERT_FATAL(gs_bccoo_build(&L, A, &o) == GS_SUCCESS);
+      double x[4] = {1, 1, 1, INFINITY}, y[3] = {NAN, NAN, NAN};
+      CU_ASSERT(gs_bccoo_apply_host(L, GS_OP_N, 1.0, x, 0.0, y) == GS_SUCCESS);
+      CU_ASSERT(y[0] == 3.0 && y[1] == 0.0 && y[2] == 7.0);
+      double xt[3] = {1, INFINITY, 1}, yt[4] = {NAN, NAN, NAN, NAN};
+      CU_ASSERT(gs_bccoo_apply_host(L, GS_OP_T, 1.0, xt, 0.0, yt) == GS_SUCCESS);
+      CU_ASSERT(yt[0] == 4.0 && yt[1] == 2.0 && yt[2] == 4.0 && yt[3] == 0.0);
+      gs_bccoo_destroy(&L);
+    }
+  gs_csr_destroy(&A);
+}
+
+/* The 27-point Laplacian: K = 4 automatically (rows of 27 padded to 28), two values, every
+ * chunk 8-bit rows, 16-bit columns and table indices; bcoo the uncompressed encoding. */
+static void test_laplacian(void)
+{
+  gs_csr_t *A = NULL;
+  CU_ASSERT_FATAL(gs_gen_laplace(&A, 12, 12, 12, 27) == GS_SUCCESS);
+  gs_bccoo_opts_t o = {0, 1, 1, 1, 0};
+  gs_bccoo_t *L = build_check(A, o, "laplace 12^3");
+  CU_ASSERT_EQUAL(L->K, gs_bccoo_choose_k(A, 1));
+  CU_ASSERT_EQUAL(L->lut_size, 2);
+  for (int64_t c = 0; c < L->nchunks; ++c)
+    CU_ASSERT_EQUAL(BCCOO_ENC_VAL(chunk_kind(L, c)), BCCOO_VAL_LUT);
+  gs_bccoo_destroy(&L);
+  o.compressed = 0;
+  L = build_check(A, o, "laplace 12^3");
+  CU_ASSERT_EQUAL(only_kind(L), BCCOO_ENC(BCCOO_ROW_32, BCCOO_COL_32, BCCOO_VAL_F64));
+  gs_bccoo_destroy(&L);
+  gs_csr_destroy(&A);
+  CU_ASSERT_FATAL(gs_gen_laplace(&A, 40, 40, 40, 27) == GS_SUCCESS);
+  CU_ASSERT_EQUAL(gs_bccoo_choose_k(A, 1), 4);
+  gs_csr_destroy(&A);
+}
+
+/* Threads change nothing: the same blobs bit for bit on 1 and 3 threads. */
+static void test_threads_same_layout(void)
+{
+  gs_csr_t *A = gs_test_random_csr(rng(), 2000, 1800, 0.03);
+  CU_ASSERT_FATAL(A != NULL);
+  for (int compressed = 0; compressed < 2; ++compressed) {
+    gs_bccoo_opts_t o1 = {1, compressed, 1, 1, 1}, o3 = {1, compressed, 1, 1, 3};
+    gs_bccoo_t *L1 = NULL, *L3 = NULL;
+    CU_ASSERT_FATAL(gs_bccoo_build(&L1, A, &o1) == GS_SUCCESS);
+    CU_ASSERT_FATAL(gs_bccoo_build(&L3, A, &o3) == GS_SUCCESS);
+    CU_ASSERT_EQUAL(L3->threads, 3);
+    CU_ASSERT_EQUAL_FATAL(L1->blob_bytes, L3->blob_bytes);
+    CU_ASSERT_EQUAL_FATAL(L1->nchunks, L3->nchunks);
+    CU_ASSERT(memcmp(L1->blob, L3->blob, L1->blob_bytes) == 0);
+    CU_ASSERT(memcmp(L1->chunk, L3->chunk, (size_t)L1->nchunks * sizeof *L1->chunk) == 0);
+    CU_ASSERT_EQUAL(L1->lut_size, L3->lut_size);
+    check_layout(L3, A, &o3);
+    gs_bccoo_destroy(&L1);
+    gs_bccoo_destroy(&L3);
+  }
+  gs_csr_destroy(&A);
+}
+
+static void test_registry_and_arguments(void)
+{
+  const double a[] = {1, 2, 0, 3, 0, 4};
+  gs_csr_t *A = gs_test_csr_from_dense(2, 3, a);
+  double x[3] = {1, 1, 1}, y[3] = {NAN, NAN, NAN};
+  for (int b = 0; b < 2; ++b) {
+    const char *name = b ? "bccoo" : "bcoo";
+    const int i = gs_spmv_backend_find(name);
+    CU_ASSERT_FATAL(i >= 0);
+    CU_ASSERT(gs_spmv_backend_flags(i) & GS_SPMV_FLAG_TRANSPOSE);
+    CU_ASSERT(gs_spmv_backend_flags(i) & GS_SPMV_FLAG_HOST_LAYOUT);
+    char opt[32];
+    snprintf(opt, sizeof opt, "%s.k=8", name);
+    CU_ASSERT(gs_spmv_host_apply(name, A, opt, GS_OP_N, 1.0, x, 0.0, y) == GS_SUCCESS);
+    CU_ASSERT(y[0] == 3.0 && y[1] == 7.0);
+    snprintf(opt, sizeof opt, "%s.k=3", name);
+    CU_ASSERT(gs_spmv_host_apply(name, A, opt, GS_OP_N, 1.0, x, 0.0, y) == GS_ERR_INVALID_ARG);
+    snprintf(opt, sizeof opt, "%s.k=16", name);
+    CU_ASSERT(gs_spmv_host_apply(name, A, opt, GS_OP_N, 1.0, x, 0.0, y) == GS_ERR_INVALID_ARG);
+  }
+  CU_ASSERT(gs_spmv_host_apply("bccoo", A, "bccoo.lut=0,bccoo.f32=0", GS_OP_T, 2.0, x, 0.0, y) ==
+            GS_SUCCESS);
+  CU_ASSERT(y[0] == 8.0 && y[1] == 4.0 && y[2] == 8.0);
+  CU_ASSERT(gs_spmv_host_apply("bcoo", A, "bcoo.lut=1", GS_OP_N, 1.0, x, 0.0, y) ==
+            GS_ERR_INVALID_ARG); /* bcoo has no table */
+  gs_bccoo_t *L = NULL;
+  gs_bccoo_opts_t o = {3, 1, 1, 1, 0};
+  CU_ASSERT_EQUAL(gs_bccoo_build(&L, A, &o), GS_ERR_INVALID_ARG);
+  CU_ASSERT_PTR_NULL(L);
+  CU_ASSERT_EQUAL(gs_bccoo_build(&L, NULL, &o), GS_ERR_INVALID_ARG);
+  CU_ASSERT_EQUAL(gs_bccoo_build(NULL, A, &o), GS_ERR_INVALID_ARG);
+  CU_ASSERT_EQUAL(gs_bccoo_apply_host(NULL, GS_OP_N, 1.0, x, 0.0, y), GS_ERR_INVALID_ARG);
+  gs_bccoo_destroy(&L);
+  gs_bccoo_destroy(NULL);
+  gs_csr_destroy(&A);
+}
+
+int main(void)
+{
+  CU_TestInfo tests[] = {
+      {"random matrices: round trip and apply, every K", test_random},
+      {"chunk boundaries inside rows, at row ends, a row over many chunks", test_chunk_boundaries},
+      {"255 / 256 / 257 distinct values: the table per chunk", test_lut_distinct_values},
+      {"column jumps at the 8/16/32-bit limits", test_column_jumps},
+      {"empty rows at chunk starts and ends", test_empty_rows_at_chunk_edges},
+      {"all-zero values, 1x1, no entries", test_all_zero_values_and_tiny},
+      {"padding never reads x", test_padding_never_reads_x},
+      {"27-point Laplacian encodings", test_laplacian},
+      {"threads give the same layout", test_threads_same_layout},
+      {"registry options and bad arguments", test_registry_and_arguments},
+      CU_TEST_INFO_NULL};
+  return gs_test_main("bccoo_host", tests, 0);
+}
