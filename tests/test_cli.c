@@ -131,6 +131,51 @@ static void test_gen_and_read_back(void)
   unlink(path);
 }
 
+/* gen convdiff: what info reads back is the 5-point pattern, nonsymmetric for P > 0 and
+ * symmetric for P = 0, with a positive diagonal (an M-matrix). */
+static void test_gen_convdiff(void)
+{
+  char path[4608], args[4800];
+  snprintf(path, sizeof path, "%s", gs_test_tmpfile("convdiff.mtx"));
+  snprintf(args, sizeof args, "gen convdiff --grid 20x30 --peclet 40 -o %s", path);
+  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+  snprintf(args, sizeof args, "info %s --json", path);
+  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT_EQUAL(json_ll(out, "rows"), 600);
+  CU_ASSERT_EQUAL(json_ll(out, "nnz"), 5 * 600 - 2 * 20 - 2 * 30);
+  CU_ASSERT(strstr(out, "\"numerically_symmetric\":false") != NULL);
+  CU_ASSERT(strstr(out, "\"structurally_symmetric\":true") != NULL);
+  CU_ASSERT(strstr(out, "\"diagonal_positive\":true") != NULL);
+  snprintf(args, sizeof args, "gen convdiff --grid 6x5x4 --peclet 0 --field rotate -o %s", path);
+  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+  snprintf(args, sizeof args, "info %s --json", path);
+  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT_EQUAL(json_ll(out, "nnz"), 7 * 120 - 2 * (5 * 4 + 6 * 4 + 6 * 5));
+  CU_ASSERT(strstr(out, "\"numerically_symmetric\":true") != NULL);
+  /* the random field follows the seed */
+  char a1[1 << 15];
+  CU_ASSERT_EQUAL(gs_test_cli("gen convdiff --grid 6x5 --field random --seed 3", a1, sizeof a1,
+                              err, sizeof err), 0);
+  CU_ASSERT_EQUAL(gs_test_cli("gen convdiff --grid 6x5 --field random --seed 3", out,
+                              sizeof out, err, sizeof err), 0);
+  CU_ASSERT_STRING_EQUAL(a1, out);
+  CU_ASSERT_EQUAL(gs_test_cli("gen convdiff --grid 6x5 --field random --seed 4", out,
+                              sizeof out, err, sizeof err), 0);
+  CU_ASSERT(strcmp(a1, out) != 0);
+  /* errors: one line */
+  CU_ASSERT_EQUAL(gs_test_cli("gen convdiff", out, sizeof out, err, sizeof err), 2);
+  CU_ASSERT(one_line_error());
+  CU_ASSERT(strstr(err, "--grid") != NULL);
+  CU_ASSERT_EQUAL(gs_test_cli("gen convdiff --grid 5x5 --field swirl", out, sizeof out, err,
+                              sizeof err), 2);
+  CU_ASSERT(one_line_error());
+  CU_ASSERT(strstr(err, "swirl") != NULL);
+  CU_ASSERT_EQUAL(gs_test_cli("gen convdiff --grid 5x5 --peclet -1", out, sizeof out, err,
+                              sizeof err), 2);
+  CU_ASSERT(one_line_error());
+  unlink(path);
+}
+
 static void test_gen_errors_leave_no_file(void)
 {
   char args[4800], path[4608];
@@ -208,6 +253,7 @@ int main(void)
                          {"info on every malformed file", test_info_malformed_corpus},
                          {"gen writes what info reads", test_gen_and_read_back},
                          {"gen errors leave no file", test_gen_errors_leave_no_file},
+                         {"gen convdiff: pattern, symmetry, seed, errors", test_gen_convdiff},
                          {"spmv --list and errors", test_spmv_list_and_errors},
                          {"check host layouts", test_check_host_layouts},
                          CU_TEST_INFO_NULL};
