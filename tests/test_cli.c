@@ -176,6 +176,68 @@ static void test_gen_convdiff(void)
   unlink(path);
 }
 
+/* select --rule: the rule stage alone, no GPU; JSON keys matrix, rule, measured, oracle (null for
+ * the stages not run), an array for several matrices; a banded matrix's rule is DIA, and with DIA
+ * refusing it (dia.max_fill under its fill) DIA is never chosen. */
+static void test_select_rule(void)
+{
+  char p1[4608], p2[4608], args[10000];
+  snprintf(p1, sizeof p1, "%s", gs_test_tmpfile("sel_lap.mtx"));
+  snprintf(p2, sizeof p2, "%s", gs_test_tmpfile("sel_rand.mtx"));
+  snprintf(args, sizeof args, "gen laplace --grid 200x200 --stencil 5 -o %s", p1);
+  CU_ASSERT_EQUAL_FATAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+  snprintf(args, sizeof args, "gen random --rows 3000 --per-row 12 --seed 5 -o %s", p2);
+  CU_ASSERT_EQUAL_FATAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+
+  snprintf(args, sizeof args, "select --rule --json %s", p1);
+  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT(out[0] == '{');
+  CU_ASSERT(strstr(out, "\"rule\":\"dia\"") != NULL);
+  CU_ASSERT(strstr(out, "\"measured\":null") != NULL);
+  CU_ASSERT(strstr(out, "\"oracle\":null") != NULL);
+  CU_ASSERT(strstr(out, "\"matrix\":") != NULL);
+  /* DIA refusing (5 diagonals of 40000 rows store 200000/199200 = 1.004 x nnz > 1): not chosen */
+  snprintf(args, sizeof args, "select --rule --json --spmv-opt dia.max_fill=1 %s", p1);
+  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT(strstr(out, "\"rule\":\"dia\"") == NULL);
+  CU_ASSERT(strstr(out, "\"dia\"") == NULL); /* not among the candidates either */
+  CU_ASSERT(strstr(out, "dia: fill") != NULL); /* the exclusion says why */
+  /* several matrices: an array of objects, in order */
+  snprintf(args, sizeof args, "select --rule --json %s %s", p1, p2);
+  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT(out[0] == '[');
+  const char *a = strstr(out, "sel_lap.mtx"), *b = strstr(out, "sel_rand.mtx");
+  CU_ASSERT(a && b && a < b);
+  /* text */
+  snprintf(args, sizeof args, "select --rule -v %s", p2);
+  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT(strstr(out, "rule     ") != NULL);
+  CU_ASSERT(strstr(out, "s1_pct") != NULL); /* the thresholds with -v */
+  CU_ASSERT_STRING_EQUAL(err, "");
+  /* errors: one line */
+  CU_ASSERT_EQUAL(gs_test_cli("select --rule", out, sizeof out, err, sizeof err), 2);
+  CU_ASSERT(one_line_error());
+  CU_ASSERT_EQUAL(gs_test_cli("select --rule /nonexistent/A.mtx", out, sizeof out, err,
+                              sizeof err), 2);
+  CU_ASSERT(one_line_error());
+  CU_ASSERT_EQUAL(gs_test_cli("select --rule --bogus x.mtx", out, sizeof out, err, sizeof err),
+                  2);
+  CU_ASSERT(one_line_error());
+  snprintf(args, sizeof args, "select --rule --spmv-opt max_fill=x %s", p1);
+  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 2);
+  CU_ASSERT(one_line_error());
+  CU_ASSERT_EQUAL(gs_test_cli("select --help", out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT(strstr(out, "usage: gpusolve select") != NULL);
+  /* without --rule a GPU is needed: on a machine without one, exit 3 and one line */
+  if (gs_device_count() == 0) {
+    snprintf(args, sizeof args, "select %s", p1);
+    CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 3);
+    CU_ASSERT(one_line_error());
+  }
+  unlink(p1);
+  unlink(p2);
+}
+
 static void test_gen_errors_leave_no_file(void)
 {
   char args[4800], path[4608];
@@ -254,6 +316,7 @@ int main(void)
                          {"gen writes what info reads", test_gen_and_read_back},
                          {"gen errors leave no file", test_gen_errors_leave_no_file},
                          {"gen convdiff: pattern, symmetry, seed, errors", test_gen_convdiff},
+                         {"select --rule: no GPU, JSON keys, refusals", test_select_rule},
                          {"spmv --list and errors", test_spmv_list_and_errors},
                          {"check host layouts", test_check_host_layouts},
                          CU_TEST_INFO_NULL};
