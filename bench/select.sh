@@ -6,16 +6,27 @@
 #
 #   bench/select.sh DIR [GPUSOLVE] [MIN_NNZ]      (defaults: build/apps/gpusolve, 10000)
 #
-# Matrices with fewer than MIN_NNZ entries are skipped (launch-bound). The raw JSON goes to
+# The generated set (27-point Laplacian, normal, Pareto, power-law, convection-diffusion 2D/3D) is
+# made once in $GEN_DIR (default bench-out/select). Matrices with fewer than MIN_NNZ entries are skipped (launch-bound). The raw JSON goes to
 # select.json in the current folder. Runs with --no-cache, so every measured stage is measured.
 set -euo pipefail
 dir=${1:?usage: bench/select.sh DIR [GPUSOLVE] [MIN_NNZ]}
 bin=${2:-build/apps/gpusolve}
 min_nnz=${3:-10000}
 out=select.json
+# the generated set of issue 12 beside the folder's matrices
+gdir=${GEN_DIR:-bench-out/select}
+mkdir -p "$gdir"
+gen() { [ -s "$gdir/$1.mtx" ] || "$bin" gen "${@:2}" -o "$gdir/$1.mtx"; }
+gen lap27 laplace --grid 100x100x100 --stencil 27
+gen normal normal --rows 1000000 --per-row 22 --sigma 10000
+gen pareto pareto --rows 200000 --k 1
+gen powerlaw powerlaw --rows 2000000 --mean 8
+gen convdiff2d convdiff --grid 1500x1500 --peclet 100
+gen convdiff3d convdiff --grid 100x100x100 --peclet 20 --field rotate
 echo "[" > "$out"
 first=1
-for m in "$dir"/*.mtx "$dir"/*.mtx.gz; do
+for m in "$gdir"/*.mtx "$dir"/*.mtx "$dir"/*.mtx.gz; do
   [ -e "$m" ] || continue
   nnz=$("$bin" info "$m" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["nnz"])')
   [ "$nnz" -ge "$min_nnz" ] || continue
