@@ -90,6 +90,38 @@ static void json_rows(cli_json_t *j, const char *op, row_t *rows, int nrows)
   }
 }
 
+/* Times one op of a prepared product into its row: memory, median and minimum, rates, and the
+ * error of the last product against the host reference. On failure the row says why. */
+static gs_status_t time_row(row_t *r, gs_spmv_t *S, gs_op_t op, const gs_spmv_time_opts_t *topts,
+                            const double *d_x, double *d_y, const double *h_x, double *h_y,
+                            double bw)
+{
+  gs_spmv_mem_t mem;
+  gs_spmv_timing_t tm;
+  const gs_csr_t *M = gs_matrix_host(gs_spmv_matrix(S));
+  gs_status_t st = gs_spmv_memory(S, &mem);
+  if (st == GS_SUCCESS) st = gs_spmv_time(S, op, d_x, d_y, topts, &tm);
+  const gs_idx_t ylen = op == GS_OP_N ? M->m : M->n;
+  if (st == GS_SUCCESS)
+    st = gs_copy_to_host(gs_spmv_context(S), h_y, d_y, (size_t)ylen * sizeof *h_y);
+  if (st != GS_SUCCESS) {
+    r->status = "fail";
+    snprintf(r->note, sizeof r->note, "%s", gs_last_error());
+    return st;
+  }
+  r->status = "ok";
+  r->med_ms = 1e3 * tm.median_s;
+  r->min_ms = 1e3 * tm.min_s;
+  r->runs = tm.runs;
+  r->device_bytes = mem.device_bytes;
+  r->bytes = op == GS_OP_N ? mem.bytes_per_apply : mem.bytes_per_apply_t;
+  r->gflops = 2.0 * (double)M->nnz / (r->med_ms * 1e-3) * 1e-9;
+  r->gbs = (double)r->bytes / (r->med_ms * 1e-3) * 1e-9;
+  r->frac = bw > 0 ? r->gbs * 1e9 / bw : 0.0;
+  r->rel_err = gs_spmv_rel_error(M, op, 1.0, h_x, 0.0, NULL, h_y);
+  return GS_SUCCESS;
+}
+
 int cmd_spmv(int argc, char **argv)
 {
   const char *path = NULL, *formats = "all", *v;
@@ -221,29 +253,8 @@ int cmd_spmv(int argc, char **argv)
         snprintf(r->note, sizeof r->note, "no transpose kernel");
         continue;
       }
-      gs_spmv_mem_t mem;
-      gs_spmv_timing_t tm;
-      gs_status_t st2 = gs_spmv_memory(S, &mem);
-      if (st2 == GS_SUCCESS) st2 = gs_spmv_time(S, op, d_x, d_y, &topts, &tm);
-      gs_idx_t ylen = op == GS_OP_N ? M->m : M->n;
-      if (st2 == GS_SUCCESS) st2 = gs_copy_to_host(ctx, h_y, d_y, (size_t)ylen * sizeof *h_y);
-      if (st2 != GS_SUCCESS) {
-        r->status = "fail";
-        snprintf(r->note, sizeof r->note, "%s", gs_last_error());
-        failures++;
-        continue;
-      }
-      r->status = "ok";
-      snprintf(r->note, sizeof r->note, "%s", gs_spmv_describe(S));
-      r->med_ms = 1e3 * tm.median_s;
-      r->min_ms = 1e3 * tm.min_s;
-      r->runs = tm.runs;
-      r->device_bytes = mem.device_bytes;
-      r->bytes = op == GS_OP_N ? mem.bytes_per_apply : mem.bytes_per_apply_t;
-      r->gflops = 2.0 * (double)M->nnz / (r->med_ms * 1e-3) * 1e-9;
-      r->gbs = (double)r->bytes / (r->med_ms * 1e-3) * 1e-9;
-      r->frac = bw > 0 ? r->gbs * 1e9 / bw : 0.0;
-      r->rel_err = gs_spmv_rel_error(M, op, 1.0, h_x, 0.0, NULL, h_y);
+      if (time_row(r, S, op, &topts, d_x, d_y, h_x, h_y, bw) != GS_SUCCESS) failures++;
+      else snprintf(r->note, sizeof r->note, "%s", gs_spmv_describe(S));
     }
     gs_spmv_destroy(&S);
   }
@@ -268,7 +279,6 @@ int cmd_spmv(int argc, char **argv)
     for (int o = 0; o < 1 + transpose; ++o) {
       row_t *r = &rows[o][nsel];
       gs_op_t op = o ? GS_OP_T : GS_OP_N;
-      gs_spmv_timing_t tm;
       r->name = "auto";
       r->prepare_ms = prep;
       if (st != GS_SUCCESS) {
@@ -282,27 +292,10 @@ int cmd_spmv(int argc, char **argv)
         snprintf(r->note, sizeof r->note, "%s has no transpose kernel", gs_spmv_name(S));
         continue;
       }
-      gs_spmv_mem_t mem;
-      gs_status_t st2 = gs_spmv_memory(S, &mem);
-      if (st2 == GS_SUCCESS) st2 = gs_spmv_time(S, op, d_x, d_y, &topts, &tm);
-      gs_idx_t ylen = op == GS_OP_N ? M->m : M->n;
-      if (st2 == GS_SUCCESS) st2 = gs_copy_to_host(ctx, h_y, d_y, (size_t)ylen * sizeof *h_y);
-      if (st2 != GS_SUCCESS) {
-        r->status = "fail";
-        snprintf(r->note, sizeof r->note, "%s", gs_last_error());
+      if (time_row(r, S, op, &topts, d_x, d_y, h_x, h_y, bw) != GS_SUCCESS) {
         failures++;
         continue;
       }
-      r->status = "ok";
-      r->med_ms = 1e3 * tm.median_s;
-      r->min_ms = 1e3 * tm.min_s;
-      r->runs = tm.runs;
-      r->device_bytes = mem.device_bytes;
-      r->bytes = op == GS_OP_N ? mem.bytes_per_apply : mem.bytes_per_apply_t;
-      r->gflops = 2.0 * (double)M->nnz / (r->med_ms * 1e-3) * 1e-9;
-      r->gbs = (double)r->bytes / (r->med_ms * 1e-3) * 1e-9;
-      r->frac = bw > 0 ? r->gbs * 1e9 / bw : 0.0;
-      r->rel_err = gs_spmv_rel_error(M, op, 1.0, h_x, 0.0, NULL, h_y);
       /* the oracle of this run: the fastest format timed above */
       int best = -1;
       for (int k = 0; k < nsel; ++k)
