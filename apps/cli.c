@@ -170,14 +170,17 @@ static void json_escape(FILE *f, const char *s)
   fputc('"', f);
 }
 
-void json_begin(cli_json_t *j, FILE *f)
+static void json_top(cli_json_t *j, FILE *f, char open)
 {
   memset(j, 0, sizeof *j);
   j->f = f;
   j->first[0] = 1;
-  fputc('{', f);
+  fputc(open, f);
 }
+void json_begin(cli_json_t *j, FILE *f) { json_top(j, f, '{'); }
 void json_end(cli_json_t *j) { fputs("}\n", j->f); }
+void json_begin_array(cli_json_t *j, FILE *f) { json_top(j, f, '['); }
+void json_end_array(cli_json_t *j) { fputs("]\n", j->f); }
 void json_key(cli_json_t *j, const char *key) { json_sep(j, key); }
 static void json_open(cli_json_t *j, const char *key, char c)
 {

@@ -21,6 +21,7 @@ int cmd_gen(int argc, char **argv);
 int cmd_spmv(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_solve(int argc, char **argv);
+int cmd_select(int argc, char **argv);
 
 /** Prints "gpusolve: <message>" as one line on stderr and returns code. */
 int cli_fail(int code, const char *fmt, ...)
@@ -78,6 +79,8 @@ typedef struct cli_json {
 
 void json_begin(cli_json_t *j, FILE *f);            /* starts the top-level object */
 void json_end(cli_json_t *j);                       /* closes it, newline */
+void json_begin_array(cli_json_t *j, FILE *f);      /* a top-level array instead */
+void json_end_array(cli_json_t *j);
 void json_key(cli_json_t *j, const char *key);      /* inside an object */
 void json_obj_begin(cli_json_t *j, const char *key);/* key may be NULL inside arrays */
 void json_obj_end(cli_json_t *j);

@@ -20,7 +20,11 @@ static const char *usage_text =
     "          K uniformly random columns per row\n"
     "  powerlaw --rows N --mean K [--exponent A] [--seed X]\n"
     "          scale-free graph: Zipf row lengths of mean K (P(length = d) ~ d^-A, A > 2,\n"
-    "          default 2.5), columns drawn by the same popularity (Chung-Lu weights)\n\n"
+    "          default 2.5), columns drawn by the same popularity (Chung-Lu weights)\n"
+    "  convdiff --grid NXxNY[xNZ] [--peclet P] [--field pipe|rotate|random] [--seed X]\n"
+    "          upwind convection-diffusion (5-point 2D, 7-point 3D), nonsymmetric M-matrix:\n"
+    "          P (default 10) is the largest cell Peclet number, 0 gives the Laplacian;\n"
+    "          field pipe (default: a bent pipe), rotate, or random (from the seed)\n\n"
     "  -o FILE  write to FILE (no partial file is left on failure); default stdout\n"
     "  --seed X random seed (default 1): the same seed gives the same matrix\n\n"
     "Example: gpusolve gen laplace --grid 100x100x100 --stencil 27 -o lap27.mtx\n";
@@ -46,7 +50,8 @@ int cmd_gen(int argc, char **argv)
 {
   const char *kind = NULL, *out = NULL, *grid = NULL, *v;
   long stencil = -1, rows = -1, cols = -1, per_row = -1;
-  double sigma = -1, k = -1, mean = -1, exponent = 2.5;
+  double sigma = -1, k = -1, mean = -1, exponent = 2.5, peclet = 10.0;
+  const char *field = "pipe";
   unsigned long long seed = 1;
   int nkind = 0;
   for (int i = 1; i < argc; ++i) {
@@ -76,6 +81,11 @@ int cmd_gen(int argc, char **argv)
       if (r < 0 || cli_parse_double("--mean", v, 0.0, 2147483647.0, &mean)) return CLI_BAD_INPUT;
     } else if (OPT("--exponent")) {
       if (r < 0 || cli_parse_double("--exponent", v, 0.0, 1e300, &exponent)) return CLI_BAD_INPUT;
+    } else if (OPT("--peclet")) {
+      if (r < 0 || cli_parse_double("--peclet", v, 0.0, 1e300, &peclet)) return CLI_BAD_INPUT;
+    } else if (OPT("--field")) {
+      if (r < 0) return CLI_BAD_INPUT;
+      field = v;
     } else if (OPT("--seed")) {
       if (r < 0 || cli_parse_u64("--seed", v, &seed)) return CLI_BAD_INPUT;
     } else if ((r = cli_arg_positional("gen", a, &kind, 1, &nkind,
@@ -86,7 +96,7 @@ int cmd_gen(int argc, char **argv)
   }
   if (!kind)
     return cli_fail(CLI_BAD_INPUT,
-                    "gen: no kind given (laplace, normal, pareto, random, powerlaw)");
+                    "gen: no kind given (laplace, normal, pareto, random, powerlaw, convdiff)");
 
   gs_csr_t *A = NULL;
   gs_status_t st;
@@ -112,9 +122,26 @@ int cmd_gen(int argc, char **argv)
     if (rows < 0 || mean < 0)
       return cli_fail(CLI_BAD_INPUT, "gen powerlaw: --rows and --mean are required");
     st = gs_gen_powerlaw(&A, (gs_idx_t)rows, mean, exponent, seed);
+  } else if (!strcmp(kind, "convdiff")) {
+    long d[3];
+    gs_flow_t flow = GS_FLOW_PIPE;
+    if (!grid) return cli_fail(CLI_BAD_INPUT, "gen convdiff: --grid is required");
+    if (parse_grid(grid, d)) return CLI_BAD_INPUT;
+    int found = 0;
+    for (int f = GS_FLOW_PIPE; f <= GS_FLOW_RANDOM; ++f)
+      if (!strcmp(field, gs_flow_name((gs_flow_t)f))) {
+        flow = (gs_flow_t)f;
+        found = 1;
+      }
+    if (!found)
+      return cli_fail(CLI_BAD_INPUT,
+                      "gen convdiff: unknown --field '%s' (pipe, rotate, random)", field);
+    st = gs_gen_convdiff(&A, (gs_idx_t)d[0], (gs_idx_t)d[1], (gs_idx_t)d[2], peclet, flow,
+                         seed);
   } else {
     return cli_fail(CLI_BAD_INPUT,
-                    "gen: unknown kind '%s' (laplace, normal, pareto, random, powerlaw)", kind);
+                    "gen: unknown kind '%s' (laplace, normal, pareto, random, powerlaw, "
+                    "convdiff)", kind);
   }
   if (st != GS_SUCCESS) return cli_fail_status(st);
   st = out ? gs_mm_write_csr(out, A) : gs_mm_write_csr_stream(stdout, A);

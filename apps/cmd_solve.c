@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "apps/cli.h"
+#include "apps/cli_select.h"
 #include "apps/cli_spmv.h"
 #include "apps/svg.h"
 
@@ -30,9 +31,16 @@ static const char *usage_text =
     "                    A^T x: formats without a transpose product are refused (skipped\n"
     "                    with --format all); cgnr and lsqr take no preconditioner, bicg\n"
     "                    only a symmetric one (jacobi, ic0)\n"
-    "  --format NAME     SpMV format (default csr-vector; 'gpusolve spmv --list'), or all: solve\n"
-    "                    with every format, one row each: prepare ms, SpMV ms, solve s,\n"
-    "                    iterations, relative residual, speed-up over cusparse-csr\n"
+    "  --format NAME     SpMV format ('gpusolve spmv --list'), auto (default) or all.\n"
+    "                    auto: a rule on the matrix's features names a few candidates, each\n"
+    "                    is prepared and timed, and the least prepare + products * t_spmv\n"
+    "                    is kept (products: maxit times the method's products per\n"
+    "                    iteration); cached per matrix, GPU and version (see --no-cache).\n"
+    "                    all: solve with every format, one row each: prepare ms, SpMV ms,\n"
+    "                    solve s, iterations, relative residual, speed-up over cusparse-csr\n"
+    "  --no-cache        auto: measure the candidates even when the cache knows the matrix,\n"
+    "                    and write nothing ($XDG_CACHE_HOME/gpusolve, else ~/.cache/gpusolve)\n"
+    "  --verbose, -v     auto: the features, the rule's row and every candidate's times\n"
     "  --precond NAME    none (default), jacobi, ilu0 or ic0\n"
     CLI_SPMV_OPT_HELP
     "  --rtol R          relative tolerance (default 1e-8)\n"
@@ -74,6 +82,7 @@ typedef struct monitor {
 typedef struct result {
   const char *format;
   const char *status; /* "ok", "refused" (fill), "unsupported" (no A^T for the method), "fail" */
+  const gs_selection_t *sel; /* --format auto: what it chose and why (a copy owned by cmd_solve) */
   char note[256];
   double prepare_ms, error, speedup;
   gs_solve_stats_t stats;
@@ -212,7 +221,8 @@ static void json_result(cli_json_t *j, const result_t *r, int ones, int with_his
 {
   const gs_solve_stats_t *s = &r->stats;
   json_obj_begin(j, NULL);
-  json_str(j, "format", r->format);
+  json_str(j, "format", r->sel ? r->sel->chosen_name : r->format);
+  if (r->sel) json_str(j, "format_requested", "auto");
   json_str(j, "status", r->status);
   if (strcmp(r->status, "ok") != 0) {
     json_str(j, "note", r->note);
@@ -220,6 +230,7 @@ static void json_result(cli_json_t *j, const result_t *r, int ones, int with_his
     return;
   }
   json_num(j, "prepare_ms", r->prepare_ms);
+  if (r->sel) cli_selection_json(j, "selection", r->sel);
   json_bool(j, "converged", gs_reason_converged(s->reason));
   json_str(j, "reason", gs_reason_string(s->reason));
   json_str(j, "detail", s->detail);
@@ -295,17 +306,45 @@ static int write_plot(const char *path, const char *label, const char *method, c
   return rc == 0 ? CLI_OK : cli_fail(CLI_BAD_INPUT, "solve: cannot write the plot %s", path);
 }
 
+/* Products of A (or A^T) one iteration of method m costs, for auto's amortisation. */
+static double products_per_iteration(gs_method_t m)
+{
+  switch (m) {
+  case GS_SOLVER_CG:
+  case GS_SOLVER_GMRES: return 1.0;
+  default: return 2.0; /* BiCGSTAB (two A x), BiCG, CGNR, LSQR (A x and A^T y) */
+  }
+}
+
+/* --format auto: selects a format amortised over maxit iterations of method m, timed as
+ * gs_spmv_create_timed times a format (the whole selection counts as its prepare). */
+static gs_status_t create_auto(gs_context_t *ctx, gs_matrix_t *A, const char *opts, gs_method_t m,
+                               int maxit, int cache, gs_spmv_t **S, double *seconds)
+{
+  gs_select_opts_t so;
+  gs_select_opts_default(&so);
+  so.expected_products = (maxit > 0 ? (double)maxit : 1.0) * products_per_iteration(m);
+  so.need_transpose = (gs_method_flags(m) & GS_METHOD_TRANSPOSE) != 0;
+  so.use_cache = cache;
+  const double t0 = cli_now();
+  gs_status_t st = gs_spmv_create_auto(S, ctx, A, opts, &so);
+  if (st == GS_SUCCESS && (st = gs_context_sync(ctx)) != GS_SUCCESS) gs_spmv_destroy(S);
+  *seconds = cli_now() - t0;
+  return st;
+}
+
 int cmd_solve(int argc, char **argv)
 {
   const char *paths[2] = {NULL, NULL}, *solver = "auto", *format = NULL, *pc = "none";
   const char *x0_path = NULL, *out_path = NULL, *plot_path = NULL, *v;
-  int npaths = 0, json = 0, monitor = 0, rc = CLI_OK;
+  int npaths = 0, json = 0, monitor = 0, rc = CLI_OK, no_cache = 0, verbose = 0;
   double rtol = 1e-8, atol = 0.0;
   long maxit = 10000, restart = 30, check_every = -1; /* -1: not given (automatic) */
   int graphs = 1;
   char spmv_opts[1024] = "";
 
-  const cli_switch_t sw[] = {{"--json", NULL, &json}, {"--monitor", NULL, &monitor},
+  const cli_switch_t sw[] = {{"--json", NULL, &json},         {"--monitor", NULL, &monitor},
+                             {"--no-cache", NULL, &no_cache}, {"--verbose", "-v", &verbose},
                              {NULL, NULL, NULL}};
   for (int i = 1; i < argc; ++i) {
     int r;
@@ -366,10 +405,9 @@ int cmd_solve(int argc, char **argv)
     return cli_fail(CLI_BAD_INPUT,
                     "solve: unknown preconditioner '%s' (none, jacobi, ilu0 or ic0)", pc);
   int nb = gs_spmv_backend_count(), all = format && !strcmp(format, "all");
-  if (!format) format = gs_spmv_backend_find("csr-vector") >= 0 ? "csr-vector"
-                        : nb > 0                               ? gs_spmv_backend_name(0)
-                                                               : "csr-vector";
-  if (!all && gs_spmv_backend_find(format) < 0)
+  if (!format) format = "auto";
+  const int is_auto = !strcmp(format, "auto");
+  if (!all && !is_auto && gs_spmv_backend_find(format) < 0)
     return cli_fail(CLI_BAD_INPUT, "solve: unknown SpMV format '%s' (see 'gpusolve spmv --list')",
                     format);
   int nsel = all ? nb : 1;
@@ -382,6 +420,7 @@ int cmd_solve(int argc, char **argv)
   gs_matrix_t *A = NULL;
   gs_precond_t *M = NULL;
   gs_spmv_t *S = NULL;
+  gs_selection_t *sel_copy = NULL;
   double *h_b = NULL, *h_x0 = NULL, *h_x = NULL, *h_keep = NULL, *d_b = NULL, *d_x = NULL;
   result_t *rows = calloc((size_t)nsel, sizeof *rows);
   gs_status_t st = GS_SUCCESS;
@@ -485,7 +524,16 @@ int cmd_solve(int argc, char **argv)
     r->format = all ? gs_spmv_backend_name(k) : format;
     r->error = NAN;
     double prep_s = 0.0;
-    st = gs_spmv_create_timed(&S, ctx, A, r->format, spmv_opts, &prep_s);
+    if (is_auto && !all) {
+      st = create_auto(ctx, A, spmv_opts, m, o.maxit, !no_cache, &S, &prep_s);
+      if (st == GS_SUCCESS && (sel_copy = malloc(sizeof *sel_copy)) != NULL) {
+        *sel_copy = *gs_spmv_selection(S);
+        r->sel = sel_copy;
+        cli_selection_warn(sel_copy);
+      }
+    } else {
+      st = gs_spmv_create_timed(&S, ctx, A, r->format, spmv_opts, &prep_s);
+    }
     r->prepare_ms = 1e3 * prep_s;
     if (st == GS_SUCCESS) { /* warm-up: first-call costs of the CUDA libraries and of this
                                format's kernels stay out of the timings (GMRES's first solve in
@@ -587,6 +635,14 @@ int cmd_solve(int argc, char **argv)
     json_end(&j);
   } else if (all) {
     print_table(rows, nsel, err_ones, lsq);
+  } else if (rows[0].sel) {
+    const gs_selection_t *sel = rows[0].sel;
+    printf("format   %s (auto: prepare and selection %.2f ms, of which %.2f ms its own prepare)\n",
+           sel->chosen_name, rows[0].prepare_ms, 1e3 * sel->times[sel->chosen].prepare_s);
+    printf("         ");
+    cli_selection_line(stdout, sel);
+    if (verbose) cli_selection_details(stdout, sel);
+    print_single(&rows[0], err_ones);
   } else {
     printf("format   %s (prepare %.2f ms)\n", rows[0].format, rows[0].prepare_ms);
     print_single(&rows[0], err_ones);
@@ -632,6 +688,7 @@ done:
     free(rows[k].hist.rel);
   }
   free(rows);
+  free(sel_copy);
   gs_spmv_destroy(&S);
   gs_precond_destroy(&M);
   gs_dfree(ctx, d_b);

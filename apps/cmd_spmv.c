@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "apps/cli.h"
+#include "apps/cli_select.h"
 #include "apps/cli_spmv.h"
 
 static const char *usage_text =
@@ -19,7 +20,11 @@ static const char *usage_text =
     "least N runs (default 100) or 2 s), GFLOP/s (2 nnz / t), effective GB/s from the format's\n"
     "own byte model, % of the device's measured copy bandwidth, speed-up over cusparse-csr in the\n"
     "same run, and the max relative error against the host CSR reference.\n\n"
-    "  --format LIST   comma-separated format names, or all (default)\n"
+    "  --format LIST   comma-separated format names, or all (default); auto (a row of its\n"
+    "                  own with all) is the automatic selection amortised over --runs\n"
+    "                  products: which format it picked, and its time as a fraction of the\n"
+    "                  best format of the run\n"
+    "  --no-cache      auto: measure its candidates even when the cache knows the matrix\n"
     "  --transpose     also benchmark the transpose product where a format supports it\n"
     "  --runs N        minimum timed runs per format (default 100)\n"
     "  --max-fill F    fill limit of the padded formats ELL/DIA (default 3)\n"
@@ -85,15 +90,48 @@ static void json_rows(cli_json_t *j, const char *op, row_t *rows, int nrows)
   }
 }
 
+/* Times one op of a prepared product into its row: memory, median and minimum, rates, and the
+ * error of the last product against the host reference. On failure the row says why. */
+static gs_status_t time_row(row_t *r, gs_spmv_t *S, gs_op_t op, const gs_spmv_time_opts_t *topts,
+                            const double *d_x, double *d_y, const double *h_x, double *h_y,
+                            double bw)
+{
+  gs_spmv_mem_t mem;
+  gs_spmv_timing_t tm;
+  const gs_csr_t *M = gs_matrix_host(gs_spmv_matrix(S));
+  gs_status_t st = gs_spmv_memory(S, &mem);
+  if (st == GS_SUCCESS) st = gs_spmv_time(S, op, d_x, d_y, topts, &tm);
+  const gs_idx_t ylen = op == GS_OP_N ? M->m : M->n;
+  if (st == GS_SUCCESS)
+    st = gs_copy_to_host(gs_spmv_context(S), h_y, d_y, (size_t)ylen * sizeof *h_y);
+  if (st != GS_SUCCESS) {
+    r->status = "fail";
+    snprintf(r->note, sizeof r->note, "%s", gs_last_error());
+    return st;
+  }
+  r->status = "ok";
+  r->med_ms = 1e3 * tm.median_s;
+  r->min_ms = 1e3 * tm.min_s;
+  r->runs = tm.runs;
+  r->device_bytes = mem.device_bytes;
+  r->bytes = op == GS_OP_N ? mem.bytes_per_apply : mem.bytes_per_apply_t;
+  r->gflops = 2.0 * (double)M->nnz / (r->med_ms * 1e-3) * 1e-9;
+  r->gbs = (double)r->bytes / (r->med_ms * 1e-3) * 1e-9;
+  r->frac = bw > 0 ? r->gbs * 1e9 / bw : 0.0;
+  r->rel_err = gs_spmv_rel_error(M, op, 1.0, h_x, 0.0, NULL, h_y);
+  return GS_SUCCESS;
+}
+
 int cmd_spmv(int argc, char **argv)
 {
   const char *path = NULL, *formats = "all", *v;
   int json = 0, transpose = 0, list = 0, rc = CLI_OK;
   long runs = 100;
-  int verbose = 0;
+  int verbose = 0, no_cache = 0, want_auto = 0;
   char opts[1024] = "";
   const cli_switch_t sw[] = {{"--json", NULL, &json},       {"--transpose", NULL, &transpose},
                              {"--list", NULL, &list},       {"--verbose", "-v", &verbose},
+                             {"--no-cache", NULL, &no_cache},
                              {NULL, NULL, NULL}};
   for (int i = 1, np = 0; i < argc; ++i) {
     int r;
@@ -134,9 +172,14 @@ int cmd_spmv(int argc, char **argv)
   if (!sel) return cli_fail(CLI_DEVICE, "out of host memory");
   if (!strcmp(formats, "all")) {
     for (int i = 0; i < nb; ++i) sel[nsel++] = i;
+    want_auto = 1;
   } else {
     char *copy = strdup(formats), *save = NULL;
     for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+      if (!strcmp(t, "auto")) {
+        want_auto = 1;
+        continue;
+      }
       int b = gs_spmv_backend_find(t);
       if (b < 0) {
         rc = cli_fail(CLI_BAD_INPUT, "unknown SpMV format '%s' (see 'gpusolve spmv --list')", t);
@@ -210,31 +253,64 @@ int cmd_spmv(int argc, char **argv)
         snprintf(r->note, sizeof r->note, "no transpose kernel");
         continue;
       }
-      gs_spmv_mem_t mem;
-      gs_spmv_timing_t tm;
-      gs_status_t st2 = gs_spmv_memory(S, &mem);
-      if (st2 == GS_SUCCESS) st2 = gs_spmv_time(S, op, d_x, d_y, &topts, &tm);
-      gs_idx_t ylen = op == GS_OP_N ? M->m : M->n;
-      if (st2 == GS_SUCCESS) st2 = gs_copy_to_host(ctx, h_y, d_y, (size_t)ylen * sizeof *h_y);
-      if (st2 != GS_SUCCESS) {
+      if (time_row(r, S, op, &topts, d_x, d_y, h_x, h_y, bw) != GS_SUCCESS) failures++;
+      else snprintf(r->note, sizeof r->note, "%s", gs_spmv_describe(S));
+    }
+    gs_spmv_destroy(&S);
+  }
+  /* The auto row: the selection amortised over --runs products, timed like the others. */
+  gs_selection_t asel;
+  int have_auto = 0;
+  if (want_auto) {
+    gs_spmv_t *S = NULL;
+    gs_select_opts_t so;
+    gs_select_opts_default(&so);
+    so.expected_products = (double)runs;
+    so.use_cache = !no_cache;
+    double t0 = cli_now();
+    st = gs_spmv_create_auto(&S, ctx, A, opts, &so);
+    if (st == GS_SUCCESS) st = gs_context_sync(ctx);
+    const double prep = 1e3 * (cli_now() - t0);
+    if (st == GS_SUCCESS) {
+      asel = *gs_spmv_selection(S);
+      have_auto = 1;
+      cli_selection_warn(&asel);
+    }
+    for (int o = 0; o < 1 + transpose; ++o) {
+      row_t *r = &rows[o][nsel];
+      gs_op_t op = o ? GS_OP_T : GS_OP_N;
+      r->name = "auto";
+      r->prepare_ms = prep;
+      if (st != GS_SUCCESS) {
         r->status = "fail";
         snprintf(r->note, sizeof r->note, "%s", gs_last_error());
         failures++;
         continue;
       }
-      r->status = "ok";
-      snprintf(r->note, sizeof r->note, "%s", gs_spmv_describe(S));
-      r->med_ms = 1e3 * tm.median_s;
-      r->min_ms = 1e3 * tm.min_s;
-      r->runs = tm.runs;
-      r->device_bytes = mem.device_bytes;
-      r->bytes = op == GS_OP_N ? mem.bytes_per_apply : mem.bytes_per_apply_t;
-      r->gflops = 2.0 * (double)M->nnz / (r->med_ms * 1e-3) * 1e-9;
-      r->gbs = (double)r->bytes / (r->med_ms * 1e-3) * 1e-9;
-      r->frac = bw > 0 ? r->gbs * 1e9 / bw : 0.0;
-      r->rel_err = gs_spmv_rel_error(M, op, 1.0, h_x, 0.0, NULL, h_y);
+      if (!gs_spmv_supports(S, op)) {
+        r->status = "unsupported";
+        snprintf(r->note, sizeof r->note, "%s has no transpose kernel", gs_spmv_name(S));
+        continue;
+      }
+      if (time_row(r, S, op, &topts, d_x, d_y, h_x, h_y, bw) != GS_SUCCESS) {
+        failures++;
+        continue;
+      }
+      /* the oracle of this run: the fastest format timed above */
+      int best = -1;
+      for (int k = 0; k < nsel; ++k)
+        if (!strcmp(rows[o][k].status, "ok") &&
+            (best < 0 || rows[o][k].med_ms < rows[o][best].med_ms))
+          best = k;
+      if (best >= 0)
+        snprintf(r->note, sizeof r->note, "picked %s: %.3f of the best (%s, %.2f us)",
+                 gs_spmv_name(S), rows[o][best].med_ms / r->med_ms, rows[o][best].name,
+                 1e3 * rows[o][best].med_ms);
+      else
+        snprintf(r->note, sizeof r->note, "picked %s", gs_spmv_name(S));
     }
     gs_spmv_destroy(&S);
+    nsel++; /* the auto row is printed with the others */
   }
   /* Speed-up over cusparse-csr measured in this run. */
   for (int o = 0; o < 1 + transpose; ++o) {
@@ -254,14 +330,23 @@ int cmd_spmv(int argc, char **argv)
     json_int(&j, "nnz", M->nnz);
     json_str(&j, "device", gs_context_device_name(ctx));
     json_num(&j, "copy_bandwidth_gbs", bw * 1e-9);
+    json_num(&j, "library_warmup_ms", 1e3 * gs_context_warmup_seconds(ctx));
+    if (have_auto) cli_selection_json(&j, "auto", &asel);
     json_arr_begin(&j, "results");
     json_rows(&j, "N", rows[0], nsel);
     if (transpose) json_rows(&j, "T", rows[1], nsel);
     json_arr_end(&j);
     json_end(&j);
   } else {
+    printf("warm-up  first use of cuBLAS and cuSPARSE %.2f ms, at context creation (no format "
+           "is charged with it)\n", 1e3 * gs_context_warmup_seconds(ctx));
     print_table("N", rows[0], nsel, bw);
     if (transpose) print_table("T", rows[1], nsel, bw);
+    if (have_auto) {
+      printf("\n");
+      cli_selection_line(stdout, &asel);
+      if (verbose) cli_selection_details(stdout, &asel);
+    }
   }
   rc = failures ? CLI_DEVICE : CLI_OK;
   if (failures) cli_fail(CLI_DEVICE, "spmv: %d format%s failed", failures, failures > 1 ? "s" : "");

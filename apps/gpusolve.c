@@ -12,8 +12,10 @@ static const struct {
   {"solve", cmd_solve, "solve Ax = b with a Krylov method and any SpMV format (default)"},
   {"spmv", cmd_spmv, "benchmark SpMV (and its transpose) per format against cuSPARSE"},
   {"info", cmd_info, "size, symmetry, row-length statistics, density of a matrix"},
+  {"select", cmd_select, "which SpMV format auto picks: rule, measured choice and the oracle"},
   {"check", cmd_check, "check every format's layout and kernels against plain CSR"},
-  {"gen", cmd_gen, "generate synthetic matrices (Laplacians, normal, pareto, random, powerlaw)"},
+  {"gen", cmd_gen,
+   "generate synthetic matrices (Laplacians, normal, pareto, random, powerlaw, convdiff)"},
 };
 #define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
 

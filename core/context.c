@@ -6,6 +6,7 @@
 
 #include "core/context_impl.h"
 #include "core/error.h"
+#include "gpusolve/timer.h"
 
 gs_status_t gs_error_cuda(int err, const char *expr, const char *file, int line)
 {
@@ -48,6 +49,78 @@ gs_status_t gs_error_launch(void *stream, const char *kernel, const char *file, 
                       cudaGetErrorString(e));
 }
 
+/* First use of cuBLAS and cuSPARSE, so that prepare times compare formats and not library start-up
+ * (issue 12: cusparse-csr's first prepare in a process took 42.6 ms on an H100, every other
+ * format 0.1-6 ms: module loading, not its format build). One cuBLAS dot and a 1x1 product through
+ * each cuSPARSE SpMV algorithm the backends use (CSR ALG1/ALG2, COO ALG1/ALG2, sliced ELL). A
+ * best-effort optimisation: a step that fails is skipped (cuSPARSE errors are not sticky), and
+ * the buffers bypass the counting allocator, which reports the user's memory. */
+static void warm_libraries(gs_context_t *c)
+{
+  static const int32_t h_idx[8] = {0, 1, 0, 0, 0, 2, 0, -1}; /* CSR 0,1 | col 0 | SELL 0,2 | 0,-1 */
+  static const double h_val[8] = {1.0, 1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0};
+  int32_t *d_idx = NULL;
+  double *d_val = NULL, dot = 0.0;
+  void *buf = NULL;
+  size_t cap = 0;
+  cudaStream_t s = c->stream;
+  if (cudaMalloc((void **)&d_idx, sizeof h_idx) != cudaSuccess ||
+      cudaMalloc((void **)&d_val, sizeof h_val) != cudaSuccess ||
+      cudaMemcpyAsync(d_idx, h_idx, sizeof h_idx, cudaMemcpyHostToDevice, s) != cudaSuccess ||
+      cudaMemcpyAsync(d_val, h_val, sizeof h_val, cudaMemcpyHostToDevice, s) != cudaSuccess)
+    goto done;
+  (void)cublasDdot(c->cublas, 1, d_val + 1, 1, d_val + 3, 1, &dot);
+  cusparseSpMatDescr_t mats[3] = {NULL, NULL, NULL};
+  cusparseDnVecDescr_t vx = NULL, vy = NULL;
+  const cusparseSpMVAlg_t algs[3][2] = {{CUSPARSE_SPMV_CSR_ALG1, CUSPARSE_SPMV_CSR_ALG2},
+                                        {CUSPARSE_SPMV_COO_ALG1, CUSPARSE_SPMV_COO_ALG2},
+                                        {CUSPARSE_SPMV_SELL_ALG1, CUSPARSE_SPMV_SELL_ALG1}};
+  (void)cusparseCreateCsr(&mats[0], 1, 1, 1, d_idx, d_idx + 2, d_val, CUSPARSE_INDEX_32I,
+                          CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F);
+  (void)cusparseCreateCoo(&mats[1], 1, 1, 1, d_idx + 2, d_idx + 2, d_val, CUSPARSE_INDEX_32I,
+                          CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F);
+  /* one slice of 2 rows (the second padding), width 1: slice offsets {0, 2}, columns {0, -1} */
+  (void)cusparseCreateSlicedEll(&mats[2], 1, 1, 1, 2, 2, d_idx + 4, d_idx + 6, d_val + 4,
+                                CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
+                                CUDA_R_64F);
+  (void)cusparseCreateDnVec(&vx, 1, d_val + 1, CUDA_R_64F);
+  (void)cusparseCreateDnVec(&vy, 1, d_val + 2, CUDA_R_64F);
+  const double one = 1.0, zero = 0.0;
+  (void)cusparseSetPointerMode(c->cusparse, CUSPARSE_POINTER_MODE_HOST);
+  for (int m = 0; m < 3 && vx && vy; ++m)
+    for (int a = 0; a < 2 && mats[m]; ++a) {
+      size_t need = 0;
+      if (cusparseSpMV_bufferSize(c->cusparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mats[m], vx,
+                                  &zero, vy, CUDA_R_64F, algs[m][a], &need) !=
+          CUSPARSE_STATUS_SUCCESS)
+        continue;
+      if (need > cap) {
+        cudaFree(buf);
+        buf = NULL;
+        cap = 0;
+        if (cudaMalloc(&buf, need) != cudaSuccess) {
+          (void)cudaGetLastError();
+          continue;
+        }
+        cap = need;
+      }
+      (void)cusparseSpMV(c->cusparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mats[m], vx, &zero,
+                         vy, CUDA_R_64F, algs[m][a], buf);
+    }
+  for (int m = 0; m < 3; ++m)
+    if (mats[m]) cusparseDestroySpMat(mats[m]);
+  if (vx) cusparseDestroyDnVec(vx);
+  if (vy) cusparseDestroyDnVec(vy);
+done:
+  (void)cudaStreamSynchronize(s);
+  (void)cudaGetLastError(); /* a failed step leaves no error behind for the caller */
+  cudaFree(buf);
+  cudaFree(d_idx);
+  cudaFree(d_val);
+}
+
+double gs_context_warmup_seconds(const gs_context_t *ctx) { return ctx ? ctx->warmup_s : 0.0; }
+
 int gs_device_count(void)
 {
   int n = 0;
@@ -89,6 +162,9 @@ gs_status_t gs_context_create(gs_context_t **out, int device)
   GS_TRY(GS_CUBLAS(cublasSetStream(c->cublas, c->stream)));
   GS_TRY(GS_CUSPARSE(cusparseCreate(&c->cusparse)));
   GS_TRY(GS_CUSPARSE(cusparseSetStream(c->cusparse, c->stream)));
+  const double t0 = gs_wall_seconds();
+  warm_libraries(c);
+  c->warmup_s = gs_wall_seconds() - t0;
   *out = c;
   c = NULL;
 cleanup:

@@ -52,6 +52,7 @@ struct gs_context {
   char name[256];
   int sm_count;
   size_t l2_bytes;
+  double warmup_s; /* first use of cuBLAS and cuSPARSE, paid at creation (gs_context_create) */
   int test_wide; /* test hook (core/testhooks.h): matrices created on it keep 64-bit offsets */
 };
 

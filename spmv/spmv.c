@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "gpusolve/select.h"
 #include "spmv/common_kernels.h"
 #include "spmv/spmv_impl.h"
 
@@ -20,6 +21,7 @@ struct gs_spmv {
   unsigned caps;
   char who[64]; /* "backend 'dia'": the subject of apply's error messages */
   char describe[256];
+  gs_selection_t *sel; /* "auto": what was chosen and why (owned) */
 };
 
 /* ---- registry ---------------------------------------------------------------------------- */
@@ -166,6 +168,21 @@ static gs_status_t options_apply(const char *options, const gs_spmv_ops_t *ops, 
 
 gs_status_t gs_spmv_options_check(const char *options) { return options_apply(options, NULL, NULL); }
 
+gs_status_t gs_spmv_option_resolve(int b, const char *options, const char *key, double *value,
+                                   int *has)
+{
+  gs_spmv_cfg_t cfg;
+  const gs_spmv_ops_t *ops = backend(b);
+  if (!ops || !key || !value || !has)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_spmv_option_resolve: bad argument");
+  memset(&cfg, 0, sizeof cfg);
+  GS_CHECK(options_apply(options, ops, &cfg));
+  const int k = option_find(ops, key, strlen(key));
+  *has = k >= 0;
+  *value = k >= 0 ? cfg.v[k] : 0.0;
+  return GS_SUCCESS;
+}
+
 /* The capabilities a backend starts from before its prepare refines them. */
 static unsigned default_caps(const gs_spmv_ops_t *ops)
 {
@@ -196,6 +213,7 @@ gs_status_t gs_spmv_create(gs_spmv_t **out, gs_context_t *ctx, gs_matrix_t *A, c
   if (gs_matrix_context(A) != ctx)
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_spmv_create: the matrix was created on another "
                     "context");
+  if (name && !strcmp(name, "auto")) return gs_spmv_create_auto(out, ctx, A, options, NULL);
   int i = gs_spmv_backend_find(name);
   if (i < 0) return unknown_backend(name);
   memset(&cfg, 0, sizeof cfg);
@@ -226,11 +244,20 @@ void gs_spmv_destroy(gs_spmv_t **S)
     gs_context_activate((*S)->ctx);
     (*S)->ops->destroy((*S)->data);
   }
+  free((*S)->sel);
   free(*S);
   *S = NULL;
 }
 
 unsigned gs_spmv_caps(const gs_spmv_t *S) { return S ? S->caps : 0u; }
+
+void gs_spmv_attach_selection(gs_spmv_t *S, gs_selection_t *sel)
+{
+  free(S->sel);
+  S->sel = sel;
+}
+
+const gs_selection_t *gs_spmv_selection(const gs_spmv_t *S) { return S ? S->sel : NULL; }
 
 int gs_spmv_supports(const gs_spmv_t *S, gs_op_t op)
 {

@@ -97,6 +97,16 @@ gs_status_t gs_apply_check(const char *who, gs_idx_t rows, gs_idx_t cols, int ha
 gs_status_t gs_spmv_dispatch(gs_spmv_t *S, gs_op_t op, double alpha, const double *d_x,
                              double beta, double *d_y);
 
+/** The value option `key` of backend number b takes under the option string `options` (its
+ *  default when the string does not set it): *has = 0 when the backend declares no such key.
+ *  GS_ERR_INVALID_ARG for a bad string or index. */
+gs_status_t gs_spmv_option_resolve(int b, const char *options, const char *key, double *value,
+                                   int *has);
+
+/** Hands a selection record (malloc'd) to S, which frees it (spmv/auto.c). */
+struct gs_selection;
+void gs_spmv_attach_selection(gs_spmv_t *S, struct gs_selection *sel);
+
 /** Registry (spmv/registry.c). */
 extern const gs_spmv_ops_t *const gs_spmv_registry[];
 extern const int gs_spmv_registry_count;

@@ -131,6 +131,113 @@ static void test_gen_and_read_back(void)
   unlink(path);
 }
 
+/* gen convdiff: what info reads back is the 5-point pattern, nonsymmetric for P > 0 and
+ * symmetric for P = 0, with a positive diagonal (an M-matrix). */
+static void test_gen_convdiff(void)
+{
+  char path[4608], args[4800];
+  snprintf(path, sizeof path, "%s", gs_test_tmpfile("convdiff.mtx"));
+  snprintf(args, sizeof args, "gen convdiff --grid 20x30 --peclet 40 -o %s", path);
+  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+  snprintf(args, sizeof args, "info %s --json", path);
+  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT_EQUAL(json_ll(out, "rows"), 600);
+  CU_ASSERT_EQUAL(json_ll(out, "nnz"), 5 * 600 - 2 * 20 - 2 * 30);
+  CU_ASSERT(strstr(out, "\"numerically_symmetric\":false") != NULL);
+  CU_ASSERT(strstr(out, "\"structurally_symmetric\":true") != NULL);
+  CU_ASSERT(strstr(out, "\"diagonal_positive\":true") != NULL);
+  snprintf(args, sizeof args, "gen convdiff --grid 6x5x4 --peclet 0 --field rotate -o %s", path);
+  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+  snprintf(args, sizeof args, "info %s --json", path);
+  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT_EQUAL(json_ll(out, "nnz"), 7 * 120 - 2 * (5 * 4 + 6 * 4 + 6 * 5));
+  CU_ASSERT(strstr(out, "\"numerically_symmetric\":true") != NULL);
+  /* the random field follows the seed */
+  char a1[1 << 15];
+  CU_ASSERT_EQUAL(gs_test_cli("gen convdiff --grid 6x5 --field random --seed 3", a1, sizeof a1,
+                              err, sizeof err), 0);
+  CU_ASSERT_EQUAL(gs_test_cli("gen convdiff --grid 6x5 --field random --seed 3", out,
+                              sizeof out, err, sizeof err), 0);
+  CU_ASSERT_STRING_EQUAL(a1, out);
+  CU_ASSERT_EQUAL(gs_test_cli("gen convdiff --grid 6x5 --field random --seed 4", out,
+                              sizeof out, err, sizeof err), 0);
+  CU_ASSERT(strcmp(a1, out) != 0);
+  /* errors: one line */
+  CU_ASSERT_EQUAL(gs_test_cli("gen convdiff", out, sizeof out, err, sizeof err), 2);
+  CU_ASSERT(one_line_error());
+  CU_ASSERT(strstr(err, "--grid") != NULL);
+  CU_ASSERT_EQUAL(gs_test_cli("gen convdiff --grid 5x5 --field swirl", out, sizeof out, err,
+                              sizeof err), 2);
+  CU_ASSERT(one_line_error());
+  CU_ASSERT(strstr(err, "swirl") != NULL);
+  CU_ASSERT_EQUAL(gs_test_cli("gen convdiff --grid 5x5 --peclet -1", out, sizeof out, err,
+                              sizeof err), 2);
+  CU_ASSERT(one_line_error());
+  unlink(path);
+}
+
+/* select --rule: the rule stage alone, no GPU; JSON keys matrix, rule, measured, oracle (null for
+ * the stages not run), an array for several matrices; a banded matrix's rule is DIA, and with DIA
+ * refusing it (dia.max_fill under its fill) DIA is never chosen. */
+static void test_select_rule(void)
+{
+  char p1[4608], p2[4608], args[10000];
+  snprintf(p1, sizeof p1, "%s", gs_test_tmpfile("sel_lap.mtx"));
+  snprintf(p2, sizeof p2, "%s", gs_test_tmpfile("sel_rand.mtx"));
+  snprintf(args, sizeof args, "gen laplace --grid 200x200 --stencil 5 -o %s", p1);
+  CU_ASSERT_EQUAL_FATAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+  snprintf(args, sizeof args, "gen random --rows 3000 --per-row 12 --seed 5 -o %s", p2);
+  CU_ASSERT_EQUAL_FATAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+
+  snprintf(args, sizeof args, "select --rule --json %s", p1);
+  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT(out[0] == '{');
+  CU_ASSERT(strstr(out, "\"rule\":\"dia\"") != NULL);
+  CU_ASSERT(strstr(out, "\"measured\":null") != NULL);
+  CU_ASSERT(strstr(out, "\"oracle\":null") != NULL);
+  CU_ASSERT(strstr(out, "\"matrix\":") != NULL);
+  /* DIA refusing (5 diagonals of 40000 rows store 200000/199200 = 1.004 x nnz > 1): not chosen */
+  snprintf(args, sizeof args, "select --rule --json --spmv-opt dia.max_fill=1 %s", p1);
+  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT(strstr(out, "\"rule\":\"dia\"") == NULL);
+  CU_ASSERT(strstr(out, "\"dia\"") == NULL); /* not among the candidates either */
+  CU_ASSERT(strstr(out, "dia: fill") != NULL); /* the exclusion says why */
+  /* several matrices: an array of objects, in order */
+  snprintf(args, sizeof args, "select --rule --json %s %s", p1, p2);
+  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT(out[0] == '[');
+  const char *a = strstr(out, "sel_lap.mtx"), *b = strstr(out, "sel_rand.mtx");
+  CU_ASSERT(a && b && a < b);
+  /* text */
+  snprintf(args, sizeof args, "select --rule -v %s", p2);
+  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT(strstr(out, "rule     ") != NULL);
+  CU_ASSERT(strstr(out, "s1_pct") != NULL); /* the thresholds with -v */
+  CU_ASSERT_STRING_EQUAL(err, "");
+  /* errors: one line */
+  CU_ASSERT_EQUAL(gs_test_cli("select --rule", out, sizeof out, err, sizeof err), 2);
+  CU_ASSERT(one_line_error());
+  CU_ASSERT_EQUAL(gs_test_cli("select --rule /nonexistent/A.mtx", out, sizeof out, err,
+                              sizeof err), 2);
+  CU_ASSERT(one_line_error());
+  CU_ASSERT_EQUAL(gs_test_cli("select --rule --bogus x.mtx", out, sizeof out, err, sizeof err),
+                  2);
+  CU_ASSERT(one_line_error());
+  snprintf(args, sizeof args, "select --rule --spmv-opt max_fill=x %s", p1);
+  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 2);
+  CU_ASSERT(one_line_error());
+  CU_ASSERT_EQUAL(gs_test_cli("select --help", out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT(strstr(out, "usage: gpusolve select") != NULL);
+  /* without --rule a GPU is needed: on a machine without one, exit 3 and one line */
+  if (gs_device_count() == 0) {
+    snprintf(args, sizeof args, "select %s", p1);
+    CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 3);
+    CU_ASSERT(one_line_error());
+  }
+  unlink(p1);
+  unlink(p2);
+}
+
 static void test_gen_errors_leave_no_file(void)
 {
   char args[4800], path[4608];
@@ -208,6 +315,8 @@ int main(void)
                          {"info on every malformed file", test_info_malformed_corpus},
                          {"gen writes what info reads", test_gen_and_read_back},
                          {"gen errors leave no file", test_gen_errors_leave_no_file},
+                         {"gen convdiff: pattern, symmetry, seed, errors", test_gen_convdiff},
+                         {"select --rule: no GPU, JSON keys, refusals", test_select_rule},
                          {"spmv --list and errors", test_spmv_list_and_errors},
                          {"check host layouts", test_check_host_layouts},
                          CU_TEST_INFO_NULL};

@@ -801,6 +801,190 @@ static void test_errors(void)
   CU_ASSERT_PTR_NULL(A);
 }
 
+
+/* ---- convection-diffusion ------------------------------------------------------------------ */
+
+static gs_csr_t *convdiff(gs_idx_t nx, gs_idx_t ny, gs_idx_t nz, double pe, gs_flow_t f,
+                          uint64_t seed)
+{
+  gs_csr_t *A = NULL;
+  gs_status_t st = gs_gen_convdiff(&A, nx, ny, nz, pe, f, seed);
+  if (st != GS_SUCCESS) fprintf(stderr, "  gs_gen_convdiff: %s\n", gs_last_error());
+  return A;
+}
+
+/* Entry (i, j) of a sorted CSR (0 when absent). */
+static double csr_at(const gs_csr_t *A, gs_idx_t i, gs_idx_t j)
+{
+  for (gs_off_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p)
+    if (A->col[p] == j) return A->val[p];
+  return 0.0;
+}
+
+/* Counts as the axis Laplacian, P = 0 is that Laplacian bit for bit (the diffusion part), the
+ * pattern is the Laplacian's for every P. */
+static void test_convdiff_counts_and_laplace(void)
+{
+  const gs_idx_t grids[][3] = {{1, 1, 1}, {7, 1, 1}, {5, 9, 1}, {30, 20, 1}, {4, 5, 6}, {9, 3, 2}};
+  for (size_t g = 0; g < sizeof grids / sizeof grids[0]; ++g) {
+    const gs_idx_t nx = grids[g][0], ny = grids[g][1], nz = grids[g][2];
+    const int stencil = nz > 1 ? 7 : 5;
+    gs_csr_t *L = laplace(nx, ny, nz, stencil);
+    for (int f = GS_FLOW_PIPE; f <= GS_FLOW_RANDOM; ++f) {
+      gs_csr_t *A0 = convdiff(nx, ny, nz, 0.0, (gs_flow_t)f, 3);
+      gs_csr_t *A = convdiff(nx, ny, nz, 25.0, (gs_flow_t)f, 3);
+      CU_ASSERT_FATAL(L && A0 && A);
+      const int64_t N = (int64_t)nx * ny * nz;
+      const int64_t want = N + 2 * ((int64_t)(nx - 1) * ny * nz + (int64_t)nx * (ny - 1) * nz +
+                                    (int64_t)nx * ny * (nz - 1));
+      CU_ASSERT(rows_ok(A, (gs_idx_t)N, (gs_idx_t)N));
+      CU_ASSERT_EQUAL(A->nnz, want);
+      CU_ASSERT(same_csr(A0, L));
+      CU_ASSERT_EQUAL(A0->symmetry, GS_SYM_SYMMETRIC);
+      CU_ASSERT_EQUAL(A->symmetry, GS_SYM_GENERAL);
+      CU_ASSERT(memcmp(A->row_ptr, L->row_ptr, ((size_t)N + 1) * sizeof *A->row_ptr) == 0);
+      CU_ASSERT(memcmp(A->col, L->col, (size_t)A->nnz * sizeof *A->col) == 0);
+      /* the diffusion part's row sums are the neighbours the boundary cuts off: 0 inside */
+      for (gs_idx_t i = 0; i < A0->m; ++i) {
+        double sum = 0.0;
+        for (gs_off_t p = A0->row_ptr[i]; p < A0->row_ptr[i + 1]; ++p) sum += A0->val[p];
+        const double cut = (nz > 1 ? 7 : 5) - (double)(A0->row_ptr[i + 1] - A0->row_ptr[i]);
+        if (sum != cut) {
+          CU_FAIL("diffusion row sum is not the number of cut-off neighbours");
+          break;
+        }
+      }
+      gs_csr_destroy(&A0);
+      gs_csr_destroy(&A);
+    }
+    gs_csr_destroy(&L);
+  }
+}
+
+/* M-matrix sign pattern and weak diagonal dominance for random grids, Peclet numbers and
+ * fields; nonsymmetric values on a symmetric pattern for P > 0. The row sum
+ * a_ii + sum_j a_ij is 0 in exact arithmetic for an interior row; computed in double from at
+ * most 7 terms its error is below 7 u sum_j |a_ij| (u = 2^-53, recursive summation), so a row
+ * sum must be >= -7u sum|a| and, for an interior row, at most that in magnitude. */
+static void test_convdiff_m_matrix(void)
+{
+  uint64_t s = gs_test_seed() ^ 0xc0d1;
+  for (int trial = 0; trial < 12; ++trial) {
+    const gs_idx_t nx = 2 + (gs_idx_t)(gs_test_uniform(&s) * 30);
+    const gs_idx_t ny = 2 + (gs_idx_t)(gs_test_uniform(&s) * 30);
+    const gs_idx_t nz = trial % 3 == 0 ? 2 + (gs_idx_t)(gs_test_uniform(&s) * 8) : 1;
+    const double pe = trial == 0 ? 1e-3 : 1000.0 * gs_test_uniform(&s) + 0.1;
+    const gs_flow_t f = (gs_flow_t)(trial % 3);
+    const uint64_t fseed = gs_test_next(&s);
+    gs_csr_t *A = convdiff(nx, ny, nz, pe, f, fseed);
+    CU_ASSERT_FATAL(A != NULL);
+    const double u = 0x1.0p-53, stencil = nz > 1 ? 7 : 5;
+    int signs = 1, dominant = 1, interior_zero = 1;
+    double offmax = 0.0;
+    for (gs_idx_t i = 0; i < A->m; ++i) {
+      double sum = 0.0, abssum = 0.0;
+      for (gs_off_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) {
+        const double a = A->val[p];
+        if (A->col[p] == i ? !(a >= 2.0 * (nz > 1 ? 3 : 2)) : !(a <= -1.0)) signs = 0;
+        if (A->col[p] != i && -a > offmax) offmax = -a;
+        sum += a;
+        abssum += fabs(a);
+      }
+      if (sum < -7.0 * u * abssum) dominant = 0;
+      const int interior = (double)(A->row_ptr[i + 1] - A->row_ptr[i]) == stencil;
+      if (interior && fabs(sum) > 7.0 * u * abssum) interior_zero = 0;
+    }
+    CU_ASSERT(signs);
+    CU_ASSERT(dominant);
+    CU_ASSERT(interior_zero);
+    /* an off-diagonal is -1 - P |v_k| with |v_k| <= 1 (and the axial 1/2 in 3D): -1 - P at
+     * most, up to the few roundings of v_k (a product, a quotient, a square root: 4u) */
+    CU_ASSERT(offmax <= (1.0 + pe) * (1.0 + 4.0 * u));
+    gs_features_t ft;
+    CU_ASSERT_FATAL(gs_csr_features(A, &ft) == GS_SUCCESS);
+    CU_ASSERT(ft.structurally_symmetric);
+    CU_ASSERT(ft.diagonal_positive);
+    /* nonsymmetry: some entry differs from its mirror by a relative amount of order
+     * P |v| / (2d + sum|c|); every field moves somewhere on these grids (the pipe's annulus holds
+     * nodes once the grid has 2 points per axis, 3D adds v_z = 1/2) */
+    if (pe >= 1.0) {
+      CU_ASSERT(!ft.numerically_symmetric);
+      if (ft.numerically_symmetric)
+        fprintf(stderr, "  %dx%dx%d P=%g field %s symmetric (asymmetry %g)\n", nx, ny, nz, pe,
+                gs_flow_name(f), ft.asymmetry);
+    }
+    gs_csr_destroy(&A);
+  }
+  /* P = 0: exactly symmetric */
+  gs_csr_t *A = convdiff(17, 13, 1, 0.0, GS_FLOW_RANDOM, 5);
+  gs_features_t ft;
+  CU_ASSERT_FATAL(A && gs_csr_features(A, &ft) == GS_SUCCESS);
+  CU_ASSERT(ft.numerically_symmetric);
+  CU_ASSERT_EQUAL(ft.asymmetry, 0.0);
+  gs_csr_destroy(&A);
+}
+
+/* Upwinding goes the right way: the rotating field on a small grid against entries written from
+ * the definition (v = 2 (-(y - 1/2), x - 1/2) at node (x, y) = ((i + 1) h_x, (j + 1) h_y); a
+ * positive component puts -1 - c on the neighbour below in that axis). */
+static void test_convdiff_upwind_direction(void)
+{
+  const gs_idx_t nx = 5, ny = 4;
+  const double pe = 3.0, hx = 1.0 / (nx + 1), hy = 1.0 / (ny + 1);
+  gs_csr_t *A = convdiff(nx, ny, 1, pe, GS_FLOW_ROTATE, 0);
+  CU_ASSERT_FATAL(A != NULL);
+  int ok = 1;
+  for (gs_idx_t j = 0; j < ny; ++j)
+    for (gs_idx_t i = 0; i < nx; ++i) {
+      const gs_idx_t r = i + nx * j;
+      const double c[2] = {pe * -2.0 * ((j + 1) * hy - 0.5), pe * 2.0 * ((i + 1) * hx - 0.5)};
+      const gs_idx_t lo[2] = {i > 0 ? r - 1 : -1, j > 0 ? r - nx : -1};
+      const gs_idx_t hi[2] = {i < nx - 1 ? r + 1 : -1, j < ny - 1 ? r + nx : -1};
+      if (fabs(csr_at(A, r, r) - (4.0 + fabs(c[0]) + fabs(c[1]))) > 1e-14 * (4.0 + 2 * pe))
+        ok = 0;
+      for (int k = 0; k < 2; ++k) {
+        const double want_lo = c[k] > 0 ? -1.0 - c[k] : -1.0;
+        const double want_hi = c[k] < 0 ? -1.0 + c[k] : -1.0;
+        if (lo[k] >= 0 && fabs(csr_at(A, r, lo[k]) - want_lo) > 1e-14 * (1.0 + pe)) ok = 0;
+        if (hi[k] >= 0 && fabs(csr_at(A, r, hi[k]) - want_hi) > 1e-14 * (1.0 + pe)) ok = 0;
+      }
+    }
+  CU_ASSERT(ok);
+  gs_csr_destroy(&A);
+}
+
+static void test_convdiff_seeds_and_errors(void)
+{
+  uint64_t s = gs_test_seed() ^ 0xc0d2;
+  const uint64_t a = gs_test_next(&s), b = a + 1;
+  gs_csr_t *X = convdiff(20, 15, 1, 50.0, GS_FLOW_RANDOM, a);
+  gs_csr_t *Y = convdiff(20, 15, 1, 50.0, GS_FLOW_RANDOM, a);
+  gs_csr_t *Z = convdiff(20, 15, 1, 50.0, GS_FLOW_RANDOM, b);
+  gs_csr_t *P1 = convdiff(20, 15, 1, 50.0, GS_FLOW_PIPE, a);
+  gs_csr_t *P2 = convdiff(20, 15, 1, 50.0, GS_FLOW_PIPE, b);
+  CU_ASSERT_FATAL(X && Y && Z && P1 && P2);
+  CU_ASSERT(same_csr(X, Y));
+  CU_ASSERT(!same_csr(X, Z));
+  CU_ASSERT(same_csr(P1, P2)); /* only the random field reads the seed */
+  gs_csr_destroy(&X);
+  gs_csr_destroy(&Y);
+  gs_csr_destroy(&Z);
+  gs_csr_destroy(&P1);
+  gs_csr_destroy(&P2);
+
+  EXPECT_INVALID(gs_gen_convdiff(&A_, 0, 5, 1, 1.0, GS_FLOW_PIPE, 1));
+  EXPECT_INVALID(gs_gen_convdiff(&A_, 5, -1, 1, 1.0, GS_FLOW_PIPE, 1));
+  EXPECT_INVALID(gs_gen_convdiff(&A_, 5, 5, 0, 1.0, GS_FLOW_PIPE, 1));
+  EXPECT_INVALID(gs_gen_convdiff(&A_, 5, 5, 1, -1.0, GS_FLOW_PIPE, 1));
+  EXPECT_INVALID(gs_gen_convdiff(&A_, 5, 5, 1, NAN, GS_FLOW_PIPE, 1));
+  EXPECT_INVALID(gs_gen_convdiff(&A_, 5, 5, 1, INFINITY, GS_FLOW_PIPE, 1));
+  EXPECT_INVALID(gs_gen_convdiff(&A_, 5, 5, 1, 1.0, (gs_flow_t)7, 1));
+  EXPECT_INVALID(gs_gen_convdiff(&A_, 50000, 50000, 1, 1.0, GS_FLOW_PIPE, 1));
+  CU_ASSERT_EQUAL(gs_gen_convdiff(NULL, 5, 5, 1, 1.0, GS_FLOW_PIPE, 1), GS_ERR_INVALID_ARG);
+  CU_ASSERT_PTR_NULL(gs_flow_name((gs_flow_t)7));
+  CU_ASSERT_STRING_EQUAL(gs_flow_name(GS_FLOW_PIPE), "pipe");
+}
+
 int main(void)
 {
   CU_TestInfo tests[] = {
@@ -817,6 +1001,10 @@ int main(void)
     {"powerlaw: Zipf law, heavy tail, popular columns", test_powerlaw_tail},
     {"seeds: same seed same matrix", test_seeds},
     {"errors", test_errors},
+    {"convdiff: counts, P = 0 is the Laplacian", test_convdiff_counts_and_laplace},
+    {"convdiff: M-matrix signs, dominance, nonsymmetry", test_convdiff_m_matrix},
+    {"convdiff: upwind direction", test_convdiff_upwind_direction},
+    {"convdiff: seeds and errors", test_convdiff_seeds_and_errors},
     CU_TEST_INFO_NULL};
   return gs_test_main("gen", tests, 0);
 }

@@ -115,21 +115,32 @@ static void read_all(const char *path, char *buf, size_t sz)
 
 static char g_tmpdir[4096];
 
-/* Removes the files of the folder, then the folder (tests create files only). */
-static void remove_tmpdir(void)
+/* Removes a folder and everything under it (the CLI's selection cache makes subfolders). */
+static void remove_tree(const char *dir, int depth)
 {
-  if (!g_tmpdir[0]) return;
-  DIR *d = opendir(g_tmpdir);
+  DIR *d = opendir(dir);
   if (d) {
     char p[8192];
     for (struct dirent *e; (e = readdir(d)) != NULL;) {
       if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-      snprintf(p, sizeof p, "%s/%s", g_tmpdir, e->d_name);
-      unlink(p);
+      snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+      struct stat sb;
+      if (depth < 8 && lstat(p, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        chmod(p, 0700); /* a test may have made it read-only */
+        remove_tree(p, depth + 1);
+      } else {
+        unlink(p);
+      }
     }
     closedir(d);
   }
-  rmdir(g_tmpdir);
+  rmdir(dir);
+}
+
+static void remove_tmpdir(void)
+{
+  if (!g_tmpdir[0]) return;
+  remove_tree(g_tmpdir, 0);
   g_tmpdir[0] = '\0';
 }
 
@@ -168,6 +179,10 @@ int gs_test_cli(const char *args, char *out, size_t outsz, char *err, size_t err
     if (fe >= 0) unlink(e);
     return -1;
   }
+  /* the CLI's selection cache goes to this process's folder, never to the user's */
+  char cache[4608];
+  snprintf(cache, sizeof cache, "%s/xdg-cache", gs_test_tmpdir());
+  setenv("XDG_CACHE_HOME", cache, 1);
   size_t len = strlen(GS_CLI) + strlen(args) + strlen(o) + strlen(e) + 32;
   char *cmd = malloc(len);
   if (!cmd) return -1;

@@ -28,6 +28,10 @@ void gs_context_destroy(gs_context_t **ctx);
 void *gs_context_stream(const gs_context_t *ctx);
 /** Waits until all work queued on the context's stream has finished. */
 gs_status_t gs_context_sync(gs_context_t *ctx);
+/** Seconds gs_context_create spent on the first use of cuBLAS and cuSPARSE (a dot product and
+ *  a 1x1 SpMV through each cuSPARSE algorithm the backends use): library module loading and
+ *  initialisation that would otherwise be charged to whichever format is prepared first. */
+double gs_context_warmup_seconds(const gs_context_t *ctx);
 /** Device name ("NVIDIA H100 80GB HBM3") of the context; never NULL. */
 const char *gs_context_device_name(const gs_context_t *ctx);
 

@@ -96,6 +96,28 @@ gs_status_t gs_gen_random(gs_csr_t **out, gs_idx_t m, gs_idx_t n, gs_idx_t per_r
 gs_status_t gs_gen_powerlaw(gs_csr_t **out, gs_idx_t n, double mean, double exponent,
                             uint64_t seed);
 
+/** Velocity fields of gs_gen_convdiff. */
+typedef enum gs_flow {
+  GS_FLOW_PIPE = 0,   /* a quarter-circle bend around the corner (0, 0), the BentPipe2D kind */
+  GS_FLOW_ROTATE = 1, /* rigid rotation about the centre of the square */
+  GS_FLOW_RANDOM = 2  /* divergence-free, from a stream function of random Fourier modes (seed) */
+} gs_flow_t;
+
+/** "pipe", "rotate", "random"; NULL for a value outside the enum. */
+const char *gs_flow_name(gs_flow_t flow);
+
+/** Upwind convection-diffusion -lap(u) + P v . grad(u) on an nx x ny (x nz) grid of the unit
+ *  square (cube, when nz > 1) with Dirichlet boundaries: five-point (seven-point) diffusion
+ *  scaled to diagonal 2d and off-diagonals -1 (gs_gen_laplace's axis stencil), and first-order
+ *  upwind convection with the velocity field `flow` (components at most 1; in 3D plus an axial
+ *  v_z = 1/2), so that `peclet` >= 0 is the largest cell Peclet number: a component c = P v_k
+ *  adds |c| to the diagonal and -|c| to the upstream neighbour. Nonsymmetric for P > 0 (where
+ *  the field is not zero), the Laplacian bit for bit for P = 0; always a nonsingular M-matrix
+ *  (off-diagonals <= -1, row sums >= 0 and > 0 on the boundary). `seed` is used by
+ *  GS_FLOW_RANDOM only. Nonzeros as the axis Laplacian: N + 2 sum_d (n_d - 1) N / n_d. */
+gs_status_t gs_gen_convdiff(gs_csr_t **out, gs_idx_t nx, gs_idx_t ny, gs_idx_t nz, double peclet,
+                            gs_flow_t flow, uint64_t seed);
+
 #ifdef __cplusplus
 }
 #endif

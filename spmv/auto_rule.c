@@ -1,0 +1,290 @@
+/* spmv/auto_rule.c: the rule stage of the "auto" format: the matrix's features in, a short ranked
+ * list of candidate backends out. Pure host code (no GPU), one table.
+ *
+ * Where it starts. Sedaghati, Ashari, Pouchet, Parthasarathy & Sadayappan, "Characterizing
+ * Dataset Dependence for Sparse Matrix-Vector Multiplication on GPUs", PPAA 2015, section 5:
+ * on a K40c with cuSPARSE's CSR, ELL and HYB, the fraction of nonzeros %nnz = 100 nnz/(m n)
+ * splits 27 matrices into
+ *   S1  %nnz <= 0.00035   CSR      (uk-2002, ljournal)
+ *   S2  %nnz <= 0.009     HYB      (web graphs, circuits, economics)
+ *   S3  %nnz >  0.009     ELL      (FEM, QCD, proteins)
+ * right for 23 of 27; the misses all have sigma > 200 (row-length standard deviation), where CSR
+ * (or HYB for the one extreme row-length spread, LP) wins. Our backends map onto it as CSR ->
+ * csr-vector (and hola, cusparse-csr), HYB -> hyb (and cusparse-sell), ELL -> ell; DIA, which
+ * the paper did not study, is placed before all of them for banded matrices, and bccoo's value
+ * table (Yan et al.'s yaSpMV, seed 004) is tried where the values repeat.
+ *
+ * What the table is. RULES is evaluated top to bottom; the first row whose predicate holds gives
+ * the ranked list. Then filters remove what would not run: backends not registered in this build
+ * (bccoo lives in another tree until it is merged), padded formats whose fill exceeds their
+ * max_fill (the exact comparison each builder makes, from the same slot counts: a matrix DIA
+ * refuses never selects DIA), backends without 64-bit offsets for a wide matrix, backends without
+ * a transpose when one is needed, and duplicates; at most T_MAX_CANDIDATES are kept, and
+ * csr-vector (which refuses nothing) is appended when nothing is left.
+ *
+ * THRESHOLDS is the one place of numbers. The values marked "paper" are Sedaghati et al.'s on a
+ * K40c; the others are first guesses from the formats' byte models. All are to be re-derived
+ * from measurements of our backends on H100/H200 (`gpusolve select --json` over the matrix set,
+ * bench/select.sh) and the data behind each recorded here when they are. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "gpusolve/select.h"
+#include "spmv/sell.h"
+#include "spmv/spmv_impl.h"
+
+/* ==== THRESHOLDS: every number of the rule (re-derive on the GPU; see the header) ============ */
+enum {
+  T_S1_PCT,          /* S1 upper bound of %nnz, inclusive */
+  T_S2_PCT,          /* S2 upper bound of %nnz, inclusive */
+  T_SIGMA_OUTLIER,   /* sigma above it: the %nnz rule does not hold */
+  T_DIA_FILL,        /* DIA first when its fill is at most this */
+  T_ELL_FILL,        /* ELL kept only up to this fill (below its max_fill refusal) */
+  T_SMALL_NNZ,       /* at most this many nonzeros: launch-bound, prepare dominates */
+  T_FEW_VALUES,      /* at most this many distinct values: bccoo's value table is tried */
+  T_MAX_CANDIDATES,  /* candidates kept after the filters */
+  T_COUNT
+};
+
+static const struct {
+  const char *name;
+  double value;
+  const char *help;
+} THRESHOLDS[T_COUNT] = {
+    [T_S1_PCT] = {"s1_pct", 0.00035, "paper: %nnz <= this is S1 (CSR)"},
+    [T_S2_PCT] = {"s2_pct", 0.009, "paper: %nnz <= this is S2 (HYB), above S3 (ELL)"},
+    [T_SIGMA_OUTLIER] = {"sigma_outlier", 200.0,
+                         "paper: row-length std above this breaks the %nnz rule (CSR, HYB)"},
+    [T_DIA_FILL] = {"dia_fill", 1.5, "guess: DIA leads when it stores at most this x nnz"},
+    [T_ELL_FILL] = {"ell_fill", 2.0, "guess: ELL stays a candidate up to this x nnz"},
+    [T_SMALL_NNZ] = {"small_nnz", 20000.0, "guess: at most this many nonzeros, CSR kernels"},
+    [T_FEW_VALUES] = {"few_values", 256.0, "guess: bccoo's value table at most this many values"},
+    [T_MAX_CANDIDATES] = {"max_candidates", 4.0, "candidates measured (cost of the stage)"},
+};
+#define T(k) (THRESHOLDS[k].value)
+
+int gs_select_threshold(int k, const char **name, double *value, const char **help)
+{
+  if (k < 0 || k >= T_COUNT) return 0;
+  if (name) *name = THRESHOLDS[k].name;
+  if (value) *value = THRESHOLDS[k].value;
+  if (help) *help = THRESHOLDS[k].help;
+  return 1;
+}
+
+/* ==== RULES: first row whose predicate holds ================================================= */
+typedef enum pred { P_SMALL, P_BANDED, P_OUTLIER, P_S1, P_S2, P_ANY } pred_t;
+
+static const struct {
+  pred_t when;
+  const char *row;
+  const char *names[6]; /* ranked; NULL ends */
+} RULES[] = {
+    {P_SMALL, "small: nnz <= small_nnz (launch-bound; prepare dominates)",
+     {"csr-vector", "ell", "cusparse-csr", NULL}},
+    {P_BANDED, "banded: DIA fill <= dia_fill", {"dia", "ell", "csr-vector", NULL}},
+    {P_OUTLIER, "outlier rows: sigma > sigma_outlier (paper section 5.2: CSR, LP: HYB)",
+     {"csr-vector", "hola", "hyb", "cusparse-csr", NULL}},
+    {P_S1, "S1: %nnz <= s1_pct (paper: CSR)", {"csr-vector", "hola", "cusparse-csr", NULL}},
+    {P_S2, "S2: %nnz <= s2_pct (paper: HYB)",
+     {"hyb", "csr-vector", "cusparse-sell", "hola", NULL}},
+    {P_ANY, "S3: %nnz > s2_pct (paper: ELL)", {"ell", "hyb", "cusparse-sell", "csr-vector", NULL}},
+};
+
+static int holds(pred_t p, const gs_select_features_t *f)
+{
+  switch (p) {
+  case P_SMALL: return (double)f->nnz <= T(T_SMALL_NNZ);
+  case P_BANDED: return f->nnz > 0 && f->dia_fill <= T(T_DIA_FILL);
+  case P_OUTLIER: return f->row_std > T(T_SIGMA_OUTLIER);
+  case P_S1: return f->pct_nnz <= T(T_S1_PCT);
+  case P_S2: return f->pct_nnz <= T(T_S2_PCT);
+  case P_ANY: return 1;
+  }
+  return 0;
+}
+
+/* ==== features ============================================================================== */
+
+gs_status_t gs_select_features(const gs_csr_t *A, gs_select_features_t *f)
+{
+  gs_status_t st = GS_SUCCESS;
+  uint64_t *set = NULL;
+  gs_features_t g;
+  if (!A || !f) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_select_features: NULL argument");
+  memset(f, 0, sizeof *f);
+  GS_CHECK(gs_csr_features(A, &g));
+  f->rows = g.rows;
+  f->cols = g.cols;
+  f->nnz = g.nnz;
+  f->pct_nnz = 100.0 * g.density;
+  f->row_mean = g.row_mean;
+  f->row_std = g.row_std;
+  f->row_max = g.row_max;
+  f->diagonals = g.diagonals;
+  f->symmetric = g.numerically_symmetric;
+  /* the builders' own expressions (ell_build.c, dia_build.c, sell_build.c) */
+  f->ell_slots = (double)A->m * (double)g.row_max;
+  f->dia_slots = (double)g.diagonals * (double)A->m;
+  const int64_t C = GS_SELL_SLICE_SIZE;
+  int64_t used = 0, total = 0;
+  for (int64_t lo = 0; lo < A->m; lo += C) {
+    const int64_t hi = lo + C < A->m ? lo + C : A->m;
+    gs_off_t w = 0;
+    for (int64_t i = lo; i < hi; ++i)
+      if (A->row_ptr[i + 1] - A->row_ptr[i] > w) w = A->row_ptr[i + 1] - A->row_ptr[i];
+    used += (hi - lo) * w;
+    total += C * w;
+  }
+  f->sell_slots = (double)used;
+  f->sell_total = (double)total;
+  const double nz = A->nnz > 0 ? (double)A->nnz : 1.0;
+  f->ell_fill = f->ell_slots / nz;
+  f->dia_fill = f->dia_slots / nz;
+  f->sell_fill = f->sell_slots / nz;
+
+  /* Distinct values (bit patterns) by open addressing, counted up to the cap. */
+  enum { SLOTS = 2 * GS_SELECT_DISTINCT_CAP }; /* a power of two, at most half full */
+  set = malloc(SLOTS * sizeof *set);
+  unsigned char *used_slot = calloc(SLOTS, 1);
+  if (!set || !used_slot) {
+    free(used_slot);
+    GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory counting distinct values");
+  }
+  for (gs_off_t p = 0; p < A->nnz && f->distinct_values <= GS_SELECT_DISTINCT_CAP; ++p) {
+    uint64_t bits;
+    memcpy(&bits, &A->val[p], sizeof bits);
+    uint64_t h = bits * 0x9E3779B97F4A7C15ull;
+    size_t s = (size_t)(h >> 47) & (SLOTS - 1);
+    while (used_slot[s] && set[s] != bits) s = (s + 1) & (SLOTS - 1);
+    if (!used_slot[s]) {
+      used_slot[s] = 1;
+      set[s] = bits;
+      f->distinct_values++;
+    }
+  }
+  free(used_slot);
+cleanup:
+  free(set);
+  return st;
+}
+
+/* ==== the rule =============================================================================== */
+
+static void note(gs_select_rule_t *r, const char *fmt, const char *name, double a, double b)
+{
+  size_t used = strlen(r->excluded);
+  if (used + 1 >= sizeof r->excluded) return;
+  if (used) used += (size_t)snprintf(r->excluded + used, sizeof r->excluded - used, "; ");
+  if (used < sizeof r->excluded)
+    snprintf(r->excluded + used, sizeof r->excluded - used, fmt, name, a, b);
+}
+
+/* 1 when backend `name` (registered as index b) would refuse the matrix described by f. */
+static gs_status_t refuses(int b, const char *name, const gs_select_features_t *f,
+                           const char *options, int need_t, gs_select_rule_t *r, int *out)
+{
+  const unsigned fl = gs_spmv_backend_flags(b);
+  double max_fill = 0.0;
+  int has_fill = 0;
+  *out = 1;
+  GS_CHECK(gs_spmv_option_resolve(b, options, "max_fill", &max_fill, &has_fill));
+  if (need_t && !(fl & GS_SPMV_FLAG_TRANSPOSE)) {
+    note(r, "%s: no transpose product", name, 0, 0);
+    return GS_SUCCESS;
+  }
+  if (f->nnz > INT32_MAX && !(fl & GS_SPMV_FLAG_WIDE)) {
+    note(r, "%s: more than 2^31-1 entries (%.0f)", name, (double)f->nnz, 0);
+    return GS_SUCCESS;
+  }
+  const double nnz = (double)f->nnz;
+  if (!strcmp(name, "ell") && has_fill && f->ell_slots > max_fill * nnz) {
+    note(r, "%s: fill %.3g over max_fill %g", name, f->ell_fill, max_fill);
+    return GS_SUCCESS;
+  }
+  if (!strcmp(name, "ell") && f->ell_fill > T(T_ELL_FILL)) {
+    note(r, "%s: fill %.3g over ell_fill %g", name, f->ell_fill, T(T_ELL_FILL));
+    return GS_SUCCESS;
+  }
+  if (!strcmp(name, "dia")) {
+    if ((int64_t)f->rows + (int64_t)f->cols >= ((int64_t)1 << 31)) {
+      note(r, "%s: rows + columns %.0f not below 2^31", name, (double)f->rows + f->cols, 0);
+      return GS_SUCCESS;
+    }
+    if (has_fill && f->nnz > 0 && f->dia_slots > max_fill * nnz) {
+      note(r, "%s: fill %.3g over max_fill %g", name, f->dia_fill, max_fill);
+      return GS_SUCCESS;
+    }
+  }
+  if (!strcmp(name, "cusparse-sell")) {
+    if (f->sell_total > INT32_MAX) {
+      note(r, "%s: %.0f slots, more than 2^31-1", name, f->sell_total, 0);
+      return GS_SUCCESS;
+    }
+    if (has_fill && max_fill > 0.0 && f->sell_slots > max_fill * nnz) {
+      note(r, "%s: fill %.3g over max_fill %g", name, f->sell_fill, max_fill);
+      return GS_SUCCESS;
+    }
+  }
+  *out = 0;
+  return GS_SUCCESS;
+}
+
+/* Appends `name` to the list when registered, not refused and not there yet. */
+static gs_status_t offer(gs_select_rule_t *r, const char *name, const gs_select_features_t *f,
+                         const char *options, int need_t)
+{
+  if ((double)r->n >= T(T_MAX_CANDIDATES) || r->n >= GS_SELECT_MAX) return GS_SUCCESS;
+  const int b = gs_spmv_backend_find(name);
+  if (b < 0) return GS_SUCCESS; /* not in this build */
+  for (int k = 0; k < r->n; ++k)
+    if (!strcmp(r->names[k], name)) return GS_SUCCESS;
+  int no = 1;
+  GS_CHECK(refuses(b, name, f, options, need_t, r, &no));
+  if (no) return GS_SUCCESS;
+  snprintf(r->names[r->n++], GS_SELECT_NAME, "%s", name);
+  return GS_SUCCESS;
+}
+
+gs_status_t gs_select_rule(const gs_select_features_t *f, const char *options, int need_transpose,
+                           gs_select_rule_t *out)
+{
+  if (!f || !out) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_select_rule: NULL argument");
+  memset(out, 0, sizeof *out);
+  GS_CHECK(gs_spmv_options_check(options));
+  size_t row = 0;
+  while (!holds(RULES[row].when, f)) ++row; /* the last row always holds */
+  out->row = RULES[row].row;
+  for (int k = 0; RULES[row].names[k]; ++k) {
+    GS_CHECK(offer(out, RULES[row].names[k], f, options, need_transpose));
+    /* the value table right after the row's first choice, where values repeat */
+    if (k == 0 && f->nnz > 0 && (double)f->distinct_values <= T(T_FEW_VALUES))
+      GS_CHECK(offer(out, "bccoo", f, options, need_transpose));
+  }
+  if (out->n == 0) {
+    GS_CHECK(offer(out, "csr-vector", f, options, need_transpose));
+    GS_CHECK(offer(out, "cusparse-csr", f, options, need_transpose));
+  }
+  if (out->n == 0)
+    return GS_ERROR(GS_ERR_UNSUPPORTED, "auto: no registered SpMV format can take this matrix "
+                    "(%s)", out->excluded[0] ? out->excluded : "none registered");
+  return GS_SUCCESS;
+}
+
+/* ==== the measured stage's decision ========================================================== */
+
+int gs_select_decide(gs_select_time_t *t, int n, double expected_products)
+{
+  int best = -1;
+  if (!t || n <= 0) return -1;
+  for (int k = 0; k < n; ++k) {
+    t[k].cost_s = t[k].status == GS_SUCCESS ? t[k].prepare_s + expected_products * t[k].spmv_s
+                                            : INFINITY;
+    if (t[k].status == GS_SUCCESS && (best < 0 || t[k].cost_s < t[best].cost_s)) best = k;
+  }
+  return best;
+}

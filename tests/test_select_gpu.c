@@ -1,0 +1,229 @@
+/* tests/test_select_gpu.c: the "auto" format on the GPU. Its product is the chosen backend's bit
+ * for bit (auto hands back that backend's prepared product: same ops, same layout); the record
+ * says what was measured and why; the cache (in this process's own folder) turns a second
+ * selection of the same matrix into a hit with the same choice; a corrupt cache file costs a
+ * warning, not the selection; the rule-only path takes the rule's first candidate; a method that
+ * needs A^T gets a backend that has it; no device memory is left behind; the context has warmed
+ * cuBLAS and cuSPARSE. Matrices are generated fresh (seed printed). Exits 77 without a device. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/testutil.h"
+
+static gs_context_t *ctx;
+static uint64_t g_seed;
+
+/* The test matrices: a PDE stencil, a banded one, a convection-diffusion, scale-free rows. */
+static gs_csr_t *matrix(int k, uint64_t seed)
+{
+  gs_csr_t *A = NULL;
+  gs_status_t st = GS_ERR_INTERNAL;
+  switch (k) {
+  case 0: st = gs_gen_laplace(&A, 40, 40, 40, 27); break;
+  case 1: st = gs_gen_laplace(&A, 300, 300, 1, 5); break;
+  case 2: st = gs_gen_convdiff(&A, 200, 150, 1, 50.0, GS_FLOW_RANDOM, seed); break;
+  case 3: st = gs_gen_powerlaw(&A, 50000, 8.0, 2.3, seed); break;
+  case 4: st = gs_gen_random(&A, 3000, 2500, 9, seed); break;
+  default: break;
+  }
+  CU_ASSERT_EQUAL(st, GS_SUCCESS);
+  return A;
+}
+#define NMATRICES 5
+
+/* y = alpha A x + beta y_in with product S, copied back to the host. */
+static void apply(gs_spmv_t *S, gs_op_t op, double alpha, const double *d_x, double beta,
+                  const double *h_yin, double *d_y, double *h_y, gs_idx_t ylen)
+{
+  CU_ASSERT_FATAL(gs_copy_to_device(ctx, d_y, h_yin, (size_t)ylen * sizeof *h_yin) ==
+                  GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_spmv_apply(S, op, alpha, d_x, beta, d_y) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_copy_to_host(ctx, h_y, d_y, (size_t)ylen * sizeof *h_y) == GS_SUCCESS);
+}
+
+static void test_auto_is_the_chosen_backend(void)
+{
+  char cache[4608];
+  snprintf(cache, sizeof cache, "%s/cache-bits", gs_test_tmpdir());
+  for (int k = 0; k < NMATRICES; ++k) {
+    uint64_t s = g_seed + (uint64_t)k;
+    gs_csr_t *H = matrix(k, gs_test_next(&s));
+    gs_matrix_t *A = NULL;
+    gs_spmv_t *S = NULL, *D = NULL;
+    CU_ASSERT_FATAL(H && gs_matrix_create(&A, ctx, H) == GS_SUCCESS);
+    /* the matrix's shared device CSR is uploaded by the first product and stays with A */
+    CU_ASSERT_FATAL(gs_spmv_create(&D, ctx, A, "csr-vector", NULL) == GS_SUCCESS);
+    gs_spmv_destroy(&D);
+    const size_t base = gs_device_bytes_in_use(ctx);
+    gs_select_opts_t so;
+    gs_select_opts_default(&so);
+    so.cache_dir = cache;
+    gs_status_t st = gs_spmv_create_auto(&S, ctx, A, NULL, &so);
+    if (st != GS_SUCCESS) fprintf(stderr, "\n  auto on matrix %d: %s\n", k, gs_last_error());
+    CU_ASSERT_FATAL(st == GS_SUCCESS);
+    const gs_selection_t *sel = gs_spmv_selection(S);
+    CU_ASSERT_FATAL(sel != NULL);
+    CU_ASSERT_STRING_EQUAL(gs_spmv_name(S), sel->chosen_name);
+    CU_ASSERT(sel->measured && sel->cache == GS_SELECT_CACHE_MISS);
+    CU_ASSERT(sel->chosen >= 0 && sel->chosen < sel->ntimes && sel->ntimes == sel->rule.n);
+    CU_ASSERT_STRING_EQUAL(sel->warning, "");
+    /* the choice is the least cost of the record, each cost prepare + N * t */
+    for (int c = 0; c < sel->ntimes; ++c)
+      if (sel->times[c].status == GS_SUCCESS) {
+        CU_ASSERT(sel->times[c].cost_s == sel->times[c].prepare_s +
+                                              sel->expected_products * sel->times[c].spmv_s);
+        CU_ASSERT(sel->times[sel->chosen].cost_s <= sel->times[c].cost_s);
+      }
+    printf("\n    matrix %d: %s (%s)", k, sel->chosen_name, sel->rule.row);
+    CU_ASSERT_FATAL(gs_spmv_create(&D, ctx, A, sel->chosen_name, NULL) == GS_SUCCESS);
+
+    /* the same x, alpha, beta and y_in through both: y bit for bit (or, for a backend that is
+     * not deterministic, as its caps say, both within the rounding bound) */
+    const gs_idx_t m = H->m, n = H->n, len = (m > n ? m : n) + 1;
+    double *x = malloc((size_t)len * sizeof *x), *yin = malloc((size_t)len * sizeof *yin);
+    double *y1 = malloc((size_t)len * sizeof *y1), *y2 = malloc((size_t)len * sizeof *y2);
+    double *d_x = NULL, *d_y = NULL;
+    CU_ASSERT_FATAL(x && yin && y1 && y2);
+    for (gs_idx_t i = 0; i < len; ++i) {
+      x[i] = 2.0 * gs_test_uniform(&s) - 1.0;
+      yin[i] = 2.0 * gs_test_uniform(&s) - 1.0;
+    }
+    CU_ASSERT_FATAL(gs_dmalloc(ctx, (void **)&d_x, (size_t)len * sizeof *d_x, "x") == GS_SUCCESS);
+    CU_ASSERT_FATAL(gs_dmalloc(ctx, (void **)&d_y, (size_t)len * sizeof *d_y, "y") == GS_SUCCESS);
+    CU_ASSERT_FATAL(gs_copy_to_device(ctx, d_x, x, (size_t)len * sizeof *x) == GS_SUCCESS);
+    const double ab[][2] = {{1.0, 0.0}, {-0.75, 1.5}};
+    for (int op = 0; op < 2; ++op) {
+      const gs_op_t o = op ? GS_OP_T : GS_OP_N;
+      if (!gs_spmv_supports(S, o)) continue;
+      const unsigned det = o == GS_OP_N ? GS_SPMV_CAP_DETERMINISTIC : GS_SPMV_CAP_DETERMINISTIC_T;
+      const gs_idx_t ylen = o == GS_OP_N ? m : n;
+      for (int q = 0; q < 2; ++q) {
+        apply(S, o, ab[q][0], d_x, ab[q][1], yin, d_y, y1, ylen);
+        apply(D, o, ab[q][0], d_x, ab[q][1], yin, d_y, y2, ylen);
+        if (gs_spmv_caps(D) & det) {
+          CU_ASSERT(memcmp(y1, y2, (size_t)ylen * sizeof *y1) == 0);
+        } else {
+          CU_ASSERT(gs_test_spmv_ok(H, o, ab[q][0], x, ab[q][1], yin, y1, "auto %d", k));
+          CU_ASSERT(gs_test_spmv_ok(H, o, ab[q][0], x, ab[q][1], yin, y2, "direct %d", k));
+        }
+      }
+    }
+    gs_dfree(ctx, d_x);
+    gs_dfree(ctx, d_y);
+    free(x);
+    free(yin);
+    free(y1);
+    free(y2);
+    char chosen[GS_SELECT_NAME];
+    snprintf(chosen, sizeof chosen, "%s", sel->chosen_name);
+    gs_spmv_destroy(&S);
+    gs_spmv_destroy(&D);
+    CU_ASSERT_EQUAL(gs_device_bytes_in_use(ctx), base); /* the candidates left nothing behind */
+
+    /* the second selection of the same matrix: a cache hit, the same choice */
+    CU_ASSERT_FATAL(gs_spmv_create_auto(&S, ctx, A, NULL, &so) == GS_SUCCESS);
+    sel = gs_spmv_selection(S);
+    CU_ASSERT_EQUAL(sel->cache, GS_SELECT_CACHE_HIT);
+    CU_ASSERT_STRING_EQUAL(sel->chosen_name, chosen);
+    gs_spmv_destroy(&S);
+    gs_matrix_destroy(&A);
+    gs_csr_destroy(&H);
+  }
+}
+
+static void test_paths(void)
+{
+  uint64_t s = g_seed ^ 0x77;
+  gs_csr_t *H = matrix(2, gs_test_next(&s));
+  gs_matrix_t *A = NULL;
+  gs_spmv_t *S = NULL;
+  CU_ASSERT_FATAL(H && gs_matrix_create(&A, ctx, H) == GS_SUCCESS);
+  char cache[4608];
+  snprintf(cache, sizeof cache, "%s/cache-paths", gs_test_tmpdir());
+  gs_select_opts_t so;
+  gs_select_opts_default(&so);
+  so.cache_dir = cache;
+
+  /* gs_spmv_create(..., "auto") with the defaults: the user's cache, so here with no cache */
+  so.use_cache = 0;
+  CU_ASSERT_FATAL(gs_spmv_create_auto(&S, ctx, A, NULL, &so) == GS_SUCCESS);
+  CU_ASSERT_EQUAL(gs_spmv_selection(S)->cache, GS_SELECT_CACHE_OFF);
+  gs_spmv_destroy(&S);
+  so.use_cache = 1;
+
+  /* rule only: the rule's first candidate, nothing timed */
+  so.rule_only = 1;
+  CU_ASSERT_FATAL(gs_spmv_create_auto(&S, ctx, A, NULL, &so) == GS_SUCCESS);
+  const gs_selection_t *sel = gs_spmv_selection(S);
+  CU_ASSERT(!sel->measured);
+  CU_ASSERT_STRING_EQUAL(sel->chosen_name, sel->rule.names[0]);
+  gs_spmv_destroy(&S);
+  so.rule_only = 0;
+
+  /* a method with A^T: a backend that has it */
+  so.need_transpose = 1;
+  CU_ASSERT_FATAL(gs_spmv_create_auto(&S, ctx, A, NULL, &so) == GS_SUCCESS);
+  CU_ASSERT(gs_spmv_supports(S, GS_OP_T));
+  gs_spmv_destroy(&S);
+  so.need_transpose = 0;
+
+  /* a corrupt cache file: a warning, a fresh measurement, then a hit again */
+  CU_ASSERT_FATAL(gs_spmv_create_auto(&S, ctx, A, NULL, &so) == GS_SUCCESS);
+  char file[1024];
+  snprintf(file, sizeof file, "%s", gs_spmv_selection(S)->cache_file);
+  gs_spmv_destroy(&S);
+  CU_ASSERT_FATAL(file[0] != '\0');
+  FILE *f = fopen(file, "w");
+  CU_ASSERT_FATAL(f != NULL);
+  fputs("gpusolve-select 1\nversion\n", f);
+  fclose(f);
+  CU_ASSERT_FATAL(gs_spmv_create_auto(&S, ctx, A, NULL, &so) == GS_SUCCESS);
+  sel = gs_spmv_selection(S);
+  CU_ASSERT(strstr(sel->warning, "corrupt") != NULL);
+  CU_ASSERT_EQUAL(sel->cache, GS_SELECT_CACHE_MISS);
+  gs_spmv_destroy(&S);
+  CU_ASSERT_FATAL(gs_spmv_create_auto(&S, ctx, A, NULL, &so) == GS_SUCCESS);
+  CU_ASSERT_EQUAL(gs_spmv_selection(S)->cache, GS_SELECT_CACHE_HIT);
+  gs_spmv_destroy(&S);
+
+  /* an unwritable cache folder (under a regular file): a warning, the selection goes on */
+  char bad[1100];
+  snprintf(bad, sizeof bad, "%s/sub", file);
+  so.cache_dir = bad;
+  CU_ASSERT_FATAL(gs_spmv_create_auto(&S, ctx, A, NULL, &so) == GS_SUCCESS);
+  CU_ASSERT(strlen(gs_spmv_selection(S)->warning) > 0);
+  gs_spmv_destroy(&S);
+
+  /* plain backends have no record; bad arguments */
+  CU_ASSERT_FATAL(gs_spmv_create(&S, ctx, A, "csr-vector", NULL) == GS_SUCCESS);
+  CU_ASSERT_PTR_NULL(gs_spmv_selection(S));
+  gs_spmv_destroy(&S);
+  so.expected_products = 0.0;
+  CU_ASSERT_EQUAL(gs_spmv_create_auto(&S, ctx, A, NULL, &so), GS_ERR_INVALID_ARG);
+  so.expected_products = 1000.0;
+  CU_ASSERT_EQUAL(gs_spmv_create_auto(&S, ctx, A, "max_fill=x", &so), GS_ERR_INVALID_ARG);
+  CU_ASSERT_PTR_NULL(S);
+  gs_matrix_destroy(&A);
+  gs_csr_destroy(&H);
+  /* the libraries were warmed when the context was made */
+  CU_ASSERT(gs_context_warmup_seconds(ctx) > 0.0);
+}
+
+int main(void)
+{
+  g_seed = gs_test_seed();
+  if (gs_device_count() > 0 && gs_context_create(&ctx, 0) != GS_SUCCESS) {
+    fprintf(stderr, "context: %s\n", gs_last_error());
+    return 1;
+  }
+  CU_TestInfo tests[] = {{"auto's y is the chosen backend's, bit for bit; cache hit",
+                          test_auto_is_the_chosen_backend},
+                         {"rule only, transpose, corrupt cache, unwritable folder", test_paths},
+                         CU_TEST_INFO_NULL};
+  int rc = gs_test_main("select_gpu", tests, 1);
+  gs_context_destroy(&ctx);
+  return rc;
+}

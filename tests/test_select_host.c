@@ -1,0 +1,454 @@
+/* tests/test_select_host.c: the "auto" format without a GPU: the rule stage (feature vectors in,
+ * ranked candidates out: the paper's %nnz bands, their inclusive bounds, the outlier and banded
+ * rows, refusals never selected), the measured stage's decision (amortisation, ties, failures),
+ * the features (against independent counts), and the selection cache (hit, miss on changed
+ * values, miss on another GPU name, corrupt file ignored with a warning, unwritable folder not
+ * fatal), each in this process's own folder. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "spmv/auto_cache.h"
+#include "tests/testutil.h"
+
+static double threshold(const char *name)
+{
+  const char *n;
+  double v;
+  for (int k = 0; gs_select_threshold(k, &n, &v, NULL); ++k)
+    if (!strcmp(n, name)) return v;
+  CU_FAIL_FATAL("threshold missing");
+  return NAN;
+}
+
+static int listed(const gs_select_rule_t *r, const char *name)
+{
+  for (int k = 0; k < r->n; ++k)
+    if (!strcmp(r->names[k], name)) return 1;
+  return 0;
+}
+
+/* A well-behaved matrix of a million rows: nothing refused, no row but the %nnz bands fires. */
+static gs_select_features_t base_features(double pct)
+{
+  gs_select_features_t f;
+  memset(&f, 0, sizeof f);
+  f.rows = f.cols = 1000000;
+  f.nnz = 20000000;
+  f.pct_nnz = pct;
+  f.row_mean = 20.0;
+  f.row_std = 3.0;
+  f.row_max = 30;
+  f.diagonals = 5000;
+  f.ell_slots = 1.5 * (double)f.nnz; /* under ell_fill and the default max_fill */
+  f.dia_slots = 5000.0 * f.rows;      /* far over every fill limit */
+  f.sell_slots = f.sell_total = 1.2 * (double)f.nnz;
+  f.ell_fill = 1.5;
+  f.dia_fill = f.dia_slots / (double)f.nnz;
+  f.sell_fill = 1.2;
+  f.distinct_values = GS_SELECT_DISTINCT_CAP + 1;
+  return f;
+}
+
+static const char *first(const gs_select_features_t *f, const char *opts, int need_t)
+{
+  static gs_select_rule_t r;
+  CU_ASSERT_FATAL(gs_select_rule(f, opts, need_t, &r) == GS_SUCCESS);
+  return r.n > 0 ? r.names[0] : "";
+}
+
+/* The paper's three bands, their upper bounds inclusive (S1 is [0, 0.00035]), as our backends. */
+static void test_rule_bands_and_ties(void)
+{
+  const double s1 = threshold("s1_pct"), s2 = threshold("s2_pct");
+  gs_select_features_t f = base_features(0.5 * s1);
+  CU_ASSERT_STRING_EQUAL(first(&f, NULL, 0), "csr-vector");
+  f = base_features(s1); /* on the bound: still S1 */
+  CU_ASSERT_STRING_EQUAL(first(&f, NULL, 0), "csr-vector");
+  f = base_features(nextafter(s1, 1.0)); /* just over: S2 */
+  CU_ASSERT_STRING_EQUAL(first(&f, NULL, 0), "hyb");
+  f = base_features(s2);
+  CU_ASSERT_STRING_EQUAL(first(&f, NULL, 0), "hyb");
+  f = base_features(nextafter(s2, 1.0));
+  CU_ASSERT_STRING_EQUAL(first(&f, NULL, 0), "ell");
+  f = base_features(0.3); /* deep in S3 (the paper's pdb1HYS) */
+  CU_ASSERT_STRING_EQUAL(first(&f, NULL, 0), "ell");
+  /* sigma over the outlier bound overrides the bands (the paper's HLW, IND: CSR) */
+  const double so = threshold("sigma_outlier");
+  f = base_features(0.3);
+  f.row_std = nextafter(so, INFINITY);
+  CU_ASSERT_STRING_EQUAL(first(&f, NULL, 0), "csr-vector");
+  f.row_std = so; /* on the bound: the band rule still holds */
+  CU_ASSERT_STRING_EQUAL(first(&f, NULL, 0), "ell");
+  /* banded: DIA first while its fill is at most dia_fill (on the bound included) */
+  f = base_features(0.3);
+  f.dia_slots = threshold("dia_fill") * (double)f.nnz;
+  f.dia_fill = threshold("dia_fill");
+  CU_ASSERT_STRING_EQUAL(first(&f, NULL, 0), "dia");
+  /* small matrices: CSR */
+  f = base_features(0.3);
+  f.nnz = (gs_off_t)threshold("small_nnz");
+  CU_ASSERT_STRING_EQUAL(first(&f, NULL, 0), "csr-vector");
+}
+
+/* Refusals: a padded format whose fill is over its max_fill (default or given) is never a
+ * candidate, whatever row fires; random feature vectors drawn fresh each run. */
+static void test_rule_never_selects_refusals(void)
+{
+  uint64_t s = gs_test_seed() ^ 0x5e1ec7;
+  const char *opts_list[] = {NULL, "max_fill=1.2", "dia.max_fill=1", "ell.max_fill=10",
+                             "cusparse-sell.max_fill=1.05"};
+  for (int trial = 0; trial < 4000; ++trial) {
+    gs_select_features_t f;
+    memset(&f, 0, sizeof f);
+    f.rows = f.cols = 1 + (gs_idx_t)(gs_test_uniform(&s) * 2e6);
+    f.nnz = 1 + (gs_off_t)(gs_test_uniform(&s) * 30.0 * f.rows);
+    f.pct_nnz = 100.0 * (double)f.nnz / ((double)f.rows * f.cols);
+    f.row_mean = (double)f.nnz / f.rows;
+    f.row_std = gs_test_uniform(&s) * 400.0;
+    f.row_max = (gs_off_t)ceil(f.row_mean * (1.0 + 4.0 * gs_test_uniform(&s)));
+    f.diagonals = 1 + (gs_idx_t)(gs_test_uniform(&s) * 50);
+    f.ell_slots = (double)f.rows * (double)f.row_max;
+    f.dia_slots = (double)f.diagonals * (double)f.rows;
+    f.sell_slots = f.sell_total = f.ell_slots * (0.5 + 0.5 * gs_test_uniform(&s));
+    f.ell_fill = f.ell_slots / (double)f.nnz;
+    f.dia_fill = f.dia_slots / (double)f.nnz;
+    f.sell_fill = f.sell_slots / (double)f.nnz;
+    f.distinct_values = (gs_off_t)(gs_test_uniform(&s) * 1000);
+    const char *opts = opts_list[trial % 5];
+    gs_select_rule_t r;
+    CU_ASSERT_FATAL(gs_select_rule(&f, opts, trial % 7 == 0, &r) == GS_SUCCESS);
+    CU_ASSERT(r.n >= 1 && r.n <= (int)threshold("max_candidates"));
+    int bad = 0;
+    for (int k = 0; k < r.n; ++k) {
+      const int b = gs_spmv_backend_find(r.names[k]);
+      if (b < 0) bad = 1; /* only registered backends */
+      for (int q = 0; q < k; ++q)
+        if (!strcmp(r.names[q], r.names[k])) bad = 1; /* no duplicates */
+      if (trial % 7 == 0 && !(gs_spmv_backend_flags(b) & GS_SPMV_FLAG_TRANSPOSE)) bad = 1;
+      double mf = 0.0;
+      const char *key = "max_fill";
+      if (!strcmp(r.names[k], "ell") || !strcmp(r.names[k], "dia") ||
+          !strcmp(r.names[k], "cusparse-sell")) {
+        /* the limit the backend would apply under these options */
+        mf = gs_test_backend_option_default(r.names[k], key, 3.0);
+        if (opts && !strncmp(opts, "max_fill=", 9)) mf = atof(opts + 9);
+        char pre[64];
+        snprintf(pre, sizeof pre, "%s.max_fill=", r.names[k]);
+        if (opts && !strncmp(opts, pre, strlen(pre))) mf = atof(opts + strlen(pre));
+      }
+      if (!strcmp(r.names[k], "ell") && f.ell_slots > mf * (double)f.nnz) bad = 1;
+      if (!strcmp(r.names[k], "dia") && f.dia_slots > mf * (double)f.nnz) bad = 1;
+      if (!strcmp(r.names[k], "cusparse-sell") && f.sell_slots > mf * (double)f.nnz) bad = 1;
+    }
+    if (bad) {
+      CU_FAIL("a candidate that would refuse, repeat or is not registered");
+      fprintf(stderr, "  trial %d opts %s: %s\n", trial, opts ? opts : "-", r.names[0]);
+      break;
+    }
+  }
+  /* the banded row with DIA refusing: DIA is left out and the next of the row leads */
+  gs_select_features_t f = base_features(0.3);
+  f.dia_slots = 1.2 * (double)f.nnz;
+  f.dia_fill = 1.2;
+  gs_select_rule_t r;
+  CU_ASSERT_FATAL(gs_select_rule(&f, "dia.max_fill=1.1", 0, &r) == GS_SUCCESS);
+  CU_ASSERT(!listed(&r, "dia"));
+  CU_ASSERT(strstr(r.excluded, "dia") != NULL);
+  CU_ASSERT_STRING_EQUAL(r.names[0], "ell");
+  /* ELL over the rule's ell_fill is left out even when max_fill would take it */
+  f = base_features(0.3);
+  f.ell_fill = threshold("ell_fill") * 1.01;
+  f.ell_slots = f.ell_fill * (double)f.nnz;
+  CU_ASSERT_FATAL(gs_select_rule(&f, "max_fill=100", 0, &r) == GS_SUCCESS);
+  CU_ASSERT(!listed(&r, "ell"));
+  /* a wide matrix keeps only backends with 64-bit offsets (csr-vector falls back regardless) */
+  f = base_features(0.3);
+  f.nnz = (gs_off_t)INT32_MAX + 1;
+  if (gs_select_rule(&f, NULL, 0, &r) == GS_SUCCESS)
+    for (int k = 0; k < r.n; ++k)
+      CU_ASSERT(gs_spmv_backend_flags(gs_spmv_backend_find(r.names[k])) & GS_SPMV_FLAG_WIDE);
+  /* bccoo: a candidate only when registered in this build, and then right after the first
+   * choice when the values repeat */
+  f = base_features(0.3);
+  f.distinct_values = 3;
+  CU_ASSERT_FATAL(gs_select_rule(&f, NULL, 0, &r) == GS_SUCCESS);
+  if (gs_spmv_backend_find("bccoo") >= 0) {
+    CU_ASSERT_STRING_EQUAL(r.names[1], "bccoo");
+  } else {
+    CU_ASSERT(!listed(&r, "bccoo"));
+  }
+  /* errors */
+  CU_ASSERT_EQUAL(gs_select_rule(NULL, NULL, 0, &r), GS_ERR_INVALID_ARG);
+  CU_ASSERT_EQUAL(gs_select_rule(&f, NULL, 0, NULL), GS_ERR_INVALID_ARG);
+  CU_ASSERT_EQUAL(gs_select_rule(&f, "max_fill=abc", 0, &r), GS_ERR_INVALID_ARG);
+  CU_ASSERT_EQUAL(gs_select_rule(&f, "nosuch=1", 0, &r), GS_ERR_INVALID_ARG);
+}
+
+/* prepare + products * t: exact costs of binary fractions, the earlier of equals, failures out. */
+static void test_decide(void)
+{
+  gs_select_time_t t[3];
+  memset(t, 0, sizeof t);
+  snprintf(t[0].name, sizeof t[0].name, "slow-build");
+  t[0].prepare_s = 0.5;   /* a costly layout ... */
+  t[0].spmv_s = 0.0625;   /* ... that is fast */
+  snprintf(t[1].name, sizeof t[1].name, "cheap-build");
+  t[1].prepare_s = 0.0;
+  t[1].spmv_s = 0.125;
+  snprintf(t[2].name, sizeof t[2].name, "failed");
+  t[2].status = GS_ERR_FORMAT_FILL;
+  /* break-even at products = 0.5 / (0.125 - 0.0625) = 8 */
+  CU_ASSERT_EQUAL(gs_select_decide(t, 3, 4.0), 1);
+  CU_ASSERT_EQUAL(t[1].cost_s, 0.5);
+  CU_ASSERT_EQUAL(t[0].cost_s, 0.75);
+  CU_ASSERT(isinf(t[2].cost_s));
+  CU_ASSERT_EQUAL(gs_select_decide(t, 3, 8.0), 0); /* a tie (1.0 = 1.0): the better-ranked */
+  CU_ASSERT_EQUAL(gs_select_decide(t, 3, 16.0), 0);
+  t[0].status = GS_ERR_CUDA;
+  CU_ASSERT_EQUAL(gs_select_decide(t, 3, 16.0), 1);
+  t[1].status = GS_ERR_CUDA;
+  CU_ASSERT_EQUAL(gs_select_decide(t, 3, 16.0), -1);
+  CU_ASSERT_EQUAL(gs_select_decide(NULL, 3, 16.0), -1);
+  CU_ASSERT_EQUAL(gs_select_decide(t, 0, 16.0), -1);
+}
+
+/* Features against independent counts: fills from their definitions, distinct values by sorting. */
+static int cmp_dbl(const void *a, const void *b)
+{
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static void test_features(void)
+{
+  uint64_t s = gs_test_seed() ^ 0xfea7;
+  for (int trial = 0; trial < 20; ++trial) {
+    const gs_idx_t m = 1 + (gs_idx_t)(gs_test_uniform(&s) * 300);
+    const gs_idx_t n = 1 + (gs_idx_t)(gs_test_uniform(&s) * 300);
+    gs_csr_t *A = gs_test_random_csr(&s, m, n, 0.02 + 0.2 * gs_test_uniform(&s));
+    const int K = 1 + (int)(gs_test_uniform(&s) * 40); /* values from a set of K */
+    for (gs_off_t p = 0; p < A->nnz; ++p) A->val[p] = (double)(1 + (int)(gs_test_uniform(&s) * K));
+    gs_select_features_t f;
+    CU_ASSERT_FATAL(gs_select_features(A, &f) == GS_SUCCESS);
+    /* independent: longest row, diagonals by marking, slices of 32 */
+    gs_off_t rmax = 0;
+    int64_t sell = 0;
+    char *diag = calloc((size_t)m + n, 1);
+    int ndiag = 0;
+    for (gs_idx_t i = 0; i < m; ++i) {
+      const gs_off_t len = A->row_ptr[i + 1] - A->row_ptr[i];
+      if (len > rmax) rmax = len;
+      for (gs_off_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p)
+        if (!diag[A->col[p] - i + m - 1]++) ndiag++;
+    }
+    for (gs_idx_t lo = 0; lo < m; lo += 32) {
+      gs_off_t w = 0;
+      for (gs_idx_t i = lo; i < m && i < lo + 32; ++i)
+        if (A->row_ptr[i + 1] - A->row_ptr[i] > w) w = A->row_ptr[i + 1] - A->row_ptr[i];
+      sell += (int64_t)((m - lo < 32 ? m - lo : 32)) * w;
+    }
+    free(diag);
+    double *v = malloc(((size_t)A->nnz + 1) * sizeof *v);
+    memcpy(v, A->val, (size_t)A->nnz * sizeof *v);
+    qsort(v, (size_t)A->nnz, sizeof *v, cmp_dbl);
+    gs_off_t distinct = 0;
+    for (gs_off_t p = 0; p < A->nnz; ++p) distinct += p == 0 || v[p] != v[p - 1];
+    free(v);
+    CU_ASSERT_EQUAL(f.row_max, rmax);
+    CU_ASSERT_EQUAL(f.diagonals, ndiag);
+    CU_ASSERT_EQUAL(f.ell_slots, (double)m * (double)rmax);
+    CU_ASSERT_EQUAL(f.dia_slots, (double)ndiag * (double)m);
+    CU_ASSERT_EQUAL(f.sell_slots, (double)sell);
+    CU_ASSERT_EQUAL(f.distinct_values, distinct);
+    CU_ASSERT_DOUBLE_EQUAL(f.pct_nnz, 100.0 * (double)A->nnz / ((double)m * n),
+                           1e-15 * f.pct_nnz);
+    gs_csr_destroy(&A);
+  }
+  /* the count stops past its cap */
+  gs_csr_t *A = NULL;
+  CU_ASSERT_FATAL(gs_gen_random(&A, 1000, 1000, 80, 7) == GS_SUCCESS); /* 80000 random values */
+  gs_select_features_t f;
+  CU_ASSERT_FATAL(gs_select_features(A, &f) == GS_SUCCESS);
+  CU_ASSERT_EQUAL(f.distinct_values, GS_SELECT_DISTINCT_CAP + 1);
+  gs_csr_destroy(&A);
+  CU_ASSERT_EQUAL(gs_select_features(NULL, &f), GS_ERR_INVALID_ARG);
+}
+
+/* ---- the cache ------------------------------------------------------------------------------- */
+
+static void fill_times(gs_selection_t *sel, const gs_select_rule_t *r, uint64_t *s)
+{
+  sel->ntimes = r->n;
+  for (int c = 0; c < r->n; ++c) {
+    snprintf(sel->times[c].name, sizeof sel->times[c].name, "%s", r->names[c]);
+    sel->times[c].status = c == 1 ? GS_ERR_FORMAT_FILL : GS_SUCCESS;
+    sel->times[c].prepare_s = 1e-3 * gs_test_uniform(s);
+    sel->times[c].spmv_s = 1e-5 * gs_test_uniform(s);
+  }
+}
+
+static void test_cache(void)
+{
+  uint64_t s = gs_test_seed() ^ 0xcac4e;
+  char dir[4608];
+  snprintf(dir, sizeof dir, "%s/cache-a/gpusolve", gs_test_tmpdir()); /* created by the store */
+  gs_csr_t *A = gs_test_random_csr(&s, 200, 200, 0.05);
+  gs_select_features_t f;
+  gs_select_rule_t r;
+  CU_ASSERT_FATAL(gs_select_features(A, &f) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_select_rule(&f, NULL, 0, &r) == GS_SUCCESS);
+  gs_select_key_t k;
+  memset(&k, 0, sizeof k);
+  k.matrix_hash = gs_select_matrix_hash(A);
+  snprintf(k.gpu, sizeof k.gpu, "Test GPU A");
+  gs_selection_t w, got;
+  memset(&w, 0, sizeof w);
+  fill_times(&w, &r, &s);
+
+  /* miss on an empty folder, then hit with the same times, bit for bit */
+  memset(&got, 0, sizeof got);
+  CU_ASSERT_EQUAL(gs_select_cache_load(dir, &k, &r, &got), 0);
+  CU_ASSERT_STRING_EQUAL(got.warning, "");
+  gs_select_cache_store(dir, &k, &r, &w);
+  CU_ASSERT_STRING_EQUAL(w.warning, "");
+  CU_ASSERT(strlen(w.cache_file) > 0 && access(w.cache_file, R_OK) == 0);
+  CU_ASSERT_EQUAL(gs_select_cache_load(dir, &k, &r, &got), 1);
+  CU_ASSERT_EQUAL(got.ntimes, r.n);
+  for (int c = 0; c < r.n; ++c) {
+    CU_ASSERT_STRING_EQUAL(got.times[c].name, r.names[c]);
+    CU_ASSERT_EQUAL(got.times[c].status, w.times[c].status);
+    if (w.times[c].status == GS_SUCCESS) {
+      CU_ASSERT_EQUAL(got.times[c].prepare_s, w.times[c].prepare_s); /* %.17g round trip */
+      CU_ASSERT_EQUAL(got.times[c].spmv_s, w.times[c].spmv_s);
+    }
+  }
+  CU_ASSERT_STRING_EQUAL(got.warning, "");
+
+  /* one changed value: another matrix, a miss */
+  A->val[A->nnz / 2] = nextafter(A->val[A->nnz / 2], 2.0);
+  gs_select_key_t k2 = k;
+  k2.matrix_hash = gs_select_matrix_hash(A);
+  CU_ASSERT(k2.matrix_hash != k.matrix_hash);
+  memset(&got, 0, sizeof got);
+  CU_ASSERT_EQUAL(gs_select_cache_load(dir, &k2, &r, &got), 0);
+  CU_ASSERT_STRING_EQUAL(got.warning, "");
+  /* the value restored: the same key again */
+  A->val[A->nnz / 2] = nextafter(A->val[A->nnz / 2], -2.0);
+  CU_ASSERT_EQUAL(gs_select_matrix_hash(A), k.matrix_hash);
+  /* another GPU: a miss */
+  k2 = k;
+  snprintf(k2.gpu, sizeof k2.gpu, "Test GPU B");
+  CU_ASSERT_EQUAL(gs_select_cache_load(dir, &k2, &r, &got), 0);
+  /* other options: a miss */
+  k2 = k;
+  snprintf(k2.options, sizeof k2.options, "max_fill=4");
+  CU_ASSERT_EQUAL(gs_select_cache_load(dir, &k2, &r, &got), 0);
+
+  /* corrupt files are ignored with a warning naming the file: garbage, and a truncated copy */
+  char good[4096] = "";
+  FILE *fp = fopen(w.cache_file, "r");
+  CU_ASSERT_FATAL(fp != NULL);
+  size_t glen = fread(good, 1, sizeof good - 1, fp);
+  fclose(fp);
+  const char *bad[] = {"not a cache file\n", "", NULL};
+  char truncated[4096];
+  snprintf(truncated, sizeof truncated, "%.*s", (int)(glen * 2 / 3), good);
+  bad[2] = truncated;
+  for (int b = 0; b < 3; ++b) {
+    fp = fopen(w.cache_file, "w");
+    CU_ASSERT_FATAL(fp != NULL);
+    fputs(bad[b], fp);
+    fclose(fp);
+    memset(&got, 0, sizeof got);
+    CU_ASSERT_EQUAL(gs_select_cache_load(dir, &k, &r, &got), 0);
+    CU_ASSERT(strstr(got.warning, "corrupt") != NULL);
+    CU_ASSERT(strstr(got.warning, w.cache_file) != NULL);
+  }
+  /* a new store replaces the corrupt file and hits again */
+  gs_selection_t w2 = w;
+  w2.warning[0] = '\0';
+  gs_select_cache_store(dir, &k, &r, &w2);
+  memset(&got, 0, sizeof got);
+  CU_ASSERT_EQUAL(gs_select_cache_load(dir, &k, &r, &got), 1);
+
+  /* an unwritable folder is not fatal: a warning, no file. A path under a regular file fails
+   * even for root; a read-only folder fails for everyone else. */
+  char under_file[4700];
+  snprintf(under_file, sizeof under_file, "%s/gpusolve", w.cache_file);
+  w2.warning[0] = '\0';
+  w2.cache_file[0] = '\0';
+  gs_select_cache_store(under_file, &k, &r, &w2);
+  CU_ASSERT(strlen(w2.warning) > 0);
+  CU_ASSERT_STRING_EQUAL(w2.cache_file, "");
+  memset(&got, 0, sizeof got);
+  CU_ASSERT_EQUAL(gs_select_cache_load(under_file, &k, &r, &got), 0);
+  char ro[4608];
+  snprintf(ro, sizeof ro, "%s/cache-ro", gs_test_tmpdir());
+  CU_ASSERT_FATAL(mkdir(ro, 0500) == 0);
+  w2.warning[0] = '\0';
+  gs_select_cache_store(ro, &k, &r, &w2);
+  if (geteuid() != 0) CU_ASSERT(strlen(w2.warning) > 0);
+  chmod(ro, 0700);
+  gs_csr_destroy(&A);
+}
+
+static void test_cache_dir(void)
+{
+  char buf[4096], home[4096];
+  const char *old_xdg = getenv("XDG_CACHE_HOME"), *old_home = getenv("HOME");
+  char sx[4096] = "", sh[4096] = "";
+  if (old_xdg) snprintf(sx, sizeof sx, "%s", old_xdg);
+  if (old_home) snprintf(sh, sizeof sh, "%s", old_home);
+  setenv("XDG_CACHE_HOME", "/some/cache", 1);
+  CU_ASSERT_EQUAL(gs_select_cache_dir(buf, sizeof buf), GS_SUCCESS);
+  CU_ASSERT_STRING_EQUAL(buf, "/some/cache/gpusolve");
+  setenv("XDG_CACHE_HOME", "relative/cache", 1); /* invalid by the XDG spec: ignored */
+  setenv("HOME", "/home/someone", 1);
+  CU_ASSERT_EQUAL(gs_select_cache_dir(buf, sizeof buf), GS_SUCCESS);
+  CU_ASSERT_STRING_EQUAL(buf, "/home/someone/.cache/gpusolve");
+  unsetenv("XDG_CACHE_HOME");
+  snprintf(home, sizeof home, "/h");
+  setenv("HOME", home, 1);
+  CU_ASSERT_EQUAL(gs_select_cache_dir(buf, sizeof buf), GS_SUCCESS);
+  CU_ASSERT_STRING_EQUAL(buf, "/h/.cache/gpusolve");
+  unsetenv("HOME");
+  CU_ASSERT_EQUAL(gs_select_cache_dir(buf, sizeof buf), GS_ERR_INVALID_ARG);
+  setenv("HOME", "/h", 1);
+  CU_ASSERT_EQUAL(gs_select_cache_dir(buf, 5), GS_ERR_INVALID_ARG);
+  CU_ASSERT_EQUAL(gs_select_cache_dir(NULL, 5), GS_ERR_INVALID_ARG);
+  if (old_xdg) setenv("XDG_CACHE_HOME", sx, 1);
+  else unsetenv("XDG_CACHE_HOME");
+  if (old_home) setenv("HOME", sh, 1);
+  else unsetenv("HOME");
+}
+
+static void test_opts_and_args(void)
+{
+  gs_select_opts_t o;
+  gs_select_opts_default(&o);
+  CU_ASSERT(o.expected_products > 0 && o.use_cache == 1 && o.runs >= 1 && o.rule_only == 0);
+  gs_spmv_t *S = (gs_spmv_t *)&o;
+  CU_ASSERT_EQUAL(gs_spmv_create_auto(&S, NULL, NULL, NULL, NULL), GS_ERR_INVALID_ARG);
+  CU_ASSERT_PTR_NULL(S);
+  CU_ASSERT_EQUAL(gs_spmv_create_auto(NULL, NULL, NULL, NULL, NULL), GS_ERR_INVALID_ARG);
+  CU_ASSERT_PTR_NULL(gs_spmv_selection(NULL));
+}
+
+int main(void)
+{
+  CU_TestInfo tests[] = {
+      {"rule: %nnz bands, inclusive bounds, outliers, banded, small", test_rule_bands_and_ties},
+      {"rule: refusals never selected (random features)", test_rule_never_selects_refusals},
+      {"decide: amortised cost, ties, failures", test_decide},
+      {"features: against independent counts", test_features},
+      {"cache: hit, misses, corrupt file, unwritable folder", test_cache},
+      {"cache folder: XDG_CACHE_HOME, HOME", test_cache_dir},
+      {"options and argument checks", test_opts_and_args},
+      CU_TEST_INFO_NULL};
+  return gs_test_main("select_host", tests, 0);
+}
