@@ -18,6 +18,17 @@ static int skip_vendor;
 static const double cases[3][2] = {{1.0, 0.0}, {-1.0, 1.0}, {2.5, -0.5}};
 /* 1 while test_wide_offsets runs: matrices keep 64-bit device offsets (gs_test_wide_offsets). */
 static int wide;
+static const char *only; /* GS_TEST_BACKENDS: a comma-separated list to run alone (sanitizer runs) */
+
+/* Whether backend `name` is to run: every one unless GS_TEST_BACKENDS names some. */
+static int selected(const char *name)
+{
+  if (!only || !*only) return 1;
+  const size_t len = strlen(name);
+  for (const char *p = only; (p = strstr(p, name)) != NULL; p += len)
+    if ((p == only || p[-1] == ',') && (p[len] == ',' || p[len] == '\0')) return 1;
+  return 0;
+}
 
 /* One backend with options on one matrix: every op and alpha/beta case against the host. */
 static void conform_one(gs_matrix_t *A, const char *name, const char *options,
@@ -93,16 +104,24 @@ static void conform(const gs_csr_t *H, const char *label)
   for (int b = 0; b < gs_spmv_backend_count(); ++b) {
     const char *name = gs_spmv_backend_name(b);
     if (skip_vendor && (gs_spmv_backend_flags(b) & GS_SPMV_FLAG_VENDOR)) continue;
+    if (!selected(name)) continue;
     conform_one(A, name, NULL, label, x, y0, y, d_x, d_y);
   }
   /* csr-vector picks row blocks or plain groups from the matrix: run both paths everywhere;
    * HYB with forced ELL widths (all COO, and a narrow ELL part). */
-  for (int w = 2; w <= 32; w *= 4) {
+  for (int w = 2; w <= 32 && selected("csr-vector"); w *= 4) {
     char o[64];
     snprintf(o, sizeof o, "csr-vector.width=%d", w);
     conform_one(A, "csr-vector", o, label, x, y0, y, d_x, d_y);
   }
-  if (gs_spmv_backend_find("hyb") >= 0) {
+  /* balanced (compressed) COO at every K and with the value table and floats off */
+  static const char *const bccoo_opts[][2] = {{"bccoo", "bccoo.k=1"}, {"bccoo", "bccoo.k=8"},
+                                              {"bccoo", "bccoo.lut=0,bccoo.f32=0"},
+                                              {"bcoo", "bcoo.k=2"}};
+  for (size_t i = 0; i < sizeof bccoo_opts / sizeof *bccoo_opts; ++i)
+    if (gs_spmv_backend_find(bccoo_opts[i][0]) >= 0 && selected(bccoo_opts[i][0]))
+      conform_one(A, bccoo_opts[i][0], bccoo_opts[i][1], label, x, y0, y, d_x, d_y);
+  if (gs_spmv_backend_find("hyb") >= 0 && selected("hyb")) {
     conform_one(A, "hyb", "hyb.k=0", label, x, y0, y, d_x, d_y);
     conform_one(A, "hyb", "hyb.k=2", label, x, y0, y, d_x, d_y);
   }
@@ -443,6 +462,7 @@ int main(void)
 {
   const char *nv = getenv("GS_TEST_NO_VENDOR");
   skip_vendor = nv && *nv && strcmp(nv, "0") != 0;
+  only = getenv("GS_TEST_BACKENDS");
   if (gs_device_count() > 0 && gs_context_create(&ctx, 0) != GS_SUCCESS) {
     fprintf(stderr, "context: %s\n", gs_last_error());
     return 1;
