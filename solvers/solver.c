@@ -529,6 +529,9 @@ gs_status_t gs_solver_setup(gs_solver_t *s, gs_operator_t *A, gs_precond_t *M)
   release(s);
 
   if (o.restart > n) o.restart = n > 0 ? n : 1;
+  /* check_every 0 (automatic) is gs_solver_iterate's to resolve; the loops of the other
+   * methods read the norm every iteration then */
+  if (o.check_every == 0) o.check_every = 1;
   s->method = o.method;
   s->flags = fl;
   s->opts = o;
