@@ -13,5 +13,6 @@
 #include "gpusolve/solver.h"
 #include "gpusolve/timer.h"
 #include "gpusolve/bench.h"
+#include "gpusolve/batch.h"
 
 #endif
