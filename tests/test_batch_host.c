@@ -30,63 +30,10 @@ static void push(batch_in_t *b, gs_csr_t *A)
   b->A[b->count++] = A;
 }
 
-/* Rows `r` of A emptied (values and columns dropped). */
-static gs_csr_t *with_empty_rows(gs_csr_t *A, int every)
-{
-  gs_coo_t *C;
-  gs_csr_t *B;
-  CU_ASSERT_FATAL(gs_coo_create(&C, A->m, A->n, A->nnz + 1) == GS_SUCCESS);
-  for (gs_idx_t i = 0; i < A->m; ++i)
-    if (i % every != 1)
-      for (gs_off_t k = A->row_ptr[i]; k < A->row_ptr[i + 1]; ++k)
-        CU_ASSERT_FATAL(gs_coo_push(C, i, A->col[k], A->val[k]) == GS_SUCCESS);
-  CU_ASSERT_FATAL(gs_coo_to_csr(&B, C) == GS_SUCCESS);
-  gs_coo_destroy(&C);
-  gs_csr_destroy(&A);
-  return B;
-}
-
-/* One dense row (row 3) in an otherwise sparse square matrix. */
-static gs_csr_t *one_long_row(uint64_t *s, gs_idx_t n)
-{
-  gs_csr_t *A = gs_test_random_csr(s, n, n, 2.0 / n);
-  gs_coo_t *C;
-  gs_csr_t *B;
-  CU_ASSERT_FATAL(gs_coo_create(&C, n, n, A->nnz + n) == GS_SUCCESS);
-  for (gs_idx_t i = 0; i < n; ++i)
-    if (i != 3)
-      for (gs_off_t k = A->row_ptr[i]; k < A->row_ptr[i + 1]; ++k)
-        CU_ASSERT_FATAL(gs_coo_push(C, i, A->col[k], A->val[k]) == GS_SUCCESS);
-  for (gs_idx_t j = 0; j < n; ++j)
-    CU_ASSERT_FATAL(gs_coo_push(C, 3, j, 2.0 * gs_test_uniform(s) - 1.0) == GS_SUCCESS);
-  CU_ASSERT_FATAL(gs_coo_to_csr(&B, C) == GS_SUCCESS);
-  gs_coo_destroy(&C);
-  gs_csr_destroy(&A);
-  return B;
-}
-
-/* The mixed batch of the test list, in a random order. */
 static void mixed(batch_in_t *b, uint64_t *s)
 {
-  double one = 3.0;
-  b->count = 0;
-  push(b, gs_test_csr_from_dense(1, 1, &one));                      /* 1x1 */
-  push(b, with_empty_rows(gs_test_random_csr(s, 9, 9, 0.4), 3));    /* empty rows */
-  push(b, gs_test_random_csr(s, 3, 7, 0.5));                        /* wide */
-  push(b, gs_test_random_csr(s, 7, 3, 0.5));                        /* tall */
-  push(b, gs_test_random_csr(s, 4, 4, 0.0));                        /* nnz = 0 */
-  push(b, gs_test_random_csr(s, 5, 4000, 0.002));                   /* x beyond shared memory */
-  push(b, one_long_row(s, 80));                                     /* one long row */
-  for (int k = 0; k < 6; ++k) {
-    gs_idx_t m = 1 + (gs_idx_t)(gs_test_uniform(s) * 40), n = 1 + (gs_idx_t)(gs_test_uniform(s) * 40);
-    push(b, gs_test_random_csr(s, m, n, 0.05 + 0.5 * gs_test_uniform(s)));
-  }
-  for (int i = b->count - 1; i > 0; --i) { /* shuffle */
-    int j = (int)(gs_test_uniform(s) * (i + 1));
-    gs_csr_t *t = b->A[i];
-    b->A[i] = b->A[j];
-    b->A[j] = t;
-  }
+  b->count = gs_test_batch_mixed(s, b->A, MAXP);
+  CU_ASSERT_FATAL(b->count > 0);
 }
 
 static void check_layout(const gs_batch_host_t *H, const batch_in_t *b)
@@ -186,7 +133,7 @@ static void test_shared_pattern(void)
 {
   uint64_t s = gs_test_seed() ^ 0x2;
   const int count = 7;
-  gs_csr_t *P = with_empty_rows(gs_test_random_csr(&s, 23, 23, 0.2), 4);
+  gs_csr_t *P = gs_test_empty_rows(gs_test_random_csr(&s, 23, 23, 0.2), 4);
   double *v = malloc((size_t)count * (size_t)(P->nnz ? P->nnz : 1) * sizeof *v);
   CU_ASSERT_FATAL(v != NULL);
   for (gs_off_t k = 0; k < count * P->nnz; ++k) v[k] = 2.0 * gs_test_uniform(&s) - 1.0;
@@ -272,7 +219,7 @@ static void test_ell_fill_and_auto_rule(void)
   gs_batch_host_free(&H);
   gs_batch_gen_free(&L, 20);
   /* one long row: the fill guard refuses, the rule takes csr-i */
-  push(&b, one_long_row(&s, 300));
+  push(&b, gs_test_long_row(&s, 300));
   CU_ASSERT_FATAL(gs_batch_host_build(&H, b.count, (const gs_csr_t *const *)b.A) == GS_SUCCESS);
   gs_batch_host_rowstats(&H, &rs);
   CU_ASSERT(rs.long_row >= 8.0);
