@@ -13,6 +13,7 @@ static const struct {
   {"spmv", cmd_spmv, "benchmark SpMV (and its transpose) per format against cuSPARSE"},
   {"info", cmd_info, "size, symmetry, row-length statistics, density of a matrix"},
   {"check", cmd_check, "check every format's layout and kernels against plain CSR"},
+  {"batch", cmd_batch, "many small matrices at once: batched SpMV benchmark, batched CG/BiCGSTAB"},
   {"gen", cmd_gen, "generate synthetic matrices (Laplacians, normal, pareto, random, powerlaw)"},
 };
 #define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
