@@ -22,6 +22,7 @@ int cmd_spmv(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_solve(int argc, char **argv);
 int cmd_select(int argc, char **argv);
+int cmd_batch(int argc, char **argv);
 
 /** Prints "gpusolve: <message>" as one line on stderr and returns code. */
 int cli_fail(int code, const char *fmt, ...)

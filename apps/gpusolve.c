@@ -14,6 +14,7 @@ static const struct {
   {"info", cmd_info, "size, symmetry, row-length statistics, density of a matrix"},
   {"select", cmd_select, "which SpMV format auto picks: rule, measured choice and the oracle"},
   {"check", cmd_check, "check every format's layout and kernels against plain CSR"},
+  {"batch", cmd_batch, "many small matrices at once: batched SpMV benchmark, batched CG/BiCGSTAB"},
   {"gen", cmd_gen,
    "generate synthetic matrices (Laplacians, normal, pareto, random, powerlaw, convdiff)"},
 };

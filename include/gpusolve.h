@@ -14,5 +14,6 @@
 #include "gpusolve/timer.h"
 #include "gpusolve/bench.h"
 #include "gpusolve/select.h"
+#include "gpusolve/batch.h"
 
 #endif

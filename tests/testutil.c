@@ -389,3 +389,66 @@ int gs_test_have_matrix(const char *name)
          gs_test_matrix_dir());
   return 0;
 }
+
+/* ---- batches (test_batch_host, test_batch) ---------------------------------------------------- */
+
+gs_csr_t *gs_test_empty_rows(gs_csr_t *A, int every)
+{
+  gs_coo_t *C = NULL;
+  gs_csr_t *B = NULL;
+  if (!A || gs_coo_create(&C, A->m, A->n, A->nnz + 1) != GS_SUCCESS) goto out;
+  for (gs_idx_t i = 0; i < A->m; ++i)
+    if (i % every != 1)
+      for (gs_off_t k = A->row_ptr[i]; k < A->row_ptr[i + 1]; ++k)
+        if (gs_coo_push(C, i, A->col[k], A->val[k]) != GS_SUCCESS) goto out;
+  gs_coo_to_csr(&B, C);
+out:
+  gs_coo_destroy(&C);
+  gs_csr_destroy(&A);
+  return B;
+}
+
+gs_csr_t *gs_test_long_row(uint64_t *s, gs_idx_t n)
+{
+  gs_csr_t *A = gs_test_random_csr(s, n, n, 2.0 / n), *B = NULL;
+  gs_coo_t *C = NULL;
+  if (!A || gs_coo_create(&C, n, n, A->nnz + n) != GS_SUCCESS) goto out;
+  for (gs_idx_t i = 0; i < n; ++i)
+    if (i != 3)
+      for (gs_off_t k = A->row_ptr[i]; k < A->row_ptr[i + 1]; ++k)
+        if (gs_coo_push(C, i, A->col[k], A->val[k]) != GS_SUCCESS) goto out;
+  for (gs_idx_t j = 0; j < n; ++j)
+    if (gs_coo_push(C, 3, j, 2.0 * gs_test_uniform(s) - 1.0) != GS_SUCCESS) goto out;
+  gs_coo_to_csr(&B, C);
+out:
+  gs_coo_destroy(&C);
+  gs_csr_destroy(&A);
+  return B;
+}
+
+int gs_test_batch_mixed(uint64_t *s, gs_csr_t **A, int max)
+{
+  double one = 3.0;
+  int c = 0;
+  if (max < 13) return 0;
+  A[c++] = gs_test_csr_from_dense(1, 1, &one);                        /* 1x1 */
+  A[c++] = gs_test_empty_rows(gs_test_random_csr(s, 9, 9, 0.4), 3);   /* empty rows */
+  A[c++] = gs_test_random_csr(s, 3, 7, 0.5);                          /* wide */
+  A[c++] = gs_test_random_csr(s, 7, 3, 0.5);                          /* tall */
+  A[c++] = gs_test_random_csr(s, 4, 4, 0.0);                          /* nnz = 0 */
+  A[c++] = gs_test_random_csr(s, 5, 4000, 0.002);                     /* x beyond shared memory */
+  A[c++] = gs_test_long_row(s, 80);                                   /* one long row */
+  for (int k = 0; k < 6; ++k) {
+    gs_idx_t m = 1 + (gs_idx_t)(gs_test_uniform(s) * 40), n = 1 + (gs_idx_t)(gs_test_uniform(s) * 40);
+    A[c++] = gs_test_random_csr(s, m, n, 0.05 + 0.5 * gs_test_uniform(s));
+  }
+  for (int i = c - 1; i > 0; --i) { /* shuffle */
+    int j = (int)(gs_test_uniform(s) * (i + 1));
+    gs_csr_t *t = A[i];
+    A[i] = A[j];
+    A[j] = t;
+  }
+  for (int i = 0; i < c; ++i)
+    if (!A[i]) return 0;
+  return c;
+}

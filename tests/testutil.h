@@ -108,4 +108,15 @@ int gs_test_have_matrices(void);
  *  is a subset, so a test skips a matrix it does not find instead of failing. */
 int gs_test_have_matrix(const char *name);
 
+/* ---- batches --------------------------------------------------------------------------------- */
+
+/** A with the rows i % every == 1 emptied (A is consumed; NULL on failure). */
+gs_csr_t *gs_test_empty_rows(gs_csr_t *A, int every);
+/** Sparse n x n random matrix with row 3 full (one long row). */
+gs_csr_t *gs_test_long_row(uint64_t *state, gs_idx_t n);
+/** The issue's mixed batch in a random order: 1x1, empty rows, wide and tall, nnz = 0, a 5 x 4000
+ *  problem (x beyond the kernels' shared memory), one long row, six random ones; fills A[0..]
+ *  (max >= 13) and returns the count, 0 on failure. */
+int gs_test_batch_mixed(uint64_t *state, gs_csr_t **A, int max);
+
 #endif

@@ -1,0 +1,189 @@
+/* batch/batch_impl.h: the batch object's fields, its host layout, and the batched kernels' table,
+ * for batch/ only (not installed). The public contract is include/gpusolve/batch.h.
+ *
+ * Adding a batched kernel: a host builder and host apply in batch/batch_build.c (pure C: the
+ * layout is then tested by tests/test_batch_host.c without a GPU), its kernel, prepare, apply,
+ * memory, describe and destroy in batch/batch_kernels.cu, one gs_batch_ops_t, and one line in
+ * gs_batch_formats[] (batch_kernels.cu). Only batch/batch.c calls through the table, after it has
+ * validated the arguments, so slots may assume: pointers non-NULL, d_x != d_y, alpha != 0 and
+ * alpha, beta finite (batch.c answers alpha == 0 itself), the context's device current. apply is
+ * asynchronous on ctx->stream, allocates nothing and never reads y when beta == 0. */
+#ifndef GS_BATCH_IMPL_H
+#define GS_BATCH_IMPL_H
+
+#include <stdint.h>
+
+#include "gpusolve/batch.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One problem's place in the batch, the same struct on host and device (56 bytes). Offsets are
+ * 64-bit element offsets into the concatenated arrays. */
+typedef struct gs_batch_prob {
+  int64_t row; /* first entry of y_i (and b_i, r_i): row_off[i] */
+  int64_t col; /* first entry of x_i: col_off[i] */
+  int64_t rp;  /* first of the m + 1 row pointers in rp[] (relative to `ent`) */
+  int64_t ent; /* first column index in ci[] */
+  int64_t val; /* first value in val[] */
+  int32_t m, n, nnz;
+  int32_t maxrow; /* longest row */
+} gs_batch_prob_t;
+
+/* The host layout that is uploaded as is (pure host memory; batch_build.c). */
+typedef struct gs_batch_host {
+  int count;
+  int shared;              /* one pattern for all problems: rp, ci hold it once */
+  gs_batch_prob_t *prob;   /* count */
+  int32_t *rp;             /* row pointers relative to the problem's first entry */
+  gs_idx_t *ci;            /* local column indices */
+  gs_val_t *val;
+  size_t nrp, nci, nval;   /* lengths of rp, ci, val */
+  gs_off_t *row_off, *col_off; /* count + 1 */
+  gs_off_t nnz;            /* entries of all problems (shared pattern: count * its nnz) */
+  gs_idx_t max_m, max_n;
+  int32_t max_nnz;
+  int square;              /* every problem square */
+} gs_batch_host_t;
+
+/** Builds the host layout of count CSR matrices (validated, each of at most 2^31 - 1 entries). */
+gs_status_t gs_batch_host_build(gs_batch_host_t *H, int count, const gs_csr_t *const *A);
+/** Same for one pattern and count * pattern->nnz values. */
+gs_status_t gs_batch_host_build_shared(gs_batch_host_t *H, int count, const gs_csr_t *pattern,
+                                       const gs_val_t *values);
+void gs_batch_host_free(gs_batch_host_t *H);
+/** Problem i as a fresh CSR (the caller destroys it). */
+gs_status_t gs_batch_host_problem(const gs_batch_host_t *H, int i, gs_csr_t **out);
+
+/* Row statistics the automatic choice and the launch shapes read. */
+typedef struct gs_batch_rowstats {
+  double mean_m, mean_nnz, mean_row; /* per problem; mean_row = nnz / rows over the batch */
+  double ell_fill;   /* sum_i m_i * maxrow_i / nnz: ELL's padding factor (1 = none) */
+  double long_row;   /* max over problems of maxrow_i / mean row length of problem i */
+} gs_batch_rowstats_t;
+void gs_batch_host_rowstats(const gs_batch_host_t *H, gs_batch_rowstats_t *st);
+/** The automatic rule (see gs_batch_auto_format). */
+const char *gs_batch_rule(const gs_batch_rowstats_t *st, const char **why);
+
+/** The CSR byte floor of y = A x over the batch: 32-bit row pointers and columns, double values,
+ *  x read once, y written once. */
+size_t gs_batch_floor_bytes(const gs_batch_host_t *H);
+
+/* ---- host layouts of the kernels (batch_build.c) ---------------------------------------------- */
+
+#ifdef __CUDACC__
+#define GS_BATCH_HD __host__ __device__
+#else
+#define GS_BATCH_HD
+#endif
+
+/** Threads per row of batch-csr-smart for a problem: the smallest power of two >= its mean row
+ *  length nnz / m, clamped to [1, 32] (Anzt et al. section 3.4). Host and device alike. */
+static inline GS_BATCH_HD int gs_batch_smart_width(int32_t m, int32_t nnz)
+{
+  if (m <= 0) return 1;
+  const int64_t mean = ((int64_t)nnz + m - 1) / m; /* ceil: the smallest width >= the mean */
+  int w = 1;
+  while (w < 32 && w < mean) w <<= 1;
+  return w;
+}
+
+/** batch-coo: local row index of every stored entry (H->nci of them, in ci's order). */
+gs_status_t gs_batch_coo_rows(const gs_batch_host_t *H, int32_t **rows);
+
+/** batch-csr-i: for each problem and each of `nwarps` warps, the row holding the warp's first
+ *  entry, warp w taking entries [w nnz / nwarps, (w + 1) nnz / nwarps): start[i (nwarps + 1) + w],
+ *  start[.. + nwarps] = m. A row r holds entry e when rp[r] <= e < rp[r + 1]; a warp with no
+ *  entries gets the row of its end. */
+gs_status_t gs_batch_csri_starts(const gs_batch_host_t *H, int nwarps, int32_t **start);
+
+/** batch-ell: each problem padded to its longest row, column-major (entry k of row r at
+ *  off[i] + k m_i + r), padding column -1 and value 0 (never read: a padded x entry could be
+ *  NaN). Refuses with GS_ERR_FORMAT_FILL when the stored entries exceed max_fill * nnz. */
+typedef struct gs_batch_ell {
+  int64_t *off;   /* count + 1 */
+  int32_t *ci;    /* off[count] */
+  gs_val_t *val;  /* off[count] */
+} gs_batch_ell_t;
+gs_status_t gs_batch_ell_build(const gs_batch_host_t *H, double max_fill, gs_batch_ell_t *E);
+void gs_batch_ell_free(gs_batch_ell_t *E);
+
+/** Host applies on those layouts: y = alpha A x + beta y per problem (BLAS rules). `kind` is one
+ *  of the GS_BATCH_K_* values. */
+enum { GS_BATCH_K_CSR = 0, GS_BATCH_K_SMART, GS_BATCH_K_CSRI, GS_BATCH_K_COO, GS_BATCH_K_ELL };
+gs_status_t gs_batch_host_apply_kind(const gs_batch_host_t *H, int kind, int nwarps,
+                                     double max_fill, double alpha, const gs_val_t *x,
+                                     double beta, gs_val_t *y);
+
+/* ---- the batched kernels' table (batch_kernels.cu) ------------------------------------------- */
+
+#define GS_BATCH_OPS_VERSION 1
+#define GS_BATCH_MAX_FILL_DEFAULT 3.0
+
+typedef struct gs_batch_ops {
+  int version;
+  const char *name;
+  const char *summary;
+  int kind;          /* GS_BATCH_K_*: the host layout its host apply uses */
+  gs_status_t (*prepare)(gs_batch_t *B, double max_fill, void **data);
+  gs_status_t (*apply)(gs_batch_t *B, void *data, double alpha, const double *d_x, double beta,
+                       double *d_y);
+  gs_status_t (*memory)(const gs_batch_t *B, const void *data, gs_batch_mem_t *mem);
+  void (*describe)(const void *data, char *buf, size_t len);
+  void (*destroy)(gs_batch_t *B, void *data); /* accepts NULL data */
+} gs_batch_ops_t;
+
+extern const gs_batch_ops_t *const gs_batch_formats[];
+extern const int gs_batch_nformats;
+
+/* The device view of a batch (pointers into its one allocation). */
+typedef struct gs_batch_dev {
+  const gs_batch_prob_t *prob;
+  const int32_t *rp;
+  const gs_idx_t *ci;
+  const gs_val_t *val;
+  int count;
+} gs_batch_dev_t;
+
+struct gs_batch {
+  gs_context_t *ctx;       /* borrowed */
+  gs_batch_host_t H;       /* the host copy of what was uploaded */
+  gs_batch_rowstats_t st;
+  void *d_base;            /* the one allocation */
+  size_t d_bytes;
+  gs_batch_dev_t dev;
+  int sm_count;
+};
+
+/** Threads of a block for `work` items per problem on average: a power of two in [32, 256]. */
+int gs_batch_block_threads(double work);
+
+/* Device entry points of batch_kernels.cu / batch_solve_kernels.cu (C linkage). */
+/** y = beta y over `len` entries (beta == 0: y = 0, not read). */
+gs_status_t gs_batch_kernel_scale(gs_batch_t *B, double beta, double *d_y, size_t len);
+
+/** The persistent solver kernel (batch_solve_kernels.cu). Results per problem in d_res. */
+typedef struct gs_batch_result {
+  double bnorm, rnorm0, rnorm, true_rnorm;
+  int reason, iterations;
+} gs_batch_result_t;
+typedef struct gs_batch_solve_launch {
+  int method;          /* GS_SOLVER_CG or GS_SOLVER_BICGSTAB */
+  double rtol, atol;
+  int maxit, jacobi, x0_given;
+  int nvec;            /* vectors per problem (x included) */
+  int32_t smem_n;      /* problems with n <= smem_n keep their vectors in shared memory */
+  int threads;
+  double *d_work;      /* global vectors of the other problems */
+  const int64_t *d_work_off; /* per problem: first double of its global vectors (-1: shared) */
+} gs_batch_solve_launch_t;
+gs_status_t gs_batch_kernel_solve(gs_batch_t *B, const gs_batch_solve_launch_t *L,
+                                  const double *d_b, double *d_x, gs_batch_result_t *d_res);
+/** Largest n whose nvec vectors fit in the solver's shared memory. */
+int32_t gs_batch_solve_smem_n(int nvec);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,375 @@
+/* batch/batch_kernels.cu: the batched SpMV kernels of Anzt, Collins, Dongarra, Flegar and
+ * Quintana-Orti, "Flexible Batched Sparse Matrix-Vector Product on GPUs" (ScalA17), and their
+ * gs_batch_ops_t tables.
+ *
+ * Work division (section 3.2): one thread block per problem (grid = N blocks), every kernel; a
+ *   problem's x is first copied into shared memory when it has at most GS_BATCH_XCAP columns
+ *   (else read from global memory), so the product's gathers hit shared memory.
+ *   batch-csr-scalar  a thread per row (section 3.4, CSR-scalar)
+ *   batch-csr-vector  a warp per row, shuffle reduction (section 3.4, CSR-vector)
+ *   batch-csr-smart   W threads per row, W = the smallest power of two >= the problem's mean row
+ *                     length (<= 32), computed per problem inside the kernel (section 3.4)
+ *   batch-csr-i       warp w of the block takes entries [w nnz / nw, (w + 1) nnz / nw) of its
+ *                     problem (balanced whatever the rows), starting at a row precomputed once
+ *                     at prepare (section 3.5); lanes find their rows by walking the row pointers
+ *   batch-coo         warps take 32-entry chunks, the row of each entry is stored (section 3.3)
+ *   batch-ell         a thread per row over the problem's padded, column-major ELL (section 3.6)
+ * The entry-parallel kernels (csr-i, coo) meet rows split between lanes and warps with a warp
+ * segmented sum and one atomic per run of a row; their sums go to a shared-memory copy of y when
+ * the problem has at most GS_BATCH_YCAP rows (shared atomics; y written once at the end), else
+ * straight to y in global memory after y = beta y.
+ * Launch shape: threads per block = a power of two in [32, 256] from the batch's mean work per
+ *   problem (rows, rows x W, or entries), fixed at prepare.
+ * Assumptions: the batch's CSR is valid (checked at gs_batch_create), rows sorted by position in
+ *   row pointers; with beta == 0 y is written and never read; x and y do not overlap.
+ * Byte models (gs_batch_mem_t.bytes_per_apply, beta = 0): CSR kinds 4 (m + 1) + 12 nnz + 8 n +
+ *   8 m; csr-i adds 4 (nw + 1) per problem; coo 16 nnz + 8 n + 8 m; ell 12 padded + 8 n + 8 m. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "batch/batch_device.cuh"
+#include "core/context_impl.h"
+#include "core/error.h"
+#include "spmv/common_kernels.h"
+#include "spmv/device_util.cuh"
+
+#define GS_BATCH_XCAP 3072 /* doubles of x staged per block (24 KiB) */
+#define GS_BATCH_YCAP 2048 /* doubles of y accumulated per block by csr-i and coo (16 KiB) */
+
+enum { MODE_SCALAR = 0, MODE_VECTOR = 1, MODE_SMART = 2 };
+
+typedef struct batch_data {
+  gs_context_t *ctx;
+  int kind;        /* GS_BATCH_K_* */
+  int mode;        /* csr kernels: MODE_* */
+  int threads;     /* per block */
+  int nwarps;      /* csr-i: warps per block, the start table's width - 1 */
+  int32_t xcap, ycap; /* doubles of shared memory reserved for x and for y */
+  void *d_extra;   /* one allocation for the kernel's own layout */
+  size_t extra_bytes;
+  const int32_t *d_rows;  /* coo: row of each entry */
+  const int32_t *d_start; /* csr-i: start rows */
+  const int64_t *d_eoff;  /* ell: per-problem offsets */
+  const int32_t *d_eci;
+  const double *d_eval;
+  size_t bytes_per_apply;
+  double fill;     /* ell: padded / nnz */
+} batch_data_t;
+
+/* ---- kernels -------------------------------------------------------------------------------- */
+
+template <int MODE>
+static __global__ void __launch_bounds__(256)
+batch_csr_kernel(gs_batch_dev_t A, int32_t xcap, double alpha, const double *__restrict__ x,
+                 double beta, double *__restrict__ y)
+{
+  extern __shared__ double gs_batch_smem[];
+  const gs_batch_prob_t p = A.prob[blockIdx.x];
+  const double *xs = gs_batch_stage(x + p.col, p.n, gs_batch_smem, xcap);
+  const int32_t *rp = A.rp + p.rp;
+  const gs_idx_t *ci = A.ci + p.ent;
+  const double *val = A.val + p.val;
+  double *yi = y + p.row;
+  const int W = MODE == MODE_SCALAR ? 1 : MODE == MODE_VECTOR ? 32 : gs_batch_smart_width(p.m, p.nnz);
+  const int lane = threadIdx.x & (W - 1), G = blockDim.x / W;
+  const int32_t g = threadIdx.x / W;
+  for (int32_t r0 = 0; r0 < p.m; r0 += G) { /* uniform bound: whole warps reach the shuffles */
+    const int32_t r = r0 + g;
+    const double sum = gs_batch_row_dot(rp, ci, val, xs, r, r < p.m, W, lane);
+    if (lane == 0 && r < p.m) yi[r] = beta == 0.0 ? alpha * sum : alpha * sum + beta * yi[r];
+  }
+}
+
+/* Where csr-i and coo add their sums: shared y (zeroed) when the problem fits, else global y
+ * scaled by beta first. Returns the array and the factor the sums are added with. */
+static __device__ __forceinline__ double *acc_begin(const gs_batch_prob_t &p, double *sy,
+                                                    int32_t ycap, double alpha, double beta,
+                                                    double *yi, double *factor)
+{
+  if (p.m <= ycap) {
+    for (int32_t r = threadIdx.x; r < p.m; r += blockDim.x) sy[r] = 0.0;
+    *factor = 1.0;
+  } else {
+    for (int32_t r = threadIdx.x; r < p.m; r += blockDim.x) yi[r] = beta == 0.0 ? 0.0 : beta * yi[r];
+    *factor = alpha;
+  }
+  __syncthreads();
+  return p.m <= ycap ? sy : yi;
+}
+
+static __device__ __forceinline__ void acc_end(const gs_batch_prob_t &p, const double *sy,
+                                               int32_t ycap, double alpha, double beta, double *yi)
+{
+  if (p.m > ycap) return;
+  __syncthreads();
+  for (int32_t r = threadIdx.x; r < p.m; r += blockDim.x)
+    yi[r] = beta == 0.0 ? alpha * sy[r] : alpha * sy[r] + beta * yi[r];
+}
+
+static __global__ void __launch_bounds__(256)
+batch_coo_kernel(gs_batch_dev_t A, const int32_t *__restrict__ rows, int32_t xcap, int32_t ycap,
+                 double alpha, const double *__restrict__ x, double beta, double *__restrict__ y)
+{
+  extern __shared__ double gs_batch_smem[];
+  const gs_batch_prob_t p = A.prob[blockIdx.x];
+  double *yi = y + p.row, f;
+  double *acc = acc_begin(p, gs_batch_smem + xcap, ycap, alpha, beta, yi, &f);
+  const double *xs = gs_batch_stage(x + p.col, p.n, gs_batch_smem, xcap);
+  const int32_t *ri = rows + p.ent;
+  const gs_idx_t *ci = A.ci + p.ent;
+  const double *val = A.val + p.val;
+  const int lane = threadIdx.x & 31, nw = blockDim.x >> 5;
+  for (int64_t base = (int64_t)(threadIdx.x >> 5) * 32; base < p.nnz; base += (int64_t)nw * 32) {
+    const int64_t e = base + lane;
+    const int in = e < p.nnz;
+    gs_batch_seg_add(in ? ri[e] : -1, in ? f * val[e] * xs[ci[e]] : 0.0, acc);
+  }
+  acc_end(p, acc, ycap, alpha, beta, yi);
+}
+
+static __global__ void __launch_bounds__(256)
+batch_csri_kernel(gs_batch_dev_t A, const int32_t *__restrict__ start, int32_t xcap,
+                  int32_t ycap, double alpha, const double *__restrict__ x, double beta,
+                  double *__restrict__ y)
+{
+  extern __shared__ double gs_batch_smem[];
+  const gs_batch_prob_t p = A.prob[blockIdx.x];
+  double *yi = y + p.row, f;
+  double *acc = acc_begin(p, gs_batch_smem + xcap, ycap, alpha, beta, yi, &f);
+  const double *xs = gs_batch_stage(x + p.col, p.n, gs_batch_smem, xcap);
+  const int32_t *rp = A.rp + p.rp;
+  const gs_idx_t *ci = A.ci + p.ent;
+  const double *val = A.val + p.val;
+  const int lane = threadIdx.x & 31, nw = blockDim.x >> 5, w = threadIdx.x >> 5;
+  const int64_t e0 = (int64_t)p.nnz * w / nw, e1 = (int64_t)p.nnz * (w + 1) / nw;
+  int32_t row = start[(int64_t)blockIdx.x * (nw + 1) + w];
+  for (int64_t base = e0; base < e1; base += 32) {
+    const int64_t e = base + lane;
+    const int in = e < e1;
+    if (in)
+      while (rp[row + 1] <= e) ++row; /* monotone per lane: rows passed once */
+    gs_batch_seg_add(in ? row : -1, in ? f * val[e] * xs[ci[e]] : 0.0, acc);
+  }
+  acc_end(p, acc, ycap, alpha, beta, yi);
+}
+
+static __global__ void __launch_bounds__(256)
+batch_ell_kernel(gs_batch_dev_t A, const int64_t *__restrict__ eoff, const int32_t *__restrict__ eci,
+                 const double *__restrict__ evl, int32_t xcap, double alpha,
+                 const double *__restrict__ x, double beta, double *__restrict__ y)
+{
+  extern __shared__ double gs_batch_smem[];
+  const gs_batch_prob_t p = A.prob[blockIdx.x];
+  const double *xs = gs_batch_stage(x + p.col, p.n, gs_batch_smem, xcap);
+  const int32_t *c = eci + eoff[blockIdx.x];
+  const double *v = evl + eoff[blockIdx.x];
+  double *yi = y + p.row;
+  for (int32_t r = threadIdx.x; r < p.m; r += blockDim.x) {
+    double sum = 0.0;
+    for (int32_t k = 0; k < p.maxrow; ++k) {
+      const int64_t at = (int64_t)k * p.m + r; /* column-major: coalesced across the rows */
+      const int32_t col = c[at];
+      if (col >= 0) sum += v[at] * xs[col]; /* padding never reads x */
+    }
+    yi[r] = beta == 0.0 ? alpha * sum : alpha * sum + beta * yi[r];
+  }
+}
+
+static __global__ void batch_scale_kernel(double beta, double *y, size_t len)
+{
+  GS_GRID_STRIDE(i, len) y[i] = beta == 0.0 ? 0.0 : beta * y[i];
+}
+
+extern "C" gs_status_t gs_batch_kernel_scale(gs_batch_t *B, double beta, double *d_y, size_t len)
+{
+  if (len == 0) return GS_SUCCESS;
+  cudaStream_t s = B->ctx->stream;
+  batch_scale_kernel<<<gs_grid_blocks((int64_t)len, 256), 256, 0, s>>>(beta, d_y, len);
+  return GS_CHECK_LAUNCH(s, "batch_scale_kernel");
+}
+
+/* ---- prepare / apply / memory / describe / destroy ----------------------------------------- */
+
+static void destroy(gs_batch_t *B, void *data)
+{
+  (void)B;
+  batch_data_t *d = (batch_data_t *)data;
+  if (!d) return;
+  gs_dfree(d->ctx, d->d_extra);
+  free(d);
+}
+
+/* Packs host arrays into the one allocation of the kernel's layout (each 256-byte aligned). */
+static gs_status_t upload_extra(batch_data_t *d, int n, const void *const *src,
+                                const size_t *bytes, void **dst)
+{
+  size_t total = 0, at[4];
+  for (int k = 0; k < n; ++k) {
+    at[k] = total;
+    total += (bytes[k] + 255) / 256 * 256;
+  }
+  d->extra_bytes = total;
+  GS_CHECK(gs_dmalloc(d->ctx, &d->d_extra, total, "a batched kernel's layout"));
+  for (int k = 0; k < n; ++k) {
+    dst[k] = (char *)d->d_extra + at[k];
+    if (bytes[k]) GS_CHECK(gs_copy_to_device(d->ctx, dst[k], src[k], bytes[k]));
+  }
+  return GS_SUCCESS;
+}
+
+static gs_status_t prepare_kind(gs_batch_t *B, int kind, int mode, double max_fill, void **data)
+{
+  const gs_batch_host_t *H = &B->H;
+  const gs_batch_rowstats_t *rs = &B->st;
+  gs_status_t st = GS_SUCCESS;
+  int32_t *rows = NULL, *start = NULL;
+  gs_batch_ell_t E = {NULL, NULL, NULL};
+  batch_data_t *d = (batch_data_t *)calloc(1, sizeof *d);
+  if (!d) return GS_ERROR(GS_ERR_HOST_MEMORY, "batch: out of host memory");
+  d->ctx = B->ctx;
+  d->kind = kind;
+  d->mode = mode;
+  d->xcap = H->max_n < GS_BATCH_XCAP ? H->max_n : GS_BATCH_XCAP;
+  const size_t vec = ((size_t)H->row_off[H->count] + (size_t)H->col_off[H->count]) * 8;
+  double work = rs->mean_m;
+  switch (kind) {
+  case GS_BATCH_K_CSR:
+  case GS_BATCH_K_SMART:
+    work = rs->mean_m * (mode == MODE_VECTOR ? 32 : mode == MODE_SMART ? fmax(1.0, fmin(32.0, rs->mean_row)) : 1);
+    d->bytes_per_apply = gs_batch_floor_bytes(H);
+    break;
+  case GS_BATCH_K_COO: {
+    work = rs->mean_nnz / 4; /* a lane per entry: a few entries per lane in all */
+    d->ycap = H->max_m < GS_BATCH_YCAP ? H->max_m : GS_BATCH_YCAP;
+    GS_TRY(gs_batch_coo_rows(H, &rows));
+    const void *src[1] = {rows};
+    size_t bytes[1] = {H->nci * sizeof *rows};
+    void *dst[1];
+    GS_TRY(upload_extra(d, 1, src, bytes, dst));
+    d->d_rows = (const int32_t *)dst[0];
+    d->bytes_per_apply = (size_t)H->nnz * 16 + vec;
+    break;
+  }
+  case GS_BATCH_K_CSRI: {
+    d->ycap = H->max_m < GS_BATCH_YCAP ? H->max_m : GS_BATCH_YCAP;
+    d->nwarps = gs_batch_block_threads(rs->mean_nnz) / 32; /* as gs_batch_host_apply */
+    GS_TRY(gs_batch_csri_starts(H, d->nwarps, &start));
+    const void *src[1] = {start};
+    size_t bytes[1] = {(size_t)H->count * (d->nwarps + 1) * sizeof *start};
+    void *dst[1];
+    GS_TRY(upload_extra(d, 1, src, bytes, dst));
+    d->d_start = (const int32_t *)dst[0];
+    d->bytes_per_apply = gs_batch_floor_bytes(H) + bytes[0];
+    break;
+  }
+  case GS_BATCH_K_ELL: {
+    GS_TRY(gs_batch_ell_build(H, max_fill, &E));
+    const int64_t padded = E.off[H->count];
+    const void *src[3] = {E.off, E.ci, E.val};
+    size_t bytes[3] = {((size_t)H->count + 1) * 8, (size_t)padded * 4, (size_t)padded * 8};
+    void *dst[3];
+    GS_TRY(upload_extra(d, 3, src, bytes, dst));
+    d->d_eoff = (const int64_t *)dst[0];
+    d->d_eci = (const int32_t *)dst[1];
+    d->d_eval = (const double *)dst[2];
+    d->fill = H->nnz ? (double)padded / (double)H->nnz : 1.0;
+    d->bytes_per_apply = (size_t)padded * 12 + vec;
+    break;
+  }
+  default: GS_FAIL(GS_ERR_INTERNAL, "batch: unknown kernel kind %d", kind);
+  }
+  if (kind != GS_BATCH_K_CSRI) d->threads = gs_batch_block_threads(work);
+  else d->threads = d->nwarps * 32;
+  *data = d;
+  d = NULL;
+cleanup:
+  free(rows);
+  free(start);
+  gs_batch_ell_free(&E);
+  destroy(B, d);
+  return st;
+}
+
+static gs_status_t apply(gs_batch_t *B, void *data, double alpha, const double *x, double beta,
+                         double *y)
+{
+  const batch_data_t *d = (const batch_data_t *)data;
+  cudaStream_t s = B->ctx->stream;
+  const unsigned grid = (unsigned)B->H.count, t = (unsigned)d->threads;
+  const size_t smem = ((size_t)d->xcap + d->ycap) * sizeof(double);
+  switch (d->kind) {
+  case GS_BATCH_K_CSR:
+  case GS_BATCH_K_SMART:
+    if (d->mode == MODE_SCALAR)
+      batch_csr_kernel<MODE_SCALAR><<<grid, t, smem, s>>>(B->dev, d->xcap, alpha, x, beta, y);
+    else if (d->mode == MODE_VECTOR)
+      batch_csr_kernel<MODE_VECTOR><<<grid, t, smem, s>>>(B->dev, d->xcap, alpha, x, beta, y);
+    else
+      batch_csr_kernel<MODE_SMART><<<grid, t, smem, s>>>(B->dev, d->xcap, alpha, x, beta, y);
+    return GS_CHECK_LAUNCH(s, "batch_csr_kernel");
+  case GS_BATCH_K_COO:
+    batch_coo_kernel<<<grid, t, smem, s>>>(B->dev, d->d_rows, d->xcap, d->ycap, alpha, x, beta, y);
+    return GS_CHECK_LAUNCH(s, "batch_coo_kernel");
+  case GS_BATCH_K_CSRI:
+    batch_csri_kernel<<<grid, t, smem, s>>>(B->dev, d->d_start, d->xcap, d->ycap, alpha, x, beta, y);
+    return GS_CHECK_LAUNCH(s, "batch_csri_kernel");
+  case GS_BATCH_K_ELL:
+    batch_ell_kernel<<<grid, t, smem, s>>>(B->dev, d->d_eoff, d->d_eci, d->d_eval, d->xcap, alpha,
+                                           x, beta, y);
+    return GS_CHECK_LAUNCH(s, "batch_ell_kernel");
+  default: return GS_ERROR(GS_ERR_INTERNAL, "batch: unknown kernel kind %d", d->kind);
+  }
+}
+
+static gs_status_t memory(const gs_batch_t *B, const void *data, gs_batch_mem_t *mem)
+{
+  (void)B;
+  const batch_data_t *d = (const batch_data_t *)data;
+  mem->device_bytes = d->extra_bytes;
+  mem->bytes_per_apply = d->bytes_per_apply;
+  return GS_SUCCESS;
+}
+
+static void describe(const void *data, char *buf, size_t len)
+{
+  const batch_data_t *d = (const batch_data_t *)data;
+  int k = snprintf(buf, len, "%d threads per block, x in shared memory up to %d columns",
+                   d->threads, (int)d->xcap);
+  if (k < 0 || (size_t)k >= len) return;
+  if (d->ycap) k += snprintf(buf + k, len - k, ", y up to %d rows", (int)d->ycap);
+  if (k < 0 || (size_t)k >= len) return;
+  if (d->kind == GS_BATCH_K_CSRI) snprintf(buf + k, len - k, ", %d warps of equal entries", d->nwarps);
+  if (d->kind == GS_BATCH_K_ELL) snprintf(buf + k, len - k, ", ELL fill %.2fx", d->fill);
+}
+
+#define PREPARE(fn, kind, mode)                                                                 \
+  static gs_status_t fn(gs_batch_t *B, double max_fill, void **data)                            \
+  {                                                                                             \
+    return prepare_kind(B, kind, mode, max_fill, data);                                         \
+  }
+PREPARE(prepare_scalar, GS_BATCH_K_CSR, MODE_SCALAR)
+PREPARE(prepare_vector, GS_BATCH_K_CSR, MODE_VECTOR)
+PREPARE(prepare_smart, GS_BATCH_K_SMART, MODE_SMART)
+PREPARE(prepare_csri, GS_BATCH_K_CSRI, 0)
+PREPARE(prepare_coo, GS_BATCH_K_COO, 0)
+PREPARE(prepare_ell, GS_BATCH_K_ELL, 0)
+
+#define OPS(var, name, summary, kind, prep)                                                     \
+  static const gs_batch_ops_t var = {GS_BATCH_OPS_VERSION, name, summary, kind, prep, apply,    \
+                                     memory, describe, destroy};
+OPS(ops_scalar, "batch-csr-scalar", "a thread per row (ScalA17 3.4, CSR-scalar)", GS_BATCH_K_CSR,
+    prepare_scalar)
+OPS(ops_vector, "batch-csr-vector", "a warp per row (ScalA17 3.4, CSR-vector)", GS_BATCH_K_CSR,
+    prepare_vector)
+OPS(ops_smart, "batch-csr-smart", "threads per row from each problem's mean row length (3.4)",
+    GS_BATCH_K_SMART, prepare_smart)
+OPS(ops_csri, "batch-csr-i", "equal entry shares per warp, precomputed start rows (3.5)",
+    GS_BATCH_K_CSRI, prepare_csri)
+OPS(ops_coo, "batch-coo", "entry-parallel COO, warp segmented sums (3.3)", GS_BATCH_K_COO,
+    prepare_coo)
+OPS(ops_ell, "batch-ell", "per-problem ELL, a thread per row, column-major (3.6)", GS_BATCH_K_ELL,
+    prepare_ell)
+
+extern "C" const gs_batch_ops_t *const gs_batch_formats[] = {&ops_scalar, &ops_vector, &ops_smart,
+                                                             &ops_csri, &ops_coo, &ops_ell};
+extern "C" const int gs_batch_nformats = (int)(sizeof gs_batch_formats / sizeof gs_batch_formats[0]);

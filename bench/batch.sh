@@ -1,0 +1,60 @@
+#!/bin/sh
+# bench/batch.sh: the tables of issue 13 (batched SpMV and batched solves, Anzt et al. ScalA17).
+# usage: bench/batch.sh [BUILD_DIR] [MATRIX_DIR] [WHAT]
+#   BUILD_DIR   default build (the CLI is BUILD_DIR/apps/gpusolve)
+#   MATRIX_DIR  default ../shared/matrices: its square matrices of at most 2000 rows, repeated
+#   WHAT        all (default), gen, tiny, real, solve: run one part only (each part stays
+#               within a few minutes on an H100)
+# Output: one text table per batch on stdout and the JSON documents under $OUT (default
+# batch-bench/). Every table times each batched kernel (median of --runs products after 10
+# warm-up, CUDA events) beside the same batch as ONE block-diagonal matrix through cusparse-csr,
+# csr-vector and hola, and (batches of <= 1000) a loop of cusparse-csr calls.
+set -eu
+BUILD=${1:-build}
+MDIR=${2:-../shared/matrices}
+WHAT=${3:-all}
+G="$BUILD/apps/gpusolve"
+OUT=${OUT:-batch-bench}
+mkdir -p "$OUT"
+
+run() { # name, args...
+  name=$1
+  shift
+  echo "== gpusolve batch $*"
+  "$G" batch "$@"
+  "$G" batch "$@" --json > "$OUT/$name.json"
+}
+
+if [ "$WHAT" = all ] || [ "$WHAT" = gen ]; then
+  for kind in laplace random; do
+    for n in 1000 10000 100000; do
+      run "spmv-$kind-$n" --gen "$kind" --count "$n" --rows 10:2000 --seed 1 --format all
+    done
+  done
+fi
+if [ "$WHAT" = all ] || [ "$WHAT" = tiny ]; then
+  run spmv-laplace-tiny --gen laplace --count 100000 --rows 10:100 --seed 1 --format all
+  run spmv-random-tiny --gen random --count 100000 --rows 10:100 --seed 1 --format all
+fi
+list="$OUT/small.list"
+spd="$OUT/small-spd.list"
+if [ -f "$MDIR/MANIFEST.tsv" ]; then
+  # columns: name category ... rows(5) cols(6)
+  awk -F'\t' -v d="$(cd "$MDIR" && pwd)" 'NR > 1 && $5 == $6 && $5 <= 2000 { print d "/" $1 ".mtx" }' \
+    "$MDIR/MANIFEST.tsv" > "$list"
+  awk -F'\t' -v d="$(cd "$MDIR" && pwd)" 'NR > 1 && $2 == "spd" && $5 <= 2000 { print d "/" $1 ".mtx" }' \
+    "$MDIR/MANIFEST.tsv" > "$spd"
+fi
+if [ "$WHAT" = all ] || [ "$WHAT" = real ]; then
+  for n in 1000 10000; do
+    run "spmv-real-$n" "$list" --count "$n" --format all
+  done
+fi
+if [ "$WHAT" = all ] || [ "$WHAT" = solve ]; then
+  run solve-cg-laplace --gen laplace --count 10000 --rows 10:500 --seed 1 --solve cg --compare
+  run solve-cg-laplace-jacobi --gen laplace --count 10000 --rows 10:500 --seed 1 --solve cg --jacobi --compare
+  run solve-bicgstab-random --gen random --count 10000 --rows 10:500 --seed 1 --solve bicgstab --compare
+  if [ -s "$spd" ]; then
+    run solve-cg-real --count 10000 "$spd" --solve cg --jacobi --compare
+  fi
+fi

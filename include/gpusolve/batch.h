@@ -1,0 +1,199 @@
+/* gpusolve/batch.h: batches of many small, independent sparse matrices: one upload, batched SpMV
+ * (one thread block per problem, Anzt, Collins, Dongarra, Flegar and Quintana-Orti, "Flexible
+ * Batched Sparse Matrix-Vector Product on GPUs", ScalA17) and batched CG / BiCGSTAB solves in
+ * which every problem converges on its own.
+ *
+ * Layout (docs/design.md "Batches"). A batch holds N problems; problem i is an m_i x n_i CSR
+ * matrix A_i with nnz_i entries (sizes and patterns may all differ). Its vectors live in two
+ * concatenated device arrays, with 64-bit offsets:
+ *   x = [x_0 | x_1 | ... | x_{N-1}]   x_i = x + col_off[i], n_i entries, col_off[i] = sum_{j<i} n_j
+ *   y = [y_0 | y_1 | ... | y_{N-1}]   y_i = y + row_off[i], m_i entries, row_off[i] = sum_{j<i} m_j
+ * so x has col_off[N] entries and y row_off[N] (gs_batch_row_offsets, gs_batch_col_offsets).
+ * The matrices sit in ONE device allocation: per-problem row pointers (32-bit, relative to the
+ * problem's first entry), column indices (32-bit, local to the problem: 0 .. n_i - 1) and values,
+ * each problem's arrays reached through 64-bit offsets. A batch made by
+ * gs_batch_create_shared stores the pattern (row pointers, columns) once and only the values N
+ * times. A problem may have at most 2^31 - 1 entries; the batch as a whole is limited by memory.
+ */
+#ifndef GPUSOLVE_BATCH_H
+#define GPUSOLVE_BATCH_H
+
+#include "gpusolve/context.h"
+#include "gpusolve/matrix.h"
+#include "gpusolve/solver.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** An uploaded batch of sparse matrices (opaque). */
+typedef struct gs_batch gs_batch_t;
+
+/**
+ * Copies N host CSR matrices (any sizes, any patterns, rows sorted or not) into one device
+ * allocation. The caller keeps the matrices. Borrows ctx (it must outlive the batch).
+ * @return GS_ERR_INVALID_ARG for count < 1, a NULL matrix or an invalid CSR (the message names
+ *         the problem), GS_ERR_UNSUPPORTED for a problem of more than 2^31 - 1 entries,
+ *         GS_ERR_HOST_MEMORY, GS_ERR_DEVICE_MEMORY, GS_ERR_CUDA.
+ */
+gs_status_t gs_batch_create(gs_batch_t **B, gs_context_t *ctx, int count,
+                            const gs_csr_t *const *A);
+
+/**
+ * The cheap path for N matrices sharing one pattern: `pattern` gives the sizes, row pointers and
+ * columns (its values are ignored), `values` holds count * pattern->nnz values, problem i's in
+ * values[i * nnz .. (i + 1) * nnz) in the pattern's entry order. The pattern is stored once.
+ */
+gs_status_t gs_batch_create_shared(gs_batch_t **B, gs_context_t *ctx, int count,
+                                   const gs_csr_t *pattern, const gs_val_t *values);
+
+/** Frees the batch (NULL-safe) and sets *B = NULL. */
+void gs_batch_destroy(gs_batch_t **B);
+
+/** Problems in the batch (0 for NULL). */
+int gs_batch_count(const gs_batch_t *B);
+/** Host arrays of count + 1 offsets (owned by B): where problem i's rows (its y, b) and columns
+ *  (its x) start in the concatenated vectors; [count] is the total length. */
+const gs_off_t *gs_batch_row_offsets(const gs_batch_t *B);
+const gs_off_t *gs_batch_col_offsets(const gs_batch_t *B);
+/** Entries of all problems (a shared pattern counts once per problem). */
+gs_off_t gs_batch_nnz(const gs_batch_t *B);
+/** A fresh host CSR copy of problem i (the caller destroys it); GS_ERR_INVALID_ARG when i is out
+ *  of range. */
+gs_status_t gs_batch_problem_csr(const gs_batch_t *B, int i, gs_csr_t **out);
+/** Device bytes the batch holds (matrices and offsets). */
+size_t gs_batch_device_bytes(const gs_batch_t *B);
+
+/* ---- batched SpMV -----------------------------------------------------------------------------
+ * Kernels, all one thread block per problem with x staged in shared memory when it fits (x read
+ * from global memory for the problems that do not fit): "batch-csr-scalar" (a thread per row),
+ * "batch-csr-vector" (a warp per row), "batch-csr-smart" (threads per row = the smallest power of
+ * two >= the problem's mean row length, up to 32), "batch-csr-i" (the interleaved, balanced CSR:
+ * equal shares of entries per warp, start rows precomputed), "batch-coo" (equal shares of
+ * entries, warp segmented reduction), "batch-ell" (padded to each problem's longest row, a
+ * thread per row, column-major). "auto" picks one of them from the batch's row statistics
+ * (gs_batch_auto_format). */
+
+/** A batch prepared for one kernel (opaque). */
+typedef struct gs_batch_spmv gs_batch_spmv_t;
+
+/** Number of batched kernels, and kernel k's name and one-line summary (NULL out of range). */
+int gs_batch_format_count(void);
+const char *gs_batch_format_name(int k);
+const char *gs_batch_format_summary(int k);
+/** The kernel "auto" picks for B, and why (a static phrase, may be NULL). */
+const char *gs_batch_auto_format(const gs_batch_t *B, const char **why);
+
+/**
+ * Prepares kernel `name` (or "auto") for B: builds and uploads what the kernel needs beyond the
+ * CSR (row indices, ELL padding, CSR-I start rows). Borrows B. max_fill <= 0 takes the default
+ * (3): batch-ell refuses a batch whose padded entries exceed max_fill * nnz with
+ * GS_ERR_FORMAT_FILL. GS_ERR_INVALID_ARG for an unknown name.
+ */
+gs_status_t gs_batch_spmv_create(gs_batch_spmv_t **S, gs_batch_t *B, const char *name,
+                                 double max_fill);
+void gs_batch_spmv_destroy(gs_batch_spmv_t **S);
+/** The kernel's name (auto resolved). */
+const char *gs_batch_spmv_name(const gs_batch_spmv_t *S);
+/** One line about the prepared layout, or "". */
+const char *gs_batch_spmv_describe(const gs_batch_spmv_t *S);
+
+/** Bytes of a batched product. */
+typedef struct gs_batch_mem {
+  size_t device_bytes;    /* held by the kernel's own layout (the batch's CSR excluded) */
+  size_t bytes_per_apply; /* what one y = A x (beta = 0) reads and writes at least, by the
+                             kernel's layout: matrix arrays once, x once, y once */
+  size_t floor_bytes;     /* the batch's byte floor, the same for every kernel: CSR arrays
+                             (32-bit row pointers and columns, double values) + x + y */
+} gs_batch_mem_t;
+gs_status_t gs_batch_spmv_memory(const gs_batch_spmv_t *S, gs_batch_mem_t *mem);
+
+/**
+ * y_i = alpha A_i x_i + beta y_i for every problem, in one launch, asynchronous on the context's
+ * stream, never allocating. d_x holds col_off[N] values, d_y row_off[N] (see the layout above),
+ * d_x != d_y. BLAS rules: with beta == 0, y is write-only (NaN in it never leaks); with
+ * alpha == 0, A and x are not read. alpha, beta finite.
+ */
+gs_status_t gs_batch_spmv_apply(gs_batch_spmv_t *S, double alpha, const gs_val_t *d_x,
+                                double beta, gs_val_t *d_y);
+
+/**
+ * The same product on the host with the kernel's own layout built on the host (the check of
+ * that layout without a GPU): x, y host arrays laid out as above. Needs no device work.
+ */
+gs_status_t gs_batch_host_apply(const gs_batch_t *B, const char *name, double alpha,
+                                const gs_val_t *x, double beta, gs_val_t *y);
+
+/** Median time of `runs` products y = A x (beta = 0) after `warmup` untimed ones, each between
+ *  two CUDA events on the context's stream (seconds); min in *min_s when not NULL. */
+gs_status_t gs_batch_spmv_time(gs_batch_spmv_t *S, const gs_val_t *d_x, gs_val_t *d_y,
+                               int warmup, int runs, double *median_s, double *min_s);
+
+/* ---- batched solves -------------------------------------------------------------------------- */
+
+/** Options of gs_batch_solve; start from gs_batch_solve_opts_default(). The stopping test is
+ *  gs_solve's: problem i stops when ||r_i|| <= max(rtol ||b_i||, atol) (recurrence residual,
+ *  checked every iteration). */
+typedef struct gs_batch_solve_opts {
+  gs_method_t method; /* GS_SOLVER_CG (default) or GS_SOLVER_BICGSTAB */
+  double rtol;        /* default 1e-8 */
+  double atol;        /* default 0 */
+  int maxit;          /* per problem, default 10000 */
+  int jacobi;         /* 1: Jacobi preconditioner z = D^-1 r (as gs_solve with "jacobi");
+                         default 0 */
+  int x0_given;       /* 1: d_x holds initial guesses; 0 (default): x0 = 0 */
+} gs_batch_solve_opts_t;
+
+void gs_batch_solve_opts_default(gs_batch_solve_opts_t *opts);
+
+/** Outcome of one problem. */
+typedef struct gs_batch_stats {
+  gs_reason_t reason;        /* converged (rtol/atol), maxit, breakdown, indefinite, naninf */
+  int iterations;
+  double bnorm;              /* ||b_i|| */
+  double rnorm0;             /* ||b_i - A_i x0_i|| */
+  double rnorm;              /* last recurrence residual norm */
+  double true_residual_norm; /* ||b_i - A_i x_i|| recomputed at the end */
+} gs_batch_stats_t;
+
+/** The whole solve. */
+typedef struct gs_batch_summary {
+  int converged;             /* problems with a converged reason */
+  int it_min, it_median, it_max;
+  double seconds;            /* GPU time of the solve kernels (CUDA events) */
+  int shared_problems;       /* problems whose vectors were kept in shared memory */
+} gs_batch_summary_t;
+
+/**
+ * Solves A_i x_i = b_i for every (square) problem with one persistent thread block per problem:
+ * the whole iteration runs inside one kernel launch, each problem stops on its own test (no host
+ * synchronization per problem or per iteration); vectors of a problem live in shared memory
+ * when they fit, else in a global workspace allocated for the call. Breakdowns and the
+ * iteration limit are per-problem reasons, not errors. A problem without a nonzero diagonal
+ * entry in every row stops at once with GS_DIVERGED_BREAKDOWN when opts->jacobi is set.
+ * d_b, d_x laid out as the batch's vectors (row_off = col_off for square problems), d_x must
+ * not alias d_b. Synchronizes the context's stream before returning.
+ * @param stats array of gs_batch_count(B) entries, or NULL
+ * @param summary may be NULL
+ * @return GS_ERR_INVALID_ARG (NULL pointers, bad options, a method other than CG or BiCGSTAB),
+ *         GS_ERR_DIMENSION (a non-square problem, named), device errors.
+ */
+gs_status_t gs_batch_solve(gs_batch_t *B, const gs_batch_solve_opts_t *opts,
+                           const gs_val_t *d_b, gs_val_t *d_x, gs_batch_stats_t *stats,
+                           gs_batch_summary_t *summary);
+
+/* ---- generators -------------------------------------------------------------------------------
+ * count matrices with rows drawn uniformly from [rmin, rmax] (seeded, reproducible):
+ *   "laplace": 2D 5-point Laplacians on nx x ny grids, nx * ny the drawn size (nx random near
+ *              its square root): SPD, patterns differ with the grid;
+ *   "random":  square, nonsymmetric, 1 to 16 off-diagonal entries per row at random columns
+ *              plus a dominant diagonal (|a_ii| > sum |a_ij|): nonsingular, irregular rows.
+ * *out receives a malloc'd array of count matrices; free with gs_batch_gen_free. */
+gs_status_t gs_batch_gen(gs_csr_t ***out, const char *kind, int count, gs_idx_t rmin,
+                         gs_idx_t rmax, uint64_t seed);
+void gs_batch_gen_free(gs_csr_t ***A, int count);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

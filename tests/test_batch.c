@@ -1,0 +1,322 @@
+/* tests/test_batch.c (GPU): every batched SpMV kernel against each problem's CSR product (rounding
+ * bound of gs_test_spmv_compare) on the mixed batch of the issue, on generated and shared-pattern
+ * batches; the batched CG and BiCGSTAB against gs_solve problem by problem (the same reason,
+ * iterations within 1); a singular problem stops with its own reason while the others converge.
+ * Exits 77 (skipped) without a GPU. Random inputs from the run's seed (GS_TEST_SEED). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/testutil.h"
+
+#define MAXP 64
+
+static gs_context_t *ctx;
+
+static double *dvec(const double *h, size_t n)
+{
+  void *d = NULL;
+  CU_ASSERT_FATAL(gs_dmalloc(ctx, &d, (n ? n : 1) * sizeof(double), "test vector") == GS_SUCCESS);
+  if (n) CU_ASSERT_FATAL(gs_copy_to_device(ctx, d, h, n * sizeof(double)) == GS_SUCCESS);
+  return (double *)d;
+}
+
+/* Every kernel (and auto) on batch B of the count matrices A, all BLAS scalar cases. */
+static void check_kernels(gs_batch_t *B, gs_csr_t *const *A, int count, uint64_t *s,
+                          const char *what)
+{
+  static const double ab[][2] = {{1.0, 0.0}, {2.5, -1.0}, {-1.0, 0.5}, {0.0, 2.0}, {0.0, 0.0}};
+  const gs_off_t *ro = gs_batch_row_offsets(B), *co = gs_batch_col_offsets(B);
+  const size_t nx = (size_t)co[count], ny = (size_t)ro[count];
+  double *x = malloc((nx + 1) * 8), *y0 = malloc((ny + 1) * 8), *y = malloc((ny + 1) * 8);
+  CU_ASSERT_FATAL(x && y0 && y);
+  for (int k = -1; k < gs_batch_format_count(); ++k) {
+    const char *name = k < 0 ? "auto" : gs_batch_format_name(k);
+    gs_batch_spmv_t *S = NULL;
+    gs_status_t st = gs_batch_spmv_create(&S, B, name, 1e6);
+    CU_ASSERT_EQUAL_FATAL(st, GS_SUCCESS);
+    gs_batch_mem_t mem;
+    CU_ASSERT(gs_batch_spmv_memory(S, &mem) == GS_SUCCESS && mem.bytes_per_apply > 0 &&
+              mem.floor_bytes > 0);
+    for (size_t c = 0; c < sizeof ab / sizeof ab[0]; ++c) {
+      const double alpha = ab[c][0], beta = ab[c][1];
+      for (size_t i = 0; i < nx; ++i) x[i] = alpha == 0.0 ? NAN : 2.0 * gs_test_uniform(s) - 1.0;
+      for (size_t i = 0; i < ny; ++i) y0[i] = beta == 0.0 ? NAN : 2.0 * gs_test_uniform(s) - 1.0;
+      double *dx = dvec(x, nx), *dy = dvec(y0, ny);
+      CU_ASSERT_EQUAL_FATAL(gs_batch_spmv_apply(S, alpha, dx, beta, dy), GS_SUCCESS);
+      CU_ASSERT_FATAL(gs_copy_to_host(ctx, y, dy, ny * 8) == GS_SUCCESS);
+      for (int i = 0; i < count; ++i) {
+        if (alpha == 0.0) {
+          for (gs_off_t r = ro[i]; r < ro[i + 1]; ++r)
+            CU_ASSERT(y[r] == (beta == 0.0 ? 0.0 : beta * y0[r]));
+          continue;
+        }
+        CU_ASSERT(gs_test_spmv_ok(A[i], GS_OP_N, alpha, x + co[i], beta,
+                                  beta == 0.0 ? NULL : y0 + ro[i], y + ro[i],
+                                  "%s: %s problem %d (%dx%d)", what, gs_batch_spmv_name(S), i,
+                                  (int)A[i]->m, (int)A[i]->n));
+      }
+      /* the host apply of the same layout agrees too */
+      if (alpha != 0.0) {
+        double *yh = malloc((ny + 1) * 8);
+        memcpy(yh, y0, ny * 8);
+        CU_ASSERT_EQUAL(gs_batch_host_apply(B, name, alpha, x, beta, yh), GS_SUCCESS);
+        for (int i = 0; i < count; ++i)
+          CU_ASSERT(gs_test_spmv_ok(A[i], GS_OP_N, alpha, x + co[i], beta,
+                                    beta == 0.0 ? NULL : y0 + ro[i], yh + ro[i],
+                                    "%s: host %s problem %d", what, name, i));
+        free(yh);
+      }
+      gs_dfree(ctx, dx);
+      gs_dfree(ctx, dy);
+    }
+    gs_batch_spmv_destroy(&S);
+    CU_ASSERT_PTR_NULL(S);
+  }
+  free(x);
+  free(y0);
+  free(y);
+}
+
+static void test_kernels_mixed(void)
+{
+  uint64_t s = gs_test_seed() ^ 0x11;
+  for (int rep = 0; rep < 3; ++rep) {
+    gs_csr_t *A[MAXP];
+    int count = gs_test_batch_mixed(&s, A, MAXP);
+    CU_ASSERT_FATAL(count > 0);
+    gs_batch_t *B = NULL;
+    CU_ASSERT_EQUAL_FATAL(gs_batch_create(&B, ctx, count, (const gs_csr_t *const *)A), GS_SUCCESS);
+    check_kernels(B, A, count, &s, "mixed");
+    gs_batch_destroy(&B);
+    for (int i = 0; i < count; ++i) gs_csr_destroy(&A[i]);
+  }
+}
+
+static void test_kernels_generated_and_shared(void)
+{
+  uint64_t s = gs_test_seed() ^ 0x12;
+  const char *kinds[] = {"laplace", "random"};
+  for (int k = 0; k < 2; ++k) {
+    gs_csr_t **A = NULL;
+    const int count = 200;
+    CU_ASSERT_FATAL(gs_batch_gen(&A, kinds[k], count, 10, 2000, gs_test_next(&s)) == GS_SUCCESS);
+    gs_batch_t *B = NULL;
+    CU_ASSERT_EQUAL_FATAL(gs_batch_create(&B, ctx, count, (const gs_csr_t *const *)A), GS_SUCCESS);
+    check_kernels(B, A, count, &s, kinds[k]);
+    gs_batch_destroy(&B);
+    gs_batch_gen_free(&A, count);
+  }
+  /* one pattern, different values: stored once */
+  gs_csr_t *P = gs_test_long_row(&s, 50), *A[20];
+  double *v = malloc(20 * (size_t)P->nnz * 8);
+  for (int i = 0; i < 20; ++i) {
+    CU_ASSERT_FATAL(gs_csr_copy(&A[i], P) == GS_SUCCESS);
+    for (gs_off_t e = 0; e < P->nnz; ++e) v[i * P->nnz + e] = A[i]->val[e] = 2.0 * gs_test_uniform(&s) - 1.0;
+  }
+  gs_batch_t *B = NULL;
+  CU_ASSERT_EQUAL_FATAL(gs_batch_create_shared(&B, ctx, 20, P, v), GS_SUCCESS);
+  CU_ASSERT_EQUAL(gs_batch_nnz(B), 20 * P->nnz);
+  check_kernels(B, A, 20, &s, "shared");
+  gs_batch_destroy(&B);
+  for (int i = 0; i < 20; ++i) gs_csr_destroy(&A[i]);
+  gs_csr_destroy(&P);
+  free(v);
+}
+
+static void test_apply_rules(void)
+{
+  uint64_t s = gs_test_seed() ^ 0x13;
+  gs_csr_t **A = NULL;
+  CU_ASSERT_FATAL(gs_batch_gen(&A, "laplace", 5, 10, 20, gs_test_next(&s)) == GS_SUCCESS);
+  gs_batch_t *B = NULL;
+  gs_batch_spmv_t *S = NULL;
+  CU_ASSERT_FATAL(gs_batch_create(&B, ctx, 5, (const gs_csr_t *const *)A) == GS_SUCCESS);
+  CU_ASSERT_EQUAL(gs_batch_spmv_create(&S, B, "batch-nope", 0.0), GS_ERR_INVALID_ARG);
+  CU_ASSERT_PTR_NOT_NULL(strstr(gs_last_error(), "batch-csr-i"));
+  CU_ASSERT_FATAL(gs_batch_spmv_create(&S, B, "auto", 0.0) == GS_SUCCESS);
+  const char *why = NULL;
+  CU_ASSERT_STRING_EQUAL(gs_batch_spmv_name(S), gs_batch_auto_format(B, &why));
+  CU_ASSERT_PTR_NOT_NULL(why);
+  double *d = dvec(NULL, 0);
+  CU_ASSERT_EQUAL(gs_batch_spmv_apply(S, 1.0, d, 0.0, d), GS_ERR_INVALID_ARG);
+  CU_ASSERT_EQUAL(gs_batch_spmv_apply(S, NAN, d, 0.0, d + 1), GS_ERR_INVALID_ARG);
+  CU_ASSERT_EQUAL(gs_batch_spmv_apply(S, 1.0, NULL, 0.0, d), GS_ERR_INVALID_ARG);
+  gs_dfree(ctx, d);
+  gs_batch_spmv_destroy(&S);
+  gs_batch_destroy(&B);
+  gs_batch_gen_free(&A, 5);
+  CU_ASSERT_EQUAL(gs_device_bytes_in_use(ctx), 0);
+}
+
+/* gs_solve on problem A with the batch's options: reason and iterations. */
+static void single_solve(gs_csr_t *A, const double *b, const gs_batch_solve_opts_t *o,
+                         gs_solve_stats_t *st)
+{
+  gs_matrix_t *M = NULL;
+  gs_spmv_t *S = NULL;
+  gs_precond_t *P = NULL;
+  CU_ASSERT_FATAL(gs_matrix_create(&M, ctx, A) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_spmv_create(&S, ctx, M, "csr-vector", NULL) == GS_SUCCESS);
+  if (o->jacobi) CU_ASSERT_FATAL(gs_precond_create(&P, ctx, M, "jacobi") == GS_SUCCESS);
+  gs_solve_opts_t so;
+  gs_solve_opts_default(&so);
+  so.method = o->method;
+  so.rtol = o->rtol;
+  so.atol = o->atol;
+  so.maxit = o->maxit;
+  double *db = dvec(b, (size_t)A->m), *dx = NULL;
+  CU_ASSERT_FATAL(gs_dmalloc(ctx, (void **)&dx, (size_t)A->m * 8 + 8, "x") == GS_SUCCESS);
+  CU_ASSERT_EQUAL_FATAL(gs_solve(ctx, &so, S, P, db, dx, st), GS_SUCCESS);
+  gs_dfree(ctx, db);
+  gs_dfree(ctx, dx);
+  gs_precond_destroy(&P);
+  gs_spmv_destroy(&S);
+  gs_matrix_destroy(&M);
+}
+
+/* Batched solve of A[0..count) against gs_solve problem by problem. */
+static void compare_with_single(gs_csr_t **A, int count, const gs_batch_solve_opts_t *o,
+                                uint64_t *s, const char *what, int *converged)
+{
+  gs_batch_t *B = NULL;
+  CU_ASSERT_EQUAL_FATAL(gs_batch_create(&B, ctx, count, (const gs_csr_t *const *)A), GS_SUCCESS);
+  const gs_off_t *ro = gs_batch_row_offsets(B);
+  const size_t n = (size_t)ro[count];
+  double *b = malloc(n * 8 + 8);
+  for (size_t i = 0; i < n; ++i) b[i] = 2.0 * gs_test_uniform(s) - 1.0;
+  double *db = dvec(b, n), *dx = dvec(b, n); /* x starts as garbage: x0_given = 0 ignores it */
+  gs_batch_stats_t *st = calloc((size_t)count, sizeof *st);
+  gs_batch_summary_t sum;
+  CU_ASSERT_EQUAL_FATAL(gs_batch_solve(B, o, db, dx, st, &sum), GS_SUCCESS);
+  *converged = sum.converged;
+  for (int i = 0; i < count; ++i) {
+    gs_solve_stats_t one;
+    single_solve(A[i], b + ro[i], o, &one);
+    const int ok = st[i].reason == one.reason && abs(st[i].iterations - one.iterations) <= 1;
+    if (!ok)
+      fprintf(stderr, "%s problem %d (n = %d): batch %s in %d, gs_solve %s in %d\n", what, i,
+              (int)A[i]->m, gs_reason_string(st[i].reason), st[i].iterations,
+              gs_reason_string(one.reason), one.iterations);
+    CU_ASSERT(ok);
+    if (gs_reason_converged(st[i].reason)) /* the true residual within gs_solve's 10x contract */
+      CU_ASSERT(st[i].true_residual_norm <= 10.0 * fmax(o->rtol * st[i].bnorm, o->atol));
+  }
+  CU_ASSERT(sum.it_min <= sum.it_median && sum.it_median <= sum.it_max);
+  free(st);
+  free(b);
+  gs_dfree(ctx, db);
+  gs_dfree(ctx, dx);
+  gs_batch_destroy(&B);
+}
+
+static void test_solvers_match_single(void)
+{
+  uint64_t s = gs_test_seed() ^ 0x14;
+  /* sizes up to 3000: the larger ones keep their vectors in global memory */
+  const struct { const char *kind; gs_method_t m; int jacobi; } cases[] = {
+      {"laplace", GS_SOLVER_CG, 0}, {"laplace", GS_SOLVER_CG, 1},
+      {"random", GS_SOLVER_BICGSTAB, 0}, {"random", GS_SOLVER_BICGSTAB, 1},
+      {"laplace", GS_SOLVER_BICGSTAB, 0}};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+    gs_csr_t **A = NULL;
+    const int count = 40;
+    CU_ASSERT_FATAL(gs_batch_gen(&A, cases[c].kind, count, 1, 3000, gs_test_next(&s)) == GS_SUCCESS);
+    gs_batch_solve_opts_t o;
+    gs_batch_solve_opts_default(&o);
+    o.method = cases[c].m;
+    o.jacobi = cases[c].jacobi;
+    char what[64];
+    snprintf(what, sizeof what, "%s %s%s", cases[c].kind, gs_method_string(o.method),
+             o.jacobi ? " jacobi" : "");
+    int conv = 0;
+    compare_with_single(A, count, &o, &s, what, &conv);
+    CU_ASSERT_EQUAL(conv, count);
+    gs_batch_gen_free(&A, count);
+  }
+}
+
+/* One singular problem (A = 0: its product is 0) among good ones: it stops with its own reason
+ * (BiCGSTAB: r~^T v = 0, breakdown; CG: p^T A p = 0, which gs_solve calls indefinite), the same as
+ * gs_solve's, and every other problem converges. With Jacobi, the missing diagonal is a breakdown. */
+static void test_singular_problem(void)
+{
+  uint64_t s = gs_test_seed() ^ 0x15;
+  for (int m = 0; m < 2; ++m) {
+    gs_csr_t **A = NULL;
+    const int count = 12;
+    CU_ASSERT_FATAL(gs_batch_gen(&A, m ? "random" : "laplace", count, 5, 300, gs_test_next(&s)) == GS_SUCCESS);
+    gs_csr_destroy(&A[5]);
+    CU_ASSERT_FATAL(gs_csr_create(&A[5], 7, 7, 0) == GS_SUCCESS);
+    gs_batch_solve_opts_t o;
+    gs_batch_solve_opts_default(&o);
+    o.method = m ? GS_SOLVER_BICGSTAB : GS_SOLVER_CG;
+    int conv = 0;
+    compare_with_single(A, count, &o, &s, "singular", &conv);
+    CU_ASSERT_EQUAL(conv, count - 1);
+    /* Jacobi: the batch reports breakdown for problem 5 only */
+    o.jacobi = 1;
+    gs_batch_t *B = NULL;
+    CU_ASSERT_FATAL(gs_batch_create(&B, ctx, count, (const gs_csr_t *const *)A) == GS_SUCCESS);
+    const size_t n = (size_t)gs_batch_row_offsets(B)[count];
+    double *b = malloc(n * 8);
+    for (size_t i = 0; i < n; ++i) b[i] = 1.0;
+    double *db = dvec(b, n), *dx = dvec(b, n);
+    gs_batch_stats_t st[12];
+    CU_ASSERT_FATAL(gs_batch_solve(B, &o, db, dx, st, NULL) == GS_SUCCESS);
+    for (int i = 0; i < count; ++i)
+      CU_ASSERT(i == 5 ? st[i].reason == GS_DIVERGED_BREAKDOWN : gs_reason_converged(st[i].reason));
+    gs_dfree(ctx, db);
+    gs_dfree(ctx, dx);
+    free(b);
+    gs_batch_destroy(&B);
+    gs_batch_gen_free(&A, count);
+  }
+}
+
+static void test_solve_arguments(void)
+{
+  uint64_t s = gs_test_seed() ^ 0x16;
+  gs_csr_t *A[2] = {gs_test_random_csr(&s, 4, 4, 0.5), gs_test_random_csr(&s, 3, 5, 0.5)};
+  gs_batch_t *B = NULL;
+  CU_ASSERT_FATAL(gs_batch_create(&B, ctx, 2, (const gs_csr_t *const *)A) == GS_SUCCESS);
+  double *d = dvec(NULL, 0);
+  CU_ASSERT_EQUAL(gs_batch_solve(B, NULL, d, d + 0, NULL, NULL), GS_ERR_DIMENSION);
+  CU_ASSERT_PTR_NOT_NULL(strstr(gs_last_error(), "problem 1"));
+  gs_batch_destroy(&B);
+  CU_ASSERT_FATAL(gs_batch_create(&B, ctx, 1, (const gs_csr_t *const *)A) == GS_SUCCESS);
+  gs_batch_solve_opts_t o;
+  gs_batch_solve_opts_default(&o);
+  o.method = GS_SOLVER_GMRES;
+  CU_ASSERT_EQUAL(gs_batch_solve(B, &o, d, d + 1, NULL, NULL), GS_ERR_INVALID_ARG);
+  gs_batch_solve_opts_default(&o);
+  o.rtol = -1;
+  CU_ASSERT_EQUAL(gs_batch_solve(B, &o, d, d + 1, NULL, NULL), GS_ERR_INVALID_ARG);
+  CU_ASSERT_EQUAL(gs_batch_solve(B, NULL, d, d, NULL, NULL), GS_ERR_INVALID_ARG);
+  gs_dfree(ctx, d);
+  gs_batch_destroy(&B);
+  gs_csr_destroy(&A[0]);
+  gs_csr_destroy(&A[1]);
+  CU_ASSERT_EQUAL(gs_device_bytes_in_use(ctx), 0);
+}
+
+static int setup(void) { return gs_context_create(&ctx, 0) == GS_SUCCESS ? 0 : 1; }
+
+int main(void)
+{
+  CU_TestInfo tests[] = {
+      {"every kernel on the mixed batch", test_kernels_mixed},
+      {"every kernel on generated and shared-pattern batches", test_kernels_generated_and_shared},
+      {"apply rules and auto", test_apply_rules},
+      {"batched CG/BiCGSTAB match gs_solve per problem", test_solvers_match_single},
+      {"a singular problem stops alone", test_singular_problem},
+      {"solve arguments", test_solve_arguments},
+      CU_TEST_INFO_NULL};
+  if (gs_device_count() > 0 && setup()) {
+    fprintf(stderr, "test_batch: %s\n", gs_last_error());
+    return 1;
+  }
+  int rc = gs_test_main("batch", tests, 1);
+  gs_context_destroy(&ctx);
+  return rc;
+}
