@@ -504,14 +504,15 @@ int cmd_solve(int argc, char **argv)
   o.atol = atol;
   o.maxit = (int)maxit;
   o.restart = (int)restart;
-  /* --monitor prints every iteration: it reads the norm each time unless told otherwise (the
-   * progress line on a terminal takes what the checks give) */
-  o.check_every = check_every >= 0 ? (int)check_every : monitor ? 1 : 0;
+  /* automatic unless given; with --monitor the library reads every iteration */
+  o.check_every = check_every >= 0 ? (int)check_every : 0;
   o.graphs = graphs;
   o.x0_given = h_x0 != NULL;
   monitor_t mon = {0};
   mon.print = monitor && !json;
-  mon.progress = isatty(2);
+  /* The progress line on a terminal needs a monitor, which reads the norm every iteration: it
+   * is drawn only where that costs nothing new (--monitor, or a --check-every given). */
+  mon.progress = isatty(2) && (monitor || check_every > 0);
   if (mon.print || mon.progress || monitor) {
     o.monitor = monitor_cb;
     o.monitor_user = &mon;

@@ -228,8 +228,8 @@ gs_status_t gs_batch_spmv_apply(gs_batch_spmv_t *S, double alpha, const gs_val_t
   return S->ops->apply(B, S->data, alpha, d_x, beta, d_y);
 }
 
-gs_status_t gs_batch_host_apply(const gs_batch_t *B, const char *name, double alpha,
-                                const gs_val_t *x, double beta, gs_val_t *y)
+gs_status_t gs_batch_host_apply(const gs_batch_t *B, const char *name, double max_fill,
+                                double alpha, const gs_val_t *x, double beta, gs_val_t *y)
 {
   if (!B || !name) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_batch_host_apply: NULL argument");
   const gs_batch_ops_t *ops = find(strcmp(name, "auto") ? name : gs_batch_rule(&B->st, NULL));
@@ -237,7 +237,8 @@ gs_status_t gs_batch_host_apply(const gs_batch_t *B, const char *name, double al
   GS_CHECK(check_apply("gs_batch_host_apply", &B->H, alpha, x, beta, y));
   /* CSR-I's warps per block are the kernel's: gs_batch_block_threads(mean entries) / 32 */
   const int nwarps = gs_batch_block_threads(B->st.mean_nnz) / 32;
-  return gs_batch_host_apply_kind(&B->H, ops->kind, nwarps, GS_BATCH_MAX_FILL_DEFAULT, alpha, x,
+  return gs_batch_host_apply_kind(&B->H, ops->kind, nwarps,
+                                  max_fill > 0.0 ? max_fill : GS_BATCH_MAX_FILL_DEFAULT, alpha, x,
                                   beta, y);
 }
 

@@ -399,7 +399,7 @@ gs_status_t gs_solver_iterate(gs_solver_t *s, gs_iteration_fn body, void *user,
     GS_CHECK(gs_solver_fetch(s));
     st->checks++;
     *reason = gs_solver_check(s, it - 1, s->h_s->rnorm, window);
-    if (auto_k) { /* aim at GS_CHECK_INTERVAL_S of work between checks */
+    if (auto_k && !s->opts.monitor) { /* aim at GS_CHECK_INTERVAL_S of work between checks */
       const double now = gs_wall_seconds(), per_it = (now - t_last) / todo;
       t_last = now;
       const double want_k = per_it > 0.0 ? GS_CHECK_INTERVAL_S / per_it : GS_CHECK_MAX;

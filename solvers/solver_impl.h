@@ -237,7 +237,8 @@ typedef gs_status_t (*gs_iteration_fn)(gs_solver_t *s, void *user, int it);
  *  the convergence test on the device (so that a check every k iterations costs no iterations)
  *  and a host check (fetch + gs_solver_check) every opts.check_every iterations, or, when it is
  *  0 (automatic), every k iterations with k grown from the measured iteration time to about
- *  GS_CHECK_INTERVAL_S of work (at most GS_CHECK_MAX). From iteration
+ *  GS_CHECK_INTERVAL_S of work (at most GS_CHECK_MAX; 1 with a monitor, which sees every
+ *  iteration). From iteration
  *  first_graph_it on, the body runs as a CUDA Graph when opts.graphs allows and the operator
  *  and preconditioner can be captured; else kernel by kernel. `vec_n` is the method's vector
  *  traffic per iteration in n-vectors of doubles (the count above its loop), for the stats;

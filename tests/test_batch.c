@@ -60,7 +60,7 @@ static void check_kernels(gs_batch_t *B, gs_csr_t *const *A, int count, uint64_t
       if (alpha != 0.0) {
         double *yh = malloc((ny + 1) * 8);
         memcpy(yh, y0, ny * 8);
-        CU_ASSERT_EQUAL(gs_batch_host_apply(B, name, alpha, x, beta, yh), GS_SUCCESS);
+        CU_ASSERT_EQUAL(gs_batch_host_apply(B, name, 1e6, alpha, x, beta, yh), GS_SUCCESS);
         for (int i = 0; i < count; ++i)
           CU_ASSERT(gs_test_spmv_ok(A[i], GS_OP_N, alpha, x + co[i], beta,
                                     beta == 0.0 ? NULL : y0 + ro[i], yh + ro[i],

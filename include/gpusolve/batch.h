@@ -120,9 +120,11 @@ gs_status_t gs_batch_spmv_apply(gs_batch_spmv_t *S, double alpha, const gs_val_t
 /**
  * The same product on the host with the kernel's own layout built on the host (the check of
  * that layout without a GPU): x, y host arrays laid out as above. Needs no device work.
+ * max_fill as for gs_batch_spmv_create (<= 0: the default), so that a layout the device
+ * accepted is checked, not refused.
  */
-gs_status_t gs_batch_host_apply(const gs_batch_t *B, const char *name, double alpha,
-                                const gs_val_t *x, double beta, gs_val_t *y);
+gs_status_t gs_batch_host_apply(const gs_batch_t *B, const char *name, double max_fill,
+                                double alpha, const gs_val_t *x, double beta, gs_val_t *y);
 
 /** Median time of `runs` products y = A x (beta = 0) after `warmup` untimed ones, each between
  *  two CUDA events on the context's stream (seconds); min in *min_s when not NULL. */

@@ -106,7 +106,8 @@ typedef struct gs_solve_opts {
                             changes no result or count (the up to k - 1 iterations launched
                             after convergence do nothing but the products); automatic grows k
                             from the measured iteration time to about 200 us of GPU work
-                            between reads (at most 64; the monitor is called at each read).
+                            between reads (at most 64), or every iteration when a monitor is
+                            set (it sees each one).
                             BiCG, CGNR and LSQR
                             take k > 1 literally (up to k - 1 extra iterations; automatic: 1);
                             GMRES checks every iteration */
