@@ -50,8 +50,8 @@ def main():
     for path in a.mats:
         sp = run_json([a.cli, "spmv", path, "--format", "all" if a.format == "best" else a.format,
                        "--runs", "50", "--json"])
-        ok = [r for r in sp["results"] if r.get("status") == "ok" and r.get("op") == "N"] \
-            if "results" in sp else []
+        ok = [r for r in sp["results"] if r.get("status") == "ok" and r.get("op") == "N"
+              and r.get("format") != "auto"] if "results" in sp else []
         if not ok:
             sys.exit(f"solve_floor: no backend measured on {path}")
         best = min(ok, key=lambda r: r["median_us"])
