@@ -7,10 +7,14 @@
  *  1. padded row pointers (every row to a multiple of K, an empty row to K), one pass over rows;
  *  2. bccoo only: the look-up table. Each thread counts the values of its share of the entries
  *     in a bounded hash table (runs of equal values counted once; when the table fills, every
- *     count drops by one and the zeros leave: the Misra-Gries frequent-items scheme, so that
- *     every value above 1/2048 of a share survives); the tables are merged and the 256 largest
- *     counts are the table. The counts only choose the candidates: whether a chunk may use the
- *     table is decided exactly, by looking every one of its values up in the final table;
+ *     count drops by the smallest and the zeros leave: the Misra-Gries frequent-items scheme,
+ *     so that every value above 1/2048 of a share survives); the tables are merged. When the
+ *     matrix has at most 2048 distinct values the merged counts are exact and the 256 largest
+ *     are the table; otherwise the merged candidates are counted again exactly and the table
+ *     is the 256 largest of those above 1/2048 of the entries (lut_build says why this makes
+ *     the table independent of the thread count). The counts only choose the candidates:
+ *     whether a chunk may use the table is decided exactly, by looking every one of its values
+ *     up in the final table;
  *  3. per chunk (threads over chunk ranges): its thread rows and entries, the smallest and
  *     largest column, whether it holds padding, whether every value is in the table or is a
  *     float exactly: the encoding and the blob size;
@@ -94,6 +98,7 @@ typedef struct vcount {
 typedef struct count_table {
   vcount_t slot[CNT_SLOTS];
   int used;
+  int shrunk; /* a count_shrink happened: the counts are lower bounds, values may be missing */
 } count_table_t;
 
 static void count_insert(count_table_t *T, uint64_t key, int64_t n);
@@ -109,6 +114,7 @@ static void count_shrink(count_table_t *T)
   for (int i = 0; i < CNT_SLOTS; ++i)
     if (T->slot[i].n > least) keep[nk++] = (vcount_t){T->slot[i].key, T->slot[i].n - least};
   memset(T, 0, sizeof *T);
+  T->shrunk = 1;
   for (int i = 0; i < nk; ++i) count_insert(T, keep[i].key, keep[i].n);
 }
 
@@ -139,6 +145,12 @@ typedef struct lut_job {
   const gs_csr_t *A;
   int nt;
   count_table_t *tables; /* nt */
+  /* the exact recount: the candidates in an open-addressing table of 2^cbits slots */
+  int cbits;
+  const uint64_t *ckey;  /* slot keys */
+  const int32_t *cidx;   /* slot -> candidate index + 1, 0: empty */
+  int64_t *ccount;       /* nt * ncand exact counts, thread t's at t * ncand */
+  size_t ncand;
 } lut_job_t;
 
 static void lut_count_share(void *arg, int t)
@@ -153,6 +165,31 @@ static void lut_count_share(void *arg, int t)
     int64_t q = p + 1;
     while (q < b && dbits(v[q]) == key) ++q;
     count_insert(T, key, q - p);
+    p = q;
+  }
+}
+
+/* The exact count of every candidate in thread t's share (values not among the candidates are
+ * skipped): the same sums for any split. */
+static void lut_recount_share(void *arg, int t)
+{
+  lut_job_t *J = arg;
+  const int64_t nnz = J->A->nnz, a = nnz * t / J->nt, b = nnz * (t + 1) / J->nt;
+  const uint32_t mask = (1u << J->cbits) - 1;
+  int64_t *cnt = J->ccount + (size_t)t * J->ncand;
+  const double *v = J->A->val;
+  int64_t p = a;
+  while (p < b) {
+    const uint64_t key = dbits(v[p]);
+    int64_t q = p + 1;
+    while (q < b && dbits(v[q]) == key) ++q;
+    for (uint32_t h = hash64(key, J->cbits);; h = (h + 1) & mask) {
+      if (J->cidx[h] == 0) break;
+      if (J->ckey[h] == key) {
+        cnt[J->cidx[h] - 1] += q - p;
+        break;
+      }
+    }
     p = q;
   }
 }
@@ -186,25 +223,81 @@ static int lut_find(const lut_index_t *X, uint64_t key)
   }
 }
 
-/* L->lut and X from the values of A: the 256 most frequent by the merged counts. */
+/* L->lut and X from the values of A: the 256 most frequent values, the same table for any
+ * number of threads nt (the layout must not depend on the machine that built it).
+ *
+ * Let D be the number of distinct values of A. Exact case, D <= CNT_KEYS: no share holds more
+ * than CNT_KEYS distinct values, so no thread table ever shrinks; the merged counts are the
+ * exact counts of all D values, and the table is the top 256 by (count desc, key asc), a
+ * function of A alone. Detection for any split: if no table shrank, the merged set is exactly
+ * the D values, so "no shrink and merged distinct <= CNT_KEYS" holds iff D <= CNT_KEYS (a
+ * shrink needs > CNT_KEYS distinct values in one share, hence D > CNT_KEYS; without a shrink
+ * the merged count is D). The two conditions together are therefore a property of A, not of
+ * the split, although each alone is not (3000 distinct values shrink one thread's table but
+ * not, spread evenly, three threads' tables).
+ *
+ * Otherwise, D > CNT_KEYS: the merged counts are lower bounds that depend on the split. The
+ * candidates are counted again exactly (a second parallel pass), and only values whose exact
+ * count c satisfies c * CNT_KEYS > nnz are eligible; the table is the top 256 of those by
+ * (exact count desc, key asc). Every eligible value is a candidate for any split: in a share
+ * of n_s entries, each shrink takes `least` from each of the CNT_KEYS stored counts (the table
+ * is full), so the sum S of the `least`s over the shrinks is at most n_s / CNT_KEYS; a value
+ * loses at most S of its count and leaves the table only when all of it is lost, so a value
+ * with c_s > n_s / CNT_KEYS in the share is still there at the end. If c * CNT_KEYS > nnz,
+ * some share has c_s * CNT_KEYS > n_s (pigeonhole: otherwise summing over the shares gives
+ * c * CNT_KEYS <= nnz). So the eligible set and its exact counts are functions of A alone.
+ *
+ * The counts only choose the table; chunk membership is decided exactly through X. */
 static gs_status_t lut_build(gs_bccoo_t *L, const gs_csr_t *A, int nt, lut_index_t *X)
 {
   gs_status_t st = GS_SUCCESS;
-  lut_job_t J = {A, nt, calloc((size_t)nt, sizeof(count_table_t))};
+  lut_job_t J = {A, nt, calloc((size_t)nt, sizeof(count_table_t)), 0, NULL, NULL, NULL, 0};
   vcount_t *all = NULL;
+  uint64_t *ckey = NULL;
+  int32_t *cidx = NULL;
   if (!J.tables) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory counting values");
   gs_mm_parallel(nt, lut_count_share, &J);
   all = malloc((size_t)nt * CNT_KEYS * sizeof *all);
   if (!all) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory counting values");
   size_t na = 0;
-  for (int t = 0; t < nt; ++t)
+  int shrunk = 0;
+  for (int t = 0; t < nt; ++t) {
+    shrunk |= J.tables[t].shrunk;
     for (int i = 0; i < CNT_SLOTS; ++i)
       if (J.tables[t].slot[i].n > 0) all[na++] = J.tables[t].slot[i];
+  }
   qsort(all, na, sizeof *all, by_key);
   size_t nu = 0;
   for (size_t i = 0; i < na; ++i) {
     if (nu > 0 && all[nu - 1].key == all[i].key) all[nu - 1].n += all[i].n;
     else all[nu++] = all[i];
+  }
+  if (shrunk || nu > CNT_KEYS) { /* D > CNT_KEYS: recount the candidates exactly */
+    int cbits = 1;
+    while (((size_t)1 << cbits) < 2 * nu) ++cbits;
+    const size_t ns = (size_t)1 << cbits;
+    ckey = malloc(ns * sizeof *ckey);
+    cidx = calloc(ns, sizeof *cidx);
+    J.ccount = calloc((size_t)nt * nu, sizeof *J.ccount);
+    if (!ckey || !cidx || !J.ccount) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory counting values");
+    for (size_t i = 0; i < nu; ++i) {
+      uint32_t h = hash64(all[i].key, cbits);
+      while (cidx[h] != 0) h = (h + 1) & (uint32_t)(ns - 1);
+      ckey[h] = all[i].key;
+      cidx[h] = (int32_t)i + 1;
+    }
+    J.cbits = cbits;
+    J.ckey = ckey;
+    J.cidx = cidx;
+    J.ncand = nu;
+    gs_mm_parallel(nt, lut_recount_share, &J);
+    size_t ne = 0;
+    for (size_t i = 0; i < nu; ++i) {
+      int64_t c = 0;
+      for (int t = 0; t < nt; ++t) c += J.ccount[(size_t)t * nu + i];
+      if (c * (int64_t)CNT_KEYS > (int64_t)A->nnz) all[ne++] = (vcount_t){all[i].key, c};
+    }
+    nu = ne;
   }
   qsort(all, nu, sizeof *all, by_count);
   L->lut_size = nu < BCCOO_LUT_SIZE ? (int)nu : BCCOO_LUT_SIZE;
@@ -218,6 +311,9 @@ static gs_status_t lut_build(gs_bccoo_t *L, const gs_csr_t *A, int nt, lut_index
   }
 cleanup:
   free(J.tables);
+  free(J.ccount);
+  free(ckey);
+  free(cidx);
   free(all);
   return st;
 }

@@ -24,11 +24,14 @@
  * columns, double values, and no switch.
  *
  * op N (bccoo_n_kernel): each thread sums its K products in order; the block then runs the
- * segmented scan of section 2.2 (Listing 1.2): a warp-level Hillis-Steele suffix scan keyed by
- * the row (rows are non-decreasing, so equal rows o lanes apart enclose one run), after which the
- * first lane of each run in a warp holds the run's warp sum; runs that cross warps are closed by
- * the head thread adding the first-run sums of the following warps (in warp order, from shared
- * memory). One thread per row then writes y[row] = alpha*sum + beta*y[row] (y read only when
+ * segmented scan of section 2.2 (Listing 1.2): a warp-level Hillis-Steele suffix scan within
+ * each run of equal rows (run ends from one ballot, rows being non-decreasing; only the sums are
+ * shuffled, for as many steps as the warp's longest run needs), after which the first lane of
+ * each run in a warp holds the run's warp sum; runs that cross warps are closed by the head
+ * thread adding the first-run sums of the following warps (in warp order, from shared memory
+ * double-buffered by chunk parity: one barrier per chunk). The next chunk's record is loaded
+ * and its blob prefetched into L2 while a chunk is processed. A table of at most 2 values is
+ * kept in registers (lut_t<2>), else staged in shared memory. One thread per row then writes y[row] = alpha*sum + beta*y[row] (y read only when
  * beta != 0). Rows that cross a chunk boundary (bits 6 and 7 of the encoding byte): instead of
  * the paper's atomics into a zeroed y, the chunk's partial goes to one of its two carry slots and
  * bccoo_fixup_kernel (one thread per chunk where such a row starts) sums the row's carries in
@@ -130,19 +133,35 @@ static __device__ __forceinline__ uint32_t field(const uint32_t (&w)[N], int i)
   else return (w[i / 4] >> (8 * (i % 4))) & 0xffu;
 }
 
-template <int VW, int N>
-static __device__ __forceinline__ double value(const uint32_t (&w)[N], int i, const double *lut)
+/* The value table as a chunk's entries read it. lut_t<0>: the 256 entries staged in shared
+ * memory, one shared load per entry. lut_t<2> (op N when the matrix's table holds at most 2
+ * values, as the 27-point Laplacian's): both in registers, picked by a select per entry, so
+ * that an entry's value costs no shared-memory load (the profile's top stall was the wait on
+ * shared memory). Indices are below the table size (the builder's). A 4-value variant cost 40
+ * registers and a spill at K = 8 (6 blocks per SM instead of 8): not kept. */
+template <int N> struct lut_t;
+template <> struct lut_t<0> {
+  const double *p;
+  __device__ __forceinline__ double operator()(uint32_t i) const { return p[i]; }
+};
+template <> struct lut_t<2> {
+  double v0, v1;
+  __device__ __forceinline__ double operator()(uint32_t i) const { return i ? v1 : v0; }
+};
+
+template <int VW, int N, class LUT>
+static __device__ __forceinline__ double value(const uint32_t (&w)[N], int i, const LUT &lut)
 {
   if constexpr (VW == 8) return __hiloint2double((int)w[2 * i + 1], (int)w[2 * i]);
   else if constexpr (VW == 4) return (double)__uint_as_float(w[i]);
-  else return lut[field<1>(w, i)];
+  else return lut(field<1>(w, i));
 }
 
 /* One thread's K entries of a chunk, decoded: row offset, then the entries through f(col, v)
  * for the non-padding ones (col absolute). Template widths: no per-entry branch on the format. */
-template <int K, int RW, int CW, int VW, class F>
+template <int K, int RW, int CW, int VW, class LUT, class F>
 static __device__ __forceinline__ int visit(const uint8_t *blob, int t, int basecol,
-                                            const double *lut, F &f)
+                                            const LUT &lut, F &f)
 {
   constexpr int PC = K * CW, PV = K * VW;
   constexpr uint32_t pad = CW == 1 ? 0xffu : CW == 2 ? 0xffffu : 0xffffffffu;
@@ -184,9 +203,9 @@ struct scatter_op {
 };
 
 /* The chunk's encoding picks the specialisation, once per chunk. bcoo has one encoding. */
-template <int K, bool COMPRESSED, class F>
+template <int K, bool COMPRESSED, class LUT, class F>
 static __device__ __forceinline__ int visit_chunk(int enc, const uint8_t *blob, int t,
-                                                  int basecol, const double *lut, F &f)
+                                                  int basecol, const LUT &lut, F &f)
 {
   if constexpr (!COMPRESSED) {
     return visit<K, 4, 4, 8>(blob, t, basecol, lut, f);
@@ -215,9 +234,8 @@ struct chunk_rec {
   const uint8_t *blob;
 };
 
-static __device__ __forceinline__ chunk_rec read_chunk(const bccoo_args &a, int64_t c)
+static __device__ __forceinline__ chunk_rec decode_chunk(const bccoo_args &a, int4 r)
 {
-  const int4 r = __ldg(a.chunk + c); /* one address for the whole block: a broadcast */
   const uint64_t pe = ((uint64_t)(uint32_t)r.w << 32) | (uint32_t)r.z;
   chunk_rec k;
   k.row = r.x;
@@ -227,13 +245,40 @@ static __device__ __forceinline__ chunk_rec read_chunk(const bccoo_args &a, int6
   return k;
 }
 
-/* The look-up table to shared memory, once per block (bccoo with a table only). */
+static __device__ __forceinline__ chunk_rec read_chunk(const bccoo_args &a, int64_t c)
+{
+  return decode_chunk(a, __ldg(a.chunk + c)); /* one address for the whole block: a broadcast */
+}
+
+/* The blob of chunk k into L2, one 128-byte line per thread (a prefetch: no register waits). */
+template <int K>
+static __device__ __forceinline__ void prefetch_blob(const chunk_rec &k)
+{
+  const int size = (int)bccoo_blob_bytes(k.enc, K);
+  for (int off = (int)threadIdx.x * 128; off < size; off += B * 128)
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(k.blob + off));
+}
+
+/* The look-up table to shared memory, once per block (bccoo with a table only), or, for a
+ * table of at most 2 values, to registers (LUTN = 2; then a.lut is not NULL). */
 template <bool COMPRESSED>
 static __device__ __forceinline__ void stage_lut(const bccoo_args &a, double *s_lut)
 {
   if (COMPRESSED && a.lut) s_lut[threadIdx.x] = __ldg(a.lut + threadIdx.x);
   __syncthreads();
 }
+template <int LUTN> struct lut_stage {
+  static __device__ __forceinline__ lut_t<LUTN> load(const bccoo_args &a, double *)
+  {
+    return lut_t<LUTN>{__ldg(a.lut), __ldg(a.lut + 1)};
+  }
+};
+template <> struct lut_stage<0> {
+  static __device__ __forceinline__ lut_t<0> load(const bccoo_args &, double *s_lut)
+  {
+    return lut_t<0>{s_lut};
+  }
+};
 
 static __device__ __forceinline__ void write_y(const bccoo_args &a, int row, double s)
 {
@@ -241,49 +286,66 @@ static __device__ __forceinline__ void write_y(const bccoo_args &a, int row, dou
 }
 
 /* ---- op N ---------------------------------------------------------------------------------- */
-template <int K, bool COMPRESSED>
-static __global__ void __launch_bounds__(B) bccoo_n_kernel(bccoo_args a)
+template <int K, bool COMPRESSED, int LUTN>
+static __global__ void __launch_bounds__(B, 8) bccoo_n_kernel(bccoo_args a)
 {
-  __shared__ double s_lut[COMPRESSED ? BCCOO_LUT_SIZE : 1];
-  __shared__ int s_first_row[WARPS], s_last_row[WARPS];
-  __shared__ double s_first_sum[WARPS];
+  __shared__ double s_lut[COMPRESSED && LUTN == 0 ? BCCOO_LUT_SIZE : 1];
+  /* the warps' first-run sums and edge rows, double-buffered by chunk parity: chunk i + 2
+   * writes buffer i & 1 only after the barrier of chunk i + 1, which every thread reaches after
+   * its reads of chunk i; so one barrier per chunk suffices */
+  __shared__ int s_first_row[2][WARPS], s_last_row[2][WARPS];
+  __shared__ double s_first_sum[2][WARPS];
   const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
-  stage_lut<COMPRESSED>(a, s_lut);
+  if constexpr (LUTN == 0) stage_lut<COMPRESSED>(a, s_lut);
+  const lut_t<LUTN> lut = lut_stage<LUTN>::load(a, s_lut);
 
-  for (int64_t c = blockIdx.x; c < a.nchunks; c += gridDim.x) {
-    const chunk_rec k = read_chunk(a, c);
+  /* software pipeline over the block's chunks: the next chunk's record is loaded while this
+   * chunk is decoded, and its blob is prefetched into L2 before this chunk's scan, so that the
+   * record -> blob -> x chain of the next chunk starts from L2, not DRAM */
+  int buf = 0;
+  int4 rec = blockIdx.x < a.nchunks ? __ldg(a.chunk + blockIdx.x) : make_int4(0, 0, 0, 0);
+  for (int64_t c = blockIdx.x; c < a.nchunks; c += gridDim.x, buf ^= 1) {
+    const chunk_rec k = decode_chunk(a, rec);
+    const int64_t cn = c + gridDim.x;
+    if (cn < a.nchunks) rec = __ldg(a.chunk + cn);
     sum_op op{a.x, 0.0};
-    const int row = k.row + visit_chunk<K, COMPRESSED>(k.enc, k.blob, t, k.col, s_lut, op);
+    const int row = k.row + visit_chunk<K, COMPRESSED>(k.enc, k.blob, t, k.col, lut, op);
     double s = op.s;
-    /* Listing 1.2: suffix scan over the warp keyed by the row */
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-      const int r2 = __shfl_down_sync(FULL_MASK, row, o);
+    if (cn < a.nchunks) prefetch_blob<K>(decode_chunk(a, rec));
+    /* Listing 1.2: suffix scan over the warp keyed by the row. The runs' bounds come from one
+     * ballot (rows never decrease: a run ends where the next lane's row differs), so the scan
+     * shuffles only the sums, and only for as many steps as the warp's longest run needs
+     * (a warp-uniform count: 3 instead of 5 for runs of 7 threads, the 27-point Laplacian's
+     * at K = 4). Same additions in the same order as the keyed scan. */
+    const unsigned last =
+        __ballot_sync(FULL_MASK, lane == 31 || __shfl_down_sync(FULL_MASK, row, 1) != row);
+    const int end = lane + __ffs(last >> lane) - 1; /* the last lane of this lane's run */
+    const bool first = lane == 0 || ((last >> (lane - 1)) & 1u);
+    const int longest = __reduce_max_sync(FULL_MASK, first ? end - lane + 1 : 1);
+    for (int o = 1; o < longest; o <<= 1) {
       const double s2 = __shfl_down_sync(FULL_MASK, s, o);
-      if (lane + o < 32 && r2 == row) s += s2;
+      if (lane + o <= end) s += s2;
     }
-    const int prev = __shfl_up_sync(FULL_MASK, row, 1);
     if (lane == 0) {
-      s_first_row[warp] = row;
-      s_first_sum[warp] = s;
+      s_first_row[buf][warp] = row;
+      s_first_sum[buf][warp] = s;
     }
-    if (lane == 31) s_last_row[warp] = row;
+    if (lane == 31) s_last_row[buf][warp] = row;
     __syncthreads();
     /* a run's first thread in the block; a warp's lane 0 continuing the previous warp's last
      * run is not one */
-    const bool head =
-        (lane == 0 || prev != row) && !(lane == 0 && warp > 0 && s_last_row[warp - 1] == row);
+    const bool head = first && !(lane == 0 && warp > 0 && s_last_row[buf][warp - 1] == row);
     if (head) {
-      if (row == s_last_row[warp]) /* the run goes on into the following warps */
-        for (int w2 = warp + 1; w2 < WARPS && s_first_row[w2] == row; ++w2) {
-          s += s_first_sum[w2];
-          if (s_last_row[w2] != row) break;
+      if (row == s_last_row[buf][warp]) /* the run goes on into the following warps */
+        for (int w2 = warp + 1; w2 < WARPS && s_first_row[buf][w2] == row; ++w2) {
+          s += s_first_sum[buf][w2];
+          if (s_last_row[buf][w2] != row) break;
         }
       if (t == 0 && (k.enc & BCCOO_HEAD_SHARED)) a.carry[2 * c] = s;
-      else if (row == s_last_row[WARPS - 1] && (k.enc & BCCOO_TAIL_SHARED)) a.carry[2 * c + 1] = s;
+      else if (row == s_last_row[buf][WARPS - 1] && (k.enc & BCCOO_TAIL_SHARED))
+        a.carry[2 * c + 1] = s;
       else write_y(a, row, s);
     }
-    __syncthreads(); /* the shared run sums are reused by the next chunk */
   }
 }
 
@@ -310,23 +372,32 @@ static __global__ void __launch_bounds__(B) bccoo_t_kernel(bccoo_args a)
 {
   __shared__ double s_lut[COMPRESSED ? BCCOO_LUT_SIZE : 1];
   stage_lut<COMPRESSED>(a, s_lut);
+  const lut_t<0> lut{s_lut};
   for (int64_t c = blockIdx.x; c < a.nchunks; c += gridDim.x) {
     const chunk_rec k = read_chunk(a, c);
     scatter_op op{a.x, a.y, a.alpha, 0.0, k.row};
-    visit_chunk<K, COMPRESSED>(k.enc, k.blob, threadIdx.x, k.col, s_lut, op);
+    visit_chunk<K, COMPRESSED>(k.enc, k.blob, threadIdx.x, k.col, lut, op);
   }
 }
 
 /* ---- backend ------------------------------------------------------------------------------- */
 
-/* The kernel of (op, K, compressed). */
-static const void *kernel_of(gs_op_t op, int K, int compressed)
+/* The table's place in op N: registers for at most 2 values, else shared memory. */
+static int lutn_of(int compressed, int lut_size)
 {
+  return compressed && lut_size > 0 && lut_size <= 2 ? 2 : 0;
+}
+
+/* The kernel of (op, K, compressed, table size). */
+static const void *kernel_of(gs_op_t op, int K, int compressed, int lut_size)
+{
+  const int lutn = lutn_of(compressed, lut_size);
 #define BCCOO_PICK(KK)                                                                        \
   if (K == KK) {                                                                              \
     if (op == GS_OP_N)                                                                        \
-      return compressed ? (const void *)bccoo_n_kernel<KK, true>                              \
-                        : (const void *)bccoo_n_kernel<KK, false>;                            \
+      return !compressed  ? (const void *)bccoo_n_kernel<KK, false, 0>                        \
+             : lutn == 2 ? (const void *)bccoo_n_kernel<KK, true, 2>                          \
+                         : (const void *)bccoo_n_kernel<KK, true, 0>;                         \
     return compressed ? (const void *)bccoo_t_kernel<KK, true>                                \
                       : (const void *)bccoo_t_kernel<KK, false>;                              \
   }
@@ -359,7 +430,7 @@ static gs_status_t bccoo_apply(gs_context_t *ctx, void *data, gs_op_t op, double
   }
   if (d->nchunks == 0) return op == GS_OP_N ? gs_launch_scale(s, d->m, beta, d_y) : GS_SUCCESS;
   void *params[] = {&a};
-  GS_CHECK(GS_CUDA(cudaLaunchKernel(kernel_of(op, d->K, d->compressed), dim3(d->grid), dim3(B),
+  GS_CHECK(GS_CUDA(cudaLaunchKernel(kernel_of(op, d->K, d->compressed, d->lut_size), dim3(d->grid), dim3(B),
                                     params, 0, s)));
   GS_CHECK(GS_CHECK_LAUNCH(s, op == GS_OP_N ? "bccoo_n_kernel" : "bccoo_t_kernel"));
   if (op == GS_OP_T || d->carries == 0) return GS_SUCCESS;
@@ -433,7 +504,7 @@ static gs_status_t prepare_common(gs_context_t *ctx, gs_matrix_t *A, const gs_sp
     /* persistent blocks: as many as are resident at once (the op N kernel, the larger one) */
     int per_sm = 0;
     GS_TRY(GS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &per_sm, kernel_of(GS_OP_N, L->K, compressed), B, 0)));
+        &per_sm, kernel_of(GS_OP_N, L->K, compressed, L->lut_size), B, 0)));
     int64_t g = (int64_t)(per_sm > 0 ? per_sm : 1) * (ctx->sm_count > 0 ? ctx->sm_count : 1);
     if (g > L->nchunks) g = L->nchunks;
     d->grid = (unsigned)g;

@@ -528,6 +528,48 @@ static void test_threads_same_layout(void)
   gs_csr_destroy(&A);
 }
 
+/* More distinct values than a thread's counting table holds (2048), plus a few frequent
+ * ones: the frequent values are in the table, and the layout is the same bit for bit on 1, 2,
+ * 3 and 7 threads (the per-thread Misra-Gries counts depend on the split; the table must not).
+ * The first half of the rows uses only the frequent values, so its chunks use the table. */
+static void test_threads_same_table_many_values(void)
+{
+  static const double freq[5] = {4.0, -1.0, 0.5, -0.25, 3.0};
+  const int m = 2000, n = 2000;
+  triples_t T = {0};
+  for (int r = 0; r < m; ++r)
+    for (int c = 0; c < n; ++c)
+      if (gs_test_uniform(rng()) < 0.05) {
+        /* second half: mostly distinct values, a frequent one now and then */
+        const double u = gs_test_uniform(rng());
+        const double v = r < m / 2 || u < 0.1 ? freq[(r + c) % 5] : rnd();
+        push(&T, r, c, v);
+      }
+  gs_csr_t *A = to_csr(&T, m, n);
+  CU_ASSERT_FATAL(A->nnz > 150000);
+  static const int nts[] = {1, 2, 3, 7};
+  gs_bccoo_t *L[4] = {NULL};
+  for (int i = 0; i < 4; ++i) {
+    gs_bccoo_opts_t o = {1, 1, 1, 1, nts[i]};
+    CU_ASSERT_FATAL(gs_bccoo_build(&L[i], A, &o) == GS_SUCCESS);
+    CU_ASSERT_EQUAL(L[i]->threads, nts[i]);
+    CU_ASSERT(L[i]->lut_size >= 5);
+    for (int f = 0; f < 5; ++f) CU_ASSERT(in_lut(L[i], freq[f]));
+    CU_ASSERT(L[i]->kind_count[BCCOO_ENC(BCCOO_ROW_8, BCCOO_COL_16, BCCOO_VAL_LUT)] > 0);
+    check_layout(L[i], A, &o);
+  }
+  for (int i = 1; i < 4; ++i) {
+    CU_ASSERT_EQUAL_FATAL(L[0]->blob_bytes, L[i]->blob_bytes);
+    CU_ASSERT_EQUAL_FATAL(L[0]->nchunks, L[i]->nchunks);
+    CU_ASSERT_EQUAL_FATAL(L[0]->lut_size, L[i]->lut_size);
+    CU_ASSERT(memcmp(L[0]->lut, L[i]->lut, (size_t)L[0]->lut_size * sizeof(double)) == 0);
+    CU_ASSERT(memcmp(L[0]->blob, L[i]->blob, L[0]->blob_bytes) == 0);
+    CU_ASSERT(memcmp(L[0]->chunk, L[i]->chunk, (size_t)L[0]->nchunks * sizeof *L[0]->chunk) == 0);
+  }
+  for (int i = 0; i < 4; ++i) gs_bccoo_destroy(&L[i]);
+  gs_csr_destroy(&A);
+}
+
 static void test_registry_and_arguments(void)
 {
   const double a[] = {1, 2, 0, 3, 0, 4};
@@ -577,6 +619,7 @@ int main(void)
       {"padding never reads x", test_padding_never_reads_x},
       {"27-point Laplacian encodings", test_laplacian},
       {"threads give the same layout", test_threads_same_layout},
+      {"threads give the same table with many distinct values", test_threads_same_table_many_values},
       {"registry options and bad arguments", test_registry_and_arguments},
       CU_TEST_INFO_NULL};
   return gs_test_main("bccoo_host", tests, 0);
