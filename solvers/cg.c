@@ -44,14 +44,14 @@ typedef struct {
 /* Memory movement per iteration, in n-vectors of doubles read + written:
  *   q = A p                     SpMV: matrix storage + 2n
  *   p^T q                       2n
- *   x += alpha p, r -= alpha q  6n (x, p, r, q read; x, r written)
- *   ||r||                       1n
+ *   x += alpha p, r -= alpha q  6n (x, p, r, q read; x, r written); ||r|| in the same pass
+ *   ||r||                       1n (only through the vector table; fused on one GPU)
  *   z = M^-1 r, r^T z           M^-1 + 2n   (skipped without preconditioner: rho = ||r||^2)
  *   p = z + beta p              3n
- * In all: storage + 12n without a preconditioner, storage + 14n + M^-1 with one (Jacobi
- * 3n: 17n). The device counts the iteration and tests convergence (one thread); the host reads
+ * In all on one GPU: storage + 11n without a preconditioner, storage + 13n + M^-1 with one
+ * (Jacobi 3n: 16n); one more n through the vector table. The device counts the iteration and tests convergence (one thread); the host reads
  * the scalar block every k iterations (gs_solver_iterate). */
-#define CG_VEC_N(pc) ((pc) ? 14.0 : 12.0)
+#define CG_VEC_N(pc) ((pc) ? 13.0 : 11.0)
 
 static gs_status_t cg_iteration(gs_solver_t *s, void *user, int it)
 {
@@ -61,6 +61,17 @@ static gs_status_t cg_iteration(gs_solver_t *s, void *user, int it)
   const gs_idx_t n = s->n;
   const int c = (it - 1) & 1; /* rho of this iteration in S->rho[c], the next in c ^ 1 */
   GS_CHECK(gs_solver_spmv(s, 1.0, v->p, 0.0, v->q));                            /* q <- A p  */
+  if (s->vec == &gs_vecops_cuda) { /* one GPU: the fused single-pass kernels, 3 launches */
+    GS_CHECK(gs_kernel_dot(stream, n, S, s->d_red, v->p, v->q, &S->pq));         /* p^T q     */
+    GS_CHECK(gs_kernel_cg_update_norm(stream, n, S, s->d_red, c, v->x, v->r, v->p,
+                                      v->q));                /* x += a p, r -= a q, ||r|| */
+    if (s->M) {
+      GS_CHECK(gs_solver_precond(s, v->r, v->z));                               /* z <- M^-1 r */
+      GS_CHECK(gs_kernel_dot(stream, n, S, s->d_red, v->r, v->z, &S->rho[c ^ 1])); /* r^T z  */
+    }
+    return gs_kernel_cg_direction_end(stream, n, S, c, !s->M, v->p, v->z); /* p, it, test */
+  }
+  /* through the vector table (its reductions may communicate) */
   GS_CHECK(s->vec->dot(s, n, v->p, v->q, &S->pq));                               /* p^T q     */
   GS_CHECK(gs_kernel_cg_update(stream, n, S, c, GS_DONE_DEVICE, v->x, v->r, v->p,
                                v->q));                                  /* x += a p, r -= a q */

@@ -465,6 +465,8 @@ static void release(gs_solver_t *s)
   if (s->h_s) cudaFreeHost(s->h_s);
   gs_dfree(s->ctx, s->d_work);
   gs_dfree(s->ctx, s->d_s);
+  gs_dfree(s->ctx, s->d_red);
+  s->d_red = NULL;
   s->events = NULL;
   s->total[0] = s->total[1] = NULL;
   s->ev_kind = NULL;
@@ -549,6 +551,8 @@ gs_status_t gs_solver_setup(gs_solver_t *s, gs_operator_t *A, gs_precond_t *M)
   /* scalar block, workspace, events */
   s->nvec = methods[o.method].work(s, &s->host_doubles);
   GS_TRY(gs_dmalloc(s->ctx, (void **)&s->d_s, sizeof *s->d_s, "the solver's scalars"));
+  GS_TRY(gs_dmalloc(s->ctx, (void **)&s->d_red, 2 * sizeof *s->d_red, "the solver's reductions"));
+  GS_TRY(GS_CUDA(cudaMemsetAsync(s->d_red, 0, 2 * sizeof *s->d_red, s->ctx->stream)));
   GS_TRY(GS_CUDA(cudaMallocHost((void **)&s->h_s, sizeof *s->h_s)));
   GS_TRY(gs_dmalloc(s->ctx, (void **)&s->d_work, s->nvec * s->ld * sizeof(double),
                     "the solver's work vectors"));

@@ -115,6 +115,14 @@ typedef struct gs_dscalars {
   double tol;      /* the convergence tolerance s->tol, for the device-side tests */
 } gs_dscalars_t;
 
+/* Scratch of the fused single-pass reductions (vec_kernels.cu): a partial sum per block and the
+ * arrival counter (0 between kernels). */
+#define GS_RED_BLOCKS 1024
+typedef struct gs_red {
+  double part[GS_RED_BLOCKS];
+  unsigned count;
+} gs_red_t;
+
 /* ---- the vector-ops seam ---------------------------------------------------------------------
  * Methods do their vector work through this table, never through cuBLAS directly (hypre's Krylov
  * function table, PETSc's Vec ops). Reductions write their result to device memory (the scalar
@@ -164,6 +172,7 @@ struct gs_solver {
   size_t nvec, host_doubles;
   double *d_work, *h_work;  /* nvec vectors of ld doubles; pinned host doubles */
   gs_dscalars_t *d_s;       /* device scalar block */
+  gs_red_t *d_red;          /* 2: the fused reductions' scratch (single-GPU vector table) */
   gs_dscalars_t *h_s;       /* its pinned host mirror, valid after gs_solver_fetch */
   const double *one, *zero, *minus_one; /* device pointers into d_s */
   cudaEvent_t total[2];     /* the solve on the GPU timeline */
@@ -346,6 +355,24 @@ gs_status_t gs_kernel_lsqr_xw(cudaStream_t stream, gs_idx_t n, gs_dscalars_t *S,
 /** End of an iteration (one thread): unless halted, S->iter += 1, and a halt CONVERGED when
  *  S->rnorm <= S->tol. */
 gs_status_t gs_kernel_iteration_end(cudaStream_t stream, gs_dscalars_t *S);
+/** *d_out = x^T y in one launch (deterministic: fixed grid, fixed order); skipped on a halt. */
+gs_status_t gs_kernel_dot(cudaStream_t stream, gs_idx_t n, gs_dscalars_t *S, gs_red_t *red,
+                          const double *x, const double *y, double *d_out);
+/** *d_out = ||x|| (the same reduction, square root taken). */
+gs_status_t gs_kernel_nrm2(cudaStream_t stream, gs_idx_t n, gs_dscalars_t *S, gs_red_t *red,
+                           const double *x, double *d_out);
+/** *d_ts = t^T r and *d_tt = t^T t in one pass; red must hold two gs_red_t. */
+gs_status_t gs_kernel_dot2(cudaStream_t stream, gs_idx_t n, gs_dscalars_t *S, gs_red_t *red,
+                           const double *t, const double *r, double *d_ts, double *d_tt);
+/** gs_kernel_cg_update with done from the device, then S->rnorm = ||r|| of the new r, in one
+ *  pass over the vectors. */
+gs_status_t gs_kernel_cg_update_norm(cudaStream_t stream, gs_idx_t n, gs_dscalars_t *S,
+                                     gs_red_t *red, int c, double *x, double *r, const double *p,
+                                     const double *q);
+/** gs_kernel_cg_direction with done from the device, followed by gs_kernel_iteration_end, in
+ *  one launch. */
+gs_status_t gs_kernel_cg_direction_end(cudaStream_t stream, gs_idx_t n, gs_dscalars_t *S, int c,
+                                       int rho_from_rnorm, double *p, const double *z);
 /** x = alpha x (alpha from the host). */
 gs_status_t gs_kernel_scale(cudaStream_t stream, gs_idx_t n, double alpha, double *x);
 

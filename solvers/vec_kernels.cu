@@ -507,3 +507,180 @@ extern "C" gs_status_t gs_kernel_iteration_end(cudaStream_t stream, gs_dscalars_
   iteration_end_kernel<<<1, 1, 0, stream>>>(S);
   return GS_CHECK_LAUNCH(stream, "iteration_end_kernel");
 }
+
+/* ---- fused single-pass reductions (CG's small-system path) ------------------------------------
+ * One kernel computes a vector update and a reduction: each block sums its share in a fixed tree
+ * (warp shuffles, then the warps' sums), writes the partial to red[block], and the last block to
+ * arrive (a counter after a fence, the CUDA threadFenceReduction pattern) sums red[0..grid) in
+ * block order and stores the result. The grid is fixed by n (gs_red_blocks), so the sum is the
+ * same in every run whichever block finishes last: deterministic, as cuBLAS's dot is. The counter
+ * is reset by the last block, ready for the next kernel on the stream. Saves the second launch
+ * of a library reduction and, fused with the update, a pass over the vectors. */
+
+static unsigned red_blocks(gs_idx_t n)
+{
+  const unsigned g = gs_grid_blocks(n, GS_VEC_THREADS);
+  return g < GS_RED_BLOCKS ? g : GS_RED_BLOCKS;
+}
+
+__device__ static double block_sum(double v, double *sh)
+{
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (lane == 0) sh[warp] = v;
+  __syncthreads();
+  v = 0.0;
+  if (warp == 0) {
+    v = lane < GS_VEC_THREADS / 32 ? sh[lane] : 0.0;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  }
+  return v; /* valid in thread 0 */
+}
+
+/* Every block calls it once with its thread's share; *out = the total (or its square root). */
+__device__ static void grid_sum(double v, gs_red_t *red, double *out, bool root)
+{
+  __shared__ double sh[GS_VEC_THREADS / 32];
+  __shared__ bool last;
+  v = block_sum(v, sh);
+  if (threadIdx.x == 0) {
+    red->part[blockIdx.x] = v;
+    __threadfence();
+    last = atomicAdd(&red->count, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  double a = 0.0;
+  for (unsigned b = threadIdx.x; b < gridDim.x; b += GS_VEC_THREADS)
+    a += ((volatile double *)red->part)[b];
+  __syncthreads(); /* sh reused */
+  a = block_sum(a, sh);
+  if (threadIdx.x == 0) {
+    *out = root ? sqrt(a) : a;
+    red->count = 0;
+  }
+  __syncthreads(); /* sh and last are free again: a second grid_sum may follow (dot2) */
+}
+
+static __global__ void __launch_bounds__(GS_VEC_THREADS)
+dot_kernel(gs_idx_t n, const gs_dscalars_t *S, gs_red_t *red, const double *__restrict__ x,
+           const double *__restrict__ y, double *out, bool root)
+{
+  if (S->halt) return; /* uniform: read before any block of this kernel could change it */
+  double a = 0.0;
+  GS_GRID_STRIDE(i, n) a += x[i] * y[i];
+  grid_sum(a, red, out, root);
+}
+
+extern "C" gs_status_t gs_kernel_dot(cudaStream_t stream, gs_idx_t n, gs_dscalars_t *S,
+                                     gs_red_t *red, const double *x, const double *y,
+                                     double *d_out)
+{
+  dot_kernel<<<red_blocks(n), GS_VEC_THREADS, 0, stream>>>(n, S, red, x, y, d_out, false);
+  return GS_CHECK_LAUNCH(stream, "dot_kernel");
+}
+
+extern "C" gs_status_t gs_kernel_nrm2(cudaStream_t stream, gs_idx_t n, gs_dscalars_t *S,
+                                      gs_red_t *red, const double *x, double *d_out)
+{
+  dot_kernel<<<red_blocks(n), GS_VEC_THREADS, 0, stream>>>(n, S, red, x, x, d_out, true);
+  return GS_CHECK_LAUNCH(stream, "dot_kernel (nrm2)");
+}
+
+/* BiCGSTAB's t^T s and t^T t in one pass over t and s: two sums, one after the other through
+ * the scratch (the second grid_sum starts once every block has passed the first). */
+static __global__ void __launch_bounds__(GS_VEC_THREADS)
+dot2_kernel(gs_idx_t n, const gs_dscalars_t *S, gs_red_t *red, const double *__restrict__ t,
+            const double *__restrict__ r, double *ts, double *tt)
+{
+  if (S->halt) return;
+  double a = 0.0, b = 0.0;
+  GS_GRID_STRIDE(i, n) {
+    const double ti = t[i];
+    a += ti * r[i];
+    b += ti * ti;
+  }
+  grid_sum(a, red, ts, false);
+  grid_sum(b, red + 1, tt, false);
+}
+
+extern "C" gs_status_t gs_kernel_dot2(cudaStream_t stream, gs_idx_t n, gs_dscalars_t *S,
+                                      gs_red_t *red, const double *t, const double *r,
+                                      double *d_ts, double *d_tt)
+{
+  dot2_kernel<<<red_blocks(n), GS_VEC_THREADS, 0, stream>>>(n, S, red, t, r, d_ts, d_tt);
+  return GS_CHECK_LAUNCH(stream, "dot2_kernel");
+}
+
+/* cg_update_kernel's step, then ||r|| of the updated r into S->rnorm. */
+static __global__ void __launch_bounds__(GS_VEC_THREADS)
+cg_update_norm_kernel(gs_idx_t n, gs_dscalars_t *S, gs_red_t *red, int c,
+                      double *__restrict__ x, double *__restrict__ r,
+                      const double *__restrict__ p, const double *__restrict__ q)
+{
+  if (S->halt) return;
+  const int done = S->iter;
+  const double pq = S->pq;
+  if (!isfinite(pq)) { halt(S, GS_HALT_NANINF, GS_WHAT_PQ, done); return; }
+  if (!(pq > 0.0)) { halt(S, GS_HALT_INDEFINITE, GS_WHAT_PQ, done); return; }
+  const double alpha = S->rho[c] / pq;
+  if (!isfinite(alpha)) { halt(S, GS_HALT_NANINF, GS_WHAT_ALPHA, done); return; }
+  if (first_thread()) S->alpha = alpha;
+  double a = 0.0;
+  GS_GRID_STRIDE(i, n) {
+    x[i] += alpha * p[i];
+    const double ri = r[i] - alpha * q[i];
+    r[i] = ri;
+    a += ri * ri;
+  }
+  grid_sum(a, red, &S->rnorm, true);
+}
+
+extern "C" gs_status_t gs_kernel_cg_update_norm(cudaStream_t stream, gs_idx_t n, gs_dscalars_t *S,
+                                                gs_red_t *red, int c, double *x, double *r,
+                                                const double *p, const double *q)
+{
+  cg_update_norm_kernel<<<red_blocks(n), GS_VEC_THREADS, 0, stream>>>(n, S, red, c, x, r, p, q);
+  return GS_CHECK_LAUNCH(stream, "cg_update_norm_kernel");
+}
+
+/* cg_direction_kernel's step and iteration_end_kernel's count and test in one launch. Thread
+ * (0, 0) alone writes the count and the halt; other blocks read S->iter only for halt(), which
+ * thread (0, 0) alone acts on. Every block takes the same path (the same scalars). */
+static __global__ void __launch_bounds__(GS_VEC_THREADS)
+cg_direction_end_kernel(gs_idx_t n, gs_dscalars_t *S, int c, int rho_from_rnorm,
+                        double *__restrict__ p, const double *__restrict__ z)
+{
+  if (S->halt) return;
+  const int done = S->iter;
+  if (S->rnorm <= S->tol) { /* converged: this iteration counts, no direction needed */
+    if (first_thread()) {
+      S->iter = done + 1;
+      halt(S, GS_HALT_CONVERGED, GS_WHAT_NONE, done + 1);
+    }
+    return;
+  }
+  const double rho_new = rho_from_rnorm ? S->rnorm * S->rnorm : S->rho[c ^ 1];
+  if (!isfinite(rho_new)) { halt(S, GS_HALT_NANINF, GS_WHAT_RHO, done); return; }
+  if (rho_new < 0.0) { halt(S, GS_HALT_INDEFINITE_PC, GS_WHAT_RHO, done); return; }
+  if (rho_new == 0.0) { halt(S, GS_HALT_BREAKDOWN, GS_WHAT_RHO, done); return; }
+  const double beta = rho_new / S->rho[c];
+  if (!isfinite(beta)) { halt(S, GS_HALT_NANINF, GS_WHAT_BETA, done); return; }
+  GS_GRID_STRIDE(i, n) p[i] = z[i] + beta * p[i];
+  if (first_thread()) {
+    if (rho_from_rnorm) S->rho[c ^ 1] = rho_new;
+    S->iter = done + 1;
+  }
+}
+
+extern "C" gs_status_t gs_kernel_cg_direction_end(cudaStream_t stream, gs_idx_t n,
+                                                  gs_dscalars_t *S, int c, int rho_from_rnorm,
+                                                  double *p, const double *z)
+{
+  const unsigned g = gs_grid_blocks(n, GS_VEC_THREADS);
+  cg_direction_end_kernel<<<g, GS_VEC_THREADS, 0, stream>>>(n, S, c, rho_from_rnorm, p, z);
+  return GS_CHECK_LAUNCH(stream, "cg_direction_end_kernel");
+}
