@@ -289,8 +289,9 @@ const char *gs_lsqr_detail(int istop);
 gs_status_t gs_kernel_cg_update(cudaStream_t stream, gs_idx_t n, gs_dscalars_t *S, int c,
                                 int done, double *x, double *r, const double *p, const double *q);
 /** CG, after rho[c ^ 1] = r^T z (or, with no preconditioner, rho_new = rnorm^2, stored):
- *  p = z + (rho[c ^ 1] / rho[c]) p. Does nothing when rnorm <= S->tol (converged); halts
- *  INDEFINITE_PC when rho_new < 0, BREAKDOWN when rho_new = 0, NANINF when not finite. */
+ *  p = z + (rho[c ^ 1] / rho[c]) p. Halts INDEFINITE_PC when rho_new < 0, BREAKDOWN when
+ *  rho_new = 0 (the host tests convergence first), NANINF when not finite. (CGNR's loop, which
+ *  has no device-side test, relies on every launched iteration being a real one.) */
 gs_status_t gs_kernel_cg_direction(cudaStream_t stream, gs_idx_t n, gs_dscalars_t *S, int c,
                                    int rho_from_rnorm, int done, double *p, const double *z);
 /** BiCGSTAB, after rho[c] = r~^T r: p = r (first) or p = r + beta (p - omega v) with

@@ -66,7 +66,6 @@ cg_direction_kernel(gs_idx_t n, gs_dscalars_t *S, int c, int rho_from_rnorm, int
 {
   if (S->halt) return;
   done = done_of(S, done);
-  if (S->rnorm <= S->tol) return; /* converged: no direction needed (and rho may be 0) */
   const double rho_new = rho_from_rnorm ? S->rnorm * S->rnorm : S->rho[c ^ 1];
   if (!isfinite(rho_new)) { halt(S, GS_HALT_NANINF, GS_WHAT_RHO, done); return; }
   if (rho_new < 0.0) { halt(S, GS_HALT_INDEFINITE_PC, GS_WHAT_RHO, done); return; }

@@ -609,10 +609,14 @@ static void test_stats(void)
   sys_t s;
   CU_ASSERT_FATAL(sys_open(&s, H, NULL));
   gs_solve_stats_t st;
-  CU_ASSERT_EQUAL(sys_solve(&s, GS_SOLVER_CG, "jacobi", NULL, &st), GS_SUCCESS);
+  gs_solve_opts_t o1; /* the norm read every iteration: no iteration launched past convergence */
+  gs_solve_opts_default(&o1);
+  o1.check_every = 1;
+  CU_ASSERT_EQUAL(sys_solve(&s, GS_SOLVER_CG, "jacobi", &o1, &st), GS_SUCCESS);
   CU_ASSERT(gs_reason_converged(st.reason));
   CU_ASSERT_EQUAL(st.spmv_count, st.iterations + 1);    /* one per iteration + the true residual */
   CU_ASSERT_EQUAL(st.precond_count, st.iterations + 1); /* the initial one + one per iteration */
+  CU_ASSERT_EQUAL(st.checks, st.iterations);
   CU_ASSERT(st.seconds_total > 0 && st.seconds_spmv > 0 && st.seconds_precond > 0);
   CU_ASSERT(st.seconds_spmv + st.seconds_precond < st.seconds_total);
   CU_ASSERT(st.seconds_setup > 0);
@@ -620,10 +624,19 @@ static void test_stats(void)
   CU_ASSERT(st.rel_residual <= 1.5e-8);
   CU_ASSERT(fabs(st.true_residual_norm / st.bnorm - st.rel_residual) <= 1e-15);
 
-  CU_ASSERT_EQUAL(sys_solve(&s, GS_SOLVER_BICGSTAB, "jacobi", NULL, &st), GS_SUCCESS);
+  CU_ASSERT_EQUAL(sys_solve(&s, GS_SOLVER_BICGSTAB, "jacobi", &o1, &st), GS_SUCCESS);
   CU_ASSERT(gs_reason_converged(st.reason));
   CU_ASSERT_EQUAL(st.spmv_count, 2L * st.iterations + 1);
   CU_ASSERT_EQUAL(st.precond_count, 2L * st.iterations);
+  /* automatic checks: the same iterations (the test is on the device), fewer host reads, and
+   * the products of at most GS_CHECK_MAX - 1 iterations launched after convergence */
+  gs_solve_stats_t sa;
+  CU_ASSERT_EQUAL(sys_solve(&s, GS_SOLVER_BICGSTAB, "jacobi", NULL, &sa), GS_SUCCESS);
+  CU_ASSERT(gs_reason_converged(sa.reason));
+  CU_ASSERT(abs(sa.iterations - st.iterations) <= 1); /* other reductions' rounding */
+  CU_ASSERT(sa.checks <= sa.iterations);
+  CU_ASSERT(sa.spmv_count >= 2L * sa.iterations + 1 &&
+            sa.spmv_count <= 2L * (sa.iterations + 63) + 1);
 
   gs_solve_opts_t o; /* timing off: totals only */
   gs_solve_opts_default(&o);

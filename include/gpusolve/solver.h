@@ -150,7 +150,10 @@ typedef struct gs_solve_stats {
   double seconds_precond;    /* inside gs_precond_apply (likewise) */
   double seconds_setup;      /* workspace allocation and initialization (host clock) */
   double seconds_precond_setup; /* gs_precond_setup_seconds(M), copied for reports */
-  long spmv_count;           /* products with A and A^T, the final true residual included */
+  long spmv_count;           /* products with A and A^T, the final true residual included, and
+                                those of the iterations launched after the device-side test
+                                stopped the solve but before the host's next check (at most
+                                check_every - 1 iterations, which change nothing) */
   long precond_count;        /* preconditioner applications */
   /* least-squares methods (CGNR, LSQR); 0 for the others */
   double normal_residual_norm; /* ||A^T (b - A x)|| recomputed from the returned x: the
