@@ -44,6 +44,9 @@ void cli_selection_details(FILE *f, const gs_selection_t *sel)
               c == sel->chosen ? '*' : ' ', t->name, 1e3 * t->prepare_s, sel->expected_products,
               1e6 * t->spmv_s, 1e3 * t->cost_s);
   }
+  if (sel->shared_csr_s > 0.0)
+    fprintf(f, "  shared device CSR upload %.3f ms, before the candidates, charged to none\n",
+            1e3 * sel->shared_csr_s);
   if (sel->cache_file[0]) fprintf(f, "  cache file: %s\n", sel->cache_file);
 }
 
@@ -68,6 +71,7 @@ void cli_selection_json(cli_json_t *j, const char *key, const gs_selection_t *se
   json_str(j, "cache_file", sel->cache_file[0] ? sel->cache_file : NULL);
   json_num(j, "expected_products", sel->expected_products);
   json_num(j, "seconds", sel->seconds);
+  json_num(j, "shared_csr_ms", 1e3 * sel->shared_csr_s); /* charged to no candidate */
   json_str(j, "warning", sel->warning[0] ? sel->warning : NULL);
   json_obj_begin(j, "features");
   json_num(j, "pct_nnz", x->pct_nnz);

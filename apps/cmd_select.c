@@ -13,7 +13,8 @@
 #include "apps/cli_spmv.h"
 
 static const char *usage_text =
-    "usage: gpusolve select A.mtx... [--rule] [--json] [--no-cache] [--products N] [--verbose]\n\n"
+    "usage: gpusolve select A.mtx... [--rule] [--json] [--no-cache] [--products N]\n"
+    "                       [--also-products M] [--verbose]\n\n"
     "For each matrix, which SpMV format the automatic selection (--format auto) picks:\n"
     "  rule      the rule stage: the first of the candidates the matrix's features give\n"
     "            (%nnz, row-length mean, std and max, diagonals, ELL/DIA/SELL fill, distinct\n"
@@ -24,6 +25,8 @@ static const char *usage_text =
     "and the SpMV speed of the rule's and the measured choice as a fraction of the oracle's.\n\n"
     "  --rule          the rule stage only (no GPU): measured and oracle are null\n"
     "  --products N    products the measured stage amortises prepare over (default 1000)\n"
+    "  --also-products M  also the measured stage's choice for M products, from the same\n"
+    "                  measured times (e.g. 1000000: prepare amortised away, the SpMV speed)\n"
     "  --no-cache      measure even when the cache knows the matrix, and write nothing\n"
     "  --runs N        timed products per format for the oracle (default 100)\n"
     "  --max-fill F    fill limit of the padded formats (the option max_fill=F)\n"
@@ -102,7 +105,7 @@ int cmd_select(int argc, char **argv)
 {
   const char **paths = calloc((size_t)argc + 1, sizeof *paths), *v;
   int npaths = 0, json = 0, rule_only = 0, no_cache = 0, verbose = 0, rc = CLI_OK;
-  long products = 1000, runs = 100;
+  long products = 1000, runs = 100, also = 0;
   char opts[1024] = "";
   const cli_switch_t sw[] = {{"--json", NULL, &json},         {"--rule", NULL, &rule_only},
                              {"--no-cache", NULL, &no_cache}, {"--verbose", "-v", &verbose},
@@ -118,6 +121,8 @@ int cmd_select(int argc, char **argv)
       }
     } else if ((r = cli_opt(argc, argv, &i, "--products", &v)) != 0) {
       if (r < 0 || cli_parse_int("--products", v, 1, 1000000000L, &products)) rc = CLI_BAD_INPUT;
+    } else if ((r = cli_opt(argc, argv, &i, "--also-products", &v)) != 0) {
+      if (r < 0 || cli_parse_int("--also-products", v, 1, 1000000000L, &also)) rc = CLI_BAD_INPUT;
     } else if ((r = cli_opt(argc, argv, &i, "--runs", &v)) != 0) {
       if (r < 0 || cli_parse_int("--runs", v, 1, 20000, &runs)) rc = CLI_BAD_INPUT;
     } else if ((r = cli_spmv_opt(argc, argv, &i, CLI_SPMV_MAX_FILL | CLI_SPMV_OPT, opts,
@@ -187,6 +192,15 @@ int cmd_select(int argc, char **argv)
     const double t_oracle = best >= 0 ? o[best].spmv_us : NAN;
     const double t_rule = rule_only ? NAN : time_of(o, nb, rule_pick);
     const double t_measured = rule_only ? NAN : time_of(o, nb, measured);
+    /* the choice for `also` products: gs_select_decide on the same measured times */
+    const char *measured_also = NULL;
+    if (!rule_only && also > 0 && rec.measured) {
+      gs_select_time_t t[GS_SELECT_MAX];
+      memcpy(t, rec.times, sizeof t);
+      const int k = gs_select_decide(t, rec.ntimes, (double)also);
+      if (k >= 0) measured_also = rec.times[k].name;
+    }
+    const double t_also = measured_also ? time_of(o, nb, measured_also) : NAN;
     if (json) {
       if (npaths > 1 && !opened) {
         json_begin_array(&j, stdout);
@@ -206,6 +220,11 @@ int cmd_select(int argc, char **argv)
       json_num(&j, "oracle_spmv_us", t_oracle);
       json_num(&j, "rule_vs_oracle", t_oracle / t_rule);         /* speed fraction, <= 1 */
       json_num(&j, "measured_vs_oracle", t_oracle / t_measured); /* null when not run */
+      if (also > 0) {
+        json_num(&j, "also_products", (double)also);
+        json_str(&j, "measured_also", measured_also);
+        json_num(&j, "measured_also_vs_oracle", t_oracle / t_also);
+      }
       if (rule_only) {
         gs_selection_t r0;
         memset(&r0, 0, sizeof r0);
@@ -242,6 +261,9 @@ int cmd_select(int argc, char **argv)
         if (verbose) cli_selection_details(stdout, &rec);
         printf("oracle   %s %.2f us; speed vs oracle: rule %.3f, measured %.3f\n",
                oracle ? oracle : "-", t_oracle, t_oracle / t_rule, t_oracle / t_measured);
+        if (measured_also)
+          printf("measured for %ld products: %s, speed vs oracle %.3f\n", also, measured_also,
+                 t_oracle / t_also);
         for (int b = 0; verbose && b < nb; ++b)
           if (o[b].status == GS_SUCCESS)
             printf("  %-14s prepare %9.3f ms  SpMV %9.3f us\n", o[b].name, o[b].prepare_ms,

@@ -1,7 +1,7 @@
 /* tests/test_select_host.c: the "auto" format without a GPU: the rule stage (feature vectors in,
- * ranked candidates out: the paper's %nnz bands, their inclusive bounds, the outlier and banded
- * rows, refusals never selected), the measured stage's decision (amortisation, ties, failures),
- * the features (against independent counts), and the selection cache (hit, miss on changed
+ * ranked candidates out: the paper's %nnz bands, their inclusive bounds, the irregular and banded
+ * rows, refusals never selected, agreement with bench/select_fit.py on measured features), the
+ * measured stage's decision (amortisation, ties, failures), the features (against independent counts), and the selection cache (hit, miss on changed
  * values, miss on another GPU name, corrupt file ignored with a warning, unwritable folder not
  * fatal), each in this process's own folder. */
 #define _POSIX_C_SOURCE 200809L
@@ -61,38 +61,118 @@ static const char *first(const gs_select_features_t *f, const char *opts, int ne
   return r.n > 0 ? r.names[0] : "";
 }
 
-/* The paper's three bands, their upper bounds inclusive (S1 is [0, 0.00035]), as our backends. */
+static const char *row_of(const gs_select_features_t *f)
+{
+  static gs_select_rule_t r;
+  CU_ASSERT_FATAL(gs_select_rule(f, NULL, 0, &r) == GS_SUCCESS);
+  return r.row;
+}
+
+/* The paper's three bands, their upper bounds inclusive (S1 is [0, 0.00035]), each a different
+ * row of the table; the irregular and banded rows before them, their bounds inclusive. */
 static void test_rule_bands_and_ties(void)
 {
   const double s1 = threshold("s1_pct"), s2 = threshold("s2_pct");
   gs_select_features_t f = base_features(0.5 * s1);
-  CU_ASSERT_STRING_EQUAL(first(&f, NULL, 0), "csr-vector");
+  const char *r1 = row_of(&f);
+  CU_ASSERT(strstr(r1, "S1") != NULL);
   f = base_features(s1); /* on the bound: still S1 */
-  CU_ASSERT_STRING_EQUAL(first(&f, NULL, 0), "csr-vector");
+  CU_ASSERT_PTR_EQUAL(row_of(&f), r1);
   f = base_features(nextafter(s1, 1.0)); /* just over: S2 */
-  CU_ASSERT_STRING_EQUAL(first(&f, NULL, 0), "hyb");
+  const char *r2 = row_of(&f);
+  CU_ASSERT(strstr(r2, "S2") != NULL);
   f = base_features(s2);
-  CU_ASSERT_STRING_EQUAL(first(&f, NULL, 0), "hyb");
+  CU_ASSERT_PTR_EQUAL(row_of(&f), r2);
   f = base_features(nextafter(s2, 1.0));
-  CU_ASSERT_STRING_EQUAL(first(&f, NULL, 0), "ell");
+  const char *r3 = row_of(&f);
+  CU_ASSERT(strstr(r3, "S3") != NULL);
   f = base_features(0.3); /* deep in S3 (the paper's pdb1HYS) */
-  CU_ASSERT_STRING_EQUAL(first(&f, NULL, 0), "ell");
-  /* sigma over the outlier bound overrides the bands (the paper's HLW, IND: CSR) */
-  const double so = threshold("sigma_outlier");
+  CU_ASSERT_PTR_EQUAL(row_of(&f), r3);
+  /* the bands' first choices differ (the paper's CSR / HYB / ELL split, re-derived) */
+  f = base_features(0.5 * s1);
+  char c1[GS_SELECT_NAME];
+  snprintf(c1, sizeof c1, "%s", first(&f, NULL, 0));
+  f = base_features(s2);
+  CU_ASSERT_STRING_NOT_EQUAL(first(&f, NULL, 0), c1);
+  /* sigma over the outlier bound overrides the bands (the paper's HLW, IND), on it it does not */
+  const double so = threshold("sigma_outlier"), cv = threshold("irregular_cv");
   f = base_features(0.3);
+  f.row_mean = 1000.0; /* so that sigma / mu stays under irregular_cv */
   f.row_std = nextafter(so, INFINITY);
-  CU_ASSERT_STRING_EQUAL(first(&f, NULL, 0), "csr-vector");
-  f.row_std = so; /* on the bound: the band rule still holds */
-  CU_ASSERT_STRING_EQUAL(first(&f, NULL, 0), "ell");
-  /* banded: DIA first while its fill is at most dia_fill (on the bound included) */
+  const char *ri = row_of(&f);
+  CU_ASSERT(strstr(ri, "irregular") != NULL);
+  f.row_std = so;
+  CU_ASSERT_PTR_EQUAL(row_of(&f), r3);
+  /* sigma over irregular_cv * mu: the same row, on the bound not */
+  f = base_features(0.3);
+  f.row_std = nextafter(cv * f.row_mean, INFINITY);
+  CU_ASSERT_PTR_EQUAL(row_of(&f), ri);
+  f.row_std = cv * f.row_mean;
+  CU_ASSERT_PTR_EQUAL(row_of(&f), r3);
+  /* banded: DIA first while its fill is at most dia_fill (on the bound included), before the
+   * irregular row */
   f = base_features(0.3);
   f.dia_slots = threshold("dia_fill") * (double)f.nnz;
   f.dia_fill = threshold("dia_fill");
+  f.row_std = 10.0 * cv * f.row_mean;
   CU_ASSERT_STRING_EQUAL(first(&f, NULL, 0), "dia");
-  /* small matrices: CSR */
-  f = base_features(0.3);
-  f.nnz = (gs_off_t)threshold("small_nnz");
-  CU_ASSERT_STRING_EQUAL(first(&f, NULL, 0), "csr-vector");
+  f.dia_fill = nextafter(f.dia_fill, INFINITY);
+  f.dia_slots = f.dia_fill * (double)f.nnz;
+  CU_ASSERT_PTR_EQUAL(row_of(&f), ri);
+}
+
+/* The C rule against bench/select_fit.py's re-implementation, on the feature vectors measured
+ * on H100 (tests/data/select_rule_cases.txt, written by `bench/select_fit.py JSON --cases`):
+ * the same candidates in the same order, so that the script's fit is the C table's. */
+static void test_rule_matches_fit_script(void)
+{
+  FILE *in = fopen(gs_test_data("select_rule_cases.txt"), "r");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(in);
+  char line[1024];
+  int cases = 0;
+  while (fgets(line, sizeof line, in)) {
+    if (line[0] == '#' || line[0] == '\n') continue;
+    gs_select_features_t f;
+    memset(&f, 0, sizeof f);
+    char name[128];
+    long long rows, cols, nnz, row_max, diagonals, distinct;
+    int sym = 0, used = 0;
+    CU_ASSERT_FATAL(sscanf(line,
+                           "%127s %lld %lld %lld %lg %lg %lg %lld %lld %lg %lg %lg %lld %d :%n",
+                           name, &rows, &cols, &nnz, &f.pct_nnz, &f.row_mean, &f.row_std,
+                           &row_max, &diagonals, &f.ell_fill, &f.dia_fill, &f.sell_fill,
+                           &distinct, &sym, &used) == 14);
+    f.rows = (gs_idx_t)rows;
+    f.cols = (gs_idx_t)cols;
+    f.nnz = (gs_off_t)nnz;
+    f.row_max = (gs_off_t)row_max;
+    f.diagonals = (gs_idx_t)diagonals;
+    f.distinct_values = (gs_off_t)distinct;
+    f.symmetric = sym;
+    f.ell_slots = f.ell_fill * (double)f.nnz; /* as the script compares them */
+    f.dia_slots = f.dia_fill * (double)f.nnz;
+    f.sell_slots = f.sell_total = f.sell_fill * (double)f.nnz;
+    gs_select_rule_t r;
+    CU_ASSERT_FATAL(gs_select_rule(&f, NULL, 0, &r) == GS_SUCCESS);
+    char got[512] = "", *want = line + used;
+    want += strspn(want, " ");
+    want[strcspn(want, "\n")] = '\0';
+    for (int k = 0; k < r.n; ++k)
+      snprintf(got + strlen(got), sizeof got - strlen(got), "%s%s", k ? " " : "", r.names[k]);
+    /* the script's list assumes every backend of the data registered; this build may lack one */
+    int all_registered = 1;
+    char copy[512];
+    snprintf(copy, sizeof copy, "%s", want);
+    for (char *t = strtok(copy, " "); t; t = strtok(NULL, " "))
+      if (gs_spmv_backend_find(t) < 0) all_registered = 0;
+    if (all_registered && strcmp(got, want) != 0) {
+      CU_FAIL("the C rule and bench/select_fit.py disagree");
+      fprintf(stderr, "  %s: C '%s', script '%s'\n", name, got, want);
+    }
+    ++cases;
+  }
+  fclose(in);
+  CU_ASSERT(cases >= 20);
 }
 
 /* Refusals: a padded format whose fill is over its max_fill (default or given) is never a
@@ -442,7 +522,8 @@ static void test_opts_and_args(void)
 int main(void)
 {
   CU_TestInfo tests[] = {
-      {"rule: %nnz bands, inclusive bounds, outliers, banded, small", test_rule_bands_and_ties},
+      {"rule: %nnz bands, inclusive bounds, irregular, banded", test_rule_bands_and_ties},
+      {"rule: agrees with bench/select_fit.py on measured features", test_rule_matches_fit_script},
       {"rule: refusals never selected (random features)", test_rule_never_selects_refusals},
       {"decide: amortised cost, ties, failures", test_decide},
       {"features: against independent counts", test_features},

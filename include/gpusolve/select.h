@@ -64,7 +64,8 @@ int gs_select_threshold(int k, const char **name, double *value, const char **he
 typedef struct gs_select_time {
   char name[GS_SELECT_NAME];
   gs_status_t status;  /* GS_SUCCESS when measured; the prepare's error otherwise */
-  double prepare_s;    /* gs_spmv_create_timed: layout build + upload */
+  double prepare_s;    /* gs_spmv_create_timed: layout build + upload (the shared device CSR
+                          excluded, see gs_selection_t.shared_csr_s) */
   double spmv_s;       /* median of the timed products */
   double cost_s;       /* prepare_s + expected_products * spmv_s (INFINITY when not measured) */
 } gs_select_time_t;
@@ -84,6 +85,10 @@ typedef struct gs_selection {
   int measured;                   /* the measured stage ran (or came from the cache) */
   gs_select_cache_state_t cache;
   char cache_file[1024];          /* the cache file read or written, or "" */
+  double shared_csr_s;            /* the upload of the matrix's shared device CSR, done once
+                                     before the candidates were timed when one of them reads it
+                                     (GS_SPMV_FLAG_SHARED_CSR) and charged to none of them: the
+                                     CSR backends share it; 0 when none reads it or it was there */
   int ntimes;                     /* = rule.n when measured */
   gs_select_time_t times[GS_SELECT_MAX];
   int chosen;                     /* index into rule.names (and times) */

@@ -101,9 +101,11 @@ enum {
   GS_SPMV_FLAG_TRANSPOSE = 1u << 0, /* has an op = T kernel */
   GS_SPMV_FLAG_VENDOR = 1u << 1,    /* vendor library (cuSPARSE) baseline */
   GS_SPMV_FLAG_HOST_LAYOUT = 1u << 2, /* has its own host layout builder + host apply */
-  GS_SPMV_FLAG_WIDE = 1u << 3 /* takes matrices of more than 2^31-1 entries (64-bit offsets on
-                                 the device); gs_spmv_create refuses such a matrix for any other
-                                 backend with GS_ERR_UNSUPPORTED */
+  GS_SPMV_FLAG_WIDE = 1u << 3, /* takes matrices of more than 2^31-1 entries (64-bit offsets on
+                                  the device); gs_spmv_create refuses such a matrix for any other
+                                  backend with GS_ERR_UNSUPPORTED */
+  GS_SPMV_FLAG_SHARED_CSR = 1u << 4 /* reads the matrix's shared device CSR, uploaded once per
+                                       matrix by the first such prepare and kept with it */
 };
 
 /** Number of registered backends; they are indexed 0..count-1 in a fixed order. */
