@@ -24,14 +24,11 @@
  * columns, double values, and no switch.
  *
  * op N (bccoo_n_kernel): each thread sums its K products in order; the block then runs the
- * segmented scan of section 2.2 (Listing 1.2): a warp-level Hillis-Steele suffix scan within
- * each run of equal rows (run ends from one ballot, rows being non-decreasing; only the sums are
- * shuffled, for as many steps as the warp's longest run needs), after which the first lane of
- * each run in a warp holds the run's warp sum; runs that cross warps are closed by the head
- * thread adding the first-run sums of the following warps (in warp order, from shared memory
- * double-buffered by chunk parity: one barrier per chunk). The next chunk's record is loaded
- * and its blob prefetched into L2 while a chunk is processed. A table of at most 2 values is
- * kept in registers (lut_t<2>), else staged in shared memory. One thread per row then writes y[row] = alpha*sum + beta*y[row] (y read only when
+ * segmented scan of section 2.2 (Listing 1.2): a warp-level Hillis-Steele suffix scan keyed by
+ * the row (rows are non-decreasing, so equal rows o lanes apart enclose one run), after which the
+ * first lane of each run in a warp holds the run's warp sum; runs that cross warps are closed by
+ * the head thread adding the first-run sums of the following warps (in warp order, from shared
+ * memory). One thread per row then writes y[row] = alpha*sum + beta*y[row] (y read only when
  * beta != 0). Rows that cross a chunk boundary (bits 6 and 7 of the encoding byte): instead of
  * the paper's atomics into a zeroed y, the chunk's partial goes to one of its two carry slots and
  * bccoo_fixup_kernel (one thread per chunk where such a row starts) sums the row's carries in
