@@ -231,8 +231,9 @@ struct chunk_rec {
   const uint8_t *blob;
 };
 
-static __device__ __forceinline__ chunk_rec decode_chunk(const bccoo_args &a, int4 r)
+static __device__ __forceinline__ chunk_rec read_chunk(const bccoo_args &a, int64_t c)
 {
+  const int4 r = __ldg(a.chunk + c); /* one address for the whole block: a broadcast */
   const uint64_t pe = ((uint64_t)(uint32_t)r.w << 32) | (uint32_t)r.z;
   chunk_rec k;
   k.row = r.x;
@@ -240,20 +241,6 @@ static __device__ __forceinline__ chunk_rec decode_chunk(const bccoo_args &a, in
   k.enc = (int)(pe & 0xffu);
   k.blob = a.blob + (pe >> 8);
   return k;
-}
-
-static __device__ __forceinline__ chunk_rec read_chunk(const bccoo_args &a, int64_t c)
-{
-  return decode_chunk(a, __ldg(a.chunk + c)); /* one address for the whole block: a broadcast */
-}
-
-/* The blob of chunk k into L2, one 128-byte line per thread (a prefetch: no register waits). */
-template <int K>
-static __device__ __forceinline__ void prefetch_blob(const chunk_rec &k)
-{
-  const int size = (int)bccoo_blob_bytes(k.enc, K);
-  for (int off = (int)threadIdx.x * 128; off < size; off += B * 128)
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(k.blob + off));
 }
 
 /* The look-up table to shared memory, once per block (bccoo with a table only), or, for a
@@ -296,19 +283,12 @@ static __global__ void __launch_bounds__(B, 8) bccoo_n_kernel(bccoo_args a)
   if constexpr (LUTN == 0) stage_lut<COMPRESSED>(a, s_lut);
   const lut_t<LUTN> lut = lut_stage<LUTN>::load(a, s_lut);
 
-  /* software pipeline over the block's chunks: the next chunk's record is loaded while this
-   * chunk is decoded, and its blob is prefetched into L2 before this chunk's scan, so that the
-   * record -> blob -> x chain of the next chunk starts from L2, not DRAM */
   int buf = 0;
-  int4 rec = blockIdx.x < a.nchunks ? __ldg(a.chunk + blockIdx.x) : make_int4(0, 0, 0, 0);
   for (int64_t c = blockIdx.x; c < a.nchunks; c += gridDim.x, buf ^= 1) {
-    const chunk_rec k = decode_chunk(a, rec);
-    const int64_t cn = c + gridDim.x;
-    if (cn < a.nchunks) rec = __ldg(a.chunk + cn);
+    const chunk_rec k = read_chunk(a, c);
     sum_op op{a.x, 0.0};
     const int row = k.row + visit_chunk<K, COMPRESSED>(k.enc, k.blob, t, k.col, lut, op);
     double s = op.s;
-    if (cn < a.nchunks) prefetch_blob<K>(decode_chunk(a, rec));
     /* Listing 1.2: suffix scan over the warp keyed by the row. The runs' bounds come from one
      * ballot (rows never decrease: a run ends where the next lane's row differs), so the scan
      * shuffles only the sums, and only for as many steps as the warp's longest run needs
