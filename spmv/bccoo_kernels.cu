@@ -271,58 +271,49 @@ static __device__ __forceinline__ void write_y(const bccoo_args &a, int row, dou
 
 /* ---- op N ---------------------------------------------------------------------------------- */
 template <int K, bool COMPRESSED, int LUTN>
-static __global__ void __launch_bounds__(B, 8) bccoo_n_kernel(bccoo_args a)
+static __global__ void __launch_bounds__(B) bccoo_n_kernel(bccoo_args a)
 {
   __shared__ double s_lut[COMPRESSED && LUTN == 0 ? BCCOO_LUT_SIZE : 1];
-  /* the warps' first-run sums and edge rows, double-buffered by chunk parity: chunk i + 2
-   * writes buffer i & 1 only after the barrier of chunk i + 1, which every thread reaches after
-   * its reads of chunk i; so one barrier per chunk suffices */
-  __shared__ int s_first_row[2][WARPS], s_last_row[2][WARPS];
-  __shared__ double s_first_sum[2][WARPS];
+  __shared__ int s_first_row[WARPS], s_last_row[WARPS];
+  __shared__ double s_first_sum[WARPS];
   const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
   if constexpr (LUTN == 0) stage_lut<COMPRESSED>(a, s_lut);
   const lut_t<LUTN> lut = lut_stage<LUTN>::load(a, s_lut);
 
-  int buf = 0;
-  for (int64_t c = blockIdx.x; c < a.nchunks; c += gridDim.x, buf ^= 1) {
+  for (int64_t c = blockIdx.x; c < a.nchunks; c += gridDim.x) {
     const chunk_rec k = read_chunk(a, c);
     sum_op op{a.x, 0.0};
     const int row = k.row + visit_chunk<K, COMPRESSED>(k.enc, k.blob, t, k.col, lut, op);
     double s = op.s;
-    /* Listing 1.2: suffix scan over the warp keyed by the row. The runs' bounds come from one
-     * ballot (rows never decrease: a run ends where the next lane's row differs), so the scan
-     * shuffles only the sums, and only for as many steps as the warp's longest run needs
-     * (a warp-uniform count: 3 instead of 5 for runs of 7 threads, the 27-point Laplacian's
-     * at K = 4). Same additions in the same order as the keyed scan. */
-    const unsigned last =
-        __ballot_sync(FULL_MASK, lane == 31 || __shfl_down_sync(FULL_MASK, row, 1) != row);
-    const int end = lane + __ffs(last >> lane) - 1; /* the last lane of this lane's run */
-    const bool first = lane == 0 || ((last >> (lane - 1)) & 1u);
-    const int longest = __reduce_max_sync(FULL_MASK, first ? end - lane + 1 : 1);
-    for (int o = 1; o < longest; o <<= 1) {
+    /* Listing 1.2: suffix scan over the warp keyed by the row */
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+      const int r2 = __shfl_down_sync(FULL_MASK, row, o);
       const double s2 = __shfl_down_sync(FULL_MASK, s, o);
-      if (lane + o <= end) s += s2;
+      if (lane + o < 32 && r2 == row) s += s2;
     }
+    const int prev = __shfl_up_sync(FULL_MASK, row, 1);
     if (lane == 0) {
-      s_first_row[buf][warp] = row;
-      s_first_sum[buf][warp] = s;
+      s_first_row[warp] = row;
+      s_first_sum[warp] = s;
     }
-    if (lane == 31) s_last_row[buf][warp] = row;
+    if (lane == 31) s_last_row[warp] = row;
     __syncthreads();
     /* a run's first thread in the block; a warp's lane 0 continuing the previous warp's last
      * run is not one */
-    const bool head = first && !(lane == 0 && warp > 0 && s_last_row[buf][warp - 1] == row);
+    const bool head =
+        (lane == 0 || prev != row) && !(lane == 0 && warp > 0 && s_last_row[warp - 1] == row);
     if (head) {
-      if (row == s_last_row[buf][warp]) /* the run goes on into the following warps */
-        for (int w2 = warp + 1; w2 < WARPS && s_first_row[buf][w2] == row; ++w2) {
-          s += s_first_sum[buf][w2];
-          if (s_last_row[buf][w2] != row) break;
+      if (row == s_last_row[warp]) /* the run goes on into the following warps */
+        for (int w2 = warp + 1; w2 < WARPS && s_first_row[w2] == row; ++w2) {
+          s += s_first_sum[w2];
+          if (s_last_row[w2] != row) break;
         }
       if (t == 0 && (k.enc & BCCOO_HEAD_SHARED)) a.carry[2 * c] = s;
-      else if (row == s_last_row[buf][WARPS - 1] && (k.enc & BCCOO_TAIL_SHARED))
-        a.carry[2 * c + 1] = s;
+      else if (row == s_last_row[WARPS - 1] && (k.enc & BCCOO_TAIL_SHARED)) a.carry[2 * c + 1] = s;
       else write_y(a, row, s);
     }
+    __syncthreads(); /* the shared run sums are reused by the next chunk */
   }
 }
 
