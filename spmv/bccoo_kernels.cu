@@ -130,35 +130,19 @@ static __device__ __forceinline__ uint32_t field(const uint32_t (&w)[N], int i)
   else return (w[i / 4] >> (8 * (i % 4))) & 0xffu;
 }
 
-/* The value table as a chunk's entries read it. lut_t<0>: the 256 entries staged in shared
- * memory, one shared load per entry. lut_t<2> (op N when the matrix's table holds at most 2
- * values, as the 27-point Laplacian's): both in registers, picked by a select per entry, so
- * that an entry's value costs no shared-memory load (the profile's top stall was the wait on
- * shared memory). Indices are below the table size (the builder's). A 4-value variant cost 40
- * registers and a spill at K = 8 (6 blocks per SM instead of 8): not kept. */
-template <int N> struct lut_t;
-template <> struct lut_t<0> {
-  const double *p;
-  __device__ __forceinline__ double operator()(uint32_t i) const { return p[i]; }
-};
-template <> struct lut_t<2> {
-  double v0, v1;
-  __device__ __forceinline__ double operator()(uint32_t i) const { return i ? v1 : v0; }
-};
-
-template <int VW, int N, class LUT>
-static __device__ __forceinline__ double value(const uint32_t (&w)[N], int i, const LUT &lut)
+template <int VW, int N>
+static __device__ __forceinline__ double value(const uint32_t (&w)[N], int i, const double *lut)
 {
   if constexpr (VW == 8) return __hiloint2double((int)w[2 * i + 1], (int)w[2 * i]);
   else if constexpr (VW == 4) return (double)__uint_as_float(w[i]);
-  else return lut(field<1>(w, i));
+  else return lut[field<1>(w, i)];
 }
 
 /* One thread's K entries of a chunk, decoded: row offset, then the entries through f(col, v)
  * for the non-padding ones (col absolute). Template widths: no per-entry branch on the format. */
-template <int K, int RW, int CW, int VW, class LUT, class F>
+template <int K, int RW, int CW, int VW, class F>
 static __device__ __forceinline__ int visit(const uint8_t *blob, int t, int basecol,
-                                            const LUT &lut, F &f)
+                                            const double *lut, F &f)
 {
   constexpr int PC = K * CW, PV = K * VW;
   constexpr uint32_t pad = CW == 1 ? 0xffu : CW == 2 ? 0xffffu : 0xffffffffu;
@@ -200,9 +184,9 @@ struct scatter_op {
 };
 
 /* The chunk's encoding picks the specialisation, once per chunk. bcoo has one encoding. */
-template <int K, bool COMPRESSED, class LUT, class F>
+template <int K, bool COMPRESSED, class F>
 static __device__ __forceinline__ int visit_chunk(int enc, const uint8_t *blob, int t,
-                                                  int basecol, const LUT &lut, F &f)
+                                                  int basecol, const double *lut, F &f)
 {
   if constexpr (!COMPRESSED) {
     return visit<K, 4, 4, 8>(blob, t, basecol, lut, f);
@@ -243,26 +227,13 @@ static __device__ __forceinline__ chunk_rec read_chunk(const bccoo_args &a, int6
   return k;
 }
 
-/* The look-up table to shared memory, once per block (bccoo with a table only), or, for a
- * table of at most 2 values, to registers (LUTN = 2; then a.lut is not NULL). */
+/* The look-up table to shared memory, once per block (bccoo with a table only). */
 template <bool COMPRESSED>
 static __device__ __forceinline__ void stage_lut(const bccoo_args &a, double *s_lut)
 {
   if (COMPRESSED && a.lut) s_lut[threadIdx.x] = __ldg(a.lut + threadIdx.x);
   __syncthreads();
 }
-template <int LUTN> struct lut_stage {
-  static __device__ __forceinline__ lut_t<LUTN> load(const bccoo_args &a, double *)
-  {
-    return lut_t<LUTN>{__ldg(a.lut), __ldg(a.lut + 1)};
-  }
-};
-template <> struct lut_stage<0> {
-  static __device__ __forceinline__ lut_t<0> load(const bccoo_args &, double *s_lut)
-  {
-    return lut_t<0>{s_lut};
-  }
-};
 
 static __device__ __forceinline__ void write_y(const bccoo_args &a, int row, double s)
 {
@@ -270,20 +241,19 @@ static __device__ __forceinline__ void write_y(const bccoo_args &a, int row, dou
 }
 
 /* ---- op N ---------------------------------------------------------------------------------- */
-template <int K, bool COMPRESSED, int LUTN>
+template <int K, bool COMPRESSED>
 static __global__ void __launch_bounds__(B) bccoo_n_kernel(bccoo_args a)
 {
-  __shared__ double s_lut[COMPRESSED && LUTN == 0 ? BCCOO_LUT_SIZE : 1];
+  __shared__ double s_lut[COMPRESSED ? BCCOO_LUT_SIZE : 1];
   __shared__ int s_first_row[WARPS], s_last_row[WARPS];
   __shared__ double s_first_sum[WARPS];
   const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
-  if constexpr (LUTN == 0) stage_lut<COMPRESSED>(a, s_lut);
-  const lut_t<LUTN> lut = lut_stage<LUTN>::load(a, s_lut);
+  stage_lut<COMPRESSED>(a, s_lut);
 
   for (int64_t c = blockIdx.x; c < a.nchunks; c += gridDim.x) {
     const chunk_rec k = read_chunk(a, c);
     sum_op op{a.x, 0.0};
-    const int row = k.row + visit_chunk<K, COMPRESSED>(k.enc, k.blob, t, k.col, lut, op);
+    const int row = k.row + visit_chunk<K, COMPRESSED>(k.enc, k.blob, t, k.col, s_lut, op);
     double s = op.s;
     /* Listing 1.2: suffix scan over the warp keyed by the row */
 #pragma unroll
@@ -340,32 +310,23 @@ static __global__ void __launch_bounds__(B) bccoo_t_kernel(bccoo_args a)
 {
   __shared__ double s_lut[COMPRESSED ? BCCOO_LUT_SIZE : 1];
   stage_lut<COMPRESSED>(a, s_lut);
-  const lut_t<0> lut{s_lut};
   for (int64_t c = blockIdx.x; c < a.nchunks; c += gridDim.x) {
     const chunk_rec k = read_chunk(a, c);
     scatter_op op{a.x, a.y, a.alpha, 0.0, k.row};
-    visit_chunk<K, COMPRESSED>(k.enc, k.blob, threadIdx.x, k.col, lut, op);
+    visit_chunk<K, COMPRESSED>(k.enc, k.blob, threadIdx.x, k.col, s_lut, op);
   }
 }
 
 /* ---- backend ------------------------------------------------------------------------------- */
 
-/* The table's place in op N: registers for at most 2 values, else shared memory. */
-static int lutn_of(int compressed, int lut_size)
+/* The kernel of (op, K, compressed). */
+static const void *kernel_of(gs_op_t op, int K, int compressed)
 {
-  return compressed && lut_size > 0 && lut_size <= 2 ? 2 : 0;
-}
-
-/* The kernel of (op, K, compressed, table size). */
-static const void *kernel_of(gs_op_t op, int K, int compressed, int lut_size)
-{
-  const int lutn = lutn_of(compressed, lut_size);
 #define BCCOO_PICK(KK)                                                                        \
   if (K == KK) {                                                                              \
     if (op == GS_OP_N)                                                                        \
-      return !compressed  ? (const void *)bccoo_n_kernel<KK, false, 0>                        \
-             : lutn == 2 ? (const void *)bccoo_n_kernel<KK, true, 2>                          \
-                         : (const void *)bccoo_n_kernel<KK, true, 0>;                         \
+      return compressed ? (const void *)bccoo_n_kernel<KK, true>                              \
+                        : (const void *)bccoo_n_kernel<KK, false>;                            \
     return compressed ? (const void *)bccoo_t_kernel<KK, true>                                \
                       : (const void *)bccoo_t_kernel<KK, false>;                              \
   }
@@ -398,7 +359,7 @@ static gs_status_t bccoo_apply(gs_context_t *ctx, void *data, gs_op_t op, double
   }
   if (d->nchunks == 0) return op == GS_OP_N ? gs_launch_scale(s, d->m, beta, d_y) : GS_SUCCESS;
   void *params[] = {&a};
-  GS_CHECK(GS_CUDA(cudaLaunchKernel(kernel_of(op, d->K, d->compressed, d->lut_size), dim3(d->grid), dim3(B),
+  GS_CHECK(GS_CUDA(cudaLaunchKernel(kernel_of(op, d->K, d->compressed), dim3(d->grid), dim3(B),
                                     params, 0, s)));
   GS_CHECK(GS_CHECK_LAUNCH(s, op == GS_OP_N ? "bccoo_n_kernel" : "bccoo_t_kernel"));
   if (op == GS_OP_T || d->carries == 0) return GS_SUCCESS;
@@ -472,7 +433,7 @@ static gs_status_t prepare_common(gs_context_t *ctx, gs_matrix_t *A, const gs_sp
     /* persistent blocks: as many as are resident at once (the op N kernel, the larger one) */
     int per_sm = 0;
     GS_TRY(GS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &per_sm, kernel_of(GS_OP_N, L->K, compressed, L->lut_size), B, 0)));
+        &per_sm, kernel_of(GS_OP_N, L->K, compressed), B, 0)));
     int64_t g = (int64_t)(per_sm > 0 ? per_sm : 1) * (ctx->sm_count > 0 ? ctx->sm_count : 1);
     if (g > L->nchunks) g = L->nchunks;
     d->grid = (unsigned)g;
