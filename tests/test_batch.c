@@ -193,7 +193,11 @@ static void compare_with_single(gs_csr_t **A, int count, const gs_batch_solve_op
   for (int i = 0; i < count; ++i) {
     gs_solve_stats_t one;
     single_solve(A[i], b + ro[i], o, &one);
-    const int ok = st[i].reason == one.reason && abs(st[i].iterations - one.iterations) <= 1;
+    /* CG: within 1 iteration. BiCGSTAB's count moves with the order of its reductions (the
+     * batch sums in one block, gs_solve across the grid): on the H100 the two differed by up
+     * to 10% on random nonsymmetric problems, so it is held to 15% (and the same reason). */
+    const int slack = o->method == GS_SOLVER_BICGSTAB ? 1 + (int)(0.15 * one.iterations) : 1;
+    const int ok = st[i].reason == one.reason && abs(st[i].iterations - one.iterations) <= slack;
     if (!ok)
       fprintf(stderr, "%s problem %d (n = %d): batch %s in %d, gs_solve %s in %d\n", what, i,
               (int)A[i]->m, gs_reason_string(st[i].reason), st[i].iterations,
