@@ -41,19 +41,41 @@ __device__ static int done_of(const gs_dscalars_t *S, int done)
 
 /* ---- CG -------------------------------------------------------------------------------------- */
 
+/* CG's step length alpha = rho[c] / p^T A p, or a halt (every thread decides the same). */
+__device__ static bool cg_alpha(gs_dscalars_t *S, int c, int done, double *alpha)
+{
+  const double pq = S->pq;
+  if (!isfinite(pq)) { halt(S, GS_HALT_NANINF, GS_WHAT_PQ, done); return false; }
+  if (!(pq > 0.0)) { halt(S, GS_HALT_INDEFINITE, GS_WHAT_PQ, done); return false; }
+  *alpha = S->rho[c] / pq;
+  if (!isfinite(*alpha)) { halt(S, GS_HALT_NANINF, GS_WHAT_ALPHA, done); return false; }
+  if (first_thread()) S->alpha = *alpha;
+  return true;
+}
+
+/* CG's direction update ratio beta = rho_new / rho[c] (rho_new = ||r||^2 without a
+ * preconditioner, stored then), or a halt. */
+__device__ static bool cg_beta(gs_dscalars_t *S, int c, int rho_from_rnorm, int done,
+                               double *beta)
+{
+  const double rho_new = rho_from_rnorm ? S->rnorm * S->rnorm : S->rho[c ^ 1];
+  if (!isfinite(rho_new)) { halt(S, GS_HALT_NANINF, GS_WHAT_RHO, done); return false; }
+  if (rho_new < 0.0) { halt(S, GS_HALT_INDEFINITE_PC, GS_WHAT_RHO, done); return false; }
+  if (rho_new == 0.0) { halt(S, GS_HALT_BREAKDOWN, GS_WHAT_RHO, done); return false; }
+  *beta = rho_new / S->rho[c];
+  if (!isfinite(*beta)) { halt(S, GS_HALT_NANINF, GS_WHAT_BETA, done); return false; }
+  if (rho_from_rnorm && first_thread()) S->rho[c ^ 1] = rho_new;
+  return true;
+}
+
 static __global__ void __launch_bounds__(GS_VEC_THREADS)
 cg_update_kernel(gs_idx_t n, gs_dscalars_t *S, int c, int done, double *__restrict__ x,
                  double *__restrict__ r, const double *__restrict__ p,
                  const double *__restrict__ q)
 {
   if (S->halt) return;
-  done = done_of(S, done);
-  const double pq = S->pq;
-  if (!isfinite(pq)) { halt(S, GS_HALT_NANINF, GS_WHAT_PQ, done); return; }
-  if (!(pq > 0.0)) { halt(S, GS_HALT_INDEFINITE, GS_WHAT_PQ, done); return; }
-  const double alpha = S->rho[c] / pq;
-  if (!isfinite(alpha)) { halt(S, GS_HALT_NANINF, GS_WHAT_ALPHA, done); return; }
-  if (first_thread()) S->alpha = alpha;
+  double alpha;
+  if (!cg_alpha(S, c, done_of(S, done), &alpha)) return;
   GS_GRID_STRIDE(i, n) {
     x[i] += alpha * p[i]; /* x <- x + alpha p */
     r[i] -= alpha * q[i]; /* r <- r - alpha q */
@@ -65,14 +87,8 @@ cg_direction_kernel(gs_idx_t n, gs_dscalars_t *S, int c, int rho_from_rnorm, int
                     double *__restrict__ p, const double *__restrict__ z)
 {
   if (S->halt) return;
-  done = done_of(S, done);
-  const double rho_new = rho_from_rnorm ? S->rnorm * S->rnorm : S->rho[c ^ 1];
-  if (!isfinite(rho_new)) { halt(S, GS_HALT_NANINF, GS_WHAT_RHO, done); return; }
-  if (rho_new < 0.0) { halt(S, GS_HALT_INDEFINITE_PC, GS_WHAT_RHO, done); return; }
-  if (rho_new == 0.0) { halt(S, GS_HALT_BREAKDOWN, GS_WHAT_RHO, done); return; }
-  const double beta = rho_new / S->rho[c];
-  if (!isfinite(beta)) { halt(S, GS_HALT_NANINF, GS_WHAT_BETA, done); return; }
-  if (rho_from_rnorm && first_thread()) S->rho[c ^ 1] = rho_new;
+  double beta;
+  if (!cg_beta(S, c, rho_from_rnorm, done_of(S, done), &beta)) return;
   GS_GRID_STRIDE(i, n) p[i] = z[i] + beta * p[i]; /* p <- z + beta p */
 }
 
@@ -621,13 +637,8 @@ cg_update_norm_kernel(gs_idx_t n, gs_dscalars_t *S, gs_red_t *red, int c,
                       const double *__restrict__ p, const double *__restrict__ q)
 {
   if (S->halt) return;
-  const int done = S->iter;
-  const double pq = S->pq;
-  if (!isfinite(pq)) { halt(S, GS_HALT_NANINF, GS_WHAT_PQ, done); return; }
-  if (!(pq > 0.0)) { halt(S, GS_HALT_INDEFINITE, GS_WHAT_PQ, done); return; }
-  const double alpha = S->rho[c] / pq;
-  if (!isfinite(alpha)) { halt(S, GS_HALT_NANINF, GS_WHAT_ALPHA, done); return; }
-  if (first_thread()) S->alpha = alpha;
+  double alpha;
+  if (!cg_alpha(S, c, S->iter, &alpha)) return;
   double a = 0.0;
   GS_GRID_STRIDE(i, n) {
     x[i] += alpha * p[i];
@@ -662,17 +673,10 @@ cg_direction_end_kernel(gs_idx_t n, gs_dscalars_t *S, int c, int rho_from_rnorm,
     }
     return;
   }
-  const double rho_new = rho_from_rnorm ? S->rnorm * S->rnorm : S->rho[c ^ 1];
-  if (!isfinite(rho_new)) { halt(S, GS_HALT_NANINF, GS_WHAT_RHO, done); return; }
-  if (rho_new < 0.0) { halt(S, GS_HALT_INDEFINITE_PC, GS_WHAT_RHO, done); return; }
-  if (rho_new == 0.0) { halt(S, GS_HALT_BREAKDOWN, GS_WHAT_RHO, done); return; }
-  const double beta = rho_new / S->rho[c];
-  if (!isfinite(beta)) { halt(S, GS_HALT_NANINF, GS_WHAT_BETA, done); return; }
+  double beta;
+  if (!cg_beta(S, c, rho_from_rnorm, done, &beta)) return;
   GS_GRID_STRIDE(i, n) p[i] = z[i] + beta * p[i];
-  if (first_thread()) {
-    if (rho_from_rnorm) S->rho[c ^ 1] = rho_new;
-    S->iter = done + 1;
-  }
+  if (first_thread()) S->iter = done + 1;
 }
 
 extern "C" gs_status_t gs_kernel_cg_direction_end(cudaStream_t stream, gs_idx_t n,
