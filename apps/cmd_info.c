@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "apps/cli.h"
+#include "gpusolve/select.h"
 
 #define INFO_STR_(x) #x
 #define INFO_STR(x) INFO_STR_(x)
@@ -12,7 +13,9 @@ static const char *usage_text =
     "explicit zeros kept), row-length statistics, density, occupied diagonals and symmetry of a\n"
     "Matrix Market matrix (.mtx or .mtx.gz). Needs no GPU. Symmetry is measured as\n"
     "max |a_ij - a_ji| / max |a| (\"asymmetry\"); up to " INFO_STR(GS_SYMMETRY_RTOL)
-    " the matrix counts as symmetric.\n\n"
+    " the matrix counts as symmetric.\n"
+    "The last line names the formats --format auto's rule stage would try, first choice first,\n"
+    "and the rule row that fired (gpusolve select --rule: the same with the exclusions).\n\n"
     "  --json   one JSON document on stdout\n";
 
 int cmd_info(int argc, char **argv)
@@ -34,6 +37,13 @@ int cmd_info(int argc, char **argv)
   if (rc) return rc;
   gs_features_t f;
   gs_status_t st = gs_csr_features(A, &f);
+  /* what --format auto's rule stage would try first (no GPU needed; default options) */
+  gs_select_features_t sf;
+  gs_select_rule_t rule;
+  rule.n = 0;
+  if (st == GS_SUCCESS && gs_select_features(A, &sf) == GS_SUCCESS &&
+      gs_select_rule(&sf, NULL, 0, &rule) != GS_SUCCESS)
+    rule.n = 0;
   gs_csr_destroy(&A);
   if (st != GS_SUCCESS) return cli_fail_status(st);
 
@@ -57,6 +67,10 @@ int cmd_info(int argc, char **argv)
     json_num(&j, "asymmetry", f.asymmetry); /* null when not measurable (non-square) */
     json_bool(&j, "diagonal_full", f.diagonal_full);
     json_bool(&j, "diagonal_positive", f.diagonal_positive);
+    if (rule.n > 0) {
+      json_str(&j, "auto_rule", rule.names[0]);
+      json_str(&j, "auto_rule_row", rule.row);
+    }
     json_end(&j);
   } else {
     printf("matrix                 %s\n", path);
@@ -81,6 +95,11 @@ int cmd_info(int argc, char **argv)
       printf("diagonal               %s\n", f.diagonal_positive ? "full, positive"
                                             : f.diagonal_full   ? "full, not all positive"
                                                                 : "has zero or missing entries");
+    }
+    if (rule.n > 0) {
+      printf("auto format rule       %s", rule.names[0]);
+      for (int k = 1; k < rule.n; ++k) printf("%s%s", k == 1 ? " (then " : ", ", rule.names[k]);
+      printf("%s; row: %s\n", rule.n > 1 ? ")" : "", rule.row);
     }
   }
   return CLI_OK;

@@ -193,6 +193,16 @@ static void test_select_rule(void)
   CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
   CU_ASSERT(out[0] == '{');
   CU_ASSERT(strstr(out, "\"rule\":\"dia\"") != NULL);
+  /* info names the same first candidate as select --rule (one rule behind both) */
+  char info_args[4700];
+  snprintf(info_args, sizeof info_args, "info --json %s", p1);
+  CU_ASSERT_EQUAL(gs_test_cli(info_args, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT(strstr(out, "\"auto_rule\":\"dia\"") != NULL);
+  snprintf(info_args, sizeof info_args, "info %s", p1);
+  CU_ASSERT_EQUAL(gs_test_cli(info_args, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT(strstr(out, "auto format rule       dia") != NULL);
+  snprintf(args, sizeof args, "select --rule --json %s", p1);
+  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
   CU_ASSERT(strstr(out, "\"measured\":null") != NULL);
   CU_ASSERT(strstr(out, "\"oracle\":null") != NULL);
   CU_ASSERT(strstr(out, "\"matrix\":") != NULL);
