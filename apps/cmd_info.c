@@ -41,7 +41,7 @@ int cmd_info(int argc, char **argv)
   gs_select_features_t sf;
   gs_select_rule_t rule;
   rule.n = 0;
-  if (st == GS_SUCCESS && gs_select_features(A, &sf) == GS_SUCCESS &&
+  if (st == GS_SUCCESS && gs_select_features_with(A, &f, &sf) == GS_SUCCESS &&
       gs_select_rule(&sf, NULL, 0, &rule) != GS_SUCCESS)
     rule.n = 0;
   gs_csr_destroy(&A);

@@ -396,7 +396,7 @@ gs_status_t gs_spmv_create_auto(gs_spmv_t **out, gs_context_t *ctx, gs_matrix_t 
   const gs_csr_t *H = gs_matrix_host(A);
   sel->expected_products = o.expected_products;
   sel->chosen = -1;
-  GS_TRY(gs_select_features(H, &sel->features));
+  GS_TRY(gs_select_features_with(H, gs_matrix_features(A), &sel->features)); /* cached */
   GS_TRY(gs_select_rule(&sel->features, options, o.need_transpose, &sel->rule));
 
   gs_select_key_t key;

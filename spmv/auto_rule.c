@@ -144,12 +144,19 @@ static int holds(pred_t p, const gs_select_features_t *f)
 
 gs_status_t gs_select_features(const gs_csr_t *A, gs_select_features_t *f)
 {
+  return gs_select_features_with(A, NULL, f);
+}
+
+gs_status_t gs_select_features_with(const gs_csr_t *A, const gs_features_t *known,
+                                    gs_select_features_t *f)
+{
   gs_status_t st = GS_SUCCESS;
   uint64_t *set = NULL;
   gs_features_t g;
   if (!A || !f) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_select_features: NULL argument");
   memset(f, 0, sizeof *f);
-  GS_CHECK(gs_csr_features(A, &g));
+  if (known) g = *known; /* the caller's pass over A already gave them */
+  else GS_CHECK(gs_csr_features(A, &g));
   f->rows = g.rows;
   f->cols = g.cols;
   f->nnz = g.nnz;

@@ -41,6 +41,9 @@ typedef struct gs_select_features {
 
 /** Computes the features of A. */
 gs_status_t gs_select_features(const gs_csr_t *A, gs_select_features_t *f);
+/** The same, taking gs_csr_features(A) from `known` when not NULL (no second pass for them). */
+gs_status_t gs_select_features_with(const gs_csr_t *A, const gs_features_t *known,
+                                    gs_select_features_t *f);
 
 /** The rule stage's answer: candidates best first, all registered in this build, none that
  *  would refuse the matrix (fill over its max_fill, 64-bit offsets, no transpose when needed). */
