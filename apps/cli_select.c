@@ -12,7 +12,18 @@ const char *cli_cache_state(gs_select_cache_state_t c)
 
 void cli_selection_line(FILE *f, const gs_selection_t *sel)
 {
-  if (!sel->measured)
+  if (sel->staged || sel->first_name[0]) {
+    fprintf(f, "auto started with %s (staged: a format without a build of its own, cache %s; "
+            "%.2f ms)", sel->first_name, cli_cache_state(sel->cache), 1e3 * sel->seconds);
+    if (sel->remaining_products > 0.0 || sel->tried || sel->switches)
+      fprintf(f, "; in the solve: %d format%s tried, %s%s", sel->tried, sel->tried == 1 ? "" : "s",
+              sel->switches ? "switched to " : "kept it", sel->switches ? sel->chosen_name : "");
+    if (sel->switches) fprintf(f, " after %ld iterations", sel->switch_iteration);
+    if (sel->remaining_products > 0.0 || sel->tried || sel->switches)
+      fprintf(f, " (%.0f products estimated left at the last revision, revisions %.2f ms)",
+              sel->remaining_products, 1e3 * sel->progress_s);
+    fputc('\n', f);
+  } else if (!sel->measured)
     fprintf(f, "auto chose %s (rule only: %s; %.2f ms)\n", sel->chosen_name, sel->rule.row,
             1e3 * sel->seconds);
   else
@@ -33,9 +44,14 @@ void cli_selection_details(FILE *f, const gs_selection_t *sel)
   if (sel->rule.excluded[0]) fprintf(f, "  excluded: %s\n", sel->rule.excluded);
   for (int c = 0; c < sel->ntimes; ++c) {
     const gs_select_time_t *t = &sel->times[c];
-    if (t->status != GS_SUCCESS)
+    if (t->status == GS_SELECT_DEFERRED)
+      fprintf(f, "  %c %-14s not measured\n", c == sel->chosen ? '*' : ' ', t->name);
+    else if (t->status != GS_SUCCESS)
       fprintf(f, "  %c %-14s failed (status %d)\n", c == sel->chosen ? '*' : ' ', t->name,
               (int)t->status);
+    else if (sel->staged || sel->first_name[0])
+      fprintf(f, "  %c %-14s prepare %9.3f ms, SpMV %9.3f us\n", c == sel->chosen ? '*' : ' ',
+              t->name, 1e3 * t->prepare_s, 1e6 * t->spmv_s);
     else if (!sel->measured)
       fprintf(f, "  %c %-14s prepare %.3f ms\n", c == sel->chosen ? '*' : ' ', t->name,
               1e3 * t->prepare_s);
@@ -72,6 +88,13 @@ void cli_selection_json(cli_json_t *j, const char *key, const gs_selection_t *se
   json_num(j, "expected_products", sel->expected_products);
   json_num(j, "seconds", sel->seconds);
   json_num(j, "shared_csr_ms", 1e3 * sel->shared_csr_s); /* charged to no candidate */
+  json_bool(j, "staged", sel->staged || sel->first_name[0]);
+  json_str(j, "first", sel->first_name[0] ? sel->first_name : NULL);
+  json_int(j, "tried", sel->tried);
+  json_int(j, "switches", sel->switches);
+  json_int(j, "switch_iteration", sel->switch_iteration);
+  json_num(j, "remaining_products", sel->remaining_products > 0.0 ? sel->remaining_products : NAN);
+  json_num(j, "revisions_ms", 1e3 * sel->progress_s);
   json_str(j, "warning", sel->warning[0] ? sel->warning : NULL);
   json_obj_begin(j, "features");
   json_num(j, "pct_nnz", x->pct_nnz);
@@ -91,9 +114,12 @@ void cli_selection_json(cli_json_t *j, const char *key, const gs_selection_t *se
     const gs_select_time_t *t = &sel->times[c];
     json_obj_begin(j, NULL);
     json_str(j, "format", t->name);
-    json_str(j, "status", t->status == GS_SUCCESS ? "ok" : "fail");
+    json_str(j, "status", t->status == GS_SUCCESS          ? "ok"
+                          : t->status == GS_SELECT_DEFERRED ? "not measured"
+                                                            : "fail");
     json_num(j, "prepare_ms", t->status == GS_SUCCESS ? 1e3 * t->prepare_s : NAN);
-    json_num(j, "spmv_us", t->status == GS_SUCCESS && sel->measured ? 1e6 * t->spmv_s : NAN);
+    json_num(j, "spmv_us", t->status == GS_SUCCESS && (sel->measured || sel->staged)
+                               ? 1e6 * t->spmv_s : NAN);
     json_num(j, "cost_ms", 1e3 * t->cost_s); /* null when not measured */
     json_obj_end(j);
   }

@@ -32,10 +32,12 @@ static const char *usage_text =
     "                    with --format all); cgnr and lsqr take no preconditioner, bicg\n"
     "                    only a symmetric one (jacobi, ic0)\n"
     "  --format NAME     SpMV format ('gpusolve spmv --list'), auto (default) or all.\n"
-    "                    auto: a rule on the matrix's features names a few candidates, each\n"
-    "                    is prepared and timed, and the least prepare + products * t_spmv\n"
-    "                    is kept (products: maxit times the method's products per\n"
-    "                    iteration); cached per matrix, GPU and version (see --no-cache).\n"
+    "                    auto: a rule on the matrix's features names a few candidates; the\n"
+    "                    solve starts at once with the best one that needs no build of its\n"
+    "                    own, and at its checks (CG, BiCGSTAB) estimates the products left\n"
+    "                    from the residual's rate: a candidate is prepared and timed only\n"
+    "                    when its predicted build is a small share of the SpMV time left,\n"
+    "                    and taken when faster. Times cached per matrix, GPU and version.\n"
     "                    all: solve with every format, one row each: prepare ms, SpMV ms,\n"
     "                    solve s, iterations, relative residual, speed-up over cusparse-csr\n"
     "  --no-cache        auto: measure the candidates even when the cache knows the matrix,\n"
@@ -326,6 +328,7 @@ static gs_status_t create_auto(gs_context_t *ctx, gs_matrix_t *A, const char *op
   so.expected_products = (maxit > 0 ? (double)maxit : 1.0) * products_per_iteration(m);
   so.need_transpose = (gs_method_flags(m) & GS_METHOD_TRANSPOSE) != 0;
   so.use_cache = cache;
+  so.staged = 1; /* start light, revise at the checks from the products the solve has left */
   const double t0 = cli_now();
   gs_status_t st = gs_spmv_create_auto(S, ctx, A, opts, &so);
   if (st == GS_SUCCESS && (st = gs_context_sync(ctx)) != GS_SUCCESS) gs_spmv_destroy(S);
@@ -569,6 +572,7 @@ int cmd_solve(int argc, char **argv)
       mon.drawn = 0;
       st = gs_solve(ctx, &o, S, M, d_b, d_x, &r->stats);
       if (mon.drawn) fputs("\r\033[K", stderr);
+      if (r->sel) *sel_copy = *gs_spmv_selection(S); /* a staged selection revised in the solve */
     }
     if (st == GS_SUCCESS) st = gs_copy_to_host(ctx, h_x, d_x, (size_t)n * sizeof *h_x);
     gs_spmv_destroy(&S);

@@ -131,6 +131,11 @@ const char *gs_operator_name(const gs_operator_t *A)
   return "shell";
 }
 
+gs_spmv_t *gs_operator_spmv(const gs_operator_t *A)
+{
+  return A && A->kind == OPER_SPMV ? A->S : NULL;
+}
+
 gs_matrix_t *gs_operator_matrix(const gs_operator_t *A)
 {
   if (!A) return NULL;

@@ -8,8 +8,10 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "gpusolve/select.h"
 #include "gpusolve/timer.h"
 #include "solvers/solver_impl.h"
+#include "spmv/spmv_impl.h"
 
 /* ---- names ----------------------------------------------------------------------------------- */
 
@@ -372,6 +374,24 @@ static gs_status_t one_iteration(gs_solver_t *s, gs_iteration_fn body, void *use
   return body(s, user, it);
 }
 
+/* At a check (stream idle): the staged "auto" product's revision (spmv/auto.c) with the products
+ * left by the residual's rate so far; a switch of backend drops the graphs holding the old
+ * kernels (captured again at the next iteration). */
+static gs_status_t auto_revise(gs_solver_t *s, gs_spmv_t *S, int it, const double *d_x)
+{
+  if (!S || it < GS_REVISE_MIN_IT) return GS_SUCCESS;
+  const double ppi = (double)s->stats->spmv_count / (double)it;
+  const double left = gs_select_remaining_products(it, s->stats->rnorm0, s->h_s->rnorm, s->tol,
+                                                   s->opts.maxit, ppi);
+  int switched = 0;
+  GS_CHECK(gs_spmv_auto_revise(S, (long)(s->it_base + it), left, &switched));
+  if (switched) {
+    graphs_drop(s);
+    s->graph_x = d_x;
+  }
+  return GS_SUCCESS;
+}
+
 gs_status_t gs_solver_iterate(gs_solver_t *s, gs_iteration_fn body, void *user,
                               const double *d_x, int first_graph_it, double vec_n, int window,
                               gs_reason_t *reason)
@@ -388,6 +408,8 @@ gs_status_t gs_solver_iterate(gs_solver_t *s, gs_iteration_fn body, void *user,
   }
   if (s->graph_x != d_x) graphs_drop(s);
   s->graph_x = d_x;
+  gs_spmv_t *staged = gs_operator_spmv(s->A); /* revised at the checks when staged "auto" */
+  if (staged && !(gs_spmv_selection(staged) && gs_spmv_selection(staged)->staged)) staged = NULL;
   GS_CHECK(GS_CUDA(cudaMemsetAsync(&s->d_s->iter, 0, sizeof s->d_s->iter, s->ctx->stream)));
   double t_last = gs_wall_seconds();
   int it = 1;
@@ -399,6 +421,7 @@ gs_status_t gs_solver_iterate(gs_solver_t *s, gs_iteration_fn body, void *user,
     GS_CHECK(gs_solver_fetch(s));
     st->checks++;
     *reason = gs_solver_check(s, it - 1, s->h_s->rnorm, window);
+    if (*reason == GS_REASON_NONE && staged) GS_CHECK(auto_revise(s, staged, it - 1, d_x));
     if (auto_k && !s->opts.monitor) { /* aim at GS_CHECK_INTERVAL_S of work between checks */
       const double now = gs_wall_seconds(), per_it = (now - t_last) / todo;
       t_last = now;

@@ -208,6 +208,9 @@ struct gs_solver {
   int it_base;              /* iterations of earlier passes (restarts from the true residual) */
 };
 
+/** The SpMV product behind an operator made by gs_operator_from_spmv, else NULL. */
+gs_spmv_t *gs_operator_spmv(const gs_operator_t *A);
+
 /* ---- shared steps (solvers/solver.c) ------------------------------------------------------ */
 
 /** y = alpha op(A) x + beta y through the operator, counted and timed. */
@@ -255,6 +258,9 @@ typedef gs_status_t (*gs_iteration_fn)(gs_solver_t *s, void *user, int it);
 gs_status_t gs_solver_iterate(gs_solver_t *s, gs_iteration_fn body, void *user,
                               const double *d_x, int first_graph_it, double vec_n, int window,
                               gs_reason_t *reason);
+/* A staged "auto" product (gpusolve/select.h) is revised at the checks from this many
+ * iterations on, when the residual's rate says how many products are left. */
+#define GS_REVISE_MIN_IT 8
 #define GS_CHECK_INTERVAL_S 200e-6
 #define GS_CHECK_MAX 64
 

@@ -23,6 +23,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cuda_runtime_api.h>
+
+#include "core/context_impl.h"
 #include "core/error.h"
 #include "gpusolve/bench.h"
 #include "gpusolve/select.h"
@@ -197,7 +200,7 @@ int gs_select_cache_load(const char *dir, const gs_select_key_t *k, const gs_sel
     if (!NEXT()) goto corrupt;
     if (sscanf(line, "%32s %d %lg %lg%n", name, &status, &prep, &spmv, &used) != 4 ||
         line[used] != '\0' || strlen(name) >= GS_SELECT_NAME || !isfinite(prep) ||
-        !isfinite(spmv) || prep < 0 || spmv < 0 || status > 0)
+        !isfinite(spmv) || prep < 0 || spmv < 0 || status > (int)GS_SELECT_DEFERRED)
       goto corrupt;
     if (c < rule->n) same &= !strcmp(name, rule->names[c]);
     snprintf(t[c].name, sizeof t[c].name, "%s", name);
@@ -368,6 +371,205 @@ cleanup:
   return st;
 }
 
+/* ---- the staged selection of a solve ------------------------------------------------------------
+ *
+ * A solve does not know its number of products before its first iterations, and a format's
+ * build can cost more than a whole short solve (DIA of a 26M-entry Laplacian: 150-180 ms against
+ * 17 ms of CG). So the solve starts at once with the rule's best light candidate (on the shared
+ * device CSR, no build), and at each host check the solver passes its estimate of the products
+ * left; gs_spmv_auto_revise then times the current format (once), switches to a candidate of
+ * known times when that saves more than its prepare, or prepares and times ONE deferred
+ * candidate whose predicted prepare is at most GS_SELECT_TRY_SHARE of the remaining SpMV time,
+ * taking it when it is faster. A wasted try therefore costs at most that share of what was
+ * left; the cache remembers every time measured, so a second solve of the matrix knows. */
+
+/* The record and what the revisions need, freed by S with free(&state->sel). */
+typedef struct auto_state {
+  gs_selection_t sel; /* first member */
+  int cache;
+  char dir[1024];
+  gs_select_key_t key;
+  char options[1024];
+} auto_state_t;
+
+static int light(const char *name)
+{
+  const int b = gs_spmv_backend_find(name);
+  return b >= 0 && (gs_spmv_backend_flags(b) & GS_SPMV_FLAG_LIGHT);
+}
+
+/* Times S over a few products into t (status, spmv_s). */
+static gs_status_t time_one(gs_spmv_t *S, gs_select_time_t *t)
+{
+  gs_status_t st = GS_SUCCESS;
+  gs_context_t *ctx = gs_spmv_context(S);
+  const gs_csr_t *H = gs_matrix_host(gs_spmv_matrix(S));
+  const size_t len = (size_t)(H->m > H->n ? H->m : H->n) + 1;
+  double *d_x = NULL, *d_y = NULL;
+  GS_TRY(gs_dmalloc(ctx, (void **)&d_x, len * sizeof *d_x, "auto: x"));
+  GS_TRY(gs_dmalloc(ctx, (void **)&d_y, len * sizeof *d_y, "auto: y"));
+  GS_TRY(GS_CUDA(cudaMemsetAsync(d_x, 0, len * sizeof *d_x, ctx->stream))); /* speed does not
+                                                                        depend on x's values */
+  gs_spmv_time_opts_t to;
+  gs_spmv_time_opts_default(&to);
+  to.warmup = 2;
+  to.min_runs = to.max_runs = 10;
+  to.min_seconds = 0.0;
+  to.max_seconds = 0.1;
+  gs_spmv_timing_t tm;
+  GS_TRY(gs_spmv_time(S, GS_OP_N, d_x, d_y, &to, &tm));
+  t->spmv_s = tm.median_s;
+  t->status = GS_SUCCESS;
+cleanup:
+  gs_dfree(ctx, d_x);
+  gs_dfree(ctx, d_y);
+  return st;
+}
+
+static void staged_store(auto_state_t *a)
+{
+  if (a->cache) gs_select_cache_store(a->dir, &a->key, &a->sel.rule, &a->sel);
+}
+
+/* 1 when a cached record has candidates a staged selection never measured. */
+static int any_deferred(const gs_selection_t *sel)
+{
+  for (int c = 0; c < sel->ntimes; ++c)
+    if (sel->times[c].status == GS_SELECT_DEFERRED) return 1;
+  return 0;
+}
+
+/* The staged record before its start: the cached times (hit) or every candidate deferred. */
+static void staged_begin(gs_selection_t *sel, int hit)
+{
+  sel->staged = 1;
+  sel->measured = 0;
+  sel->cache = hit ? GS_SELECT_CACHE_HIT : sel->cache;
+  if (!hit) {
+    sel->ntimes = sel->rule.n;
+    for (int c = 0; c < sel->rule.n; ++c) {
+      snprintf(sel->times[c].name, sizeof sel->times[c].name, "%s", sel->rule.names[c]);
+      sel->times[c].status = GS_SELECT_DEFERRED;
+      sel->times[c].prepare_s = sel->times[c].spmv_s = 0.0;
+    }
+  }
+  for (int c = 0; c < sel->ntimes; ++c) sel->times[c].cost_s = INFINITY;
+}
+
+/* The staged start: the light candidate of least known SpMV time (the cache's), else the rule's
+ * first light one that prepares. GS_ERR_UNSUPPORTED when the list has no light candidate (the
+ * caller then measures every candidate). */
+static gs_status_t staged_start(gs_context_t *ctx, gs_matrix_t *A, auto_state_t *a, gs_spmv_t **S,
+                                char *last_error, size_t lelen)
+{
+  gs_selection_t *sel = &a->sel;
+  int order[GS_SELECT_MAX], n = 0;
+  for (int c = 0; c < sel->rule.n; ++c)
+    if (light(sel->rule.names[c])) order[n++] = c;
+  if (n == 0) return GS_ERR_UNSUPPORTED;
+  for (int i = 1; i < n; ++i) /* known times first, fastest first; the rule's order otherwise */
+    for (int j = i; j > 0; --j) {
+      const gs_select_time_t *p = &sel->times[order[j - 1]], *q = &sel->times[order[j]];
+      const int swap = q->status == GS_SUCCESS &&
+                       (p->status != GS_SUCCESS || q->spmv_s < p->spmv_s);
+      if (!swap) break;
+      const int t = order[j];
+      order[j] = order[j - 1];
+      order[j - 1] = t;
+    }
+  for (int i = 0; i < n && !*S; ++i) {
+    gs_select_time_t *t = &sel->times[order[i]];
+    if (t->status != GS_SUCCESS && t->status != GS_SELECT_DEFERRED) continue; /* failed before */
+    const gs_status_t known = t->status;
+    if (prepare(ctx, A, a->options, t, S) == GS_SUCCESS) {
+      t->status = known; /* its SpMV time is measured at the first revision */
+      sel->chosen = order[i];
+    } else {
+      snprintf(last_error, lelen, "%s: %s", t->name, gs_last_error());
+    }
+  }
+  return GS_SUCCESS;
+}
+
+gs_status_t gs_spmv_auto_revise(gs_spmv_t *S, long iterations, double remaining, int *switched)
+{
+  gs_status_t st = GS_SUCCESS;
+  if (switched) *switched = 0;
+  gs_selection_t *sel = gs_spmv_selection_mut(S);
+  if (!sel || !sel->staged || sel->chosen < 0) return GS_SUCCESS;
+  auto_state_t *a = (auto_state_t *)sel;
+  const double t0 = gs_wall_seconds();
+  gs_context_t *ctx = gs_spmv_context(S);
+  gs_matrix_t *A = gs_spmv_matrix(S);
+  gs_select_time_t *cur = &sel->times[sel->chosen];
+  gs_spmv_t *C = NULL;
+  sel->remaining_products = remaining;
+  if (cur->status != GS_SUCCESS) { /* the current format's time, once */
+    if (time_one(S, cur) != GS_SUCCESS) {
+      sel->staged = 0; /* cannot compare: keep what runs */
+      goto done;
+    }
+    staged_store(a);
+  }
+  const double t_cur = cur->spmv_s;
+  /* a candidate of known times that pays for its prepare over what is left */
+  int best = -1;
+  double best_cost = remaining * t_cur;
+  for (int c = 0; c < sel->ntimes; ++c) {
+    const gs_select_time_t *t = &sel->times[c];
+    if (c == sel->chosen || t->status != GS_SUCCESS ||
+        !gs_select_worth_switching(t->prepare_s, t->spmv_s, t_cur, remaining))
+      continue;
+    const double cost = t->prepare_s + remaining * t->spmv_s;
+    if (cost < best_cost) {
+      best = c;
+      best_cost = cost;
+    }
+  }
+  if (best < 0) { /* else one deferred candidate worth its predicted prepare, in rule order */
+    for (int c = 0; c < sel->ntimes && best < 0; ++c) {
+      const gs_select_time_t *t = &sel->times[c];
+      const int b = gs_spmv_backend_find(t->name);
+      if (c != sel->chosen && t->status == GS_SELECT_DEFERRED && b >= 0 &&
+          gs_select_worth_trying(gs_select_prepare_estimate(gs_spmv_backend_flags(b),
+                                                            (double)sel->features.nnz),
+                                 remaining, t_cur))
+        best = c;
+    }
+    if (best < 0) goto done;
+  }
+  gs_select_time_t *t = &sel->times[best];
+  const int was_known = t->status == GS_SUCCESS;
+  const double known_spmv = t->spmv_s;
+  if (prepare(ctx, A, a->options, t, &C) != GS_SUCCESS) { /* status records the failure */
+    staged_store(a);
+    goto done;
+  }
+  if (!was_known) {
+    sel->tried++;
+    if (time_one(C, t) != GS_SUCCESS) {
+      t->status = GS_ERR_CUDA;
+      goto done;
+    }
+    staged_store(a);
+  } else {
+    t->spmv_s = known_spmv;
+  }
+  if (gs_select_worth_switching(0.0, t->spmv_s, t_cur, remaining) &&
+      gs_spmv_take_backend(S, &C) == GS_SUCCESS) {
+    sel->chosen = best;
+    snprintf(sel->chosen_name, sizeof sel->chosen_name, "%s", t->name);
+    sel->switches++;
+    sel->switch_iteration = iterations;
+    if (switched) *switched = 1;
+  }
+done:
+  gs_spmv_destroy(&C);
+  gs_clear_error();
+  sel->progress_s += gs_wall_seconds() - t0;
+  return st;
+}
+
 gs_status_t gs_spmv_create_auto(gs_spmv_t **out, gs_context_t *ctx, gs_matrix_t *A,
                                 const char *options, const gs_select_opts_t *opts)
 {
@@ -391,8 +593,9 @@ gs_status_t gs_spmv_create_auto(gs_spmv_t **out, gs_context_t *ctx, gs_matrix_t 
                     "(%g), warmup >= 0 (%d) and 1 <= runs <= 100000 (%d)", o.expected_products,
                     o.warmup, o.runs);
   GS_CHECK(gs_spmv_options_check(options));
-  sel = calloc(1, sizeof *sel);
-  if (!sel) return GS_ERROR(GS_ERR_HOST_MEMORY, "auto: out of host memory");
+  auto_state_t *as = calloc(1, sizeof *as);
+  if (!as) return GS_ERROR(GS_ERR_HOST_MEMORY, "auto: out of host memory");
+  sel = &as->sel;
   const gs_csr_t *H = gs_matrix_host(A);
   sel->expected_products = o.expected_products;
   sel->chosen = -1;
@@ -402,6 +605,10 @@ gs_status_t gs_spmv_create_auto(gs_spmv_t **out, gs_context_t *ctx, gs_matrix_t 
   gs_select_key_t key;
   memset(&key, 0, sizeof key);
   int cache = o.use_cache && !o.rule_only;
+  /* staged: the options go with the record for the revisions' prepares */
+  const int staged = o.staged && !o.rule_only &&
+                     strlen(options ? options : "") < sizeof as->options;
+  snprintf(as->options, sizeof as->options, "%s", staged && options ? options : "");
   if (cache) {
     if (o.cache_dir) {
       snprintf(dir, sizeof dir, "%s", o.cache_dir);
@@ -418,7 +625,22 @@ gs_status_t gs_spmv_create_auto(gs_spmv_t **out, gs_context_t *ctx, gs_matrix_t 
     if (strlen(options ? options : "") >= sizeof key.options) cache = 0; /* cannot key it */
   }
 
-  if (o.rule_only) { /* the rule's order, first that prepares */
+  int started = 0;
+  if (staged) { /* the cache's times (all deferred on a miss), then the best light candidate */
+    as->cache = cache;
+    memcpy(as->dir, dir, sizeof as->dir);
+    as->key = key;
+    staged_begin(sel, cache && gs_select_cache_load(dir, &key, &sel->rule, sel));
+    if (staged_start(ctx, A, as, &S, last_error, sizeof last_error) == GS_SUCCESS && S) {
+      started = 1; /* gs_spmv_auto_revise goes on during the solve */
+    } else { /* no light candidate prepares: measure them all */
+      sel->staged = 0;
+      sel->cache = GS_SELECT_CACHE_OFF;
+      sel->chosen = -1;
+    }
+  }
+  if (started) {
+  } else if (o.rule_only) { /* the rule's order, first that prepares */
     for (int c = 0; c < sel->rule.n && !S; ++c) {
       gs_select_time_t *t = &sel->times[c];
       snprintf(t->name, sizeof t->name, "%s", sel->rule.names[c]);
@@ -427,7 +649,8 @@ gs_status_t gs_spmv_create_auto(gs_spmv_t **out, gs_context_t *ctx, gs_matrix_t 
       else snprintf(last_error, sizeof last_error, "%s: %s", t->name, gs_last_error());
       sel->ntimes = c + 1;
     }
-  } else if (cache && gs_select_cache_load(dir, &key, &sel->rule, sel)) {
+  } else if (cache && gs_select_cache_load(dir, &key, &sel->rule, sel) &&
+             !any_deferred(sel)) {
     sel->cache = GS_SELECT_CACHE_HIT;
     sel->measured = 1;
     /* best cached cost first; a candidate that fails now is marked and the next one tried */
@@ -453,6 +676,7 @@ gs_status_t gs_spmv_create_auto(gs_spmv_t **out, gs_context_t *ctx, gs_matrix_t 
     GS_FAIL(GS_ERR_UNSUPPORTED, "auto: none of the %d candidate formats could be prepared "
             "(last: %s)", sel->rule.n, last_error);
   snprintf(sel->chosen_name, sizeof sel->chosen_name, "%s", sel->rule.names[sel->chosen]);
+  if (sel->staged) snprintf(sel->first_name, sizeof sel->first_name, "%s", sel->chosen_name);
   sel->seconds = gs_wall_seconds() - t0;
   gs_spmv_attach_selection(S, sel);
   sel = NULL;

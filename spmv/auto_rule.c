@@ -327,3 +327,49 @@ int gs_select_decide(gs_select_time_t *t, int n, double expected_products)
   }
   return best;
 }
+
+/* ---- the staged selection of a solve (gpusolve/select.h) ------------------------------------- */
+
+double gs_select_remaining_products(long it, double r0, double r, double tol, long maxit,
+                                    double products_per_iteration)
+{
+  const double left = maxit > it ? (double)(maxit - it) : 0.0;
+  double its = left;
+  if (it > 0 && r0 > 0.0 && r > 0.0 && tol > 0.0 && r < r0 && isfinite(r0)) {
+    if (r <= tol) return 0.0;
+    const double rate = log(r0 / r) / (double)it; /* decades (natural) per iteration so far */
+    const double need = log(r / tol) / rate;
+    if (need < its) its = need;
+  }
+  return its * (products_per_iteration > 0.0 ? products_per_iteration : 1.0);
+}
+
+/* Prepare model. The rates are the largest measured on an H100 over the selection set of
+ * bench/data/select-h100.json and bench/select.sh (2026-11, 25 matrices; per entry, matrices of
+ * 1M+ entries): hyb 15.9 ns, bccoo 12.5, ell 9.9, cusparse-sell 10.9, dia 6.9, bcoo 7.4 (coo's
+ * 26 ns on the power-law rows is above the model: coo is no candidate of the rule); the small
+ * matrices' builds are dominated by a fixed 1-11 ms (thread start-up, allocations). The light
+ * formats: 0.1-0.6 ms (cuSPARSE's descriptors and buffer, HOLA's row-start kernel). */
+#define PREP_LIGHT_S 0.6e-3
+#define PREP_LIGHT_PER_NNZ 0.05e-9
+#define PREP_FIXED_S 4e-3
+#define PREP_PER_NNZ 16e-9
+
+double gs_select_prepare_estimate(unsigned flags, double nnz)
+{
+  if (!(nnz > 0.0)) nnz = 0.0;
+  if (flags & GS_SPMV_FLAG_LIGHT) return PREP_LIGHT_S + PREP_LIGHT_PER_NNZ * nnz;
+  return PREP_FIXED_S + PREP_PER_NNZ * nnz;
+}
+
+int gs_select_worth_trying(double prep_est, double remaining, double t_cur)
+{
+  return remaining > 0.0 && t_cur > 0.0 && prep_est <= GS_SELECT_TRY_SHARE * remaining * t_cur;
+}
+
+int gs_select_worth_switching(double prepare_s, double t_new, double t_cur, double remaining)
+{
+  if (!(t_new > 0.0) || !(t_cur > 0.0) || !(remaining > 0.0)) return 0;
+  if (t_new > (1.0 - GS_SELECT_SWITCH_MARGIN) * t_cur) return 0;
+  return remaining * (t_cur - t_new) > (prepare_s > 0.0 ? prepare_s : 0.0);
+}

@@ -490,11 +490,13 @@ static void csr_describe(const void *data, char *buf, size_t len)
 extern "C" const gs_spmv_ops_t gs_spmv_csr_scalar_ops = {
     GS_SPMV_OPS_VERSION, "csr-scalar",
     "CSR, one thread per row (Bell & Garland, SC09, 3.3); transpose by atomics",
-    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_WIDE | GS_SPMV_FLAG_SHARED_CSR, NULL,
+    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_WIDE | GS_SPMV_FLAG_SHARED_CSR |
+        GS_SPMV_FLAG_LIGHT, NULL,
     csr_scalar_prepare, csr_apply, csr_memory, csr_destroy, NULL, csr_describe};
 
 extern "C" const gs_spmv_ops_t gs_spmv_csr_vector_ops = {
     GS_SPMV_OPS_VERSION, "csr-vector",
     "CSR vector: row blocks staged in shared memory, 1-32 threads per row; transpose by atomics",
-    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_WIDE | GS_SPMV_FLAG_SHARED_CSR, csr_vector_options,
+    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_WIDE | GS_SPMV_FLAG_SHARED_CSR |
+        GS_SPMV_FLAG_LIGHT, csr_vector_options,
     csr_vector_prepare, csr_apply, csr_memory, csr_destroy, NULL, csr_describe};

@@ -335,14 +335,16 @@ static gs_status_t host_apply_sell(const gs_csr_t *A, const gs_spmv_cfg_t *cfg, 
 
 extern "C" const gs_spmv_ops_t gs_spmv_cusparse_csr_ops = {
     GS_SPMV_OPS_VERSION, "cusparse-csr", "cuSPARSE SpMV on CSR, CUSPARSE_SPMV_CSR_ALG1 (baseline)",
-    GS_SPMV_FLAG_VENDOR | GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_SHARED_CSR, NULL,
+    GS_SPMV_FLAG_VENDOR | GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_SHARED_CSR |
+        GS_SPMV_FLAG_LIGHT, NULL,
     prepare_csr, cusp_apply, cusp_memory,
     cusp_destroy, NULL /* host_apply: plain CSR */, cusp_describe};
 
 extern "C" const gs_spmv_ops_t gs_spmv_cusparse_csr2_ops = {
     GS_SPMV_OPS_VERSION, "cusparse-csr2",
     "cuSPARSE SpMV on CSR, CUSPARSE_SPMV_CSR_ALG2: deterministic for op N (baseline)",
-    GS_SPMV_FLAG_VENDOR | GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_SHARED_CSR, NULL,
+    GS_SPMV_FLAG_VENDOR | GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_SHARED_CSR |
+        GS_SPMV_FLAG_LIGHT, NULL,
     prepare_csr2, cusp_apply, cusp_memory,
     cusp_destroy, NULL /* host_apply: plain CSR */, cusp_describe};
 

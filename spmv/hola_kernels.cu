@@ -781,6 +781,7 @@ extern "C" const gs_spmv_ops_t gs_spmv_hola_ops = {
     GS_SPMV_OPS_VERSION, "hola",
     "HOLA: CSR, equal non-zeros per block and thread, bit-mask rows, register transpose "
     "(Steinberger et al., ICS17); T by atomics",
-    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_SHARED_CSR,
+    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_SHARED_CSR |
+        GS_SPMV_FLAG_LIGHT,
     hola_options, hola_prepare, hola_apply,
     hola_memory, hola_destroy, hola_host_apply, hola_describe};

@@ -22,6 +22,7 @@ struct gs_spmv {
   char who[64]; /* "backend 'dia'": the subject of apply's error messages */
   char describe[256];
   gs_selection_t *sel; /* "auto": what was chosen and why (owned) */
+  unsigned generation; /* changes when a staged "auto" product takes another backend */
 };
 
 /* ---- registry ---------------------------------------------------------------------------- */
@@ -258,6 +259,34 @@ void gs_spmv_attach_selection(gs_spmv_t *S, gs_selection_t *sel)
 }
 
 const gs_selection_t *gs_spmv_selection(const gs_spmv_t *S) { return S ? S->sel : NULL; }
+
+gs_selection_t *gs_spmv_selection_mut(gs_spmv_t *S) { return S ? S->sel : NULL; }
+
+unsigned gs_spmv_generation(const gs_spmv_t *S) { return S ? S->generation : 0u; }
+
+gs_status_t gs_spmv_take_backend(gs_spmv_t *S, gs_spmv_t **from)
+{
+  if (!S || !from || !*from || (*from)->A != S->A || (*from)->ctx != S->ctx)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_spmv_take_backend: not a product of the same matrix");
+  if (((*from)->caps & S->caps) != S->caps)
+    return GS_ERROR(GS_ERR_UNSUPPORTED, "gs_spmv_take_backend: %s lacks a capability of %s",
+                    (*from)->who, S->who);
+  gs_spmv_t *F = *from;
+  if (S->ops && S->data) {
+    gs_context_activate(S->ctx);
+    S->ops->destroy(S->data);
+  }
+  S->ops = F->ops;
+  S->data = F->data;
+  S->caps = F->caps;
+  memcpy(S->who, F->who, sizeof S->who);
+  memcpy(S->describe, F->describe, sizeof S->describe);
+  S->generation++;
+  free(F->sel);
+  free(F);
+  *from = NULL;
+  return GS_SUCCESS;
+}
 
 int gs_spmv_supports(const gs_spmv_t *S, gs_op_t op)
 {

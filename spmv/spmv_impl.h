@@ -106,6 +106,24 @@ gs_status_t gs_spmv_option_resolve(int b, const char *options, const char *key, 
 /** Hands a selection record (malloc'd) to S, which frees it (spmv/auto.c). */
 struct gs_selection;
 void gs_spmv_attach_selection(gs_spmv_t *S, struct gs_selection *sel);
+struct gs_selection *gs_spmv_selection_mut(gs_spmv_t *S);
+
+/** Moves the prepared backend of *from (a product of the same matrix and context, with every
+ *  capability of S) into S, destroying S's own; *from is freed and set to NULL. S keeps its
+ *  selection record; its generation changes, which tells a solver that captured S's kernels
+ *  into a CUDA Graph to capture again. The stream must be idle (no product of S in flight). */
+gs_status_t gs_spmv_take_backend(gs_spmv_t *S, gs_spmv_t **from);
+/** Changes each time S takes another backend (0 for a product that never did). */
+unsigned gs_spmv_generation(const gs_spmv_t *S);
+
+/** The staged "auto" selection's revision, called by a solver at a host check with the
+ *  iterations done, its estimate of the products left (gs_select_remaining_products) and the
+ *  stream idle: may prepare and time one deferred candidate, and switches S to it (gs_spmv_take_
+ *  backend) when gs_select_worth_switching says so. *switched = 1 when S changed backend. A
+ *  product that is not a staged "auto" one is left alone (GS_SUCCESS). A failure to prepare or
+ *  time a candidate is recorded in the selection and is not an error of the solve. */
+gs_status_t gs_spmv_auto_revise(gs_spmv_t *S, long iterations, double remaining_products,
+                                int *switched);
 
 /** Registry (spmv/registry.c). */
 extern const gs_spmv_ops_t *const gs_spmv_registry[];

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "spmv/spmv_impl.h"
 #include "tests/testutil.h"
 
 static gs_context_t *ctx;
@@ -212,6 +213,112 @@ static void test_paths(void)
   CU_ASSERT(gs_context_warmup_seconds(ctx) > 0.0);
 }
 
+/* The staged selection of a solve: it starts with a light backend and measures nothing else; the
+ * revisions, given a huge number of products left, try every deferred candidate one per call and
+ * end on the fastest measured (within the switching margin), whose product is then S's bit for
+ * bit; the generation changes with each switch; a solve through a staged product converges; the
+ * second staged selection of the matrix knows the measured times from the cache. */
+static void test_staged(void)
+{
+  char cache[4608];
+  snprintf(cache, sizeof cache, "%s/cache-staged", gs_test_tmpdir());
+  for (int k = 0; k < NMATRICES - 1; ++k) { /* square matrices */
+    uint64_t s = g_seed + 17u * (uint64_t)k;
+    gs_csr_t *H = matrix(k, gs_test_next(&s));
+    gs_matrix_t *A = NULL;
+    gs_spmv_t *S = NULL, *D = NULL;
+    CU_ASSERT_FATAL(H && gs_matrix_create(&A, ctx, H) == GS_SUCCESS);
+    const size_t base = gs_device_bytes_in_use(ctx);
+    gs_select_opts_t so;
+    gs_select_opts_default(&so);
+    so.cache_dir = cache;
+    so.staged = 1;
+    CU_ASSERT_FATAL(gs_spmv_create_auto(&S, ctx, A, NULL, &so) == GS_SUCCESS);
+    const gs_selection_t *sel = gs_spmv_selection(S);
+    CU_ASSERT_FATAL(sel != NULL && sel->staged);
+    const int b0 = gs_spmv_backend_find(sel->chosen_name);
+    CU_ASSERT(b0 >= 0 && (gs_spmv_backend_flags(b0) & GS_SPMV_FLAG_LIGHT));
+    CU_ASSERT_STRING_EQUAL(sel->first_name, sel->chosen_name);
+    for (int c = 0; c < sel->ntimes; ++c) {
+      CU_ASSERT(sel->times[c].status == GS_SELECT_DEFERRED);
+    }
+    const unsigned g0 = gs_spmv_generation(S);
+    int switched_total = 0;
+    for (int call = 0; call <= sel->rule.n; ++call) {
+      int sw = -1;
+      CU_ASSERT_FATAL(gs_spmv_auto_revise(S, 10 + call, 1e12, &sw) == GS_SUCCESS);
+      CU_ASSERT(sw == 0 || sw == 1);
+      switched_total += sw == 1;
+      CU_ASSERT_STRING_EQUAL(gs_spmv_name(S), sel->chosen_name);
+    }
+    CU_ASSERT_EQUAL(sel->switches, switched_total);
+    CU_ASSERT_EQUAL(gs_spmv_generation(S) - g0, (unsigned)switched_total);
+    /* every candidate measured (or failed to prepare); none faster than the chosen by the margin */
+    const double tc = sel->times[sel->chosen].spmv_s;
+    CU_ASSERT(sel->times[sel->chosen].status == GS_SUCCESS && tc > 0.0);
+    for (int c = 0; c < sel->ntimes; ++c) {
+      CU_ASSERT(sel->times[c].status != GS_SELECT_DEFERRED);
+      if (sel->times[c].status == GS_SUCCESS) {
+        CU_ASSERT(sel->times[c].spmv_s > (1.0 - GS_SELECT_SWITCH_MARGIN) * tc);
+      }
+    }
+    printf("\n    matrix %d: started %s, ended %s after %d switch(es), %d tried", k,
+           sel->first_name, sel->chosen_name, sel->switches, sel->tried);
+    /* S's product is the chosen backend's */
+    CU_ASSERT_FATAL(gs_spmv_create(&D, ctx, A, sel->chosen_name, NULL) == GS_SUCCESS);
+    const gs_idx_t n = H->n;
+    double *x = malloc((size_t)n * sizeof *x), *y1 = malloc((size_t)n * sizeof *y1);
+    double *y2 = malloc((size_t)n * sizeof *y2), *d_x = NULL, *d_y = NULL;
+    CU_ASSERT_FATAL(x && y1 && y2);
+    for (gs_idx_t i = 0; i < n; ++i) x[i] = 2.0 * gs_test_uniform(&s) - 1.0;
+    CU_ASSERT_FATAL(gs_dmalloc(ctx, (void **)&d_x, (size_t)n * sizeof *d_x, "x") == GS_SUCCESS);
+    CU_ASSERT_FATAL(gs_dmalloc(ctx, (void **)&d_y, (size_t)n * sizeof *d_y, "y") == GS_SUCCESS);
+    CU_ASSERT_FATAL(gs_copy_to_device(ctx, d_x, x, (size_t)n * sizeof *x) == GS_SUCCESS);
+    apply(S, GS_OP_N, 1.0, d_x, 0.0, x, d_y, y1, n);
+    apply(D, GS_OP_N, 1.0, d_x, 0.0, x, d_y, y2, n);
+    if (gs_spmv_caps(D) & GS_SPMV_CAP_DETERMINISTIC) {
+      CU_ASSERT(memcmp(y1, y2, (size_t)n * sizeof *y1) == 0);
+    } else {
+      CU_ASSERT(gs_test_spmv_ok(H, GS_OP_N, 1.0, x, 0.0, x, y1, "staged %d", k));
+    }
+    gs_spmv_destroy(&D);
+    /* a solve through the staged product (fresh, revised by the solver) converges */
+    gs_spmv_t *T = NULL;
+    CU_ASSERT_FATAL(gs_spmv_create_auto(&T, ctx, A, NULL, &so) == GS_SUCCESS);
+    CU_ASSERT_EQUAL(gs_spmv_selection(T)->cache, GS_SELECT_CACHE_HIT); /* the times are known */
+    for (int c = 0; c < gs_spmv_selection(T)->ntimes; ++c) {
+      CU_ASSERT(gs_spmv_selection(T)->times[c].status != GS_SELECT_DEFERRED);
+    }
+    if (k == 0 || k == 1) { /* SPD: CG, b = A 1 */
+      double *one = malloc((size_t)n * sizeof *one);
+      CU_ASSERT_FATAL(one != NULL);
+      for (gs_idx_t i = 0; i < n; ++i) one[i] = 1.0;
+      CU_ASSERT_FATAL(gs_copy_to_device(ctx, d_x, one, (size_t)n * sizeof *one) == GS_SUCCESS);
+      CU_ASSERT_FATAL(gs_spmv_apply(T, GS_OP_N, 1.0, d_x, 0.0, d_y) == GS_SUCCESS);
+      gs_solve_opts_t o;
+      gs_solve_opts_default(&o);
+      o.method = GS_SOLVER_CG;
+      o.rtol = 1e-10;
+      gs_solve_stats_t st;
+      CU_ASSERT_FATAL(gs_solve(ctx, &o, T, NULL, d_y, d_x, &st) == GS_SUCCESS);
+      CU_ASSERT(gs_reason_converged(st.reason));
+      CU_ASSERT(st.rel_residual <= 1e-10);
+      CU_ASSERT_STRING_EQUAL(gs_spmv_name(T), gs_spmv_selection(T)->chosen_name);
+      free(one);
+    }
+    gs_spmv_destroy(&T);
+    gs_dfree(ctx, d_x);
+    gs_dfree(ctx, d_y);
+    free(x);
+    free(y1);
+    free(y2);
+    gs_spmv_destroy(&S);
+    CU_ASSERT_EQUAL(gs_device_bytes_in_use(ctx), base);
+    gs_matrix_destroy(&A);
+    gs_csr_destroy(&H);
+  }
+}
+
 int main(void)
 {
   g_seed = gs_test_seed();
@@ -222,6 +329,7 @@ int main(void)
   CU_TestInfo tests[] = {{"auto's y is the chosen backend's, bit for bit; cache hit",
                           test_auto_is_the_chosen_backend},
                          {"rule only, transpose, corrupt cache, unwritable folder", test_paths},
+                         {"staged: light start, revisions, switch, cache, solve", test_staged},
                          CU_TEST_INFO_NULL};
   int rc = gs_test_main("select_gpu", tests, 1);
   gs_context_destroy(&ctx);

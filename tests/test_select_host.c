@@ -5,6 +5,7 @@
  * values, miss on another GPU name, corrupt file ignored with a warning, unwritable folder not
  * fatal), each in this process's own folder. */
 #define _POSIX_C_SOURCE 200809L
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -366,9 +367,68 @@ static void fill_times(gs_selection_t *sel, const gs_select_rule_t *r, uint64_t 
   sel->ntimes = r->n;
   for (int c = 0; c < r->n; ++c) {
     snprintf(sel->times[c].name, sizeof sel->times[c].name, "%s", r->names[c]);
-    sel->times[c].status = c == 1 ? GS_ERR_FORMAT_FILL : GS_SUCCESS;
+    sel->times[c].status = c == 1   ? GS_ERR_FORMAT_FILL
+                           : c == 2 ? GS_SELECT_DEFERRED /* a staged selection's unmeasured */
+                                    : GS_SUCCESS;
     sel->times[c].prepare_s = 1e-3 * gs_test_uniform(s);
     sel->times[c].spmv_s = 1e-5 * gs_test_uniform(s);
+  }
+}
+
+/* The staged selection's arithmetic (gpusolve/select.h): the products left from the residual's
+ * rate, the prepare model and the two decisions, on random inputs. */
+static void test_staged(void)
+{
+  uint64_t s = gs_test_seed() ^ 0x57a9ed;
+  const double eps = DBL_EPSILON;
+  for (int trial = 0; trial < 2000; ++trial) {
+    const long maxit = 10 + (long)(gs_test_uniform(&s) * 10000);
+    const long it = 1 + (long)(gs_test_uniform(&s) * (double)(maxit - 1));
+    const double ppi = 1.0 + (double)(trial % 3);
+    const double r0 = pow(10.0, 4.0 * gs_test_uniform(&s) - 2.0);
+    const double r = r0 * pow(10.0, -6.0 * gs_test_uniform(&s));
+    const double tol = r0 * pow(10.0, -12.0 * gs_test_uniform(&s));
+    const double left = (double)(maxit - it) * ppi, got =
+        gs_select_remaining_products(it, r0, r, tol, maxit, ppi);
+    CU_ASSERT(got >= 0.0 && got <= left);
+    if (r <= tol) {
+      CU_ASSERT_EQUAL(got, 0.0);
+    } else if (r < r0) {
+      /* the same two logarithms (the same calls give the same results); the library forms
+       * (a / (b / it)) * ppi, this ((ppi * it) * a) / b with ppi * it exact: three roundings
+       * each, so the two differ by at most (1 + u)^6 - 1 < 7u relatively */
+      const double a = log(r / tol), b = log(r0 / r);
+      const double want = fmin(left, ((ppi * (double)it) * a) / b);
+      CU_ASSERT(fabs(got - want) <= 7.0 * eps * want);
+    } else {
+      CU_ASSERT_EQUAL(got, left); /* no decrease yet: as many as the limit allows */
+    }
+    /* stagnation and the start: the limit */
+    CU_ASSERT_EQUAL(gs_select_remaining_products(it, r0, r0 * 1.5, tol, maxit, ppi), left);
+    CU_ASSERT_EQUAL(gs_select_remaining_products(0, r0, r, tol, maxit, ppi), (double)maxit * ppi);
+    /* the decisions */
+    const double t_cur = 1e-6 * (1.0 + 100.0 * gs_test_uniform(&s));
+    const double rem = 1e4 * gs_test_uniform(&s);
+    const double prep = 1e-3 * gs_test_uniform(&s);
+    CU_ASSERT_EQUAL(gs_select_worth_trying(prep, rem, t_cur),
+                    prep <= GS_SELECT_TRY_SHARE * rem * t_cur);
+    const double t_new = t_cur * 2.0 * gs_test_uniform(&s);
+    CU_ASSERT_EQUAL(gs_select_worth_switching(prep, t_new, t_cur, rem),
+                    t_new > 0.0 && t_new <= (1.0 - GS_SELECT_SWITCH_MARGIN) * t_cur &&
+                        rem * (t_cur - t_new) > prep);
+  }
+  /* a slower or equal candidate is never taken, even free; no products left: never */
+  CU_ASSERT_FALSE(gs_select_worth_switching(0.0, 1e-5, 1e-5, 1e9));
+  CU_ASSERT_FALSE(gs_select_worth_switching(0.0, 0.99e-5, 1e-5, 1e9)); /* within the margin */
+  CU_ASSERT_TRUE(gs_select_worth_switching(0.0, 0.5e-5, 1e-5, 1.0));
+  CU_ASSERT_FALSE(gs_select_worth_switching(0.0, 0.5e-5, 1e-5, 0.0));
+  CU_ASSERT_FALSE(gs_select_worth_trying(0.0, 0.0, 1e-5));
+  /* the prepare model: light formats cheaper than built ones, growing with the entries */
+  for (double nnz = 1.0; nnz < 1e10; nnz *= 7.0) {
+    const double l = gs_select_prepare_estimate(GS_SPMV_FLAG_LIGHT, nnz);
+    const double b = gs_select_prepare_estimate(GS_SPMV_FLAG_HOST_LAYOUT, nnz);
+    CU_ASSERT(l > 0.0 && l < b);
+    CU_ASSERT(gs_select_prepare_estimate(0, 2.0 * nnz) > b);
   }
 }
 
@@ -528,6 +588,7 @@ int main(void)
       {"decide: amortised cost, ties, failures", test_decide},
       {"features: against independent counts", test_features},
       {"cache: hit, misses, corrupt file, unwritable folder", test_cache},
+      {"staged: products left, prepare model, try and switch decisions", test_staged},
       {"cache folder: XDG_CACHE_HOME, HOME", test_cache_dir},
       {"options and argument checks", test_opts_and_args},
       CU_TEST_INFO_NULL};

@@ -63,10 +63,14 @@ gs_status_t gs_select_rule(const gs_select_features_t *f, const char *options, i
 /** The rule's thresholds, k = 0, 1, ... until it returns 0 (for docs and `select --rule -v`). */
 int gs_select_threshold(int k, const char **name, double *value, const char **help);
 
+/** Status of a candidate the staged selection has not measured (yet): see gs_select_opts_t. */
+#define GS_SELECT_DEFERRED ((gs_status_t)1)
+
 /** One candidate of the measured stage. */
 typedef struct gs_select_time {
   char name[GS_SELECT_NAME];
-  gs_status_t status;  /* GS_SUCCESS when measured; the prepare's error otherwise */
+  gs_status_t status;  /* GS_SUCCESS when measured; the prepare's error otherwise;
+                          GS_SELECT_DEFERRED when a staged selection has not measured it */
   double prepare_s;    /* gs_spmv_create_timed: layout build + upload (the shared device CSR
                           excluded, see gs_selection_t.shared_csr_s) */
   double spmv_s;       /* median of the timed products */
@@ -99,6 +103,16 @@ typedef struct gs_selection {
   double seconds;                 /* wall time of the whole selection, chosen prepare included */
   char warning[1024];             /* non-fatal trouble (corrupt cache file, unwritable cache
                                      folder), "" when none: the library never prints */
+  /* ---- the staged selection of a solve (gs_select_opts_t.staged) ---- */
+  int staged;                     /* 1: chosen at creation without measuring the formats that
+                                     need a layout of their own; revised during the solve */
+  char first_name[GS_SELECT_NAME];/* the backend the solve started with */
+  int tried;                      /* candidates prepared and timed during the solve */
+  int switches;                   /* times the product changed backend during the solve */
+  long switch_iteration;          /* iterations done at the last switch (0: none) */
+  double remaining_products;      /* the solver's estimate of the products left, at the last
+                                     revision (<= 0: never revised) */
+  double progress_s;              /* wall time the revisions took (preparing, timing) */
 } gs_selection_t;
 
 /** How gs_spmv_create_auto selects; start from gs_select_opts_default(). */
@@ -110,6 +124,16 @@ typedef struct gs_select_opts {
   const char *cache_dir;    /* NULL: gs_select_cache_dir() */
   int need_transpose;       /* 1: only backends with A^T x */
   int warmup, runs;         /* products per candidate: untimed (default 2), timed (default 10) */
+  int staged;               /* 0 (default): measure every candidate now for expected_products.
+                               1 (a solve, where the number of products is not known before
+                               the first iterations): prepare only the rule's best candidate
+                               that needs no layout of its own (one reading the matrix's
+                               shared device CSR: no build), defer the others and let the
+                               solver revise the choice at its checks from its estimate of
+                               the products left (gs_spmv_auto_revise): a candidate is
+                               prepared and timed only when its predicted prepare time is a
+                               small share of the remaining SpMV time, and taken when it is
+                               faster. Known cached times are used without measuring. */
 } gs_select_opts_t;
 
 void gs_select_opts_default(gs_select_opts_t *o);
@@ -131,6 +155,28 @@ const gs_selection_t *gs_spmv_selection(const gs_spmv_t *S);
  *  with status GS_SUCCESS (cost_s is filled in for every entry); a tie goes to the earlier
  *  (better-ranked) one. -1 when none succeeded. Pure host code. */
 int gs_select_decide(gs_select_time_t *t, int n, double expected_products);
+
+/** Staged selection, pure host arithmetic (gs_spmv_auto_revise's tests, documented in
+ *  docs/formats.md): the products a solve has left after `it` iterations, from the residual
+ *  norms r0 (start) and r (now), the tolerance tol, the iteration limit maxit and the products
+ *  per iteration: the linear rate log(r0 / r) / it extrapolated to tol, capped at the limit; at
+ *  the limit when the norm has not decreased. */
+double gs_select_remaining_products(long it, double r0, double r, double tol, long maxit,
+                                    double products_per_iteration);
+/** The predicted prepare seconds of a backend with `flags` (GS_SPMV_FLAG_*) on a matrix of nnz
+ *  entries: a fixed cost for those on the shared device CSR, a fixed cost plus a cost per entry
+ *  for the others (the largest rates measured over the selection set, spmv/auto_rule.c). */
+double gs_select_prepare_estimate(unsigned flags, double nnz);
+/** Whether a deferred candidate of predicted prepare time prep_est is worth preparing and timing
+ *  with `remaining` products left at t_cur seconds each: prep_est <= GS_SELECT_TRY_SHARE of the
+ *  remaining SpMV time. */
+int gs_select_worth_trying(double prep_est, double remaining, double t_cur);
+/** Whether to switch to a candidate of known times (prepare_s: 0 when it is prepared already)
+ *  from one taking t_cur: it must save more than its prepare over the remaining products, and
+ *  be at least GS_SELECT_SWITCH_MARGIN faster (timing noise). */
+int gs_select_worth_switching(double prepare_s, double t_new, double t_cur, double remaining);
+#define GS_SELECT_TRY_SHARE 0.2
+#define GS_SELECT_SWITCH_MARGIN 0.03
 
 /** The cache folder: $XDG_CACHE_HOME/gpusolve when XDG_CACHE_HOME is set to an absolute path,
  *  else $HOME/.cache/gpusolve. GS_ERR_INVALID_ARG when neither is set or buf is too small. */

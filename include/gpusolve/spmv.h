@@ -104,8 +104,11 @@ enum {
   GS_SPMV_FLAG_WIDE = 1u << 3, /* takes matrices of more than 2^31-1 entries (64-bit offsets on
                                   the device); gs_spmv_create refuses such a matrix for any other
                                   backend with GS_ERR_UNSUPPORTED */
-  GS_SPMV_FLAG_SHARED_CSR = 1u << 4 /* reads the matrix's shared device CSR, uploaded once per
+  GS_SPMV_FLAG_SHARED_CSR = 1u << 4, /* reads the matrix's shared device CSR, uploaded once per
                                        matrix by the first such prepare and kept with it */
+  GS_SPMV_FLAG_LIGHT = 1u << 5 /* prepare builds no layout of its own: on the shared device CSR,
+                                  at most O(rows) work on the GPU (the staged "auto" selection
+                                  starts a solve with one of these) */
 };
 
 /** Number of registered backends; they are indexed 0..count-1 in a fixed order. */
