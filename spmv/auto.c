@@ -431,6 +431,24 @@ static void staged_store(auto_state_t *a)
   if (a->cache) gs_select_cache_store(a->dir, &a->key, &a->sel.rule, &a->sel);
 }
 
+/* The staged list: the rule's candidates, then the light formats it does not name (cheap to
+ * try during the solve: the rule ranks formats by SpMV speed, not by whole solves, and may name
+ * one light format or none), in the order of their whole-solve record on the H100 set
+ * (bench/solve_auto.py, 2026-11): cusparse-csr, csr-vector, hola, cusparse-csr2, csr-scalar. */
+static void staged_extend(gs_select_rule_t *r, int need_transpose)
+{
+  static const char *const light_order[] = {"cusparse-csr", "csr-vector", "hola", "cusparse-csr2",
+                                            "csr-scalar"};
+  for (size_t i = 0; i < sizeof light_order / sizeof *light_order && r->n < GS_SELECT_MAX; ++i) {
+    const int b = gs_spmv_backend_find(light_order[i]);
+    if (b < 0 || (need_transpose && !(gs_spmv_backend_flags(b) & GS_SPMV_FLAG_TRANSPOSE)))
+      continue;
+    int have = 0;
+    for (int c = 0; c < r->n; ++c) have |= !strcmp(r->names[c], light_order[i]);
+    if (!have) snprintf(r->names[r->n++], sizeof r->names[0], "%s", light_order[i]);
+  }
+}
+
 /* 1 when a cached record has candidates a staged selection never measured. */
 static int any_deferred(const gs_selection_t *sel)
 {
@@ -609,6 +627,7 @@ gs_status_t gs_spmv_create_auto(gs_spmv_t **out, gs_context_t *ctx, gs_matrix_t 
   const int staged = o.staged && !o.rule_only &&
                      strlen(options ? options : "") < sizeof as->options;
   snprintf(as->options, sizeof as->options, "%s", staged && options ? options : "");
+  if (staged) staged_extend(&sel->rule, o.need_transpose);
   if (cache) {
     if (o.cache_dir) {
       snprintf(dir, sizeof dir, "%s", o.cache_dir);

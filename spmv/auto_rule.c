@@ -333,7 +333,11 @@ int gs_select_decide(gs_select_time_t *t, int n, double expected_products)
 double gs_select_remaining_products(long it, double r0, double r, double tol, long maxit,
                                     double products_per_iteration)
 {
-  const double left = maxit > it ? (double)(maxit - it) : 0.0;
+  double left = maxit > it ? (double)(maxit - it) : 0.0;
+  /* never more than GS_SELECT_HORIZON times the iterations done: early rates mislead (BiCGSTAB's
+   * norm often rises first, CG's falls fast, then slowly), and a solve that runs on is revised
+   * again at later checks with a longer horizon */
+  if (left > GS_SELECT_HORIZON * (double)it) left = GS_SELECT_HORIZON * (double)it;
   double its = left;
   if (it > 0 && r0 > 0.0 && r > 0.0 && tol > 0.0 && r < r0 && isfinite(r0)) {
     if (r <= tol) return 0.0;

@@ -228,6 +228,9 @@ static void test_staged(void)
     gs_matrix_t *A = NULL;
     gs_spmv_t *S = NULL, *D = NULL;
     CU_ASSERT_FATAL(H && gs_matrix_create(&A, ctx, H) == GS_SUCCESS);
+    /* the matrix's shared device CSR (uploaded by the first light product) stays with A */
+    CU_ASSERT_FATAL(gs_spmv_create(&D, ctx, A, "csr-vector", NULL) == GS_SUCCESS);
+    gs_spmv_destroy(&D);
     const size_t base = gs_device_bytes_in_use(ctx);
     gs_select_opts_t so;
     gs_select_opts_default(&so);

@@ -157,10 +157,10 @@ const gs_selection_t *gs_spmv_selection(const gs_spmv_t *S);
 int gs_select_decide(gs_select_time_t *t, int n, double expected_products);
 
 /** Staged selection, pure host arithmetic (gs_spmv_auto_revise's tests, documented in
- *  docs/formats.md): the products a solve has left after `it` iterations, from the residual
+ *  docs/cli.md): the products a solve has left after `it` iterations, from the residual
  *  norms r0 (start) and r (now), the tolerance tol, the iteration limit maxit and the products
- *  per iteration: the linear rate log(r0 / r) / it extrapolated to tol, capped at the limit; at
- *  the limit when the norm has not decreased. */
+ *  per iteration: the linear rate log(r0 / r) / it extrapolated to tol, capped at the limit and
+ *  at GS_SELECT_HORIZON * it iterations (the cap alone when the norm has not decreased). */
 double gs_select_remaining_products(long it, double r0, double r, double tol, long maxit,
                                     double products_per_iteration);
 /** The predicted prepare seconds of a backend with `flags` (GS_SPMV_FLAG_*) on a matrix of nnz
@@ -176,6 +176,7 @@ int gs_select_worth_trying(double prep_est, double remaining, double t_cur);
  *  be at least GS_SELECT_SWITCH_MARGIN faster (timing noise). */
 int gs_select_worth_switching(double prepare_s, double t_new, double t_cur, double remaining);
 #define GS_SELECT_TRY_SHARE 0.2
+#define GS_SELECT_HORIZON 3.0
 #define GS_SELECT_SWITCH_MARGIN 0.03
 
 /** The cache folder: $XDG_CACHE_HOME/gpusolve when XDG_CACHE_HOME is set to an absolute path,
