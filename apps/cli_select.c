@@ -35,11 +35,16 @@ void cli_selection_line(FILE *f, const gs_selection_t *sel)
 void cli_selection_details(FILE *f, const gs_selection_t *sel)
 {
   const gs_select_features_t *x = &sel->features;
-  fprintf(f, "  features: %%nnz %.3g, row length mean %.3g std %.3g max %lld, %d diagonals, "
-          "fill ELL %.3g DIA %.3g SELL %.3g, %lld%s distinct values\n", x->pct_nnz, x->row_mean,
-          x->row_std, (long long)x->row_max, (int)x->diagonals, x->ell_fill, x->dia_fill,
-          x->sell_fill, (long long)x->distinct_values,
-          x->distinct_values > GS_SELECT_DISTINCT_CAP ? "+" : "");
+  if (x->nnz == 0 && x->rows == 0 && sel->staged) { /* the solve never afforded the rule */
+    fprintf(f, "  features: not computed (the solve ended before a revision could pay for them)"
+            "\n");
+  } else {
+    fprintf(f, "  features: %%nnz %.3g, row length mean %.3g std %.3g max %lld, %d diagonals, "
+            "fill ELL %.3g DIA %.3g SELL %.3g, %lld%s distinct values\n", x->pct_nnz, x->row_mean,
+            x->row_std, (long long)x->row_max, (int)x->diagonals, x->ell_fill, x->dia_fill,
+            x->sell_fill, (long long)x->distinct_values,
+            x->distinct_values > GS_SELECT_DISTINCT_CAP ? "+" : "");
+  }
   fprintf(f, "  rule: %s\n", sel->rule.row);
   if (sel->rule.excluded[0]) fprintf(f, "  excluded: %s\n", sel->rule.excluded);
   for (int c = 0; c < sel->ntimes; ++c) {

@@ -136,6 +136,11 @@ gs_spmv_t *gs_operator_spmv(const gs_operator_t *A)
   return A && A->kind == OPER_SPMV ? A->S : NULL;
 }
 
+void gs_operator_refresh_caps(gs_operator_t *A)
+{
+  if (A && A->kind == OPER_SPMV) A->caps = gs_spmv_caps(A->S);
+}
+
 gs_matrix_t *gs_operator_matrix(const gs_operator_t *A)
 {
   if (!A) return NULL;

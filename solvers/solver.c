@@ -386,6 +386,7 @@ static gs_status_t auto_revise(gs_solver_t *s, gs_spmv_t *S, int it, const doubl
   int switched = 0;
   GS_CHECK(gs_spmv_auto_revise(S, (long)(s->it_base + it), left, &switched));
   if (switched) {
+    gs_operator_refresh_caps(s->A);
     graphs_drop(s);
     s->graph_x = d_x;
   }

@@ -210,6 +210,8 @@ struct gs_solver {
 
 /** The SpMV product behind an operator made by gs_operator_from_spmv, else NULL. */
 gs_spmv_t *gs_operator_spmv(const gs_operator_t *A);
+/** Takes the caps again from the product (after it changed backend: gs_spmv_take_backend). */
+void gs_operator_refresh_caps(gs_operator_t *A);
 
 /* ---- shared steps (solvers/solver.c) ------------------------------------------------------ */
 

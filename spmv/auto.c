@@ -386,8 +386,11 @@ cleanup:
 /* The record and what the revisions need, freed by S with free(&state->sel). */
 typedef struct auto_state {
   gs_selection_t sel; /* first member */
-  int cache;
-  char dir[1024];
+  int cache;          /* the cache is keyed (after the rule ran) and usable */
+  int use_cache;      /* as asked */
+  int need_transpose;
+  int ruled;          /* the features and the rule have run (at a revision) */
+  char dir[1024];     /* the cache folder asked for ("" for the default) */
   gs_select_key_t key;
   char options[1024];
 } auto_state_t;
@@ -509,6 +512,65 @@ static gs_status_t staged_start(gs_context_t *ctx, gs_matrix_t *A, auto_state_t 
   return GS_SUCCESS;
 }
 
+/* The first revision that can afford it runs the features, the rule and the cache lookup, which a
+ * staged start skips (one O(nnz) pass, 1-2 ns per entry, plus the cache key's hash: on a 26M-entry
+ * matrix 30-60 ms, more than many whole solves): the list becomes the rule's candidates then the
+ * light formats, keeping the times measured so far; the cache fills in what it knows. */
+static void staged_rule(auto_state_t *a, gs_spmv_t *S)
+{
+  gs_selection_t *sel = &a->sel;
+  gs_matrix_t *A = gs_spmv_matrix(S);
+  const gs_csr_t *H = gs_matrix_host(A);
+  gs_select_rule_t r;
+  a->ruled = 1;
+  if (gs_select_features_with(H, gs_matrix_features(A), &sel->features) != GS_SUCCESS ||
+      gs_select_rule(&sel->features, a->options, a->need_transpose, &r) != GS_SUCCESS)
+    return; /* keep the light list */
+  staged_extend(&r, a->need_transpose);
+  gs_select_time_t t[GS_SELECT_MAX];
+  int chosen = -1;
+  for (int c = 0; c < r.n; ++c) {
+    snprintf(t[c].name, sizeof t[c].name, "%s", r.names[c]);
+    t[c].status = GS_SELECT_DEFERRED;
+    t[c].prepare_s = t[c].spmv_s = 0.0;
+    t[c].cost_s = INFINITY;
+    for (int k = 0; k < sel->ntimes; ++k)
+      if (!strcmp(sel->times[k].name, r.names[c])) {
+        t[c] = sel->times[k];
+        if (k == sel->chosen) chosen = c;
+      }
+  }
+  if (chosen < 0) return; /* cannot happen: the running format is light, so listed */
+  sel->rule = r;
+  memcpy(sel->times, t, sizeof t);
+  sel->ntimes = r.n;
+  sel->chosen = chosen;
+  if (!a->use_cache) return;
+  if (!a->dir[0] && gs_select_cache_dir(a->dir, sizeof a->dir) != GS_SUCCESS) {
+    warn(sel, "%s%s", gs_last_error(), " (the selection is not cached)");
+    return;
+  }
+  const char *opt = a->options;
+  if (strlen(opt) >= sizeof a->key.options) return; /* cannot key it */
+  memset(&a->key, 0, sizeof a->key);
+  a->key.matrix_hash = gs_select_matrix_hash(H);
+  snprintf(a->key.gpu, sizeof a->key.gpu, "%s", gs_context_device_name(gs_spmv_context(S)));
+  snprintf(a->key.options, sizeof a->key.options, "%s", opt);
+  a->key.need_transpose = a->need_transpose;
+  a->cache = 1;
+  gs_selection_t *got = calloc(1, sizeof *got);
+  if (got && gs_select_cache_load(a->dir, &a->key, &sel->rule, got)) {
+    sel->cache = GS_SELECT_CACHE_HIT;
+    snprintf(sel->cache_file, sizeof sel->cache_file, "%s", got->cache_file);
+    for (int c = 0; c < sel->ntimes && c < got->ntimes; ++c)
+      if (sel->times[c].status == GS_SELECT_DEFERRED) sel->times[c] = got->times[c];
+  } else {
+    sel->cache = GS_SELECT_CACHE_MISS;
+    if (got && got->warning[0]) warn(sel, "%s", got->warning);
+  }
+  free(got);
+}
+
 gs_status_t gs_spmv_auto_revise(gs_spmv_t *S, long iterations, double remaining, int *switched)
 {
   gs_status_t st = GS_SUCCESS;
@@ -522,6 +584,8 @@ gs_status_t gs_spmv_auto_revise(gs_spmv_t *S, long iterations, double remaining,
   gs_select_time_t *cur = &sel->times[sel->chosen];
   gs_spmv_t *C = NULL;
   sel->remaining_products = remaining;
+  /* timing the current format costs about 12 products: only when they are a small share */
+  if (cur->status != GS_SUCCESS && remaining < 12.0 / GS_SELECT_TRY_SHARE) goto done;
   if (cur->status != GS_SUCCESS) { /* the current format's time, once */
     if (time_one(S, cur) != GS_SUCCESS) {
       sel->staged = 0; /* cannot compare: keep what runs */
@@ -530,6 +594,12 @@ gs_status_t gs_spmv_auto_revise(gs_spmv_t *S, long iterations, double remaining,
     staged_store(a);
   }
   const double t_cur = cur->spmv_s;
+  if (!a->ruled) { /* the rule and the cache, once the time left can carry them */
+    const double nnz = (double)gs_matrix_host(A)->nnz;
+    if (!gs_select_worth_trying(GS_SELECT_FEATURE_S_PER_NNZ * nnz, remaining, t_cur)) goto done;
+    staged_rule(a, S);
+    cur = &sel->times[sel->chosen];
+  }
   /* a candidate of known times that pays for its prepare over what is left */
   int best = -1;
   double best_cost = remaining * t_cur;
@@ -550,7 +620,7 @@ gs_status_t gs_spmv_auto_revise(gs_spmv_t *S, long iterations, double remaining,
       const int b = gs_spmv_backend_find(t->name);
       if (c != sel->chosen && t->status == GS_SELECT_DEFERRED && b >= 0 &&
           gs_select_worth_trying(gs_select_prepare_estimate(gs_spmv_backend_flags(b),
-                                                            (double)sel->features.nnz),
+                                                            (double)gs_matrix_host(A)->nnz),
                                  remaining, t_cur))
         best = c;
     }
@@ -617,17 +687,33 @@ gs_status_t gs_spmv_create_auto(gs_spmv_t **out, gs_context_t *ctx, gs_matrix_t 
   const gs_csr_t *H = gs_matrix_host(A);
   sel->expected_products = o.expected_products;
   sel->chosen = -1;
-  GS_TRY(gs_select_features_with(H, gs_matrix_features(A), &sel->features)); /* cached */
-  GS_TRY(gs_select_rule(&sel->features, options, o.need_transpose, &sel->rule));
+  int started = 0;
+  /* staged: no features, rule or cache now (the first revision that can afford them runs them);
+   * the options go with the record for the revisions' prepares */
+  if (o.staged && !o.rule_only && strlen(options ? options : "") < sizeof as->options) {
+    snprintf(as->options, sizeof as->options, "%s", options ? options : "");
+    as->use_cache = o.use_cache;
+    as->need_transpose = o.need_transpose;
+    if (o.cache_dir) snprintf(as->dir, sizeof as->dir, "%s", o.cache_dir);
+    sel->rule.row = "staged: the light formats; the rule runs at the solve's first revision";
+    staged_extend(&sel->rule, o.need_transpose);
+    staged_begin(sel, 0);
+    if (staged_start(ctx, A, as, &S, last_error, sizeof last_error) == GS_SUCCESS && S)
+      started = 1; /* gs_spmv_auto_revise goes on during the solve */
+    else { /* no light format prepares: the measured stage below, from a clean record */
+      memset(sel, 0, sizeof *sel);
+      sel->chosen = -1;
+      sel->expected_products = o.expected_products;
+    }
+  }
+  if (!started) {
+    GS_TRY(gs_select_features_with(H, gs_matrix_features(A), &sel->features)); /* cached */
+    GS_TRY(gs_select_rule(&sel->features, options, o.need_transpose, &sel->rule));
+  }
 
   gs_select_key_t key;
   memset(&key, 0, sizeof key);
-  int cache = o.use_cache && !o.rule_only;
-  /* staged: the options go with the record for the revisions' prepares */
-  const int staged = o.staged && !o.rule_only &&
-                     strlen(options ? options : "") < sizeof as->options;
-  snprintf(as->options, sizeof as->options, "%s", staged && options ? options : "");
-  if (staged) staged_extend(&sel->rule, o.need_transpose);
+  int cache = o.use_cache && !o.rule_only && !started;
   if (cache) {
     if (o.cache_dir) {
       snprintf(dir, sizeof dir, "%s", o.cache_dir);
@@ -644,20 +730,6 @@ gs_status_t gs_spmv_create_auto(gs_spmv_t **out, gs_context_t *ctx, gs_matrix_t 
     if (strlen(options ? options : "") >= sizeof key.options) cache = 0; /* cannot key it */
   }
 
-  int started = 0;
-  if (staged) { /* the cache's times (all deferred on a miss), then the best light candidate */
-    as->cache = cache;
-    memcpy(as->dir, dir, sizeof as->dir);
-    as->key = key;
-    staged_begin(sel, cache && gs_select_cache_load(dir, &key, &sel->rule, sel));
-    if (staged_start(ctx, A, as, &S, last_error, sizeof last_error) == GS_SUCCESS && S) {
-      started = 1; /* gs_spmv_auto_revise goes on during the solve */
-    } else { /* no light candidate prepares: measure them all */
-      sel->staged = 0;
-      sel->cache = GS_SELECT_CACHE_OFF;
-      sel->chosen = -1;
-    }
-  }
   if (started) {
   } else if (o.rule_only) { /* the rule's order, first that prepares */
     for (int c = 0; c < sel->rule.n && !S; ++c) {

@@ -268,7 +268,9 @@ gs_status_t gs_spmv_take_backend(gs_spmv_t *S, gs_spmv_t **from)
 {
   if (!S || !from || !*from || (*from)->A != S->A || (*from)->ctx != S->ctx)
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_spmv_take_backend: not a product of the same matrix");
-  if (((*from)->caps & S->caps) != S->caps)
+  /* what a solver may rely on mid-solve: a graph of the product, and A^T x */
+  const unsigned need = S->caps & (GS_SPMV_CAP_CAPTURABLE | GS_SPMV_CAP_TRANSPOSE);
+  if (((*from)->caps & need) != need)
     return GS_ERROR(GS_ERR_UNSUPPORTED, "gs_spmv_take_backend: %s lacks a capability of %s",
                     (*from)->who, S->who);
   gs_spmv_t *F = *from;

@@ -108,8 +108,8 @@ struct gs_selection;
 void gs_spmv_attach_selection(gs_spmv_t *S, struct gs_selection *sel);
 struct gs_selection *gs_spmv_selection_mut(gs_spmv_t *S);
 
-/** Moves the prepared backend of *from (a product of the same matrix and context, with every
- *  capability of S) into S, destroying S's own; *from is freed and set to NULL. S keeps its
+/** Moves the prepared backend of *from (a product of the same matrix and context, capturable
+ *  and with A^T x where S is and has) into S, destroying S's own; *from is freed and set to NULL. S keeps its
  *  selection record; its generation changes, which tells a solver that captured S's kernels
  *  into a CUDA Graph to capture again. The stream must be idle (no product of S in flight). */
 gs_status_t gs_spmv_take_backend(gs_spmv_t *S, gs_spmv_t **from);

@@ -239,6 +239,7 @@ static void test_staged(void)
     CU_ASSERT_FATAL(gs_spmv_create_auto(&S, ctx, A, NULL, &so) == GS_SUCCESS);
     const gs_selection_t *sel = gs_spmv_selection(S);
     CU_ASSERT_FATAL(sel != NULL && sel->staged);
+    CU_ASSERT_EQUAL(sel->cache, GS_SELECT_CACHE_OFF); /* nothing asked before the revisions */
     const int b0 = gs_spmv_backend_find(sel->chosen_name);
     CU_ASSERT(b0 >= 0 && (gs_spmv_backend_flags(b0) & GS_SPMV_FLAG_LIGHT));
     CU_ASSERT_STRING_EQUAL(sel->first_name, sel->chosen_name);
@@ -288,9 +289,23 @@ static void test_staged(void)
     /* a solve through the staged product (fresh, revised by the solver) converges */
     gs_spmv_t *T = NULL;
     CU_ASSERT_FATAL(gs_spmv_create_auto(&T, ctx, A, NULL, &so) == GS_SUCCESS);
-    CU_ASSERT_EQUAL(gs_spmv_selection(T)->cache, GS_SELECT_CACHE_HIT); /* the times are known */
-    for (int c = 0; c < gs_spmv_selection(T)->ntimes; ++c) {
-      CU_ASSERT(gs_spmv_selection(T)->times[c].status != GS_SELECT_DEFERRED);
+    CU_ASSERT_EQUAL(gs_spmv_selection(T)->cache, GS_SELECT_CACHE_OFF); /* not looked up yet */
+    { /* the first revision that can afford it runs the rule and finds every time in the cache,
+         then takes the fastest at once (its prepare is nothing against 1e12 products) */
+      int sw = -1;
+      CU_ASSERT_FATAL(gs_spmv_auto_revise(T, 10, 1e12, &sw) == GS_SUCCESS);
+      const gs_selection_t *ts = gs_spmv_selection(T);
+      CU_ASSERT_EQUAL(ts->cache, GS_SELECT_CACHE_HIT);
+      CU_ASSERT_EQUAL(ts->tried, 0);
+      for (int c = 0; c < ts->ntimes; ++c) {
+        CU_ASSERT(ts->times[c].status != GS_SELECT_DEFERRED);
+      }
+      const double tt = ts->times[ts->chosen].spmv_s;
+      for (int c = 0; c < ts->ntimes; ++c)
+        if (ts->times[c].status == GS_SUCCESS) {
+          CU_ASSERT(ts->times[c].spmv_s > (1.0 - GS_SELECT_SWITCH_MARGIN) * tt);
+        }
+      CU_ASSERT_STRING_EQUAL(gs_spmv_name(T), ts->chosen_name);
     }
     if (k == 0 || k == 1) { /* SPD: CG, b = A 1 */
       double *one = malloc((size_t)n * sizeof *one);
