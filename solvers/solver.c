@@ -540,7 +540,7 @@ gs_status_t gs_solver_setup(gs_solver_t *s, gs_operator_t *A, gs_precond_t *M)
   s->opts = o;
   s->A = A;
   s->M = gs_precond_is_identity(M) ? NULL : M;
-  s->vec = &gs_vecops_cuda;
+  s->vec = gs_vecops_for(s->ctx);
   s->m = m;
   s->n = n;
   s->ld = ((size_t)(m > n ? m : n) + 31) / 32 * 32;

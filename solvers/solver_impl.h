@@ -173,6 +173,10 @@ typedef struct gs_vecops {
 
 /** The single-GPU table: cuBLAS in device pointer mode on the context's handle. */
 extern const gs_vecops_t gs_vecops_cuda;
+/** The table a solver set up on ctx uses: gs_vecops_cuda, or under the test hook
+ *  gs_test_solver_vecops (core/testhooks.h) a copy of it at another address, with or without
+ *  its optional slots, which sends the methods down the path a multi-GPU table takes. */
+const gs_vecops_t *gs_vecops_for(const gs_context_t *ctx);
 
 /* The solver object (gs_solver_t of include/gpusolve/solver.h): made once by setup (work
  * vectors, pinned scalars, events, cuBLAS mode), used by any number of solves. */

@@ -64,3 +64,19 @@ static gs_status_t cu_dots(gs_solver_t *s, gs_idx_t len, int k, const double *co
 
 const gs_vecops_t gs_vecops_cuda = {"cuda",   cu_dot,  cu_nrm2,  cu_mdot, cu_copy,
                                     cu_zero,  cu_scale, cu_axpy, cu_gemv, cu_dots};
+
+/* The test hook's copies (gs_test_solver_vecops): the same operations at another address, which
+ * the methods do not recognize as the single-GPU table, so they run the generic path. */
+static const gs_vecops_t vecops_generic = {"cuda-generic", cu_dot,   cu_nrm2, cu_mdot,
+                                           cu_copy,        cu_zero,  cu_scale, cu_axpy,
+                                           cu_gemv,        cu_dots};
+static const gs_vecops_t vecops_minimal = {"cuda-minimal", cu_dot,   cu_nrm2, cu_mdot,
+                                           cu_copy,        cu_zero,  cu_scale, cu_axpy,
+                                           cu_gemv,        NULL};
+
+const gs_vecops_t *gs_vecops_for(const gs_context_t *ctx)
+{
+  if (ctx && ctx->test_vecops == 1) return &vecops_generic;
+  if (ctx && ctx->test_vecops == 2) return &vecops_minimal;
+  return &gs_vecops_cuda;
+}
