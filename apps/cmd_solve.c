@@ -25,12 +25,16 @@ static const char *usage_text =
     "||b - A x|| <= max(rtol ||b||, atol); cgnr when ||A^T r|| <= max(rtol ||A^T b||, atol);\n"
     "lsqr on Paige and Saunders' tests with atol = btol = rtol (||r|| <= rtol (||b|| +\n"
     "||A|| ||x||), or ||A^T r|| <= rtol ||A|| ||r||).\n\n"
-    "  --solver NAME     cg, bicgstab, gmres, bicg, cgnr, lsqr or auto (default: cg for a\n"
-    "                    symmetric matrix with a positive diagonal, bicgstab for another\n"
-    "                    square one, lsqr for a rectangular one). bicg, cgnr and lsqr use\n"
-    "                    A^T x: formats without a transpose product are refused (skipped\n"
-    "                    with --format all); cgnr and lsqr take no preconditioner, bicg\n"
-    "                    only a symmetric one (jacobi, ic0)\n"
+    "  --solver NAME     cg, pipecg, bicgstab, gmres, bicg, cgnr, lsqr or auto (default: cg\n"
+    "                    for a symmetric matrix with a positive diagonal, bicgstab for\n"
+    "                    another square one, lsqr for a rectangular one). pipecg is\n"
+    "                    pipelined CG (Ghysels and Vanroose): CG's iterates with one\n"
+    "                    reduction per iteration, for SPD A and M; less accurate than cg\n"
+    "                    on ill-conditioned systems (more iterations, restarts from the\n"
+    "                    true residual, or a breakdown: use cg there). bicg, cgnr and lsqr\n"
+    "                    use A^T x: formats without a transpose product are refused\n"
+    "                    (skipped with --format all); cgnr and lsqr take no\n"
+    "                    preconditioner, bicg only a symmetric one (jacobi, ic0)\n"
     "  --format NAME     SpMV format ('gpusolve spmv --list'), auto (default) or all.\n"
     "                    auto: a rule on the matrix's features names a few candidates; the\n"
     "                    solve starts at once with the best one that needs no build of its\n"
@@ -51,10 +55,12 @@ static const char *usage_text =
     "  --restart M       GMRES restart length (default 30)\n"
     "  --check-every K   read the residual norm on the host every K iterations, or auto\n"
     "                    (default: about 200 us of GPU work between reads, at most 64;\n"
-    "                    1 with --monitor). CG and BiCGSTAB test convergence on the GPU,\n"
-    "                    so K changes no result; the others may run K-1 extra iterations\n"
-    "  --graphs on|off   CG and BiCGSTAB replay each iteration as a CUDA Graph (default on;\n"
-    "                    off where the format or preconditioner cannot be captured)\n"
+    "                    1 with --monitor). CG, pipecg and BiCGSTAB test convergence on\n"
+    "                    the GPU, so K changes no result; the others may run K-1 extra\n"
+    "                    iterations\n"
+    "  --graphs on|off   CG, pipecg and BiCGSTAB replay each iteration as a CUDA Graph\n"
+    "                    (default on; off where the format or preconditioner cannot be\n"
+    "                    captured)\n"
     "  --x0 FILE         initial guess (Matrix Market vector; default 0)\n"
     "  -o, --output FILE write the solution x as a Matrix Market vector\n"
     "  --monitor         print the residual norm at every iteration\n"
@@ -182,7 +188,8 @@ static void print_single(const result_t *r, int ones)
          s->seconds_total, s->seconds_spmv, s->spmv_count,
          s->spmv_count ? 1e6 * s->seconds_spmv / (double)s->spmv_count : 0.0,
          s->seconds_precond, s->precond_count, 1e3 * s->seconds_setup, r->prepare_ms);
-  if (s->method == GS_SOLVER_CG || s->method == GS_SOLVER_BICGSTAB) {
+  if (s->method == GS_SOLVER_CG || s->method == GS_SOLVER_PIPECG ||
+      s->method == GS_SOLVER_BICGSTAB) {
     const double vec_s = s->seconds_total - s->seconds_spmv - s->seconds_precond;
     printf("loop     %s, %d host check%s", s->graphs ? "CUDA Graphs" : "kernel by kernel",
            s->checks, s->checks == 1 ? "" : "s");
@@ -317,6 +324,7 @@ static double products_per_iteration(gs_method_t m)
 {
   switch (m) {
   case GS_SOLVER_CG:
+  case GS_SOLVER_PIPECG:
   case GS_SOLVER_GMRES: return 1.0;
   default: return 2.0; /* BiCGSTAB (two A x), BiCG, CGNR, LSQR (A x and A^T y) */
   }
@@ -406,8 +414,8 @@ int cmd_solve(int argc, char **argv)
   /* Names first, so that a typo costs no loading. */
   int method = gs_method_find(solver);
   if (method < 0)
-    return cli_fail(CLI_BAD_INPUT, "solve: unknown solver '%s' (cg, bicgstab, gmres, bicg, cgnr, "
-                    "lsqr or auto)", solver);
+    return cli_fail(CLI_BAD_INPUT, "solve: unknown solver '%s' (cg, pipecg, bicgstab, gmres, "
+                    "bicg, cgnr, lsqr or auto)", solver);
   if (gs_precond_find(pc) < 0)
     return cli_fail(CLI_BAD_INPUT,
                     "solve: unknown preconditioner '%s' (none, jacobi, ilu0 or ic0)", pc);

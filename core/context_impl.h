@@ -54,6 +54,8 @@ struct gs_context {
   size_t l2_bytes;
   double warmup_s; /* first use of cuBLAS and cuSPARSE, paid at creation (gs_context_create) */
   int test_wide; /* test hook (core/testhooks.h): matrices created on it keep 64-bit offsets */
+  int test_vecops; /* test hook (core/testhooks.h): solvers set up on it take the vector table's
+                      path (1: with its optional slots, 2: without) */
 };
 
 #endif

@@ -70,6 +70,11 @@ void gs_test_wide_offsets(gs_context_t *ctx, int on)
   if (ctx) ctx->test_wide = on != 0;
 }
 
+void gs_test_solver_vecops(gs_context_t *ctx, int which)
+{
+  if (ctx) ctx->test_vecops = which == 1 || which == 2 ? which : 0;
+}
+
 void gs_test_dmalloc_fail_after(gs_context_t *ctx, long k)
 {
   if (!ctx) return;

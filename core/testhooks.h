@@ -17,6 +17,11 @@ void gs_test_dmalloc_fail_after(gs_context_t *ctx, long k);
  *  matrix of more than 2^31-1 entries does (gs_matrix_wide), so that the suites run the wide
  *  kernels, and the refusals of the backends without them, on small matrices. on = 0: off. */
 void gs_test_wide_offsets(gs_context_t *ctx, int on);
+/** which = 1 or 2: solvers set up on ctx from now use a copy of the single-GPU vector-ops table
+ *  (solvers/solver_impl.h) instead of the table itself, so that the methods take the path a
+ *  multi-GPU table will take (the table's reductions, not the fused single-GPU kernels): 1 with
+ *  the table's optional slots (one multi-dot reduction), 2 without them (plain dots). 0: off. */
+void gs_test_solver_vecops(gs_context_t *ctx, int which);
 /** Whether A keeps 64-bit device offsets (declared for the library in spmv/spmv_impl.h). */
 int gs_matrix_wide(const gs_matrix_t *A);
 

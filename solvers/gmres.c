@@ -2,8 +2,13 @@
  * Iterative Methods for Sparse Linear Systems, 2nd ed., Algorithm 9.5), for general square A.
  *
  * Arnoldi: w = A M^-1 v_j is orthogonalized against V_j by classical Gram-Schmidt with one
- * re-orthogonalization pass (CGS2: h = V^T w, w -= V h, twice), each pass two cuBLAS gemv,
- * which reads V twice per pass instead of j times as modified Gram-Schmidt would. The small
+ * re-orthogonalization pass (CGS2: h = V^T w, w -= V h, twice), each pass one gemv pair, which
+ * reads V twice per pass instead of j times as modified Gram-Schmidt would. On one GPU the
+ * subtractions are the fused kernels of gmres_kernels.cu: the newest basis vector is stored
+ * unnormalized (u = h_{j,j-1} v_j, or r for v_0) and normalized in place by the first
+ * subtraction pass, which reads it anyway (the product takes the factor as its alpha), and the
+ * second subtraction computes ||w|| and adds h2 to h in the same launch; through another
+ * vector table the passes are the table's gemv, axpy, nrm2 and scale. The small
  * (m+1) x m Hessenberg least-squares problem is reduced by Givens rotations on the host: the
  * new column's j + 2 entries come back in one copy per iteration, the one host synchronization
  * of the iteration. With right preconditioning the Givens estimate |g_{j+1}| is the norm of the
@@ -18,6 +23,7 @@
 #include <math.h>
 
 #include "core/error.h"
+#include "solvers/gmres_kernels.h"
 #include "solvers/solver_impl.h"
 
 /* A cycle that reduces ||r|| by less than this fraction made no progress. */
@@ -57,6 +63,8 @@ gs_status_t gs_gmres_solve(gs_solver_t *s, double *x, double *work, double *hw)
   double *col = hw, *y = col + m + 2, *H = y + m, *cs = H + (size_t)(m + 1) * m, *sn = cs + m;
   double *g = sn + m;
   int it = 0;
+  /* one GPU: the fused Gram-Schmidt kernels, the basis vector normalized where it is next read */
+  const int fused = s->vec == &gs_vecops_cuda;
 
   GS_CHECK(gs_solver_residual(s, s->opts.x0_given ? x : NULL, V));  /* r <- b - A x0 (in v0) */
   GS_CHECK(s->vec->nrm2(s, n, V, &S->rnorm));                         /* beta <- ||r||        */
@@ -65,15 +73,21 @@ gs_status_t gs_gmres_solve(gs_solver_t *s, double *x, double *work, double *hw)
   s->stats->rnorm0 = beta;
   gs_reason_t reason = gs_solver_check(s, 0, beta, 0);
 
-  /* Memory movement of inner iteration j (j + 1 basis vectors), in n-vectors of doubles:
-   *   w = A M^-1 v_j                    SpMV: storage + 2n, M^-1
-   *   CGS2: 2 x (gemv T + gemv N)       4(j + 1)n + 6n
-   *   ||w||, v_{j+1} = w / h            1n + 2n
-   * In all storage + 4(j + 1)n + 11n (+ M^-1); over a cycle of m = 30 on average storage + 73n.
+  /* Memory movement of inner iteration j (k = j + 1 basis vectors), in n-vectors of doubles,
+   * on one GPU (u_j = v_j / c stored, c = 1 / h_{j,j-1}, or 1 / beta for v_0):
+   *   w = c A M^-1 u_j                  SpMV: storage + 2n, M^-1
+   *   h = V^T w                         gemv T: (k + 1)n
+   *   v_j = c u_j, w -= V h             reads k columns and w, writes w and v_j: (k + 3)n
+   *   h2 = V^T w                        gemv T: (k + 1)n
+   *   w -= V h2, h += h2, ||w||         (k + 2)n, one launch
+   * In all storage + 4kn + 9n (+ M^-1) in 5 launches (the product one), where the unfused
+   * passes (still those of another vector table: gemv T and N twice, axpy, nrm2, scale) move
+   * storage + 4kn + 11n in 8 or more; over a cycle of m = 30 on average storage + 71n (73n).
    * Per cycle besides: x += M^-1 V y ((j + 2)n + M^-1) and the true residual (SpMV + 2n).
    * Host: the new Hessenberg column (j + 2 doubles) and the scalar block, one sync. */
   while (reason == GS_REASON_NONE) {
-    GS_CHECK(s->vec->scale(s, n, 1.0 / beta, V));                         /* v0 <- r / beta */
+    double c = 1.0 / beta; /* v0 = c r: scaled here, or (fused) by the first subtraction */
+    if (!fused) GS_CHECK(s->vec->scale(s, n, c, V));                    /* v0 <- r / beta */
     g[0] = beta;
     for (int i = 1; i <= m; ++i) g[i] = 0.0;
     int j = 0, lucky = 0;
@@ -82,18 +96,28 @@ gs_status_t gs_gmres_solve(gs_solver_t *s, double *x, double *work, double *hw)
       double *vj = V + (size_t)j * ld, *w = V + (size_t)(j + 1) * ld;
       const int k = j + 1; /* basis vectors so far */
       ++it;
+      /* fused: v_j is stored as u_j = v_j / c, and A M^-1 v_j = c A M^-1 u_j */
+      const double scale = fused ? c : 1.0;
       if (s->M) {
         GS_CHECK(gs_solver_precond(s, vj, z));                            /* z <- M^-1 v_j */
-        GS_CHECK(gs_solver_spmv(s, 1.0, z, 0.0, w));                      /* w <- A z      */
+        GS_CHECK(gs_solver_spmv(s, scale, z, 0.0, w));                    /* w <- A z      */
       } else {
-        GS_CHECK(gs_solver_spmv(s, 1.0, vj, 0.0, w));                     /* w <- A v_j    */
+        GS_CHECK(gs_solver_spmv(s, scale, vj, 0.0, w));                   /* w <- A v_j    */
       }
       GS_CHECK(s->vec->mdot(s, k, V, ld, w, d_h));                        /* h <- V^T w    */
-      GS_CHECK(s->vec->gemv(s, k, s->minus_one, V, ld, d_h, s->one, w));  /* w <- w - V h  */
-      GS_CHECK(s->vec->mdot(s, k, V, ld, w, d_h2));                       /* h2 <- V^T w   */
-      GS_CHECK(s->vec->gemv(s, k, s->minus_one, V, ld, d_h2, s->one, w)); /* w <- w - V h2 */
-      GS_CHECK(s->vec->axpy(s, (size_t)k, s->one, d_h2, d_h));           /* h <- h + h2   */
-      GS_CHECK(s->vec->nrm2(s, n, w, d_h + k));                           /* h_{j+1,j}     */
+      if (fused) {
+        GS_CHECK(gs_kernel_gmres_sub_normalize(stream, n, k, V, ld, d_h, c,
+                                               w));               /* v_j <- c u_j, w -= V h  */
+        GS_CHECK(s->vec->mdot(s, k, V, ld, w, d_h2));                     /* h2 <- V^T w   */
+        GS_CHECK(gs_kernel_gmres_sub_norm(stream, n, k, V, ld, d_h2, c, d_h, w,
+                                          s->d_red));        /* w -= V h2, h += h2, ||w|| */
+      } else {
+        GS_CHECK(s->vec->gemv(s, k, s->minus_one, V, ld, d_h, s->one, w)); /* w <- w - V h */
+        GS_CHECK(s->vec->mdot(s, k, V, ld, w, d_h2));                     /* h2 <- V^T w   */
+        GS_CHECK(s->vec->gemv(s, k, s->minus_one, V, ld, d_h2, s->one, w)); /* w -= V h2   */
+        GS_CHECK(s->vec->axpy(s, (size_t)k, s->one, d_h2, d_h));         /* h <- h + h2   */
+        GS_CHECK(s->vec->nrm2(s, n, w, d_h + k));                         /* h_{j+1,j}     */
+      }
       GS_CHECK(GS_CUDA(cudaMemcpyAsync(col, d_h, (size_t)(k + 1) * sizeof(double),
                                        cudaMemcpyDeviceToHost, stream)));
       GS_CHECK(gs_solver_fetch(s)); /* waits for the column too */
@@ -126,8 +150,12 @@ gs_status_t gs_gmres_solve(gs_solver_t *s, double *x, double *work, double *hw)
       g[j + 1] = -sn[j] * g[j];
       g[j] = cs[j] * g[j];
       j = k;
-      if (hn <= DBL_EPSILON * h0) lucky = 1; /* invariant subspace: w is noise, keep it out */
-      else GS_CHECK(s->vec->scale(s, n, 1.0 / hn, w));                /* v_{j+1} <- w / h */
+      if (hn <= DBL_EPSILON * h0) {
+        lucky = 1; /* invariant subspace: w is noise, keep it out */
+      } else {
+        c = 1.0 / hn; /* v_{j+1} = c w: scaled here, or (fused) by the next first subtraction */
+        if (!fused) GS_CHECK(s->vec->scale(s, n, c, w));             /* v_{j+1} <- w / h */
+      }
       inner = gs_solver_check(s, it, fabs(g[j]), 0);
     }
 

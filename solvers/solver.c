@@ -55,8 +55,8 @@ const char *gs_reason_describe(gs_reason_t r)
 
 int gs_reason_converged(gs_reason_t r) { return r > 0; }
 
-static const char *const method_names[] = {"cg", "bicgstab", "gmres", "auto",
-                                           "bicg", "cgnr", "lsqr"};
+static const char *const method_names[] = {"cg",   "bicgstab", "gmres", "auto",
+                                           "bicg", "cgnr",     "lsqr",  "pipecg"};
 #define NMETHODS (int)(sizeof method_names / sizeof method_names[0])
 
 const char *gs_method_string(gs_method_t m)
@@ -118,6 +118,7 @@ static const method_t methods[] = {
   [GS_SOLVER_BICG] = {gs_bicg_work, gs_bicg_solve, SQ | TR | SPC},
   [GS_SOLVER_CGNR] = {gs_cgnr_work, gs_cgnr_solve, TR | LS},
   [GS_SOLVER_LSQR] = {gs_lsqr_work, gs_lsqr_solve, TR | LS},
+  [GS_SOLVER_PIPECG] = {gs_pipecg_work, gs_pipecg_solve, SQ},
 };
 
 unsigned gs_method_flags(gs_method_t m)
@@ -316,7 +317,7 @@ static void graphs_drop(gs_solver_t *s)
   s->graph_x = NULL;
 }
 
-/* ---- the iteration driver (CG, BiCGSTAB) ----------------------------------------------------- */
+/* ---- the iteration driver (CG, pipelined CG, BiCGSTAB) --------------------------------------- */
 
 /* Captures `body` for iteration `it` into s->graph[it & 1]. A failure (a call that cannot be
  * captured: an allocation, a synchronization, a library that refuses) turns graphs off for the
@@ -563,7 +564,7 @@ gs_status_t gs_solver_setup(gs_solver_t *s, gs_operator_t *A, gs_precond_t *M)
   s->opts = o;
   s->A = A;
   s->M = gs_precond_is_identity(M) ? NULL : M;
-  s->vec = &gs_vecops_cuda;
+  s->vec = gs_vecops_for(s->ctx);
   s->m = m;
   s->n = n;
   s->ld = ((size_t)(m > n ? m : n) + 31) / 32 * 32;
@@ -575,8 +576,9 @@ gs_status_t gs_solver_setup(gs_solver_t *s, gs_operator_t *A, gs_precond_t *M)
   /* scalar block, workspace, events */
   s->nvec = methods[o.method].work(s, &s->host_doubles);
   GS_TRY(gs_dmalloc(s->ctx, (void **)&s->d_s, sizeof *s->d_s, "the solver's scalars"));
-  GS_TRY(gs_dmalloc(s->ctx, (void **)&s->d_red, 2 * sizeof *s->d_red, "the solver's reductions"));
-  GS_TRY(GS_CUDA(cudaMemsetAsync(s->d_red, 0, 2 * sizeof *s->d_red, s->ctx->stream)));
+  GS_TRY(gs_dmalloc(s->ctx, (void **)&s->d_red, GS_RED_SLOTS * sizeof *s->d_red,
+                    "the solver's reductions"));
+  GS_TRY(GS_CUDA(cudaMemsetAsync(s->d_red, 0, GS_RED_SLOTS * sizeof *s->d_red, s->ctx->stream)));
   GS_TRY(GS_CUDA(cudaMallocHost((void **)&s->h_s, sizeof *s->h_s)));
   GS_TRY(gs_dmalloc(s->ctx, (void **)&s->d_work, s->nvec * s->ld * sizeof(double),
                     "the solver's work vectors"));
@@ -619,9 +621,8 @@ static int true_residual_ok(const gs_solver_t *s, double slack)
   return s->h_s->rnorm <= slack * s->tol;
 }
 
-/* Clears the halt code (halt, halt_what, halt_done: adjacent ints of the scalar block) on the
- * device and in the host mirror, before a restart pass. */
-static gs_status_t clear_halt(gs_solver_t *s)
+/* halt, halt_what, halt_done are adjacent ints of the scalar block: one memset. */
+gs_status_t gs_solver_clear_halt(gs_solver_t *s)
 {
   const size_t bytes = offsetof(gs_dscalars_t, halt_done) + sizeof s->d_s->halt_done -
                        offsetof(gs_dscalars_t, halt);
@@ -691,7 +692,7 @@ static gs_status_t run(gs_solver_t *s, double *d_x)
     /* The halt code that ended the pass (BiCGSTAB's half step, LSQR's tests) is sticky: left
      * set, every kernel of the next pass would return at once and its first check would
      * report the old stop again, with a wrong count. */
-    GS_CHECK(clear_halt(s));
+    GS_CHECK(gs_solver_clear_halt(s));
     GS_CHECK(methods[s->method].solve(s, d_x, s->d_work, s->h_work));
   }
   if (gs_reason_converged(stats->reason) && !true_residual_ok(s, GS_TRUE_RESIDUAL_SLACK)) {

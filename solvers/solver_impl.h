@@ -89,6 +89,16 @@ typedef struct gs_lsqr_scalars {
   double rnorm, arnorm;       /* ||r|| = |phibar|, ||A^T r|| = alfa |tau| */
 } gs_lsqr_scalars_t;
 
+/* Pipelined CG's scalars (Ghysels and Vanroose 2014, Algorithm 4; solvers/pipecg.c). gamma,
+ * delta, rr are written together by one reduction (three adjacent doubles: one all-reduce of 3
+ * values through a multi-GPU vector table); pipecg_step_kernel (one thread) alone writes the
+ * rest. */
+typedef struct gs_pipecg_scalars {
+  double gamma, delta, rr; /* r^T u, w^T u, r^T r of the current vectors (u = M^-1 r, w = A u) */
+  double gamma_old;        /* gamma of the step last taken: beta = gamma / gamma_old */
+  double alpha, beta;      /* the step the next vector update takes */
+} gs_pipecg_scalars_t;
+
 /* The device scalars of one solve, copied to the host in one piece at each check. */
 typedef struct gs_dscalars {
   double rnorm;    /* ||r|| of the current iterate */
@@ -106,6 +116,7 @@ typedef struct gs_dscalars {
                       ||A^T b|| before it starts */
   double xnorm;    /* ||x|| at the end of an LSQR solve */
   gs_lsqr_scalars_t ls;
+  gs_pipecg_scalars_t pipe;
   double one, zero, minus_one; /* constants for cuBLAS in device pointer mode */
   /* halt, halt_what, halt_done stay adjacent: a restart pass clears them in one memset */
   int halt;        /* GS_HALT_*: sticky, first writer wins in effect (all writers agree) */
@@ -115,9 +126,11 @@ typedef struct gs_dscalars {
   double tol;      /* the convergence tolerance s->tol, for the device-side tests */
 } gs_dscalars_t;
 
-/* Scratch of the fused single-pass reductions (vec_kernels.cu): a partial sum per block and the
- * arrival counter (0 between kernels). */
+/* Scratch of the fused single-pass reductions (vec_kernels.cu, pipecg_kernels.cu): a partial sum
+ * per block and the arrival counter (0 between kernels). The solver holds GS_RED_SLOTS of them:
+ * a kernel summing k values in one pass uses the first k (pipelined CG's update: 3). */
 #define GS_RED_BLOCKS 1024
+#define GS_RED_SLOTS 3
 typedef struct gs_red {
   double part[GS_RED_BLOCKS];
   unsigned count;
@@ -130,7 +143,8 @@ typedef struct gs_red {
  * local n entries only. The single-GPU table (solvers/vecops.c) is cuBLAS plus the fused kernels
  * of vec_kernels.cu; a multi-GPU table adds an all-reduce after each reduction, a mixed-precision
  * one other value types. Vectors have `len` entries (s->n for x-like vectors, s->m for b-like
- * ones: they differ for rectangular A); mdot and gemv work on s->n (GMRES, square). */
+ * ones: they differ for rectangular A); mdot and gemv work on s->n (GMRES, square).
+ * Slots after gemv are optional (NULL: the method falls back to the required ones). */
 typedef struct gs_vecops {
   const char *name;
   /* reductions (communicating): *d_out = x^T y, ||x||_2, h[0..k) = V^T w */
@@ -150,10 +164,19 @@ typedef struct gs_vecops {
   /* w = (*d_alpha) V h + (*d_beta) w, V of k columns with leading dimension ld */
   gs_status_t (*gemv)(gs_solver_t *s, int k, const double *d_alpha, const double *V, size_t ld,
                       const double *h, const double *d_beta, double *w);
+  /* optional: d_out[j] = x[j]^T y[j] for j < k (1 <= k <= GS_RED_SLOTS) as one reduction: one
+   * pass where the vectors repeat, one all-reduce of k values on several GPUs (pipelined CG's
+   * single reduction phase). NULL: k calls of dot. */
+  gs_status_t (*dots)(gs_solver_t *s, gs_idx_t len, int k, const double *const *x,
+                      const double *const *y, double *d_out);
 } gs_vecops_t;
 
 /** The single-GPU table: cuBLAS in device pointer mode on the context's handle. */
 extern const gs_vecops_t gs_vecops_cuda;
+/** The table a solver set up on ctx uses: gs_vecops_cuda, or under the test hook
+ *  gs_test_solver_vecops (core/testhooks.h) a copy of it at another address, with or without
+ *  its optional slots, which sends the methods down the path a multi-GPU table takes. */
+const gs_vecops_t *gs_vecops_for(const gs_context_t *ctx);
 
 /* The solver object (gs_solver_t of include/gpusolve/solver.h): made once by setup (work
  * vectors, pinned scalars, events, cuBLAS mode), used by any number of solves. */
@@ -172,7 +195,7 @@ struct gs_solver {
   size_t nvec, host_doubles;
   double *d_work, *h_work;  /* nvec vectors of ld doubles; pinned host doubles */
   gs_dscalars_t *d_s;       /* device scalar block */
-  gs_red_t *d_red;          /* 2: the fused reductions' scratch (single-GPU vector table) */
+  gs_red_t *d_red;          /* GS_RED_SLOTS: the fused reductions' scratch (single-GPU table) */
   gs_dscalars_t *h_s;       /* its pinned host mirror, valid after gs_solver_fetch */
   const double *one, *zero, *minus_one; /* device pointers into d_s */
   cudaEvent_t total[2];     /* the solve on the GPU timeline */
@@ -237,23 +260,26 @@ gs_status_t gs_solver_fetch(gs_solver_t *s);
  *  (NaN/Inf, converged, a halt code of h_s, monitor, stagnation when `window` is set, iteration
  *  limit) or GS_REASON_NONE to go on. Records iterations and rnorm in the stats. */
 gs_reason_t gs_solver_check(gs_solver_t *s, int it, double rnorm, int window);
+/** Clears the halt code (halt, halt_what, halt_done) on the device and in the host mirror, so
+ *  that a new pass from the true residual starts unhalted (the code is sticky). */
+gs_status_t gs_solver_clear_halt(gs_solver_t *s);
 /** The reason of a halt code, and a phrase naming the scalar ("omega = 0"). */
 gs_reason_t gs_solver_halt_reason(int halt);
 const char *gs_solver_halt_detail(int halt, int what);
 
 /** One iteration of a method, enqueued on the stream: capturable when it calls only the
- *  operator, the preconditioner, the vector table and the kernels of vec_kernels.cu with
- *  GS_DONE_DEVICE and nothing that depends on `it` but its parity (and it == first_graph_it - 1
- *  or earlier, which never runs from a graph). It ends with gs_kernel_iteration_end. */
+ *  operator, the preconditioner, the vector table and the kernels of vec_kernels.cu and
+ *  pipecg_kernels.cu with GS_DONE_DEVICE and nothing that depends on `it` but its parity (and
+ *  it == first_graph_it - 1 or earlier, which never runs from a graph). It ends with
+ *  gs_kernel_iteration_end, or a kernel that counts and tests as it does (pipecg_step_kernel). */
 typedef gs_status_t (*gs_iteration_fn)(gs_solver_t *s, void *user, int it);
 
-/** The iteration loop of CG and BiCGSTAB: runs `body` from it = 1 until a check stops it, with
- *  the convergence test on the device (so that a check every k iterations costs no iterations)
- *  and a host check (fetch + gs_solver_check) every opts.check_every iterations, or, when it is
- *  0 (automatic), every k iterations with k grown from the measured iteration time to about
- *  GS_CHECK_INTERVAL_S of work (at most GS_CHECK_MAX; 1 with a monitor, which sees every
- *  iteration). From iteration
- *  first_graph_it on, the body runs as a CUDA Graph when opts.graphs allows and the operator
+/** The iteration loop of CG, pipelined CG and BiCGSTAB: runs `body` from it = 1 until a check
+ *  stops it, with the convergence test on the device (so that a check every k iterations costs
+ *  no iterations) and a host check (fetch + gs_solver_check) every opts.check_every iterations,
+ *  or, when it is 0 (automatic), every k iterations with k grown from the measured iteration
+ *  time to about GS_CHECK_INTERVAL_S of work (at most GS_CHECK_MAX; 1 with a monitor, which sees
+ *  every iteration). From iteration first_graph_it on, the body runs as a CUDA Graph when opts.graphs allows and the operator
  *  and preconditioner can be captured; else kernel by kernel. `vec_n` is the method's vector
  *  traffic per iteration in n-vectors of doubles (the count above its loop), for the stats;
  *  d_x the solution vector the body updates (graphs are captured for one x). */
@@ -280,6 +306,8 @@ size_t gs_cgnr_work(const gs_solver_t *s, size_t *host_doubles);
 gs_status_t gs_cgnr_solve(gs_solver_t *s, double *d_x, double *d_work, double *h_work);
 size_t gs_lsqr_work(const gs_solver_t *s, size_t *host_doubles);
 gs_status_t gs_lsqr_solve(gs_solver_t *s, double *d_x, double *d_work, double *h_work);
+size_t gs_pipecg_work(const gs_solver_t *s, size_t *host_doubles);
+gs_status_t gs_pipecg_solve(gs_solver_t *s, double *d_x, double *d_work, double *h_work);
 /** Whether the recomputed ||r|| (h_s->res), ||A^T r|| (h_s->arnorm) and ||x|| (h_s->xnorm) of
  *  LSQR's x meet the test that stopped it within `slack` (the true-residual contract). */
 int gs_lsqr_accept(const gs_solver_t *s, double slack);

@@ -10,6 +10,10 @@ plus generated Laplacians, with b = A * ones, x0 = 0, rtol = 1e-8, atol = 0, so 
 stop when ||r|| <= 1e-8 ||b|| (cgnr: ||A^T r|| <= 1e-8 ||A^T b||).
 
   cg                  SPD matrices and Laplacians; preconditioners none, jacobi, ilu0, ic0
+  pipecg              the same systems against SciPy's cg (pipelined CG computes CG's iterates
+                      in exact arithmetic); its variants below run gs_solve's pipelined CG, so
+                      a row is "stable" only where the pipelining itself does not move the
+                      count (it does on the ill-conditioned systems: see pipecg() below)
   bicgstab, gmres(30) nonsymmetric matrices and Laplacians; none, jacobi, ilu0
   bicg                nonsymmetric matrices and Laplacians; none, jacobi (and ic0 on the
                       Laplacians): the preconditioners with M^T = M, the ones gs_solve's BiCG
@@ -30,6 +34,7 @@ stop when ||r|| <= 1e-8 ||b|| (cgnr: ||A^T r|| <= 1e-8 ||A^T b||).
 How counts are taken, to match gs_solve's definition of an iteration:
   cg        loop passes (callbacks): SciPy tests ||r|| at the top of a pass, gs_solve after the
             update, the same count.
+  pipecg    SciPy's cg count; the variants count gs_solve's iterations, restarts included.
   bicgstab  matrix-vector products / 2, rounded up: an iteration that converges at its half
             step counts as one, as in gs_solve (SciPy returns from it without calling back).
   gmres     inner (Arnoldi) iterations, counted with callback_type='pr_norm'. gs_solve
@@ -249,7 +254,7 @@ def scipy_run(A, b, method, P, rtol, maxit):
         elif method == "bicg":
             x, info = sla.bicg(Aop, b, rtol=rtol, atol=0.0, maxiter=maxit, M=M, callback=cb)
             its = cb.n
-        elif method == "cg":
+        elif method in ("cg", "pipecg"):  # pipecg: CG's iterates, so SciPy's cg is the reference
             x, info = sla.cg(Aop, b, rtol=rtol, atol=0.0, maxiter=maxit, M=M, callback=cb)
             its = cb.n
         elif method == "bicgstab":
@@ -504,18 +509,83 @@ def lsqr(A, b, tol, maxit, dot):
     return -1, x
 
 
-MIMIC = {"cg": cg, "bicgstab": bicgstab, "gmres": gmres, "bicg": bicg, "cgnr": cgnr}
+def pipecg(A, b, P, rtol, maxit, dot):
+    """gs_solve's pipelined CG (solvers/pipecg.c, Ghysels and Vanroose 2014, Algorithm 4) with
+    what gs_solve adds around it: a breakdown of the recurrences after a pass has iterated
+    (p^T A p <= 0 or gamma <= 0) restarts from the true residual, at most 5 times, while the
+    pass reduced ||b - Ax||; a recurrence residual under the tolerance with b - Ax above 10 times
+    it restarts from b - Ax, at most 3 times (solvers/solver.c). Returns the iterations of a
+    converged solve, else -1."""
+    n = len(b)
+    x = np.zeros(n)
+    tol = rtol * math.sqrt(dot(b, b))
+    total = 0
+    for _ in range(4):  # solver.c: the first pass and up to 3 restarts from the true residual
+        start, broke = None, False
+        for brk in range(6):  # pipecg.c: up to 5 restarts after a breakdown
+            r = b - A @ x
+            u = P(r)
+            w = A @ u
+            z, q, s, p = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
+            gamma, delta, rr = dot(r, u), dot(w, u), dot(r, r)
+            rn = math.sqrt(rr)
+            if rn <= tol:
+                return total
+            if broke and not rn < start:
+                return -1
+            if not (math.isfinite(gamma) and math.isfinite(delta)) or gamma <= 0 or not delta > 0:
+                return -1
+            start, broke = rn, False
+            beta, alpha, gold = 0.0, gamma / delta, gamma
+            while True:
+                if total >= maxit:
+                    return -1
+                m = P(w)
+                nv = A @ m
+                z = nv + beta * z
+                q = m + beta * q
+                s = w + beta * s
+                p = u + beta * p
+                x = x + alpha * p
+                r = r - alpha * s
+                u = u - alpha * q
+                w = w - alpha * z
+                gamma, delta, rr = dot(r, u), dot(w, u), dot(r, r)
+                total += 1
+                if math.sqrt(rr) <= tol:
+                    break
+                if not math.isfinite(gamma):
+                    return -1
+                beta = gamma / gold
+                den = delta - beta * gamma / alpha
+                if gamma <= 0 or not den > 0:
+                    broke = True
+                    break
+                alpha, gold = gamma / den, gamma
+            if not broke:
+                break
+        if broke:
+            return -1
+        if np.linalg.norm(b - A @ x) <= 10 * tol:
+            return total
+    return -1
+
+
+MIMIC = {"cg": cg, "bicgstab": bicgstab, "gmres": gmres, "bicg": bicg, "cgnr": cgnr,
+         "pipecg": pipecg}
 
 
 # ---- main -----------------------------------------------------------------------------------
 
-PLAN = {"spd": [("cg", ("none", "jacobi", "ilu0", "ic0"))],
+PLAN = {"spd": [("cg", ("none", "jacobi", "ilu0", "ic0")),
+                ("pipecg", ("none", "jacobi", "ilu0", "ic0"))],
         "nonsymmetric": [("bicgstab", ("none", "jacobi", "ilu0")),
                          ("gmres", ("none", "jacobi", "ilu0")),
                          ("bicg", ("none", "jacobi")),
                          ("cgnr", ("none",))],
         "rectangular": [("cgnr", ("none",))],
         "laplace": [("cg", ("none", "jacobi", "ilu0", "ic0")),
+                    ("pipecg", ("none", "jacobi", "ilu0", "ic0")),
                     ("bicgstab", ("none", "jacobi", "ilu0")),
                     ("gmres", ("none", "jacobi", "ilu0")),
                     ("bicg", ("none", "jacobi", "ic0")),
@@ -590,7 +660,7 @@ def main():
                     os.path.join(HERE, "data", "matrices"))
     ap.add_argument("--out", default=os.path.join(HERE, "data", "scipy_iterations.tsv"))
     ap.add_argument("--rtol", type=float, default=1e-8)
-    ap.add_argument("--methods", default="cg,bicgstab,gmres,bicg,cgnr,lsqr",
+    ap.add_argument("--methods", default="cg,pipecg,bicgstab,gmres,bicg,cgnr,lsqr",
                     help="comma-separated methods to recompute; the other rows are kept")
     args = ap.parse_args()
     methods = set(args.methods.split(","))

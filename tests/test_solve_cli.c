@@ -73,6 +73,7 @@ static void test_help(void)
   CU_ASSERT_EQUAL(run("solve --help"), 0);
   CU_ASSERT(strstr(out, "usage: gpusolve solve") != NULL);
   CU_ASSERT(strstr(out, "--precond") != NULL);
+  CU_ASSERT(strstr(out, "pipecg") != NULL);
   CU_ASSERT(strstr(out, "Exit status") != NULL);
   CU_ASSERT_EQUAL(err[0], '\0');
   CU_ASSERT_EQUAL(run("solve -h"), 0);
@@ -88,6 +89,7 @@ static void test_bad_options(void)
     {"solve --bogus", "--bogus"},
     {"--bogus", "--bogus"}, /* the default command is solve */
     {"solve --solver foo", "'foo'"},
+    {"solve --solver pipe-cg", "pipecg"}, /* the message lists the names */
     {"solve --precond ilu7", "'ilu7'"},
     {"solve --format nosuchformat", "'nosuchformat'"},
     {"solve --rtol abc", "--rtol"},
@@ -122,7 +124,7 @@ static void test_bad_options(void)
 static void test_bad_input(void)
 {
   setup_files();
-  static const char *const square_only[] = {"cg", "bicgstab", "gmres", "bicg"};
+  static const char *const square_only[] = {"cg", "pipecg", "bicgstab", "gmres", "bicg"};
   for (size_t k = 0; k < sizeof square_only / sizeof square_only[0]; ++k) { /* not square */
     CU_ASSERT_EQUAL(run("solve '%s' --solver %s", rect, square_only[k]), 2);
     CU_ASSERT(one_line_error());
@@ -171,6 +173,7 @@ static void test_no_device(void)
   int rc_auto = run("solve '%s' '%s' --solver auto", rect, b3);
   int rc_cgnr = run("solve '%s' --solver cgnr --format all", rect);
   int rc_bicg = run("solve '%s' '%s' --solver bicg --precond jacobi", spd, b4);
+  int rc_pipecg = run("solve '%s' --solver pipecg --precond ic0", spd);
   if (saved) {
     setenv("CUDA_VISIBLE_DEVICES", saved, 1);
     free(saved);
@@ -183,6 +186,7 @@ static void test_no_device(void)
   CU_ASSERT_EQUAL(rc_auto, 3);
   CU_ASSERT_EQUAL(rc_cgnr, 3);
   CU_ASSERT_EQUAL(rc_bicg, 3);
+  CU_ASSERT_EQUAL(rc_pipecg, 3);
   CU_ASSERT(one_line_error());
   CU_ASSERT(strstr(err, "no CUDA device available") != NULL);
   CU_ASSERT_EQUAL(out[0], '\0'); /* nothing on stdout, not even half a JSON document */

@@ -4,6 +4,7 @@
  * device work. Solving itself is in the GPU suites test_solvers and test_solver_object. */
 #include <string.h>
 
+#include "core/context_impl.h"
 #include "tests/testutil.h"
 
 /* The enum values are ABI: new methods were appended after GS_SOLVER_AUTO. */
@@ -16,16 +17,20 @@ static void test_methods(void)
   CU_ASSERT_EQUAL(GS_SOLVER_BICG, 4);
   CU_ASSERT_EQUAL(GS_SOLVER_CGNR, 5);
   CU_ASSERT_EQUAL(GS_SOLVER_LSQR, 6);
-  static const char *const names[] = {"cg", "bicgstab", "gmres", "auto", "bicg", "cgnr", "lsqr"};
-  for (int m = 0; m < 7; ++m) {
+  CU_ASSERT_EQUAL(GS_SOLVER_PIPECG, 7);
+  static const char *const names[] = {"cg",   "bicgstab", "gmres", "auto",
+                                      "bicg", "cgnr",     "lsqr",  "pipecg"};
+  for (int m = 0; m < 8; ++m) {
     CU_ASSERT_STRING_EQUAL(gs_method_string((gs_method_t)m), names[m]);
     CU_ASSERT_EQUAL(gs_method_find(names[m]), m);
   }
-  CU_ASSERT_STRING_EQUAL(gs_method_string((gs_method_t)7), "unknown");
+  CU_ASSERT_STRING_EQUAL(gs_method_string((gs_method_t)8), "unknown");
   CU_ASSERT_STRING_EQUAL(gs_method_string((gs_method_t)-1), "unknown");
   CU_ASSERT_EQUAL(gs_method_find("lsmr"), -1);
   CU_ASSERT_EQUAL(gs_method_find(NULL), -1);
   CU_ASSERT_EQUAL(gs_method_find("LSQR"), -1); /* names are lowercase, as the CLI's */
+  CU_ASSERT_EQUAL(gs_method_find("pipe-cg"), -1);
+  CU_ASSERT_EQUAL(gs_method_find("pipecgrr"), -1);
 
   const unsigned sq = GS_METHOD_SQUARE, tr = GS_METHOD_TRANSPOSE, ls = GS_METHOD_LEAST_SQUARES,
                  spc = GS_METHOD_SYMMETRIC_PC;
@@ -36,7 +41,8 @@ static void test_methods(void)
   CU_ASSERT_EQUAL(gs_method_flags(GS_SOLVER_BICG), sq | tr | spc);
   CU_ASSERT_EQUAL(gs_method_flags(GS_SOLVER_CGNR), tr | ls);
   CU_ASSERT_EQUAL(gs_method_flags(GS_SOLVER_LSQR), tr | ls);
-  CU_ASSERT_EQUAL(gs_method_flags((gs_method_t)7), 0u);
+  CU_ASSERT_EQUAL(gs_method_flags(GS_SOLVER_PIPECG), sq); /* as CG: square, any M */
+  CU_ASSERT_EQUAL(gs_method_flags((gs_method_t)8), 0u);
   CU_ASSERT_EQUAL(gs_method_flags((gs_method_t)-1), 0u);
 }
 
@@ -80,12 +86,12 @@ static void test_arguments(void)
   CU_ASSERT_PTR_NULL(s);
   CU_ASSERT_EQUAL(gs_solver_create(NULL, fake, NULL), GS_ERR_INVALID_ARG);
   gs_solve_opts_default(&o);
-  o.method = (gs_method_t)7;
+  o.method = (gs_method_t)8;
   CU_ASSERT_EQUAL(gs_solver_create(&s, fake, &o), GS_ERR_INVALID_ARG);
-  CU_ASSERT(strstr(gs_last_error(), "unknown method 7") != NULL);
+  CU_ASSERT(strstr(gs_last_error(), "unknown method 8") != NULL);
   CU_ASSERT_PTR_NULL(s);
   /* the new methods pass the method check: the next check (tolerances) is the one that fails */
-  for (int m = GS_SOLVER_BICG; m <= GS_SOLVER_LSQR; ++m) {
+  for (int m = GS_SOLVER_BICG; m <= GS_SOLVER_PIPECG; ++m) {
     gs_solve_opts_default(&o);
     o.method = (gs_method_t)m;
     o.rtol = -1.0;
@@ -103,6 +109,40 @@ static void test_arguments(void)
   CU_ASSERT_EQUAL(gs_operator_rows(NULL), 0);
 }
 
+/* The square methods refuse a rectangular operator in setup, before the device is touched: a
+ * shell of 5 x 4 on a context that was never made (zeroed: setup returns before using it). */
+static gs_status_t never_called(void *user, gs_op_t op, double alpha, const double *x,
+                                double beta, double *y)
+{
+  (void)user, (void)op, (void)alpha, (void)x, (void)beta, (void)y;
+  CU_FAIL("a product ran");
+  return GS_ERR_INTERNAL;
+}
+
+static void test_rectangular_refused(void)
+{
+  static gs_context_t fake; /* zeroed; setup refuses before it reads any of it */
+  gs_operator_t *op = NULL;
+  CU_ASSERT_FATAL(gs_operator_create_shell(&op, &fake, 5, 4, 0, never_called, NULL) ==
+                  GS_SUCCESS);
+  static const gs_method_t square[] = {GS_SOLVER_CG, GS_SOLVER_PIPECG, GS_SOLVER_BICGSTAB,
+                                       GS_SOLVER_GMRES};
+  for (size_t k = 0; k < sizeof square / sizeof square[0]; ++k) {
+    gs_solve_opts_t o;
+    gs_solve_opts_default(&o);
+    o.method = square[k];
+    gs_solver_t *s = NULL;
+    CU_ASSERT_FATAL(gs_solver_create(&s, &fake, &o) == GS_SUCCESS);
+    CU_ASSERT_EQUAL(gs_solver_setup(s, op, NULL), GS_ERR_DIMENSION);
+    CU_ASSERT(strstr(gs_last_error(), "5 x 4") && strstr(gs_last_error(), "square") &&
+              strstr(gs_last_error(), gs_method_string(square[k])));
+    CU_ASSERT_EQUAL(gs_solver_method(s), square[k]);
+    gs_solver_destroy(&s);
+    CU_ASSERT_PTR_NULL(s);
+  }
+  gs_operator_destroy(&op);
+}
+
 int main(void)
 {
   CU_TestInfo tests[] = {
@@ -110,6 +150,7 @@ int main(void)
     {"stop reasons of least squares", test_reasons},
     {"symmetric preconditioners", test_precond_symmetry},
     {"argument checks before the device", test_arguments},
+    {"square methods refuse a rectangular operator", test_rectangular_refused},
     CU_TEST_INFO_NULL,
   };
   return gs_test_main("solver_host", tests, 0);

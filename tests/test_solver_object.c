@@ -136,7 +136,8 @@ static void test_context_mismatch(void)
 /* Create / setup / solve twice: the second solve allocates nothing and repeats the first. */
 static void test_solver_reuse(void)
 {
-  static const gs_method_t methods[] = {GS_SOLVER_CG, GS_SOLVER_BICGSTAB, GS_SOLVER_GMRES};
+  static const gs_method_t methods[] = {GS_SOLVER_CG, GS_SOLVER_BICGSTAB, GS_SOLVER_GMRES,
+                                        GS_SOLVER_PIPECG};
   gs_context_t *c = NULL;
   gs_csr_t *H = NULL;
   gs_matrix_t *A = NULL;

@@ -1,6 +1,6 @@
-/* gpusolve/solver.h: Krylov solvers (CG, BiCGSTAB, GMRES(m), BiCG) for Ax = b and least-squares
- * solvers (CGNR, LSQR) for min ||b - Ax|| on the GPU, written against the SpMV formats (or any
- * operator) and the preconditioners. */
+/* gpusolve/solver.h: Krylov solvers (CG, pipelined CG, BiCGSTAB, GMRES(m), BiCG) for Ax = b and
+ * least-squares solvers (CGNR, LSQR) for min ||b - Ax|| on the GPU, written against the SpMV
+ * formats (or any operator) and the preconditioners. */
 #ifndef GPUSOLVE_SOLVER_H
 #define GPUSOLVE_SOLVER_H
 
@@ -25,8 +25,13 @@ typedef enum gs_method {
                              preconditioner must be symmetric (it applies M^-T as M^-1) */
   GS_SOLVER_CGNR = 5,     /* CG on the normal equations A^T A x = A^T b without forming A^T A
                              (CGLS): any m x n A, least squares; no preconditioner */
-  GS_SOLVER_LSQR = 6      /* Paige and Saunders' LSQR (1982): any m x n A, least squares (the
+  GS_SOLVER_LSQR = 6,     /* Paige and Saunders' LSQR (1982): any m x n A, least squares (the
                              minimum-norm solution when A is wide and x0 = 0); no preconditioner */
+  GS_SOLVER_PIPECG = 7    /* pipelined CG (Ghysels and Vanroose 2014, Algorithm 4): CG's iterates
+                             in exact arithmetic with one global reduction per iteration instead of
+                             CG's two to three, for SPD A and M; its recurrences reach a lower
+                             accuracy than CG's on ill-conditioned systems (it restarts from the
+                             true residual when they break down; never chosen by auto) */
 } gs_method_t;
 
 /** What a method asks of the operator and the preconditioner (gs_method_flags). */
@@ -71,8 +76,8 @@ const char *gs_reason_describe(gs_reason_t r);
 /** 1 for the converged reasons, else 0. */
 int gs_reason_converged(gs_reason_t r);
 
-/** Name of a method ("cg", "bicgstab", "gmres", "auto", "bicg", "cgnr", "lsqr") and its inverse
- *  (-1 when unknown). */
+/** Name of a method ("cg", "bicgstab", "gmres", "auto", "bicg", "cgnr", "lsqr", "pipecg") and its
+ *  inverse (-1 when unknown). */
 const char *gs_method_string(gs_method_t m);
 int gs_method_find(const char *name);
 
@@ -81,10 +86,10 @@ int gs_method_find(const char *name);
  * iterations, and once with iteration 0 for the initial residual), on the calling thread.
  * @param user      opts.monitor_user
  * @param iteration iterations done so far
- * @param rnorm     the monitored residual norm: the recurrence residual (CG, BiCGSTAB, BiCG;
- *                  the true residual in exact arithmetic), the Givens estimate (GMRES); for the
- *                  least-squares methods ||A^T r||: of the recurrence residual (CGNR), LSQR's
- *                  estimate (LSQR)
+ * @param rnorm     the monitored residual norm: the recurrence residual (CG, pipelined CG,
+ *                  BiCGSTAB, BiCG; the true residual in exact arithmetic), the Givens estimate
+ *                  (GMRES); for the least-squares methods ||A^T r||: of the recurrence
+ *                  residual (CGNR), LSQR's estimate (LSQR)
  * @param rel       rnorm / ||b|| (rnorm when b = 0); least squares: rnorm / ||A^T b||
  * @return 0 to go on, nonzero to stop (reason GS_STOPPED_BY_MONITOR)
  */
@@ -102,27 +107,29 @@ typedef struct gs_solve_opts {
   int restart;           /* GMRES restart length m, default 30 (capped at n) */
   int x0_given;          /* 1: d_x holds the initial guess; 0 (default): start from x = 0 */
   int check_every;       /* read the residual norm on the host every k iterations; 0 (default):
-                            automatic. CG and BiCGSTAB test convergence on the device, so k > 1
-                            changes no result or count (the up to k - 1 iterations launched
-                            after convergence do nothing but the products); automatic grows k
+                            automatic. CG, pipelined CG and BiCGSTAB test convergence on the
+                            device, so k > 1 changes no result or count (the up to k - 1
+                            iterations launched after convergence do nothing but the
+                            products); automatic grows k
                             from the measured iteration time to about 200 us of GPU work
                             between reads (at most 64), or every iteration when a monitor is
                             set (it sees each one).
                             BiCG, CGNR and LSQR
                             take k > 1 literally (up to k - 1 extra iterations; automatic: 1);
                             GMRES checks every iteration */
-  int stagnation_window; /* CG, BiCGSTAB: stop with GS_DIVERGED_STAGNATION when the smallest
-                            residual norm seen has not decreased in this many iterations; 0
-                            (default) = off: long plateaus are normal (CG on msc04515 goes 913
-                            iterations without a new minimum, then converges). GMRES stops on a
-                            cycle without progress regardless. */
+  int stagnation_window; /* CG, pipelined CG, BiCGSTAB: stop with GS_DIVERGED_STAGNATION when
+                            the smallest residual norm seen has not decreased in this many
+                            iterations; 0 (default) = off: long plateaus are normal (CG on
+                            msc04515 goes 913 iterations without a new minimum, then
+                            converges). GMRES stops on a cycle without progress regardless. */
   int timing;            /* 1 (default): time SpMV and preconditioner with CUDA events (no
                             host synchronization added); 0: only the totals */
   gs_monitor_fn monitor; /* optional, NULL by default */
   void *monitor_user;    /* passed to monitor */
-  int graphs;            /* 1 (default): CG and BiCGSTAB replay their iteration as a CUDA Graph
-                            when the operator and preconditioner can be captured (stats say
-                            whether they did and why not); 0: launch kernel by kernel */
+  int graphs;            /* 1 (default): CG, pipelined CG and BiCGSTAB replay their iteration
+                            as a CUDA Graph when the operator and preconditioner can be
+                            captured (stats say whether they did and why not); 0: launch
+                            kernel by kernel */
 } gs_solve_opts_t;
 
 /** Fills the defaults listed above. */
@@ -136,7 +143,9 @@ typedef struct gs_solve_stats {
                                 "" when the reason says it all (static string, never NULL) */
   int iterations;            /* iterations done (GMRES: inner iterations over all cycles) */
   int restarts;              /* restarts from the true residual b - Ax, taken when the
-                                recurrence residual met the tolerance and b - Ax did not */
+                                recurrence residual met the tolerance and b - Ax did not;
+                                pipelined CG also when its recurrences broke down (p^T A p
+                                <= 0, r^T M^-1 r <= 0) after reducing b - Ax */
   double bnorm;              /* ||b|| */
   double rnorm0;             /* ||b - A x0|| */
   double rnorm;              /* last monitored residual norm (see gs_monitor_fn) */
@@ -161,7 +170,7 @@ typedef struct gs_solve_stats {
   double rel_normal_residual;  /* normal_residual_norm / ||A^T b|| */
   double anorm;              /* LSQR: its estimate of ||A||_F (Paige and Saunders' ANORM) */
   double acond;              /* LSQR: its estimate of cond(A) = ||A||_F ||A^+||_F (ACOND) */
-  /* how the iteration ran (CG, BiCGSTAB) */
+  /* how the iteration ran (CG, pipelined CG, BiCGSTAB) */
   int graphs;                /* 1: the iterations after the first replayed a CUDA Graph */
   const char *graphs_note;   /* why not, when opts.graphs asked for them ("" otherwise) */
   int checks;                /* host reads of the residual norm (fetch + test) */
@@ -188,10 +197,10 @@ gs_status_t gs_solver_create(gs_solver_t **s, gs_context_t *ctx, const gs_solve_
  * device before these checks pass.
  * @return GS_ERR_INVALID_ARG when A or M belongs to another context than s (their streams would
  *         race); GS_ERR_DIMENSION when A is not square for a method that needs it (CG,
- *         BiCGSTAB, GMRES, BiCG) or M has another order; GS_ERR_UNSUPPORTED when the method
- *         needs A^T (BiCG, CGNR, LSQR) and the operator has no transpose product (the message
- *         names the backend), when a least-squares method (CGNR, LSQR) is given a
- *         preconditioner, or when BiCG is given one that is not symmetric (ilu0);
+ *         pipelined CG, BiCGSTAB, GMRES, BiCG) or M has another order; GS_ERR_UNSUPPORTED
+ *         when the method needs A^T (BiCG, CGNR, LSQR) and the operator has no transpose
+ *         product (the message names the backend), when a least-squares method (CGNR, LSQR)
+ *         is given a preconditioner, or when BiCG is given one that is not symmetric (ilu0);
  *         GS_ERR_DEVICE_MEMORY.
  */
 gs_status_t gs_solver_setup(gs_solver_t *s, gs_operator_t *A, gs_precond_t *M);
