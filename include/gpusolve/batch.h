@@ -135,7 +135,9 @@ gs_status_t gs_batch_spmv_time(gs_batch_spmv_t *S, const gs_val_t *d_x, gs_val_t
 
 /** Options of gs_batch_solve; start from gs_batch_solve_opts_default(). The stopping test is
  *  gs_solve's: problem i stops when ||r_i|| <= max(rtol ||b_i||, atol) (recurrence residual,
- *  checked every iteration). */
+ *  checked every iteration). The methods are gs_solve's step for step, summed in another
+ *  order: CG takes gs_solve's iteration count (within 1); BiCGSTAB's count follows the rounding
+ *  on problems where the shadow residual loses its significance (docs/design.md "Batches"). */
 typedef struct gs_batch_solve_opts {
   gs_method_t method; /* GS_SOLVER_CG (default) or GS_SOLVER_BICGSTAB */
   double rtol;        /* default 1e-8 */
