@@ -195,6 +195,20 @@ const char *gs_batch_rule(const gs_batch_rowstats_t *st, const char **why)
   return name;
 }
 
+gs_status_t gs_batch_host_uniform(const gs_batch_host_t *H, const char *who)
+{
+  const gs_batch_prob_t *p0 = &H->prob[0];
+  for (int i = 1; i < H->count; ++i) {
+    const gs_batch_prob_t *p = &H->prob[i];
+    if (p->m != p0->m || p->n != p0->n || p->nnz != p0->nnz)
+      return GS_ERROR(GS_ERR_UNSUPPORTED, "%s: n/a (patterns differ): cuSPARSE's strided batches "
+                      "need one m, n and nnz for all problems, and problem %d is %d x %d with %d "
+                      "entries, problem 0 %d x %d with %d", who, i, (int)p->m, (int)p->n,
+                      (int)p->nnz, (int)p0->m, (int)p0->n, (int)p0->nnz);
+  }
+  return GS_SUCCESS;
+}
+
 size_t gs_batch_floor_bytes(const gs_batch_host_t *H)
 {
   return ((size_t)H->row_off[H->count] + (size_t)H->count) * sizeof(int32_t) /* row pointers */

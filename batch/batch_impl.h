@@ -66,6 +66,11 @@ void gs_batch_host_rowstats(const gs_batch_host_t *H, gs_batch_rowstats_t *st);
 /** The automatic rule (see gs_batch_auto_format). */
 const char *gs_batch_rule(const gs_batch_rowstats_t *st, const char **why);
 
+/** GS_SUCCESS when every problem has problem 0's m, n and nnz (a uniform batch: cuSPARSE's
+ *  strided batches can read it); else GS_ERR_UNSUPPORTED with a message naming `who` and the
+ *  first problem that differs ("patterns differ"). */
+gs_status_t gs_batch_host_uniform(const gs_batch_host_t *H, const char *who);
+
 /** The CSR byte floor of y = A x over the batch: 32-bit row pointers and columns, double values,
  *  x read once, y written once. */
 size_t gs_batch_floor_bytes(const gs_batch_host_t *H);
@@ -118,7 +123,7 @@ gs_status_t gs_batch_host_apply_kind(const gs_batch_host_t *H, int kind, int nwa
 
 /* ---- the batched kernels' table (batch_kernels.cu) ------------------------------------------- */
 
-#define GS_BATCH_OPS_VERSION 1
+#define GS_BATCH_OPS_VERSION 2
 #define GS_BATCH_MAX_FILL_DEFAULT 3.0
 
 typedef struct gs_batch_ops {
@@ -126,6 +131,8 @@ typedef struct gs_batch_ops {
   const char *name;
   const char *summary;
   int kind;          /* GS_BATCH_K_*: the host layout its host apply uses */
+  unsigned flags;    /* GS_BATCH_FORMAT_* (batch.h): VENDOR for cuSPARSE's baselines, which
+                        "auto" never picks and which refuse batches they cannot read */
   gs_status_t (*prepare)(gs_batch_t *B, double max_fill, void **data);
   gs_status_t (*apply)(gs_batch_t *B, void *data, double alpha, const double *d_x, double beta,
                        double *d_y);
@@ -136,6 +143,9 @@ typedef struct gs_batch_ops {
 
 extern const gs_batch_ops_t *const gs_batch_formats[];
 extern const int gs_batch_nformats;
+
+/* cuSPARSE's strided batches (batch/batch_cusparse.cu), listed in gs_batch_formats[]. */
+extern const gs_batch_ops_t gs_batch_cusparse_ops, gs_batch_cusparse2_ops;
 
 /* The device view of a batch (pointers into its one allocation). */
 typedef struct gs_batch_dev {

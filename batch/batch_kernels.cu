@@ -355,7 +355,7 @@ PREPARE(prepare_coo, GS_BATCH_K_COO, 0)
 PREPARE(prepare_ell, GS_BATCH_K_ELL, 0)
 
 #define OPS(var, name, summary, kind, prep)                                                     \
-  static const gs_batch_ops_t var = {GS_BATCH_OPS_VERSION, name, summary, kind, prep, apply,    \
+  static const gs_batch_ops_t var = {GS_BATCH_OPS_VERSION, name, summary, kind, 0u, prep, apply, \
                                      memory, describe, destroy};
 OPS(ops_scalar, "batch-csr-scalar", "a thread per row (ScalA17 3.4, CSR-scalar)", GS_BATCH_K_CSR,
     prepare_scalar)
@@ -370,6 +370,8 @@ OPS(ops_coo, "batch-coo", "entry-parallel COO, warp segmented sums (3.3)", GS_BA
 OPS(ops_ell, "batch-ell", "per-problem ELL, a thread per row, column-major (3.6)", GS_BATCH_K_ELL,
     prepare_ell)
 
-extern "C" const gs_batch_ops_t *const gs_batch_formats[] = {&ops_scalar, &ops_vector, &ops_smart,
-                                                             &ops_csri, &ops_coo, &ops_ell};
+/* Our kernels first, then the vendor baselines (batch/batch_cusparse.cu). */
+extern "C" const gs_batch_ops_t *const gs_batch_formats[] = {
+    &ops_scalar, &ops_vector, &ops_smart, &ops_csri, &ops_coo, &ops_ell,
+    &gs_batch_cusparse_ops, &gs_batch_cusparse2_ops};
 extern "C" const int gs_batch_nformats = (int)(sizeof gs_batch_formats / sizeof gs_batch_formats[0]);

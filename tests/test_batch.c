@@ -23,10 +23,21 @@ static double *dvec(const double *h, size_t n)
   return (double *)d;
 }
 
-/* Every kernel (and auto) on batch B of the count matrices A, all BLAS scalar cases. */
+/* Every problem of one m, n and nnz: what cuSPARSE's strided batches read. */
+static int uniform(gs_csr_t *const *A, int count)
+{
+  for (int i = 1; i < count; ++i)
+    if (A[i]->m != A[0]->m || A[i]->n != A[0]->n || A[i]->nnz != A[0]->nnz) return 0;
+  return 1;
+}
+
+/* Every kernel (and auto) on batch B of the count matrices A, all BLAS scalar cases. The vendor
+ * baselines (cuSPARSE's strided batches) run on uniform batches and refuse the others with
+ * "patterns differ", on the device and in the host apply alike. */
 static void check_kernels(gs_batch_t *B, gs_csr_t *const *A, int count, uint64_t *s,
                           const char *what)
 {
+  const int uni = uniform(A, count);
   static const double ab[][2] = {{1.0, 0.0}, {2.5, -1.0}, {-1.0, 0.5}, {0.0, 2.0}, {0.0, 0.0}};
   const gs_off_t *ro = gs_batch_row_offsets(B), *co = gs_batch_col_offsets(B);
   const size_t nx = (size_t)co[count], ny = (size_t)ro[count];
@@ -36,6 +47,13 @@ static void check_kernels(gs_batch_t *B, gs_csr_t *const *A, int count, uint64_t
     const char *name = k < 0 ? "auto" : gs_batch_format_name(k);
     gs_batch_spmv_t *S = NULL;
     gs_status_t st = gs_batch_spmv_create(&S, B, name, 1e6);
+    if (k >= 0 && (gs_batch_format_flags(k) & GS_BATCH_FORMAT_VENDOR) && !uni) {
+      CU_ASSERT_EQUAL(st, GS_ERR_UNSUPPORTED);
+      CU_ASSERT_PTR_NOT_NULL(strstr(gs_last_error(), "patterns differ"));
+      CU_ASSERT_PTR_NULL(S);
+      CU_ASSERT_EQUAL(gs_batch_host_apply(B, name, 0.0, 1.0, x, 0.0, y), GS_ERR_UNSUPPORTED);
+      continue;
+    }
     CU_ASSERT_EQUAL_FATAL(st, GS_SUCCESS);
     gs_batch_mem_t mem;
     CU_ASSERT(gs_batch_spmv_memory(S, &mem) == GS_SUCCESS && mem.bytes_per_apply > 0 &&
@@ -124,6 +142,43 @@ static void test_kernels_generated_and_shared(void)
   for (int i = 0; i < 20; ++i) gs_csr_destroy(&A[i]);
   gs_csr_destroy(&P);
   free(v);
+}
+
+/* Uniform batches, which cuSPARSE's strided baselines read (and every kernel must still get
+ * right): generated shared patterns (the pattern stored once, its columns repeated for
+ * cuSPARSE), equal sizes with different patterns (the batch's own arrays read in place), and
+ * 70,000 tiny problems: more than cuSPARSE's 65,535 batches a call, so two calls. */
+static void test_kernels_uniform(void)
+{
+  uint64_t s = gs_test_seed() ^ 0x17;
+  const struct { const char *kind; int count; gs_idx_t rows; } cases[] = {
+      {"laplace", 60, 64}, {"random", 60, 200}, {"random", 70000, 3}};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+    const int count = cases[c].count;
+    gs_csr_t *P = NULL, **A = calloc((size_t)count, sizeof *A);
+    double *v = NULL;
+    CU_ASSERT_FATAL(A && gs_batch_gen_shared(&P, &v, cases[c].kind, count, cases[c].rows,
+                                             cases[c].rows, gs_test_next(&s)) == GS_SUCCESS);
+    for (int i = 0; i < count; ++i) {
+      CU_ASSERT_FATAL(gs_csr_copy(&A[i], P) == GS_SUCCESS);
+      memcpy(A[i]->val, v + (size_t)i * (size_t)P->nnz, (size_t)P->nnz * sizeof *v);
+    }
+    gs_batch_t *B = NULL;
+    CU_ASSERT_EQUAL_FATAL(gs_batch_create_shared(&B, ctx, count, P, v), GS_SUCCESS);
+    check_kernels(B, A, count, &s, cases[c].kind);
+    gs_batch_destroy(&B);
+    /* the same sizes, other patterns: problem i's columns shifted by i (mod n) */
+    for (int i = 0; i < count; ++i)
+      for (gs_off_t e = 0; e < A[i]->nnz; ++e) A[i]->col[e] = (A[i]->col[e] + i) % A[i]->n;
+    CU_ASSERT_EQUAL_FATAL(gs_batch_create(&B, ctx, count, (const gs_csr_t *const *)A), GS_SUCCESS);
+    check_kernels(B, A, count, &s, "uniform, patterns differ");
+    gs_batch_destroy(&B);
+    for (int i = 0; i < count; ++i) gs_csr_destroy(&A[i]);
+    free(A);
+    free(v);
+    gs_csr_destroy(&P);
+  }
+  CU_ASSERT_EQUAL(gs_device_bytes_in_use(ctx), 0);
 }
 
 static void test_apply_rules(void)
@@ -403,6 +458,7 @@ int main(void)
   CU_TestInfo tests[] = {
       {"every kernel on the mixed batch", test_kernels_mixed},
       {"every kernel on generated and shared-pattern batches", test_kernels_generated_and_shared},
+      {"uniform batches: cuSPARSE's strided baselines and every kernel", test_kernels_uniform},
       {"apply rules and auto", test_apply_rules},
       {"batched CG/BiCGSTAB match gs_solve per problem", test_solvers_match_single},
       {"a singular problem stops alone", test_singular_problem},

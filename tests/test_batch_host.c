@@ -291,6 +291,72 @@ static void test_generators(void)
   CU_ASSERT_PTR_NULL(A);
 }
 
+/* Uniform batches (what cuSPARSE's strided baselines read): gs_batch_gen_shared's pattern and
+ * values (reproducible, one size, Laplacian values SPD-shaped, random ones strictly diagonally
+ * dominant and different per problem), and gs_batch_host_uniform's verdicts. */
+static void test_uniform_batches(void)
+{
+  uint64_t s = gs_test_seed() ^ 0x7;
+  const uint64_t seed = gs_test_next(&s);
+  const char *kinds[] = {"laplace", "random"};
+  for (int k = 0; k < 2; ++k) {
+    gs_csr_t *P = NULL, *Q = NULL;
+    double *v = NULL, *w = NULL;
+    const int count = 25;
+    CU_ASSERT_FATAL(gs_batch_gen_shared(&P, &v, kinds[k], count, 40, 40, seed) == GS_SUCCESS);
+    CU_ASSERT_FATAL(gs_batch_gen_shared(&Q, &w, kinds[k], count, 40, 40, seed) == GS_SUCCESS);
+    CU_ASSERT(P->m == 40 && P->n == 40 && gs_csr_validate(P) == GS_SUCCESS);
+    const size_t nnz = (size_t)P->nnz;
+    CU_ASSERT(Q->nnz == P->nnz && !memcmp(v, w, count * nnz * sizeof *v));
+    CU_ASSERT(!memcmp(P->val, v, nnz * sizeof *v)); /* the pattern carries problem 0 */
+    int differ = 0;
+    for (int i = 0; i < count; ++i) {
+      const double *vi = v + (size_t)i * nnz;
+      differ |= i > 0 && memcmp(vi, v, nnz * sizeof *v) != 0;
+      for (gs_idx_t r = 0; r < P->m; ++r) {
+        double d = 0.0, off = 0.0;
+        for (gs_off_t e = P->row_ptr[r]; e < P->row_ptr[r + 1]; ++e)
+          if (P->col[e] == r) d = vi[e];
+          else off += fabs(vi[e]);
+        CU_ASSERT(k == 0 ? d >= 4.0 && d < 5.0 && off <= 4.0 /* diagonal 4 + d_i */
+                         : fabs(d) > off);
+      }
+    }
+    CU_ASSERT(differ);
+    gs_batch_host_t H;
+    CU_ASSERT_FATAL(gs_batch_host_build_shared(&H, count, P, v) == GS_SUCCESS);
+    CU_ASSERT_EQUAL(gs_batch_host_uniform(&H, "x"), GS_SUCCESS);
+    gs_batch_host_free(&H);
+    free(v);
+    free(w);
+    gs_csr_destroy(&P);
+    gs_csr_destroy(&Q);
+  }
+  /* equal sizes with different patterns are uniform; another nnz is not, and is named */
+  gs_csr_t *A[3] = {gs_test_random_csr(&s, 6, 5, 0.5), NULL, NULL};
+  CU_ASSERT_FATAL(gs_csr_copy(&A[1], A[0]) == GS_SUCCESS);
+  for (gs_off_t e = 0; e < A[1]->nnz; ++e) A[1]->col[e] = (A[1]->col[e] + 1) % A[1]->n;
+  gs_batch_host_t H;
+  CU_ASSERT_FATAL(gs_batch_host_build(&H, 2, (const gs_csr_t *const *)A) == GS_SUCCESS);
+  CU_ASSERT_EQUAL(gs_batch_host_uniform(&H, "x"), GS_SUCCESS);
+  gs_batch_host_free(&H);
+  CU_ASSERT_FATAL(gs_csr_create(&A[2], 6, 5, 0) == GS_SUCCESS); /* same size, no entries */
+  for (gs_idx_t r = 0; r <= 6; ++r) A[2]->row_ptr[r] = 0;
+  CU_ASSERT_FATAL(gs_batch_host_build(&H, 3, (const gs_csr_t *const *)A) == GS_SUCCESS);
+  CU_ASSERT_EQUAL(gs_batch_host_uniform(&H, "batch-cusparse"), A[0]->nnz ? GS_ERR_UNSUPPORTED : GS_SUCCESS);
+  if (A[0]->nnz) {
+    CU_ASSERT_PTR_NOT_NULL(strstr(gs_last_error(), "patterns differ"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(gs_last_error(), "problem 2"));
+  }
+  gs_batch_host_free(&H);
+  for (int i = 0; i < 3; ++i) gs_csr_destroy(&A[i]);
+  gs_csr_t *P = NULL;
+  double *v = NULL;
+  CU_ASSERT_EQUAL(gs_batch_gen_shared(&P, &v, "laplace", 0, 4, 4, 1), GS_ERR_INVALID_ARG);
+  CU_ASSERT_EQUAL(gs_batch_gen_shared(&P, &v, "pareto", 3, 4, 4, 1), GS_ERR_INVALID_ARG);
+  CU_ASSERT(P == NULL && v == NULL);
+}
+
 /* Every argument is checked, with a message naming the fault; the public entry points refuse
  * without a context before touching a device. */
 static void test_bad_arguments(void)
@@ -321,9 +387,16 @@ static void test_bad_arguments(void)
   CU_ASSERT_EQUAL(gs_batch_count(NULL), 0);
   CU_ASSERT_PTR_NULL(gs_batch_format_name(-1));
   CU_ASSERT_PTR_NULL(gs_batch_format_name(gs_batch_format_count()));
-  CU_ASSERT_EQUAL(gs_batch_format_count(), 6);
-  for (int k = 0; k < gs_batch_format_count(); ++k)
+  CU_ASSERT_EQUAL(gs_batch_format_count(), 8);
+  int vendor = 0;
+  for (int k = 0; k < gs_batch_format_count(); ++k) {
     CU_ASSERT(!strncmp(gs_batch_format_name(k), "batch-", 6) && gs_batch_format_summary(k)[0]);
+    const int v = (gs_batch_format_flags(k) & GS_BATCH_FORMAT_VENDOR) != 0;
+    CU_ASSERT_EQUAL(v, !strncmp(gs_batch_format_name(k), "batch-cusparse", 14));
+    vendor += v;
+  }
+  CU_ASSERT_EQUAL(vendor, 2);
+  CU_ASSERT_EQUAL(gs_batch_format_flags(-1), 0u);
   gs_csr_destroy(&A[0]);
   gs_csr_destroy(&A[1]);
 }
@@ -337,6 +410,7 @@ int main(void)
       {"ell fill guard and the auto rule", test_ell_fill_and_auto_rule},
       {"csr-smart width and block threads", test_smart_width},
       {"generators", test_generators},
+      {"uniform batches: shared generator, the strided check", test_uniform_batches},
       {"bad arguments", test_bad_arguments},
       CU_TEST_INFO_NULL};
   return gs_test_main("batch_host", tests, 0);
