@@ -94,6 +94,21 @@ static inline GS_BATCH_HD int gs_batch_smart_width(int32_t m, int32_t nnz)
   return w;
 }
 
+/** batch-csr-warp: problems of at most GS_BATCH_WARP_ROWS rows take one warp each, 8 to a block
+ *  of 256 threads, when the batch has at least GS_BATCH_WARP_MIN_PACK problems (fewer leave
+ *  blocks to spare: every problem then takes a block, as do the larger ones). */
+#define GS_BATCH_WARP_ROWS 128
+#define GS_BATCH_WARP_MIN_PACK 1024
+#define GS_BATCH_WARP_PER_BLOCK 8
+
+/** batch-csr-warp's schedule: sched[0 .. nlarge) the problems that take a block each, then
+ *  nwblocks groups of GS_BATCH_WARP_PER_BLOCK problems that take a warp each (-1 pads the last
+ *  group). Both parts in decreasing work (nnz + m, ties by index): the largest blocks start first
+ *  (a shorter tail), and the warps of one block get problems of similar work (a block retires
+ *  with its slowest warp). Every problem appears once. */
+gs_status_t gs_batch_warp_schedule(const gs_batch_host_t *H, int32_t **sched, int32_t *nlarge,
+                                   int32_t *nwblocks);
+
 /** batch-coo: local row index of every stored entry (H->nci of them, in ci's order). */
 gs_status_t gs_batch_coo_rows(const gs_batch_host_t *H, int32_t **rows);
 
@@ -117,6 +132,8 @@ void gs_batch_ell_free(gs_batch_ell_t *E);
 /** Host applies on those layouts: y = alpha A x + beta y per problem (BLAS rules). `kind` is one
  *  of the GS_BATCH_K_* values. */
 enum { GS_BATCH_K_CSR = 0, GS_BATCH_K_SMART, GS_BATCH_K_CSRI, GS_BATCH_K_COO, GS_BATCH_K_ELL };
+/* (batch-csr-warp sums a row as batch-csr-smart does: W strided partial sums, then their tree:
+ *  its host layout is GS_BATCH_K_SMART's.) */
 gs_status_t gs_batch_host_apply_kind(const gs_batch_host_t *H, int kind, int nwarps,
                                      double max_fill, double alpha, const gs_val_t *x,
                                      double beta, gs_val_t *y);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "batch/batch_impl.h"
 #include "tests/testutil.h"
 
 #define MAXP 64
@@ -178,6 +179,38 @@ static void test_kernels_uniform(void)
     free(v);
     gs_csr_destroy(&P);
   }
+  CU_ASSERT_EQUAL(gs_device_bytes_in_use(ctx), 0);
+}
+
+/* batch-csr-warp packs small problems a warp each only in batches of at least
+ * GS_BATCH_WARP_MIN_PACK problems: the issue's edge cases (1x1, empty rows, rectangular, nnz = 0,
+ * x beyond shared memory, one long row) repeated past that count, with problems that keep a
+ * block each beside them (x staged, and x too large to stage), so both of its paths and the
+ * last block's empty warp slots run. */
+static void test_kernels_packed(void)
+{
+  uint64_t s = gs_test_seed() ^ 0x18;
+  gs_csr_t *base[MAXP];
+  int nb = gs_test_batch_mixed(&s, base, MAXP - 3);
+  CU_ASSERT_FATAL(nb > 0);
+  base[nb++] = gs_test_random_csr(&s, 300, 5000, 0.002); /* a block, x from global memory */
+  base[nb++] = gs_test_random_csr(&s, 400, 380, 0.02);   /* a block, x staged */
+  base[nb++] = gs_test_long_row(&s, 200);                 /* a block, one long row */
+  const int count = GS_BATCH_WARP_MIN_PACK + 5;           /* 5: the last block has empty slots */
+  gs_csr_t **A = calloc((size_t)count, sizeof *A);
+  CU_ASSERT_FATAL(A != NULL);
+  for (int i = 0; i < count; ++i) CU_ASSERT_FATAL(gs_csr_copy(&A[i], base[i % nb]) == GS_SUCCESS);
+  gs_batch_t *B = NULL;
+  CU_ASSERT_EQUAL_FATAL(gs_batch_create(&B, ctx, count, (const gs_csr_t *const *)A), GS_SUCCESS);
+  gs_batch_spmv_t *S = NULL;
+  CU_ASSERT_FATAL(gs_batch_spmv_create(&S, B, "batch-csr-warp", 0.0) == GS_SUCCESS);
+  CU_ASSERT_PTR_NOT_NULL(strstr(gs_batch_spmv_describe(S), "one-warp problems"));
+  gs_batch_spmv_destroy(&S);
+  check_kernels(B, A, count, &s, "packed");
+  gs_batch_destroy(&B);
+  for (int i = 0; i < count; ++i) gs_csr_destroy(&A[i]);
+  for (int i = 0; i < nb; ++i) gs_csr_destroy(&base[i]);
+  free(A);
   CU_ASSERT_EQUAL(gs_device_bytes_in_use(ctx), 0);
 }
 
@@ -459,6 +492,7 @@ int main(void)
       {"every kernel on the mixed batch", test_kernels_mixed},
       {"every kernel on generated and shared-pattern batches", test_kernels_generated_and_shared},
       {"uniform batches: cuSPARSE's strided baselines and every kernel", test_kernels_uniform},
+      {"batch-csr-warp's packed path on the issue's edge cases", test_kernels_packed},
       {"apply rules and auto", test_apply_rules},
       {"batched CG/BiCGSTAB match gs_solve per problem", test_solvers_match_single},
       {"a singular problem stops alone", test_singular_problem},

@@ -230,13 +230,63 @@ static void test_ell_fill_and_auto_rule(void)
                   GS_ERR_FORMAT_FILL);
   gs_batch_host_free(&H);
   free_in(&b);
-  /* random rows of 2..17 entries: irregular, not skewed -> csr-smart */
-  CU_ASSERT_FATAL(gs_batch_gen(&L, "random", 20, 50, 100, gs_test_next(&s)) == GS_SUCCESS);
+  /* random rows of 2..17 entries: irregular, not skewed -> csr-warp */
+  CU_ASSERT_FATAL(gs_batch_gen(&L, "random", 20, 80, 200, gs_test_next(&s)) == GS_SUCCESS);
   CU_ASSERT_FATAL(gs_batch_host_build(&H, 20, (const gs_csr_t *const *)L) == GS_SUCCESS);
   gs_batch_host_rowstats(&H, &rs);
-  CU_ASSERT_STRING_EQUAL(gs_batch_rule(&rs, NULL), "batch-csr-smart");
+  CU_ASSERT(rs.mean_m > 64.0);
+  CU_ASSERT_STRING_EQUAL(gs_batch_rule(&rs, NULL), "batch-csr-warp");
   gs_batch_host_free(&H);
   gs_batch_gen_free(&L, 20);
+  /* tiny Laplacians: balanced, but a block each would idle -> csr-warp before ell */
+  CU_ASSERT_FATAL(gs_batch_gen(&L, "laplace", 20, 10, 60, gs_test_next(&s)) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_batch_host_build(&H, 20, (const gs_csr_t *const *)L) == GS_SUCCESS);
+  gs_batch_host_rowstats(&H, &rs);
+  CU_ASSERT(rs.ell_fill < 1.25 && rs.mean_m <= 64.0);
+  CU_ASSERT_STRING_EQUAL(gs_batch_rule(&rs, NULL), "batch-csr-warp");
+  gs_batch_host_free(&H);
+  gs_batch_gen_free(&L, 20);
+}
+
+/* batch-csr-warp's schedule: every problem once; without enough problems every one takes a
+ * block; with them, problems of <= GS_BATCH_WARP_ROWS rows go 8 to a block after the others,
+ * each part in decreasing work, -1 only as the last block's padding. */
+static void test_warp_schedule(void)
+{
+  uint64_t s = gs_test_seed() ^ 0x8;
+  for (int rep = 0; rep < 2; ++rep) {
+    const int count = rep ? GS_BATCH_WARP_MIN_PACK + 13 : 100;
+    gs_csr_t **L = NULL;
+    CU_ASSERT_FATAL(gs_batch_gen(&L, "random", count, 1, 400, gs_test_next(&s)) == GS_SUCCESS);
+    gs_batch_host_t H;
+    CU_ASSERT_FATAL(gs_batch_host_build(&H, count, (const gs_csr_t *const *)L) == GS_SUCCESS);
+    int32_t *sched = NULL, nl = -1, nw = -1;
+    CU_ASSERT_FATAL(gs_batch_warp_schedule(&H, &sched, &nl, &nw) == GS_SUCCESS);
+    const int32_t len = nl + nw * GS_BATCH_WARP_PER_BLOCK;
+    int *seen = calloc((size_t)count, sizeof *seen), small = 0;
+    for (int i = 0; i < count; ++i) small += H.prob[i].m <= GS_BATCH_WARP_ROWS;
+    if (!rep) CU_ASSERT(nl == count && nw == 0);
+    if (rep) CU_ASSERT(nl == count - small && nw == (small + 7) / 8);
+    for (int32_t k = 0; k < len; ++k) {
+      const int32_t i = sched[k];
+      if (i < 0) { /* padding: only at the end */
+        CU_ASSERT(k >= nl + small);
+        continue;
+      }
+      CU_ASSERT_FATAL(i < count);
+      seen[i]++;
+      CU_ASSERT_EQUAL(k < nl, !(rep && H.prob[i].m <= GS_BATCH_WARP_ROWS));
+      if (k > 0 && k != nl && sched[k - 1] >= 0) { /* decreasing work within each part */
+        const gs_batch_prob_t *a = &H.prob[sched[k - 1]], *b = &H.prob[i];
+        CU_ASSERT((int64_t)a->nnz + a->m >= (int64_t)b->nnz + b->m);
+      }
+    }
+    for (int i = 0; i < count; ++i) CU_ASSERT_EQUAL(seen[i], 1);
+    free(seen);
+    free(sched);
+    gs_batch_host_free(&H);
+    gs_batch_gen_free(&L, count);
+  }
 }
 
 static void test_smart_width(void)
@@ -387,7 +437,7 @@ static void test_bad_arguments(void)
   CU_ASSERT_EQUAL(gs_batch_count(NULL), 0);
   CU_ASSERT_PTR_NULL(gs_batch_format_name(-1));
   CU_ASSERT_PTR_NULL(gs_batch_format_name(gs_batch_format_count()));
-  CU_ASSERT_EQUAL(gs_batch_format_count(), 8);
+  CU_ASSERT_EQUAL(gs_batch_format_count(), 9);
   int vendor = 0;
   for (int k = 0; k < gs_batch_format_count(); ++k) {
     CU_ASSERT(!strncmp(gs_batch_format_name(k), "batch-", 6) && gs_batch_format_summary(k)[0]);
@@ -409,6 +459,7 @@ int main(void)
       {"csr-i start rows", test_csri_starts},
       {"ell fill guard and the auto rule", test_ell_fill_and_auto_rule},
       {"csr-smart width and block threads", test_smart_width},
+      {"csr-warp schedule", test_warp_schedule},
       {"generators", test_generators},
       {"uniform batches: shared generator, the strided check", test_uniform_batches},
       {"bad arguments", test_bad_arguments},

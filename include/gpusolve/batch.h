@@ -71,8 +71,11 @@ size_t gs_batch_device_bytes(const gs_batch_t *B);
  * two >= the problem's mean row length, up to 32), "batch-csr-i" (the interleaved, balanced CSR:
  * equal shares of entries per warp, start rows precomputed), "batch-coo" (equal shares of
  * entries, warp segmented reduction), "batch-ell" (padded to each problem's longest row, a
- * thread per row, column-major). "auto" picks one of them from the batch's row statistics
- * (gs_batch_auto_format).
+ * thread per row, column-major), and beyond the paper "batch-csr-warp" (in batches of at least
+ * 1024 problems, each problem of at most 128 rows takes one warp, 8 to a block, without a
+ * barrier; larger ones a block; warps work in 32-row tiles whose row bounds come from one
+ * coalesced load and shuffles, W lanes a row as csr-smart, two rows per group at once). "auto"
+ * picks one of them from the batch's row statistics (gs_batch_auto_format).
  * Vendor baselines in the same table (flag GS_BATCH_FORMAT_VENDOR, never chosen by "auto"):
  * "batch-cusparse" and "batch-cusparse2", cuSPARSE's own strided batches (cusparseSpMM with
  * one column per problem, CUSPARSE_SPMM_CSR_ALG1 and CSR_ALG2, at most 65,535 problems a call).
