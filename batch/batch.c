@@ -132,6 +132,11 @@ const char *gs_batch_format_summary(int k)
   return k >= 0 && k < gs_batch_nformats ? gs_batch_formats[k]->summary : NULL;
 }
 
+unsigned gs_batch_format_flags(int k)
+{
+  return k >= 0 && k < gs_batch_nformats ? gs_batch_formats[k]->flags : 0u;
+}
+
 const char *gs_batch_auto_format(const gs_batch_t *B, const char **why)
 {
   if (why) *why = NULL;
@@ -235,6 +240,8 @@ gs_status_t gs_batch_host_apply(const gs_batch_t *B, const char *name, double ma
   const gs_batch_ops_t *ops = find(strcmp(name, "auto") ? name : gs_batch_rule(&B->st, NULL));
   if (!ops) return unknown("gs_batch_host_apply", name);
   GS_CHECK(check_apply("gs_batch_host_apply", &B->H, alpha, x, beta, y));
+  /* a vendor baseline's layout is the batch's CSR read with strides: only uniform batches */
+  if (ops->flags & GS_BATCH_FORMAT_VENDOR) GS_CHECK(gs_batch_host_uniform(&B->H, ops->name));
   /* CSR-I's warps per block are the kernel's: gs_batch_block_threads(mean entries) / 32 */
   const int nwarps = gs_batch_block_threads(B->st.mean_nnz) / 32;
   return gs_batch_host_apply_kind(&B->H, ops->kind, nwarps,

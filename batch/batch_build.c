@@ -175,24 +175,45 @@ void gs_batch_host_rowstats(const gs_batch_host_t *H, gs_batch_rowstats_t *st)
 
 /* The automatic choice, from the paper's conclusions (section 4.2): ELL wins on balanced rows
  * (Figure 3: DWT992, GR_30_30, NOS3) and collapses under padding; CSR-I wins when the entries
- * gather in few rows (Figure 4, right); elsewhere CSR-smart is the one-touch choice for CSR
- * (its threads per row follow each problem's mean row length, so short and long rows both keep
- * the lanes busy). The thresholds are ours, to be tuned by the benchmark (bench/batch.sh). */
+ * gather in few rows (Figure 4, right); elsewhere CSR with threads per row from each problem's
+ * mean row length, which batch-csr-warp runs with more loads in flight than batch-csr-smart
+ * (row bounds by shuffles, two rows per group) and, in batches of tiny problems, without a
+ * whole block per problem: it also takes tiny problems (mean <= GS_BATCH_WARP_ROWS / 2 rows)
+ * before ELL, whose one block per problem is mostly idle there. The thresholds are ours, to be
+ * tuned by the benchmark (bench/batch.sh). */
 const char *gs_batch_rule(const gs_batch_rowstats_t *st, const char **why)
 {
   const char *w, *name;
-  if (st->ell_fill <= 1.25) {
+  if (st->long_row < 8.0 && st->mean_m <= GS_BATCH_WARP_ROWS / 2) {
+    name = "batch-csr-warp";
+    w = "tiny problems (mean rows <= 64): several per block, one warp each";
+  } else if (st->ell_fill <= 1.25) {
     name = "batch-ell";
     w = "balanced rows: ELL padding <= 1.25x the entries";
   } else if (st->long_row >= 8.0) {
     name = "batch-csr-i";
     w = "a row of 8x or more its problem's mean length: balanced entry shares per warp";
   } else {
-    name = "batch-csr-smart";
-    w = "irregular but not skewed rows: threads per row from each problem's mean row length";
+    name = "batch-csr-warp";
+    w = "irregular but not skewed rows: threads per row from each problem's mean row length, "
+        "32-row tiles per warp";
   }
   if (why) *why = w;
   return name;
+}
+
+gs_status_t gs_batch_host_uniform(const gs_batch_host_t *H, const char *who)
+{
+  const gs_batch_prob_t *p0 = &H->prob[0];
+  for (int i = 1; i < H->count; ++i) {
+    const gs_batch_prob_t *p = &H->prob[i];
+    if (p->m != p0->m || p->n != p0->n || p->nnz != p0->nnz)
+      return GS_ERROR(GS_ERR_UNSUPPORTED, "%s: n/a (patterns differ): cuSPARSE's strided batches "
+                      "need one m, n and nnz for all problems, and problem %d is %d x %d with %d "
+                      "entries, problem 0 %d x %d with %d", who, i, (int)p->m, (int)p->n,
+                      (int)p->nnz, (int)p0->m, (int)p0->n, (int)p0->nnz);
+  }
+  return GS_SUCCESS;
 }
 
 size_t gs_batch_floor_bytes(const gs_batch_host_t *H)
@@ -211,6 +232,52 @@ int gs_batch_block_threads(double work)
 }
 
 /* ---- kernel layouts ------------------------------------------------------------------------- */
+
+/* A problem and its work (nnz + m), sorted by decreasing work, ties by index. */
+typedef struct {
+  int64_t work;
+  int32_t i;
+} work_t;
+
+static int cmp_work_desc(const void *a, const void *b)
+{
+  const work_t *x = (const work_t *)a, *y = (const work_t *)b;
+  if (x->work != y->work) return x->work > y->work ? -1 : 1;
+  return (x->i > y->i) - (x->i < y->i);
+}
+
+gs_status_t gs_batch_warp_schedule(const gs_batch_host_t *H, int32_t **sched, int32_t *nlarge,
+                                   int32_t *nwblocks)
+{
+  const int n = H->count, pack = H->count >= GS_BATCH_WARP_MIN_PACK;
+  work_t *w = malloc(((size_t)n + 1) * sizeof *w);
+  if (!w) return GS_ERROR(GS_ERR_HOST_MEMORY, "batch-csr-warp: out of host memory for the schedule");
+  int32_t nl = 0, ns = 0;
+  for (int32_t i = 0; i < n; ++i) /* the block problems to the front, the warp problems behind */
+    if (!(pack && H->prob[i].m <= GS_BATCH_WARP_ROWS)) ++nl;
+  for (int32_t i = 0, a = 0, b = nl; i < n; ++i) {
+    const int small = pack && H->prob[i].m <= GS_BATCH_WARP_ROWS;
+    work_t *t = &w[small ? b++ : a++];
+    t->work = (int64_t)H->prob[i].nnz + H->prob[i].m;
+    t->i = i;
+  }
+  ns = n - nl;
+  qsort(w, (size_t)nl, sizeof *w, cmp_work_desc);
+  qsort(w + nl, (size_t)ns, sizeof *w, cmp_work_desc);
+  const int32_t nw = (ns + GS_BATCH_WARP_PER_BLOCK - 1) / GS_BATCH_WARP_PER_BLOCK;
+  int32_t *s = malloc(((size_t)nl + (size_t)nw * GS_BATCH_WARP_PER_BLOCK + 1) * sizeof *s);
+  if (!s) {
+    free(w);
+    return GS_ERROR(GS_ERR_HOST_MEMORY, "batch-csr-warp: out of host memory for the schedule");
+  }
+  for (int32_t k = 0; k < nl; ++k) s[k] = w[k].i;
+  for (int32_t k = 0; k < nw * GS_BATCH_WARP_PER_BLOCK; ++k) s[nl + k] = k < ns ? w[nl + k].i : -1;
+  free(w);
+  *sched = s;
+  *nlarge = nl;
+  *nwblocks = nw;
+  return GS_SUCCESS;
+}
 
 gs_status_t gs_batch_coo_rows(const gs_batch_host_t *H, int32_t **rows)
 {

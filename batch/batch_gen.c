@@ -1,5 +1,7 @@
 /* batch/batch_gen.c: seeded batches of small matrices whose sizes and patterns vary per problem
- * (gs_batch_gen), for `gpusolve batch --gen`, the benchmark and the tests. */
+ * (gs_batch_gen), or that share one pattern with values varied per problem (gs_batch_gen_shared,
+ * the uniform batches of cuSPARSE's strided baseline), for `gpusolve batch --gen`, the benchmark
+ * and the tests. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,4 +134,55 @@ cleanup:
   gs_batch_gen_free(&A, count);
   free(mark);
   return st;
+}
+
+/* Problem i's values on the shared pattern P, in P's entry order: the Laplacian's with the
+ * diagonal 4 + d_i (one d_i in [0, 1) per problem: still symmetric and diagonally dominant with
+ * a positive diagonal, so SPD); random values in [-1, 1) off the diagonal and a diagonal of sign
+ * +-1 times (1 + sum |off-diagonal|), drawn per problem (strictly diagonally dominant). */
+static void shared_values(const gs_csr_t *P, int lap, uint64_t *s, gs_val_t *v)
+{
+  const double shift = lap ? uniform(s) : 0.0;
+  for (gs_idx_t r = 0; r < P->m; ++r) {
+    double off = 0.0;
+    gs_off_t diag = -1;
+    for (gs_off_t e = P->row_ptr[r]; e < P->row_ptr[r + 1]; ++e) {
+      if (P->col[e] == r) {
+        diag = e;
+        continue;
+      }
+      v[e] = lap ? P->val[e] : 2.0 * uniform(s) - 1.0;
+      off += fabs(v[e]);
+    }
+    if (diag >= 0) v[diag] = lap ? P->val[diag] + shift : (uniform(s) < 0.5 ? -1.0 : 1.0) * (1.0 + off);
+  }
+}
+
+gs_status_t gs_batch_gen_shared(gs_csr_t **pattern, gs_val_t **values, const char *kind,
+                                int count, gs_idx_t rmin, gs_idx_t rmax, uint64_t seed)
+{
+  if (!pattern || !values) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_batch_gen_shared: NULL output");
+  *pattern = NULL;
+  *values = NULL;
+  if (count < 1) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_batch_gen_shared: count %d < 1", count);
+  gs_csr_t **one = NULL;
+  /* the pattern: the first problem gs_batch_gen draws from this seed */
+  GS_CHECK(gs_batch_gen(&one, kind, 1, rmin, rmax, seed));
+  gs_csr_t *P = one[0];
+  one[0] = NULL;
+  gs_batch_gen_free(&one, 1);
+  const size_t nnz = (size_t)P->nnz;
+  gs_val_t *v = malloc(((size_t)count * nnz + 1) * sizeof *v);
+  if (!v) {
+    gs_csr_destroy(&P);
+    return GS_ERROR(GS_ERR_HOST_MEMORY, "gs_batch_gen_shared: out of host memory for %d x %zu "
+                    "values", count, nnz);
+  }
+  const int lap = !strcmp(kind, "laplace");
+  uint64_t s = seed ^ 0x5A4EDull;
+  for (int i = 0; i < count; ++i) shared_values(P, lap, &s, v + (size_t)i * nnz);
+  if (nnz) memcpy(P->val, v, nnz * sizeof *v); /* the pattern carries problem 0's values */
+  *pattern = P;
+  *values = v;
+  return GS_SUCCESS;
 }

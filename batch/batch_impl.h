@@ -66,6 +66,11 @@ void gs_batch_host_rowstats(const gs_batch_host_t *H, gs_batch_rowstats_t *st);
 /** The automatic rule (see gs_batch_auto_format). */
 const char *gs_batch_rule(const gs_batch_rowstats_t *st, const char **why);
 
+/** GS_SUCCESS when every problem has problem 0's m, n and nnz (a uniform batch: cuSPARSE's
+ *  strided batches can read it); else GS_ERR_UNSUPPORTED with a message naming `who` and the
+ *  first problem that differs ("patterns differ"). */
+gs_status_t gs_batch_host_uniform(const gs_batch_host_t *H, const char *who);
+
 /** The CSR byte floor of y = A x over the batch: 32-bit row pointers and columns, double values,
  *  x read once, y written once. */
 size_t gs_batch_floor_bytes(const gs_batch_host_t *H);
@@ -88,6 +93,21 @@ static inline GS_BATCH_HD int gs_batch_smart_width(int32_t m, int32_t nnz)
   while (w < 32 && w < mean) w <<= 1;
   return w;
 }
+
+/** batch-csr-warp: problems of at most GS_BATCH_WARP_ROWS rows take one warp each, 8 to a block
+ *  of 256 threads, when the batch has at least GS_BATCH_WARP_MIN_PACK problems (fewer leave
+ *  blocks to spare: every problem then takes a block, as do the larger ones). */
+#define GS_BATCH_WARP_ROWS 128
+#define GS_BATCH_WARP_MIN_PACK 1024
+#define GS_BATCH_WARP_PER_BLOCK 8
+
+/** batch-csr-warp's schedule: sched[0 .. nlarge) the problems that take a block each, then
+ *  nwblocks groups of GS_BATCH_WARP_PER_BLOCK problems that take a warp each (-1 pads the last
+ *  group). Both parts in decreasing work (nnz + m, ties by index): the largest blocks start first
+ *  (a shorter tail), and the warps of one block get problems of similar work (a block retires
+ *  with its slowest warp). Every problem appears once. */
+gs_status_t gs_batch_warp_schedule(const gs_batch_host_t *H, int32_t **sched, int32_t *nlarge,
+                                   int32_t *nwblocks);
 
 /** batch-coo: local row index of every stored entry (H->nci of them, in ci's order). */
 gs_status_t gs_batch_coo_rows(const gs_batch_host_t *H, int32_t **rows);
@@ -112,13 +132,15 @@ void gs_batch_ell_free(gs_batch_ell_t *E);
 /** Host applies on those layouts: y = alpha A x + beta y per problem (BLAS rules). `kind` is one
  *  of the GS_BATCH_K_* values. */
 enum { GS_BATCH_K_CSR = 0, GS_BATCH_K_SMART, GS_BATCH_K_CSRI, GS_BATCH_K_COO, GS_BATCH_K_ELL };
+/* (batch-csr-warp sums a row as batch-csr-smart does: W strided partial sums, then their tree:
+ *  its host layout is GS_BATCH_K_SMART's.) */
 gs_status_t gs_batch_host_apply_kind(const gs_batch_host_t *H, int kind, int nwarps,
                                      double max_fill, double alpha, const gs_val_t *x,
                                      double beta, gs_val_t *y);
 
 /* ---- the batched kernels' table (batch_kernels.cu) ------------------------------------------- */
 
-#define GS_BATCH_OPS_VERSION 1
+#define GS_BATCH_OPS_VERSION 2
 #define GS_BATCH_MAX_FILL_DEFAULT 3.0
 
 typedef struct gs_batch_ops {
@@ -126,6 +148,8 @@ typedef struct gs_batch_ops {
   const char *name;
   const char *summary;
   int kind;          /* GS_BATCH_K_*: the host layout its host apply uses */
+  unsigned flags;    /* GS_BATCH_FORMAT_* (batch.h): VENDOR for cuSPARSE's baselines, which
+                        "auto" never picks and which refuse batches they cannot read */
   gs_status_t (*prepare)(gs_batch_t *B, double max_fill, void **data);
   gs_status_t (*apply)(gs_batch_t *B, void *data, double alpha, const double *d_x, double beta,
                        double *d_y);
@@ -136,6 +160,9 @@ typedef struct gs_batch_ops {
 
 extern const gs_batch_ops_t *const gs_batch_formats[];
 extern const int gs_batch_nformats;
+
+/* cuSPARSE's strided batches (batch/batch_cusparse.cu), listed in gs_batch_formats[]. */
+extern const gs_batch_ops_t gs_batch_cusparse_ops, gs_batch_cusparse2_ops;
 
 /* The device view of a batch (pointers into its one allocation). */
 typedef struct gs_batch_dev {

@@ -2,9 +2,10 @@
  * Quintana-Orti, "Flexible Batched Sparse Matrix-Vector Product on GPUs" (ScalA17), and their
  * gs_batch_ops_t tables.
  *
- * Work division (section 3.2): one thread block per problem (grid = N blocks), every kernel; a
- *   problem's x is first copied into shared memory when it has at most GS_BATCH_XCAP columns
- *   (else read from global memory), so the product's gathers hit shared memory.
+ * Work division (section 3.2): one thread block per problem (grid = N blocks), every kernel but
+ *   batch-csr-warp's packed warps (below); a block's problem's x is first copied into shared
+ *   memory when it has at most GS_BATCH_XCAP columns (else read from global memory), so the
+ *   product's gathers hit shared memory.
  *   batch-csr-scalar  a thread per row (section 3.4, CSR-scalar)
  *   batch-csr-vector  a warp per row, shuffle reduction (section 3.4, CSR-vector)
  *   batch-csr-smart   W threads per row, W = the smallest power of two >= the problem's mean row
@@ -14,16 +15,27 @@
  *                     at prepare (section 3.5); lanes find their rows by walking the row pointers
  *   batch-coo         warps take 32-entry chunks, the row of each entry is stored (section 3.3)
  *   batch-ell         a thread per row over the problem's padded, column-major ELL (section 3.6)
+ *   batch-csr-warp    ours, beyond the paper's one block per problem: in batches of many
+ *                     problems, each of at most GS_BATCH_WARP_ROWS rows takes ONE warp, eight to
+ *                     a block (no barrier, x through the read-only path); larger problems keep a
+ *                     block (x staged). Either way a warp works in tiles of 32 rows: one
+ *                     coalesced load brings the tile's 33 row pointers into the lanes, so rows
+ *                     find their bounds by shuffles instead of a dependent load each; W lanes a
+ *                     row (CSR-smart's width), two rows per group at once (two independent load
+ *                     chains in flight), the tile's 32 sums gathered into lanes by shuffles and
+ *                     stored with one coalesced write. The schedule (which problem runs where,
+ *                     largest first) is built at prepare (gs_batch_warp_schedule).
  * The entry-parallel kernels (csr-i, coo) meet rows split between lanes and warps with a warp
  * segmented sum and one atomic per run of a row; their sums go to a shared-memory copy of y when
  * the problem has at most GS_BATCH_YCAP rows (shared atomics; y written once at the end), else
  * straight to y in global memory after y = beta y.
  * Launch shape: threads per block = a power of two in [32, 256] from the batch's mean work per
- *   problem (rows, rows x W, or entries), fixed at prepare.
+ *   problem (rows, rows x W, or entries), fixed at prepare; batch-csr-warp 256 (8 warps).
  * Assumptions: the batch's CSR is valid (checked at gs_batch_create), rows sorted by position in
  *   row pointers; with beta == 0 y is written and never read; x and y do not overlap.
  * Byte models (gs_batch_mem_t.bytes_per_apply, beta = 0): CSR kinds 4 (m + 1) + 12 nnz + 8 n +
- *   8 m; csr-i adds 4 (nw + 1) per problem; coo 16 nnz + 8 n + 8 m; ell 12 padded + 8 n + 8 m. */
+ *   8 m; csr-i adds 4 (nw + 1) per problem, csr-warp its schedule (4 bytes a problem); coo
+ *   16 nnz + 8 n + 8 m; ell 12 padded + 8 n + 8 m. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -36,7 +48,7 @@
 #define GS_BATCH_XCAP 3072 /* doubles of x staged per block (24 KiB) */
 #define GS_BATCH_YCAP 2048 /* doubles of y accumulated per block by csr-i and coo (16 KiB) */
 
-enum { MODE_SCALAR = 0, MODE_VECTOR = 1, MODE_SMART = 2 };
+enum { MODE_SCALAR = 0, MODE_VECTOR = 1, MODE_SMART = 2, MODE_WARP = 3 };
 
 typedef struct batch_data {
   gs_context_t *ctx;
@@ -49,6 +61,8 @@ typedef struct batch_data {
   size_t extra_bytes;
   const int32_t *d_rows;  /* coo: row of each entry */
   const int32_t *d_start; /* csr-i: start rows */
+  const int32_t *d_sched; /* csr-warp: the schedule (gs_batch_warp_schedule) */
+  int32_t nlarge, nwblocks; /* csr-warp: problems run by a block, blocks of warp problems */
   const int64_t *d_eoff;  /* ell: per-problem offsets */
   const int32_t *d_eci;
   const double *d_eval;
@@ -78,6 +92,104 @@ batch_csr_kernel(gs_batch_dev_t A, int32_t xcap, double alpha, const double *__r
     const double sum = gs_batch_row_dot(rp, ci, val, xs, r, r < p.m, W, lane);
     if (lane == 0 && r < p.m) yi[r] = beta == 0.0 ? alpha * sum : alpha * sum + beta * yi[r];
   }
+}
+
+/* batch-csr-warp: one warp's tiles of 32 rows of a problem, tiles t0 = tile0, tile0 + tstep, ...
+ * (warp-uniform bounds: every lane reaches every shuffle). STAGED: x is in shared memory, else
+ * it is read through the read-only path (__ldg; x carries no __restrict__ here, so that a
+ * shared-memory x is never loaded as global). W lanes per row, R = 32 / W rows per pass, two
+ * passes at once. */
+template <bool STAGED>
+static __device__ __forceinline__ void warp_tiles(const int32_t *__restrict__ rp,
+                                                  const gs_idx_t *__restrict__ ci,
+                                                  const double *__restrict__ val,
+                                                  const double *x, int32_t m, int W,
+                                                  int32_t tile0, int32_t tstep, double alpha,
+                                                  double beta, double *__restrict__ y)
+{
+  const int lane = threadIdx.x & 31, R = 32 / W, g = lane / W, gl = lane & (W - 1);
+  for (int32_t t0 = tile0; t0 < m; t0 += tstep) {
+    const int rows = m - t0 < 32 ? (int)(m - t0) : 32;
+    /* lane l holds the start of row t0 + l (lane `rows` the tile's end, when rows < 32) */
+    const int32_t mine = lane <= rows ? rp[t0 + lane] : 0;
+    const int32_t last = rp[t0 + rows];
+    double out = 0.0; /* lane l: the sum of row t0 + l */
+    for (int p = 0; p < rows; p += 2 * R) {
+      const int ra = p + g, rb = p + R + g; /* this group's two rows in the tile */
+      const int32_t sa = __shfl_sync(GS_FULL_MASK, mine, ra & 31);
+      const int32_t na = __shfl_sync(GS_FULL_MASK, mine, (ra + 1) & 31);
+      const int32_t sb = __shfl_sync(GS_FULL_MASK, mine, rb & 31);
+      const int32_t nb = __shfl_sync(GS_FULL_MASK, mine, (rb + 1) & 31);
+      /* rows past the tile get empty ranges; row 31's end is the tile's end */
+      uint32_t ka = 0, ea = 0, kb = 0, eb = 0;
+      if (ra < rows) {
+        ka = (uint32_t)sa + gl;
+        ea = (uint32_t)(ra + 1 < 32 ? na : last);
+      }
+      if (rb < rows) {
+        kb = (uint32_t)sb + gl;
+        eb = (uint32_t)(rb + 1 < 32 ? nb : last);
+      }
+      double a = 0.0, b = 0.0;
+      while (ka < ea || kb < eb) { /* each turn moves ka or kb W entries on: bounded */
+        /* both rows' entries first, then both gathers: four, then two, loads in flight */
+        const bool pa = ka < ea, pb = kb < eb;
+        const double va = pa ? __ldg(&val[ka]) : 0.0, vb = pb ? __ldg(&val[kb]) : 0.0;
+        const gs_idx_t ca = pa ? __ldg(&ci[ka]) : 0, cb = pb ? __ldg(&ci[kb]) : 0;
+        const double xa = pa ? (STAGED ? x[ca] : __ldg(&x[ca])) : 0.0;
+        const double xb = pb ? (STAGED ? x[cb] : __ldg(&x[cb])) : 0.0;
+        if (pa) a += va * xa;
+        if (pb) b += vb * xb;
+        ka += pa ? W : 0;
+        kb += pb ? W : 0;
+      }
+      for (int off = W >> 1; off > 0; off >>= 1) {
+        a += __shfl_down_sync(GS_FULL_MASK, a, off, W);
+        b += __shfl_down_sync(GS_FULL_MASK, b, off, W);
+      }
+      /* row p + j (j < R) is in lane j W of a, row p + R + j in lane j W of b */
+      const int ja = lane - p, jb = lane - p - R;
+      const double va = __shfl_sync(GS_FULL_MASK, a, (ja & (R - 1)) * W);
+      const double vb = __shfl_sync(GS_FULL_MASK, b, (jb & (R - 1)) * W);
+      if (ja >= 0 && ja < R) out = va;
+      else if (jb >= 0 && jb < R) out = vb;
+    }
+    if (lane < rows) {
+      const int64_t r = (int64_t)t0 + lane;
+      y[r] = beta == 0.0 ? alpha * out : alpha * out + beta * y[r];
+    }
+  }
+}
+
+/* batch-csr-warp: blocks [0, nlarge) run problem sched[block] with all their warps (x staged when
+ * it fits: the only barrier, uniform per block); the other blocks run up to 8 problems, one per
+ * warp, sched[nlarge + 8 (block - nlarge) + warp], -1 for none (no barrier at all). 256
+ * threads. */
+static __global__ void __launch_bounds__(256)
+batch_warp_kernel(gs_batch_dev_t A, const int32_t *__restrict__ sched, int32_t nlarge,
+                  int32_t xcap, double alpha, const double *__restrict__ x, double beta,
+                  double *__restrict__ y)
+{
+  extern __shared__ double gs_batch_smem[];
+  const int warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+  const int large = (int32_t)blockIdx.x < nlarge;
+  const int32_t pid = large ? sched[blockIdx.x]
+                            : sched[nlarge + ((int64_t)blockIdx.x - nlarge) * GS_BATCH_WARP_PER_BLOCK + warp];
+  if (pid < 0) return; /* an empty warp slot of the last block: warp-uniform, no barrier follows */
+  const gs_batch_prob_t p = A.prob[pid];
+  const int32_t *rp = A.rp + p.rp;
+  const gs_idx_t *ci = A.ci + p.ent;
+  const double *val = A.val + p.val;
+  const int W = gs_batch_smart_width(p.m, p.nnz);
+  if (!large) {
+    warp_tiles<false>(rp, ci, val, x + p.col, p.m, W, 0, 32, alpha, beta, y + p.row);
+    return;
+  }
+  const double *xs = gs_batch_stage(x + p.col, p.n, gs_batch_smem, xcap); /* block-uniform */
+  if (p.n <= xcap) /* gs_batch_smem itself, so that the gathers compile to shared loads */
+    warp_tiles<true>(rp, ci, val, gs_batch_smem, p.m, W, 32 * warp, 32 * nw, alpha, beta, y + p.row);
+  else
+    warp_tiles<false>(rp, ci, val, xs, p.m, W, 32 * warp, 32 * nw, alpha, beta, y + p.row);
 }
 
 /* Where csr-i and coo add their sums: shared y (zeroed) when the problem fits, else global y
@@ -222,7 +334,7 @@ static gs_status_t prepare_kind(gs_batch_t *B, int kind, int mode, double max_fi
   const gs_batch_host_t *H = &B->H;
   const gs_batch_rowstats_t *rs = &B->st;
   gs_status_t st = GS_SUCCESS;
-  int32_t *rows = NULL, *start = NULL;
+  int32_t *rows = NULL, *start = NULL, *sched = NULL;
   gs_batch_ell_t E = {NULL, NULL, NULL};
   batch_data_t *d = (batch_data_t *)calloc(1, sizeof *d);
   if (!d) return GS_ERROR(GS_ERR_HOST_MEMORY, "batch: out of host memory");
@@ -237,6 +349,20 @@ static gs_status_t prepare_kind(gs_batch_t *B, int kind, int mode, double max_fi
   case GS_BATCH_K_SMART:
     work = rs->mean_m * (mode == MODE_VECTOR ? 32 : mode == MODE_SMART ? fmax(1.0, fmin(32.0, rs->mean_row)) : 1);
     d->bytes_per_apply = gs_batch_floor_bytes(H);
+    if (mode == MODE_WARP) {
+      GS_TRY(gs_batch_warp_schedule(H, &sched, &d->nlarge, &d->nwblocks));
+      int32_t xn = 0; /* x is staged for the block problems only */
+      for (int32_t k = 0; k < d->nlarge; ++k)
+        if (H->prob[sched[k]].n > xn) xn = H->prob[sched[k]].n;
+      d->xcap = xn < GS_BATCH_XCAP ? xn : GS_BATCH_XCAP;
+      const void *src[1] = {sched};
+      size_t bytes[1] = {((size_t)d->nlarge + (size_t)d->nwblocks * GS_BATCH_WARP_PER_BLOCK) *
+                         sizeof *sched};
+      void *dst[1];
+      GS_TRY(upload_extra(d, 1, src, bytes, dst));
+      d->d_sched = (const int32_t *)dst[0];
+      d->bytes_per_apply += bytes[0];
+    }
     break;
   case GS_BATCH_K_COO: {
     work = rs->mean_nnz / 4; /* a lane per entry: a few entries per lane in all */
@@ -278,13 +404,15 @@ static gs_status_t prepare_kind(gs_batch_t *B, int kind, int mode, double max_fi
   }
   default: GS_FAIL(GS_ERR_INTERNAL, "batch: unknown kernel kind %d", kind);
   }
-  if (kind != GS_BATCH_K_CSRI) d->threads = gs_batch_block_threads(work);
+  if (mode == MODE_WARP) d->threads = 32 * GS_BATCH_WARP_PER_BLOCK; /* the kernel's indexing */
+  else if (kind != GS_BATCH_K_CSRI) d->threads = gs_batch_block_threads(work);
   else d->threads = d->nwarps * 32;
   *data = d;
   d = NULL;
 cleanup:
   free(rows);
   free(start);
+  free(sched);
   gs_batch_ell_free(&E);
   destroy(B, d);
   return st;
@@ -300,6 +428,12 @@ static gs_status_t apply(gs_batch_t *B, void *data, double alpha, const double *
   switch (d->kind) {
   case GS_BATCH_K_CSR:
   case GS_BATCH_K_SMART:
+    if (d->mode == MODE_WARP) {
+      const unsigned blocks = (unsigned)(d->nlarge + d->nwblocks);
+      batch_warp_kernel<<<blocks, t, smem, s>>>(B->dev, d->d_sched, d->nlarge, d->xcap, alpha, x,
+                                                beta, y);
+      return GS_CHECK_LAUNCH(s, "batch_warp_kernel");
+    }
     if (d->mode == MODE_SCALAR)
       batch_csr_kernel<MODE_SCALAR><<<grid, t, smem, s>>>(B->dev, d->xcap, alpha, x, beta, y);
     else if (d->mode == MODE_VECTOR)
@@ -339,6 +473,9 @@ static void describe(const void *data, char *buf, size_t len)
   if (d->ycap) k += snprintf(buf + k, len - k, ", y up to %d rows", (int)d->ycap);
   if (k < 0 || (size_t)k >= len) return;
   if (d->kind == GS_BATCH_K_CSRI) snprintf(buf + k, len - k, ", %d warps of equal entries", d->nwarps);
+  if (d->mode == MODE_WARP)
+    snprintf(buf + k, len - k, "; %d problems a block, %d blocks of up to %d one-warp problems",
+             (int)d->nlarge, (int)d->nwblocks, GS_BATCH_WARP_PER_BLOCK);
   if (d->kind == GS_BATCH_K_ELL) snprintf(buf + k, len - k, ", ELL fill %.2fx", d->fill);
 }
 
@@ -353,9 +490,10 @@ PREPARE(prepare_smart, GS_BATCH_K_SMART, MODE_SMART)
 PREPARE(prepare_csri, GS_BATCH_K_CSRI, 0)
 PREPARE(prepare_coo, GS_BATCH_K_COO, 0)
 PREPARE(prepare_ell, GS_BATCH_K_ELL, 0)
+PREPARE(prepare_warp, GS_BATCH_K_SMART, MODE_WARP)
 
 #define OPS(var, name, summary, kind, prep)                                                     \
-  static const gs_batch_ops_t var = {GS_BATCH_OPS_VERSION, name, summary, kind, prep, apply,    \
+  static const gs_batch_ops_t var = {GS_BATCH_OPS_VERSION, name, summary, kind, 0u, prep, apply, \
                                      memory, describe, destroy};
 OPS(ops_scalar, "batch-csr-scalar", "a thread per row (ScalA17 3.4, CSR-scalar)", GS_BATCH_K_CSR,
     prepare_scalar)
@@ -369,7 +507,12 @@ OPS(ops_coo, "batch-coo", "entry-parallel COO, warp segmented sums (3.3)", GS_BA
     prepare_coo)
 OPS(ops_ell, "batch-ell", "per-problem ELL, a thread per row, column-major (3.6)", GS_BATCH_K_ELL,
     prepare_ell)
+OPS(ops_warp, "batch-csr-warp",
+    "small problems a warp each (8 a block), large a block; 32-row tiles, shuffled row bounds",
+    GS_BATCH_K_SMART, prepare_warp)
 
-extern "C" const gs_batch_ops_t *const gs_batch_formats[] = {&ops_scalar, &ops_vector, &ops_smart,
-                                                             &ops_csri, &ops_coo, &ops_ell};
+/* Our kernels first, then the vendor baselines (batch/batch_cusparse.cu). */
+extern "C" const gs_batch_ops_t *const gs_batch_formats[] = {
+    &ops_scalar, &ops_vector, &ops_smart, &ops_csri, &ops_coo, &ops_ell, &ops_warp,
+    &gs_batch_cusparse_ops, &gs_batch_cusparse2_ops};
 extern "C" const int gs_batch_nformats = (int)(sizeof gs_batch_formats / sizeof gs_batch_formats[0]);

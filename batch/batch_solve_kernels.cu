@@ -5,9 +5,14 @@
  * on its own test after its own number of iterations, with no host synchronization at all until
  * the batch is done. The steps are those of solvers/cg.c and solvers/bicgstab.c in the same
  * order, with the same stopping test (||r|| <= max(rtol ||b||, atol) on the recurrence residual,
- * checked every iteration) and the same refusals (the halt codes of solvers/vec_kernels.cu
- * become per-problem reasons), so a problem takes the single solver's iteration count up to
- * rounding.
+ * checked every iteration, a BiCGSTAB half step counting as an iteration) and the same
+ * refusals (the halt codes of solvers/vec_kernels.cu become per-problem reasons), so a problem
+ * takes the single solver's iteration count up to rounding. Only the order of the sums differs
+ * (one block here, a grid of blocks in gs_solve). For CG that moves no count; for BiCGSTAB it
+ * does once the shadow residual r~ = r0 is nearly orthogonal to r (rho = r~^T r and r~^T v then
+ * keep few digits): on larger Laplacians after ~30 iterations, on indefinite nonsymmetric
+ * problems after a few, and from there the count is a function of the rounding, in gs_solve as
+ * here (docs/design.md "Batches", bench/bicgstab_rounding.c).
  * Memory: a problem of n <= smem_n rows keeps all its vectors (x included) in shared memory, so an
  *   iteration touches global memory only for the matrix; a larger one uses its slice of a global
  *   workspace. The product is the block's CSR-smart loop (W threads per row from the problem's

@@ -3,12 +3,14 @@
 # usage: bench/batch.sh [BUILD_DIR] [MATRIX_DIR] [WHAT]
 #   BUILD_DIR   default build (the CLI is BUILD_DIR/apps/gpusolve)
 #   MATRIX_DIR  default ../shared/matrices: its square matrices of at most 2000 rows, repeated
-#   WHAT        all (default), gen, tiny, real, solve: run one part only (each part stays
-#               within a few minutes on an H100)
+#   WHAT        all (default), gen, tiny, uniform, real, solve: run one part only (each part
+#               stays within a few minutes on an H100)
 # Output: one text table per batch on stdout and the JSON documents under $OUT (default
 # batch-bench/). Every table times each batched kernel (median of --runs products after 10
 # warm-up, CUDA events) beside the same batch as ONE block-diagonal matrix through cusparse-csr,
-# csr-vector and hola, and (batches of <= 1000) a loop of cusparse-csr calls.
+# csr-vector and hola, (batches of <= 1000) a loop of cusparse-csr calls, and cuSPARSE's strided
+# batches (cusparseSpMM, one column, CSR_ALG1 and ALG2), which only the uniform part's batches
+# (one pattern, --shared) let run: the other tables print them "n/a (patterns differ)".
 set -eu
 BUILD=${1:-build}
 MDIR=${2:-../shared/matrices}
@@ -35,6 +37,15 @@ fi
 if [ "$WHAT" = all ] || [ "$WHAT" = tiny ]; then
   run spmv-laplace-tiny --gen laplace --count 100000 --rows 10:100 --seed 1 --format all
   run spmv-random-tiny --gen random --count 100000 --rows 10:100 --seed 1 --format all
+fi
+if [ "$WHAT" = all ] || [ "$WHAT" = uniform ]; then
+  # one pattern per batch, values per problem: what cuSPARSE's strided batches can read
+  for kind in laplace random; do
+    for n in 1000 10000 100000; do
+      run "spmv-$kind-uniform100-$n" --gen "$kind" --shared --rows 100 --count "$n" --seed 1 --format all
+    done
+    run "spmv-$kind-uniform1000-10000" --gen "$kind" --shared --rows 1000 --count 10000 --seed 1 --format all
+  done
 fi
 list="$OUT/small.list"
 spd="$OUT/small-spd.list"

@@ -230,13 +230,63 @@ static void test_ell_fill_and_auto_rule(void)
                   GS_ERR_FORMAT_FILL);
   gs_batch_host_free(&H);
   free_in(&b);
-  /* random rows of 2..17 entries: irregular, not skewed -> csr-smart */
-  CU_ASSERT_FATAL(gs_batch_gen(&L, "random", 20, 50, 100, gs_test_next(&s)) == GS_SUCCESS);
+  /* random rows of 2..17 entries: irregular, not skewed -> csr-warp */
+  CU_ASSERT_FATAL(gs_batch_gen(&L, "random", 20, 80, 200, gs_test_next(&s)) == GS_SUCCESS);
   CU_ASSERT_FATAL(gs_batch_host_build(&H, 20, (const gs_csr_t *const *)L) == GS_SUCCESS);
   gs_batch_host_rowstats(&H, &rs);
-  CU_ASSERT_STRING_EQUAL(gs_batch_rule(&rs, NULL), "batch-csr-smart");
+  CU_ASSERT(rs.mean_m > 64.0);
+  CU_ASSERT_STRING_EQUAL(gs_batch_rule(&rs, NULL), "batch-csr-warp");
   gs_batch_host_free(&H);
   gs_batch_gen_free(&L, 20);
+  /* tiny Laplacians: balanced, but a block each would idle -> csr-warp before ell */
+  CU_ASSERT_FATAL(gs_batch_gen(&L, "laplace", 20, 10, 60, gs_test_next(&s)) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_batch_host_build(&H, 20, (const gs_csr_t *const *)L) == GS_SUCCESS);
+  gs_batch_host_rowstats(&H, &rs);
+  CU_ASSERT(rs.ell_fill < 1.25 && rs.mean_m <= 64.0);
+  CU_ASSERT_STRING_EQUAL(gs_batch_rule(&rs, NULL), "batch-csr-warp");
+  gs_batch_host_free(&H);
+  gs_batch_gen_free(&L, 20);
+}
+
+/* batch-csr-warp's schedule: every problem once; without enough problems every one takes a
+ * block; with them, problems of <= GS_BATCH_WARP_ROWS rows go 8 to a block after the others,
+ * each part in decreasing work, -1 only as the last block's padding. */
+static void test_warp_schedule(void)
+{
+  uint64_t s = gs_test_seed() ^ 0x8;
+  for (int rep = 0; rep < 2; ++rep) {
+    const int count = rep ? GS_BATCH_WARP_MIN_PACK + 13 : 100;
+    gs_csr_t **L = NULL;
+    CU_ASSERT_FATAL(gs_batch_gen(&L, "random", count, 1, 400, gs_test_next(&s)) == GS_SUCCESS);
+    gs_batch_host_t H;
+    CU_ASSERT_FATAL(gs_batch_host_build(&H, count, (const gs_csr_t *const *)L) == GS_SUCCESS);
+    int32_t *sched = NULL, nl = -1, nw = -1;
+    CU_ASSERT_FATAL(gs_batch_warp_schedule(&H, &sched, &nl, &nw) == GS_SUCCESS);
+    const int32_t len = nl + nw * GS_BATCH_WARP_PER_BLOCK;
+    int *seen = calloc((size_t)count, sizeof *seen), small = 0;
+    for (int i = 0; i < count; ++i) small += H.prob[i].m <= GS_BATCH_WARP_ROWS;
+    if (!rep) CU_ASSERT(nl == count && nw == 0);
+    if (rep) CU_ASSERT(nl == count - small && nw == (small + 7) / 8);
+    for (int32_t k = 0; k < len; ++k) {
+      const int32_t i = sched[k];
+      if (i < 0) { /* padding: only at the end */
+        CU_ASSERT(k >= nl + small);
+        continue;
+      }
+      CU_ASSERT_FATAL(i < count);
+      seen[i]++;
+      CU_ASSERT_EQUAL(k < nl, !(rep && H.prob[i].m <= GS_BATCH_WARP_ROWS));
+      if (k > 0 && k != nl && sched[k - 1] >= 0) { /* decreasing work within each part */
+        const gs_batch_prob_t *a = &H.prob[sched[k - 1]], *b = &H.prob[i];
+        CU_ASSERT((int64_t)a->nnz + a->m >= (int64_t)b->nnz + b->m);
+      }
+    }
+    for (int i = 0; i < count; ++i) CU_ASSERT_EQUAL(seen[i], 1);
+    free(seen);
+    free(sched);
+    gs_batch_host_free(&H);
+    gs_batch_gen_free(&L, count);
+  }
 }
 
 static void test_smart_width(void)
@@ -291,6 +341,72 @@ static void test_generators(void)
   CU_ASSERT_PTR_NULL(A);
 }
 
+/* Uniform batches (what cuSPARSE's strided baselines read): gs_batch_gen_shared's pattern and
+ * values (reproducible, one size, Laplacian values SPD-shaped, random ones strictly diagonally
+ * dominant and different per problem), and gs_batch_host_uniform's verdicts. */
+static void test_uniform_batches(void)
+{
+  uint64_t s = gs_test_seed() ^ 0x7;
+  const uint64_t seed = gs_test_next(&s);
+  const char *kinds[] = {"laplace", "random"};
+  for (int k = 0; k < 2; ++k) {
+    gs_csr_t *P = NULL, *Q = NULL;
+    double *v = NULL, *w = NULL;
+    const int count = 25;
+    CU_ASSERT_FATAL(gs_batch_gen_shared(&P, &v, kinds[k], count, 40, 40, seed) == GS_SUCCESS);
+    CU_ASSERT_FATAL(gs_batch_gen_shared(&Q, &w, kinds[k], count, 40, 40, seed) == GS_SUCCESS);
+    CU_ASSERT(P->m == 40 && P->n == 40 && gs_csr_validate(P) == GS_SUCCESS);
+    const size_t nnz = (size_t)P->nnz;
+    CU_ASSERT(Q->nnz == P->nnz && !memcmp(v, w, count * nnz * sizeof *v));
+    CU_ASSERT(!memcmp(P->val, v, nnz * sizeof *v)); /* the pattern carries problem 0 */
+    int differ = 0;
+    for (int i = 0; i < count; ++i) {
+      const double *vi = v + (size_t)i * nnz;
+      differ |= i > 0 && memcmp(vi, v, nnz * sizeof *v) != 0;
+      for (gs_idx_t r = 0; r < P->m; ++r) {
+        double d = 0.0, off = 0.0;
+        for (gs_off_t e = P->row_ptr[r]; e < P->row_ptr[r + 1]; ++e)
+          if (P->col[e] == r) d = vi[e];
+          else off += fabs(vi[e]);
+        CU_ASSERT(k == 0 ? d >= 4.0 && d < 5.0 && off <= 4.0 /* diagonal 4 + d_i */
+                         : fabs(d) > off);
+      }
+    }
+    CU_ASSERT(differ);
+    gs_batch_host_t H;
+    CU_ASSERT_FATAL(gs_batch_host_build_shared(&H, count, P, v) == GS_SUCCESS);
+    CU_ASSERT_EQUAL(gs_batch_host_uniform(&H, "x"), GS_SUCCESS);
+    gs_batch_host_free(&H);
+    free(v);
+    free(w);
+    gs_csr_destroy(&P);
+    gs_csr_destroy(&Q);
+  }
+  /* equal sizes with different patterns are uniform; another nnz is not, and is named */
+  gs_csr_t *A[3] = {gs_test_random_csr(&s, 6, 5, 0.5), NULL, NULL};
+  CU_ASSERT_FATAL(gs_csr_copy(&A[1], A[0]) == GS_SUCCESS);
+  for (gs_off_t e = 0; e < A[1]->nnz; ++e) A[1]->col[e] = (A[1]->col[e] + 1) % A[1]->n;
+  gs_batch_host_t H;
+  CU_ASSERT_FATAL(gs_batch_host_build(&H, 2, (const gs_csr_t *const *)A) == GS_SUCCESS);
+  CU_ASSERT_EQUAL(gs_batch_host_uniform(&H, "x"), GS_SUCCESS);
+  gs_batch_host_free(&H);
+  CU_ASSERT_FATAL(gs_csr_create(&A[2], 6, 5, 0) == GS_SUCCESS); /* same size, no entries */
+  for (gs_idx_t r = 0; r <= 6; ++r) A[2]->row_ptr[r] = 0;
+  CU_ASSERT_FATAL(gs_batch_host_build(&H, 3, (const gs_csr_t *const *)A) == GS_SUCCESS);
+  CU_ASSERT_EQUAL(gs_batch_host_uniform(&H, "batch-cusparse"), A[0]->nnz ? GS_ERR_UNSUPPORTED : GS_SUCCESS);
+  if (A[0]->nnz) {
+    CU_ASSERT_PTR_NOT_NULL(strstr(gs_last_error(), "patterns differ"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(gs_last_error(), "problem 2"));
+  }
+  gs_batch_host_free(&H);
+  for (int i = 0; i < 3; ++i) gs_csr_destroy(&A[i]);
+  gs_csr_t *P = NULL;
+  double *v = NULL;
+  CU_ASSERT_EQUAL(gs_batch_gen_shared(&P, &v, "laplace", 0, 4, 4, 1), GS_ERR_INVALID_ARG);
+  CU_ASSERT_EQUAL(gs_batch_gen_shared(&P, &v, "pareto", 3, 4, 4, 1), GS_ERR_INVALID_ARG);
+  CU_ASSERT(P == NULL && v == NULL);
+}
+
 /* Every argument is checked, with a message naming the fault; the public entry points refuse
  * without a context before touching a device. */
 static void test_bad_arguments(void)
@@ -321,9 +437,16 @@ static void test_bad_arguments(void)
   CU_ASSERT_EQUAL(gs_batch_count(NULL), 0);
   CU_ASSERT_PTR_NULL(gs_batch_format_name(-1));
   CU_ASSERT_PTR_NULL(gs_batch_format_name(gs_batch_format_count()));
-  CU_ASSERT_EQUAL(gs_batch_format_count(), 6);
-  for (int k = 0; k < gs_batch_format_count(); ++k)
+  CU_ASSERT_EQUAL(gs_batch_format_count(), 9);
+  int vendor = 0;
+  for (int k = 0; k < gs_batch_format_count(); ++k) {
     CU_ASSERT(!strncmp(gs_batch_format_name(k), "batch-", 6) && gs_batch_format_summary(k)[0]);
+    const int v = (gs_batch_format_flags(k) & GS_BATCH_FORMAT_VENDOR) != 0;
+    CU_ASSERT_EQUAL(v, !strncmp(gs_batch_format_name(k), "batch-cusparse", 14));
+    vendor += v;
+  }
+  CU_ASSERT_EQUAL(vendor, 2);
+  CU_ASSERT_EQUAL(gs_batch_format_flags(-1), 0u);
   gs_csr_destroy(&A[0]);
   gs_csr_destroy(&A[1]);
 }
@@ -336,7 +459,9 @@ int main(void)
       {"csr-i start rows", test_csri_starts},
       {"ell fill guard and the auto rule", test_ell_fill_and_auto_rule},
       {"csr-smart width and block threads", test_smart_width},
+      {"csr-warp schedule", test_warp_schedule},
       {"generators", test_generators},
+      {"uniform batches: shared generator, the strided check", test_uniform_batches},
       {"bad arguments", test_bad_arguments},
       CU_TEST_INFO_NULL};
   return gs_test_main("batch_host", tests, 0);

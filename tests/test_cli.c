@@ -299,6 +299,30 @@ static void test_spmv_list_and_errors(void)
   }
 }
 
+/* `batch`: the help names every batched kernel and vendor baseline (from the table) and the
+ * uniform-batch option; usage errors are one line and exit 2 before any device work. */
+static void test_batch_usage(void)
+{
+  CU_ASSERT_EQUAL(gs_test_cli("batch --help", out, sizeof out, err, sizeof err), 0);
+  for (int k = 0; k < gs_batch_format_count(); ++k)
+    CU_ASSERT(strstr(out, gs_batch_format_name(k)) != NULL);
+  CU_ASSERT(strstr(out, "--shared") != NULL && strstr(out, "n/a (patterns") != NULL);
+  CU_ASSERT_EQUAL(gs_test_cli("batch . --shared", out, sizeof out, err, sizeof err), 2);
+  CU_ASSERT(one_line_error());
+  CU_ASSERT(strstr(err, "--shared needs --gen") != NULL);
+  CU_ASSERT_EQUAL(gs_test_cli("batch --gen laplace --format nosuch", out, sizeof out, err,
+                              sizeof err), 2);
+  CU_ASSERT(one_line_error());
+  CU_ASSERT_EQUAL(gs_test_cli("batch --gen laplace --rows 5:3", out, sizeof out, err, sizeof err),
+                  2);
+  CU_ASSERT(one_line_error());
+  if (gs_device_count() == 0) {
+    CU_ASSERT_EQUAL(gs_test_cli("batch --gen laplace --shared --rows 20 --count 4", out,
+                                sizeof out, err, sizeof err), 3);
+    CU_ASSERT(one_line_error());
+  }
+}
+
 /* `check` lists every registered backend (from the registry, not a list kept here). */
 static void test_check_host_layouts(void)
 {
@@ -329,6 +353,7 @@ int main(void)
                          {"select --rule: no GPU, JSON keys, refusals", test_select_rule},
                          {"spmv --list and errors", test_spmv_list_and_errors},
                          {"check host layouts", test_check_host_layouts},
+                         {"batch usage and errors", test_batch_usage},
                          CU_TEST_INFO_NULL};
   return gs_test_main("cli", tests, 0);
 }

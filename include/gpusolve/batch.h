@@ -71,8 +71,19 @@ size_t gs_batch_device_bytes(const gs_batch_t *B);
  * two >= the problem's mean row length, up to 32), "batch-csr-i" (the interleaved, balanced CSR:
  * equal shares of entries per warp, start rows precomputed), "batch-coo" (equal shares of
  * entries, warp segmented reduction), "batch-ell" (padded to each problem's longest row, a
- * thread per row, column-major). "auto" picks one of them from the batch's row statistics
- * (gs_batch_auto_format). */
+ * thread per row, column-major), and beyond the paper "batch-csr-warp" (in batches of at least
+ * 1024 problems, each problem of at most 128 rows takes one warp, 8 to a block, without a
+ * barrier; larger ones a block; warps work in 32-row tiles whose row bounds come from one
+ * coalesced load and shuffles, W lanes a row as csr-smart, two rows per group at once). "auto"
+ * picks one of them from the batch's row statistics (gs_batch_auto_format).
+ * Vendor baselines in the same table (flag GS_BATCH_FORMAT_VENDOR, never chosen by "auto"):
+ * "batch-cusparse" and "batch-cusparse2", cuSPARSE's own strided batches (cusparseSpMM with
+ * one column per problem, CUSPARSE_SPMM_CSR_ALG1 and CSR_ALG2, at most 65,535 problems a call).
+ * They read only uniform batches, every problem of one m, n and nnz (patterns may differ, e.g.
+ * gs_batch_create_shared's); others are refused with GS_ERR_UNSUPPORTED ("patterns differ"). */
+
+/** gs_batch_format_flags: a vendor (cuSPARSE) baseline rather than one of our kernels. */
+#define GS_BATCH_FORMAT_VENDOR 1u
 
 /** A batch prepared for one kernel (opaque). */
 typedef struct gs_batch_spmv gs_batch_spmv_t;
@@ -81,6 +92,8 @@ typedef struct gs_batch_spmv gs_batch_spmv_t;
 int gs_batch_format_count(void);
 const char *gs_batch_format_name(int k);
 const char *gs_batch_format_summary(int k);
+/** Kernel k's GS_BATCH_FORMAT_* flags (0 out of range). */
+unsigned gs_batch_format_flags(int k);
 /** The kernel "auto" picks for B, and why (a static phrase, may be NULL). */
 const char *gs_batch_auto_format(const gs_batch_t *B, const char **why);
 
@@ -88,7 +101,8 @@ const char *gs_batch_auto_format(const gs_batch_t *B, const char **why);
  * Prepares kernel `name` (or "auto") for B: builds and uploads what the kernel needs beyond the
  * CSR (row indices, ELL padding, CSR-I start rows). Borrows B. max_fill <= 0 takes the default
  * (3): batch-ell refuses a batch whose padded entries exceed max_fill * nnz with
- * GS_ERR_FORMAT_FILL. GS_ERR_INVALID_ARG for an unknown name.
+ * GS_ERR_FORMAT_FILL; the vendor baselines refuse a batch that is not uniform with
+ * GS_ERR_UNSUPPORTED. GS_ERR_INVALID_ARG for an unknown name.
  */
 gs_status_t gs_batch_spmv_create(gs_batch_spmv_t **S, gs_batch_t *B, const char *name,
                                  double max_fill);
@@ -135,7 +149,9 @@ gs_status_t gs_batch_spmv_time(gs_batch_spmv_t *S, const gs_val_t *d_x, gs_val_t
 
 /** Options of gs_batch_solve; start from gs_batch_solve_opts_default(). The stopping test is
  *  gs_solve's: problem i stops when ||r_i|| <= max(rtol ||b_i||, atol) (recurrence residual,
- *  checked every iteration). */
+ *  checked every iteration). The methods are gs_solve's step for step, summed in another
+ *  order: CG takes gs_solve's iteration count (within 1); BiCGSTAB's count follows the rounding
+ *  on problems where the shadow residual loses its significance (docs/design.md "Batches"). */
 typedef struct gs_batch_solve_opts {
   gs_method_t method; /* GS_SOLVER_CG (default) or GS_SOLVER_BICGSTAB */
   double rtol;        /* default 1e-8 */
@@ -194,6 +210,15 @@ gs_status_t gs_batch_solve(gs_batch_t *B, const gs_batch_solve_opts_t *opts,
 gs_status_t gs_batch_gen(gs_csr_t ***out, const char *kind, int count, gs_idx_t rmin,
                          gs_idx_t rmax, uint64_t seed);
 void gs_batch_gen_free(gs_csr_t ***A, int count);
+
+/** A uniform batch, the input of gs_batch_create_shared: count problems of ONE pattern, the
+ *  first problem gs_batch_gen(kind, 1, rmin, rmax, seed) draws (rmin = rmax fixes its size),
+ *  with values varied per problem: "laplace" the diagonal 4 + d_i (d_i in [0, 1) per problem:
+ *  SPD), "random" new off-diagonal values in [-1, 1) and a diagonal of sign +-1 times
+ *  (1 + sum |off-diagonal|) per problem. *pattern (destroy with gs_csr_destroy) carries problem
+ *  0's values; *values (free()) holds count * pattern->nnz values, problem i's at i * nnz. */
+gs_status_t gs_batch_gen_shared(gs_csr_t **pattern, gs_val_t **values, const char *kind,
+                                int count, gs_idx_t rmin, gs_idx_t rmax, uint64_t seed);
 
 #ifdef __cplusplus
 }
