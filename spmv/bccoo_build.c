@@ -333,12 +333,16 @@ typedef struct build_job {
 } build_job_t;
 
 /* Thread rows and entry sources of chunk c: trow[t], and src[t*K + k] = the CSR position of
- * entry k of thread t, -1 for padding. */
+ * entry k of thread t, -1 for padding. A thread's entries are K consecutive padded positions of
+ * its row (BCCOO_ORDER_THREAD) or, dealt out over the row's segment in the chunk, positions
+ * q0 + k*T + j for the segment's thread j of T (BCCOO_ORDER_ROWT; bccoo.h). The tail threads
+ * of the last chunk (past every row's padded end) hold only padding, in the last row. */
 static void chunk_map(const build_job_t *J, int64_t c, gs_idx_t *trow, int64_t *src)
 {
   const gs_bccoo_t *L = J->L;
   const int K = L->K, BK = BCCOO_THREADS * K;
   const int64_t pos0 = c * BK, P = J->prow[L->m];
+  int64_t q0[BCCOO_THREADS]; /* padded position in its row of the thread's first entry; -1: tail */
   /* the row holding pos0: the last r with prow[r] <= pos0 (the last row for the tail) */
   gs_idx_t lo = 0, hi = L->m - 1;
   while (lo < hi) {
@@ -352,11 +356,21 @@ static void chunk_map(const build_job_t *J, int64_t c, gs_idx_t *trow, int64_t *
     if (p < P)
       while (J->prow[r + 1] <= p) ++r;
     trow[t] = r;
-    const int64_t len = J->A->row_ptr[r + 1] - J->A->row_ptr[r];
-    for (int k = 0; k < K; ++k) {
-      const int64_t q = p + k - J->prow[r];
-      src[t * K + k] = p < P && q < len ? J->A->row_ptr[r] + q : -1;
+    q0[t] = p < P ? p - J->prow[r] : -1;
+  }
+  for (int t0 = 0, t1; t0 < BCCOO_THREADS; t0 = t1) {
+    const gs_idx_t row = trow[t0];
+    for (t1 = t0 + 1; t1 < BCCOO_THREADS && trow[t1] == row && (q0[t1] < 0) == (q0[t0] < 0); ++t1) {
     }
+    const int64_t len = J->A->row_ptr[row + 1] - J->A->row_ptr[row], base = J->A->row_ptr[row];
+    const int T = t1 - t0;
+    for (int j = 0; j < T; ++j)
+      for (int k = 0; k < K; ++k) {
+        const int64_t q = q0[t0] < 0                          ? len /* tail: padding */
+                          : L->order == BCCOO_ORDER_THREAD ? q0[t0 + j] + k
+                                                           : q0[t0] + (int64_t)k * T + j;
+        src[(t0 + j) * K + k] = q < len ? base + q : -1;
+      }
   }
 }
 
@@ -490,6 +504,10 @@ gs_status_t gs_bccoo_build(gs_bccoo_t **out, const gs_csr_t *A, const gs_bccoo_o
   L->n = A->n;
   L->nnz = A->nnz;
   L->compressed = opts->compressed != 0;
+  if (opts->order != BCCOO_ORDER_ROWT && opts->order != BCCOO_ORDER_THREAD)
+    GS_FAIL(GS_ERR_INVALID_ARG, "bccoo build: order must be %d or %d, not %d", BCCOO_ORDER_ROWT,
+            BCCOO_ORDER_THREAD, opts->order);
+  L->order = opts->order;
   L->K = opts->k ? opts->k : gs_bccoo_choose_k(A, L->compressed);
   L->threads = opts->threads > 0 ? opts->threads : gs_mm_threads();
   const int K = L->K, BK = BCCOO_THREADS * K;
@@ -665,9 +683,10 @@ void gs_bccoo_describe(const gs_bccoo_t *L, char *buf, size_t len)
   const double per = L->nnz > 0 ? (double)(L->blob_bytes + (size_t)L->nchunks *
                                            sizeof(gs_bccoo_chunk_t)) / (double)L->nnz
                                 : 0.0;
-  int w = snprintf(buf, len, "K=%d, %lld chunks (%.1f%% padding), %.2f bytes/entry, LUT %d, "
-                   "built in %.1f ms on %d threads; chunks:",
-                   L->K, (long long)L->nchunks,
+  int w = snprintf(buf, len, "K=%d (%s order), %lld chunks (%.1f%% padding), %.2f bytes/entry, "
+                   "LUT %d, built in %.1f ms on %d threads; chunks:",
+                   L->K, L->order == BCCOO_ORDER_THREAD ? "thread" : "row-dealt",
+                   (long long)L->nchunks,
                    L->padded > 0 ? 100.0 * (double)(L->padded - L->nnz) / (double)L->padded : 0.0,
                    per, L->lut_size, L->build_seconds * 1e3, L->threads);
   for (int e = 0; e < 64 && w >= 0 && (size_t)w < len; ++e) {

@@ -378,14 +378,20 @@ static void bccoo_destroy(void *data)
   free(d);
 }
 
-/* Options, in table order (cfg->v[]): k, then bccoo's lut and f32. */
-enum { BCCOO_OPT_K, BCCOO_OPT_LUT, BCCOO_OPT_F32 };
+/* Options, in table order (cfg->v[]): k and order, then bccoo's lut and f32. */
+enum { BCCOO_OPT_K, BCCOO_OPT_ORDER, BCCOO_OPT_LUT, BCCOO_OPT_F32 };
 #define BCCOO_OPTION_K                                                                        \
   {"k", "entries per thread (1, 2, 4 or 8); 0: the fewest bytes for the row lengths",          \
    GS_OPTK_POW2, 0, 0, BCCOO_K_MAX}
-static const gs_spmv_option_t bcoo_options[] = {BCCOO_OPTION_K, GS_SPMV_OPTION_END};
+#define BCCOO_OPTION_ORDER                                                                    \
+  {"order", "0: a row's entries in a chunk dealt out over its threads (a warp gathers "        \
+            "neighbouring columns); 1: K consecutive entries per thread (the paper's)",          \
+   GS_OPTK_INT, BCCOO_ORDER_ROWT, 0, 1}
+static const gs_spmv_option_t bcoo_options[] = {BCCOO_OPTION_K, BCCOO_OPTION_ORDER,
+                                                GS_SPMV_OPTION_END};
 static const gs_spmv_option_t bccoo_options[] = {
     BCCOO_OPTION_K,
+    BCCOO_OPTION_ORDER,
     {"lut", "1: a chunk whose values are all in the 256 most frequent stores 1-byte indices",
      GS_OPTK_INT, 1, 0, 1},
     {"f32", "1: a chunk whose values are all floats exactly stores 4 bytes a value (lossless)",
@@ -397,6 +403,7 @@ static gs_bccoo_opts_t opts_of(const gs_spmv_cfg_t *cfg, int compressed)
   gs_bccoo_opts_t o;
   memset(&o, 0, sizeof o);
   o.k = (int)cfg->v[BCCOO_OPT_K];
+  o.order = (int)cfg->v[BCCOO_OPT_ORDER];
   o.compressed = compressed;
   o.lut = compressed && cfg->v[BCCOO_OPT_LUT] != 0.0;
   o.f32 = compressed && cfg->v[BCCOO_OPT_F32] != 0.0;
