@@ -44,8 +44,10 @@
  * offset shifted left by 8 with the encoding byte in the low 8 bits (Table 1 of the paper: row
  * in bits 0-1, column in bits 2-3, value in bits 4-5) plus two bits of our own: bit 6, the
  * chunk's first row continues from the previous chunk; bit 7, its last row continues in the
- * next one. Those rows' partial sums go to two carry slots per chunk, summed in chunk order by
- * a fix-up pass (no atomics in op N: deterministic). */
+ * next one. op N carries such a row from chunk to chunk inside a block (each block a contiguous
+ * range of chunks) and leaves a row cut by a block boundary to the last block to finish, which
+ * sums the blocks' partials in block order (no atomics on values in op N: deterministic for a
+ * given grid; bccoo_kernels.cu). */
 #ifndef GS_SPMV_BCCOO_H
 #define GS_SPMV_BCCOO_H
 
@@ -65,6 +67,7 @@ extern "C" {
 #endif
 
 #define BCCOO_THREADS 256 /* B: threads per block, entries per chunk B*K */
+#define BCCOO_WARPS (BCCOO_THREADS / 32)
 #define BCCOO_LUT_SIZE 256
 #define BCCOO_K_MAX 8
 
@@ -124,6 +127,14 @@ BCCOO_HD size_t bccoo_blob_bytes(int enc, int K)
          (size_t)BCCOO_THREADS * K * bccoo_val_width(enc);
 }
 
+/** Block b's chunks when G blocks share n chunks in contiguous ranges: [start(b), start(b+1)),
+ *  sizes differing by at most one (no 64-bit product to overflow). */
+BCCOO_HD int64_t bccoo_block_start(int64_t b, int64_t n, int64_t G)
+{
+  const int64_t q = n / G, r = n % G;
+  return b * q + (b < r ? b : r);
+}
+
 /** The host layout. */
 typedef struct gs_bccoo {
   gs_idx_t m, n;
@@ -169,18 +180,25 @@ void gs_bccoo_destroy(gs_bccoo_t **L);
 void gs_bccoo_decode_thread(const gs_bccoo_t *L, int64_t c, int t, gs_idx_t *row, gs_idx_t *col,
                             double *val);
 
-/** y = alpha*op(L)*x + beta*y with the kernels' decomposition: per-thread sums of K entries,
- *  per-chunk segment sums written by the first thread of each row, rows shared between chunks
- *  through the carry slots and the fix-up in chunk order (op N); op T scales y by beta, then
- *  adds each entry's product with the thread's factor alpha*x[row] (zero factors skipped).
- *  Allocates the carries (GS_ERR_HOST_MEMORY). */
+/** y = alpha*op(L)*x + beta*y with the kernels' decomposition. op N emulates bccoo_n_kernel
+ *  on a grid of `blocks` blocks (0: one block per chunk; else at most the chunks): each block
+ *  its contiguous range of chunks (bccoo_block_start), per-thread sums of K entries in slot
+ *  order, the warp scan (the same additions in the same tree order as the shuffles), the
+ *  block's run sums written by the first thread of each row, a row cut by a chunk boundary
+ *  inside the block carried to the next chunk, a row cut by a block boundary left as the
+ *  block's head or tail partial and summed in block order by the last block. op T scales y by
+ *  beta, then adds each entry's product with the thread's factor alpha*x[row] (zero factors
+ *  skipped). Allocates the partials (GS_ERR_HOST_MEMORY). */
+gs_status_t gs_bccoo_apply_host_grid(const gs_bccoo_t *L, int64_t blocks, gs_op_t op,
+                                     double alpha, const double *x, double beta, double *y);
+/** gs_bccoo_apply_host_grid with one block per chunk. */
 gs_status_t gs_bccoo_apply_host(const gs_bccoo_t *L, gs_op_t op, double alpha, const double *x,
                                 double beta, double *y);
 
 /** One line: K, chunks, the encoding histogram, bytes per entry, LUT size, build time. */
 void gs_bccoo_describe(const gs_bccoo_t *L, char *buf, size_t len);
 
-/** Bytes of the device layout: blobs, records, LUT, carries. */
+/** Bytes of the device layout: blobs, records, LUT, block partials and the done counter. */
 size_t gs_bccoo_device_bytes(const gs_bccoo_t *L);
 
 #ifdef __cplusplus

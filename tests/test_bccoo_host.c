@@ -214,10 +214,13 @@ static void check_layout(const gs_bccoo_t *L, const gs_csr_t *A, const gs_bccoo_
 }
 
 /* y = alpha*op(L)*x + beta*y on the host emulation against the product's rounding bound, for
- * both ops and several (alpha, beta); y starts as NaN when beta == 0. */
+ * both ops and several (alpha, beta); y starts as NaN when beta == 0. op N on several grids:
+ * one block (every shared row carried inside it), 2, 3 and 7 blocks (rows cut at block
+ * boundaries, blocks inside one row), one block per chunk. */
 static void check_apply(const gs_bccoo_t *L, const gs_csr_t *A, const char *label)
 {
   static const double ab[][2] = {{1.0, 0.0}, {-1.0, 1.0}, {2.5, -0.5}, {0.0, 2.0}};
+  const int64_t grids[] = {0, 1, 2, 3, 7, L->nchunks > 1 ? L->nchunks - 1 : 1};
   const size_t len = (size_t)(A->m > A->n ? A->m : A->n) + 1;
   double *x = malloc(len * sizeof *x), *y0 = malloc(len * sizeof *y0), *y = malloc(len * sizeof *y);
   CU_ASSERT_FATAL(x && y0 && y);
@@ -226,13 +229,20 @@ static void check_apply(const gs_bccoo_t *L, const gs_csr_t *A, const char *labe
     y0[i] = rnd();
   }
   for (int op = 0; op < 2; ++op)
-    for (size_t k = 0; k < sizeof ab / sizeof ab[0]; ++k) {
-      const gs_idx_t out = op ? A->n : A->m;
-      for (gs_idx_t i = 0; i < out; ++i) y[i] = ab[k][1] == 0.0 ? NAN : y0[i];
-      CU_ASSERT_EQUAL(gs_bccoo_apply_host(L, op ? GS_OP_T : GS_OP_N, ab[k][0], x, ab[k][1], y),
-                      GS_SUCCESS);
-      CU_ASSERT(gs_test_spmv_ok(A, op ? GS_OP_T : GS_OP_N, ab[k][0], x, ab[k][1], y0, y,
-                                "%s K=%d %s", label, L->K, L->compressed ? "bccoo" : "bcoo"));
+    for (size_t g = 0; g < (op ? 1 : sizeof grids / sizeof grids[0]); ++g) {
+      const int64_t G = grids[g] < L->nchunks ? grids[g] : L->nchunks;
+      for (size_t k = 0; k < sizeof ab / sizeof ab[0]; ++k) {
+        const gs_idx_t out = op ? A->n : A->m;
+        for (gs_idx_t i = 0; i < out; ++i) y[i] = ab[k][1] == 0.0 ? NAN : y0[i];
+        CU_ASSERT_EQUAL(gs_bccoo_apply_host_grid(L, G, op ? GS_OP_T : GS_OP_N, ab[k][0], x,
+                                                 ab[k][1], y),
+                        GS_SUCCESS);
+        CU_ASSERT(gs_test_spmv_ok(A, op ? GS_OP_T : GS_OP_N, ab[k][0], x, ab[k][1], y0, y,
+                                  "%s K=%d %s %s order, %lld blocks", label, L->K,
+                                  L->compressed ? "bccoo" : "bcoo",
+                                  L->order == BCCOO_ORDER_THREAD ? "thread" : "dealt",
+                                  (long long)G));
+      }
     }
   free(x);
   free(y0);
@@ -694,6 +704,14 @@ static void test_registry_and_arguments(void)
   CU_ASSERT_EQUAL(gs_bccoo_build(&L, NULL, &o), GS_ERR_INVALID_ARG);
   CU_ASSERT_EQUAL(gs_bccoo_build(NULL, A, &o), GS_ERR_INVALID_ARG);
   CU_ASSERT_EQUAL(gs_bccoo_apply_host(NULL, GS_OP_N, 1.0, x, 0.0, y), GS_ERR_INVALID_ARG);
+  o.k = 1;
+  CU_ASSERT_FATAL(gs_bccoo_build(&L, A, &o) == GS_SUCCESS);
+  CU_ASSERT_EQUAL(L->nchunks, 1);
+  CU_ASSERT_EQUAL(gs_bccoo_apply_host_grid(L, 2, GS_OP_N, 1.0, x, 0.0, y), GS_ERR_INVALID_ARG);
+  CU_ASSERT_EQUAL(gs_bccoo_apply_host_grid(L, -1, GS_OP_N, 1.0, x, 0.0, y), GS_ERR_INVALID_ARG);
+  CU_ASSERT_EQUAL(gs_bccoo_apply_host_grid(L, 1, GS_OP_N, 1.0, x, 0.0, y), GS_SUCCESS);
+  CU_ASSERT(y[0] == 3.0 && y[1] == 7.0);
+  gs_bccoo_destroy(&L);
   gs_bccoo_destroy(&L);
   gs_bccoo_destroy(NULL);
   gs_csr_destroy(&A);
