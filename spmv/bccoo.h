@@ -198,8 +198,9 @@ gs_status_t gs_bccoo_apply_host(const gs_bccoo_t *L, gs_op_t op, double alpha, c
 /** One line: K, chunks, the encoding histogram, bytes per entry, LUT size, build time. */
 void gs_bccoo_describe(const gs_bccoo_t *L, char *buf, size_t len);
 
-/** Bytes of the device layout: blobs, records, LUT, block partials and the done counter. */
-size_t gs_bccoo_device_bytes(const gs_bccoo_t *L);
+/** Bytes of the device layout on a grid of `blocks` blocks: blobs, records, LUT, two partials
+ *  per block and the blocks' done counter. */
+size_t gs_bccoo_device_bytes(const gs_bccoo_t *L, int64_t blocks);
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,7 @@
 /* spmv/bccoo_build.c: the host side of `bcoo` and `bccoo` (spmv/bccoo.h): the choice of K, the
  * value look-up table, the chunk layout built on several threads, the decoder, and the host
  * emulation of the kernels used as the backends' host apply (Aliaga et al., Euro-Par 2020
- * Workshops, sections 2.1-2.3).
+ * Workshops, sections 2.1-2.2).
  *
  * The build, on gs_mm_threads() threads (fixed shares, io/mm_par.c):
  *  1. padded row pointers (every row to a multiple of K, an empty row to K), one pass over rows;
@@ -703,11 +703,12 @@ static void emulate_n(const gs_bccoo_t *L, int64_t G, double alpha, const double
       from_before = from_before && wfirst[0] == lastrow && (enc & BCCOO_TAIL_SHARED);
     }
   }
-  /* the last block: each row cut by a block boundary, from the block it began in, its tail
-   * partial and then the head partials of the following blocks in block order */
+  /* the last block: each row cut by a block boundary (the head bit of the next block's first
+   * chunk is the tail bit of this block's last), from the block it began in, its tail partial
+   * and then the head partials of the following blocks in block order */
   for (int64_t b = 0; b + 1 < G; ++b) {
     const int64_t e = bccoo_block_start(b + 1, L->nchunks, G);
-    if (!(L->chunk[e - 1].pe & BCCOO_TAIL_SHARED) || block_through(L, b, G)) continue;
+    if (!(L->chunk[e].pe & BCCOO_HEAD_SHARED) || block_through(L, b, G)) continue;
     double s = part[2 * b + 1];
     for (int64_t b2 = b + 1; b2 < G; ++b2) {
       s += part[2 * b2];
@@ -759,10 +760,12 @@ gs_status_t gs_bccoo_apply_host(const gs_bccoo_t *L, gs_op_t op, double alpha, c
   return gs_bccoo_apply_host_grid(L, 0, op, alpha, x, beta, y);
 }
 
-size_t gs_bccoo_device_bytes(const gs_bccoo_t *L)
+size_t gs_bccoo_device_bytes(const gs_bccoo_t *L, int64_t blocks)
 {
-  return L->blob_bytes + (size_t)L->nchunks * (sizeof(gs_bccoo_chunk_t) + 2 * sizeof(double)) +
-         (L->lut_size > 0 ? BCCOO_LUT_SIZE * sizeof(double) : 0) + sizeof(unsigned);
+  if (L->nchunks == 0) return 0;
+  return L->blob_bytes + (size_t)L->nchunks * sizeof(gs_bccoo_chunk_t) +
+         (L->lut_size > 0 ? BCCOO_LUT_SIZE * sizeof(double) : 0) +
+         2 * (size_t)blocks * sizeof(double) + sizeof(unsigned);
 }
 
 void gs_bccoo_describe(const gs_bccoo_t *L, char *buf, size_t len)
