@@ -191,6 +191,13 @@ void gs_bccoo_decode_thread(const gs_bccoo_t *L, int64_t c, int t, gs_idx_t *row
  *  skipped). Allocates the partials (GS_ERR_HOST_MEMORY). */
 gs_status_t gs_bccoo_apply_host_grid(const gs_bccoo_t *L, int64_t blocks, gs_op_t op,
                                      double alpha, const double *x, double beta, double *y);
+/** How op N on G blocks (1 .. nchunks) combines rows cut by block boundaries: BCCOO_CUT_NONE
+ *  (no such row), BCCOO_CUT_PAIR (each such row spans one boundary: the second of its two
+ *  blocks to finish adds the tail and head partials) or BCCOO_CUT_ALL (some block lies inside
+ *  one row: the last block to finish sums every such row). The sums are the same in both. */
+enum { BCCOO_CUT_NONE = 0, BCCOO_CUT_PAIR = 1, BCCOO_CUT_ALL = 2 };
+int gs_bccoo_grid_cut(const gs_bccoo_t *L, int64_t G);
+
 /** gs_bccoo_apply_host_grid with one block per chunk. */
 gs_status_t gs_bccoo_apply_host(const gs_bccoo_t *L, gs_op_t op, double alpha, const double *x,
                                 double beta, double *y);
@@ -199,7 +206,7 @@ gs_status_t gs_bccoo_apply_host(const gs_bccoo_t *L, gs_op_t op, double alpha, c
 void gs_bccoo_describe(const gs_bccoo_t *L, char *buf, size_t len);
 
 /** Bytes of the device layout on a grid of `blocks` blocks: blobs, records, LUT, two partials
- *  per block and the blocks' done counter. */
+ *  and a counter per block. */
 size_t gs_bccoo_device_bytes(const gs_bccoo_t *L, int64_t blocks);
 
 #ifdef __cplusplus

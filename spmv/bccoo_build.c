@@ -640,6 +640,17 @@ static int block_through(const gs_bccoo_t *L, int64_t b, int64_t G)
   return (L->chunk[c].pe & BCCOO_HEAD_SHARED) && L->chunk[c].row == L->chunk[e].row;
 }
 
+int gs_bccoo_grid_cut(const gs_bccoo_t *L, int64_t G)
+{
+  int cut = BCCOO_CUT_NONE;
+  for (int64_t b = 1; b < G; ++b) {
+    if (!(L->chunk[bccoo_block_start(b, L->nchunks, G)].pe & BCCOO_HEAD_SHARED)) continue;
+    cut = BCCOO_CUT_PAIR;
+    if (b + 1 < G && block_through(L, b, G)) return BCCOO_CUT_ALL;
+  }
+  return cut;
+}
+
 /* op N on G blocks (gs_bccoo_apply_host_grid; the kernel's steps in its order). part[2b] is
  * block b's head partial (the row it began in, when that row began before it), part[2b + 1]
  * its tail partial (the row it ends in, when that row began in it and goes on after it). */
@@ -765,7 +776,7 @@ size_t gs_bccoo_device_bytes(const gs_bccoo_t *L, int64_t blocks)
   if (L->nchunks == 0) return 0;
   return L->blob_bytes + (size_t)L->nchunks * sizeof(gs_bccoo_chunk_t) +
          (L->lut_size > 0 ? BCCOO_LUT_SIZE * sizeof(double) : 0) +
-         2 * (size_t)blocks * sizeof(double) + sizeof(unsigned);
+         (size_t)blocks * (2 * sizeof(double) + sizeof(unsigned));
 }
 
 void gs_bccoo_describe(const gs_bccoo_t *L, char *buf, size_t len)

@@ -15,11 +15,13 @@
  * Memory access: each section of a chunk's blob is read with one to four aligned vector loads
  * per thread (1 to 16 bytes each), a warp's load covering consecutive bytes (the word layout of
  * bccoo.h), through the read-only path without L1 allocation (the matrix is read once; L1 keeps
- * x). x is gathered per entry (__ldg); padding entries carry the column sentinel and read
- * nothing. y is written once per row, by the first thread of the row's run in the chunk. op N
- * stages the block's next 256 chunk records in shared memory with one coalesced load (not a
- * dependent global load at the top of every chunk) and prefetches the blob of the chunk
- * `prefetch` ahead into L2 (option prefetch, default 1), so that a chunk's stream loads wait on
+ * x). x is gathered per entry (__ldg); padding entries carry the column sentinel: op T reads
+ * nothing for them, op N reads x at the chunk's base column and drops the product (all K
+ * gathers issued unconditionally, see visit). y is written once per row, by the first thread
+ * of the row's run in the chunk. op N stages the block's next 256 chunk records in shared
+ * memory with one coalesced load (not a dependent global load at the top of every chunk) and
+ * prefetches the blob of the chunk `prefetch` ahead into L2 (option prefetch, default 1; on
+ * Hopper one cp.async.bulk.prefetch by one thread), so that a chunk's stream loads wait on
  * L2, not DRAM.
  *
  * Encodings (section 2.2, Table 1): the encoding byte of a chunk selects, once per chunk (a
@@ -42,8 +44,11 @@
  * atomics into a zeroed y, the running sum goes from the chunk's last row head to the next
  * chunk's thread 0 through a shared slot when both chunks are the block's; a row cut by a block
  * boundary leaves the block's head partial (the row it began in, begun before it) or tail
- * partial (the row it ends in, begun in it), and the last block to finish (an atomic count,
- * threadFenceReduction's pattern: nobody waits) sums each such row's partials in block order.
+ * partial (the row it ends in, begun in it). When no block lies inside one row (prepare checks:
+ * gs_bccoo_grid_cut), each such row spans one boundary, and the second of its two blocks to
+ * finish adds the two partials (an atomic count per boundary); otherwise the last block to
+ * finish sums each such row's partials in block order. Either way threadFenceReduction's
+ * pattern: counts decide who adds, nobody waits.
  * The sum of a row is thus in chunk order with a fixed association for a given grid: op N is
  * deterministic, and one launch (no fix-up kernel). A chunk of one row (ROW_NONE) runs the same
  * scan (every key equal: a plain reduction). gs_bccoo_apply_host_grid emulates this kernel on
@@ -62,7 +67,7 @@
  * reduction run with all 32 lanes (the scan's steps under a warp-uniform test). Other loops:
  * over at most WARPS - 1 warps, and in the fix-up over at most G blocks, with no barrier or
  * shuffle inside. No block waits for another (no spin on memory): the count only decides who
- * sums the partials.
+ * sums the partials. Registers: 32 (8 blocks an SM) up to K = 4, 40 at K = 8 (n_blocks).
  *
  * Byte model (memory()): op N: the blobs + 16 bytes per chunk record + the table (2 KiB) + x
  * once (8n) + y once (8m) + the block partials (16 per block when a row is cut). op T: the
@@ -90,6 +95,7 @@ typedef struct bccoo_data {
   gs_context_t *ctx;
   gs_idx_t m, n;
   int K, compressed, lut_size, lutn, prefetch;
+  int cut;                     /* op N on this grid: BCCOO_CUT_NONE, _PAIR or _ALL */
   int64_t nchunks, carries;
   size_t blob_bytes, device_bytes;
   unsigned grid;               /* op N and op T: persistent blocks */
@@ -97,7 +103,7 @@ typedef struct bccoo_data {
   uint8_t *d_blob;
   double *d_lut;               /* BCCOO_LUT_SIZE, or NULL when no chunk uses the table */
   double *d_part;              /* op N: 2 partials per block (head, tail) */
-  unsigned *d_done;            /* op N: blocks finished; 0 between applies */
+  unsigned *d_done;            /* op N: grid counters (bccoo_args.done); 0 between applies */
   char describe[512];
 } bccoo_data_t;
 
@@ -108,11 +114,12 @@ struct bccoo_args {
   const double *__restrict__ x;
   double *y;
   double *part;    /* op N: block b's head partial at 2b, tail partial at 2b + 1 */
-  unsigned *done;  /* op N: blocks finished (the last one sums the partials) */
+  unsigned *done;  /* op N, G counters, 0 between applies: [k] blocks k and k + 1 finished
+                    * (BCCOO_CUT_PAIR), [G - 1] blocks finished (BCCOO_CUT_ALL) */
   double alpha, beta;
   int64_t nchunks;
   int prefetch;    /* op N: the blob this many chunks ahead is prefetched into L2 (0, 1, 2) */
-  int cut;         /* op N: some row is cut by a block boundary (partials and the count) */
+  int cut;         /* op N: rows cut by block boundaries (gs_bccoo_grid_cut) */
 };
 
 /* ---- loads -------------------------------------------------------------------------------- */
@@ -182,8 +189,14 @@ static __device__ __forceinline__ double value(const uint32_t (&w)[N], int i, co
   else return lut(field<1>(w, i));
 }
 
-/* One thread's K entries of a chunk, decoded: row offset, then the entries through f(col, v)
- * for the non-padding ones (col absolute). Template widths: no per-entry branch on the format. */
+/* One thread's K entries of a chunk, decoded: row offset, then the entries (col absolute)
+ * through F. Template widths: no per-entry branch on the format. op N (F::GATHER) first issues
+ * all K gathers of x, unconditionally: a padding entry reads x[basecol] (the chunk's smallest
+ * column, a valid index: bccoo_apply runs no kernel when x is empty) and its product is not
+ * used, so that no Inf or NaN in x reaches a row that does not use its column. Predicated or
+ * branched loads let the compiler, at 32 registers, hold the last gather back until the first
+ * products were done: one more L1/L2 round trip per chunk on the critical path. op T passes
+ * the non-padding entries to f.entry(col, v). */
 template <int K, int RW, int CW, int VW, class LUT, class F>
 static __device__ __forceinline__ int visit(const uint8_t *blob, int t, int basecol,
                                             const LUT &lut, F &f)
@@ -197,25 +210,37 @@ static __device__ __forceinline__ int visit(const uint8_t *blob, int t, int base
   int rowoff = 0;
   if constexpr (RW == 1) rowoff = (int)ld_stream_u8(blob + t);
   else if constexpr (RW == 4) rowoff = (int)ld_stream_u32(blob + 4 * t);
-  f.begin(rowoff);
+  if constexpr (F::GATHER) {
+    double xv[K];
 #pragma unroll
-  for (int k = 0; k < K; ++k) {
-    const uint32_t c = field<CW>(wc, k);
-    if (c != pad) f.entry(basecol + (int)c, value<VW>(wv, k, lut));
+    for (int k = 0; k < K; ++k) {
+      const uint32_t c = field<CW>(wc, k);
+      xv[k] = __ldg(f.x + (basecol + (c != pad ? (int)c : 0)));
+    }
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+      if (field<CW>(wc, k) != pad) f.s += value<VW>(wv, k, lut) * xv[k];
+  } else {
+    f.begin(rowoff);
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const uint32_t c = field<CW>(wc, k);
+      if (c != pad) f.entry(basecol + (int)c, value<VW>(wv, k, lut));
+    }
   }
   return rowoff;
 }
 
-/* Per-entry work of op N: the thread's sum of products, in entry order. */
+/* op N: the thread's sum of products, in slot order. */
 struct sum_op {
+  static constexpr bool GATHER = true;
   const double *__restrict__ x;
   double s;
-  __device__ void begin(int) {}
-  __device__ void entry(int c, double v) { s += v * __ldg(x + c); }
 };
 
 /* Per-entry work of op T: v * alpha * x[row] into y[c]; nothing when the factor is zero. */
 struct scatter_op {
+  static constexpr bool GATHER = false;
   const double *__restrict__ x;
   double *y;
   double alpha, f;
@@ -325,20 +350,50 @@ static __device__ void fix_cut_rows(const bccoo_args &a)
   }
 }
 
-/* The blob of chunk record r into L2, one 128-byte line per thread (a blob is at most 25 KiB:
- * 200 lines). A prefetch: nothing waits on it. */
+/* BCCOO_CUT_PAIR: row R is cut by the boundary between blocks k and k + 1 and by no other
+ * (no block lies inside one row), so its value is block k's tail partial plus block k + 1's
+ * head partial (fix_cut_rows' sum for such a row). Each of the two blocks counts itself at the
+ * boundary once it has written and fenced its partial; the second adds them. Nobody waits. */
+static __device__ void pair_boundary(const bccoo_args &a, int64_t k, int R)
+{
+  if (atomicAdd(a.done + k, 1u) != 1u) return; /* the other block is not done: it will do it */
+  __threadfence();
+  write_y(a, R, __ldcg(a.part + 2 * k + 1) + __ldcg(a.part + 2 * k + 2));
+  a.done[k] = 0; /* both have counted: ready for the next apply */
+}
+
+/* The blob of chunk record r into L2. A hint: nothing waits on it, nothing is returned. On
+ * Hopper one bulk prefetch by thread 0 (cp.async.bulk.prefetch.L2: the blob is 16-byte aligned
+ * and a multiple of 256 bytes long); before it, one 128-byte line per thread (a blob is at
+ * most 25 KiB: 200 lines). The blob's size from the encoding byte: 256 (RW + K (CW + VW)),
+ * the widths from nibble tables (row 0/1/4, column 1/2/4, value 1/4/8 bytes). */
 template <int K>
 static __device__ __forceinline__ void prefetch_blob(const bccoo_args &a, int4 r)
 {
-  const chunk_rec k = decode_rec(a, r);
-  const int off = (int)threadIdx.x * 128;
-  if (off < (int)bccoo_blob_bytes(k.enc, K))
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(k.blob + off));
+  const int enc = r.z & 0xff;
+  const int rw = (0x410 >> (4 * BCCOO_ENC_ROW(enc))) & 0xf, cw = 1 << BCCOO_ENC_COL(enc);
+  const int vw = (0x841 >> (4 * BCCOO_ENC_VAL(enc))) & 0xf;
+  const unsigned size = 256u * (unsigned)(rw + K * (cw + vw));
+  const uint8_t *blob = a.blob + ((((uint64_t)(uint32_t)r.w << 32) | (uint32_t)r.z) >> 8);
+#if __CUDA_ARCH__ >= 900
+  if (threadIdx.x == 0)
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(blob), "r"(size) : "memory");
+#else
+  const unsigned off = threadIdx.x * 128u;
+  if (off < size) asm volatile("prefetch.global.L2 [%0];" ::"l"(blob + off));
+#endif
 }
+
+/* Blocks an SM for op N, which bounds the registers (64K / (256 * blocks)): 8 (32 registers,
+ * full occupancy) up to K = 4; K = 8 holds 8 gathers and up to 64 value bytes a thread in
+ * flight, which spilled ~100 bytes at 32 registers: 6 (40 registers). */
+template <int K> struct n_blocks {
+  static constexpr int value = K >= 8 ? 6 : 8;
+};
 
 /* LUTN: 0, the table in shared memory (or none); 2, at most 2 values, in registers. */
 template <int K, bool COMPRESSED, int LUTN>
-static __global__ void __launch_bounds__(B, 8) bccoo_n_kernel(bccoo_args a)
+static __global__ void __launch_bounds__(B, n_blocks<K>::value) bccoo_n_kernel(bccoo_args a)
 {
   __shared__ double s_lut[COMPRESSED && LUTN == 0 ? BCCOO_LUT_SIZE : 1];
   __shared__ int4 s_rec[B];                    /* the next B records of the block's chunks */
@@ -349,10 +404,12 @@ static __global__ void __launch_bounds__(B, 8) bccoo_n_kernel(bccoo_args a)
   __shared__ double s_run[2];
   __shared__ int s_last;
   const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
-  const int64_t G = gridDim.x, blk = blockIdx.x;
-  /* the block's chunks: a contiguous range, the same bounds for every thread of the block */
-  const int64_t cs = bccoo_block_start(blk, a.nchunks, G);
-  const int64_t nb = bccoo_block_start(blk + 1, a.nchunks, G) - cs;
+  const int G = (int)gridDim.x, blk = (int)blockIdx.x;
+  /* the block's chunks: a contiguous range, the same bounds for every thread of the block.
+   * 32-bit chunk numbers (fewer live registers): the backends take at most 2^31 - 1 entries,
+   * so at most 2^31 - 1 + 8m padded ones, fewer than 2^31 chunks of 256 K (prepare checks) */
+  const int cs = (int)bccoo_block_start(blk, a.nchunks, G);
+  const int nb = (int)bccoo_block_start(blk + 1, a.nchunks, G) - cs;
   if (COMPRESSED && LUTN == 0 && a.lut) s_lut[t] = __ldg(a.lut + t); /* seen after barrier A */
   lut_t<LUTN> lut;
   if constexpr (LUTN == 0) lut.p = s_lut;
@@ -362,8 +419,8 @@ static __global__ void __launch_bounds__(B, 8) bccoo_n_kernel(bccoo_args a)
   }
   bool from_before = false; /* the row open at the chunk's start began before this block */
 
-  for (int64_t i = 0; i < nb; ++i) {
-    const int buf = (int)(i & 1);
+  for (int i = 0; i < nb; ++i) {
+    const int buf = i & 1;
     if (i % B == 0) { /* block-uniform: the next B records (at i = 0 also the table) */
       if (i + t < nb) s_rec[t] = __ldg(a.chunk + cs + i + t);
       __syncthreads(); /* barrier A */
@@ -423,12 +480,18 @@ static __global__ void __launch_bounds__(B, 8) bccoo_n_kernel(bccoo_args a)
         }
       const bool hs = t == 0 && (k.enc & BCCOO_HEAD_SHARED); /* continues the previous chunk */
       if (hs && i > 0) s = s_run[buf ^ 1] + s;                 /* ... which is this block's */
-      if (row == lastrow && (k.enc & BCCOO_TAIL_SHARED)) {     /* goes on in the next chunk */
-        if (i + 1 < nb) s_run[buf] = s;
-        else if (hs && from_before) a.part[2 * blk] = s;       /* the block is inside the row */
-        else a.part[2 * blk + 1] = s;
+      /* a block partial is fenced by its writer (at most two threads a block) before the
+       * block counts itself after the loop */
+      if (row == lastrow && (k.enc & BCCOO_TAIL_SHARED)) { /* goes on in the next chunk */
+        if (i + 1 < nb) {
+          s_run[buf] = s;
+        } else {
+          a.part[2 * blk + (hs && from_before ? 0 : 1)] = s; /* head: the block is in the row */
+          __threadfence();
+        }
       } else if (hs && from_before) {
         a.part[2 * blk] = s; /* a row from an earlier block ends here */
+        __threadfence();
       } else {
         write_y(a, row, s);
       }
@@ -436,20 +499,34 @@ static __global__ void __launch_bounds__(B, 8) bccoo_n_kernel(bccoo_args a)
     from_before = from_before && s_wfirst[buf][0] == lastrow && (k.enc & BCCOO_TAIL_SHARED);
   }
 
-  /* Rows cut by block boundaries: the last block to finish sums them (threadFenceReduction's
-   * pattern: no block waits for another; a.cut is a kernel argument, so every thread of every
-   * block takes the same branch and reaches both barriers). */
-  if (a.cut) {
-    __threadfence(); /* this thread's partials are visible before the count says so */
-    __syncthreads();
-    if (t == 0) {
-      s_last = atomicAdd(a.done, 1u) == gridDim.x - 1;
-      __threadfence();
-    }
-    __syncthreads();
-    if (s_last) { /* block-uniform */
-      fix_cut_rows(a);
-      if (t == 0) *a.done = 0; /* every block has counted: ready for the next apply */
+  /* Rows cut by block boundaries (threadFenceReduction's pattern: no block waits for another).
+   * a.cut is a kernel argument: every thread of every block takes the same branches and
+   * reaches the barriers; s_last is read after a barrier, the same for the whole block. */
+  if (a.cut != BCCOO_CUT_NONE) {
+    __syncthreads(); /* every partial of the block is written and fenced by its writer */
+    if (a.cut == BCCOO_CUT_PAIR) {
+      if (t == 0) { /* the boundaries before and after this block, where a row is cut */
+        __threadfence();
+        if (blk > 0) {
+          const int4 r = __ldg(a.chunk + cs);
+          if (r.z & BCCOO_HEAD_SHARED) pair_boundary(a, blk - 1, r.x);
+        }
+        if (blk + 1 < G) {
+          const int4 r = __ldg(a.chunk + cs + nb); /* its head bit: our last chunk's tail bit */
+          if (r.z & BCCOO_HEAD_SHARED) pair_boundary(a, blk, r.x);
+        }
+      }
+    } else {
+      if (t == 0) {
+        __threadfence();
+        s_last = atomicAdd(a.done + G - 1, 1u) == (unsigned)G - 1u;
+        __threadfence();
+      }
+      __syncthreads();
+      if (s_last) { /* block-uniform */
+        fix_cut_rows(a);
+        if (t == 0) a.done[G - 1] = 0; /* every block has counted: ready for the next apply */
+      }
     }
   }
 }
@@ -513,12 +590,15 @@ static gs_status_t bccoo_apply(gs_context_t *ctx, void *data, gs_op_t op, double
   a.beta = beta;
   a.nchunks = d->nchunks;
   a.prefetch = d->prefetch;
-  a.cut = d->carries > 0 && d->grid > 1;
+  a.cut = d->cut;
   if (op == GS_OP_T) {
     GS_CHECK(gs_launch_scale(s, d->n, beta, d_y));
     a.beta = 1.0;
   }
-  if (d->nchunks == 0) return op == GS_OP_N ? gs_launch_scale(s, d->m, beta, d_y) : GS_SUCCESS;
+  /* no entries (or, for op N, no columns: every entry is padding and x may be empty, which the
+   * unconditional gathers must not read): y = beta*y */
+  if (d->nchunks == 0 || (op == GS_OP_N && d->n == 0))
+    return op == GS_OP_N ? gs_launch_scale(s, d->m, beta, d_y) : GS_SUCCESS;
   void *params[] = {&a};
   GS_CHECK(GS_CUDA(cudaLaunchKernel(kernel_of(op, d->K, d->compressed, op == GS_OP_N ? d->lutn : 0),
                                     dim3(d->grid), dim3(B), params, 0, s)));
@@ -579,6 +659,7 @@ static gs_status_t prepare_common(gs_context_t *ctx, gs_matrix_t *A, const gs_sp
 {
   gs_status_t st = GS_SUCCESS;
   gs_bccoo_t *L = NULL;
+  unsigned *zeros = NULL;
   const gs_bccoo_opts_t o = opts_of(cfg, compressed);
   bccoo_data_t *d = (bccoo_data_t *)calloc(1, sizeof *d);
   if (!d) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory preparing bccoo");
@@ -595,12 +676,14 @@ static gs_status_t prepare_common(gs_context_t *ctx, gs_matrix_t *A, const gs_sp
   d->lutn = lutn_of(compressed, L->lut_size);
   d->prefetch = (int)cfg->v[BCCOO_OPT_PREFETCH];
   if (L->nchunks > 0) {
-    const unsigned zero = 0;
     GS_TRY(gs_upload(ctx, (void **)&d->d_chunk, L->chunk,
                      (size_t)L->nchunks * sizeof(gs_bccoo_chunk_t), "bccoo chunk records"));
     GS_TRY(gs_upload(ctx, (void **)&d->d_blob, L->blob, L->blob_bytes, "bccoo blobs"));
     if (L->lut_size > 0)
       GS_TRY(gs_upload(ctx, (void **)&d->d_lut, L->lut, sizeof L->lut, "bccoo look-up table"));
+    if (L->nchunks > INT32_MAX)
+      GS_FAIL(GS_ERR_UNSUPPORTED, "bccoo: %lld chunks, more than the kernels' 32-bit count",
+              (long long)L->nchunks);
     /* persistent blocks: as many as are resident at once (the op N kernel, the larger one);
      * op N gives each a contiguous range of chunks, so the grid fixes its summation order */
     int per_sm = 0;
@@ -609,22 +692,29 @@ static gs_status_t prepare_common(gs_context_t *ctx, gs_matrix_t *A, const gs_sp
     int64_t g = (int64_t)(per_sm > 0 ? per_sm : 1) * (ctx->sm_count > 0 ? ctx->sm_count : 1);
     if (g > L->nchunks) g = L->nchunks;
     d->grid = (unsigned)g;
+    d->cut = gs_bccoo_grid_cut(L, g); /* op N's way for rows cut by block boundaries */
     GS_TRY(gs_dmalloc(ctx, (void **)&d->d_part, 2 * (size_t)g * sizeof(double),
                       "bccoo block partials"));
-    GS_TRY(gs_upload(ctx, (void **)&d->d_done, &zero, sizeof zero, "bccoo block count"));
+    zeros = (unsigned *)calloc((size_t)g, sizeof *zeros);
+    if (!zeros) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory preparing bccoo");
+    GS_TRY(gs_upload(ctx, (void **)&d->d_done, zeros, (size_t)g * sizeof *zeros,
+                     "bccoo block counters"));
   }
   d->device_bytes = gs_bccoo_device_bytes(L, d->grid);
   gs_bccoo_describe(L, d->describe, sizeof d->describe);
   {
     const size_t w = strlen(d->describe);
-    snprintf(d->describe + w, sizeof d->describe - w, "; %u persistent blocks%s", d->grid,
-             d->lutn == 2 ? ", value table in registers" : "");
+    static const char *const cut[] = {"", ", rows cut at block ends summed in pairs",
+                                      ", rows cut at block ends summed by the last block"};
+    snprintf(d->describe + w, sizeof d->describe - w, "; %u persistent blocks%s%s", d->grid,
+             cut[d->cut], d->lutn == 2 ? ", value table in registers" : "");
   }
   /* op N sums in a fixed order (carries, no atomics); op T adds with atomics. */
   *caps &= ~(unsigned)GS_SPMV_CAP_DETERMINISTIC_T;
   *out = d;
   d = NULL;
 cleanup:
+  free(zeros);
   gs_bccoo_destroy(&L);
   bccoo_destroy(d);
   return st;
@@ -649,7 +739,7 @@ static gs_status_t bccoo_memory(const void *data, gs_spmv_mem_t *mem)
                         (d->lut_size > 0 ? BCCOO_LUT_SIZE * sizeof(double) : 0);
   mem->device_bytes = d->device_bytes;
   mem->bytes_per_apply = layout + ((size_t)d->n + d->m) * sizeof(double) +
-                         (d->carries > 0 && d->grid > 1 ? (size_t)d->grid * 2 * sizeof(double) : 0);
+                         (d->cut != BCCOO_CUT_NONE ? (size_t)d->grid * 2 * sizeof(double) : 0);
   mem->bytes_per_apply_t = layout + (size_t)d->m * sizeof(double) + 3 * (size_t)d->n * sizeof(double);
   return GS_SUCCESS;
 }

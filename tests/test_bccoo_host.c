@@ -597,6 +597,36 @@ static void test_dealt_order(void)
   gs_csr_destroy(&A);
 }
 
+/* How op N on G blocks meets rows cut by block boundaries (gs_bccoo_grid_cut), K = 1: rows of
+ * 300 (every boundary cuts a row, no block inside one: pairs); a row of 41 chunks (blocks
+ * inside it on a fine grid: the last block); rows of exactly 256 (nothing cut). */
+static void test_grid_cut(void)
+{
+  static const int lens[][4] = {{300, 300, 300, 300}, {40 * 256 + 17, 3, 0, 2}, {256, 256, 256, 256}};
+  for (int s = 0; s < 3; ++s) {
+    triples_t T = {0};
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < lens[s][i]; ++j) push(&T, i, j, 1.0);
+    gs_csr_t *A = to_csr(&T, 4, 40 * 256 + 17);
+    gs_bccoo_opts_t o = {1, 1, 1, 1, 0, 0};
+    gs_bccoo_t *L = NULL;
+    CU_ASSERT_FATAL(gs_bccoo_build(&L, A, &o) == GS_SUCCESS);
+    CU_ASSERT_EQUAL(gs_bccoo_grid_cut(L, 1), BCCOO_CUT_NONE);
+    if (s == 0) {
+      CU_ASSERT_EQUAL(L->nchunks, 5);
+      CU_ASSERT_EQUAL(gs_bccoo_grid_cut(L, L->nchunks), BCCOO_CUT_PAIR);
+      CU_ASSERT_EQUAL(gs_bccoo_grid_cut(L, 2), BCCOO_CUT_PAIR);
+    } else if (s == 1) {
+      CU_ASSERT_EQUAL(gs_bccoo_grid_cut(L, L->nchunks), BCCOO_CUT_ALL);
+      CU_ASSERT_EQUAL(gs_bccoo_grid_cut(L, 2), BCCOO_CUT_PAIR); /* one cut, in the long row */
+    } else {
+      CU_ASSERT_EQUAL(gs_bccoo_grid_cut(L, L->nchunks), BCCOO_CUT_NONE);
+    }
+    gs_bccoo_destroy(&L);
+    gs_csr_destroy(&A);
+  }
+}
+
 /* Threads change nothing: the same blobs bit for bit on 1 and 3 threads. */
 static void test_threads_same_layout(void)
 {
@@ -729,6 +759,7 @@ int main(void)
       {"padding never reads x", test_padding_never_reads_x},
       {"27-point Laplacian encodings", test_laplacian},
       {"the dealt and the paper's entry order, slot by slot", test_dealt_order},
+      {"rows cut by block boundaries: none, in pairs, by the last block", test_grid_cut},
       {"threads give the same layout", test_threads_same_layout},
       {"threads give the same table with many distinct values", test_threads_same_table_many_values},
       {"registry options and bad arguments", test_registry_and_arguments},
