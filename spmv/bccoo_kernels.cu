@@ -96,6 +96,7 @@ typedef struct bccoo_data {
   gs_idx_t m, n;
   int K, compressed, lut_size, lutn, prefetch;
   int cut;                     /* op N on this grid: BCCOO_CUT_NONE, _PAIR or _ALL */
+  double lut01[2];             /* the table's first two values (LUTN = 2) */
   int64_t nchunks, carries;
   size_t blob_bytes, device_bytes;
   unsigned grid;               /* op N and op T: persistent blocks */
@@ -117,6 +118,8 @@ struct bccoo_args {
   unsigned *done;  /* op N, G counters, 0 between applies: [k] blocks k and k + 1 finished
                     * (BCCOO_CUT_PAIR), [G - 1] blocks finished (BCCOO_CUT_ALL) */
   double alpha, beta;
+  double lut0, lut1; /* op N with LUTN = 2: the table's two values, kernel parameters (constant
+                      * bank, uniform registers: none of the 32 a thread has) */
   int64_t nchunks;
   int prefetch;    /* op N: the blob this many chunks ahead is prefetched into L2 (0, 1, 2) */
   int cut;         /* op N: rows cut by block boundaries (gs_bccoo_grid_cut) */
@@ -168,8 +171,9 @@ static __device__ __forceinline__ uint32_t field(const uint32_t (&w)[N], int i)
 
 /* The value table as a chunk's entries read it. lut_t<0>: the 256 entries staged in shared
  * memory, one broadcast shared load per entry. lut_t<2> (op N when the matrix's table holds at
- * most 2 values, as the 27-point Laplacian's): both in registers, one select per entry, no
- * shared-memory load (the profile's top stall was the wait on shared memory). The builder's
+ * most 2 values, as the 27-point Laplacian's): both kernel parameters (uniform registers, not
+ * two of the thread's 32), one select per entry, no shared-memory load (the profile's top
+ * stall was the wait on shared memory). The builder's
  * indices are below the table size, padding's is 0. */
 template <int N> struct lut_t;
 template <> struct lut_t<0> {
@@ -326,27 +330,45 @@ static __device__ __forceinline__ bool through(int4 r0, int row1)
 /* Rows cut by a block boundary, summed by the last block to finish (every partial is written
  * and fenced): the block where such a row begins adds its tail partial, then the head partial
  * of each following block in block order while the row goes on through whole blocks. The
- * loads bypass L1 (ld.global.cg): the partials were written by other multiprocessors. */
-static __device__ void fix_cut_rows(const bccoo_args &a)
+ * walk loads U blocks' partials and next records per round trip (a long row crosses many
+ * blocks: pareto's longest about 17), each round advancing U blocks or ending the row, so it
+ * ends within G / U rounds. Partials bypass L1 (ld.global.cg): other multiprocessors wrote
+ * them. Not inlined, with scalar arguments: only the last block runs it, and inlined its
+ * registers took part in the allocation of the whole kernel (spills inside the chunk loop). */
+static __device__ __noinline__ void fix_cut_rows(const int4 *__restrict__ chunk,
+                                                 const double *part, double *y, double alpha,
+                                                 double beta, int64_t nchunks)
 {
-  const int64_t G = gridDim.x;
-  for (int64_t b = threadIdx.x; b + 1 < G; b += B) {
-    const int64_t e = bccoo_block_start(b + 1, a.nchunks, G);
-    const int4 re = __ldg(a.chunk + e); /* the next block's first chunk */
+  constexpr int U = 4;
+  const int G = (int)gridDim.x;
+  for (int b = (int)threadIdx.x; b + 1 < G; b += B) {
+    const int4 rb = __ldg(chunk + bccoo_block_start(b, nchunks, G));
+    const int4 re = __ldg(chunk + bccoo_block_start(b + 1, nchunks, G));
+    double s = __ldcg(part + 2 * b + 1);
     /* a row cut at the boundary (the head bit of chunk e is the tail bit of chunk e - 1) that
      * began in block b */
-    if (!(re.z & BCCOO_HEAD_SHARED) || through(__ldg(a.chunk + bccoo_block_start(b, a.nchunks, G)), re.x))
-      continue;
-    double s = __ldcg(a.part + 2 * b + 1);
-    int4 r0 = re;
-    for (int64_t b2 = b + 1; b2 < G; ++b2) { /* at most G - 1 blocks */
-      s += __ldcg(a.part + 2 * b2);
-      if (b2 + 1 >= G) break;
-      const int4 r1 = __ldg(a.chunk + bccoo_block_start(b2 + 1, a.nchunks, G));
-      if (!through(r0, r1.x)) break;
-      r0 = r1;
+    if (!(re.z & BCCOO_HEAD_SHARED) || through(rb, re.x)) continue;
+    int4 r0 = re; /* the first record of block b2 + u */
+    bool open = true;
+    for (int b2 = b + 1; open; b2 += U) {
+      double p[U];
+      int4 rn[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int c = b2 + u;
+        p[u] = c < G ? __ldcg(part + 2 * c) : 0.0;
+        rn[u] = c + 1 < G ? __ldg(chunk + bccoo_block_start(c + 1, nchunks, G))
+                          : make_int4(0, 0, 0, 0);
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (open) {
+          s += p[u];
+          if (b2 + u + 1 < G && through(r0, rn[u].x)) r0 = rn[u];
+          else open = false; /* the row ends in block b2 + u (the last block at the latest) */
+        }
     }
-    write_y(a, re.x, s);
+    y[re.x] = beta == 0.0 ? alpha * s : alpha * s + beta * y[re.x]; /* write_y */
   }
 }
 
@@ -414,8 +436,8 @@ static __global__ void __launch_bounds__(B, n_blocks<K>::value) bccoo_n_kernel(b
   lut_t<LUTN> lut;
   if constexpr (LUTN == 0) lut.p = s_lut;
   else {
-    lut.v0 = __ldg(a.lut);
-    lut.v1 = __ldg(a.lut + 1);
+    lut.v0 = a.lut0;
+    lut.v1 = a.lut1;
   }
   bool from_before = false; /* the row open at the chunk's start began before this block */
 
@@ -524,7 +546,7 @@ static __global__ void __launch_bounds__(B, n_blocks<K>::value) bccoo_n_kernel(b
       }
       __syncthreads();
       if (s_last) { /* block-uniform */
-        fix_cut_rows(a);
+        fix_cut_rows(a.chunk, a.part, a.y, a.alpha, a.beta, a.nchunks);
         if (t == 0) a.done[G - 1] = 0; /* every block has counted: ready for the next apply */
       }
     }
@@ -588,6 +610,8 @@ static gs_status_t bccoo_apply(gs_context_t *ctx, void *data, gs_op_t op, double
   a.done = d->d_done;
   a.alpha = alpha;
   a.beta = beta;
+  a.lut0 = d->lut01[0];
+  a.lut1 = d->lut01[1];
   a.nchunks = d->nchunks;
   a.prefetch = d->prefetch;
   a.cut = d->cut;
@@ -674,6 +698,8 @@ static gs_status_t prepare_common(gs_context_t *ctx, gs_matrix_t *A, const gs_sp
   d->blob_bytes = L->blob_bytes;
   d->lut_size = L->lut_size;
   d->lutn = lutn_of(compressed, L->lut_size);
+  d->lut01[0] = L->lut[0];
+  d->lut01[1] = L->lut[1];
   d->prefetch = (int)cfg->v[BCCOO_OPT_PREFETCH];
   if (L->nchunks > 0) {
     GS_TRY(gs_upload(ctx, (void **)&d->d_chunk, L->chunk,
