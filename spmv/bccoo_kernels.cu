@@ -413,7 +413,7 @@ template <int K> struct n_blocks {
   static constexpr int value = K >= 8 ? 6 : 8;
 };
 
-/* LUTN: 0, the table in shared memory (or none); 2, at most 2 values, in registers. */
+/* LUTN: 0, the table in shared memory (or none); 2, at most 2 values, kernel parameters. */
 template <int K, bool COMPRESSED, int LUTN>
 static __global__ void __launch_bounds__(B, n_blocks<K>::value) bccoo_n_kernel(bccoo_args a)
 {
