@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "spmv/formats.h"
+#include "spmv/merge.h"
 #include "tests/testutil.h"
 
 static const double g_ab[][2] = {{1.0, 0.0}, {-1.0, 1.0}, {2.5, -0.5}}; /* (alpha, beta) */
@@ -854,6 +855,93 @@ static void test_hola_structures(void)
   free(col_lens);
 }
 
+/* Whether the merge-path search's split point of diagonal d is wrong: (i, j = d - i) must have
+ * row ends 0..i-1 and entries 0..j-1 as the first d items of the path (row i-1 ends at or
+ * before entry j; entry j-1 lies in a row >= i). */
+static int merge_split_bad(const gs_csr_t *A, int64_t d, const char *what)
+{
+  const gs_idx_t i = gs_merge_search_host(A, d);
+  const int64_t j = d - i;
+  const int bad = i < 0 || i > A->m || j < 0 || j > A->nnz || (i > 0 && A->row_ptr[i] > j) ||
+                  (j > 0 && i < A->m && j - 1 >= A->row_ptr[i + 1]);
+  if (bad)
+    fprintf(stderr, "\n  merge search on %s: diagonal %lld gave (%d, %lld)\n", what,
+            (long long)d, (int)i, (long long)j);
+  return bad;
+}
+
+/* The merge-based SpMV's host emulation (the kernels' tiles, per-thread splits, block scan and
+ * fix-up) at every compiled items-per-thread, and the merge-path search's split points. */
+static void check_merge(gs_csr_t *A, const char *what)
+{
+  CU_ASSERT_FATAL(A != NULL);
+  const int64_t total = (int64_t)A->m + A->nnz;
+  const int64_t step = total > 20000 ? total / 20000 : 1;
+  int bad = 0;
+  for (int64_t d = 0; d < total && !bad; d += step) bad = merge_split_bad(A, d, what);
+  if (!bad) bad = merge_split_bad(A, total, what);
+  CU_ASSERT(!bad);
+  const int ipts[] = {5, 7, 9, 15};
+  for (int k = 0; k < 4; ++k) {
+    char opt[32];
+    snprintf(opt, sizeof opt, "merge.ipt=%d", ipts[k]);
+    if (compare(A, "merge", opt, NULL, NULL, 0, GS_OP_N) != GS_SUCCESS) {
+      fprintf(stderr, "\n  merge %s on %s failed\n", opt, what);
+      CU_FAIL("merge host apply refused");
+    }
+  }
+  double x[1] = {1.0}, y[1] = {0.0};
+  CU_ASSERT_EQUAL(gs_spmv_host_apply("merge", A, NULL, GS_OP_T, 1.0, x, 0.0, y),
+                  GS_ERR_UNSUPPORTED);
+  gs_csr_destroy(&A);
+}
+
+static void test_merge_structures(void)
+{
+  const gs_idx_t m = 6000;
+  int *len = calloc((size_t)m, sizeof *len);
+  CU_ASSERT_FATAL(len != NULL);
+  /* one row spanning many tiles (its carries summed by the fix-up), one entry in the last */
+  len[0] = 20000;
+  len[m - 1] = 1;
+  check_merge(csr_from_lengths(m, 30000, len), "one long row");
+  /* all rows empty but one, in the middle: tiles of row ends only around it */
+  memset(len, 0, (size_t)m * sizeof *len);
+  len[m / 2] = 5000;
+  check_merge(csr_from_lengths(m, 8000, len), "one non-empty row");
+  /* no entries at all: every tile holds row ends only */
+  memset(len, 0, (size_t)m * sizeof *len);
+  check_merge(csr_from_lengths(m, 10, len), "nnz = 0");
+  /* runs of 300-5000 empty rows between short rows */
+  for (gs_idx_t i = 0; i < m;) {
+    int run = 300 + (int)(gs_test_next(&g_state) % 4701);
+    for (gs_idx_t j = i; j < m && j < i + run; ++j) len[j] = 0;
+    i += run;
+    for (int s = 0; s < 40 && i < m; ++s) len[i++] = 1 + (int)(gs_test_next(&g_state) % 3);
+  }
+  check_merge(csr_from_lengths(m, m, len), "runs of empty rows");
+  /* 1 to 64 entries per row in a sawtooth (rows shared between threads and warps) */
+  for (gs_idx_t i = 0; i < m; ++i) len[i] = 1 + (int)(i % 64);
+  check_merge(csr_from_lengths(m, 500, len), "sawtooth 1..64");
+  /* 300 rows of 100-3000 entries: rows shared by threads of several warps and by tiles */
+  for (gs_idx_t i = 0; i < 300; ++i) len[i] = 100 + (int)(gs_test_next(&g_state) % 2901);
+  check_merge(csr_from_lengths(300, 4000, len), "rows of 100-3000");
+  /* long rows of random lengths among short and empty ones */
+  for (gs_idx_t i = 0; i < m; ++i)
+    len[i] = gs_test_uniform(&g_state) < 0.01 ? 3000 + (int)(gs_test_next(&g_state) % 9000)
+                                               : (int)(gs_test_next(&g_state) % 9);
+  check_merge(csr_from_lengths(m, 12000, len), "long and short rows");
+  free(len);
+  int one[1] = {1}, one_row[1] = {7000};
+  check_merge(csr_from_lengths(1, 1, one), "1 x 1");
+  check_merge(csr_from_lengths(1, 9000, one_row), "1 x 9000");
+  int *col_lens = malloc(9000 * sizeof *col_lens);
+  CU_ASSERT_FATAL(col_lens != NULL);
+  for (int i = 0; i < 9000; ++i) col_lens[i] = 1;
+  check_merge(csr_from_lengths(9000, 1, col_lens), "9000 x 1");
+  free(col_lens);
+}
+
 int main(void)
 {
   g_state = gs_test_seed();
@@ -870,6 +958,8 @@ int main(void)
     {"DIA layout: sorted offsets, column-major, rectangular", test_dia_layout},
     {"COO layout and persistent-warp partition", test_coo_layout_and_partition},
     {"HOLA split: long rows, empty-row runs, sawtooth, 1-row and 1-column", test_hola_structures},
+    {"merge path: split points; long rows, empty rows, nnz = 0, 1x1, 1-row, 1-column",
+     test_merge_structures},
     CU_TEST_INFO_NULL};
   return gs_test_main("formats_host", tests, 0);
 }
