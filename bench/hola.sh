@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# bench/hola.sh: issue 10's HOLA table: `gpusolve spmv --format hola,cusparse-csr --transpose`
-# on the papers' synthetic matrices (27-point Laplacian 100^3, HOLA's normal rows 1M x 22 with
+# bench/hola.sh: issue 10's HOLA table and issue 15's merge and csr-adaptive tables: `gpusolve
+# spmv --format hola,merge,csr-adaptive,csr-vector,cusparse-csr --transpose` (merge and
+# csr-adaptive have no op T: their T columns stay empty) on the papers' synthetic matrices (27-point Laplacian 100^3, HOLA's normal rows 1M x 22 with
 # sigma 1e4, Bell & Garland's Pareto rows 200k with k = 1, a power-law graph 2M rows of mean 8)
 # and on every real matrix of MATRIX_DIR with at least 100k entries (and any *.mtx.gz there),
 # then one table (bench/spmv_table.py). Needs a GPU.
@@ -9,7 +10,7 @@ set -euo pipefail
 cli=${1:-build/apps/gpusolve}
 out=${2:-bench-out/hola}
 shift $(( $# < 2 ? $# : 2 ))
-formats=${FORMATS:-hola,cusparse-csr}
+formats=${FORMATS:-hola,merge,csr-adaptive,csr-vector,cusparse-csr}
 runs=${RUNS:-200}
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out"
@@ -38,3 +39,8 @@ for fmt in ${formats//,/ }; do
   echo "== $fmt"
   python3 "$here/spmv_table.py" "$fmt" "${jsons[@]}"
 done
+case ",$formats," in
+*,csr-adaptive,*csr-vector,*|*,csr-vector,*csr-adaptive,*)
+  echo "== csr-adaptive over csr-vector (which one to keep, issue 15)"
+  python3 "$here/spmv_table.py" csr-adaptive csr-vector "${jsons[@]}" ;;
+esac

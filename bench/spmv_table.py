@@ -62,10 +62,11 @@ def main(argv):
         else:
             row.append("-")
         # The backend's own preprocessing when its describe line reports it ("row starts X
-        # us"), else the wall time of gs_spmv_create (allocations and uploads included).
+        # us", hola; "tile search X us", merge), else the wall time of gs_spmv_create
+        # (allocations and uploads included).
         prep = None
         if n:
-            mt = re.search(r"row starts ([0-9.]+) us", n.get("note", ""))
+            mt = re.search(r"(?:row starts|tile search) ([0-9.]+) us", n.get("note", ""))
             prep = float(mt.group(1)) if mt else n["prepare_ms"] * 1e3
         row.append("%.2f" % (prep / n["median_us"]) if n else "-")
         print("| " + " | ".join(row) + " |")

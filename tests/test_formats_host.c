@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "spmv/csr_adaptive.h"
 #include "spmv/formats.h"
+#include "spmv/merge.h"
 #include "tests/testutil.h"
 
 static const double g_ab[][2] = {{1.0, 0.0}, {-1.0, 1.0}, {2.5, -0.5}}; /* (alpha, beta) */
@@ -854,6 +856,182 @@ static void test_hola_structures(void)
   free(col_lens);
 }
 
+/* Whether the merge-path search's split point of diagonal d is wrong: (i, j = d - i) must have
+ * row ends 0..i-1 and entries 0..j-1 as the first d items of the path (row i-1 ends at or
+ * before entry j; entry j-1 lies in a row >= i). */
+static int merge_split_bad(const gs_csr_t *A, int64_t d, const char *what)
+{
+  const gs_idx_t i = gs_merge_search_host(A, d);
+  const int64_t j = d - i;
+  const int bad = i < 0 || i > A->m || j < 0 || j > A->nnz || (i > 0 && A->row_ptr[i] > j) ||
+                  (j > 0 && i < A->m && j - 1 >= A->row_ptr[i + 1]);
+  if (bad)
+    fprintf(stderr, "\n  merge search on %s: diagonal %lld gave (%d, %lld)\n", what,
+            (long long)d, (int)i, (long long)j);
+  return bad;
+}
+
+/* The merge-based SpMV's host emulation (the kernels' tiles, per-thread splits, block scan and
+ * fix-up) at every compiled items-per-thread, and the merge-path search's split points. */
+static void check_merge(gs_csr_t *A, const char *what)
+{
+  CU_ASSERT_FATAL(A != NULL);
+  const int64_t total = (int64_t)A->m + A->nnz;
+  const int64_t step = total > 20000 ? total / 20000 : 1;
+  int bad = 0;
+  for (int64_t d = 0; d < total && !bad; d += step) bad = merge_split_bad(A, d, what);
+  if (!bad) bad = merge_split_bad(A, total, what);
+  CU_ASSERT(!bad);
+  const int ipts[] = {5, 7, 9, 15};
+  for (int k = 0; k < 4; ++k) {
+    char opt[32];
+    snprintf(opt, sizeof opt, "merge.ipt=%d", ipts[k]);
+    if (compare(A, "merge", opt, NULL, NULL, 0, GS_OP_N) != GS_SUCCESS) {
+      fprintf(stderr, "\n  merge %s on %s failed\n", opt, what);
+      CU_FAIL("merge host apply refused");
+    }
+  }
+  double x[1] = {1.0}, y[1] = {0.0};
+  CU_ASSERT_EQUAL(gs_spmv_host_apply("merge", A, NULL, GS_OP_T, 1.0, x, 0.0, y),
+                  GS_ERR_UNSUPPORTED);
+  gs_csr_destroy(&A);
+}
+
+static void test_merge_structures(void)
+{
+  const gs_idx_t m = 6000;
+  int *len = calloc((size_t)m, sizeof *len);
+  CU_ASSERT_FATAL(len != NULL);
+  /* one row spanning many tiles (its carries summed by the fix-up), one entry in the last */
+  len[0] = 20000;
+  len[m - 1] = 1;
+  check_merge(csr_from_lengths(m, 30000, len), "one long row");
+  /* all rows empty but one, in the middle: tiles of row ends only around it */
+  memset(len, 0, (size_t)m * sizeof *len);
+  len[m / 2] = 5000;
+  check_merge(csr_from_lengths(m, 8000, len), "one non-empty row");
+  /* no entries at all: every tile holds row ends only */
+  memset(len, 0, (size_t)m * sizeof *len);
+  check_merge(csr_from_lengths(m, 10, len), "nnz = 0");
+  /* runs of 300-5000 empty rows between short rows */
+  for (gs_idx_t i = 0; i < m;) {
+    int run = 300 + (int)(gs_test_next(&g_state) % 4701);
+    for (gs_idx_t j = i; j < m && j < i + run; ++j) len[j] = 0;
+    i += run;
+    for (int s = 0; s < 40 && i < m; ++s) len[i++] = 1 + (int)(gs_test_next(&g_state) % 3);
+  }
+  check_merge(csr_from_lengths(m, m, len), "runs of empty rows");
+  /* 1 to 64 entries per row in a sawtooth (rows shared between threads and warps) */
+  for (gs_idx_t i = 0; i < m; ++i) len[i] = 1 + (int)(i % 64);
+  check_merge(csr_from_lengths(m, 500, len), "sawtooth 1..64");
+  /* 300 rows of 100-3000 entries: rows shared by threads of several warps and by tiles */
+  for (gs_idx_t i = 0; i < 300; ++i) len[i] = 100 + (int)(gs_test_next(&g_state) % 2901);
+  check_merge(csr_from_lengths(300, 4000, len), "rows of 100-3000");
+  /* long rows of random lengths among short and empty ones */
+  for (gs_idx_t i = 0; i < m; ++i)
+    len[i] = gs_test_uniform(&g_state) < 0.01 ? 3000 + (int)(gs_test_next(&g_state) % 9000)
+                                               : (int)(gs_test_next(&g_state) % 9);
+  check_merge(csr_from_lengths(m, 12000, len), "long and short rows");
+  free(len);
+  int one[1] = {1}, one_row[1] = {7000};
+  check_merge(csr_from_lengths(1, 1, one), "1 x 1");
+  check_merge(csr_from_lengths(1, 9000, one_row), "1 x 9000");
+  int *col_lens = malloc(9000 * sizeof *col_lens);
+  CU_ASSERT_FATAL(col_lens != NULL);
+  for (int i = 0; i < 9000; ++i) col_lens[i] = 1;
+  check_merge(csr_from_lengths(9000, 1, col_lens), "9000 x 1");
+  free(col_lens);
+}
+
+/* CSR-Adaptive's row blocks: they partition the rows in order; a block of several rows fits the
+ * non-zero budget and the row cap; the chunks of every row longer than ADAPT_LONG cover it in
+ * order, ADAPT_LONG entries each; then the host emulation against plain CSR. */
+static void check_adaptive(gs_csr_t *A, const char *what)
+{
+  CU_ASSERT_FATAL(A != NULL);
+  gs_adapt_layout_t *L = NULL;
+  CU_ASSERT_FATAL(gs_adapt_layout_build(&L, A) == GS_SUCCESS);
+  int bad = L->blocks[0] != 0 || L->blocks[L->nblocks] != A->m;
+  gs_idx_t k = 0, c = 0, stream = 0, vector = 0;
+  for (gs_idx_t b = 0; b < L->nblocks && !bad; ++b) {
+    const gs_idx_t r0 = L->blocks[b], r1 = L->blocks[b + 1];
+    const gs_off_t cnt = A->row_ptr[r1] - A->row_ptr[r0];
+    bad = r1 <= r0;
+    if (r1 - r0 > 1) {
+      bad = bad || cnt > ADAPT_NNZ || r1 - r0 > ADAPT_ROWS;
+      ++stream;
+    } else if (cnt <= ADAPT_LONG) {
+      ++vector;
+    } else { /* VectorL: this row's chunks, in order */
+      bad = bad || k >= L->nlong || L->longs[2 * k] != r0 || L->longs[2 * k + 1] != c;
+      for (gs_off_t p = A->row_ptr[r0]; p < A->row_ptr[r1] && !bad; p += ADAPT_LONG, ++c)
+        bad = c >= L->nchunks || L->chunks[2 * c] != r0 || L->chunks[2 * c + 1] != p;
+      ++k;
+    }
+    /* a block of one row shorter than the budget ends because the next row did not fit */
+    if (r1 - r0 == 1 && cnt <= ADAPT_NNZ && r1 < A->m)
+      bad = bad || A->row_ptr[r1 + 1] - A->row_ptr[r0] <= ADAPT_NNZ;
+  }
+  bad = bad || k != L->nlong || c != L->nchunks || L->longs[2 * k] != A->m ||
+        L->longs[2 * k + 1] != c || stream != L->stream_blocks || vector != L->vector_blocks;
+  if (bad) fprintf(stderr, "\n  csr-adaptive blocks on %s are wrong\n", what);
+  CU_ASSERT(!bad);
+  gs_adapt_layout_destroy(&L);
+  CU_ASSERT_PTR_NULL(L);
+  CU_ASSERT_EQUAL(compare(A, "csr-adaptive", NULL, NULL, NULL, 0, GS_OP_N), GS_SUCCESS);
+  double x[1] = {1.0}, y[1] = {0.0};
+  CU_ASSERT_EQUAL(gs_spmv_host_apply("csr-adaptive", A, NULL, GS_OP_T, 1.0, x, 0.0, y),
+                  GS_ERR_UNSUPPORTED);
+  gs_csr_destroy(&A);
+}
+
+static void test_adaptive_structures(void)
+{
+  const gs_idx_t m = 6000;
+  int *len = calloc((size_t)m, sizeof *len);
+  CU_ASSERT_FATAL(len != NULL);
+  /* rows at and around the budget and the VectorL threshold, between short rows */
+  const int edges[] = {ADAPT_NNZ - 1, ADAPT_NNZ, ADAPT_NNZ + 1, ADAPT_LONG, ADAPT_LONG + 1,
+                       2 * ADAPT_LONG, 2 * ADAPT_LONG + 1, 20000};
+  for (gs_idx_t i = 0; i < m; ++i) len[i] = (int)(gs_test_next(&g_state) % 9);
+  for (size_t e = 0; e < sizeof edges / sizeof *edges; ++e) len[100 + 700 * e] = edges[e];
+  check_adaptive(csr_from_lengths(m, 30000, len), "rows around the budget and ADAPT_LONG");
+  /* all rows empty but one long one; then none at all */
+  memset(len, 0, (size_t)m * sizeof *len);
+  len[m / 2] = 9000;
+  check_adaptive(csr_from_lengths(m, 10000, len), "one non-empty row");
+  memset(len, 0, (size_t)m * sizeof *len);
+  check_adaptive(csr_from_lengths(m, 10, len), "nnz = 0");
+  /* runs of 300-5000 empty rows between short rows (the row cap) */
+  for (gs_idx_t i = 0; i < m;) {
+    int run = 300 + (int)(gs_test_next(&g_state) % 4701);
+    for (gs_idx_t j = i; j < m && j < i + run; ++j) len[j] = 0;
+    i += run;
+    for (int s = 0; s < 40 && i < m; ++s) len[i++] = 1 + (int)(gs_test_next(&g_state) % 3);
+  }
+  check_adaptive(csr_from_lengths(m, m, len), "runs of empty rows");
+  /* 1 to 64 entries per row in a sawtooth: every stream group width */
+  for (gs_idx_t i = 0; i < m; ++i) len[i] = 1 + (int)(i % 64);
+  check_adaptive(csr_from_lengths(m, 500, len), "sawtooth 1..64");
+  /* rows of 300-1500: blocks of one to a few rows */
+  for (gs_idx_t i = 0; i < 600; ++i) len[i] = 300 + (int)(gs_test_next(&g_state) % 1201);
+  check_adaptive(csr_from_lengths(600, 2000, len), "rows of 300-1500");
+  free(len);
+  int one[1] = {1}, one_row[1] = {70000};
+  check_adaptive(csr_from_lengths(1, 1, one), "1 x 1");
+  check_adaptive(csr_from_lengths(1, 90000, one_row), "1 x 70000 of 90000");
+  int *col_lens = malloc(9000 * sizeof *col_lens);
+  CU_ASSERT_FATAL(col_lens != NULL);
+  for (int i = 0; i < 9000; ++i) col_lens[i] = 1;
+  check_adaptive(csr_from_lengths(9000, 1, col_lens), "9000 x 1");
+  free(col_lens);
+  CU_ASSERT_EQUAL(gs_adapt_stream_group(1), 32);
+  CU_ASSERT_EQUAL(gs_adapt_stream_group(8), 32);
+  CU_ASSERT_EQUAL(gs_adapt_stream_group(9), 16);
+  CU_ASSERT_EQUAL(gs_adapt_stream_group(256), 1);
+  CU_ASSERT_EQUAL(gs_adapt_stream_group(ADAPT_ROWS), 1);
+}
+
 int main(void)
 {
   g_state = gs_test_seed();
@@ -870,6 +1048,10 @@ int main(void)
     {"DIA layout: sorted offsets, column-major, rectangular", test_dia_layout},
     {"COO layout and persistent-warp partition", test_coo_layout_and_partition},
     {"HOLA split: long rows, empty-row runs, sawtooth, 1-row and 1-column", test_hola_structures},
+    {"merge path: split points; long rows, empty rows, nnz = 0, 1x1, 1-row, 1-column",
+     test_merge_structures},
+    {"csr-adaptive blocks: budget, row cap, VectorL chunks; empty rows, nnz = 0, 1x1, 1-row",
+     test_adaptive_structures},
     CU_TEST_INFO_NULL};
   return gs_test_main("formats_host", tests, 0);
 }

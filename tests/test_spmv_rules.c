@@ -226,7 +226,9 @@ static void test_wide_matrix(void)
   const char *wide_cases[][2] = {{"csr-scalar", NULL},
                                  {"csr-vector", NULL}, /* row blocks on a stencil */
                                  {"csr-vector", "csr-vector.width=1"},
-                                 {"csr-vector", "csr-vector.width=32"}};
+                                 {"csr-vector", "csr-vector.width=32"},
+                                 {"merge", NULL}, /* a path of m + nnz > 2^31 items */
+                                 {"csr-adaptive", NULL}};
   for (size_t c = 0; c < sizeof wide_cases / sizeof wide_cases[0]; ++c) {
     const char *name = wide_cases[c][0], *opt = wide_cases[c][1];
     if (gs_spmv_backend_find(name) < 0) continue;
@@ -243,6 +245,7 @@ static void test_wide_matrix(void)
     printf("\n    %-11s %-20s prepared in %4.1f s (%s)", name, opt ? opt : "",
            gs_wall_seconds() - t0, gs_spmv_describe(S));
     for (int op = 0; op < 2; ++op) {
+      if (op && !gs_spmv_supports(S, GS_OP_T)) continue; /* merge, csr-adaptive: op N only */
       fill_nan_device(d_y, (size_t)m);
       st = gs_spmv_apply(S, op ? GS_OP_T : GS_OP_N, 2.0, d_x, 0.0, d_y);
       if (st == GS_SUCCESS) st = gs_context_sync(ctx);
