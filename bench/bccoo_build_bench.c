@@ -1,13 +1,12 @@
 /* bench/bccoo_build_bench.c: wall time of the host layout builder of `bcoo` and `bccoo`
  * (spmv/bccoo_build.c) alone, no GPU needed.
  *
- *   bccoo_build_bench [PATH.mtx | laplace N | pareto N] [REPEATS] [--threads LIST] [--order O]
+ *   bccoo_build_bench [PATH.mtx | laplace N | pareto N] [REPEATS] [--threads LIST]
  *
  * Default: the 27-point Laplacian on an N^3 grid, N = 100 (26.5M entries). Each layout is built
  * REPEATS times (default 5) for each thread count of LIST (comma-separated, "all" the online
  * cores; default "1,all"), after one untimed build; prints the median and the layout's
- * describe line. --order: the entry order within a row's segment of a chunk (bccoo.h:
- * 0, dealt out over the segment's threads, the default; 1, the paper's). */
+ * describe line. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +23,7 @@ static int cmp_d(const void *a, const void *b)
 int main(int argc, char **argv)
 {
   gs_csr_t *A = NULL;
-  int repeats = 5, order = BCCOO_ORDER_ROWT;
+  int repeats = 5;
   const char *list = "1,all";
   int argi = 1;
   gs_status_t st;
@@ -47,7 +46,6 @@ int main(int argc, char **argv)
   }
   for (; argi < argc; ++argi) {
     if (!strcmp(argv[argi], "--threads") && argi + 1 < argc) list = argv[++argi];
-    else if (!strcmp(argv[argi], "--order") && argi + 1 < argc) order = atoi(argv[++argi]);
     else repeats = atoi(argv[argi]) > 0 ? atoi(argv[argi]) : repeats;
   }
   printf("matrix: %d x %d, %lld entries\n", (int)A->m, (int)A->n, (long long)A->nnz);
@@ -58,7 +56,7 @@ int main(int argc, char **argv)
   for (char *tok = strtok(buf, ","); tok && t; tok = strtok(NULL, ",")) {
     const int nt = !strcmp(tok, "all") ? 0 : atoi(tok);
     for (int compressed = 0; compressed < 2; ++compressed) {
-      gs_bccoo_opts_t o = {0, compressed, 1, 1, nt, order};
+      gs_bccoo_opts_t o = {0, compressed, 1, 1, nt};
       gs_bccoo_t *L = NULL;
       char desc[512];
       if (gs_bccoo_build(&L, A, &o) != GS_SUCCESS) {

@@ -13,19 +13,6 @@
  * for them (an Inf in x never reaches a row that does not use its column); a column offset is
  * therefore at most 2^8 - 2 in 8 bits and 2^16 - 2 in 16 bits.
  *
- * Which entries a thread holds (our departure from the paper): a chunk gives each row the same
- * threads and the same entries either way, but within a segment (the T threads of one row in
- * one chunk, holding that row's T*K consecutive padded entries q0 .. q0 + T*K - 1) the entries
- * are dealt out (BCCOO_ORDER_ROWT, the default): slot k of the segment's thread j holds entry
- * q0 + k*T + j. So the k-th entries of a warp's threads are consecutive entries of their rows,
- * and a warp's k-th gather of x reads neighbouring columns (on the 27-point Laplacian at K = 4,
- * 3.8 cache lines a warp load instead of 8.3). BCCOO_ORDER_THREAD is the paper's own order
- * (Listing 1.1: thread t holds entries t*K .. t*K + K-1 of the chunk), kept for comparison.
- * The segment is one chunk's part of the row, not the whole row, so that a chunk holds the
- * same entries in both orders: the same column span, encoding and bytes. A thread's entries
- * are still in one row, which is all the kernels assume; the tail threads of the last chunk
- * are no segment's (all padding).
- *
  * A chunk's blob (section 2.2, "the B row indexes first; followed by the B*K column indexes; and
  * finally the B*K values"), three sections, each a multiple of 16 bytes long:
  *   rows:    one offset from the chunk's base row per thread: none (ROW_NONE, the chunk is one
@@ -44,10 +31,8 @@
  * offset shifted left by 8 with the encoding byte in the low 8 bits (Table 1 of the paper: row
  * in bits 0-1, column in bits 2-3, value in bits 4-5) plus two bits of our own: bit 6, the
  * chunk's first row continues from the previous chunk; bit 7, its last row continues in the
- * next one. op N carries such a row from chunk to chunk inside a block (each block a contiguous
- * range of chunks) and leaves a row cut by a block boundary to the last block to finish, which
- * sums the blocks' partials in block order (no atomics on values in op N: deterministic for a
- * given grid; bccoo_kernels.cu). */
+ * next one. Those rows' partial sums go to two carry slots per chunk, summed in chunk order by
+ * a fix-up pass (no atomics in op N: deterministic). */
 #ifndef GS_SPMV_BCCOO_H
 #define GS_SPMV_BCCOO_H
 
@@ -67,7 +52,6 @@ extern "C" {
 #endif
 
 #define BCCOO_THREADS 256 /* B: threads per block, entries per chunk B*K */
-#define BCCOO_WARPS (BCCOO_THREADS / 32)
 #define BCCOO_LUT_SIZE 256
 #define BCCOO_K_MAX 8
 
@@ -79,9 +63,6 @@ enum {
   BCCOO_HEAD_SHARED = 1 << 6, /* the first row began in the previous chunk */
   BCCOO_TAIL_SHARED = 1 << 7  /* the last row goes on in the next chunk */
 };
-
-/* Entry order within a row's segment of a chunk (above). */
-enum { BCCOO_ORDER_ROWT = 0, BCCOO_ORDER_THREAD = 1 };
 #define BCCOO_ENC(row, col, val) ((row) | ((col) << 2) | ((val) << 4))
 #define BCCOO_ENC_ROW(e) ((e) & 3)
 #define BCCOO_ENC_COL(e) (((e) >> 2) & 3)
@@ -127,21 +108,12 @@ BCCOO_HD size_t bccoo_blob_bytes(int enc, int K)
          (size_t)BCCOO_THREADS * K * bccoo_val_width(enc);
 }
 
-/** Block b's chunks when G blocks share n chunks in contiguous ranges: [start(b), start(b+1)),
- *  sizes differing by at most one (no 64-bit product to overflow). */
-BCCOO_HD int64_t bccoo_block_start(int64_t b, int64_t n, int64_t G)
-{
-  const int64_t q = n / G, r = n % G;
-  return b * q + (b < r ? b : r);
-}
-
 /** The host layout. */
 typedef struct gs_bccoo {
   gs_idx_t m, n;
   gs_off_t nnz;
   int K;
   int compressed;          /* 0: bcoo (ROW_32, COL_32 absolute, VAL_F64 everywhere) */
-  int order;               /* BCCOO_ORDER_ROWT or BCCOO_ORDER_THREAD */
   int64_t nchunks;
   int64_t padded;          /* stored entries, padding included: nchunks * B * K */
   gs_bccoo_chunk_t *chunk; /* nchunks */
@@ -162,7 +134,6 @@ typedef struct gs_bccoo_opts {
   int lut;        /* 1: allow VAL_LUT chunks (bccoo only) */
   int f32;        /* 1: allow VAL_F32 chunks (bccoo only) */
   int threads;    /* 0: gs_mm_threads() */
-  int order;      /* BCCOO_ORDER_ROWT (0, the default) or BCCOO_ORDER_THREAD */
 } gs_bccoo_opts_t;
 
 /** The entries per thread for A: opts->k when set, else the K of {1, 2, 4, 8} whose padded
@@ -180,34 +151,19 @@ void gs_bccoo_destroy(gs_bccoo_t **L);
 void gs_bccoo_decode_thread(const gs_bccoo_t *L, int64_t c, int t, gs_idx_t *row, gs_idx_t *col,
                             double *val);
 
-/** y = alpha*op(L)*x + beta*y with the kernels' decomposition. op N emulates bccoo_n_kernel
- *  on a grid of `blocks` blocks (0: one block per chunk; else at most the chunks): each block
- *  its contiguous range of chunks (bccoo_block_start), per-thread sums of K entries in slot
- *  order, the warp scan (the same additions in the same tree order as the shuffles), the
- *  block's run sums written by the first thread of each row, a row cut by a chunk boundary
- *  inside the block carried to the next chunk, a row cut by a block boundary left as the
- *  block's head or tail partial and summed in block order by the last block. op T scales y by
- *  beta, then adds each entry's product with the thread's factor alpha*x[row] (zero factors
- *  skipped). Allocates the partials (GS_ERR_HOST_MEMORY). */
-gs_status_t gs_bccoo_apply_host_grid(const gs_bccoo_t *L, int64_t blocks, gs_op_t op,
-                                     double alpha, const double *x, double beta, double *y);
-/** How op N on G blocks (1 .. nchunks) combines rows cut by block boundaries: BCCOO_CUT_NONE
- *  (no such row), BCCOO_CUT_PAIR (each such row spans one boundary: the second of its two
- *  blocks to finish adds the tail and head partials) or BCCOO_CUT_ALL (some block lies inside
- *  one row: the last block to finish sums every such row). The sums are the same in both. */
-enum { BCCOO_CUT_NONE = 0, BCCOO_CUT_PAIR = 1, BCCOO_CUT_ALL = 2 };
-int gs_bccoo_grid_cut(const gs_bccoo_t *L, int64_t G);
-
-/** gs_bccoo_apply_host_grid with one block per chunk. */
+/** y = alpha*op(L)*x + beta*y with the kernels' decomposition: per-thread sums of K entries,
+ *  per-chunk segment sums written by the first thread of each row, rows shared between chunks
+ *  through the carry slots and the fix-up in chunk order (op N); op T scales y by beta, then
+ *  adds each entry's product with the thread's factor alpha*x[row] (zero factors skipped).
+ *  Allocates the carries (GS_ERR_HOST_MEMORY). */
 gs_status_t gs_bccoo_apply_host(const gs_bccoo_t *L, gs_op_t op, double alpha, const double *x,
                                 double beta, double *y);
 
 /** One line: K, chunks, the encoding histogram, bytes per entry, LUT size, build time. */
 void gs_bccoo_describe(const gs_bccoo_t *L, char *buf, size_t len);
 
-/** Bytes of the device layout on a grid of `blocks` blocks: blobs, records, LUT, two partials
- *  and a counter per block. */
-size_t gs_bccoo_device_bytes(const gs_bccoo_t *L, int64_t blocks);
+/** Bytes of the device layout: blobs, records, LUT, carries. */
+size_t gs_bccoo_device_bytes(const gs_bccoo_t *L);
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,7 @@
 /* spmv/bccoo_build.c: the host side of `bcoo` and `bccoo` (spmv/bccoo.h): the choice of K, the
  * value look-up table, the chunk layout built on several threads, the decoder, and the host
  * emulation of the kernels used as the backends' host apply (Aliaga et al., Euro-Par 2020
- * Workshops, sections 2.1-2.2).
+ * Workshops, sections 2.1-2.3).
  *
  * The build, on gs_mm_threads() threads (fixed shares, io/mm_par.c):
  *  1. padded row pointers (every row to a multiple of K, an empty row to K), one pass over rows;
@@ -333,16 +333,12 @@ typedef struct build_job {
 } build_job_t;
 
 /* Thread rows and entry sources of chunk c: trow[t], and src[t*K + k] = the CSR position of
- * entry k of thread t, -1 for padding. A thread's entries are K consecutive padded positions of
- * its row (BCCOO_ORDER_THREAD) or, dealt out over the row's segment in the chunk, positions
- * q0 + k*T + j for the segment's thread j of T (BCCOO_ORDER_ROWT; bccoo.h). The tail threads
- * of the last chunk (past every row's padded end) hold only padding, in the last row. */
+ * entry k of thread t, -1 for padding. */
 static void chunk_map(const build_job_t *J, int64_t c, gs_idx_t *trow, int64_t *src)
 {
   const gs_bccoo_t *L = J->L;
   const int K = L->K, BK = BCCOO_THREADS * K;
   const int64_t pos0 = c * BK, P = J->prow[L->m];
-  int64_t q0[BCCOO_THREADS]; /* padded position in its row of the thread's first entry; -1: tail */
   /* the row holding pos0: the last r with prow[r] <= pos0 (the last row for the tail) */
   gs_idx_t lo = 0, hi = L->m - 1;
   while (lo < hi) {
@@ -356,21 +352,11 @@ static void chunk_map(const build_job_t *J, int64_t c, gs_idx_t *trow, int64_t *
     if (p < P)
       while (J->prow[r + 1] <= p) ++r;
     trow[t] = r;
-    q0[t] = p < P ? p - J->prow[r] : -1;
-  }
-  for (int t0 = 0, t1; t0 < BCCOO_THREADS; t0 = t1) {
-    const gs_idx_t row = trow[t0];
-    for (t1 = t0 + 1; t1 < BCCOO_THREADS && trow[t1] == row && (q0[t1] < 0) == (q0[t0] < 0); ++t1) {
+    const int64_t len = J->A->row_ptr[r + 1] - J->A->row_ptr[r];
+    for (int k = 0; k < K; ++k) {
+      const int64_t q = p + k - J->prow[r];
+      src[t * K + k] = p < P && q < len ? J->A->row_ptr[r] + q : -1;
     }
-    const int64_t len = J->A->row_ptr[row + 1] - J->A->row_ptr[row], base = J->A->row_ptr[row];
-    const int T = t1 - t0;
-    for (int j = 0; j < T; ++j)
-      for (int k = 0; k < K; ++k) {
-        const int64_t q = q0[t0] < 0                          ? len /* tail: padding */
-                          : L->order == BCCOO_ORDER_THREAD ? q0[t0 + j] + k
-                                                           : q0[t0] + (int64_t)k * T + j;
-        src[(t0 + j) * K + k] = q < len ? base + q : -1;
-      }
   }
 }
 
@@ -504,10 +490,6 @@ gs_status_t gs_bccoo_build(gs_bccoo_t **out, const gs_csr_t *A, const gs_bccoo_o
   L->n = A->n;
   L->nnz = A->nnz;
   L->compressed = opts->compressed != 0;
-  if (opts->order != BCCOO_ORDER_ROWT && opts->order != BCCOO_ORDER_THREAD)
-    GS_FAIL(GS_ERR_INVALID_ARG, "bccoo build: order must be %d or %d, not %d", BCCOO_ORDER_ROWT,
-            BCCOO_ORDER_THREAD, opts->order);
-  L->order = opts->order;
   L->K = opts->k ? opts->k : gs_bccoo_choose_k(A, L->compressed);
   L->threads = opts->threads > 0 ? opts->threads : gs_mm_threads();
   const int K = L->K, BK = BCCOO_THREADS * K;
@@ -602,137 +584,10 @@ static void out_row(double *y, gs_idx_t r, double alpha, double s, double beta)
   y[r] = beta == 0.0 ? alpha * s : alpha * s + beta * y[r];
 }
 
-/* The warp scan of bccoo_n_kernel on lanes 0..31 of row[] and s[] (the per-thread sums),
- * lane by lane: a run ends at lane 31 or where the next lane's row differs (the kernel's
- * ballot); end[l] is the last lane of lane l's run, head[l] whether lane l begins a run in the
- * warp; then the segmented suffix sum s[l] += s[l + o] for l + o <= end[l], for o = 1, 2, 4,
- * 8, 16 while o is below the warp's longest run (a warp-uniform count: the kernel's
- * __reduce_max_sync), all lanes at once as the shuffles do. Afterwards each run's first lane
- * holds the run's sum within the warp. */
-static void warp_scan(const gs_idx_t *row, double *s, int *end, int *head)
+gs_status_t gs_bccoo_apply_host(const gs_bccoo_t *L, gs_op_t op, double alpha, const double *x,
+                                double beta, double *y)
 {
-  unsigned tails = 0;
-  for (int l = 0; l < 32; ++l)
-    if (l == 31 || row[l + 1] != row[l]) tails |= 1u << l;
-  const unsigned heads = (tails << 1) | 1u;
-  int longest = 0;
-  for (int l = 0; l < 32; ++l) {
-    int e = l;
-    while (!((tails >> e) & 1u)) ++e; /* bit 31 is set: stops there at the latest */
-    end[l] = e;
-    head[l] = (int)((heads >> l) & 1u);
-    if (head[l] && e - l + 1 > longest) longest = e - l + 1;
-  }
-  for (int o = 1; o < 32; o <<= 1) {
-    if (!(o < longest)) continue;
-    double t[32];
-    for (int l = 0; l < 32; ++l) t[l] = l + o <= end[l] ? s[l] + s[l + o] : s[l];
-    memcpy(s, t, sizeof t);
-  }
-}
-
-/* Whether block b of G (b + 1 < G) lies inside one row that began before it and goes on after
- * it: its first chunk continues a row and the next block begins in that same row (rows never
- * decrease, so every chunk between is that row's). */
-static int block_through(const gs_bccoo_t *L, int64_t b, int64_t G)
-{
-  const int64_t c = bccoo_block_start(b, L->nchunks, G), e = bccoo_block_start(b + 1, L->nchunks, G);
-  return (L->chunk[c].pe & BCCOO_HEAD_SHARED) && L->chunk[c].row == L->chunk[e].row;
-}
-
-int gs_bccoo_grid_cut(const gs_bccoo_t *L, int64_t G)
-{
-  int cut = BCCOO_CUT_NONE;
-  for (int64_t b = 1; b < G; ++b) {
-    if (!(L->chunk[bccoo_block_start(b, L->nchunks, G)].pe & BCCOO_HEAD_SHARED)) continue;
-    cut = BCCOO_CUT_PAIR;
-    if (b + 1 < G && block_through(L, b, G)) return BCCOO_CUT_ALL;
-  }
-  return cut;
-}
-
-/* op N on G blocks (gs_bccoo_apply_host_grid; the kernel's steps in its order). part[2b] is
- * block b's head partial (the row it began in, when that row began before it), part[2b + 1]
- * its tail partial (the row it ends in, when that row began in it and goes on after it). */
-static void emulate_n(const gs_bccoo_t *L, int64_t G, double alpha, const double *x,
-                      double beta, double *y, double *part)
-{
-  const int K = L->K;
-  gs_idx_t trow[BCCOO_THREADS], col[BCCOO_K_MAX];
-  double sum[BCCOO_THREADS], val[BCCOO_K_MAX];
-  int end[BCCOO_THREADS], head[BCCOO_THREADS];
-  for (int64_t b = 0; b < G; ++b) {
-    const int64_t cs = bccoo_block_start(b, L->nchunks, G);
-    const int64_t nb = bccoo_block_start(b + 1, L->nchunks, G) - cs;
-    double run[2] = {0.0, 0.0}; /* the open row's sum so far, by chunk parity (s_run) */
-    /* whether the row open at the start of the chunk began before this block */
-    int from_before = (L->chunk[cs].pe & BCCOO_HEAD_SHARED) != 0;
-    for (int64_t i = 0; i < nb; ++i) {
-      const int64_t c = cs + i;
-      const int enc = (int)(L->chunk[c].pe & 0xff), buf = (int)(i & 1);
-      for (int t = 0; t < BCCOO_THREADS; ++t) { /* each thread's K products, in slot order */
-        gs_bccoo_decode_thread(L, c, t, &trow[t], col, val);
-        double s = 0.0;
-        for (int k = 0; k < K; ++k)
-          if (col[k] >= 0) s += val[k] * x[col[k]];
-        sum[t] = s;
-      }
-      gs_idx_t wfirst[BCCOO_WARPS], wlast[BCCOO_WARPS];
-      double wsum[BCCOO_WARPS];
-      for (int w = 0; w < BCCOO_WARPS; ++w) {
-        warp_scan(trow + 32 * w, sum + 32 * w, end + 32 * w, head + 32 * w);
-        wfirst[w] = trow[32 * w];
-        wlast[w] = trow[32 * w + 31];
-        wsum[w] = sum[32 * w];
-      }
-      const gs_idx_t lastrow = wlast[BCCOO_WARPS - 1];
-      for (int t = 0; t < BCCOO_THREADS; ++t) {
-        const int lane = t & 31, w = t >> 5;
-        const gs_idx_t row = trow[t];
-        /* a run's first thread in the block: a warp's lane 0 continuing the previous warp's
-         * last run is not one */
-        if (!head[t] || (lane == 0 && w > 0 && wlast[w - 1] == row)) continue;
-        double s = sum[t];
-        if (end[t] == 31) /* the run goes on into the following warps */
-          for (int w2 = w + 1; w2 < BCCOO_WARPS; ++w2) {
-            if (wfirst[w2] != row) break;
-            s += wsum[w2];
-            if (wlast[w2] != row) break;
-          }
-        const int hs = t == 0 && (enc & BCCOO_HEAD_SHARED); /* continues the previous chunk */
-        if (hs && i > 0) s = run[buf ^ 1] + s;
-        if (row == lastrow && (enc & BCCOO_TAIL_SHARED)) { /* goes on in the next chunk */
-          if (i + 1 < nb) run[buf] = s;
-          else if (hs && from_before) part[2 * b] = s; /* the block is inside the row */
-          else part[2 * b + 1] = s;
-        } else if (hs && from_before) {
-          part[2 * b] = s; /* a row from an earlier block ends here */
-        } else {
-          out_row(y, row, alpha, s, beta);
-        }
-      }
-      from_before = from_before && wfirst[0] == lastrow && (enc & BCCOO_TAIL_SHARED);
-    }
-  }
-  /* the last block: each row cut by a block boundary (the head bit of the next block's first
-   * chunk is the tail bit of this block's last), from the block it began in, its tail partial
-   * and then the head partials of the following blocks in block order */
-  for (int64_t b = 0; b + 1 < G; ++b) {
-    const int64_t e = bccoo_block_start(b + 1, L->nchunks, G);
-    if (!(L->chunk[e].pe & BCCOO_HEAD_SHARED) || block_through(L, b, G)) continue;
-    double s = part[2 * b + 1];
-    for (int64_t b2 = b + 1; b2 < G; ++b2) {
-      s += part[2 * b2];
-      if (!(b2 + 1 < G && block_through(L, b2, G))) break;
-    }
-    out_row(y, L->chunk[e].row, alpha, s, beta);
-  }
-}
-
-gs_status_t gs_bccoo_apply_host_grid(const gs_bccoo_t *L, int64_t blocks, gs_op_t op,
-                                     double alpha, const double *x, double beta, double *y)
-{
-  if (!L || (op != GS_OP_N && op != GS_OP_T) || blocks < 0 || blocks > L->nchunks)
+  if (!L || (op != GS_OP_N && op != GS_OP_T))
     return GS_ERROR(GS_ERR_INVALID_ARG, "bccoo host apply: bad argument");
   const gs_idx_t ylen = op == GS_OP_N ? L->m : L->n;
   if ((ylen > 0 && !y) || (L->nchunks > 0 && alpha != 0.0 && !x))
@@ -742,9 +597,9 @@ gs_status_t gs_bccoo_apply_host_grid(const gs_bccoo_t *L, int64_t blocks, gs_op_
     return GS_SUCCESS;
   }
   const int K = L->K;
+  gs_idx_t trow[BCCOO_THREADS], col[BCCOO_K_MAX];
+  double sum[BCCOO_THREADS], val[BCCOO_K_MAX];
   if (op == GS_OP_T) {
-    gs_idx_t col[BCCOO_K_MAX];
-    double val[BCCOO_K_MAX];
     gs_fmt_scale_host(ylen, beta, y);
     for (int64_t c = 0; c < L->nchunks; ++c)
       for (int t = 0; t < BCCOO_THREADS; ++t) {
@@ -757,26 +612,50 @@ gs_status_t gs_bccoo_apply_host_grid(const gs_bccoo_t *L, int64_t blocks, gs_op_
       }
     return GS_SUCCESS;
   }
-  const int64_t G = blocks > 0 ? blocks : L->nchunks;
-  double *part = malloc(2 * (size_t)G * sizeof *part);
-  if (!part) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory emulating bccoo");
-  emulate_n(L, G, alpha, x, beta, y, part);
-  free(part);
+  double *carry = malloc(2 * (size_t)L->nchunks * sizeof *carry);
+  if (!carry) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory emulating bccoo");
+  for (int64_t c = 0; c < L->nchunks; ++c) {
+    const int enc = (int)(L->chunk[c].pe & 0xff);
+    for (int t = 0; t < BCCOO_THREADS; ++t) { /* each thread's K products, in order */
+      gs_bccoo_decode_thread(L, c, t, &trow[t], col, val);
+      double s = 0.0;
+      for (int k = 0; k < K; ++k)
+        if (col[k] >= 0) s += val[k] * x[col[k]];
+      sum[t] = s;
+    }
+    /* the segmented sum: one value per run of equal rows, given to the run's first thread */
+    for (int t = 0; t < BCCOO_THREADS;) {
+      int u = t + 1;
+      double s = sum[t];
+      while (u < BCCOO_THREADS && trow[u] == trow[t]) s += sum[u++];
+      const int first = t == 0, last = u == BCCOO_THREADS;
+      if (first && (enc & BCCOO_HEAD_SHARED)) carry[2 * c] = s;
+      else if (last && (enc & BCCOO_TAIL_SHARED)) carry[2 * c + 1] = s;
+      else out_row(y, trow[t], alpha, s, beta);
+      t = u;
+    }
+  }
+  /* the fix-up: the chunk where a shared row begins sums its carries in chunk order */
+  for (int64_t c = 0; c + 1 < L->nchunks; ++c) {
+    const int enc = (int)(L->chunk[c].pe & 0xff);
+    const gs_idx_t R = L->chunk[c + 1].row;
+    if (!(enc & BCCOO_TAIL_SHARED) || ((enc & BCCOO_HEAD_SHARED) && L->chunk[c].row == R))
+      continue;
+    double s = carry[2 * c + 1];
+    for (int64_t k = c + 1; k < L->nchunks; ++k) {
+      s += carry[2 * k];
+      if (!(k + 1 < L->nchunks && L->chunk[k + 1].row == R)) break;
+    }
+    out_row(y, R, alpha, s, beta);
+  }
+  free(carry);
   return GS_SUCCESS;
 }
 
-gs_status_t gs_bccoo_apply_host(const gs_bccoo_t *L, gs_op_t op, double alpha, const double *x,
-                                double beta, double *y)
+size_t gs_bccoo_device_bytes(const gs_bccoo_t *L)
 {
-  return gs_bccoo_apply_host_grid(L, 0, op, alpha, x, beta, y);
-}
-
-size_t gs_bccoo_device_bytes(const gs_bccoo_t *L, int64_t blocks)
-{
-  if (L->nchunks == 0) return 0;
-  return L->blob_bytes + (size_t)L->nchunks * sizeof(gs_bccoo_chunk_t) +
-         (L->lut_size > 0 ? BCCOO_LUT_SIZE * sizeof(double) : 0) +
-         (size_t)blocks * (2 * sizeof(double) + sizeof(unsigned));
+  return L->blob_bytes + (size_t)L->nchunks * (sizeof(gs_bccoo_chunk_t) + 2 * sizeof(double)) +
+         (L->lut_size > 0 ? BCCOO_LUT_SIZE * sizeof(double) : 0);
 }
 
 void gs_bccoo_describe(const gs_bccoo_t *L, char *buf, size_t len)
@@ -786,10 +665,9 @@ void gs_bccoo_describe(const gs_bccoo_t *L, char *buf, size_t len)
   const double per = L->nnz > 0 ? (double)(L->blob_bytes + (size_t)L->nchunks *
                                            sizeof(gs_bccoo_chunk_t)) / (double)L->nnz
                                 : 0.0;
-  int w = snprintf(buf, len, "K=%d (%s order), %lld chunks (%.1f%% padding), %.2f bytes/entry, "
-                   "LUT %d, built in %.1f ms on %d threads; chunks:",
-                   L->K, L->order == BCCOO_ORDER_THREAD ? "thread" : "row-dealt",
-                   (long long)L->nchunks,
+  int w = snprintf(buf, len, "K=%d, %lld chunks (%.1f%% padding), %.2f bytes/entry, LUT %d, "
+                   "built in %.1f ms on %d threads; chunks:",
+                   L->K, (long long)L->nchunks,
                    L->padded > 0 ? 100.0 * (double)(L->padded - L->nnz) / (double)L->padded : 0.0,
                    per, L->lut_size, L->build_seconds * 1e3, L->threads);
   for (int e = 0; e < 64 && w >= 0 && (size_t)w < len; ++e) {

@@ -88,86 +88,53 @@ static int f32_exact(double v)
   return bits((double)(float)v) == bits(v);
 }
 
-/* Padded row pointers of A for K (bccoo.h: every row to a multiple of K, an empty row to K). */
-static int64_t *padded_rows(const gs_csr_t *A, int K)
-{
-  int64_t *prow = malloc(((size_t)A->m + 1) * sizeof *prow);
-  CU_ASSERT_FATAL(prow != NULL);
-  prow[0] = 0;
-  for (gs_idx_t r = 0; r < A->m; ++r) {
-    const int64_t len = A->row_ptr[r + 1] - A->row_ptr[r];
-    prow[r + 1] = prow[r] + (len == 0 ? K : (len + K - 1) / K * K);
-  }
-  return prow;
-}
-
-/* Every structural promise of bccoo.h: the entries decode back to A in order, bit for bit, in
- * the layout's order (a segment's slots k-major for the dealt order, thread-major for the
- * paper's); padding decodes to column -1 and only after a row's last entry; the tail threads
- * are all padding; each chunk's encoding is the narrowest its entries allow (the exact rules
- * of the builder, recomputed here from the decoded entries). */
+/* Every structural promise of bccoo.h: the entries decode back to A in order, bit for bit;
+ * padding decodes to column -1; each chunk's encoding is the narrowest its entries allow (the
+ * exact rules of the builder, recomputed here from the decoded entries). */
 static void check_layout(const gs_bccoo_t *L, const gs_csr_t *A, const gs_bccoo_opts_t *o)
 {
   const int K = L->K, BK = BT * K;
   CU_ASSERT_EQUAL_FATAL(L->m, A->m);
   CU_ASSERT_EQUAL(L->n, A->n);
   CU_ASSERT_EQUAL(L->nnz, A->nnz);
-  CU_ASSERT_EQUAL(L->order, o->order);
   CU_ASSERT_EQUAL(L->padded, L->nchunks * BK);
   CU_ASSERT(L->padded >= A->nnz);
   CU_ASSERT_EQUAL(L->nchunks == 0, A->m == 0);
-  int64_t *prow = padded_rows(A, K);
-  const int64_t P = prow[A->m];
-  gs_idx_t r = 0, prev_row = 0, pad_row = -1;
+  gs_idx_t r = 0, col[BCCOO_K_MAX], prev_row = 0;
   int64_t p = 0, pads = 0, carries = 0;
   size_t off = 0;
-  static gs_idx_t trow[BT], col[BT][BCCOO_K_MAX];
-  static double val[BT][BCCOO_K_MAX];
+  double val[BCCOO_K_MAX];
   for (int64_t c = 0; c < L->nchunks; ++c) {
     const int enc = (int)(L->chunk[c].pe & 0xff);
     CU_ASSERT_EQUAL((size_t)(L->chunk[c].pe >> 8), off); /* contiguous, in chunk order */
     CU_ASSERT_EQUAL(off % 16, 0);
     off += bccoo_blob_bytes(enc, K);
-    gs_idx_t lo = -1, hi = -1;
+    gs_idx_t trow[BT], lo = -1, hi = -1;
     int all_lut = 1, all_f32 = 1;
     for (int t = 0; t < BT; ++t) {
-      gs_bccoo_decode_thread(L, c, t, &trow[t], col[t], val[t]);
+      gs_bccoo_decode_thread(L, c, t, &trow[t], col, val);
       CU_ASSERT_FATAL(trow[t] >= 0 && trow[t] < A->m);
       CU_ASSERT_FATAL(trow[t] >= prev_row); /* rows never go back */
       CU_ASSERT(trow[t] - prev_row <= 1); /* empty rows are padded: rows never skip */
       prev_row = trow[t];
-    }
-    for (int t0 = 0, t1; t0 < BT; t0 = t1) {
-      const int tail = c * BK + (int64_t)t0 * K >= P; /* past every row: padding threads */
-      for (t1 = t0 + 1; t1 < BT && trow[t1] == trow[t0] && (c * BK + (int64_t)t1 * K >= P) == tail;
-           ++t1) {
-      }
-      const int T = t1 - t0;
-      for (int e = 0; e < T * K; ++e) {
-        const int j = o->order == BCCOO_ORDER_THREAD ? e / K : e % T;
-        const int k = o->order == BCCOO_ORDER_THREAD ? e % K : e / T;
-        const gs_idx_t cj = col[t0 + j][k];
-        const double vj = val[t0 + j][k];
-        if (cj < 0) {
+      for (int k = 0; k < K; ++k) {
+        if (col[k] < 0) {
           ++pads;
-          pad_row = trow[t0];
           /* a padding value is never read: 0.0, or table entry 0 in a table chunk */
-          CU_ASSERT_EQUAL(bits(vj), bits(BCCOO_ENC_VAL(enc) == BCCOO_VAL_LUT && L->compressed
-                                             ? L->lut[0] : 0.0));
+          CU_ASSERT_EQUAL(bits(val[k]), bits(BCCOO_ENC_VAL(enc) == BCCOO_VAL_LUT && L->compressed
+                                                 ? L->lut[0] : 0.0));
           continue;
         }
-        CU_ASSERT_FATAL(!tail);
-        CU_ASSERT_FATAL(pad_row != trow[t0]); /* padding only after the row's last entry */
         /* the next CSR entry in order */
         while (r < A->m && A->row_ptr[r + 1] <= p) ++r;
         CU_ASSERT_FATAL(p < A->nnz);
-        CU_ASSERT_EQUAL_FATAL(trow[t0], r);
-        CU_ASSERT_EQUAL_FATAL(cj, A->col[p]);
-        CU_ASSERT_FATAL(bits(vj) == bits(A->val[p]));
-        if (lo < 0 || cj < lo) lo = cj;
-        if (cj > hi) hi = cj;
-        if (!in_lut(L, vj)) all_lut = 0;
-        if (!f32_exact(vj)) all_f32 = 0;
+        CU_ASSERT_EQUAL_FATAL(trow[t], r);
+        CU_ASSERT_EQUAL_FATAL(col[k], A->col[p]);
+        CU_ASSERT_FATAL(bits(val[k]) == bits(A->val[p]));
+        if (lo < 0 || col[k] < lo) lo = col[k];
+        if (col[k] > hi) hi = col[k];
+        if (!in_lut(L, val[k])) all_lut = 0;
+        if (!f32_exact(val[k])) all_f32 = 0;
         ++p;
       }
     }
@@ -210,17 +177,13 @@ static void check_layout(const gs_bccoo_t *L, const gs_csr_t *A, const gs_bccoo_
   int64_t hist = 0;
   for (int e = 0; e < 64; ++e) hist += L->kind_count[e];
   CU_ASSERT_EQUAL(hist, L->nchunks);
-  free(prow);
 }
 
 /* y = alpha*op(L)*x + beta*y on the host emulation against the product's rounding bound, for
- * both ops and several (alpha, beta); y starts as NaN when beta == 0. op N on several grids:
- * one block (every shared row carried inside it), 2, 3 and 7 blocks (rows cut at block
- * boundaries, blocks inside one row), one block per chunk. */
+ * both ops and several (alpha, beta); y starts as NaN when beta == 0. */
 static void check_apply(const gs_bccoo_t *L, const gs_csr_t *A, const char *label)
 {
   static const double ab[][2] = {{1.0, 0.0}, {-1.0, 1.0}, {2.5, -0.5}, {0.0, 2.0}};
-  const int64_t grids[] = {0, 1, 2, 3, 7, L->nchunks > 1 ? L->nchunks - 1 : 1};
   const size_t len = (size_t)(A->m > A->n ? A->m : A->n) + 1;
   double *x = malloc(len * sizeof *x), *y0 = malloc(len * sizeof *y0), *y = malloc(len * sizeof *y);
   CU_ASSERT_FATAL(x && y0 && y);
@@ -229,20 +192,13 @@ static void check_apply(const gs_bccoo_t *L, const gs_csr_t *A, const char *labe
     y0[i] = rnd();
   }
   for (int op = 0; op < 2; ++op)
-    for (size_t g = 0; g < (op ? 1 : sizeof grids / sizeof grids[0]); ++g) {
-      const int64_t G = grids[g] < L->nchunks ? grids[g] : L->nchunks;
-      for (size_t k = 0; k < sizeof ab / sizeof ab[0]; ++k) {
-        const gs_idx_t out = op ? A->n : A->m;
-        for (gs_idx_t i = 0; i < out; ++i) y[i] = ab[k][1] == 0.0 ? NAN : y0[i];
-        CU_ASSERT_EQUAL(gs_bccoo_apply_host_grid(L, G, op ? GS_OP_T : GS_OP_N, ab[k][0], x,
-                                                 ab[k][1], y),
-                        GS_SUCCESS);
-        CU_ASSERT(gs_test_spmv_ok(A, op ? GS_OP_T : GS_OP_N, ab[k][0], x, ab[k][1], y0, y,
-                                  "%s K=%d %s %s order, %lld blocks", label, L->K,
-                                  L->compressed ? "bccoo" : "bcoo",
-                                  L->order == BCCOO_ORDER_THREAD ? "thread" : "dealt",
-                                  (long long)G));
-      }
+    for (size_t k = 0; k < sizeof ab / sizeof ab[0]; ++k) {
+      const gs_idx_t out = op ? A->n : A->m;
+      for (gs_idx_t i = 0; i < out; ++i) y[i] = ab[k][1] == 0.0 ? NAN : y0[i];
+      CU_ASSERT_EQUAL(gs_bccoo_apply_host(L, op ? GS_OP_T : GS_OP_N, ab[k][0], x, ab[k][1], y),
+                      GS_SUCCESS);
+      CU_ASSERT(gs_test_spmv_ok(A, op ? GS_OP_T : GS_OP_N, ab[k][0], x, ab[k][1], y0, y,
+                                "%s K=%d %s", label, L->K, L->compressed ? "bccoo" : "bcoo"));
     }
   free(x);
   free(y0);
@@ -265,13 +221,12 @@ static void check_all(const gs_csr_t *A, const char *label)
 {
   static const int ks[] = {0, 1, 2, 4, 8};
   for (size_t i = 0; i < sizeof ks / sizeof ks[0]; ++i)
-    for (int compressed = 0; compressed < 2; ++compressed)
-      for (int order = 0; order < 2; ++order) {
-        gs_bccoo_opts_t o = {ks[i], compressed, 1, 1, 0, order};
-        gs_bccoo_t *L = build_check(A, o, label);
-        gs_bccoo_destroy(&L);
-        CU_ASSERT_PTR_NULL(L);
-      }
+    for (int compressed = 0; compressed < 2; ++compressed) {
+      gs_bccoo_opts_t o = {ks[i], compressed, 1, 1, 0};
+      gs_bccoo_t *L = build_check(A, o, label);
+      gs_bccoo_destroy(&L);
+      CU_ASSERT_PTR_NULL(L);
+    }
 }
 
 /* The one encoding (sharing bits aside) of every chunk, or -1 when they differ. */
@@ -315,14 +270,11 @@ static void test_random(void)
 }
 
 /* K = 1: a chunk is 256 entries. Rows of exactly 256 end at chunk ends; rows of 300 cut
- * chunks inside rows; a row of 5 chunks and a bit spans many. The fifth: row 0 fills chunks
- * 0-3 exactly, row 1 fills chunk 4 and goes on into chunk 5; on 2 blocks (chunks 0-2 and 3-5,
- * check_apply's grids) block 1 begins inside row 0, which ends with its first chunk, and then
- * carries row 1, which began inside it, from chunk 4 to 5 (not a row from an earlier block). */
+ * chunks inside rows; a row of 5 chunks and a bit spans many. */
 static void test_chunk_boundaries(void)
 {
   const int lens[][4] = {{256, 256, 256, 256}, {300, 300, 300, 300}, {1, 255, 256, 1},
-                         {5 * 256 * 8 + 17, 3, 0, 2}, {1024, 356, 155, 0}};
+                         {5 * 256 * 8 + 17, 3, 0, 2}};
   for (size_t s = 0; s < sizeof lens / sizeof lens[0]; ++s) {
     triples_t T = {0};
     int n = 0;
@@ -334,7 +286,7 @@ static void test_chunk_boundaries(void)
     snprintf(label, sizeof label, "row lengths %d %d %d %d", lens[s][0], lens[s][1], lens[s][2],
              lens[s][3]);
     check_all(A, label);
-    gs_bccoo_opts_t o = {1, 1, 1, 1, 0, 0};
+    gs_bccoo_opts_t o = {1, 1, 1, 1, 0};
     gs_bccoo_t *L = build_check(A, o, label);
     if (s == 0) { /* every chunk one whole row: nothing shared, row offsets not stored */
       CU_ASSERT_EQUAL(L->nchunks, 4);
@@ -374,7 +326,7 @@ static void test_lut_distinct_values(void)
           push(&T, r, (j * 7) % n, v);
         }
       gs_csr_t *A = to_csr(&T, m, n);
-      gs_bccoo_opts_t o = {2, 1, 1, 1, 0, 0};
+      gs_bccoo_opts_t o = {2, 1, 1, 1, 0};
       char label[64];
       snprintf(label, sizeof label, "%d distinct values", V);
       gs_bccoo_t *L = build_check(A, o, label);
@@ -433,7 +385,7 @@ static void test_column_jumps(void)
       push(&T, r, c, 2.0);
     }
     gs_csr_t *A = to_csr(&T, cases[i].rows, base + cases[i].jump + 1);
-    gs_bccoo_opts_t o = {1, 1, 1, 1, 0, 0};
+    gs_bccoo_opts_t o = {1, 1, 1, 1, 0};
     char label[64];
     snprintf(label, sizeof label, "column jump %d, %d entries", cases[i].jump, cases[i].entries);
     gs_bccoo_t *L = build_check(A, o, label);
@@ -460,7 +412,7 @@ static void test_empty_rows_at_chunk_edges(void)
   for (int j = 0; j < 10; ++j) push(&T, 3, 2 * j, rnd());
   gs_csr_t *A = to_csr(&T, 6, 300);
   check_all(A, "empty rows at chunk edges");
-  gs_bccoo_opts_t o = {1, 1, 1, 1, 0, 0};
+  gs_bccoo_opts_t o = {1, 1, 1, 1, 0};
   gs_bccoo_t *L = build_check(A, o, "empty rows at chunk edges");
   CU_ASSERT_EQUAL_FATAL(L->nchunks, 2);
   gs_idx_t r, col[BCCOO_K_MAX];
@@ -488,7 +440,7 @@ static void test_all_zero_values_and_tiny(void)
     for (int j = 0; j < 7; ++j) push(&T, i, (i + 3 * j) % 500, j == 3 ? -0.0 : 0.0);
   gs_csr_t *A = to_csr(&T, 500, 500);
   check_all(A, "explicit zeros");
-  gs_bccoo_opts_t o = {0, 1, 1, 1, 0, 0};
+  gs_bccoo_opts_t o = {0, 1, 1, 1, 0};
   gs_bccoo_t *L = build_check(A, o, "explicit zeros");
   CU_ASSERT_EQUAL(L->lut_size, 2); /* 0 and -0 are distinct bit patterns */
   gs_bccoo_destroy(&L);
@@ -516,7 +468,7 @@ static void test_padding_never_reads_x(void)
   gs_csr_t *A = gs_test_csr_from_dense(3, 4, a);
   for (int compressed = 0; compressed < 2; ++compressed)
     for (int k = 1; k <= 8; k *= 2) {
-      gs_bccoo_opts_t o = {k, compressed, 1, 1, 0, 0};
+      gs_bccoo_opts_t o = {k, compressed, 1, 1, 0};
       gs_bccoo_t *L = NULL;
       CU_ASSERT_FATAL(gs_bccoo_build(&L, A, &o) == GS_SUCCESS);
       double x[4] = {1, 1, 1, INFINITY}, y[3] = {NAN, NAN, NAN};
@@ -536,7 +488,7 @@ static void test_laplacian(void)
 {
   gs_csr_t *A = NULL;
   CU_ASSERT_FATAL(gs_gen_laplace(&A, 12, 12, 12, 27) == GS_SUCCESS);
-  gs_bccoo_opts_t o = {0, 1, 1, 1, 0, 0};
+  gs_bccoo_opts_t o = {0, 1, 1, 1, 0};
   gs_bccoo_t *L = build_check(A, o, "laplace 12^3");
   CU_ASSERT_EQUAL(L->K, gs_bccoo_choose_k(A, 1));
   CU_ASSERT_EQUAL(L->lut_size, 2);
@@ -553,87 +505,13 @@ static void test_laplacian(void)
   gs_csr_destroy(&A);
 }
 
-/* The dealt order (bccoo.h), slot by slot. K = 4: row 0 has 1030 entries (1032 padded, 258
- * threads): chunk 0 holds its entries 0-1023, thread j slot k entry 256k + j; chunk 1 begins
- * with its last 2 threads, slot k of thread j entry 1024 + 2k + j (1030 and 1031 padding, in
- * slot 3), then row 1 of 27 entries on 7 threads, thread j slot k entry 7k + j (27 padding).
- * The paper's order on the same matrix: thread j slot k entry 4j + k of its row's part. */
-static void test_dealt_order(void)
-{
-  triples_t T = {0};
-  for (int j = 0; j < 1030; ++j) push(&T, 0, j, 1.0 + j);
-  for (int j = 0; j < 27; ++j) push(&T, 1, 3 * j, -1.0 - j);
-  gs_csr_t *A = to_csr(&T, 2, 1100);
-  for (int order = 0; order < 2; ++order) {
-    gs_bccoo_opts_t o = {4, 1, 1, 1, 0, order};
-    gs_bccoo_t *L = build_check(A, o, order ? "thread order" : "dealt order");
-    CU_ASSERT_EQUAL_FATAL(L->nchunks, 2);
-    gs_idx_t r, col[BCCOO_K_MAX];
-    double val[BCCOO_K_MAX];
-    for (int t = 0; t < BT; ++t) {
-      gs_bccoo_decode_thread(L, 0, t, &r, col, val);
-      for (int k = 0; k < 4; ++k)
-        CU_ASSERT_EQUAL(col[k], order ? 4 * t + k : 256 * k + t);
-    }
-    for (int t = 0; t < 2; ++t) {
-      gs_bccoo_decode_thread(L, 1, t, &r, col, val);
-      CU_ASSERT_EQUAL(r, 0);
-      for (int k = 0; k < 4; ++k) {
-        const int q = order ? 1024 + 4 * t + k : 1024 + 2 * k + t;
-        CU_ASSERT_EQUAL(col[k], q < 1030 ? q : -1);
-      }
-    }
-    for (int t = 2; t < 9; ++t) {
-      gs_bccoo_decode_thread(L, 1, t, &r, col, val);
-      CU_ASSERT_EQUAL(r, 1);
-      for (int k = 0; k < 4; ++k) {
-        const int q = order ? 4 * (t - 2) + k : 7 * k + (t - 2);
-        CU_ASSERT_EQUAL(col[k], q < 27 ? 3 * q : -1);
-        if (q < 27) CU_ASSERT(val[k] == -1.0 - q);
-      }
-    }
-    gs_bccoo_destroy(&L);
-  }
-  gs_csr_destroy(&A);
-}
-
-/* How op N on G blocks meets rows cut by block boundaries (gs_bccoo_grid_cut), K = 1: rows of
- * 300 (every boundary cuts a row, no block inside one: pairs); a row of 41 chunks (blocks
- * inside it on a fine grid: the last block); rows of exactly 256 (nothing cut). */
-static void test_grid_cut(void)
-{
-  static const int lens[][4] = {{300, 300, 300, 300}, {40 * 256 + 17, 3, 0, 2}, {256, 256, 256, 256}};
-  for (int s = 0; s < 3; ++s) {
-    triples_t T = {0};
-    for (int i = 0; i < 4; ++i)
-      for (int j = 0; j < lens[s][i]; ++j) push(&T, i, j, 1.0);
-    gs_csr_t *A = to_csr(&T, 4, 40 * 256 + 17);
-    gs_bccoo_opts_t o = {1, 1, 1, 1, 0, 0};
-    gs_bccoo_t *L = NULL;
-    CU_ASSERT_FATAL(gs_bccoo_build(&L, A, &o) == GS_SUCCESS);
-    CU_ASSERT_EQUAL(gs_bccoo_grid_cut(L, 1), BCCOO_CUT_NONE);
-    if (s == 0) {
-      CU_ASSERT_EQUAL(L->nchunks, 5);
-      CU_ASSERT_EQUAL(gs_bccoo_grid_cut(L, L->nchunks), BCCOO_CUT_PAIR);
-      CU_ASSERT_EQUAL(gs_bccoo_grid_cut(L, 2), BCCOO_CUT_PAIR);
-    } else if (s == 1) {
-      CU_ASSERT_EQUAL(gs_bccoo_grid_cut(L, L->nchunks), BCCOO_CUT_ALL);
-      CU_ASSERT_EQUAL(gs_bccoo_grid_cut(L, 2), BCCOO_CUT_PAIR); /* one cut, in the long row */
-    } else {
-      CU_ASSERT_EQUAL(gs_bccoo_grid_cut(L, L->nchunks), BCCOO_CUT_NONE);
-    }
-    gs_bccoo_destroy(&L);
-    gs_csr_destroy(&A);
-  }
-}
-
 /* Threads change nothing: the same blobs bit for bit on 1 and 3 threads. */
 static void test_threads_same_layout(void)
 {
   gs_csr_t *A = gs_test_random_csr(rng(), 2000, 1800, 0.03);
   CU_ASSERT_FATAL(A != NULL);
   for (int compressed = 0; compressed < 2; ++compressed) {
-    gs_bccoo_opts_t o1 = {1, compressed, 1, 1, 1, 0}, o3 = {1, compressed, 1, 1, 3, 0};
+    gs_bccoo_opts_t o1 = {1, compressed, 1, 1, 1}, o3 = {1, compressed, 1, 1, 3};
     gs_bccoo_t *L1 = NULL, *L3 = NULL;
     CU_ASSERT_FATAL(gs_bccoo_build(&L1, A, &o1) == GS_SUCCESS);
     CU_ASSERT_FATAL(gs_bccoo_build(&L3, A, &o3) == GS_SUCCESS);
@@ -672,7 +550,7 @@ static void test_threads_same_table_many_values(void)
   static const int nts[] = {1, 2, 3, 7};
   gs_bccoo_t *L[4] = {NULL};
   for (int i = 0; i < 4; ++i) {
-    gs_bccoo_opts_t o = {1, 1, 1, 1, nts[i], 0};
+    gs_bccoo_opts_t o = {1, 1, 1, 1, nts[i]};
     CU_ASSERT_FATAL(gs_bccoo_build(&L[i], A, &o) == GS_SUCCESS);
     CU_ASSERT_EQUAL(L[i]->threads, nts[i]);
     CU_ASSERT(L[i]->lut_size >= 5);
@@ -711,11 +589,6 @@ static void test_registry_and_arguments(void)
     CU_ASSERT(gs_spmv_host_apply(name, A, opt, GS_OP_N, 1.0, x, 0.0, y) == GS_ERR_INVALID_ARG);
     snprintf(opt, sizeof opt, "%s.k=16", name);
     CU_ASSERT(gs_spmv_host_apply(name, A, opt, GS_OP_N, 1.0, x, 0.0, y) == GS_ERR_INVALID_ARG);
-    snprintf(opt, sizeof opt, "%s.order=1,%s.k=2", name, name);
-    CU_ASSERT(gs_spmv_host_apply(name, A, opt, GS_OP_N, 1.0, x, 0.0, y) == GS_SUCCESS);
-    CU_ASSERT(y[0] == 3.0 && y[1] == 7.0);
-    snprintf(opt, sizeof opt, "%s.order=2", name);
-    CU_ASSERT(gs_spmv_host_apply(name, A, opt, GS_OP_N, 1.0, x, 0.0, y) == GS_ERR_INVALID_ARG);
   }
   CU_ASSERT(gs_spmv_host_apply("bccoo", A, "bccoo.lut=0,bccoo.f32=0", GS_OP_T, 2.0, x, 0.0, y) ==
             GS_SUCCESS);
@@ -723,25 +596,12 @@ static void test_registry_and_arguments(void)
   CU_ASSERT(gs_spmv_host_apply("bcoo", A, "bcoo.lut=1", GS_OP_N, 1.0, x, 0.0, y) ==
             GS_ERR_INVALID_ARG); /* bcoo has no table */
   gs_bccoo_t *L = NULL;
-  gs_bccoo_opts_t o = {3, 1, 1, 1, 0, 0};
+  gs_bccoo_opts_t o = {3, 1, 1, 1, 0};
   CU_ASSERT_EQUAL(gs_bccoo_build(&L, A, &o), GS_ERR_INVALID_ARG);
   CU_ASSERT_PTR_NULL(L);
-  o.k = 2;
-  o.order = 2;
-  CU_ASSERT_EQUAL(gs_bccoo_build(&L, A, &o), GS_ERR_INVALID_ARG);
-  CU_ASSERT_PTR_NULL(L);
-  o.order = BCCOO_ORDER_ROWT;
   CU_ASSERT_EQUAL(gs_bccoo_build(&L, NULL, &o), GS_ERR_INVALID_ARG);
   CU_ASSERT_EQUAL(gs_bccoo_build(NULL, A, &o), GS_ERR_INVALID_ARG);
   CU_ASSERT_EQUAL(gs_bccoo_apply_host(NULL, GS_OP_N, 1.0, x, 0.0, y), GS_ERR_INVALID_ARG);
-  o.k = 1;
-  CU_ASSERT_FATAL(gs_bccoo_build(&L, A, &o) == GS_SUCCESS);
-  CU_ASSERT_EQUAL(L->nchunks, 1);
-  CU_ASSERT_EQUAL(gs_bccoo_apply_host_grid(L, 2, GS_OP_N, 1.0, x, 0.0, y), GS_ERR_INVALID_ARG);
-  CU_ASSERT_EQUAL(gs_bccoo_apply_host_grid(L, -1, GS_OP_N, 1.0, x, 0.0, y), GS_ERR_INVALID_ARG);
-  CU_ASSERT_EQUAL(gs_bccoo_apply_host_grid(L, 1, GS_OP_N, 1.0, x, 0.0, y), GS_SUCCESS);
-  CU_ASSERT(y[0] == 3.0 && y[1] == 7.0);
-  gs_bccoo_destroy(&L);
   gs_bccoo_destroy(&L);
   gs_bccoo_destroy(NULL);
   gs_csr_destroy(&A);
@@ -758,8 +618,6 @@ int main(void)
       {"all-zero values, 1x1, no entries", test_all_zero_values_and_tiny},
       {"padding never reads x", test_padding_never_reads_x},
       {"27-point Laplacian encodings", test_laplacian},
-      {"the dealt and the paper's entry order, slot by slot", test_dealt_order},
-      {"rows cut by block boundaries: none, in pairs, by the last block", test_grid_cut},
       {"threads give the same layout", test_threads_same_layout},
       {"threads give the same table with many distinct values", test_threads_same_table_many_values},
       {"registry options and bad arguments", test_registry_and_arguments},
