@@ -434,5 +434,6 @@ extern "C" const gs_spmv_ops_t gs_spmv_merge_ops = {
     GS_SPMV_OPS_VERSION, "merge",
     "merge-based CSR: equal shares of rows + non-zeros per thread, 2D merge-path search, "
     "carry fix-up, deterministic (Merrill & Garland, SC16); no op T",
-    GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_WIDE | GS_SPMV_FLAG_SHARED_CSR, merge_options,
+    GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_WIDE | GS_SPMV_FLAG_SHARED_CSR | GS_SPMV_FLAG_LIGHT,
+    merge_options,
     merge_prepare, merge_apply, merge_memory, merge_destroy, merge_host_apply, merge_describe};
