@@ -35,6 +35,19 @@ static gs_csr_t *matrix(int k, uint64_t seed)
 }
 #define NMATRICES 5
 
+/* H on the device with its shared CSR uploaded (a CSR product's first prepare does it and it
+ * stays with the matrix); *base: the device bytes in use then, what a test must come back to. */
+static gs_matrix_t *on_device(const gs_csr_t *H, size_t *base)
+{
+  gs_matrix_t *A = NULL;
+  gs_spmv_t *D = NULL;
+  CU_ASSERT_FATAL(H && gs_matrix_create(&A, ctx, H) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_spmv_create(&D, ctx, A, "csr-vector", NULL) == GS_SUCCESS);
+  gs_spmv_destroy(&D);
+  *base = gs_device_bytes_in_use(ctx);
+  return A;
+}
+
 /* y = alpha A x + beta y_in with product S, copied back to the host. */
 static void apply(gs_spmv_t *S, gs_op_t op, double alpha, const double *d_x, double beta,
                   const double *h_yin, double *d_y, double *h_y, gs_idx_t ylen)
@@ -52,13 +65,9 @@ static void test_auto_is_the_chosen_backend(void)
   for (int k = 0; k < NMATRICES; ++k) {
     uint64_t s = g_seed + (uint64_t)k;
     gs_csr_t *H = matrix(k, gs_test_next(&s));
-    gs_matrix_t *A = NULL;
     gs_spmv_t *S = NULL, *D = NULL;
-    CU_ASSERT_FATAL(H && gs_matrix_create(&A, ctx, H) == GS_SUCCESS);
-    /* the matrix's shared device CSR is uploaded by the first product and stays with A */
-    CU_ASSERT_FATAL(gs_spmv_create(&D, ctx, A, "csr-vector", NULL) == GS_SUCCESS);
-    gs_spmv_destroy(&D);
-    const size_t base = gs_device_bytes_in_use(ctx);
+    size_t base = 0;
+    gs_matrix_t *A = on_device(H, &base);
     gs_select_opts_t so;
     gs_select_opts_default(&so);
     so.cache_dir = cache;
@@ -225,13 +234,9 @@ static void test_staged(void)
   for (int k = 0; k < NMATRICES - 1; ++k) { /* square matrices */
     uint64_t s = g_seed + 17u * (uint64_t)k;
     gs_csr_t *H = matrix(k, gs_test_next(&s));
-    gs_matrix_t *A = NULL;
     gs_spmv_t *S = NULL, *D = NULL;
-    CU_ASSERT_FATAL(H && gs_matrix_create(&A, ctx, H) == GS_SUCCESS);
-    /* the matrix's shared device CSR (uploaded by the first light product) stays with A */
-    CU_ASSERT_FATAL(gs_spmv_create(&D, ctx, A, "csr-vector", NULL) == GS_SUCCESS);
-    gs_spmv_destroy(&D);
-    const size_t base = gs_device_bytes_in_use(ctx);
+    size_t base = 0;
+    gs_matrix_t *A = on_device(H, &base);
     gs_select_opts_t so;
     gs_select_opts_default(&so);
     so.cache_dir = cache;
