@@ -346,6 +346,18 @@ gs_status_t gs_kernel_bicgstab_s(cudaStream_t stream, gs_idx_t n, gs_dscalars_t 
 gs_status_t gs_kernel_bicgstab_xr(cudaStream_t stream, gs_idx_t n, gs_dscalars_t *S, int done,
                                   double *x, double *r, const double *phat, const double *shat,
                                   const double *t);
+/** BiCGSTAB's fused path on one GPU: gs_kernel_bicgstab_s with ||s|| into S->rnorm in the same
+ *  pass (one launch, red: the single-pass scratch). */
+gs_status_t gs_kernel_bicgstab_s_norm(cudaStream_t stream, gs_idx_t n, gs_dscalars_t *S,
+                                      gs_red_t *red, int c, double *r, const double *v);
+/** BiCGSTAB's fused path on one GPU: gs_kernel_bicgstab_xr, then in the same pass ||r|| into
+ *  S->rnorm and r~^T r into S->rho[c_next] (the next iteration's rho), and, by the last block,
+ *  the half-step flag or the count and the convergence test of gs_kernel_iteration_end (red:
+ *  two slots of the scratch). Deterministic. */
+gs_status_t gs_kernel_bicgstab_xr_end(cudaStream_t stream, gs_idx_t n, gs_dscalars_t *S,
+                                      gs_red_t *red, int c_next, double *x, double *r,
+                                      const double *phat, const double *shat, const double *t,
+                                      const double *rhat);
 /** BiCG, after rho[c] = r~^T z: p = z, p~ = z~ (first) or p = z + beta p, p~ = z~ + beta p~
  *  with beta = rho[c] / rho[c ^ 1]. Halts BREAKDOWN when rho = 0, NANINF when not finite. */
 gs_status_t gs_kernel_bicg_p(cudaStream_t stream, gs_idx_t n, gs_dscalars_t *S, int c,

@@ -14,6 +14,7 @@
 #include <math.h>
 
 #include "core/error.h"
+#include "solvers/reduce_device.cuh"
 #include "solvers/solver_impl.h"
 #include "spmv/common_kernels.h"
 #include "spmv/device_util.cuh"
@@ -628,6 +629,103 @@ extern "C" gs_status_t gs_kernel_dot2(cudaStream_t stream, gs_idx_t n, gs_dscala
 {
   dot2_kernel<<<red_blocks(n), GS_VEC_THREADS, 0, stream>>>(n, S, red, t, r, d_ts, d_tt);
   return GS_CHECK_LAUNCH(stream, "dot2_kernel");
+}
+
+/* ---- BiCGSTAB's fused path (one GPU) ------------------------------------------------------------
+ * bicgstab_s_kernel's step with ||s|| in the same pass; and bicgstab_xr_kernel's step with the
+ * new ||r|| and the next iteration's rho = r~^T r in the same pass, the half-step flag, the
+ * iteration count and the convergence test done by the last block to arrive: 5 launches of the
+ * plain path in one (xr, half step, ||r||, count and test, the next rho). */
+
+static __global__ void __launch_bounds__(GS_VEC_THREADS)
+bicgstab_s_norm_kernel(gs_idx_t n, gs_dscalars_t *S, gs_red_t *red, int c,
+                       double *__restrict__ r, const double *__restrict__ v)
+{
+  if (S->halt) return; /* read before any block of this kernel could write it */
+  const int done = S->iter;
+  const double rv = S->rv;
+  /* every block takes the same branch (the same scalars); a refusal returns before the sum */
+  if (!isfinite(rv)) { halt(S, GS_HALT_NANINF, GS_WHAT_RV, done); return; }
+  if (rv == 0.0) { halt(S, GS_HALT_BREAKDOWN, GS_WHAT_RV, done); return; }
+  const double alpha = S->rho[c] / rv;
+  if (!isfinite(alpha)) { halt(S, GS_HALT_NANINF, GS_WHAT_ALPHA, done); return; }
+  if (first_thread()) S->alpha = alpha;
+  double a = 0.0;
+  GS_GRID_STRIDE(i, n) {
+    const double si = r[i] - alpha * v[i]; /* s <- r - alpha v (in r) */
+    r[i] = si;
+    a += si * si;
+  }
+  grid_sum(a, red, &S->rnorm, true); /* ||s|| */
+}
+
+extern "C" gs_status_t gs_kernel_bicgstab_s_norm(cudaStream_t stream, gs_idx_t n,
+                                                 gs_dscalars_t *S, gs_red_t *red, int c,
+                                                 double *r, const double *v)
+{
+  bicgstab_s_norm_kernel<<<red_blocks(n), GS_VEC_THREADS, 0, stream>>>(n, S, red, c, r, v);
+  return GS_CHECK_LAUNCH(stream, "bicgstab_s_norm_kernel");
+}
+
+static __global__ void __launch_bounds__(GS_VEC_THREADS)
+bicgstab_xr_end_kernel(gs_idx_t n, gs_dscalars_t *S, gs_red_t *red, int c_next,
+                       double *__restrict__ x, double *r, const double *__restrict__ phat,
+                       const double *shat, const double *__restrict__ t,
+                       const double *__restrict__ rhat)
+/* shat is r itself without a preconditioner: no __restrict__ on those two */
+{
+  if (S->halt) return; /* every block reads it before the last block can write it */
+  const int done = S->iter;
+  const double alpha = S->alpha;
+  const bool half = S->rnorm <= S->tol; /* ||s||: converged at the half step */
+  double v[2] = {0.0, 0.0};
+  if (half) {
+    GS_GRID_STRIDE(i, n) x[i] += alpha * phat[i]; /* x <- x + alpha phat, r = s */
+  } else {
+    const double tt = S->tt;
+    if (!isfinite(tt)) { halt(S, GS_HALT_NANINF, GS_WHAT_TT, done); return; }
+    if (tt == 0.0) { halt(S, GS_HALT_BREAKDOWN, GS_WHAT_TT, done); return; }
+    const double omega = S->ts / tt;
+    if (!isfinite(omega)) { halt(S, GS_HALT_NANINF, GS_WHAT_OMEGA, done); return; }
+    if (first_thread()) S->omega = omega;
+    GS_GRID_STRIDE(i, n) {
+      x[i] += alpha * phat[i] + omega * shat[i]; /* x <- x + alpha phat + omega shat */
+      const double ri = r[i] - omega * t[i];     /* r <- s - omega t */
+      r[i] = ri;
+      v[0] += ri * ri;
+      v[1] += rhat[i] * ri;
+    }
+  }
+  /* every block that got here calls it: the branches above are uniform (the same scalars), and
+   * the halt is written only by the one thread the sum returns true in, after every block has
+   * arrived (so no block of this kernel skips its part of x) */
+  double out[2];
+  if (!gs_grid_sum<2>(v, red, out)) return;
+  if (half) { /* the iteration that reached it counts; r and ||r|| stay s and ||s|| */
+    S->halt = GS_HALT_HALFSTEP;
+    S->halt_what = GS_WHAT_NONE;
+    S->halt_done = done + 1;
+    return;
+  }
+  S->rnorm = sqrt(out[0]);
+  S->rho[c_next] = out[1]; /* r~^T r for the next iteration */
+  S->iter = done + 1;
+  if (S->rnorm <= S->tol) {
+    S->halt = GS_HALT_CONVERGED;
+    S->halt_what = GS_WHAT_NONE;
+    S->halt_done = done + 1;
+  }
+}
+
+extern "C" gs_status_t gs_kernel_bicgstab_xr_end(cudaStream_t stream, gs_idx_t n,
+                                                 gs_dscalars_t *S, gs_red_t *red, int c_next,
+                                                 double *x, double *r, const double *phat,
+                                                 const double *shat, const double *t,
+                                                 const double *rhat)
+{
+  bicgstab_xr_end_kernel<<<red_blocks(n), GS_VEC_THREADS, 0, stream>>>(n, S, red, c_next, x, r,
+                                                                       phat, shat, t, rhat);
+  return GS_CHECK_LAUNCH(stream, "bicgstab_xr_end_kernel");
 }
 
 /* cg_update_kernel's step, then ||r|| of the updated r into S->rnorm. */
