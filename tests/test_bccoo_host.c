@@ -501,8 +501,18 @@ static void test_laplacian(void)
   gs_bccoo_destroy(&L);
   gs_csr_destroy(&A);
   CU_ASSERT_FATAL(gs_gen_laplace(&A, 40, 40, 40, 27) == GS_SUCCESS);
-  CU_ASSERT_EQUAL(gs_bccoo_choose_k(A, 1), 4);
+  CU_ASSERT_EQUAL(gs_bccoo_choose_k(A, 1), 8); /* measured fastest (spmv/bccoo_build.c) */
+  CU_ASSERT_EQUAL(gs_bccoo_choose_k(A, 0), 4); /* bcoo: the byte model */
   gs_csr_destroy(&A);
+  CU_ASSERT_FATAL(gs_gen_laplace(&A, 200, 200, 1, 5) == GS_SUCCESS);
+  CU_ASSERT_EQUAL(gs_bccoo_choose_k(A, 1), 8);
+  gs_csr_destroy(&A);
+  { /* rows of one and two entries: K = 8 would store mostly padding */
+    gs_csr_t *D = NULL;
+    CU_ASSERT_FATAL(gs_gen_laplace(&D, 300, 1, 1, 3) == GS_SUCCESS); /* tridiagonal: 2-3 */
+    CU_ASSERT(gs_bccoo_choose_k(D, 1) <= 4);
+    gs_csr_destroy(&D);
+  }
 }
 
 /* Threads change nothing: the same blobs bit for bit on 1 and 3 threads. */
