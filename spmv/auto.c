@@ -438,15 +438,11 @@ static void staged_store(auto_state_t *a)
  * try during the solve: the rule ranks formats by SpMV speed, not by whole solves, and may name
  * one light format or none), in the order of their whole-solve record on the H100 set
  * (bench/solve_auto.py, 2026-11): cusparse-csr, csr-vector, hola, cusparse-csr2, csr-scalar. */
-static void staged_extend(gs_select_rule_t *r, int need_transpose, int vector_first)
+static void staged_extend(gs_select_rule_t *r, int need_transpose)
 {
-  static const char *const cusparse_first[] = {"cusparse-csr", "csr-vector", "hola",
-                                               "cusparse-csr2", "csr-scalar"};
-  static const char *const vector_first_order[] = {"csr-vector", "cusparse-csr", "hola",
-                                                   "cusparse-csr2", "csr-scalar"};
-  const char *const *light_order = vector_first ? vector_first_order : cusparse_first;
-  for (size_t i = 0; i < sizeof cusparse_first / sizeof *cusparse_first && r->n < GS_SELECT_MAX;
-       ++i) {
+  static const char *const light_order[] = {"cusparse-csr", "csr-vector", "hola", "cusparse-csr2",
+                                            "csr-scalar"};
+  for (size_t i = 0; i < sizeof light_order / sizeof *light_order && r->n < GS_SELECT_MAX; ++i) {
     const int b = gs_spmv_backend_find(light_order[i]);
     if (b < 0 || (need_transpose && !(gs_spmv_backend_flags(b) & GS_SPMV_FLAG_TRANSPOSE)))
       continue;
@@ -454,23 +450,6 @@ static void staged_extend(gs_select_rule_t *r, int need_transpose, int vector_fi
     for (int c = 0; c < r->n; ++c) have |= !strcmp(r->names[c], light_order[i]);
     if (!have) snprintf(r->names[r->n++], sizeof r->names[0], "%s", light_order[i]);
   }
-}
-
-/* Whether a staged start takes csr-vector before cusparse-csr: on a small matrix with no long
- * rows. One pass over the row pointers (O(rows), no features). H100, 2026-11 (runs 29-30, SpMV
- * median): csr-vector 8.0-11.5 us against cusparse-csr's 13.1-14.0 on Dubcova1, delaunay_n15,
- * bcsstk16 (launch-bound sizes), but 5-9x slower on email-Enron and wiki-Vote (rows 90-140x
- * their mean) and slower on every matrix of 1M+ entries (lap27 147 against 135 us). */
-static int staged_vector_first(const gs_csr_t *H)
-{
-  if (H->m <= 0 || H->nnz <= 0 || H->nnz >= GS_SELECT_VECTOR_FIRST_NNZ) return 0;
-  gs_off_t longest = 0;
-  for (gs_idx_t i = 0; i < H->m; ++i) {
-    const gs_off_t len = H->row_ptr[i + 1] - H->row_ptr[i];
-    if (len > longest) longest = len;
-  }
-  const double mean = (double)H->nnz / (double)H->m;
-  return (double)longest <= 8.0 * mean + 8.0;
 }
 
 /* 1 when a cached record has candidates a staged selection never measured. */
@@ -547,7 +526,7 @@ static void staged_rule(auto_state_t *a, gs_spmv_t *S)
   if (gs_select_features_with(H, gs_matrix_features(A), &sel->features) != GS_SUCCESS ||
       gs_select_rule(&sel->features, a->options, a->need_transpose, &r) != GS_SUCCESS)
     return; /* keep the light list */
-  staged_extend(&r, a->need_transpose, staged_vector_first(H));
+  staged_extend(&r, a->need_transpose);
   gs_select_time_t t[GS_SELECT_MAX];
   int chosen = -1;
   for (int c = 0; c < r.n; ++c) {
@@ -717,7 +696,7 @@ gs_status_t gs_spmv_create_auto(gs_spmv_t **out, gs_context_t *ctx, gs_matrix_t 
     as->need_transpose = o.need_transpose;
     if (o.cache_dir) snprintf(as->dir, sizeof as->dir, "%s", o.cache_dir);
     sel->rule.row = "staged: the light formats; the rule runs at the solve's first revision";
-    staged_extend(&sel->rule, o.need_transpose, staged_vector_first(H));
+    staged_extend(&sel->rule, o.need_transpose);
     staged_begin(sel, 0);
     if (staged_start(ctx, A, as, &S, last_error, sizeof last_error) == GS_SUCCESS && S)
       started = 1; /* gs_spmv_auto_revise goes on during the solve */

@@ -177,10 +177,6 @@ int gs_select_worth_trying(double prep_est, double remaining, double t_cur);
 int gs_select_worth_switching(double prepare_s, double t_new, double t_cur, double remaining);
 #define GS_SELECT_TRY_SHARE 0.2
 #define GS_SELECT_HORIZON 3.0
-/** A staged start takes csr-vector first below this many entries when no row is longer than
- *  8 x the mean + 8 (launch-bound sizes, where it beats cuSPARSE's CSR); cusparse-csr first
- *  otherwise. */
-#define GS_SELECT_VECTOR_FIRST_NNZ (1 << 19)
 /** The staged selection's estimate of the features pass and the cache key's hash, per entry
  *  (H100 host, 2026-11: 1.3 ns/entry for the features of the 26M-entry Laplacian, about as much
  *  again for the hash). */
