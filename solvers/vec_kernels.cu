@@ -113,6 +113,30 @@ extern "C" gs_status_t gs_kernel_cg_direction(cudaStream_t stream, gs_idx_t n, g
 
 /* ---- BiCGSTAB -------------------------------------------------------------------------------- */
 
+/* BiCGSTAB's step length alpha = rho[c] / r~^T v, or a halt (every thread decides the same). */
+__device__ static bool bicgstab_alpha(gs_dscalars_t *S, int c, int done, double *alpha)
+{
+  const double rv = S->rv;
+  if (!isfinite(rv)) { halt(S, GS_HALT_NANINF, GS_WHAT_RV, done); return false; }
+  if (rv == 0.0) { halt(S, GS_HALT_BREAKDOWN, GS_WHAT_RV, done); return false; }
+  *alpha = S->rho[c] / rv;
+  if (!isfinite(*alpha)) { halt(S, GS_HALT_NANINF, GS_WHAT_ALPHA, done); return false; }
+  if (first_thread()) S->alpha = *alpha;
+  return true;
+}
+
+/* BiCGSTAB's omega = t^T s / t^T t, or a halt. */
+__device__ static bool bicgstab_omega(gs_dscalars_t *S, int done, double *omega)
+{
+  const double tt = S->tt;
+  if (!isfinite(tt)) { halt(S, GS_HALT_NANINF, GS_WHAT_TT, done); return false; }
+  if (tt == 0.0) { halt(S, GS_HALT_BREAKDOWN, GS_WHAT_TT, done); return false; }
+  *omega = S->ts / tt;
+  if (!isfinite(*omega)) { halt(S, GS_HALT_NANINF, GS_WHAT_OMEGA, done); return false; }
+  if (first_thread()) S->omega = *omega;
+  return true;
+}
+
 static __global__ void __launch_bounds__(GS_VEC_THREADS)
 bicgstab_p_kernel(gs_idx_t n, gs_dscalars_t *S, int c, int first, int done,
                   double *__restrict__ p, const double *__restrict__ r,
@@ -139,13 +163,8 @@ bicgstab_s_kernel(gs_idx_t n, gs_dscalars_t *S, int c, int done, double *__restr
                   const double *__restrict__ v)
 {
   if (S->halt) return;
-  done = done_of(S, done);
-  const double rv = S->rv;
-  if (!isfinite(rv)) { halt(S, GS_HALT_NANINF, GS_WHAT_RV, done); return; }
-  if (rv == 0.0) { halt(S, GS_HALT_BREAKDOWN, GS_WHAT_RV, done); return; }
-  const double alpha = S->rho[c] / rv;
-  if (!isfinite(alpha)) { halt(S, GS_HALT_NANINF, GS_WHAT_ALPHA, done); return; }
-  if (first_thread()) S->alpha = alpha;
+  double alpha;
+  if (!bicgstab_alpha(S, c, done_of(S, done), &alpha)) return;
   GS_GRID_STRIDE(i, n) r[i] -= alpha * v[i]; /* s <- r - alpha v (in r) */
 }
 
@@ -165,12 +184,8 @@ bicgstab_xr_kernel(gs_idx_t n, gs_dscalars_t *S, int done,
     GS_GRID_STRIDE(i, n) x[i] += alpha * phat[i];
     return;
   }
-  const double tt = S->tt;
-  if (!isfinite(tt)) { halt(S, GS_HALT_NANINF, GS_WHAT_TT, done); return; }
-  if (tt == 0.0) { halt(S, GS_HALT_BREAKDOWN, GS_WHAT_TT, done); return; }
-  const double omega = S->ts / tt;
-  if (!isfinite(omega)) { halt(S, GS_HALT_NANINF, GS_WHAT_OMEGA, done); return; }
-  if (first_thread()) S->omega = omega;
+  double omega;
+  if (!bicgstab_omega(S, done, &omega)) return;
   GS_GRID_STRIDE(i, n) {
     x[i] += alpha * phat[i] + omega * shat[i]; /* x <- x + alpha phat + omega shat */
     r[i] -= omega * t[i];                      /* r <- s - omega t */
@@ -642,14 +657,9 @@ bicgstab_s_norm_kernel(gs_idx_t n, gs_dscalars_t *S, gs_red_t *red, int c,
                        double *__restrict__ r, const double *__restrict__ v)
 {
   if (S->halt) return; /* read before any block of this kernel could write it */
-  const int done = S->iter;
-  const double rv = S->rv;
   /* every block takes the same branch (the same scalars); a refusal returns before the sum */
-  if (!isfinite(rv)) { halt(S, GS_HALT_NANINF, GS_WHAT_RV, done); return; }
-  if (rv == 0.0) { halt(S, GS_HALT_BREAKDOWN, GS_WHAT_RV, done); return; }
-  const double alpha = S->rho[c] / rv;
-  if (!isfinite(alpha)) { halt(S, GS_HALT_NANINF, GS_WHAT_ALPHA, done); return; }
-  if (first_thread()) S->alpha = alpha;
+  double alpha;
+  if (!bicgstab_alpha(S, c, S->iter, &alpha)) return;
   double a = 0.0;
   GS_GRID_STRIDE(i, n) {
     const double si = r[i] - alpha * v[i]; /* s <- r - alpha v (in r) */
@@ -682,12 +692,8 @@ bicgstab_xr_end_kernel(gs_idx_t n, gs_dscalars_t *S, gs_red_t *red, int c_next,
   if (half) {
     GS_GRID_STRIDE(i, n) x[i] += alpha * phat[i]; /* x <- x + alpha phat, r = s */
   } else {
-    const double tt = S->tt;
-    if (!isfinite(tt)) { halt(S, GS_HALT_NANINF, GS_WHAT_TT, done); return; }
-    if (tt == 0.0) { halt(S, GS_HALT_BREAKDOWN, GS_WHAT_TT, done); return; }
-    const double omega = S->ts / tt;
-    if (!isfinite(omega)) { halt(S, GS_HALT_NANINF, GS_WHAT_OMEGA, done); return; }
-    if (first_thread()) S->omega = omega;
+    double omega;
+    if (!bicgstab_omega(S, done, &omega)) return;
     GS_GRID_STRIDE(i, n) {
       x[i] += alpha * phat[i] + omega * shat[i]; /* x <- x + alpha phat + omega shat */
       const double ri = r[i] - omega * t[i];     /* r <- s - omega t */
