@@ -43,18 +43,26 @@
  * writes y[row] = alpha*sum + beta*y[row]. A last-block-done scheme in one launch (threadfence
  * plus an atomic counter per shared row) was tried first and measured 20% slower on Pareto and
  * normal rows on the H100: the fence at the end of nearly every block held its resources.
+ * A software-pipelined persistent variant (a grid of resident blocks, each loading its next
+ * share's entries and info before working on the current one, and issuing the next gathers of x
+ * once its products were transposed) was measured against this one-block-per-share launch on the
+ * H100 and lost on most of the set: lap27 186 against 167 us, normal 201 against 194, powerlaw
+ * 175 against 170, pareto even, G3_circuit 65 against 71 (its registers cost a resident block
+ * per SM at NPT 8, 3 instead of 5). Not kept.
  * Determinism: the shared-memory atomics of step 4 (and the atomics of the many-empty-rows
  * mode) add in a run-dependent order, so op N is not bitwise reproducible, as in the paper.
  *
  * op T (hola_t_kernel, Algorithm 7): the same split and step 1. Instead of transposing values
- * and column ids to the thread-owned order (lines 2-14), each lane keeps its coalesced loads
- * and finds the row of each of its entries from the owning thread's start row plus the popcount
- * of its end bits below the entry (binary search in row_ptr in a flagged warp); the factor
- * alpha * x[row] is gathered per entry (lanes of one row read one address). The products go to
- * y[col] with atomics (lines 16-17) in the loaded order, so that neighbouring lanes update
- * neighbouring entries of y; where consecutive entries share a column the warp first sums them
- * (a segmented reduction over equal columns, run only when a ballot finds such a pair). y is
- * scaled by beta beforehand (gs_launch_scale). Not deterministic (atomics), as csr-vector's T.
+ * and column ids to the thread-owned order (lines 2-14), each lane keeps its coalesced loads,
+ * one entry per lane and load (lane l, step j: entry 32 j + l of its warp's share), and finds
+ * the row of each from the owning thread's start row plus the popcount of its end bits below
+ * the entry (binary search in row_ptr in a flagged warp); the factor alpha * x[row] is gathered
+ * per entry (lanes of one row read one address). The products go to y[col] with atomics (lines
+ * 16-17) in the loaded order, so that one atomic instruction covers 32 consecutive entries and
+ * neighbouring lanes update neighbouring entries of y; where consecutive entries share a
+ * column the warp first sums them (a segmented reduction over equal columns, run only when a
+ * ballot finds such a pair). y is scaled by beta beforehand (gs_launch_scale). Not
+ * deterministic (atomics), as csr-vector's T.
  *
  * Offsets: 32-bit (the backend is not flagged WIDE, spmv.c refuses wider matrices), entry
  * positions inside a block in int, block starts in 64 bits where b * NPB + NPB could pass
@@ -485,49 +493,46 @@ hola_n_kernel(hola_args a)
 
 /* ---- op T --------------------------------------------------------------------------------- */
 
-/* y[c] += p for one register of the warp: the warp's 64 entries in entry order are (lane 0 .x,
- * lane 0 .y, lane 1 .x, ...). Where consecutive entries share a column (a ballot finds any),
- * the warp first sums each run of equal columns with a segmented scan over the lanes and only
- * the run's last entry adds into y; otherwise every entry adds its own product. Padding entries
- * (column -1) add nothing. */
-static __device__ __forceinline__ void scatter_item(double *__restrict__ y, int2 c, double2 p,
-                                                    int lane)
+/* y[c] += p for one entry per lane, the warp's 32 entries consecutive in entry order (lane l
+ * holds entry l). Where consecutive entries share a column (a ballot finds any), the warp first
+ * sums each run of equal columns with a segmented scan and only the run's last lane adds;
+ * otherwise every entry adds its own product. Padding entries (column -1) add nothing. */
+static __device__ __forceinline__ void scatter_one(double *__restrict__ y, int c, double p,
+                                                   int lane)
 {
-  const int cnext = __shfl_down_sync(FULL_MASK, c.x, 1);
-  const int cprev = __shfl_up_sync(FULL_MASK, c.y, 1);
-  const bool x_starts = lane == 0 || c.x != cprev; /* a new run begins at .x */
-  const bool y_starts = c.y != c.x;
-  const bool y_ends = lane == 31 || cnext != c.y;
-  if (!__any_sync(FULL_MASK, !x_starts || !y_starts)) {
-    if (c.x >= 0 && p.x != 0.0) atomicAdd(&y[c.x], p.x);
-    if (c.y >= 0 && p.y != 0.0) atomicAdd(&y[c.y], p.y);
+  const int cprev = __shfl_up_sync(FULL_MASK, c, 1);
+  const bool starts = lane == 0 || c != cprev;
+  if (__all_sync(FULL_MASK, starts)) {
+    if (c >= 0 && p != 0.0) atomicAdd(&y[c], p);
     return;
   }
-  /* Lane aggregate: the sum from the lane's last run start to its end, and whether the lane
-   * holds a run start; inclusive scan with (a, b) -> b.start ? b : (a.sum + b.sum, a.start). */
-  double agg = y_starts ? p.y : p.x + p.y;
-  bool st = y_starts || x_starts;
+  /* inclusive segmented scan: (a, b) -> b.start ? b : (a.sum + b.sum, a.start) */
+  double s = p;
+  bool st = starts;
 #pragma unroll
   for (int o = 1; o < 32; o <<= 1) {
-    const double in = __shfl_up_sync(FULL_MASK, agg, o);
+    const double in = __shfl_up_sync(FULL_MASK, s, o);
     const bool sin = __shfl_up_sync(FULL_MASK, st, o);
     if (lane >= o && !st) {
-      agg += in;
+      s += in;
       st = sin;
     }
   }
-  double before = __shfl_up_sync(FULL_MASK, agg, 1); /* the run flowing into .x */
-  if (lane == 0) before = 0.0;
-  const double xs = (x_starts ? 0.0 : before) + p.x;
-  const double ys = (y_starts ? 0.0 : xs) + p.y;
-  if (y_starts && c.x >= 0 && xs != 0.0) atomicAdd(&y[c.x], xs);
-  if (y_ends && c.y >= 0 && ys != 0.0) atomicAdd(&y[c.y], ys);
+  const int cnext = __shfl_down_sync(FULL_MASK, c, 1);
+  const bool ends = lane == 31 || cnext != c;
+  if (ends && c >= 0 && s != 0.0) atomicAdd(&y[c], s);
 }
 
+/* op T with the warp's entries in the loaded order one per lane (lane l, step j: entry
+ * wbase + 32 j + l), 8-byte value and 4-byte column loads: every atomic instruction of a warp
+ * covers 32 consecutive entries of the CSR (a stretch of one or two rows), so that a warp's
+ * atomics touch few sectors of y: op T is bound by L2 atomic traffic, and loading entry pairs
+ * (16-byte loads, as op N does) spread each atomic instruction over 64 entries and measured
+ * 1.07-1.41x slower on the H100 (lap27 343 against 243 us). Rows from the same bookkeeping. */
 template <int NPT>
 static __global__ void __launch_bounds__(HOLA_THREADS) hola_t_kernel(hola_args a)
 {
-  constexpr int NPB = NPT * HOLA_THREADS, V = NPT / 2;
+  constexpr int NPB = NPT * HOLA_THREADS;
   __shared__ int s_start[HOLA_THREADS];
   __shared__ unsigned s_bits[HOLA_THREADS];
   __shared__ int s_flag[HOLA_WARPS];
@@ -535,14 +540,16 @@ static __global__ void __launch_bounds__(HOLA_THREADS) hola_t_kernel(hola_args a
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int64_t b = blockIdx.x;
   const int wbase = warp * 32 * NPT;
+  const int64_t bstart = b * NPB;
+  const int cnt = (int)min((int64_t)NPB, (int64_t)a.nnz - bstart);
 
-  double2 v[V]; /* loads first, as in hola_n_kernel */
-  int2 c[V];
-  {
-    const int64_t bstart = b * NPB;
-    const int cnt = (int)min((int64_t)NPB, (int64_t)a.nnz - bstart);
-    if (cnt == NPB) load_items<V, true>(a, bstart, cnt, wbase, lane, v, c);
-    else load_items<V, false>(a, bstart, cnt, wbase, lane, v, c);
+  double v[NPT];
+  int c[NPT];
+#pragma unroll
+  for (int j = 0; j < NPT; ++j) {
+    const int e = wbase + 32 * j + lane;
+    v[j] = e < cnt ? __ldg(&a.val[bstart + e]) : 0.0;
+    c[j] = e < cnt ? __ldg(&a.col[bstart + e]) : -1;
   }
   const hola_block k = block_rows<NPB>(a, b);
 
@@ -550,8 +557,7 @@ static __global__ void __launch_bounds__(HOLA_THREADS) hola_t_kernel(hola_args a
     const double f = a.alpha * __ldg(&a.x[k.first]);
     if (f == 0.0) return;
 #pragma unroll
-    for (int i = 0; i < V; ++i)
-      scatter_item(a.y, c[i], make_double2(v[i].x * f, v[i].y * f), lane);
+    for (int j = 0; j < NPT; ++j) scatter_one(a.y, c[j], v[j] * f, lane);
     return;
   }
 
@@ -562,27 +568,20 @@ static __global__ void __launch_bounds__(HOLA_THREADS) hola_t_kernel(hola_args a
   assign_rows<NPT>(a, k, s_start, s_bits, s_flag, NULL, true, false);
   __syncthreads();
 
+  const bool flagged = s_flag[warp] != 0; /* entries of this warp belong to its own threads */
 #pragma unroll
-  for (int i = 0; i < V; ++i) {
-    const int e = wbase + 2 * (lane + 32 * i); /* entries e, e + 1 of the block */
-    double f0 = 0.0, f1 = 0.0;
-    if (e < k.cnt) {
-      const int owner = e / NPT, bit = e % NPT; /* e even, NPT even: e + 1 has the same owner */
-      int r0, r1;
-      if (!s_flag[owner / 32]) {
-        const unsigned bits = s_bits[owner];
-        r0 = s_start[owner] + __popc(bits & ((1u << bit) - 1u));
-        r1 = r0 + ((bits >> bit) & 1u);
-      } else {
-        r0 = row_of_entry(a.rp, k.lo, k.bstart + e, s_start[owner], k.nrows);
-        r1 = e + 1 < k.cnt ? row_of_entry(a.rp, k.lo, k.bstart + e + 1, r0, k.nrows) : r0;
-      }
-      f0 = a.alpha * __ldg(&a.x[k.lo + r0]);
-      if (e + 1 < k.cnt) f1 = r1 == r0 ? f0 : a.alpha * __ldg(&a.x[k.lo + r1]);
+  for (int j = 0; j < NPT; ++j) {
+    const int e = wbase + 32 * j + lane;
+    double f = 0.0;
+    if (e < cnt) {
+      const int owner = e / NPT, bit = e % NPT;
+      const int r = !flagged
+                        ? s_start[owner] + __popc(s_bits[owner] & ((1u << bit) - 1u))
+                        : row_of_entry(a.rp, k.lo, k.bstart + e, s_start[owner], k.nrows);
+      f = a.alpha * __ldg(&a.x[k.lo + r]);
     }
     /* A zero factor adds nothing (and no 0 * Inf), as csr-vector's transpose skips the row. */
-    scatter_item(a.y, c[i], make_double2(f0 == 0.0 ? 0.0 : v[i].x * f0,
-                                         f1 == 0.0 ? 0.0 : v[i].y * f1), lane);
+    scatter_one(a.y, c[j], f == 0.0 ? 0.0 : v[j] * f, lane);
   }
 }
 
