@@ -61,8 +61,12 @@
  * 16-17) in the loaded order, so that one atomic instruction covers 32 consecutive entries and
  * neighbouring lanes update neighbouring entries of y; where consecutive entries share a
  * column the warp first sums them (a segmented reduction over equal columns, run only when a
- * ballot finds such a pair). y is scaled by beta beforehand (gs_launch_scale). Not
- * deterministic (atomics), as csr-vector's T.
+ * ballot finds such a pair). Row order (ROWS, option hola.trows): the products and columns
+ * are staged in shared memory instead, and each warp takes 32 consecutive local rows, lane l
+ * walking row l, so that on even rows of a stencil or banded matrix one atomic instruction adds
+ * the k-th entries of 32 consecutive rows, i.e. 32 nearly consecutive entries of y (lap27: 242
+ * -> 185 us, 1.28x cuSPARSE); a warp whose rows are uneven falls back to entry order. y is
+ * scaled by beta beforehand (gs_launch_scale). Not deterministic (atomics), as csr-vector's T.
  *
  * Offsets: 32-bit (the backend is not flagged WIDE, spmv.c refuses wider matrices), entry
  * positions inside a block in int, block starts in 64 bits where b * NPB + NPB could pass
@@ -95,6 +99,7 @@ typedef struct hola_data {
   int4 *d_info;        /* nblocks: packed per-block bookkeeping (hola_blockinfo_kernel) */
   double *d_carry;     /* 2 * nblocks: partial sums of rows shared between blocks */
   double prepare_ms;   /* the row-start kernel, for describe */
+  int trows;           /* op T adds in row order where rows are even (NPT <= 8) */
 } hola_data_t;
 
 struct hola_args {
@@ -529,13 +534,15 @@ static __device__ __forceinline__ void scatter_one(double *__restrict__ y, int c
  * atomics touch few sectors of y: op T is bound by L2 atomic traffic, and loading entry pairs
  * (16-byte loads, as op N does) spread each atomic instruction over 64 entries and measured
  * 1.07-1.41x slower on the H100 (lap27 343 against 243 us). Rows from the same bookkeeping. */
-template <int NPT>
+template <int NPT, bool ROWS>
 static __global__ void __launch_bounds__(HOLA_THREADS) hola_t_kernel(hola_args a)
 {
   constexpr int NPB = NPT * HOLA_THREADS;
   __shared__ int s_start[HOLA_THREADS];
   __shared__ unsigned s_bits[HOLA_THREADS];
   __shared__ int s_flag[HOLA_WARPS];
+  __shared__ double s_p[ROWS ? NPB : 1]; /* ROWS: the block's products, in entry order */
+  __shared__ int s_c[ROWS ? NPB : 1];    /* and their columns */
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int64_t b = blockIdx.x;
@@ -581,7 +588,51 @@ static __global__ void __launch_bounds__(HOLA_THREADS) hola_t_kernel(hola_args a
       f = a.alpha * __ldg(&a.x[k.lo + r]);
     }
     /* A zero factor adds nothing (and no 0 * Inf), as csr-vector's transpose skips the row. */
-    scatter_one(a.y, c[j], f == 0.0 ? 0.0 : v[j] * f, lane);
+    const double p = f == 0.0 ? 0.0 : v[j] * f;
+    if (!ROWS) {
+      scatter_one(a.y, c[j], p, lane);
+    } else if (e < cnt) {
+      s_p[e] = p;
+      s_c[e] = c[j];
+    }
+  }
+  if (!ROWS) return;
+  __syncthreads();
+
+  /* ROWS: the atomics in row order. Warp w takes local rows 32g .. 32g + 31 for g = w, w + 8,
+   * ...; if the group's rows are even enough (longest <= twice the mean, rounded up to whole
+   * steps), lane l walks row 32g + l, so that at step k the warp adds the k-th entries of 32
+   * consecutive rows: on a stencil or banded matrix 32 consecutive columns, one or two lines of
+   * y per atomic instruction (as ell's transpose). Otherwise the warp walks the group's entries
+   * (contiguous in the CSR) in entry order, 32 at a time. */
+  for (int g = warp; g * 32 < k.nrows; g += HOLA_WARPS) {
+    const int r = g * 32 + lane;
+    int s0 = 0, s1 = 0; /* the row's entries in this block: [s0, s1) */
+    if (r < k.nrows) {
+      const gs_idx_t R = k.lo + r;
+      s0 = (int)max((int64_t)a.rp[R] - k.bstart, (int64_t)0);
+      s1 = (int)min((int64_t)a.rp[R + 1] - k.bstart, (int64_t)cnt);
+      s1 = max(s1, s0);
+    }
+    int len = s1 - s0, longest = len, sum = len, lo = r < k.nrows ? s0 : cnt, hi = s1;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+      longest = max(longest, __shfl_xor_sync(FULL_MASK, longest, o));
+      sum += __shfl_xor_sync(FULL_MASK, sum, o);
+      lo = min(lo, __shfl_xor_sync(FULL_MASK, lo, o));
+      hi = max(hi, __shfl_xor_sync(FULL_MASK, hi, o));
+    }
+    if (longest <= 2 * ((sum + 31) / 32)) {
+      for (int i = 0; i < len; ++i) {
+        const double p = s_p[s0 + i];
+        if (p != 0.0) atomicAdd(&a.y[s_c[s0 + i]], p);
+      }
+    } else {
+      for (int e0 = lo; e0 < hi; e0 += 32) {
+        const int e = e0 + lane;
+        scatter_one(a.y, e < hi ? s_c[e] : -1, e < hi ? s_p[e] : 0.0, lane);
+      }
+    }
   }
 }
 
@@ -607,10 +658,12 @@ static gs_status_t hola_launch(cudaStream_t s, const hola_data_t *d, gs_op_t op,
     }
     return GS_CHECK_LAUNCH(s, "hola_fixup_kernel");
   }
-  switch (d->npt) {
-  case 4: hola_t_kernel<4><<<g, HOLA_THREADS, 0, s>>>(args); break;
-  case 8: hola_t_kernel<8><<<g, HOLA_THREADS, 0, s>>>(args); break;
-  default: hola_t_kernel<16><<<g, HOLA_THREADS, 0, s>>>(args); break;
+  switch (d->npt * 2 + (d->trows ? 1 : 0)) {
+  case 8: hola_t_kernel<4, false><<<g, HOLA_THREADS, 0, s>>>(args); break;
+  case 9: hola_t_kernel<4, true><<<g, HOLA_THREADS, 0, s>>>(args); break;
+  case 16: hola_t_kernel<8, false><<<g, HOLA_THREADS, 0, s>>>(args); break;
+  case 17: hola_t_kernel<8, true><<<g, HOLA_THREADS, 0, s>>>(args); break;
+  default: hola_t_kernel<16, false><<<g, HOLA_THREADS, 0, s>>>(args); break;
   }
   return GS_CHECK_LAUNCH(s, "hola_t_kernel");
 }
@@ -654,10 +707,13 @@ static void hola_destroy(void *data)
   free(d);
 }
 
-enum { HOLA_OPT_NPT };
+enum { HOLA_OPT_NPT, HOLA_OPT_TROWS };
 static const gs_spmv_option_t hola_options[] = {
     {"npt", "non-zeros per thread (4, 8 or 16); 0: from the mean row length", GS_OPTK_POW2, 0, 0,
      16},
+    {"trows", "op T: atomics in row order where a warp's 32 rows are even (1), always in entry "
+     "order (0), 2: row order on matrices of even rows with 8 non-zeros per thread",
+     GS_OPTK_INT, 2, 0, 2},
     GS_SPMV_OPTION_END};
 
 /* Algorithm 2 (row starts) and the per-block info on the stream. */
@@ -701,6 +757,15 @@ static gs_status_t hola_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv
     const gs_features_t *f = gs_matrix_features(A);
     d->npt = gs_hola_npt(d->A.nnz, f ? f->row_mean : 0.0, req);
     d->nblocks = gs_hola_blocks(d->A.nnz, d->npt);
+    /* Row-ordered atomics (hola_t_kernel<NPT, true>), measured on the H100 (run 38): lap27
+     * 242 -> 185 us; even on normal rows, lap2d and G3_circuit; 2-4% slower on Pareto and
+     * power-law rows and 5-20% on the small matrices, where the staging's barrier and shared
+     * traffic sit on a launch-bound block's critical path. So by default only with 8 non-zeros
+     * per thread (large matrices of mean row length >= 6) and a row-length deviation at most
+     * half the mean. */
+    const int tr = (int)cfg->v[HOLA_OPT_TROWS];
+    d->trows = d->npt <= 8 && (tr == 1 || (tr == 2 && d->npt == 8 && f &&
+                                           f->row_std <= 0.5 * f->row_mean));
     if (d->nblocks > 0x7fffffff)
       GS_FAIL(GS_ERR_UNSUPPORTED, "hola: %lld blocks exceed the grid limit",
               (long long)d->nblocks);
@@ -762,8 +827,11 @@ static gs_status_t hola_memory(const void *data, gs_spmv_mem_t *mem)
 static void hola_describe(const void *data, char *buf, size_t len)
 {
   const hola_data_t *d = (const hola_data_t *)data;
-  snprintf(buf, len, "%d non-zeros per thread, %lld blocks of %d threads; row starts %.1f us",
-           d->npt, (long long)d->nblocks, HOLA_THREADS, d->prepare_ms * 1e3);
+  snprintf(buf, len,
+           "%d non-zeros per thread, %lld blocks of %d threads; op T atomics in %s order; row "
+           "starts %.1f us",
+           d->npt, (long long)d->nblocks, HOLA_THREADS, d->trows ? "row" : "entry",
+           d->prepare_ms * 1e3);
 }
 
 static gs_status_t hola_host_apply(const gs_csr_t *A, const gs_spmv_cfg_t *cfg, gs_op_t op,
