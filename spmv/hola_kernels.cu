@@ -49,6 +49,10 @@
  * H100 and lost on most of the set: lap27 186 against 167 us, normal 201 against 194, powerlaw
  * 175 against 170, pareto even, G3_circuit 65 against 71 (its registers cost a resident block
  * per SM at NPT 8, 3 instead of 5). Not kept.
+ * Row order for op N (the block's products staged in shared memory, lane = row summing its row
+ * and writing y; one barrier, no transpose) was measured too (run 39, H100) and lost: lap27 200
+ * against 169 us, small matrices 20-140% slower (a lane's dependent chain of shared loads on
+ * a block of few active warps); only lap2d gained (143 against 160). Not kept.
  * Determinism: the shared-memory atomics of step 4 (and the atomics of the many-empty-rows
  * mode) add in a run-dependent order, so op N is not bitwise reproducible, as in the paper.
  *
@@ -61,7 +65,7 @@
  * 16-17) in the loaded order, so that one atomic instruction covers 32 consecutive entries and
  * neighbouring lanes update neighbouring entries of y; where consecutive entries share a
  * column the warp first sums them (a segmented reduction over equal columns, run only when a
- * ballot finds such a pair). Row order (ROWS, option hola.trows): the products and columns
+ * ballot finds such a pair). Row order (ROWS, option hola.rows): the products and columns
  * are staged in shared memory instead, and each warp takes 32 consecutive local rows, lane l
  * walking row l, so that on even rows of a stencil or banded matrix one atomic instruction adds
  * the k-th entries of 32 consecutive rows, i.e. 32 nearly consecutive entries of y (lap27: 242
@@ -99,7 +103,7 @@ typedef struct hola_data {
   int4 *d_info;        /* nblocks: packed per-block bookkeeping (hola_blockinfo_kernel) */
   double *d_carry;     /* 2 * nblocks: partial sums of rows shared between blocks */
   double prepare_ms;   /* the row-start kernel, for describe */
-  int trows;           /* op T adds in row order where rows are even (NPT <= 8) */
+  int rows;            /* op T adds in row order, lane = row (NPT <= 8) */
 } hola_data_t;
 
 struct hola_args {
@@ -658,7 +662,7 @@ static gs_status_t hola_launch(cudaStream_t s, const hola_data_t *d, gs_op_t op,
     }
     return GS_CHECK_LAUNCH(s, "hola_fixup_kernel");
   }
-  switch (d->npt * 2 + (d->trows ? 1 : 0)) {
+  switch (d->npt * 2 + (d->rows ? 1 : 0)) {
   case 8: hola_t_kernel<4, false><<<g, HOLA_THREADS, 0, s>>>(args); break;
   case 9: hola_t_kernel<4, true><<<g, HOLA_THREADS, 0, s>>>(args); break;
   case 16: hola_t_kernel<8, false><<<g, HOLA_THREADS, 0, s>>>(args); break;
@@ -707,12 +711,12 @@ static void hola_destroy(void *data)
   free(d);
 }
 
-enum { HOLA_OPT_NPT, HOLA_OPT_TROWS };
+enum { HOLA_OPT_NPT, HOLA_OPT_ROWS };
 static const gs_spmv_option_t hola_options[] = {
     {"npt", "non-zeros per thread (4, 8 or 16); 0: from the mean row length", GS_OPTK_POW2, 0, 0,
      16},
-    {"trows", "op T: atomics in row order where a warp's 32 rows are even (1), always in entry "
-     "order (0), 2: row order on matrices of even rows with 8 non-zeros per thread",
+    {"rows", "op T's atomics in row order, lane = row, where a warp's 32 rows are even (1), in "
+     "entry order always (0), 2: row order on matrices of even rows with 8 non-zeros per thread",
      GS_OPTK_INT, 2, 0, 2},
     GS_SPMV_OPTION_END};
 
@@ -763,8 +767,8 @@ static gs_status_t hola_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv
      * traffic sit on a launch-bound block's critical path. So by default only with 8 non-zeros
      * per thread (large matrices of mean row length >= 6) and a row-length deviation at most
      * half the mean. */
-    const int tr = (int)cfg->v[HOLA_OPT_TROWS];
-    d->trows = d->npt <= 8 && (tr == 1 || (tr == 2 && d->npt == 8 && f &&
+    const int tr = (int)cfg->v[HOLA_OPT_ROWS];
+    d->rows = d->npt <= 8 && (tr == 1 || (tr == 2 && d->npt == 8 && f &&
                                            f->row_std <= 0.5 * f->row_mean));
     if (d->nblocks > 0x7fffffff)
       GS_FAIL(GS_ERR_UNSUPPORTED, "hola: %lld blocks exceed the grid limit",
@@ -830,7 +834,7 @@ static void hola_describe(const void *data, char *buf, size_t len)
   snprintf(buf, len,
            "%d non-zeros per thread, %lld blocks of %d threads; op T atomics in %s order; row "
            "starts %.1f us",
-           d->npt, (long long)d->nblocks, HOLA_THREADS, d->trows ? "row" : "entry",
+           d->npt, (long long)d->nblocks, HOLA_THREADS, d->rows ? "row" : "entry",
            d->prepare_ms * 1e3);
 }
 

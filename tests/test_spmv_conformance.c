@@ -152,10 +152,11 @@ static void conform(const gs_csr_t *H, const char *label)
   for (size_t i = 0; i < sizeof merge_opts / sizeof *merge_opts; ++i)
     if (gs_spmv_backend_find("merge") >= 0 && selected("merge"))
       conform_one(A, "merge", merge_opts[i], label, x, y0, y, d_x, d_y);
-  /* hola: each compiled non-zeros-per-thread, op T's entry-order atomics alone (the default
-   * switches to row order where a warp's rows are even) */
-  static const char *const hola_opts[] = {"hola.npt=4", "hola.npt=8", "hola.npt=16",
-                                          "hola.trows=0", "hola.npt=4,hola.trows=0"};
+  /* hola: each compiled non-zeros-per-thread, op T in entry order and in row order (the
+   * default takes row order only on large matrices of even rows) */
+  static const char *const hola_opts[] = {"hola.npt=4,hola.rows=0", "hola.npt=4,hola.rows=1",
+                                          "hola.npt=8,hola.rows=0", "hola.npt=8,hola.rows=1",
+                                          "hola.npt=16"};
   for (size_t i = 0; i < sizeof hola_opts / sizeof *hola_opts; ++i)
     if (gs_spmv_backend_find("hola") >= 0 && selected("hola"))
       conform_one(A, "hola", hola_opts[i], label, x, y0, y, d_x, d_y);
