@@ -162,9 +162,8 @@ static gs_status_t refuse_precision(const gs_spmv_ops_t *ops, int precision)
 {
   if (precision == GS_PRECISION_DOUBLE) return GS_SUCCESS;
   if (precision == GS_PRECISION_MIXED && (ops->flags & GS_SPMV_FLAG_MIXED)) return GS_SUCCESS;
-  return GS_ERROR(GS_ERR_UNSUPPORTED, "backend '%s' has no %s-precision kernels (float values "
-                  "with double vectors): use a format flagged 'mixed' in `gpusolve spmv --list "
-                  "--verbose`, or precision=double", ops->name,
+  return GS_ERROR(GS_ERR_UNSUPPORTED, "backend '%s' has no %s-precision kernels (those that "
+                  "have: 'mixed' in gpusolve spmv --list --verbose)", ops->name,
                   gs_precision_string((gs_precision_t)precision));
 }
 
