@@ -15,6 +15,8 @@ static int append(char *buf, size_t len, const char *pair)
   return CLI_OK;
 }
 
+int cli_spmv_mixed(const char *opts) { return opts && strstr(opts, "precision=mixed") != NULL; }
+
 int cli_spmv_opt(int argc, char **argv, int *i, unsigned allow, char *buf, size_t len)
 {
   const char *v = NULL;
@@ -33,6 +35,13 @@ int cli_spmv_opt(int argc, char **argv, int *i, unsigned allow, char *buf, size_
       return -1;
     }
     snprintf(pair, sizeof pair, "csr-vector.width=%ld", w);
+  } else if ((allow & CLI_SPMV_PRECISION) && (r = cli_opt(argc, argv, i, "--precision", &v)) != 0) {
+    if (r < 0) return -1;
+    if (gs_precision_find(v) < 0) {
+      cli_fail(CLI_BAD_INPUT, "--precision: expected double or mixed, not '%s'", v);
+      return -1;
+    }
+    snprintf(pair, sizeof pair, "precision=%s", v);
   } else if ((allow & CLI_SPMV_OPT) && (r = cli_opt(argc, argv, i, "--spmv-opt", &v)) != 0) {
     if (r < 0) return -1;
     if (gs_spmv_options_check(v) != GS_SUCCESS) {

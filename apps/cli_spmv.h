@@ -14,8 +14,18 @@
 enum {
   CLI_SPMV_MAX_FILL = 1 << 0,     /* --max-fill F     = max_fill=F */
   CLI_SPMV_VECTOR_WIDTH = 1 << 1, /* --vector-width W = csr-vector.width=W */
-  CLI_SPMV_OPT = 1 << 2           /* --spmv-opt K=V */
+  CLI_SPMV_OPT = 1 << 2,          /* --spmv-opt K=V */
+  CLI_SPMV_PRECISION = 1 << 3     /* --precision P    = precision=P (double or mixed) */
 };
+
+/** The line of --help for CLI_SPMV_PRECISION. */
+#define CLI_SPMV_PRECISION_HELP                                                                \
+  "  --precision P     double (default) or mixed: float matrix values with double vectors\n"   \
+  "                    and sums (half the value bytes; the formats flagged 'mixed' in\n"       \
+  "                    gpusolve spmv --list --verbose; the others are refused)\n"
+
+/** Whether the option string asks some backend for mixed precision (precision=mixed). */
+int cli_spmv_mixed(const char *opts);
 
 /** Recognizes argv[*i] as one of the `allow`ed flags and appends its pair to buf (a string of
  *  `len` bytes). Returns 0 when the option is not one of these, 1 when consumed (also its

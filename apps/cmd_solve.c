@@ -49,6 +49,17 @@ static const char *usage_text =
     "  --verbose, -v     auto: the features, the rule's row and every candidate's times\n"
     "  --precond NAME    none (default), jacobi, ilu0 or ic0\n"
     CLI_SPMV_OPT_HELP
+    "  --precision P     double (default); mixed: the products read float matrix values\n"
+    "                    (double vectors and sums), so x solves the rounded matrix: the\n"
+    "                    residual of the double A is reported beside; mixed-refine:\n"
+    "                    iterative refinement, the solver's iterations on the mixed\n"
+    "                    product to --inner-rtol, the residual b - Ax and the test in\n"
+    "                    double (the accuracy of double). Formats with mixed kernels only\n"
+    "                    ('mixed' in gpusolve spmv --list --verbose; --format all lists the\n"
+    "                    others as unsupported); without --format, csr-vector (auto times\n"
+    "                    double products and is refused); square systems (not cgnr, lsqr)\n"
+    "  --inner-rtol R    mixed-refine: relative tolerance of each inner solve (default 1e-4)\n"
+    "  --max-outer N     mixed-refine: limit on refinement steps (default 100)\n"
     "  --rtol R          relative tolerance (default 1e-8)\n"
     "  --atol A          absolute tolerance (default 0)\n"
     "  --maxit N         iteration limit (default 10000; GMRES: inner iterations)\n"
@@ -89,6 +100,8 @@ typedef struct monitor {
 
 typedef struct result {
   const char *format;
+  gs_refine_stats_t refine; /* --precision mixed-refine */
+  double rel_residual_double; /* --precision mixed: ||b - A x|| / ||b|| with the double A */
   const char *status; /* "ok", "refused" (fill), "unsupported" (no A^T for the method), "fail" */
   const gs_selection_t *sel; /* --format auto: what it chose and why (a copy owned by cmd_solve) */
   char note[256];
@@ -166,10 +179,18 @@ static int check_method(gs_method_t m, const char *pc, const char *format, int a
   return CLI_OK;
 }
 
+/* --precision: 0 double, 1 mixed (precision=mixed products), 2 mixed-refine */
+enum { PREC_DOUBLE, PREC_MIXED, PREC_REFINE };
+static int g_prec;
+
 static void print_single(const result_t *r, int ones)
 {
   const gs_solve_stats_t *s = &r->stats;
   const unsigned fl = gs_method_flags(s->method);
+  if (g_prec == PREC_REFINE)
+    printf("refine   %d step%s of iterative refinement, %d inner iterations in all (mixed "
+           "precision; last inner solve: %s)\n", r->refine.outer, r->refine.outer == 1 ? "" : "s",
+           r->refine.inner_iterations, gs_reason_string(r->refine.last_inner_reason));
   printf("result   %s%s%s%s in %d iteration%s", gs_reason_describe(s->reason),
          *s->detail ? " (" : "", s->detail, *s->detail ? ")" : "", s->iterations,
          s->iterations == 1 ? "" : "s");
@@ -180,6 +201,9 @@ static void print_single(const result_t *r, int ones)
   if (fl & GS_METHOD_LEAST_SQUARES)
     printf(", ||A^T (b - Ax)||/||A^T b|| = %.3e", s->rel_normal_residual);
   if (ones) printf(", error ||x - 1||/||1|| = %.3e", r->error);
+  if (g_prec == PREC_MIXED)
+    printf(" (of the float-valued matrix; with the double A: %.3e)", r->rel_residual_double);
+  if (g_prec == PREC_REFINE) printf(" (double A)");
   printf("\n");
   if (s->method == GS_SOLVER_LSQR)
     printf("estimate ||A||_F ~ %.3e, cond(A) ~ %.3e (LSQR's)\n", s->anorm, s->acond);
@@ -250,6 +274,13 @@ static void json_result(cli_json_t *j, const result_t *r, int ones, int with_his
   json_int(j, "iterations", s->iterations);
   json_int(j, "restarts", s->restarts);
   json_num(j, "rel_residual", s->rel_residual);
+  if (g_prec == PREC_MIXED) json_num(j, "rel_residual_double", r->rel_residual_double);
+  if (g_prec == PREC_REFINE) {
+    json_int(j, "outer_iterations", r->refine.outer);
+    json_int(j, "inner_iterations", r->refine.inner_iterations);
+    json_str(j, "last_inner_reason", gs_reason_string(r->refine.last_inner_reason));
+    json_num(j, "inner_s", r->refine.seconds_inner);
+  }
   json_num(j, "true_residual_norm", s->true_residual_norm);
   if (gs_method_flags(s->method) & GS_METHOD_LEAST_SQUARES) {
     json_num(j, "normal_residual_norm", s->normal_residual_norm);
@@ -348,6 +379,25 @@ static gs_status_t create_auto(gs_context_t *ctx, gs_matrix_t *A, const char *op
   return st;
 }
 
+/* ||b - H x|| / ||b|| on the host in double (H the double matrix): what a mixed solve's x
+ * leaves of the user's system, whose reported residual is of the float-valued matrix. */
+static gs_status_t residual_double(const gs_csr_t *H, const double *b, const double *x,
+                                   double *rel)
+{
+  double *r = malloc(((size_t)H->m + 1) * sizeof *r), rr = 0.0, bb = 0.0;
+  *rel = NAN; /* out of host memory: not known, and no reason to fail the solve */
+  if (!r) return GS_SUCCESS;
+  memcpy(r, b, (size_t)H->m * sizeof *r);
+  gs_status_t st = gs_csr_spmv_host(H, GS_OP_N, -1.0, x, 1.0, r);
+  for (gs_idx_t i = 0; st == GS_SUCCESS && i < H->m; ++i) {
+    rr += r[i] * r[i];
+    bb += b[i] * b[i];
+  }
+  *rel = bb > 0.0 ? sqrt(rr / bb) : sqrt(rr);
+  free(r);
+  return st;
+}
+
 int cmd_solve(int argc, char **argv)
 {
   const char *paths[2] = {NULL, NULL}, *solver = "auto", *format = NULL, *pc = "none";
@@ -356,7 +406,12 @@ int cmd_solve(int argc, char **argv)
   double rtol = 1e-8, atol = 0.0;
   long maxit = 10000, restart = 30, check_every = -1; /* -1: not given (automatic) */
   int graphs = 1;
-  char spmv_opts[1024] = "";
+  char spmv_opts[1024] = "", inner_opts[1024] = "";
+  const char *precision = "double";
+  gs_refine_opts_t ropts;
+  gs_refine_opts_default(&ropts);
+  long max_outer = ropts.max_outer;
+  int inner_given = 0;
 
   const cli_switch_t sw[] = {{"--json", NULL, &json},         {"--monitor", NULL, &monitor},
                              {"--no-cache", NULL, &no_cache}, {"--verbose", "-v", &verbose},
@@ -374,6 +429,19 @@ int cmd_solve(int argc, char **argv)
       format = v;
     } else if ((r = cli_spmv_opt(argc, argv, &i, CLI_SPMV_OPT, spmv_opts, sizeof spmv_opts)) != 0) {
       if (r < 0) return CLI_BAD_INPUT;
+    } else if ((r = cli_opt(argc, argv, &i, "--precision", &v)) != 0) {
+      if (r < 0) return CLI_BAD_INPUT;
+      if (strcmp(v, "double") && strcmp(v, "mixed") && strcmp(v, "mixed-refine"))
+        return cli_fail(CLI_BAD_INPUT, "--precision: expected double, mixed or mixed-refine, "
+                        "not '%s'", v);
+      precision = v;
+    } else if ((r = cli_opt(argc, argv, &i, "--inner-rtol", &v)) != 0) {
+      if (r < 0 || cli_parse_double("--inner-rtol", v, 1e-300, 0.999, &ropts.inner_rtol))
+        return CLI_BAD_INPUT;
+      inner_given = 1;
+    } else if ((r = cli_opt(argc, argv, &i, "--max-outer", &v)) != 0) {
+      if (r < 0 || cli_parse_int("--max-outer", v, 1, 1000000, &max_outer)) return CLI_BAD_INPUT;
+      inner_given = 1;
     } else if ((r = cli_opt(argc, argv, &i, "--precond", &v)) != 0) {
       if (r < 0) return CLI_BAD_INPUT;
       pc = v;
@@ -419,6 +487,28 @@ int cmd_solve(int argc, char **argv)
   if (gs_precond_find(pc) < 0)
     return cli_fail(CLI_BAD_INPUT,
                     "solve: unknown preconditioner '%s' (none, jacobi, ilu0 or ic0)", pc);
+  g_prec = !strcmp(precision, "mixed") ? PREC_MIXED
+           : !strcmp(precision, "mixed-refine") ? PREC_REFINE : PREC_DOUBLE;
+  ropts.max_outer = (int)max_outer;
+  if (inner_given && g_prec != PREC_REFINE)
+    return cli_fail(CLI_BAD_INPUT, "solve: --inner-rtol and --max-outer go with --precision "
+                    "mixed-refine");
+  if (g_prec != PREC_DOUBLE && format && !strcmp(format, "auto"))
+    return cli_fail(CLI_BAD_INPUT, "solve: --format auto selects among double products; with "
+                    "--precision %s name a format (csr-vector, ell, dia, hyb, ...)", precision);
+  if (g_prec != PREC_DOUBLE && !format) format = "csr-vector";
+  if (g_prec != PREC_DOUBLE) { /* the mixed products' options: the user's, precision=mixed */
+    char *dst = g_prec == PREC_MIXED ? spmv_opts : inner_opts;
+    const char *base = spmv_opts;
+    char tmp[1024];
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s%sprecision=mixed", base, *base ? "," : "") >=
+        sizeof tmp)
+      return cli_fail(CLI_BAD_INPUT, "too many SpMV options (at most %zu characters)",
+                      sizeof tmp - 1);
+    snprintf(dst, sizeof spmv_opts, "%s", tmp);
+  }
+  if (g_prec != PREC_DOUBLE && gs_spmv_options_check(spmv_opts) != GS_SUCCESS)
+    return cli_fail(CLI_BAD_INPUT, "solve: %s", gs_last_error());
   int nb = gs_spmv_backend_count(), all = format && !strcmp(format, "all");
   if (!format) format = "auto";
   const int is_auto = !strcmp(format, "auto");
@@ -429,12 +519,16 @@ int cmd_solve(int argc, char **argv)
   if (nsel == 0) return cli_fail(CLI_DEVICE, "solve: this build has no SpMV format");
   if (method != GS_SOLVER_AUTO && (rc = check_method((gs_method_t)method, pc, format, all)) != 0)
     return rc;
+  if (g_prec == PREC_REFINE && method != GS_SOLVER_AUTO &&
+      (gs_method_flags((gs_method_t)method) & GS_METHOD_LEAST_SQUARES))
+    return cli_fail(CLI_BAD_INPUT, "solve: --precision mixed-refine refines square systems A x "
+                    "= b; %s is a least-squares method", solver);
 
   gs_csr_t *H = NULL;
   gs_context_t *ctx = NULL;
   gs_matrix_t *A = NULL;
   gs_precond_t *M = NULL;
-  gs_spmv_t *S = NULL;
+  gs_spmv_t *S = NULL, *Si = NULL; /* Si: mixed-refine's inner (mixed) product */
   gs_selection_t *sel_copy = NULL;
   double *h_b = NULL, *h_x0 = NULL, *h_x = NULL, *h_keep = NULL, *d_b = NULL, *d_x = NULL;
   result_t *rows = calloc((size_t)nsel, sizeof *rows);
@@ -482,6 +576,11 @@ int cmd_solve(int argc, char **argv)
   if (m != m0 && (rc = check_method(m, pc, format, all)) != CLI_OK) goto done;
   const int lsq = (gs_method_flags(m) & GS_METHOD_LEAST_SQUARES) != 0;
   const int need_t = (gs_method_flags(m) & GS_METHOD_TRANSPOSE) != 0;
+  if (g_prec == PREC_REFINE && lsq) {
+    rc = cli_fail(CLI_BAD_INPUT, "solve: --precision mixed-refine refines square systems A x = "
+                  "b; %s is a least-squares method", gs_method_string(m));
+    goto done;
+  }
   /* x = 1 is the solution of b = A*1 when A has full column rank, which needs m >= n */
   const int err_ones = ones && nrows >= n;
   /* "none" needs no object (and a rectangular matrix has no preconditioner of its own) */
@@ -507,6 +606,9 @@ int cmd_solve(int argc, char **argv)
                                                : " (auto: not symmetric with a positive diagonal)";
     printf("solver   %s%s, precond %s (setup %.2f ms), rtol %g, atol %g, maxit %ld",
            gs_method_string(m), why, pc, 1e3 * gs_precond_setup_seconds(M), rtol, atol, maxit);
+    if (g_prec == PREC_MIXED) printf(", mixed precision (float values)");
+    if (g_prec == PREC_REFINE)
+      printf(", mixed-precision iterative refinement (inner rtol %g)", ropts.inner_rtol);
     if (m == GS_SOLVER_GMRES) printf(", restart %ld", restart);
     printf("\ndevice   %s\n", gs_context_device_name(ctx));
     if (monitor) printf("# iteration  ||r||  ||r||/||b||\n");
@@ -560,7 +662,18 @@ int cmd_solve(int argc, char **argv)
     } else {
       st = gs_spmv_create_timed(&S, ctx, A, r->format, spmv_opts, &prep_s);
     }
+    if (st == GS_SUCCESS && g_prec == PREC_REFINE) { /* and the mixed product of the format */
+      double pi = 0.0;
+      st = gs_spmv_create_timed(&Si, ctx, A, r->format, inner_opts, &pi);
+      prep_s += pi;
+      if (st != GS_SUCCESS) gs_spmv_destroy(&S);
+    }
     r->prepare_ms = 1e3 * prep_s;
+    if (st == GS_ERR_UNSUPPORTED && g_prec != PREC_DOUBLE && all) { /* no mixed kernels */
+      r->status = "unsupported";
+      snprintf(r->note, sizeof r->note, "%s", gs_last_error());
+      continue;
+    }
     if (st == GS_SUCCESS) { /* warm-up: first-call costs of the CUDA libraries and of this
                                format's kernels stay out of the timings (GMRES's first solve in
                                a process can take 3x its steady time) */
@@ -581,6 +694,7 @@ int cmd_solve(int argc, char **argv)
         continue;
       }
       st = gs_solve(ctx, &w, S, M, d_b, d_x, &ws);
+      if (st == GS_SUCCESS && Si) st = gs_solve(ctx, &w, Si, M, d_b, d_x, &ws);
       warmed = 1;
     }
     if (st == GS_SUCCESS && h_x0)
@@ -592,12 +706,18 @@ int cmd_solve(int argc, char **argv)
       mon.t0 = cli_now();
       mon.last = 0.0;
       mon.drawn = 0;
-      st = gs_solve(ctx, &o, S, M, d_b, d_x, &r->stats);
+      if (g_prec == PREC_REFINE)
+        st = gs_solve_refine(ctx, &o, &ropts, S, Si, M, d_b, d_x, &r->stats, &r->refine);
+      else
+        st = gs_solve(ctx, &o, S, M, d_b, d_x, &r->stats);
       if (mon.drawn) fputs("\r\033[K", stderr);
       if (r->sel) *sel_copy = *gs_spmv_selection(S); /* a staged selection revised in the solve */
     }
     if (st == GS_SUCCESS) st = gs_copy_to_host(ctx, h_x, d_x, (size_t)n * sizeof *h_x);
+    if (st == GS_SUCCESS && g_prec == PREC_MIXED)
+      st = residual_double(H, h_b, h_x, &r->rel_residual_double);
     gs_spmv_destroy(&S);
+    gs_spmv_destroy(&Si);
     if (st != GS_SUCCESS) {
       r->status = st == GS_ERR_FORMAT_FILL ? "refused" : "fail";
       snprintf(r->note, sizeof r->note, "%s", gs_last_error());
@@ -650,6 +770,8 @@ int cmd_solve(int argc, char **argv)
     json_str(&j, "solver", gs_method_string(m));
     json_str(&j, "solver_requested", solver);
     json_str(&j, "precond", pc);
+    json_str(&j, "precision", precision);
+    if (g_prec == PREC_REFINE) json_num(&j, "inner_rtol", ropts.inner_rtol);
     json_num(&j, "precond_setup_ms", 1e3 * gs_precond_setup_seconds(M));
     json_num(&j, "rtol", rtol);
     json_num(&j, "atol", atol);
@@ -724,6 +846,7 @@ done:
   free(rows);
   free(sel_copy);
   gs_spmv_destroy(&S);
+  gs_spmv_destroy(&Si);
   gs_precond_destroy(&M);
   gs_dfree(ctx, d_b);
   gs_dfree(ctx, d_x);

@@ -31,10 +31,13 @@ static const char *usage_text =
     "  --vector-width W  csr-vector as plain groups of W threads per row (1, 2, 4, 8, 16,\n"
     "                  32) instead of its default row blocks in shared memory\n"
     CLI_SPMV_OPT_HELP
+    CLI_SPMV_PRECISION_HELP
+    "                    (listed as unsupported; no auto row: auto times double products)\n"
     "  --json          one JSON document on stdout\n"
     "  --list          list the formats, one per line: name, then summary; with --verbose\n"
-    "                  also each format's options (--spmv-opt keys, defaults, ranges) and\n"
-    "                  'wide' for those that take more than 2^31-1 entries\n";
+    "                  also each format's options (--spmv-opt keys, defaults, ranges),\n"
+    "                  'wide' for those that take more than 2^31-1 entries and 'mixed' for\n"
+    "                  those with mixed-precision kernels\n";
 
 typedef struct row {
   const char *name;
@@ -143,7 +146,8 @@ int cmd_spmv(int argc, char **argv)
       formats = v;
     } else if ((r = cli_opt(argc, argv, &i, "--runs", &v)) != 0) {
       if (r < 0 || cli_parse_int("--runs", v, 1, 20000, &runs)) return CLI_BAD_INPUT;
-    } else if ((r = cli_spmv_opt(argc, argv, &i, CLI_SPMV_MAX_FILL | CLI_SPMV_VECTOR_WIDTH | CLI_SPMV_OPT, opts,
+    } else if ((r = cli_spmv_opt(argc, argv, &i, CLI_SPMV_MAX_FILL | CLI_SPMV_VECTOR_WIDTH | CLI_SPMV_OPT |
+                                 CLI_SPMV_PRECISION, opts,
                                  sizeof opts)) != 0) {
       if (r < 0) return CLI_BAD_INPUT;
     } else if ((rc = cli_arg_positional("spmv", a, &path, 1, &np,
@@ -156,6 +160,8 @@ int cmd_spmv(int argc, char **argv)
       printf("%-14s %s\n", gs_spmv_backend_name(i), gs_spmv_backend_summary(i));
       if (verbose && (gs_spmv_backend_flags(i) & GS_SPMV_FLAG_WIDE))
         printf("%-14s   wide: takes matrices of more than 2^31-1 entries (64-bit offsets)\n", "");
+      if (verbose && (gs_spmv_backend_flags(i) & GS_SPMV_FLAG_MIXED))
+        printf("%-14s   mixed: takes --precision mixed (float values, double vectors)\n", "");
       gs_spmv_option_info_t o;
       for (int k = 0; verbose && gs_spmv_backend_option(i, k, &o); ++k)
         printf("%-14s   --spmv-opt %s.%s=V  %s (default %g, range [%g, %g])\n", "",
@@ -168,15 +174,22 @@ int cmd_spmv(int argc, char **argv)
   }
 
   /* Which backends: validate every name before any work. */
+  const int mixed = cli_spmv_mixed(opts);
   int nb = gs_spmv_backend_count(), *sel = calloc((size_t)nb + 1, sizeof *sel), nsel = 0;
   if (!sel) return cli_fail(CLI_DEVICE, "out of host memory");
   if (!strcmp(formats, "all")) {
     for (int i = 0; i < nb; ++i) sel[nsel++] = i;
-    want_auto = 1;
+    want_auto = !mixed; /* auto's timings and cache are of double products */
   } else {
     char *copy = strdup(formats), *save = NULL;
     for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
       if (!strcmp(t, "auto")) {
+        if (mixed) {
+          free(copy);
+          free(sel);
+          return cli_fail(CLI_BAD_INPUT, "spmv: auto selects among double products; with "
+                          "--precision mixed name the formats");
+        }
         want_auto = 1;
         continue;
       }
@@ -243,9 +256,11 @@ int cmd_spmv(int argc, char **argv)
       r->name = name;
       r->prepare_ms = prep;
       if (st != GS_SUCCESS) {
-        r->status = st == GS_ERR_FORMAT_FILL ? "refused" : "fail";
+        /* a format without the asked precision is listed, as one without a fit */
+        const int unsup = st == GS_ERR_UNSUPPORTED && mixed;
+        r->status = st == GS_ERR_FORMAT_FILL ? "refused" : unsup ? "unsupported" : "fail";
         snprintf(r->note, sizeof r->note, "%s", gs_last_error());
-        if (st != GS_ERR_FORMAT_FILL) failures++;
+        if (st != GS_ERR_FORMAT_FILL && !unsup) failures++;
         continue;
       }
       if (!gs_spmv_supports(S, op)) {

@@ -1,7 +1,8 @@
 /* spmv/common_kernels.cu: device helpers shared by several backends.
  *
  * scale_kernel: one thread per entry, a 64-bit grid-stride loop on gs_grid_blocks, coalesced;
- * y is only read when beta != 0. */
+ * y is only read when beta != 0.
+ * round_to_float_kernel: the same division; reads doubles, writes floats, each once. */
 #include "core/error.h"
 #include "spmv/common_kernels.h"
 #include "spmv/device_util.cuh"
@@ -12,6 +13,21 @@ static __global__ void __launch_bounds__(SCALE_THREADS)
 scale_kernel(gs_idx_t n, double beta, double *__restrict__ y)
 {
   GS_GRID_STRIDE(i, n) y[i] = beta == 0.0 ? 0.0 : beta * y[i];
+}
+
+static __global__ void __launch_bounds__(SCALE_THREADS)
+round_to_float_kernel(int64_t n, const double *__restrict__ in, float *__restrict__ out)
+{
+  GS_GRID_STRIDE(k, n) out[k] = __double2float_rn(in[k]);
+}
+
+extern "C" gs_status_t gs_launch_round_to_float(cudaStream_t stream, int64_t n,
+                                                const double *d_in, float *d_out)
+{
+  if (n <= 0) return GS_SUCCESS;
+  round_to_float_kernel<<<gs_grid_blocks(n, SCALE_THREADS), SCALE_THREADS, 0, stream>>>(
+      n, d_in, d_out);
+  return GS_CHECK_LAUNCH(stream, "round_to_float_kernel");
 }
 
 extern "C" gs_status_t gs_launch_scale(cudaStream_t stream, gs_idx_t n, double beta, double *d_y)

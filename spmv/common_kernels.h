@@ -36,6 +36,12 @@ static inline unsigned gs_grid_blocks(int64_t threads, int block)
 /** y = beta * y on `stream`; with beta == 0, y = 0 without reading y (NaN never leaks). */
 gs_status_t gs_launch_scale(cudaStream_t stream, gs_idx_t n, double beta, double *d_y);
 
+/** d_out[k] = (float)d_in[k], k < n, rounded to nearest (__double2float_rn): a mixed-precision
+ *  backend's float copy of the values it reads, made once at prepare (gpusolve/spmv.h,
+ *  gs_precision_t). Asynchronous on `stream`. */
+gs_status_t gs_launch_round_to_float(cudaStream_t stream, int64_t n, const double *d_in,
+                                     float *d_out);
+
 /** Byte model of a plain CSR product (beta = 0): row pointers (offset_bytes each: 4, or 8 for a
  *  wide matrix), column indices and values read once, x read once (ideal cache reuse), y
  *  written once. */

@@ -82,8 +82,18 @@ void gs_coo_layout_destroy(gs_coo_layout_t **L)
   free((*L)->row);
   free((*L)->col);
   free((*L)->val);
+  free((*L)->valf);
   free(*L);
   *L = NULL;
+}
+
+gs_status_t gs_coo_layout_round(gs_coo_layout_t *L)
+{
+  if (!L || !L->val) return GS_SUCCESS; /* already rounded, or no entries */
+  GS_CHECK(gs_fmt_round_values(&L->valf, L->val, (size_t)L->nnz, "COO values"));
+  free(L->val);
+  L->val = NULL;
+  return GS_SUCCESS;
 }
 
 /* The kernel, one warp at a time. Each array of 32 is a warp's registers; every step below is
@@ -113,7 +123,7 @@ gs_status_t gs_coo_layout_accumulate_host(const gs_coo_layout_t *L, gs_idx_t max
       for (int l = 0; l < WARP; ++l) {
         int64_t n = base + l;
         row[l] = n < end ? L->row[n] : -1;
-        v[l] = n < end ? L->val[n] * x[L->col[n]] : 0.0;
+        v[l] = n < end ? gs_fmt_val(L->val, L->valf, (size_t)n) * x[L->col[n]] : 0.0;
       }
       if (row[0] == crow)
         v[0] += cval;
@@ -150,7 +160,8 @@ gs_status_t gs_coo_layout_accumulate_host(const gs_coo_layout_t *L, gs_idx_t max
 void gs_coo_layout_accumulate_t_host(const gs_coo_layout_t *L, double alpha, const double *x,
                                      double *y)
 {
-  for (gs_idx_t k = 0; k < L->nnz; ++k) y[L->col[k]] += alpha * L->val[k] * x[L->row[k]];
+  for (gs_idx_t k = 0; k < L->nnz; ++k)
+    y[L->col[k]] += alpha * gs_fmt_val(L->val, L->valf, (size_t)k) * x[L->row[k]];
 }
 
 gs_status_t gs_coo_layout_apply_host(const gs_coo_layout_t *L, gs_idx_t max_warps, gs_op_t op,
@@ -174,11 +185,15 @@ gs_status_t gs_coo_host_apply(const gs_csr_t *A, const gs_spmv_cfg_t *cfg, gs_op
                               double alpha, const double *x, double beta, double *y)
 {
   gs_coo_layout_t *L = NULL;
-  (void)cfg;
-  if (!A || (op != GS_OP_N && op != GS_OP_T))
+  if (!A || !cfg || (op != GS_OP_N && op != GS_OP_T))
     return GS_ERROR(GS_ERR_INVALID_ARG, "coo host apply: bad argument");
   GS_CHECK(gs_coo_layout_build(&L, A)); /* as prepare, whatever alpha is */
   gs_status_t st = GS_SUCCESS;
+  if (cfg->precision == GS_PRECISION_MIXED) st = gs_coo_layout_round(L);
+  if (st != GS_SUCCESS) {
+    gs_coo_layout_destroy(&L);
+    return st;
+  }
   const gs_idx_t outn = op == GS_OP_N ? A->m : A->n;
   if (alpha != 0.0)
     st = gs_coo_layout_apply_host(L, GS_COO_HOST_WARPS, op, alpha, x, beta, y);

@@ -29,10 +29,15 @@
  *   gs_grid_blocks (common_kernels.h); coo_spmv_kernel gets one hardware warp per persistent
  *   warp (their number is the device's resident warps, far below the grid cap).
  *
- * Byte model (gs_spmv_mem_t, beta = 0):
- *   op = N: 16*nnz (row, col, val) + 8*n (x read once) + 8*m (scale pass writes y)
+ * Precision: the three kernels are templates on the stored value type Val, double or float
+ *   (precision=mixed: the builder rounds the values once, gs_coo_layout_round, and the float
+ *   layout is uploaded; hyb's COO part likewise); values widen to double before their product,
+ *   so x, y, the scans, the carries and the atomics stay double.
+ *
+ * Byte model (gs_spmv_mem_t, beta = 0; a = 8 bytes a stored value, 4 in mixed precision):
+ *   op = N: (8 + a)*nnz (row, col, val) + 8*n (x read once) + 8*m (scale pass writes y)
  *           + 16*rows_touched (y read-modified-written per non-empty row) + 24*warps (carries).
- *   op = T: 16*nnz + 8*m (x) + 8*n (scale pass) + 16*cols_touched (atomics, once per column). */
+ *   op = T: (8 + a)*nnz + 8*m (x) + 8*n (scale pass) + 16*cols_touched (atomics, once per column). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,9 +49,10 @@
 
 #define FULL_MASK 0xffffffffu
 
+template <typename Val>
 static __global__ void __launch_bounds__(GS_FMT_BLOCK)
 coo_spmv_kernel(long long nnz, int warps, long long interval, const int *__restrict__ I,
-                const int *__restrict__ J, const double *__restrict__ V,
+                const int *__restrict__ J, const Val *__restrict__ V,
                 const double *__restrict__ x, double alpha, double *y, int *__restrict__ carry_row,
                 double *__restrict__ carry_val)
 {
@@ -67,7 +73,7 @@ coo_spmv_kernel(long long nnz, int warps, long long interval, const int *__restr
     double v = 0.0;
     if (n < end) {
       row = __ldg(I + n);
-      v = __ldg(V + n) * __ldg(x + __ldg(J + n));
+      v = (double)__ldg(V + n) * __ldg(x + __ldg(J + n));
     }
     if (lane == 0) { /* lane 0 is always in range: base < end */
       if (row == crow)
@@ -106,13 +112,14 @@ coo_update_kernel(int warps, const int *__restrict__ carry_row,
   }
 }
 
+template <typename Val>
 static __global__ void __launch_bounds__(GS_FMT_BLOCK)
 coo_spmv_t_kernel(int nnz, const int *__restrict__ I, const int *__restrict__ J,
-                  const double *__restrict__ V, const double *__restrict__ x, double alpha,
+                  const Val *__restrict__ V, const double *__restrict__ x, double alpha,
                   double *y)
 {
   GS_GRID_STRIDE(k, nnz)
-    atomicAdd(y + __ldg(J + k), alpha * __ldg(V + k) * __ldg(x + __ldg(I + k)));
+    atomicAdd(y + __ldg(J + k), alpha * (double)__ldg(V + k) * __ldg(x + __ldg(I + k)));
 }
 
 /* ---- launchers shared with hyb (formats_kernels.h) --------------------------------------- */
@@ -123,6 +130,7 @@ extern "C" void gs_coo_dev_free(gs_coo_dev_t *D)
   gs_dfree(D->ctx, D->d_row);
   gs_dfree(D->ctx, D->d_col);
   gs_dfree(D->ctx, D->d_val);
+  gs_dfree(D->ctx, D->d_valf);
   gs_dfree(D->ctx, D->d_carry_row);
   gs_dfree(D->ctx, D->d_carry_val);
   memset(D, 0, sizeof *D);
@@ -142,8 +150,12 @@ extern "C" gs_status_t gs_coo_dev_upload(gs_context_t *ctx, const gs_coo_layout_
   D->rows_touched = L->rows_touched;
   D->cols_touched = L->cols_touched;
   /* as many persistent warps as are resident at once (CUSP: max_active_blocks * SMs) */
-  GS_TRY(GS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, coo_spmv_kernel,
-                                                               GS_FMT_BLOCK, 0)));
+  /* the float instantiation uses no more registers than the double one's occupancy allows for
+   * (the sum is double in both); both are asked, the smaller taken */
+  GS_TRY(GS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &blocks_per_sm, L->valf ? (const void *)coo_spmv_kernel<float>
+                              : (const void *)coo_spmv_kernel<double>,
+      GS_FMT_BLOCK, 0)));
   if (blocks_per_sm < 1) blocks_per_sm = 1;
   gs_coo_partition(L->nnz, (int64_t)blocks_per_sm * (GS_FMT_BLOCK / 32) * ctx->sm_count,
                    &D->warps, &D->interval);
@@ -151,12 +163,16 @@ extern "C" gs_status_t gs_coo_dev_upload(gs_context_t *ctx, const gs_coo_layout_
     GS_FAIL(GS_ERR_INTERNAL, "COO: %d persistent warps exceed one grid", (int)D->warps);
   GS_TRY(gs_upload(ctx, (void **)&D->d_row, L->row, nnz * sizeof(gs_idx_t), "COO rows"));
   GS_TRY(gs_upload(ctx, (void **)&D->d_col, L->col, nnz * sizeof(gs_idx_t), "COO columns"));
-  GS_TRY(gs_upload(ctx, (void **)&D->d_val, L->val, nnz * sizeof(gs_val_t), "COO values"));
+  D->val_bytes = L->valf ? sizeof(float) : sizeof(gs_val_t);
+  if (L->valf)
+    GS_TRY(gs_upload(ctx, (void **)&D->d_valf, L->valf, nnz * sizeof(float), "COO values"));
+  else
+    GS_TRY(gs_upload(ctx, (void **)&D->d_val, L->val, nnz * sizeof(gs_val_t), "COO values"));
   GS_TRY(gs_dmalloc(ctx, (void **)&D->d_carry_row, (size_t)D->warps * sizeof(gs_idx_t),
                     "COO carry rows"));
   GS_TRY(gs_dmalloc(ctx, (void **)&D->d_carry_val, (size_t)D->warps * sizeof(gs_val_t),
                     "COO carry values"));
-  D->bytes = nnz * (2 * sizeof(gs_idx_t) + sizeof(gs_val_t)) +
+  D->bytes = nnz * (2 * sizeof(gs_idx_t) + D->val_bytes) +
              (size_t)D->warps * (sizeof(gs_idx_t) + sizeof(gs_val_t));
 cleanup:
   if (st != GS_SUCCESS) gs_coo_dev_free(D);
@@ -169,9 +185,14 @@ extern "C" gs_status_t gs_coo_dev_accumulate(gs_context_t *ctx, const gs_coo_dev
   if (D->warps == 0) return GS_SUCCESS; /* no entries */
   /* warps <= the resident warps: gs_grid_blocks never caps this grid (checked at upload) */
   const unsigned grid = gs_grid_blocks((int64_t)D->warps * 32, GS_FMT_BLOCK);
-  coo_spmv_kernel<<<grid, GS_FMT_BLOCK, 0, ctx->stream>>>(
-      D->nnz, D->warps, D->interval, D->d_row, D->d_col, D->d_val, d_x, alpha, d_y,
-      D->d_carry_row, D->d_carry_val);
+  if (D->d_valf)
+    coo_spmv_kernel<float><<<grid, GS_FMT_BLOCK, 0, ctx->stream>>>(
+        D->nnz, D->warps, D->interval, D->d_row, D->d_col, D->d_valf, d_x, alpha, d_y,
+        D->d_carry_row, D->d_carry_val);
+  else
+    coo_spmv_kernel<double><<<grid, GS_FMT_BLOCK, 0, ctx->stream>>>(
+        D->nnz, D->warps, D->interval, D->d_row, D->d_col, D->d_val, d_x, alpha, d_y,
+        D->d_carry_row, D->d_carry_val);
   GS_CHECK(GS_CHECK_LAUNCH(ctx->stream, "coo_spmv_kernel"));
   coo_update_kernel<<<gs_grid_blocks(D->warps, GS_FMT_BLOCK), GS_FMT_BLOCK, 0, ctx->stream>>>(
       D->warps, D->d_carry_row, D->d_carry_val, alpha, d_y);
@@ -182,8 +203,13 @@ extern "C" gs_status_t gs_coo_dev_accumulate_t(gs_context_t *ctx, const gs_coo_d
                                                double alpha, const double *d_x, double *d_y)
 {
   if (D->nnz == 0) return GS_SUCCESS;
-  coo_spmv_t_kernel<<<gs_grid_blocks(D->nnz, GS_FMT_BLOCK), GS_FMT_BLOCK, 0, ctx->stream>>>(
-      D->nnz, D->d_row, D->d_col, D->d_val, d_x, alpha, d_y);
+  const unsigned g = gs_grid_blocks(D->nnz, GS_FMT_BLOCK);
+  if (D->d_valf)
+    coo_spmv_t_kernel<float><<<g, GS_FMT_BLOCK, 0, ctx->stream>>>(D->nnz, D->d_row, D->d_col,
+                                                                D->d_valf, d_x, alpha, d_y);
+  else
+    coo_spmv_t_kernel<double><<<g, GS_FMT_BLOCK, 0, ctx->stream>>>(D->nnz, D->d_row, D->d_col,
+                                                                 D->d_val, d_x, alpha, d_y);
   return GS_CHECK_LAUNCH(ctx->stream, "coo_spmv_t_kernel");
 }
 
@@ -203,10 +229,10 @@ static gs_status_t coo_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_
   gs_status_t st = GS_SUCCESS;
   gs_coo_layout_t *L = NULL;
   gs_coo_dev_t *D = NULL;
-  (void)cfg;
   *caps &= ~(unsigned)GS_SPMV_CAP_DETERMINISTIC_T; /* op T adds into y with atomics */
   *data = NULL;
   GS_TRY(gs_coo_layout_build(&L, gs_matrix_host(A)));
+  if (cfg->precision == GS_PRECISION_MIXED) GS_TRY(gs_coo_layout_round(L)); /* once, here */
   D = (gs_coo_dev_t *)calloc(1, sizeof *D);
   if (!D) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory preparing coo");
   GS_TRY(gs_coo_dev_upload(ctx, L, D));
@@ -233,7 +259,7 @@ static gs_status_t coo_apply(gs_context_t *ctx, void *data, gs_op_t op, double a
 static gs_status_t coo_memory(const void *data, gs_spmv_mem_t *mem)
 {
   const gs_coo_dev_t *D = (const gs_coo_dev_t *)data;
-  const size_t entry = 2 * sizeof(gs_idx_t) + sizeof(gs_val_t), v = sizeof(gs_val_t);
+  const size_t entry = 2 * sizeof(gs_idx_t) + D->val_bytes, v = sizeof(gs_val_t);
   mem->device_bytes = D->bytes;
   mem->bytes_per_apply = (size_t)D->nnz * entry + (size_t)D->n * v + (size_t)D->m * v +
                          (size_t)D->rows_touched * 2 * v +
@@ -255,7 +281,7 @@ extern "C" const gs_spmv_ops_t gs_spmv_coo_ops = {
     "coo",
     "COO, one thread per entry, warp segmented reduction with persistent warps "
     "(Bell & Garland, SC09, 3.4)",
-    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT,
+    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_MIXED,
     NULL,
     coo_prepare,
     coo_apply,

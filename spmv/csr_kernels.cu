@@ -14,6 +14,11 @@
  * Grids: the per-row kernels are grid-stride loops over the rows, 64-bit row indices, on
  *   gs_grid_blocks (common_kernels.h); the row-block kernels run one block per row block or chunk
  *   (index widths: the note above the kernels).
+ * Precision (gs_precision_t): every kernel is a template on the value type Val it reads: double
+ *   (the shared CSR's values) or float (precision=mixed: prepare rounds the shared values once
+ *   into a float array of this backend's own, on the device). Each value is widened to double
+ *   before its product, so x, y, the sums, the shuffles and the atomics stay double; only the
+ *   value stream halves (12 -> 8 bytes an entry with the column index).
  * Assumptions: row_ptr monotone, columns in 0..n-1 (validated by gs_matrix_create); with
  *   beta == 0, y is written and never read. */
 #include <stdio.h>
@@ -35,6 +40,8 @@ typedef struct csr_data {
   int64_t *d_chunks;  /* (row, first entry) of each STREAM_CAP chunk of the long rows */
   gs_idx_t nchunks;
   int sm_count;
+  float *d_valf;      /* precision=mixed: this backend's float copy of the shared values (nnz),
+                         read in place of A.d_val; NULL in double precision */
 } csr_data_t;
 
 /* ---- kernels -----------------------------------------------------------------------------
@@ -55,10 +62,10 @@ template <typename O> struct csr_pos;
 template <> struct csr_pos<int32_t> { typedef unsigned type; };
 template <> struct csr_pos<int64_t> { typedef long long type; };
 
-template <typename O>
+template <typename O, typename Val>
 static __global__ void __launch_bounds__(CSR_BLOCK)
 csr_scalar_kernel(gs_idx_t m, const O *__restrict__ rp, const gs_idx_t *__restrict__ col,
-                  const double *__restrict__ val, const double *__restrict__ x, double alpha,
+                  const Val *__restrict__ val, const double *__restrict__ x, double alpha,
                   double beta, double *__restrict__ y)
 {
   GS_GRID_STRIDE(i, m) {
@@ -67,15 +74,15 @@ csr_scalar_kernel(gs_idx_t m, const O *__restrict__ rp, const gs_idx_t *__restri
      * Keep this loop's exact form: a signed induction variable compared with rp[i + 1] each
      * step is what the compiler unrolls (an unsigned 32-bit p made the kernel 1.6x slower on
      * the H100, a hoisted bound 5%). */
-    for (O p = rp[i]; p < rp[i + 1]; ++p) s += val[p] * __ldg(&x[col[p]]);
+    for (O p = rp[i]; p < rp[i + 1]; ++p) s += (double)val[p] * __ldg(&x[col[p]]);
     y[i] = beta == 0.0 ? alpha * s : alpha * s + beta * y[i];
   }
 }
 
-template <int W, typename O>
+template <int W, typename O, typename Val>
 static __global__ void __launch_bounds__(CSR_BLOCK)
 csr_vector_kernel(gs_idx_t m, const O *__restrict__ rp, const gs_idx_t *__restrict__ col,
-                  const double *__restrict__ val, const double *__restrict__ x, double alpha,
+                  const Val *__restrict__ val, const double *__restrict__ x, double alpha,
                   double beta, double *__restrict__ y)
 {
   typedef typename csr_pos<O>::type P;
@@ -91,10 +98,10 @@ csr_vector_kernel(gs_idx_t m, const O *__restrict__ rp, const gs_idx_t *__restri
     double s0 = 0.0, s1 = 0.0;
     P p = start + lane; /* p + 2W < nnz + 64: no wrap (see above) */
     for (; p + W < end; p += 2 * W) {
-      s0 += ld_stream(&val[p]) * __ldg(&x[ld_stream(&col[p])]);
-      s1 += ld_stream(&val[p + W]) * __ldg(&x[ld_stream(&col[p + W])]);
+      s0 += (double)ld_stream(&val[p]) * __ldg(&x[ld_stream(&col[p])]);
+      s1 += (double)ld_stream(&val[p + W]) * __ldg(&x[ld_stream(&col[p + W])]);
     }
-    if (p < end) s0 += ld_stream(&val[p]) * __ldg(&x[ld_stream(&col[p])]);
+    if (p < end) s0 += (double)ld_stream(&val[p]) * __ldg(&x[ld_stream(&col[p])]);
     double s = s0 + s1;
     for (int off = W / 2; off > 0; off /= 2) s += __shfl_xor_sync(mask, s, off, W);
     if (lane == 0) y[i] = beta == 0.0 ? alpha * s : alpha * s + beta * y[i];
@@ -118,14 +125,14 @@ csr_vector_kernel(gs_idx_t m, const O *__restrict__ rp, const gs_idx_t *__restri
 #define STREAM_CAP 2048
 #define STREAM_ROWS 1024
 
-template <typename O>
+template <typename O, typename Val>
 static __global__ void __launch_bounds__(STREAM_THREADS)
 csr_stream_kernel(const O *__restrict__ rp, const gs_idx_t *__restrict__ col,
-                  const double *__restrict__ val, const gs_idx_t *__restrict__ blocks,
+                  const Val *__restrict__ val, const gs_idx_t *__restrict__ blocks,
                   const double *__restrict__ x, double alpha, double beta,
                   double *__restrict__ y)
 {
-  __shared__ double s_val[STREAM_CAP];
+  __shared__ Val s_val[STREAM_CAP]; /* float in mixed precision: half the bytes */
   __shared__ gs_idx_t s_col[STREAM_CAP];
   /* One block per row block (nblocks <= m < 2^31, within CUDA's grid limit), r0 + r < r1 <= m;
    * base in O; positions inside the block k < cnt <= STREAM_CAP in 32 bits. */
@@ -151,7 +158,7 @@ csr_stream_kernel(const O *__restrict__ rp, const gs_idx_t *__restrict__ col,
   for (gs_idx_t r = tid / G; r < nrows; r += STREAM_THREADS / G) {
     const int lo = (int)(rp[r0 + r] - base), hi = (int)(rp[r0 + r + 1] - base);
     double t = 0.0;
-    for (int k = lo + lane; k < hi; k += G) t += s_val[k] * __ldg(&x[s_col[k]]);
+    for (int k = lo + lane; k < hi; k += G) t += (double)s_val[k] * __ldg(&x[s_col[k]]);
     for (int off = G / 2; off > 0; off /= 2) t += __shfl_xor_sync(mask, t, off, G);
     if (lane == 0) y[r0 + r] = beta == 0.0 ? alpha * t : alpha * t + beta * y[r0 + r];
   }
@@ -159,10 +166,10 @@ csr_stream_kernel(const O *__restrict__ rp, const gs_idx_t *__restrict__ col,
 
 /* op = T: a group of W threads per row scatters the row into y with atomics (W = 1: scalar).
  * Rows in 64 bits, entries as csr_pos<O> (see the note on index widths above). */
-template <typename O>
+template <typename O, typename Val>
 static __global__ void __launch_bounds__(CSR_BLOCK)
 csr_transpose_kernel(gs_idx_t m, int W, const O *__restrict__ rp,
-                     const gs_idx_t *__restrict__ col, const double *__restrict__ val,
+                     const gs_idx_t *__restrict__ col, const Val *__restrict__ val,
                      const double *__restrict__ x, double alpha, double *__restrict__ y)
 {
   typedef typename csr_pos<O>::type P;
@@ -172,7 +179,7 @@ csr_transpose_kernel(gs_idx_t m, int W, const O *__restrict__ rp,
     const double ax = alpha * x[i];
     if (ax == 0.0) continue; /* nothing to add (and no 0*Inf from a zero x entry) */
     const P end = (P)rp[i + 1];
-    for (P p = (P)rp[i] + lane; p < end; p += W) atomicAdd(&y[col[p]], val[p] * ax);
+    for (P p = (P)rp[i] + lane; p < end; p += W) atomicAdd(&y[col[p]], (double)val[p] * ax);
   }
 }
 
@@ -180,10 +187,10 @@ csr_transpose_kernel(gs_idx_t m, int W, const O *__restrict__ rp,
  * row)) of row `row` (chunks[2c], chunks[2c+1], 64-bit). op = N: the block's sum times alpha is
  * added to y[row] (already scaled by beta). op = T: the block scatters alpha*x[row]*a_rj into
  * y[j]. */
-template <typename O>
+template <typename O, typename Val>
 static __global__ void __launch_bounds__(STREAM_THREADS)
 csr_chunk_kernel(int transpose, const O *__restrict__ rp, const gs_idx_t *__restrict__ col,
-                 const double *__restrict__ val, const int64_t *__restrict__ chunks,
+                 const Val *__restrict__ val, const int64_t *__restrict__ chunks,
                  const double *__restrict__ x, double alpha, double *__restrict__ y)
 {
   typedef typename csr_pos<O>::type P;
@@ -196,12 +203,13 @@ csr_chunk_kernel(int transpose, const O *__restrict__ rp, const gs_idx_t *__rest
   if (transpose) {
     const double ax = alpha * x[row];
     if (ax == 0.0) return;
-    for (P p = start + tid; p < stop; p += STREAM_THREADS) atomicAdd(&y[col[p]], val[p] * ax);
+    for (P p = start + tid; p < stop; p += STREAM_THREADS)
+      atomicAdd(&y[col[p]], (double)val[p] * ax);
     return;
   }
   double t = 0.0;
   for (P p = start + tid; p < stop; p += STREAM_THREADS)
-    t += ld_stream(&val[p]) * __ldg(&x[ld_stream(&col[p])]);
+    t += (double)ld_stream(&val[p]) * __ldg(&x[ld_stream(&col[p])]);
   for (int off = 16; off > 0; off /= 2) t += __shfl_xor_sync(0xffffffffu, t, off);
   if ((tid & 31) == 0) s_part[tid / 32] = t;
   __syncthreads();
@@ -215,10 +223,10 @@ csr_chunk_kernel(int transpose, const O *__restrict__ rp, const gs_idx_t *__rest
 /* op = T on the row blocks: as csr_stream_kernel's work split, without staging (each entry is
  * used once): a long row's block scatters it with all its threads; other blocks scatter each
  * row with a group of G threads. Balances rows that the per-row groups left to one group. */
-template <typename O>
+template <typename O, typename Val>
 static __global__ void __launch_bounds__(STREAM_THREADS)
 csr_stream_transpose_kernel(const O *__restrict__ rp, const gs_idx_t *__restrict__ col,
-                            const double *__restrict__ val, const gs_idx_t *__restrict__ blocks,
+                            const Val *__restrict__ val, const gs_idx_t *__restrict__ blocks,
                             const double *__restrict__ x, double alpha, double *__restrict__ y)
 {
   typedef typename csr_pos<O>::type P;
@@ -231,30 +239,33 @@ csr_stream_transpose_kernel(const O *__restrict__ rp, const gs_idx_t *__restrict
     const double ax = alpha * x[r0 + r];
     if (ax == 0.0) continue;
     const P end = (P)rp[r0 + r + 1]; /* p + G < nnz + 128: no wrap */
-    for (P p = (P)rp[r0 + r] + tid % G; p < end; p += G) atomicAdd(&y[col[p]], val[p] * ax);
+    for (P p = (P)rp[r0 + r] + tid % G; p < end; p += G)
+      atomicAdd(&y[col[p]], (double)val[p] * ax);
   }
 }
 
 /* ---- launchers ----------------------------------------------------------------------------- */
 
-template <typename O>
-static gs_status_t launch_vector(cudaStream_t s, const csr_data_t *d, const O *rp, double alpha,
-                                 const double *x, double beta, double *y)
+template <typename O, typename Val>
+static gs_status_t launch_vector(cudaStream_t s, const csr_data_t *d, const O *rp,
+                                 const Val *val, double alpha, const double *x, double beta,
+                                 double *y)
 {
   const gs_dcsr_t *A = &d->A;
   if (d->nblocks > 0) {
-    csr_stream_kernel<O><<<d->nblocks, STREAM_THREADS, 0, s>>>(rp, A->d_col, A->d_val,
-                                                              d->d_blocks, x, alpha, beta, y);
+    csr_stream_kernel<O, Val><<<d->nblocks, STREAM_THREADS, 0, s>>>(rp, A->d_col, val,
+                                                                   d->d_blocks, x, alpha, beta,
+                                                                   y);
     GS_CHECK(GS_CHECK_LAUNCH(s, "csr_stream_kernel"));
     if (d->nchunks == 0) return GS_SUCCESS;
-    csr_chunk_kernel<O><<<d->nchunks, STREAM_THREADS, 0, s>>>(0, rp, A->d_col, A->d_val,
-                                                             d->d_chunks, x, alpha, y);
+    csr_chunk_kernel<O, Val><<<d->nchunks, STREAM_THREADS, 0, s>>>(0, rp, A->d_col, val,
+                                                                  d->d_chunks, x, alpha, y);
     return GS_CHECK_LAUNCH(s, "csr_chunk_kernel");
   }
   const unsigned g = gs_grid_blocks((int64_t)A->m * d->width, CSR_BLOCK); /* grid-stride rows */
 #define CSR_VEC(W)                                                                             \
-  csr_vector_kernel<W, O><<<g, CSR_BLOCK, 0, s>>>(A->m, rp, A->d_col, A->d_val, x, alpha,     \
-                                                  beta, y)
+  csr_vector_kernel<W, O, Val><<<g, CSR_BLOCK, 0, s>>>(A->m, rp, A->d_col, val, x, alpha,     \
+                                                       beta, y)
   switch (d->width) {
   case 2: CSR_VEC(2); break;
   case 4: CSR_VEC(4); break;
@@ -262,43 +273,54 @@ static gs_status_t launch_vector(cudaStream_t s, const csr_data_t *d, const O *r
   case 16: CSR_VEC(16); break;
   case 32: CSR_VEC(32); break;
   default:
-    csr_scalar_kernel<O><<<g, CSR_BLOCK, 0, s>>>(A->m, rp, A->d_col, A->d_val, x, alpha, beta,
-                                                 y);
+    csr_scalar_kernel<O, Val><<<g, CSR_BLOCK, 0, s>>>(A->m, rp, A->d_col, val, x, alpha, beta,
+                                                      y);
   }
 #undef CSR_VEC
   return GS_CHECK_LAUNCH(s, "csr_vector_kernel");
 }
 
-template <typename O>
+template <typename O, typename Val>
 static gs_status_t launch_transpose(cudaStream_t s, const csr_data_t *d, const O *rp,
-                                    double alpha, const double *x, double *y)
+                                    const Val *val, double alpha, const double *x, double *y)
 {
   if (d->nblocks > 0) {
-    csr_stream_transpose_kernel<O><<<d->nblocks, STREAM_THREADS, 0, s>>>(
-        rp, d->A.d_col, d->A.d_val, d->d_blocks, x, alpha, y);
+    csr_stream_transpose_kernel<O, Val><<<d->nblocks, STREAM_THREADS, 0, s>>>(
+        rp, d->A.d_col, val, d->d_blocks, x, alpha, y);
     GS_CHECK(GS_CHECK_LAUNCH(s, "csr_stream_transpose_kernel"));
     if (d->nchunks == 0) return GS_SUCCESS;
-    csr_chunk_kernel<O><<<d->nchunks, STREAM_THREADS, 0, s>>>(1, rp, d->A.d_col, d->A.d_val,
-                                                             d->d_chunks, x, alpha, y);
+    csr_chunk_kernel<O, Val><<<d->nchunks, STREAM_THREADS, 0, s>>>(1, rp, d->A.d_col, val,
+                                                                  d->d_chunks, x, alpha, y);
     return GS_CHECK_LAUNCH(s, "csr_chunk_kernel");
   }
-  csr_transpose_kernel<O><<<gs_grid_blocks((int64_t)d->A.m * d->width, CSR_BLOCK), CSR_BLOCK, 0,
-                            s>>>(d->A.m, d->width, rp, d->A.d_col, d->A.d_val, x, alpha, y);
+  csr_transpose_kernel<O, Val><<<gs_grid_blocks((int64_t)d->A.m * d->width, CSR_BLOCK),
+                                 CSR_BLOCK, 0, s>>>(d->A.m, d->width, rp, d->A.d_col, val, x,
+                                                    alpha, y);
   return GS_CHECK_LAUNCH(s, "csr_transpose_kernel");
+}
+
+/* The value array the kernels read (the shared double one, or this backend's float copy) picks
+ * the instantiation; the offsets' width the other template argument. */
+template <typename Val>
+static gs_status_t csr_apply_values(cudaStream_t s, const csr_data_t *d, const Val *val,
+                                    gs_op_t op, double alpha, const double *d_x, double beta,
+                                    double *d_y)
+{
+  if (op == GS_OP_N)
+    return d->A.wide ? launch_vector(s, d, d->A.d_row_ptr64, val, alpha, d_x, beta, d_y)
+                     : launch_vector(s, d, d->A.d_row_ptr32, val, alpha, d_x, beta, d_y);
+  GS_CHECK(gs_launch_scale(s, d->A.n, beta, d_y));
+  if (d->A.nnz == 0 || alpha == 0.0) return GS_SUCCESS;
+  return d->A.wide ? launch_transpose(s, d, d->A.d_row_ptr64, val, alpha, d_x, d_y)
+                   : launch_transpose(s, d, d->A.d_row_ptr32, val, alpha, d_x, d_y);
 }
 
 static gs_status_t csr_apply(gs_context_t *ctx, void *data, gs_op_t op, double alpha,
                              const double *d_x, double beta, double *d_y)
 {
   const csr_data_t *d = (const csr_data_t *)data;
-  cudaStream_t s = ctx->stream;
-  if (op == GS_OP_N)
-    return d->A.wide ? launch_vector(s, d, d->A.d_row_ptr64, alpha, d_x, beta, d_y)
-                     : launch_vector(s, d, d->A.d_row_ptr32, alpha, d_x, beta, d_y);
-  GS_CHECK(gs_launch_scale(s, d->A.n, beta, d_y));
-  if (d->A.nnz == 0 || alpha == 0.0) return GS_SUCCESS;
-  return d->A.wide ? launch_transpose(s, d, d->A.d_row_ptr64, alpha, d_x, d_y)
-                   : launch_transpose(s, d, d->A.d_row_ptr32, alpha, d_x, d_y);
+  if (d->d_valf) return csr_apply_values(ctx->stream, d, d->d_valf, op, alpha, d_x, beta, d_y);
+  return csr_apply_values(ctx->stream, d, d->A.d_val, op, alpha, d_x, beta, d_y);
 }
 
 /* CSR-smart's rule (Anzt et al., 3.4): smallest power of two >= mean row length, in [2, 32]. */
@@ -379,29 +401,37 @@ static int want_blocks(const gs_features_t *f)
   return (double)f->diagonals <= 8.0 * ((double)f->row_max + 1.0);
 }
 
-static gs_status_t csr_prepare_common(gs_context_t *ctx, gs_matrix_t *A, int width, void **out,
-                                      unsigned *caps)
+static void csr_destroy(void *data);
+
+/* The shared device CSR, and in mixed precision a float copy of its values rounded on the
+ * device (the shared CSR stays double for the other backends). */
+static gs_status_t csr_prepare_common(gs_context_t *ctx, gs_matrix_t *A, int width,
+                                      const gs_spmv_cfg_t *cfg, void **out, unsigned *caps)
 {
   *caps &= ~(unsigned)GS_SPMV_CAP_DETERMINISTIC_T; /* op T adds into y with atomics */
+  gs_status_t st = GS_SUCCESS;
   csr_data_t *d = (csr_data_t *)calloc(1, sizeof *d);
   if (!d) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory preparing CSR");
-  gs_status_t st = gs_matrix_device_csr(A, &d->A);
-  if (st != GS_SUCCESS) {
-    free(d);
-    return st;
-  }
   d->ctx = ctx;
   d->width = width;
   d->sm_count = ctx->sm_count;
+  GS_TRY(gs_matrix_device_csr(A, &d->A));
+  if (cfg->precision == GS_PRECISION_MIXED && d->A.nnz > 0) {
+    GS_TRY(gs_dmalloc(ctx, (void **)&d->d_valf, (size_t)d->A.nnz * sizeof(float),
+                      "CSR float values"));
+    GS_TRY(gs_launch_round_to_float(ctx->stream, (int64_t)d->A.nnz, d->A.d_val, d->d_valf));
+  }
   *out = d;
-  return GS_SUCCESS;
+  d = NULL;
+cleanup:
+  csr_destroy(d);
+  return st;
 }
 
 static gs_status_t csr_scalar_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_cfg_t *cfg,
                                       void **out, unsigned *caps)
 {
-  (void)cfg;
-  return csr_prepare_common(ctx, A, 1, out, caps);
+  return csr_prepare_common(ctx, A, 1, cfg, out, caps);
 }
 
 /* csr-vector's options (gs_spmv_cfg_t order). */
@@ -411,15 +441,13 @@ static const gs_spmv_option_t csr_vector_options[] = {
      GS_OPTK_POW2, 0, 0, 32},
     GS_SPMV_OPTION_END};
 
-static void csr_destroy(void *data);
-
 static gs_status_t csr_vector_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_cfg_t *cfg,
                                       void **out, unsigned *caps)
 {
   const gs_csr_t *h = gs_matrix_host(A);
   const int width = (int)cfg->v[CSR_OPT_WIDTH];
   int w = width > 0 ? width : smart_width(h);
-  gs_status_t st = csr_prepare_common(ctx, A, w, out, caps);
+  gs_status_t st = csr_prepare_common(ctx, A, w, cfg, out, caps);
   if (st != GS_SUCCESS || width > 0 || !want_blocks(gs_matrix_features(A))) return st;
   csr_data_t *d = (csr_data_t *)*out;
   gs_idx_t *hb = stream_blocks(h, &d->nblocks);
@@ -454,15 +482,25 @@ static gs_status_t csr_memory(const void *data, gs_spmv_mem_t *mem)
   mem->device_bytes = ((size_t)A->m + 1) * off +
                       (size_t)A->nnz * (sizeof(gs_idx_t) + sizeof(double));
   mem->bytes_per_apply = gs_csr_bytes_per_apply(A->m, A->n, A->nnz, off);
+  if (d->d_valf) { /* mixed: the float copy is held besides the shared CSR and read instead of
+                      its double values */
+    mem->device_bytes += (size_t)A->nnz * sizeof(float);
+    mem->bytes_per_apply -= (size_t)A->nnz * (sizeof(double) - sizeof(float));
+  }
   if (d->nblocks > 0) { /* block bounds and chunks are held and read once per product */
     const size_t extra = ((size_t)d->nblocks + 1) * sizeof(gs_idx_t) +
                          2 * (size_t)d->nchunks * sizeof(int64_t);
     mem->device_bytes += extra;
     mem->bytes_per_apply += extra;
   }
-  /* Transpose: CSR read once, x read once, y scaled (read + write) then updated by atomics
-   * (at least one read-modify-write of each y entry). */
-  mem->bytes_per_apply_t = mem->device_bytes + (size_t)A->m * sizeof(double) +
+  /* Transpose: CSR read once (values in the precision read), x read once, y scaled (read +
+   * write) then updated by atomics (at least one read-modify-write of each y entry). */
+  const size_t read = ((size_t)A->m + 1) * off +
+                      (size_t)A->nnz * (sizeof(gs_idx_t) + (d->d_valf ? sizeof(float)
+                                                                       : sizeof(double))) +
+                      ((size_t)d->nblocks + (d->nblocks > 0)) * sizeof(gs_idx_t) +
+                      2 * (size_t)d->nchunks * sizeof(int64_t);
+  mem->bytes_per_apply_t = read + (size_t)A->m * sizeof(double) +
                            3 * (size_t)A->n * sizeof(double);
   return GS_SUCCESS;
 }
@@ -473,6 +511,7 @@ static void csr_destroy(void *data)
     csr_data_t *d = (csr_data_t *)data;
     gs_dfree(d->ctx, d->d_blocks);
     gs_dfree(d->ctx, d->d_chunks);
+    gs_dfree(d->ctx, d->d_valf);
   }
   free(data);
 }
@@ -491,12 +530,12 @@ extern "C" const gs_spmv_ops_t gs_spmv_csr_scalar_ops = {
     GS_SPMV_OPS_VERSION, "csr-scalar",
     "CSR, one thread per row (Bell & Garland, SC09, 3.3); transpose by atomics",
     GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_WIDE | GS_SPMV_FLAG_SHARED_CSR |
-        GS_SPMV_FLAG_LIGHT, NULL,
+        GS_SPMV_FLAG_LIGHT | GS_SPMV_FLAG_MIXED, NULL,
     csr_scalar_prepare, csr_apply, csr_memory, csr_destroy, NULL, csr_describe};
 
 extern "C" const gs_spmv_ops_t gs_spmv_csr_vector_ops = {
     GS_SPMV_OPS_VERSION, "csr-vector",
     "CSR vector: row blocks staged in shared memory, 1-32 threads per row; transpose by atomics",
     GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_WIDE | GS_SPMV_FLAG_SHARED_CSR |
-        GS_SPMV_FLAG_LIGHT, csr_vector_options,
+        GS_SPMV_FLAG_LIGHT | GS_SPMV_FLAG_MIXED, csr_vector_options,
     csr_vector_prepare, csr_apply, csr_memory, csr_destroy, NULL, csr_describe};

@@ -27,6 +27,7 @@
     return v;                                                                                   \
   }
 GS_LD_STREAM(ld_stream, double, double, "f64", "d")
+GS_LD_STREAM(ld_stream, float, float, "f32", "f")
 GS_LD_STREAM(ld_stream, gs_idx_t, gs_idx_t, "s32", "r")
 GS_LD_STREAM(ld_stream_u8, uint32_t, uint8_t, "u8", "r")
 GS_LD_STREAM(ld_stream_u16, uint32_t, uint8_t, "u16", "r")

@@ -73,8 +73,19 @@ void gs_dia_layout_destroy(gs_dia_layout_t **L)
   if (!L || !*L) return;
   free((*L)->offsets);
   free((*L)->val);
+  free((*L)->valf);
   free(*L);
   *L = NULL;
+}
+
+gs_status_t gs_dia_layout_round(gs_dia_layout_t *L)
+{
+  if (!L || !L->val) return GS_SUCCESS; /* already rounded, or no diagonals */
+  GS_CHECK(gs_fmt_round_values(&L->valf, L->val, (size_t)L->pitch * (size_t)L->ndiag,
+                               "DIA values"));
+  free(L->val);
+  L->val = NULL;
+  return GS_SUCCESS;
 }
 
 /* dia_spmv_kernel of dia_kernels.cu, one "thread" (row) after the other. */
@@ -86,7 +97,8 @@ void gs_dia_layout_apply_host(const gs_dia_layout_t *L, double alpha, const doub
     for (gs_idx_t d = 0; d < L->ndiag; ++d) {
       int32_t col = row + L->offsets[d];
       if (col >= 0 && col < L->n)
-        sum += L->val[(size_t)d * (size_t)L->pitch + (size_t)row] * x[col];
+        sum += gs_fmt_val(L->val, L->valf, (size_t)d * (size_t)L->pitch + (size_t)row) *
+               x[col];
     }
     y[row] = beta == 0.0 ? alpha * sum : alpha * sum + beta * y[row];
   }
@@ -100,7 +112,8 @@ void gs_dia_layout_apply_t_host(const gs_dia_layout_t *L, double alpha, const do
     double sum = 0.0;
     for (gs_idx_t d = 0; d < L->ndiag; ++d) {
       int32_t i = j - L->offsets[d]; /* in (-n, n + m): 32 bits, as the builder checked */
-      if (i >= 0 && i < L->m) sum += L->val[(size_t)d * (size_t)L->pitch + (size_t)i] * x[i];
+      if (i >= 0 && i < L->m)
+        sum += gs_fmt_val(L->val, L->valf, (size_t)d * (size_t)L->pitch + (size_t)i) * x[i];
     }
     y[j] = beta == 0.0 ? alpha * sum : alpha * sum + beta * y[j];
   }
@@ -117,6 +130,13 @@ gs_status_t gs_dia_host_apply(const gs_csr_t *A, const gs_spmv_cfg_t *cfg, gs_op
     return GS_ERROR(GS_ERR_INVALID_ARG, "dia host apply: NULL argument");
   /* built whatever alpha is: a refusal reads as prepare's */
   GS_CHECK(gs_dia_layout_build(&L, A, cfg->v[0] /* max_fill: dia_options in dia_kernels.cu */));
+  if (cfg->precision == GS_PRECISION_MIXED) {
+    gs_status_t st = gs_dia_layout_round(L);
+    if (st != GS_SUCCESS) {
+      gs_dia_layout_destroy(&L);
+      return st;
+    }
+  }
   if (alpha == 0.0) /* BLAS: A and x are not read */
     gs_fmt_scale_host(outn, beta, y);
   else if (op == GS_OP_N)

@@ -34,7 +34,13 @@
  *   so row + offset, in (-m, m + n), and column - offset, in (-n, n + m), fit in 32 bits:
  *   the per-diagonal (hot) arithmetic stays 32-bit, tiles and pointers are 64-bit.
  *
- * Byte model (gs_spmv_mem_t, beta = 0): 8*slots_in_range (values whose column lies inside the
+ * Precision: the kernel is a template on the stored value type Val, double or float
+ *   (precision=mixed: gs_dia_layout_round rounds the built values once and the float layout is
+ *   uploaded); each value is widened to double before its product, so x, y and the sums stay
+ *   double. The host applies read the same float layout.
+ *
+ * Byte model (gs_spmv_mem_t, beta = 0; a = 8 bytes a stored value, 4 in mixed precision):
+ *   a*slots_in_range (values whose column lies inside the
  *   matrix: what the kernels read, explicit zeros inside occupied diagonals included)
  *   + 4*ndiag (offsets) + 8*n (x, read once) + 8*m (y written once); op = T reads the same
  *   slots, x of m and writes y of n: the same total. */
@@ -50,10 +56,10 @@
 /* One kernel for both ops (TRANS is a template parameter: each instantiation has the loop of
  * its op and nothing else): o is the output index (row for N, column for T) and k the other
  * index on diagonal d (column o + offset for N, row o - offset for T). */
-template <bool TRANS>
+template <bool TRANS, typename Val>
 static __global__ void __launch_bounds__(GS_FMT_BLOCK)
 dia_spmv_kernel(int m, int n, int ndiag, long long pitch, const int *__restrict__ offsets,
-                const double *__restrict__ val, const double *__restrict__ x, double alpha,
+                const Val *__restrict__ val, const double *__restrict__ x, double alpha,
                 double beta, double *__restrict__ y)
 {
   __shared__ int s_off[GS_FMT_BLOCK];
@@ -68,7 +74,7 @@ dia_spmv_kernel(int m, int n, int ndiag, long long pitch, const int *__restrict_
       if ((int)threadIdx.x < chunk) s_off[threadIdx.x] = offsets[base + threadIdx.x];
       __syncthreads(); /* the chunk's offsets are visible to the block */
       if (active) { /* ndiag >= 1 here, so nnz >= 1 and m, n >= 1: the clamp is in range */
-        const double *v = val + (long long)base * pitch + (TRANS ? 0 : o);
+        const Val *v = val + (long long)base * pitch + (TRANS ? 0 : o);
 #pragma unroll 4
         for (int d = 0; d < chunk; ++d, v += pitch) {
           /* Branch-free so that the unrolled loads issue back to back: the value slot always
@@ -78,7 +84,7 @@ dia_spmv_kernel(int m, int n, int ndiag, long long pitch, const int *__restrict_
           const int k = TRANS ? o - s_off[d] : o + s_off[d];
           const bool in = (unsigned)k < (unsigned)nin; /* 0 <= k < nin */
           const int kc = k < 0 ? 0 : (k < nin ? k : nin - 1);
-          const double a = ld_stream(TRANS ? v + kc : v);
+          const double a = (double)ld_stream(TRANS ? v + kc : v); /* float widens exactly */
           const double xk = __ldg(x + kc);
           sum = in ? fma(a, xk, sum) : sum;
         }
@@ -97,7 +103,9 @@ typedef struct dia_data {
   int64_t pitch;
   int64_t slots_in_range;
   int32_t *d_offsets; /* ndiag */
-  gs_val_t *d_val;    /* pitch * ndiag */
+  gs_val_t *d_val;    /* pitch * ndiag, or NULL in mixed precision */
+  float *d_valf;      /* pitch * ndiag in mixed precision (the rounded layout), else NULL */
+  size_t val_bytes;   /* bytes of one stored value: 8, or 4 in mixed precision */
   size_t bytes;
 } dia_data_t;
 
@@ -107,6 +115,7 @@ static void dia_destroy(void *data)
   if (!D) return;
   gs_dfree(D->ctx, D->d_offsets);
   gs_dfree(D->ctx, D->d_val);
+  gs_dfree(D->ctx, D->d_valf);
   free(D);
 }
 
@@ -125,6 +134,7 @@ static gs_status_t dia_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_
   size_t nval = 0;
   *data = NULL;
   GS_TRY(gs_dia_layout_build(&L, gs_matrix_host(A), cfg->v[DIA_OPT_MAX_FILL]));
+  if (cfg->precision == GS_PRECISION_MIXED) GS_TRY(gs_dia_layout_round(L)); /* once, here */
   D = (dia_data_t *)calloc(1, sizeof *D);
   if (!D) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory preparing dia");
   D->ctx = ctx;
@@ -137,8 +147,12 @@ static gs_status_t dia_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_
   nval = (size_t)L->pitch * (size_t)L->ndiag;
   GS_TRY(gs_upload(ctx, (void **)&D->d_offsets, L->offsets, (size_t)L->ndiag * sizeof(int32_t),
                    "DIA offsets"));
-  GS_TRY(gs_upload(ctx, (void **)&D->d_val, L->val, nval * sizeof(gs_val_t), "DIA values"));
-  D->bytes = (size_t)L->ndiag * sizeof(int32_t) + nval * sizeof(gs_val_t);
+  D->val_bytes = cfg->precision == GS_PRECISION_MIXED ? sizeof(float) : sizeof(gs_val_t);
+  if (L->valf)
+    GS_TRY(gs_upload(ctx, (void **)&D->d_valf, L->valf, nval * sizeof(float), "DIA values"));
+  else
+    GS_TRY(gs_upload(ctx, (void **)&D->d_val, L->val, nval * sizeof(gs_val_t), "DIA values"));
+  D->bytes = (size_t)L->ndiag * sizeof(int32_t) + nval * D->val_bytes;
   *data = D;
   D = NULL;
 cleanup:
@@ -147,28 +161,38 @@ cleanup:
   return st;
 }
 
+template <typename Val>
+static gs_status_t dia_launch(gs_context_t *ctx, const dia_data_t *D, const Val *val, gs_op_t op,
+                              double alpha, const double *d_x, double beta, double *d_y)
+{
+  if (op == GS_OP_T) {
+    if (D->n == 0) return GS_SUCCESS;
+    dia_spmv_kernel<true, Val><<<gs_grid_blocks(D->n, GS_FMT_BLOCK), GS_FMT_BLOCK, 0,
+                                 ctx->stream>>>(D->m, D->n, D->ndiag, D->pitch, D->d_offsets,
+                                                val, d_x, alpha, beta, d_y);
+    return GS_CHECK_LAUNCH(ctx->stream, "dia_spmv_kernel<T>");
+  }
+  if (D->m == 0) return GS_SUCCESS;
+  dia_spmv_kernel<false, Val><<<gs_grid_blocks(D->m, GS_FMT_BLOCK), GS_FMT_BLOCK, 0,
+                                ctx->stream>>>(D->m, D->n, D->ndiag, D->pitch, D->d_offsets, val,
+                                               d_x, alpha, beta, d_y);
+  return GS_CHECK_LAUNCH(ctx->stream, "dia_spmv_kernel<N>");
+}
+
 static gs_status_t dia_apply(gs_context_t *ctx, void *data, gs_op_t op, double alpha,
                              const double *d_x, double beta, double *d_y)
 {
   const dia_data_t *D = (const dia_data_t *)data;
-  if (op == GS_OP_T) {
-    if (D->n == 0) return GS_SUCCESS;
-    dia_spmv_kernel<true><<<gs_grid_blocks(D->n, GS_FMT_BLOCK), GS_FMT_BLOCK, 0, ctx->stream>>>(
-        D->m, D->n, D->ndiag, D->pitch, D->d_offsets, D->d_val, d_x, alpha, beta, d_y);
-    return GS_CHECK_LAUNCH(ctx->stream, "dia_spmv_kernel<T>");
-  }
-  if (D->m == 0) return GS_SUCCESS;
-  dia_spmv_kernel<false><<<gs_grid_blocks(D->m, GS_FMT_BLOCK), GS_FMT_BLOCK, 0, ctx->stream>>>(
-      D->m, D->n, D->ndiag, D->pitch, D->d_offsets, D->d_val, d_x, alpha, beta, d_y);
-  return GS_CHECK_LAUNCH(ctx->stream, "dia_spmv_kernel<N>");
+  if (D->d_valf) return dia_launch(ctx, D, D->d_valf, op, alpha, d_x, beta, d_y);
+  return dia_launch(ctx, D, D->d_val, op, alpha, d_x, beta, d_y);
 }
 
 static gs_status_t dia_memory(const void *data, gs_spmv_mem_t *mem)
 {
   const dia_data_t *D = (const dia_data_t *)data;
-  const size_t v = sizeof(gs_val_t);
+  const size_t v = sizeof(gs_val_t); /* vectors; the stored values take D->val_bytes */
   mem->device_bytes = D->bytes;
-  mem->bytes_per_apply = (size_t)D->slots_in_range * v + (size_t)D->ndiag * sizeof(int32_t) +
+  mem->bytes_per_apply = (size_t)D->slots_in_range * D->val_bytes + (size_t)D->ndiag * sizeof(int32_t) +
                          (size_t)D->n * v + (size_t)D->m * v;
   mem->bytes_per_apply_t = mem->bytes_per_apply; /* same slots, x of m, y of n (banner) */
   return GS_SUCCESS;
@@ -188,7 +212,7 @@ extern "C" const gs_spmv_ops_t gs_spmv_dia_ops = {
     "dia",
     "DIA, diagonals column-major padded to 32, one thread per row (Bell & Garland, SC09, 3.1); "
     "refuses fill; T by gather",
-    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT,
+    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_MIXED,
     dia_options,
     dia_prepare,
     dia_apply,

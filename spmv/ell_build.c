@@ -11,6 +11,18 @@ int64_t gs_fmt_pitch(gs_idx_t m)
   return ((int64_t)m + GS_FMT_PITCH_ALIGN - 1) / GS_FMT_PITCH_ALIGN * GS_FMT_PITCH_ALIGN;
 }
 
+gs_status_t gs_fmt_round_values(float **out, const gs_val_t *val, size_t n, const char *what)
+{
+  *out = NULL;
+  if (n == 0) return GS_SUCCESS;
+  float *f = malloc(n * sizeof *f);
+  if (!f)
+    return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory rounding %zu %s to float", n, what);
+  for (size_t k = 0; k < n; ++k) f[k] = (float)val[k]; /* round to nearest, as __double2float_rn */
+  *out = f;
+  return GS_SUCCESS;
+}
+
 void gs_fmt_scale_host(gs_idx_t len, double beta, double *y)
 {
   if (beta == 1.0) return;
@@ -87,8 +99,19 @@ void gs_ell_layout_destroy(gs_ell_layout_t **L)
   if (!L || !*L) return;
   free((*L)->col);
   free((*L)->val);
+  free((*L)->valf);
   free(*L);
   *L = NULL;
+}
+
+gs_status_t gs_ell_layout_round(gs_ell_layout_t *L)
+{
+  if (!L || !L->val) return GS_SUCCESS; /* already rounded, or no slots */
+  GS_CHECK(gs_fmt_round_values(&L->valf, L->val, (size_t)L->pitch * (size_t)L->K,
+                               "ELL values"));
+  free(L->val);
+  L->val = NULL;
+  return GS_SUCCESS;
 }
 
 /* ell_spmv_kernel of ell_kernels.cu, one "thread" (row) after the other. */
@@ -100,7 +123,7 @@ void gs_ell_layout_apply_host(const gs_ell_layout_t *L, double alpha, const doub
     size_t off = (size_t)row;
     for (gs_idx_t k = 0; k < L->K; ++k, off += (size_t)L->pitch) {
       gs_idx_t c = L->col[off];
-      if (c >= 0) sum += L->val[off] * x[c];
+      if (c >= 0) sum += gs_fmt_val(L->val, L->valf, off) * x[c];
     }
     y[row] = beta == 0.0 ? alpha * sum : alpha * sum + beta * y[row];
   }
@@ -116,7 +139,7 @@ void gs_ell_layout_accumulate_t_host(const gs_ell_layout_t *L, double alpha, con
     size_t off = (size_t)row;
     for (gs_idx_t k = 0; k < L->K; ++k, off += (size_t)L->pitch) {
       gs_idx_t c = L->col[off];
-      if (c >= 0) y[c] += L->val[off] * ax;
+      if (c >= 0) y[c] += gs_fmt_val(L->val, L->valf, off) * ax;
     }
   }
 }
@@ -132,6 +155,13 @@ gs_status_t gs_ell_host_apply(const gs_csr_t *A, const gs_spmv_cfg_t *cfg, gs_op
     return GS_ERROR(GS_ERR_INVALID_ARG, "ell host apply: NULL argument");
   /* built whatever alpha is: a refusal reads as prepare's */
   GS_CHECK(gs_ell_layout_build(&L, A, cfg->v[0] /* max_fill: ell_options in ell_kernels.cu */));
+  if (cfg->precision == GS_PRECISION_MIXED) {
+    gs_status_t st = gs_ell_layout_round(L);
+    if (st != GS_SUCCESS) {
+      gs_ell_layout_destroy(&L);
+      return st;
+    }
+  }
   if (alpha == 0.0) { /* BLAS: A and x are not read */
     gs_fmt_scale_host(outn, beta, y);
   } else if (op == GS_OP_N) {

@@ -22,11 +22,16 @@
  *   once per row (coalesced), the atomics scatter. Atomics meet in a run-dependent order, so
  *   op = T is not bitwise deterministic (prepare clears GS_SPMV_CAP_DETERMINISTIC_T).
  *
- * Byte model (gs_spmv_mem_t, beta = 0):
- *   op = N: 12*m*K (every slot of the m real rows: a 4-byte index and an 8-byte value; the
+ * Precision: both kernels are templates on the stored value type Val, double or float
+ *   (precision=mixed: the builder rounds the values once, gs_ell_layout_round, and the float
+ *   layout is uploaded); a value is widened to double before its product, so x, y, the sum
+ *   and the atomics stay double. The host apply reads the same float layout.
+ *
+ * Byte model (gs_spmv_mem_t, beta = 0; a = 8 bytes a stored value, 4 in mixed precision):
+ *   op = N: (4 + a)*m*K (every slot of the m real rows: a 4-byte index and a value; the
  *           alignment rows m..pitch-1 are never read) + 8*n (x, read once: the cache-resident
  *           ideal) + 8*m (y written once).
- *   op = T: 12*m*K + 8*m (x, read once) + 8*n (the scale pass writes y) + 16*n (atomic
+ *   op = T: (4 + a)*m*K + 8*m (x, read once) + 8*n (the scale pass writes y) + 16*n (atomic
  *           read-modify-write, counted once per column, as hyb and coo count theirs). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,14 +42,15 @@
 #include "spmv/device_util.cuh"
 #include "spmv/formats_kernels.h"
 
+template <typename Val>
 static __global__ void __launch_bounds__(GS_FMT_BLOCK)
 ell_spmv_kernel(int m, int K, long long pitch, const int *__restrict__ col,
-                const double *__restrict__ val, const double *__restrict__ x, double alpha,
+                const Val *__restrict__ val, const double *__restrict__ x, double alpha,
                 double beta, double *__restrict__ y)
 {
   GS_GRID_STRIDE(row, m) {
     const int *c = col + row;
-    const double *v = val + row;
+    const Val *v = val + row;
     double sum = 0.0;
 #pragma unroll 4
     for (int k = 0; k < K; ++k, c += pitch, v += pitch) {
@@ -52,7 +58,7 @@ ell_spmv_kernel(int m, int K, long long pitch, const int *__restrict__ col,
        * value 0) reads x[0] (in bounds, cached) and the select drops the product, so an
        * Inf/NaN in x never leaks through padding. */
       const int j = ld_stream(c);
-      const double a = ld_stream(v);
+      const double a = (double)ld_stream(v); /* a float value widens exactly */
       const double xj = __ldg(x + (j < 0 ? 0 : j));
       sum = j >= 0 ? fma(a, xj, sum) : sum;
     }
@@ -60,18 +66,19 @@ ell_spmv_kernel(int m, int K, long long pitch, const int *__restrict__ col,
   }
 }
 
+template <typename Val>
 static __global__ void __launch_bounds__(GS_FMT_BLOCK)
 ell_spmv_t_kernel(int m, int K, long long pitch, const int *__restrict__ col,
-                  const double *__restrict__ val, const double *__restrict__ x, double alpha,
+                  const Val *__restrict__ val, const double *__restrict__ x, double alpha,
                   double *y)
 {
   GS_GRID_STRIDE(row, m) {
     const int *c = col + row;
-    const double *v = val + row;
+    const Val *v = val + row;
     const double ax = alpha * __ldg(x + row);
     for (int k = 0; k < K; ++k, c += pitch, v += pitch) {
       const int j = __ldg(c);
-      if (j >= 0) atomicAdd(y + j, __ldg(v) * ax);
+      if (j >= 0) atomicAdd(y + j, (double)__ldg(v) * ax);
     }
   }
 }
@@ -83,6 +90,7 @@ extern "C" void gs_ell_dev_free(gs_ell_dev_t *D)
   if (!D) return;
   gs_dfree(D->ctx, D->d_col);
   gs_dfree(D->ctx, D->d_val);
+  gs_dfree(D->ctx, D->d_valf);
   memset(D, 0, sizeof *D);
 }
 
@@ -98,8 +106,12 @@ extern "C" gs_status_t gs_ell_dev_upload(gs_context_t *ctx, const gs_ell_layout_
   D->K = L->K;
   D->pitch = L->pitch;
   GS_TRY(gs_upload(ctx, (void **)&D->d_col, L->col, slots * sizeof(gs_idx_t), "ELL columns"));
-  GS_TRY(gs_upload(ctx, (void **)&D->d_val, L->val, slots * sizeof(gs_val_t), "ELL values"));
-  D->bytes = slots * (sizeof(gs_idx_t) + sizeof(gs_val_t));
+  D->val_bytes = L->valf ? sizeof(float) : sizeof(gs_val_t);
+  if (L->valf)
+    GS_TRY(gs_upload(ctx, (void **)&D->d_valf, L->valf, slots * sizeof(float), "ELL values"));
+  else
+    GS_TRY(gs_upload(ctx, (void **)&D->d_val, L->val, slots * sizeof(gs_val_t), "ELL values"));
+  D->bytes = slots * (sizeof(gs_idx_t) + D->val_bytes);
 cleanup:
   if (st != GS_SUCCESS) gs_ell_dev_free(D);
   return st;
@@ -109,8 +121,13 @@ extern "C" gs_status_t gs_ell_dev_apply(gs_context_t *ctx, const gs_ell_dev_t *D
                                         const double *d_x, double beta, double *d_y)
 {
   if (D->m == 0) return GS_SUCCESS;
-  ell_spmv_kernel<<<gs_grid_blocks(D->m, GS_FMT_BLOCK), GS_FMT_BLOCK, 0, ctx->stream>>>(
-      D->m, D->K, D->pitch, D->d_col, D->d_val, d_x, alpha, beta, d_y);
+  const unsigned g = gs_grid_blocks(D->m, GS_FMT_BLOCK);
+  if (D->d_valf)
+    ell_spmv_kernel<float><<<g, GS_FMT_BLOCK, 0, ctx->stream>>>(
+        D->m, D->K, D->pitch, D->d_col, D->d_valf, d_x, alpha, beta, d_y);
+  else
+    ell_spmv_kernel<double><<<g, GS_FMT_BLOCK, 0, ctx->stream>>>(
+        D->m, D->K, D->pitch, D->d_col, D->d_val, d_x, alpha, beta, d_y);
   return GS_CHECK_LAUNCH(ctx->stream, "ell_spmv_kernel");
 }
 
@@ -118,8 +135,13 @@ extern "C" gs_status_t gs_ell_dev_accumulate_t(gs_context_t *ctx, const gs_ell_d
                                                double alpha, const double *d_x, double *d_y)
 {
   if (D->m == 0 || D->K == 0) return GS_SUCCESS;
-  ell_spmv_t_kernel<<<gs_grid_blocks(D->m, GS_FMT_BLOCK), GS_FMT_BLOCK, 0, ctx->stream>>>(
-      D->m, D->K, D->pitch, D->d_col, D->d_val, d_x, alpha, d_y);
+  const unsigned g = gs_grid_blocks(D->m, GS_FMT_BLOCK);
+  if (D->d_valf)
+    ell_spmv_t_kernel<float><<<g, GS_FMT_BLOCK, 0, ctx->stream>>>(
+        D->m, D->K, D->pitch, D->d_col, D->d_valf, d_x, alpha, d_y);
+  else
+    ell_spmv_t_kernel<double><<<g, GS_FMT_BLOCK, 0, ctx->stream>>>(
+        D->m, D->K, D->pitch, D->d_col, D->d_val, d_x, alpha, d_y);
   return GS_CHECK_LAUNCH(ctx->stream, "ell_spmv_t_kernel");
 }
 
@@ -150,6 +172,7 @@ static gs_status_t ell_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_
   ell_data_t *D = NULL;
   *data = NULL;
   GS_TRY(gs_ell_layout_build(&L, gs_matrix_host(A), cfg->v[ELL_OPT_MAX_FILL]));
+  if (cfg->precision == GS_PRECISION_MIXED) GS_TRY(gs_ell_layout_round(L)); /* once, here */
   D = (ell_data_t *)calloc(1, sizeof *D);
   if (!D) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory preparing ell");
   D->entries = L->entries;
@@ -174,11 +197,11 @@ static gs_status_t ell_apply(gs_context_t *ctx, void *data, gs_op_t op, double a
 static gs_status_t ell_memory(const void *data, gs_spmv_mem_t *mem)
 {
   const ell_data_t *D = (const ell_data_t *)data;
-  const size_t v = sizeof(gs_val_t);
+  const size_t v = sizeof(gs_val_t), a = D->dev.val_bytes; /* vectors, stored values */
   mem->device_bytes = D->dev.bytes;
-  mem->bytes_per_apply = (size_t)D->dev.m * (size_t)D->dev.K * (sizeof(gs_idx_t) + v) +
+  mem->bytes_per_apply = (size_t)D->dev.m * (size_t)D->dev.K * (sizeof(gs_idx_t) + a) +
                          (size_t)D->dev.n * v + (size_t)D->dev.m * v;
-  mem->bytes_per_apply_t = (size_t)D->dev.m * (size_t)D->dev.K * (sizeof(gs_idx_t) + v) +
+  mem->bytes_per_apply_t = (size_t)D->dev.m * (size_t)D->dev.K * (sizeof(gs_idx_t) + a) +
                            (size_t)D->dev.m * v + (size_t)D->dev.n * v + (size_t)D->dev.n * 2 * v;
   return GS_SUCCESS;
 }
@@ -197,7 +220,7 @@ extern "C" const gs_spmv_ops_t gs_spmv_ell_ops = {
     "ell",
     "ELLPACK, column-major padded to 32, one thread per row (Bell & Garland, SC09, 3.2); "
     "refuses fill; T by atomics",
-    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT,
+    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_MIXED,
     ell_options,
     ell_prepare,
     ell_apply,

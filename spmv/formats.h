@@ -28,6 +28,20 @@ int64_t gs_fmt_pitch(gs_idx_t m);
  *  applies use it for the scale pass of op = T and for the BLAS rule of alpha == 0. */
 void gs_fmt_scale_host(gs_idx_t len, double beta, double *y);
 
+/* ---- mixed precision (gs_precision_t) ----------------------------------------------------
+ * A layout holds its values in double (`val`) or, after gs_*_layout_round, in float (`valf`,
+ * and `val` freed and NULL): each value rounded once to nearest (the same rounding the CUDA
+ * conversion makes), then read as a double by the host applies, as the kernels read them. */
+
+/** Value k of a layout whose values are in double v or, when v is NULL, in float f. */
+static inline double gs_fmt_val(const gs_val_t *v, const float *f, size_t k)
+{
+  return v ? v[k] : (double)f[k];
+}
+
+/** Rounds n double values into a fresh malloc'd float array (*out; NULL for n = 0). */
+gs_status_t gs_fmt_round_values(float **out, const gs_val_t *val, size_t n, const char *what);
+
 /** Length of row i of A in 32 bits. The layouts of this header keep 32-bit entry positions and
  *  only ever see matrices of at most INT32_MAX entries (gs_spmv_create and gs_spmv_host_apply
  *  refuse wider ones for backends without GS_SPMV_FLAG_WIDE), so every row length fits. */
@@ -43,7 +57,8 @@ static inline gs_idx_t gs_fmt_row_len(const gs_csr_t *A, gs_idx_t i)
 typedef struct gs_coo_layout {
   gs_idx_t m, n, nnz;
   gs_idx_t *row, *col; /* nnz each */
-  gs_val_t *val;       /* nnz */
+  gs_val_t *val;       /* nnz; NULL once rounded to valf */
+  float *valf;         /* nnz in a mixed layout (gs_coo_layout_round), else NULL */
   gs_idx_t rows_touched; /* rows with at least one entry (byte model: y updates) */
   gs_idx_t cols_touched; /* columns with at least one entry (byte model of op = T) */
 } gs_coo_layout_t;
@@ -64,6 +79,8 @@ gs_status_t gs_coo_layout_build(gs_coo_layout_t **out, const gs_csr_t *A);
  *  remainder: skip = K). skip = 0 is gs_coo_layout_build. */
 gs_status_t gs_coo_layout_build_tail(gs_coo_layout_t **out, const gs_csr_t *A, gs_idx_t skip);
 void gs_coo_layout_destroy(gs_coo_layout_t **L);
+/** Turns L into a mixed layout: values rounded to float (valf), the doubles freed. */
+gs_status_t gs_coo_layout_round(gs_coo_layout_t *L);
 
 /** y += alpha*L*x exactly as the kernel computes it: the partition of gs_coo_partition for
  *  `max_warps` warps, 32-lane chunks, the shuffle segmented scan, carries between chunks and the
@@ -93,7 +110,8 @@ typedef struct gs_ell_layout {
   gs_idx_t m, n, K;   /* K = stored slots per row */
   int64_t pitch;      /* gs_fmt_pitch(m) */
   gs_idx_t *col;      /* pitch * K */
-  gs_val_t *val;      /* pitch * K */
+  gs_val_t *val;      /* pitch * K; NULL once rounded to valf */
+  float *valf;        /* pitch * K in a mixed layout (gs_ell_layout_round), else NULL */
   int64_t entries;    /* real (non-padding) slots */
 } gs_ell_layout_t;
 
@@ -104,6 +122,8 @@ gs_status_t gs_ell_layout_build(gs_ell_layout_t **out, const gs_csr_t *A, double
 /** Builds ELL from the first min(K, length) entries of each row, never refusing (HYB's part). */
 gs_status_t gs_ell_layout_build_k(gs_ell_layout_t **out, const gs_csr_t *A, gs_idx_t K);
 void gs_ell_layout_destroy(gs_ell_layout_t **L);
+/** Turns L into a mixed layout: values rounded to float (valf), the doubles freed. */
+gs_status_t gs_ell_layout_round(gs_ell_layout_t *L);
 /** y = alpha*L*x + beta*y, row by row in the kernel's order (y never read when beta == 0). */
 void gs_ell_layout_apply_host(const gs_ell_layout_t *L, double alpha, const double *x, double beta,
                               double *y);
@@ -121,7 +141,8 @@ typedef struct gs_dia_layout {
   gs_idx_t m, n, ndiag;
   int64_t pitch;         /* gs_fmt_pitch(m) */
   int32_t *offsets;      /* ndiag */
-  gs_val_t *val;         /* pitch * ndiag */
+  gs_val_t *val;         /* pitch * ndiag; NULL once rounded to valf */
+  float *valf;           /* pitch * ndiag in a mixed layout (gs_dia_layout_round), else NULL */
   int64_t slots_in_range; /* slots whose column lies in 0..n-1 (what the kernel reads) */
 } gs_dia_layout_t;
 
@@ -130,6 +151,8 @@ typedef struct gs_dia_layout {
  *  and column - offset must not overflow 32 bits in the kernels). */
 gs_status_t gs_dia_layout_build(gs_dia_layout_t **out, const gs_csr_t *A, double max_fill);
 void gs_dia_layout_destroy(gs_dia_layout_t **L);
+/** Turns L into a mixed layout: values rounded to float (valf), the doubles freed. */
+gs_status_t gs_dia_layout_round(gs_dia_layout_t *L);
 /** y = alpha*L*x + beta*y, diagonal by diagonal in the kernel's order. */
 void gs_dia_layout_apply_host(const gs_dia_layout_t *L, double alpha, const double *x,
                               double beta, double *y);
@@ -156,6 +179,8 @@ gs_idx_t gs_hyb_choose_k(const gs_csr_t *A);
  *  Never refuses for fill. */
 gs_status_t gs_hyb_layout_build(gs_hyb_layout_t **out, const gs_csr_t *A, int hyb_k);
 void gs_hyb_layout_destroy(gs_hyb_layout_t **L);
+/** Rounds both parts (gs_ell_layout_round, gs_coo_layout_round). */
+gs_status_t gs_hyb_layout_round(gs_hyb_layout_t *L);
 /** y = alpha*op(L)*x + beta*y as the kernels do it: op = N: ELL writes y (alpha, beta), then
  *  the COO part accumulates; op = T: y = beta*y, then both parts scatter. */
 gs_status_t gs_hyb_layout_apply_host(const gs_hyb_layout_t *L, gs_idx_t max_warps, gs_op_t op,
@@ -165,7 +190,9 @@ gs_status_t gs_hyb_layout_apply_host(const gs_hyb_layout_t *L, gs_idx_t max_warp
  * Every slot follows gs_spmv_apply's rules: it builds the layout first, so that a refusal
  * (GS_ERR_FORMAT_FILL) is reported exactly as prepare would report it, whatever alpha is; then
  * with alpha == 0 (BLAS) it sets y = beta*y without reading x (which may be NULL) or A's values;
- * with beta == 0 it never reads y. ell, dia, coo and hyb all take op = N and op = T. */
+ * with beta == 0 it never reads y. ell, dia, coo and hyb all take op = N and op = T, and
+ * cfg->precision: with GS_PRECISION_MIXED the layout is rounded (gs_*_layout_round) before it
+ * is applied, as prepare rounds it before the upload. */
 
 gs_status_t gs_coo_host_apply(const gs_csr_t *A, const gs_spmv_cfg_t *cfg, gs_op_t op,
                               double alpha, const double *x, double beta, double *y);

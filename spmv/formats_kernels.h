@@ -26,14 +26,17 @@ typedef struct gs_coo_dev {
   gs_idx_t warps;           /* persistent warps (gs_coo_partition) */
   int64_t interval;         /* entries per warp, a multiple of 32 */
   gs_idx_t *d_row, *d_col;  /* nnz */
-  gs_val_t *d_val;          /* nnz */
+  gs_val_t *d_val;          /* nnz, or NULL in a mixed upload */
+  float *d_valf;            /* nnz in a mixed upload (a layout rounded by gs_coo_layout_round) */
+  size_t val_bytes;         /* bytes of one stored value: 8, or 4 in a mixed upload */
   gs_idx_t *d_carry_row;    /* warps */
   gs_val_t *d_carry_val;    /* warps */
   size_t bytes;             /* device bytes held */
 } gs_coo_dev_t;
 
-/** Uploads L and allocates the carries for the device's occupancy. On failure frees what it
- *  allocated and leaves *D zeroed. */
+/** Uploads L and allocates the carries for the device's occupancy. The values go up in the
+ *  layout's precision (valf when it was rounded: the kernels then read floats). On failure
+ *  frees what it allocated and leaves *D zeroed. */
 gs_status_t gs_coo_dev_upload(gs_context_t *ctx, const gs_coo_layout_t *L, gs_coo_dev_t *D);
 void gs_coo_dev_free(gs_coo_dev_t *D);
 /** d_y += alpha * A * d_x (main segmented-reduction kernel + carry update kernel). For
@@ -50,10 +53,13 @@ typedef struct gs_ell_dev {
   gs_idx_t m, n, K;
   int64_t pitch;
   gs_idx_t *d_col;  /* pitch * K, GS_ELL_PAD in padding slots */
-  gs_val_t *d_val;  /* pitch * K */
+  gs_val_t *d_val;  /* pitch * K, or NULL in a mixed upload */
+  float *d_valf;    /* pitch * K in a mixed upload (a layout rounded by gs_ell_layout_round) */
+  size_t val_bytes; /* bytes of one stored value: 8, or 4 in a mixed upload */
   size_t bytes;
 } gs_ell_dev_t;
 
+/** Uploads L, values in the layout's precision (valf when it was rounded). */
 gs_status_t gs_ell_dev_upload(gs_context_t *ctx, const gs_ell_layout_t *L, gs_ell_dev_t *D);
 void gs_ell_dev_free(gs_ell_dev_t *D);
 /** d_y = alpha * A * d_x + beta * d_y, one thread per row (K = 0 gives d_y = beta * d_y). */

@@ -73,6 +73,13 @@ void gs_hyb_layout_destroy(gs_hyb_layout_t **L)
   *L = NULL;
 }
 
+gs_status_t gs_hyb_layout_round(gs_hyb_layout_t *L)
+{
+  if (!L) return GS_SUCCESS;
+  GS_CHECK(gs_ell_layout_round(L->ell));
+  return gs_coo_layout_round(L->coo);
+}
+
 gs_status_t gs_hyb_layout_apply_host(const gs_hyb_layout_t *L, gs_idx_t max_warps, gs_op_t op,
                                      double alpha, const double *x, double beta, double *y)
 {
@@ -101,9 +108,10 @@ gs_status_t gs_hyb_host_apply(const gs_csr_t *A, const gs_spmv_cfg_t *cfg, gs_op
   /* built whatever alpha is, as prepare builds it */
   GS_CHECK(gs_hyb_layout_build(&L, A, (int)cfg->v[0] /* k: hyb_options in hyb_kernels.cu */));
   gs_status_t st = GS_SUCCESS;
-  if (alpha == 0.0) /* BLAS: A and x are not read */
+  if (cfg->precision == GS_PRECISION_MIXED) st = gs_hyb_layout_round(L);
+  if (st == GS_SUCCESS && alpha == 0.0) /* BLAS: A and x are not read */
     gs_fmt_scale_host(outn, beta, y);
-  else
+  else if (st == GS_SUCCESS)
     st = gs_hyb_layout_apply_host(L, GS_COO_HOST_WARPS, op, alpha, x, beta, y);
   gs_hyb_layout_destroy(&L);
   return st;

@@ -15,11 +15,15 @@
  *   atomicAdd.
  * Memory access and assumptions: those of the two kernels (see their banners).
  *
- * Byte model (gs_spmv_mem_t, beta = 0):
- *   op = N: 12*m*K (ELL slots) + 8*n (x, read once) + 8*m (y written by the ELL pass)
- *           + 16*coo_nnz + 16*coo_rows (y read-modified-written per row with a tail)
+ * Precision: precision=mixed rounds both parts once at prepare (gs_hyb_layout_round) and
+ *   uploads floats; the ELL and COO kernels then run their float instantiations (double x, y
+ *   and sums).
+ *
+ * Byte model (gs_spmv_mem_t, beta = 0; a = 8 bytes a stored value, 4 in mixed precision):
+ *   op = N: (4 + a)*m*K (ELL slots) + 8*n (x, read once) + 8*m (y written by the ELL pass)
+ *           + (8 + a)*coo_nnz + 16*coo_rows (y read-modified-written per row with a tail)
  *           + 24*warps (COO carries).
- *   op = T: 12*m*K + 16*coo_nnz + 8*m (x) + 8*n (scale pass) + 16*n (atomic updates, counted
+ *   op = T: (4 + a)*m*K + (8 + a)*coo_nnz + 8*m (x) + 8*n (scale pass) + 16*n (atomic updates, counted
  *           once per column). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +62,7 @@ static gs_status_t hyb_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_
   hyb_data_t *D = NULL;
   *data = NULL;
   GS_TRY(gs_hyb_layout_build(&L, gs_matrix_host(A), (int)cfg->v[HYB_OPT_K]));
+  if (cfg->precision == GS_PRECISION_MIXED) GS_TRY(gs_hyb_layout_round(L)); /* once, here */
   D = (hyb_data_t *)calloc(1, sizeof *D);
   if (!D) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory preparing hyb");
   D->ell_entries = L->ell->entries;
@@ -89,7 +94,8 @@ static gs_status_t hyb_memory(const void *data, gs_spmv_mem_t *mem)
   const hyb_data_t *D = (const hyb_data_t *)data;
   const size_t v = sizeof(gs_val_t), i = sizeof(gs_idx_t);
   const size_t m = (size_t)D->ell.m, n = (size_t)D->ell.n;
-  const size_t ell = m * (size_t)D->ell.K * (i + v), coo = (size_t)D->coo.nnz * (2 * i + v);
+  const size_t ell = m * (size_t)D->ell.K * (i + D->ell.val_bytes),
+               coo = (size_t)D->coo.nnz * (2 * i + D->coo.val_bytes);
   mem->device_bytes = D->ell.bytes + D->coo.bytes;
   mem->bytes_per_apply = ell + n * v + m * v + coo + (size_t)D->coo.rows_touched * 2 * v +
                          (size_t)D->coo.warps * 2 * (i + v);
@@ -112,7 +118,7 @@ extern "C" const gs_spmv_ops_t gs_spmv_hyb_ops = {
     "hyb",
     "HYB, ELL for the first K entries per row + COO for the rest, K by histogram "
     "(Bell & Garland, SC09, 3.5)",
-    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT,
+    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_MIXED,
     hyb_options,
     hyb_prepare,
     hyb_apply,

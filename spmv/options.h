@@ -28,10 +28,16 @@ typedef struct gs_spmv_option {
   double def, min, max;
 } gs_spmv_option_t;
 
-/** Resolved option values of one prepared backend, indexed like its option table. */
+/** Resolved option values of one prepared backend, indexed like its option table, and the
+ *  generic options every backend receives (zero: the defaults). */
 typedef struct gs_spmv_cfg {
   double v[GS_SPMV_MAX_OPTIONS];
+  int precision; /* gs_precision_t: "precision=mixed" reaches only backends flagged
+                    GS_SPMV_FLAG_MIXED (spmv.c refuses it for the others) */
 } gs_spmv_cfg_t;
+
+/** The generic option key spmv.c resolves itself (no backend may declare it). */
+#define GS_SPMV_PRECISION_KEY "precision"
 
 /** The padding guard every padded format declares in the same words (ell, dia, cusparse-sell). */
 #define GS_SPMV_OPTION_MAX_FILL                                                                 \

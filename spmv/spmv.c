@@ -23,6 +23,7 @@ struct gs_spmv {
   char describe[256];
   gs_selection_t *sel; /* "auto": what was chosen and why (owned) */
   unsigned generation; /* changes when a staged "auto" product takes another backend */
+  gs_precision_t precision; /* chosen at prepare (the option string's precision) */
 };
 
 /* ---- registry ---------------------------------------------------------------------------- */
@@ -115,6 +116,57 @@ static gs_status_t option_value(const gs_spmv_option_t *o, const char *pair, siz
   return GS_SUCCESS;
 }
 
+/* ---- precision (gpusolve/spmv.h) ---------------------------------------------------------- */
+
+static const char *const precision_names[] = {"double", "mixed"};
+
+const char *gs_precision_string(gs_precision_t p)
+{
+  return ((int)p >= 0 && (int)p < 2) ? precision_names[p] : "unknown";
+}
+
+int gs_precision_find(const char *name)
+{
+  for (int i = 0; name && i < 2; ++i)
+    if (!strcmp(name, precision_names[i])) return i;
+  return -1;
+}
+
+/* The generic pair "[backend.]precision=VALUE" (pair p of plen characters; blen > 0: the
+ * backend name that starts it): validated whatever ops is, applied to cfg when it names ops or
+ * no backend. Whether the backend takes the value is gs_spmv_create's check (refuse_precision),
+ * so that a refusal names the backend. */
+static gs_status_t precision_pair(const char *p, size_t plen, size_t blen, const char *val,
+                                  size_t vlen, const gs_spmv_ops_t *ops, gs_spmv_cfg_t *cfg)
+{
+  int prec = -1;
+  for (int i = 0; i < 2; ++i)
+    if (strlen(precision_names[i]) == vlen && !strncmp(val, precision_names[i], vlen)) prec = i;
+  if (prec < 0)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "SpMV option '%.*s': the precision must be double or "
+                    "mixed", (int)plen, p);
+  int named = 0; /* the backend the pair names (blen > 0) */
+  for (int i = 0; blen > 0 && i < gs_spmv_registry_count; ++i)
+    if (strlen(gs_spmv_registry[i]->name) == blen && !strncmp(gs_spmv_registry[i]->name, p, blen))
+      named = 1;
+  if (blen > 0 && !named)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "SpMV option '%.*s': unknown backend '%.*s'", (int)plen,
+                    p, (int)blen, p);
+  if (ops && cfg && (blen == 0 || (strlen(ops->name) == blen && !strncmp(ops->name, p, blen))))
+    cfg->precision = prec;
+  return GS_SUCCESS;
+}
+
+/* A precision the backend has no kernels for: refused, never run in double instead. */
+static gs_status_t refuse_precision(const gs_spmv_ops_t *ops, int precision)
+{
+  if (precision == GS_PRECISION_DOUBLE) return GS_SUCCESS;
+  if (precision == GS_PRECISION_MIXED && (ops->flags & GS_SPMV_FLAG_MIXED)) return GS_SUCCESS;
+  return GS_ERROR(GS_ERR_UNSUPPORTED, "backend '%s' has no %s-precision kernels (those that "
+                  "have: 'mixed' in gpusolve spmv --list --verbose)", ops->name,
+                  gs_precision_string((gs_precision_t)precision));
+}
+
 /* Applies `options` to the option table of `ops` (cfg may be NULL when only checking), or, with
  * ops == NULL, checks every pair against the whole registry. */
 static gs_status_t options_apply(const char *options, const gs_spmv_ops_t *ops, gs_spmv_cfg_t *cfg)
@@ -140,6 +192,11 @@ static gs_status_t options_apply(const char *options, const gs_spmv_ops_t *ops, 
     size_t klen = (size_t)(eq - key), blen = dot ? (size_t)(dot - p) : 0;
     const char *val = eq + 1;
     size_t vlen = plen - (size_t)(val - p);
+    if (klen == strlen(GS_SPMV_PRECISION_KEY) && !strncmp(key, GS_SPMV_PRECISION_KEY, klen)) {
+      GS_CHECK(precision_pair(p, plen, dot ? blen : 0, val, vlen, ops, cfg));
+      p += end ? (size_t)(end - p) : strlen(p);
+      continue;
+    }
     int meant = 0; /* some backend takes this pair */
     for (int i = 0; i < gs_spmv_registry_count; ++i) {
       const gs_spmv_ops_t *b = gs_spmv_registry[i];
@@ -221,6 +278,7 @@ gs_status_t gs_spmv_create(gs_spmv_t **out, gs_context_t *ctx, gs_matrix_t *A, c
   GS_CHECK(options_apply(options, gs_spmv_registry[i], &cfg));
   if (gs_matrix_wide(A) && !(gs_spmv_registry[i]->flags & GS_SPMV_FLAG_WIDE))
     return refuse_wide(gs_spmv_registry[i], gs_matrix_host(A)->nnz);
+  GS_CHECK(refuse_precision(gs_spmv_registry[i], cfg.precision));
   GS_CHECK(gs_context_activate(ctx));
   gs_spmv_t *S = calloc(1, sizeof *S);
   if (!S) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory creating an SpMV");
@@ -228,9 +286,15 @@ gs_status_t gs_spmv_create(gs_spmv_t **out, gs_context_t *ctx, gs_matrix_t *A, c
   S->ctx = ctx;
   S->A = A;
   S->caps = default_caps(S->ops);
+  S->precision = (gs_precision_t)cfg.precision;
   snprintf(S->who, sizeof S->who, "backend '%s'", S->ops->name);
   GS_TRY(S->ops->prepare(ctx, A, &cfg, &S->data, &S->caps));
   if (S->ops->describe) S->ops->describe(S->data, S->describe, sizeof S->describe);
+  if (S->precision == GS_PRECISION_MIXED) { /* say so wherever the layout is described */
+    const size_t used = strlen(S->describe);
+    snprintf(S->describe + used, sizeof S->describe - used, "%smixed precision (float values)",
+             used ? "; " : "");
+  }
   *out = S;
   S = NULL;
 cleanup:
@@ -269,6 +333,10 @@ gs_status_t gs_spmv_take_backend(gs_spmv_t *S, gs_spmv_t **from)
   if (!S || !from || !*from || (*from)->A != S->A || (*from)->ctx != S->ctx)
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_spmv_take_backend: not a product of the same matrix");
   /* what a solver may rely on mid-solve: a graph of the product, and A^T x */
+  if ((*from)->precision != S->precision)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_spmv_take_backend: %s is in %s precision, %s in %s",
+                    (*from)->who, gs_precision_string((*from)->precision), S->who,
+                    gs_precision_string(S->precision));
   const unsigned need = S->caps & (GS_SPMV_CAP_CAPTURABLE | GS_SPMV_CAP_TRANSPOSE);
   if (((*from)->caps & need) != need)
     return GS_ERROR(GS_ERR_UNSUPPORTED, "gs_spmv_take_backend: %s lacks a capability of %s",
@@ -353,9 +421,38 @@ gs_value_type_t gs_spmv_value_type(const gs_spmv_t *S)
   (void)S; /* every backend of this version stores double values */
   return GS_VALUE_DOUBLE;
 }
+gs_precision_t gs_spmv_precision(const gs_spmv_t *S)
+{
+  return S ? S->precision : GS_PRECISION_DOUBLE;
+}
 gs_matrix_t *gs_spmv_matrix(const gs_spmv_t *S) { return S ? S->A : NULL; }
 gs_context_t *gs_spmv_context(const gs_spmv_t *S) { return S ? S->ctx : NULL; }
 const char *gs_spmv_describe(const gs_spmv_t *S) { return S ? S->describe : ""; }
+
+/* Plain CSR on the values rounded to float, double x, y and sums: what the CSR kernels of a
+ * mixed product compute (row by row for op N; op T scales y, then adds entry by entry, as
+ * their atomics do in some order). alpha != 0 (the caller's BLAS rule handles 0). */
+static gs_status_t csr_spmv_host_mixed(const gs_csr_t *A, gs_op_t op, double alpha,
+                                       const double *x, double beta, double *y)
+{
+  if (op == GS_OP_N) {
+    for (gs_idx_t i = 0; i < A->m; ++i) {
+      double s = 0.0;
+      for (gs_off_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p)
+        s += (double)(float)A->val[p] * x[A->col[p]];
+      y[i] = beta == 0.0 ? alpha * s : alpha * s + beta * y[i];
+    }
+    return GS_SUCCESS;
+  }
+  for (gs_idx_t j = 0; j < A->n; ++j) y[j] = beta == 0.0 ? 0.0 : beta * y[j];
+  for (gs_idx_t i = 0; i < A->m; ++i) {
+    const double ax = alpha * x[i];
+    if (ax == 0.0) continue; /* as the kernels: no 0 * Inf from a zero x entry */
+    for (gs_off_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p)
+      y[A->col[p]] += (double)(float)A->val[p] * ax;
+  }
+  return GS_SUCCESS;
+}
 
 gs_status_t gs_spmv_host_apply(const char *name, const gs_csr_t *A, const char *options,
                                gs_op_t op, double alpha, const double *x, double beta, double *y)
@@ -378,8 +475,13 @@ gs_status_t gs_spmv_host_apply(const char *name, const gs_csr_t *A, const char *
   if (op == GS_OP_T && !(ops->flags & GS_SPMV_FLAG_TRANSPOSE))
     return GS_ERROR(GS_ERR_UNSUPPORTED, "backend '%s' has no transpose apply", ops->name);
   if (A->nnz > INT32_MAX && !(ops->flags & GS_SPMV_FLAG_WIDE)) return refuse_wide(ops, A->nnz);
+  GS_CHECK(refuse_precision(ops, cfg.precision));
   /* Host layouts follow gs_spmv_apply's rules, alpha = 0 included (A and x not read), and
    * refuse what prepare would refuse whatever alpha is. */
-  if (!ops->host_apply) return gs_csr_spmv_host(A, op, alpha, x, beta, y);
+  if (!ops->host_apply) {
+    if (cfg.precision == GS_PRECISION_MIXED && alpha != 0.0)
+      return csr_spmv_host_mixed(A, op, alpha, x, beta, y);
+    return gs_csr_spmv_host(A, op, alpha, x, beta, y);
+  }
   return ops->host_apply(A, &cfg, op, alpha, x, beta, y);
 }

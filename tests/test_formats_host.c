@@ -1032,6 +1032,108 @@ static void test_adaptive_structures(void)
   CU_ASSERT_EQUAL(gs_adapt_stream_group(ADAPT_ROWS), 1);
 }
 
+/* precision=mixed on the host: every backend flagged GS_SPMV_FLAG_MIXED against the double
+ * product with the bound of values rounded to float (gs_test_spmv_compare_u, u_v = 2^-24),
+ * and not the double product itself (the rounding happened: values drawn so that most are not
+ * floats); every other backend refuses with GS_ERR_UNSUPPORTED naming itself. */
+static void test_mixed_precision(void)
+{
+  const int shapes[][2] = {{300, 300}, {120, 50}, {50, 120}, {1, 1}};
+  int mixed = 0, refused = 0;
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
+    gs_csr_t *A = gs_test_random_csr(&g_state, shapes[s][0], shapes[s][1], 0.05 + 0.3 * (s == 3));
+    CU_ASSERT_FATAL(A != NULL);
+    const gs_idx_t lx = (A->m > A->n ? A->m : A->n) + 1;
+    double *x = malloc((size_t)lx * sizeof *x), *y0 = malloc((size_t)lx * sizeof *y0);
+    double *y = malloc((size_t)lx * sizeof *y), *yd = malloc((size_t)lx * sizeof *yd);
+    CU_ASSERT_FATAL(x && y0 && y && yd);
+    for (gs_idx_t i = 0; i < lx; ++i) {
+      x[i] = 2.0 * gs_test_uniform(&g_state) - 1.0;
+      y0[i] = 2.0 * gs_test_uniform(&g_state) - 1.0;
+    }
+    for (int b = 0; b < gs_spmv_backend_count(); ++b) {
+      const char *name = gs_spmv_backend_name(b);
+      const int has = (gs_spmv_backend_flags(b) & GS_SPMV_FLAG_MIXED) != 0;
+      for (int op = 0; op < 2; ++op) {
+        const gs_op_t o = op ? GS_OP_T : GS_OP_N;
+        const gs_idx_t len = op ? A->n : A->m;
+        for (size_t c = 0; c < N_AB; ++c) {
+          memcpy(y, y0, (size_t)len * sizeof *y);
+          memcpy(yd, y0, (size_t)len * sizeof *yd);
+          gs_status_t st = gs_spmv_host_apply(name, A, "precision=mixed", o, g_ab[c][0], x,
+                                              g_ab[c][1], y);
+          if (!has) {
+            CU_ASSERT_EQUAL(st, GS_ERR_UNSUPPORTED);
+            CU_ASSERT(strstr(gs_last_error(), name) != NULL);
+            refused += st == GS_ERR_UNSUPPORTED;
+            break;
+          }
+          if (st == GS_ERR_FORMAT_FILL) break; /* ell, dia on scattered entries */
+          if (op && !(gs_spmv_backend_flags(b) & GS_SPMV_FLAG_TRANSPOSE)) break;
+          CU_ASSERT_EQUAL_FATAL(st, GS_SUCCESS);
+          char label[96];
+          snprintf(label, sizeof label, "%s mixed, %d x %d", name, (int)A->m, (int)A->n);
+          CU_ASSERT(gs_test_spmv_ok_u(A, o, g_ab[c][0], x, g_ab[c][1], y0, y,
+                                      GS_PRECISION_MIXED_U, label));
+          /* the double layout's product differs somewhere: rounding took place */
+          CU_ASSERT_EQUAL_FATAL(gs_spmv_host_apply(name, A, NULL, o, g_ab[c][0], x, g_ab[c][1],
+                                                   yd), GS_SUCCESS);
+          int differs = 0;
+          for (gs_idx_t i = 0; i < len; ++i) differs |= y[i] != yd[i];
+          if (A->nnz > 4) CU_ASSERT(differs);
+          mixed++;
+        }
+      }
+    }
+    free(x);
+    free(y0);
+    free(y);
+    free(yd);
+    gs_csr_destroy(&A);
+  }
+  CU_ASSERT(mixed > 0);
+  CU_ASSERT(refused > 0); /* hola, merge, the cusparse tables ... have no mixed kernels */
+  /* the flagged set docs/formats.md lists */
+  CU_ASSERT(gs_spmv_backend_flags(gs_spmv_backend_find("csr-vector")) & GS_SPMV_FLAG_MIXED);
+  CU_ASSERT(gs_spmv_backend_flags(gs_spmv_backend_find("ell")) & GS_SPMV_FLAG_MIXED);
+  CU_ASSERT(gs_spmv_backend_flags(gs_spmv_backend_find("dia")) & GS_SPMV_FLAG_MIXED);
+  CU_ASSERT(gs_spmv_backend_flags(gs_spmv_backend_find("hyb")) & GS_SPMV_FLAG_MIXED);
+}
+
+/* The generic key: values, a named backend, unknown ones; names of the enum. */
+static void test_precision_option(void)
+{
+  const double d[] = {0.1, 0.0, 1.0 / 3.0, 2.0};
+  gs_csr_t *A = gs_test_csr_from_dense(2, 2, d);
+  const double x[] = {1.0, 1.0};
+  double y[2], yd[2];
+  CU_ASSERT_EQUAL(gs_spmv_options_check("precision=mixed"), GS_SUCCESS);
+  CU_ASSERT_EQUAL(gs_spmv_options_check("precision=double,max_fill=4"), GS_SUCCESS);
+  CU_ASSERT_EQUAL(gs_spmv_options_check("ell.precision=mixed"), GS_SUCCESS);
+  CU_ASSERT_EQUAL(gs_spmv_options_check("precision=float"), GS_ERR_INVALID_ARG);
+  CU_ASSERT(strstr(gs_last_error(), "double or mixed") != NULL);
+  CU_ASSERT_EQUAL(gs_spmv_options_check("precision="), GS_ERR_INVALID_ARG);
+  CU_ASSERT_EQUAL(gs_spmv_options_check("nosuch.precision=mixed"), GS_ERR_INVALID_ARG);
+  /* a pair naming ell leaves csr-scalar in double: bit for bit the double product */
+  CU_ASSERT_EQUAL(gs_spmv_host_apply("csr-scalar", A, "ell.precision=mixed", GS_OP_N, 1.0, x,
+                                     0.0, y), GS_SUCCESS);
+  CU_ASSERT_EQUAL(gs_spmv_host_apply("csr-scalar", A, NULL, GS_OP_N, 1.0, x, 0.0, yd),
+                  GS_SUCCESS);
+  CU_ASSERT(y[0] == yd[0] && y[1] == yd[1]);
+  CU_ASSERT_EQUAL(gs_spmv_host_apply("csr-scalar", A, "precision=mixed", GS_OP_N, 1.0, x, 0.0,
+                                     y), GS_SUCCESS);
+  CU_ASSERT_EQUAL(y[0], (double)(float)0.1);           /* one float value, exact sums */
+  CU_ASSERT_EQUAL(y[1], (double)(float)(1.0 / 3.0) + 2.0);
+  CU_ASSERT_STRING_EQUAL(gs_precision_string(GS_PRECISION_DOUBLE), "double");
+  CU_ASSERT_STRING_EQUAL(gs_precision_string(GS_PRECISION_MIXED), "mixed");
+  CU_ASSERT_STRING_EQUAL(gs_precision_string((gs_precision_t)7), "unknown");
+  CU_ASSERT_EQUAL(gs_precision_find("mixed"), GS_PRECISION_MIXED);
+  CU_ASSERT_EQUAL(gs_precision_find("float"), -1);
+  CU_ASSERT_EQUAL(gs_precision_find(NULL), -1);
+  CU_ASSERT_EQUAL(gs_spmv_precision(NULL), GS_PRECISION_DOUBLE);
+  gs_csr_destroy(&A);
+}
+
 int main(void)
 {
   g_state = gs_test_seed();
@@ -1052,6 +1154,8 @@ int main(void)
      test_merge_structures},
     {"csr-adaptive blocks: budget, row cap, VectorL chunks; empty rows, nnz = 0, 1x1, 1-row",
      test_adaptive_structures},
+    {"precision=mixed: host layouts within the float-values bound; refusals", test_mixed_precision},
+    {"precision option: values, named backend, names", test_precision_option},
     CU_TEST_INFO_NULL};
   return gs_test_main("formats_host", tests, 0);
 }

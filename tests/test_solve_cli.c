@@ -109,6 +109,17 @@ static void test_bad_options(void)
     {"solve --solver cgnr --precond ilu0", "no preconditioner"},
     {"solve --solver bicg --precond ilu0", "ilu0"},
     {"solve /nonexistent/A.mtx --solver bicg --precond ilu0", "transpose solve"},
+    /* precision: the value, what goes with it, auto */
+    {"solve --precision float", "'float'"},
+    {"solve --precision", "--precision"},
+    {"solve --inner-rtol 1e-3", "mixed-refine"},
+    {"solve --precision mixed-refine --inner-rtol 1", "--inner-rtol"},
+    {"solve --precision mixed-refine --max-outer 0", "--max-outer"},
+    {"solve --precision mixed --format auto", "auto"},
+    {"solve --precision mixed-refine --solver lsqr", "least-squares"},
+    {"spmv --precision half", "'half'"},
+    {"spmv --precision mixed --format auto", "auto"},
+    {"check x.mtx --precision single", "'single'"},
   };
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
     int rc = run("%s", cases[k].args);

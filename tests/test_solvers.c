@@ -1747,6 +1747,92 @@ static void test_cli(void)
   rmdir(dir);
 }
 
+/* --precision mixed-refine: CG on the mixed product of an SPD matrix whose values are not
+ * floats (the 27-point Laplacian scaled symmetrically, D A D, d_i in [1, 1.1]) reaches rtol
+ * 1e-10, checked on the host in double: ||b - A x|| <= 1e-10 ||b|| + 2 gamma_{k+2} || |A||x| ||
+ * (the device's residual met the test; the host's recomputation differs from it by the
+ * rounding of both, Higham Lemma 3.1, k = 27 terms a row). Also with ell inner products, and
+ * the argument checks. */
+static void test_mixed_refine(void)
+{
+  static const char *const inner[] = {"csr-vector", "ell"};
+  gs_csr_t *H = NULL;
+  uint64_t st = gs_test_seed() ^ 0x2545f4914f6cdd1dull;
+  CU_ASSERT_FATAL(gs_gen_laplace(&H, 40, 40, 40, 27) == GS_SUCCESS);
+  double *dd = malloc((size_t)H->n * sizeof *dd);
+  CU_ASSERT_FATAL(dd != NULL);
+  for (gs_idx_t i = 0; i < H->n; ++i) dd[i] = 1.0 + 0.1 * gs_test_uniform(&st);
+  for (gs_idx_t i = 0; i < H->m; ++i)
+    for (gs_off_t p = H->row_ptr[i]; p < H->row_ptr[i + 1]; ++p) H->val[p] *= dd[i] * dd[H->col[p]];
+  free(dd);
+  sys_t sy;
+  CU_ASSERT_FATAL(sys_open(&sy, H, NULL));
+  gs_solve_opts_t o;
+  gs_solve_opts_default(&o);
+  o.method = GS_SOLVER_CG;
+  o.rtol = 1e-10;
+  for (size_t f = 0; f < sizeof inner / sizeof inner[0]; ++f) {
+    gs_spmv_t *Si = NULL;
+    gs_solve_stats_t stats;
+    gs_refine_stats_t rs;
+    CU_ASSERT_FATAL(gs_spmv_create(&Si, ctx(), sy.A, inner[f], "precision=mixed") == GS_SUCCESS);
+    CU_ASSERT_FATAL(gs_solve_refine(ctx(), &o, NULL, sy.S, Si, NULL, sy.d_b, sy.d_x, &stats,
+                                    &rs) == GS_SUCCESS);
+    CU_ASSERT_EQUAL(stats.reason, GS_CONVERGED_RTOL);
+    CU_ASSERT(rs.outer >= 2); /* 1e-4 a step: one step cannot reach 1e-10 */
+    CU_ASSERT_EQUAL(stats.iterations, rs.inner_iterations);
+    CU_ASSERT(stats.rel_residual <= 1e-10);
+    CU_ASSERT(stats.seconds_total > 0.0 && stats.spmv_count > rs.inner_iterations);
+    CU_ASSERT_FATAL(gs_copy_to_host(ctx(), sy.h_x, sy.d_x, (size_t)sy.n * sizeof *sy.h_x) ==
+                    GS_SUCCESS);
+    double rr = 0.0, bb = 0.0, mm = 0.0;
+    for (gs_idx_t i = 0; i < sy.m; ++i) {
+      double ri = sy.h_b[i], mi = 0.0;
+      for (gs_off_t p = H->row_ptr[i]; p < H->row_ptr[i + 1]; ++p) {
+        ri -= H->val[p] * sy.h_x[H->col[p]];
+        mi += fabs(H->val[p] * sy.h_x[H->col[p]]);
+      }
+      rr += ri * ri;
+      bb += sy.h_b[i] * sy.h_b[i];
+      mm += mi * mi;
+    }
+    const double g = 29 * 0x1p-53 / (1.0 - 29 * 0x1p-53); /* gamma_{k+2}, k = 27 */
+    printf("\n  mixed-refine cg (%s inner): %d steps, %d inner iterations, host ||b - Ax||/||b|| "
+           "%.3e\n", inner[f], rs.outer, rs.inner_iterations, sqrt(rr / bb));
+    CU_ASSERT(sqrt(rr) <= 1e-10 * sqrt(bb) + 2.0 * g * sqrt(mm));
+    gs_spmv_destroy(&Si);
+  }
+  /* arguments: a mixed outer product, another matrix, a least-squares method */
+  gs_spmv_t *Si = NULL, *So = NULL;
+  CU_ASSERT_FATAL(gs_spmv_create(&Si, ctx(), sy.A, "csr-vector", "precision=mixed") ==
+                  GS_SUCCESS);
+  CU_ASSERT_EQUAL(gs_solve_refine(ctx(), &o, NULL, Si, Si, NULL, sy.d_b, sy.d_x, NULL, NULL),
+                  GS_ERR_INVALID_ARG);
+  CU_ASSERT_EQUAL(gs_solve_refine(ctx(), &o, NULL, sy.S, Si, NULL, sy.d_b, sy.d_b, NULL, NULL),
+                  GS_ERR_INVALID_ARG);
+  gs_refine_opts_t ro;
+  gs_refine_opts_default(&ro);
+  ro.inner_rtol = 1.0;
+  CU_ASSERT_EQUAL(gs_solve_refine(ctx(), &o, &ro, sy.S, Si, NULL, sy.d_b, sy.d_x, NULL, NULL),
+                  GS_ERR_INVALID_ARG);
+  gs_solve_opts_t l = o;
+  l.method = GS_SOLVER_LSQR;
+  CU_ASSERT_EQUAL(gs_solve_refine(ctx(), &l, NULL, sy.S, Si, NULL, sy.d_b, sy.d_x, NULL, NULL),
+                  GS_ERR_UNSUPPORTED);
+  gs_csr_t *H2 = NULL;
+  gs_matrix_t *A2 = NULL;
+  CU_ASSERT_FATAL(gs_gen_laplace(&H2, 40, 40, 40, 27) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_matrix_create(&A2, ctx(), H2) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_spmv_create(&So, ctx(), A2, "csr-vector", "precision=mixed") == GS_SUCCESS);
+  CU_ASSERT_EQUAL(gs_solve_refine(ctx(), &o, NULL, sy.S, So, NULL, sy.d_b, sy.d_x, NULL, NULL),
+                  GS_ERR_INVALID_ARG);
+  gs_spmv_destroy(&So);
+  gs_matrix_destroy(&A2);
+  gs_csr_destroy(&H2);
+  gs_spmv_destroy(&Si);
+  sys_close(&sy);
+}
+
 static void test_teardown(void) { gs_context_destroy(&g_ctx); }
 
 int main(void)
@@ -1771,6 +1857,7 @@ int main(void)
     {"least squares on random matrices, bounds derived", test_least_squares_random},
     {"exact small systems, A^T b = 0", test_least_squares_exact},
     {"refusals: shape, transpose, preconditioner", test_refusals},
+    {"mixed-refine CG reaches rtol 1e-10 in double; argument checks", test_mixed_refine},
     {"gpusolve solve end to end", test_cli},
     {"teardown", test_teardown},
     CU_TEST_INFO_NULL,

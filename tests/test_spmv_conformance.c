@@ -447,6 +447,97 @@ static void test_real_matrices(void)
   }
 }
 
+/* precision=mixed on the device: every backend flagged GS_SPMV_FLAG_MIXED, ops N and T, three
+ * (alpha, beta) with y = NaN for beta = 0, against the double host product within the bound of
+ * values rounded to float (gs_test_spmv_compare_u); a smaller byte model than its double
+ * instance; every other backend (cusparse-csr, hola, merge, ...) refused with
+ * GS_ERR_UNSUPPORTED and no product. */
+static void mixed_on(const gs_csr_t *H, const char *label)
+{
+  gs_matrix_t *A = NULL;
+  CU_ASSERT_FATAL(gs_matrix_create(&A, ctx, H) == GS_SUCCESS);
+  const size_t lx = (size_t)(H->m > H->n ? H->m : H->n) + 1;
+  double *x = malloc(lx * sizeof *x), *y0 = malloc(lx * sizeof *y0), *y = malloc(lx * sizeof *y);
+  double *d_x = NULL, *d_y = NULL;
+  uint64_t st = gs_test_seed() ^ 0x9e3779b97f4a7c15ull ^ (uint64_t)H->nnz;
+  CU_ASSERT_FATAL(x && y0 && y);
+  for (size_t i = 0; i < lx; ++i) {
+    x[i] = 2.0 * gs_test_uniform(&st) - 1.0;
+    y0[i] = 2.0 * gs_test_uniform(&st) - 1.0;
+  }
+  CU_ASSERT_FATAL(gs_dmalloc(ctx, (void **)&d_x, lx * sizeof *d_x, "x") == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_dmalloc(ctx, (void **)&d_y, lx * sizeof *d_y, "y") == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_copy_to_device(ctx, d_x, x, lx * sizeof *x) == GS_SUCCESS);
+  static const double ab[][2] = {{1.0, 0.0}, {-1.0, 1.0}, {2.5, -0.5}};
+  for (int b = 0; b < gs_spmv_backend_count(); ++b) {
+    const char *name = gs_spmv_backend_name(b);
+    gs_spmv_t *S = NULL, *D = NULL;
+    gs_status_t rc = gs_spmv_create(&S, ctx, A, name, "precision=mixed");
+    if (!(gs_spmv_backend_flags(b) & GS_SPMV_FLAG_MIXED)) {
+      CU_ASSERT_EQUAL(rc, GS_ERR_UNSUPPORTED);
+      CU_ASSERT(strstr(gs_last_error(), name) != NULL);
+      CU_ASSERT_PTR_NULL(S);
+      continue;
+    }
+    if (rc == GS_ERR_FORMAT_FILL) continue;
+    CU_ASSERT_EQUAL_FATAL(rc, GS_SUCCESS);
+    CU_ASSERT_EQUAL(gs_spmv_precision(S), GS_PRECISION_MIXED);
+    CU_ASSERT_EQUAL(gs_spmv_value_type(S), GS_VALUE_DOUBLE); /* the vectors */
+    CU_ASSERT(strstr(gs_spmv_describe(S), "mixed") != NULL);
+    gs_spmv_mem_t mm, md;
+    CU_ASSERT_FATAL(gs_spmv_create(&D, ctx, A, name, NULL) == GS_SUCCESS);
+    CU_ASSERT_FATAL(gs_spmv_memory(S, &mm) == GS_SUCCESS);
+    CU_ASSERT_FATAL(gs_spmv_memory(D, &md) == GS_SUCCESS);
+    if (H->nnz > 0) CU_ASSERT(mm.bytes_per_apply < md.bytes_per_apply);
+    gs_spmv_destroy(&D);
+    for (int op = 0; op < 2; ++op) {
+      if (op && !gs_spmv_supports(S, GS_OP_T)) break;
+      const gs_idx_t len = op ? H->n : H->m;
+      for (size_t c = 0; c < sizeof ab / sizeof ab[0]; ++c) {
+        for (gs_idx_t i = 0; i < len; ++i) y[i] = ab[c][1] == 0.0 ? NAN : y0[i];
+        CU_ASSERT_FATAL(gs_copy_to_device(ctx, d_y, y, (size_t)len * sizeof *y) == GS_SUCCESS);
+        CU_ASSERT_FATAL(gs_spmv_apply(S, op ? GS_OP_T : GS_OP_N, ab[c][0], d_x, ab[c][1], d_y) ==
+                        GS_SUCCESS);
+        CU_ASSERT_FATAL(gs_copy_to_host(ctx, y, d_y, (size_t)len * sizeof *y) == GS_SUCCESS);
+        char lab[128];
+        snprintf(lab, sizeof lab, "%s mixed on %s", name, label);
+        CU_ASSERT(gs_test_spmv_ok_u(H, op ? GS_OP_T : GS_OP_N, ab[c][0], x, ab[c][1], y0, y,
+                                    GS_PRECISION_MIXED_U, lab));
+      }
+    }
+    gs_spmv_destroy(&S);
+  }
+  gs_dfree(ctx, d_x);
+  gs_dfree(ctx, d_y);
+  free(x);
+  free(y0);
+  free(y);
+  gs_matrix_destroy(&A);
+}
+
+static void test_mixed_precision(void)
+{
+  uint64_t s = gs_test_seed() ^ 0x5bd1e995u;
+  gs_csr_t *A = gs_test_random_csr(&s, 1000, 700, 0.03); /* random values: not floats */
+  CU_ASSERT_FATAL(A != NULL);
+  mixed_on(A, "random 1000x700");
+  gs_csr_destroy(&A);
+  CU_ASSERT_FATAL(gs_gen_laplace(&A, 30, 30, 30, 27) == GS_SUCCESS); /* csr-vector row blocks */
+  for (gs_off_t p = 0; p < A->nnz; ++p) A->val[p] *= 1.0 + 0.1 * gs_test_uniform(&s);
+  mixed_on(A, "laplace 27-pt 30^3, perturbed values");
+  gs_csr_destroy(&A);
+  /* one row of 9000 entries: csr-vector's long-row chunks (atomics), hyb's COO tail */
+  gs_coo_t *C = NULL;
+  CU_ASSERT_FATAL(gs_coo_create(&C, 3000, 9000, 9000 + 3000) == GS_SUCCESS);
+  for (gs_idx_t j = 0; j < 9000; ++j) gs_coo_push(C, 5, j, 2.0 * gs_test_uniform(&s) - 1.0);
+  for (gs_idx_t i = 0; i < 3000; ++i)
+    if (i != 5) gs_coo_push(C, i, (gs_idx_t)(gs_test_uniform(&s) * 9000), gs_test_uniform(&s));
+  CU_ASSERT_FATAL(gs_coo_to_csr(&A, C) == GS_SUCCESS);
+  gs_coo_destroy(&C);
+  mixed_on(A, "one row of 9000 entries");
+  gs_csr_destroy(&A);
+}
+
 static void test_argument_validation(void)
 {
   gs_csr_t *H = NULL;
@@ -519,6 +610,8 @@ int main(void)
                          {"1-row and 1-column matrices, ops N and T", test_one_row_one_column},
                          {"64-bit offsets: wide kernels and refusals", test_wide_offsets},
                          {"every matrix of GS_MATRIX_DIR", test_real_matrices},
+                         {"precision=mixed: bound of float values; refusals",
+                          test_mixed_precision},
                          {"argument validation", test_argument_validation},
                          {"allocation failures", test_allocation_failures},
                          CU_TEST_INFO_NULL};

@@ -271,6 +271,16 @@ gs_test_spmv_cmp_t gs_test_spmv_compare(const gs_csr_t *A, gs_op_t op, double al
                                         const double *x, double beta, const double *y_in,
                                         const double *y_out)
 {
+  return gs_test_spmv_compare_u(A, op, alpha, x, beta, y_in, y_out, 0.0);
+}
+
+/* Mixed precision (u_v > 0): the product computed is that of A~ = A + E, |E| <= u_v |A|, whose
+ * exact value differs from the reference's by at most u_v |alpha| (|op(A)| |x|)_i = u_v times
+ * the alpha part of M_i, and whose rounding is bounded as above with M~_i <= (1 + u_v) M_i. */
+gs_test_spmv_cmp_t gs_test_spmv_compare_u(const gs_csr_t *A, gs_op_t op, double alpha,
+                                          const double *x, double beta, const double *y_in,
+                                          const double *y_out, double u_v)
+{
   gs_test_spmv_cmp_t r = {0.0, -1, 0.0, 0.0, 0.0, 0};
   const int trans = op == GS_OP_T;
   if (!A || (!trans && op != GS_OP_N)) {
@@ -280,11 +290,13 @@ gs_test_spmv_cmp_t gs_test_spmv_compare(const gs_csr_t *A, gs_op_t op, double al
   const gs_idx_t len = trans ? A->n : A->m;
   if (len <= 0) return r;
   long double *ref = malloc((size_t)len * sizeof *ref), *mag = malloc((size_t)len * sizeof *mag);
+  long double *amag = calloc((size_t)len, sizeof *amag); /* |alpha| (|op(A)| |x|)_i */
   int64_t *cnt = calloc((size_t)len, sizeof *cnt);
-  if (!ref || !mag || !cnt || !y_out || (beta != 0.0 && !y_in) ||
+  if (!ref || !mag || !amag || !cnt || !y_out || (beta != 0.0 && !y_in) ||
       (A->nnz > 0 && alpha != 0.0 && !x)) {
     free(ref);
     free(mag);
+    free(amag);
     free(cnt);
     r.ratio = INFINITY;
     return r;
@@ -299,6 +311,7 @@ gs_test_spmv_cmp_t gs_test_spmv_compare(const gs_csr_t *A, gs_op_t op, double al
       long double t = (long double)alpha * A->val[p] * x[in];
       ref[out] += t;
       mag[out] += fabsl(t);
+      amag[out] += fabsl(t);
       cnt[out]++;
     }
   const long double u = 0x1p-53L, u_ref = LDBL_EPSILON / 2.0L;
@@ -307,7 +320,8 @@ gs_test_spmv_cmp_t gs_test_spmv_compare(const gs_csr_t *A, gs_op_t op, double al
     double k = (double)cnt[i], ratio;
     long double g = (long double)gamma_k(k + 2, u) + gamma_k(k + 2, u_ref);
     long double bound =
-        GS_TEST_SPMV_C * (g * mag[i] + (k + 1) * (1.0L + fabs(alpha)) * DBL_TRUE_MIN);
+        GS_TEST_SPMV_C * (g * (1.0L + u_v) * mag[i] + (long double)u_v * amag[i] +
+                          (k + 1) * (1.0L + fabs(alpha)) * DBL_TRUE_MIN);
     if (!isfinite(ref[i]) || !isfinite(mag[i])) {
       /* non-finite input: the same NaN or the same infinity passes, anything else fails */
       int same = (isnan(ref[i]) && isnan(y_out[i])) || (long double)y_out[i] == ref[i];
@@ -328,8 +342,24 @@ gs_test_spmv_cmp_t gs_test_spmv_compare(const gs_csr_t *A, gs_op_t op, double al
   }
   free(ref);
   free(mag);
+  free(amag);
   free(cnt);
   return r;
+}
+
+int gs_test_spmv_ok_u(const gs_csr_t *A, gs_op_t op, double alpha, const double *x,
+                      double beta, const double *y_in, const double *y_out, double u_v,
+                      const char *label)
+{
+  gs_test_spmv_cmp_t r = gs_test_spmv_compare_u(A, op, alpha, x, beta, y_in, y_out, u_v);
+  if (r.ratio <= 1.0) return 1;
+  fprintf(stderr,
+          "\n  %s: op %c alpha %g beta %g u_v %g (%lld x %lld): y[%lld] = %.17g, reference %.17g, "
+          "|error| %.3g > bound %.3g (ratio %.3g, %lld terms)\n",
+          label ? label : "", op == GS_OP_T ? 'T' : 'N', alpha, beta, u_v,
+          A ? (long long)A->m : -1LL, A ? (long long)A->n : -1LL, (long long)r.index, r.got,
+          r.want, fabs(r.got - r.want), r.bound, r.ratio, (long long)r.terms);
+  return 0;
 }
 
 int gs_test_spmv_ok(const gs_csr_t *A, gs_op_t op, double alpha, const double *x, double beta,

@@ -82,6 +82,21 @@ gs_test_spmv_cmp_t gs_test_spmv_compare(const gs_csr_t *A, gs_op_t op, double al
                                         const double *y_out);
 
 /**
+ * gs_test_spmv_compare for a product whose values were rounded to a unit roundoff u_v before
+ * use (u_v = GS_PRECISION_MIXED_U = 2^-24 for precision=mixed; 0 gives gs_test_spmv_compare):
+ * the product is exact for values a (1 + d), |d| <= u_v, so the bound gains
+ * C * u_v |alpha| (|op(A)| |x|)_i, and its rounding term a factor (1 + u_v) on the magnitudes.
+ */
+gs_test_spmv_cmp_t gs_test_spmv_compare_u(const gs_csr_t *A, gs_op_t op, double alpha,
+                                          const double *x, double beta, const double *y_in,
+                                          const double *y_out, double u_v);
+
+/** gs_test_spmv_ok with gs_test_spmv_compare_u's bound for values rounded to u_v. */
+int gs_test_spmv_ok_u(const gs_csr_t *A, gs_op_t op, double alpha, const double *x,
+                      double beta, const double *y_in, const double *y_out, double u_v,
+                      const char *label);
+
+/**
  * gs_test_spmv_compare, then 1 when every element is within its bound; otherwise prints one
  * line to stderr (the printf-style label, op, alpha, beta, shape, the worst element with its
  * value, reference, bound and ratio) and returns 0. Use as CU_ASSERT(gs_test_spmv_ok(...)).

@@ -277,6 +277,62 @@ gs_status_t gs_solve(gs_context_t *ctx, const gs_solve_opts_t *opts, gs_spmv_t *
  *  symmetric with a positive diagonal, BiCGSTAB otherwise. */
 gs_method_t gs_solve_auto_method(const gs_matrix_t *A);
 
+/* ---- mixed-precision iterative refinement ----------------------------------------------------
+ * Solves A x = b to double accuracy with the Krylov work done on a mixed-precision product
+ * (float values, gs_precision_t): the outer loop forms the true residual r = b - A x with a
+ * double product S, solves A d = r with opts' method on the mixed product S_inner to the loose
+ * relative tolerance inner_rtol, and takes x += d, until ||b - A x|| <= max(rtol ||b||, atol)
+ * on that double residual. Each step reduces the error by about max(inner_rtol,
+ * cond(A) u_f), u_f = 2^-24, so it converges when cond(A) u_f is well below 1 (Moler 1967;
+ * Higham, Accuracy and Stability, ch. 12; Carson and Higham 2018). */
+
+/** Options of the refinement besides gs_solve_opts_t; start from gs_refine_opts_default(). */
+typedef struct gs_refine_opts {
+  double inner_rtol; /* relative tolerance of each inner solve, in (0, 1); default 1e-4 */
+  int max_outer;     /* limit on refinement steps (x += d); default 100 */
+  double min_reduction; /* a step that leaves ||b - Ax|| above min_reduction times its value
+                           before stops the refinement (GS_DIVERGED_STAGNATION: the inner
+                           solves no longer resolve the correction); in (0, 1], default 0.5 */
+} gs_refine_opts_t;
+
+/** Fills the defaults listed above. */
+void gs_refine_opts_default(gs_refine_opts_t *o);
+
+/** What the refinement did besides gs_solve_stats_t. */
+typedef struct gs_refine_stats {
+  int outer;                     /* refinement steps taken (x += d), a reverted one included */
+  int inner_iterations;          /* Krylov iterations of all inner solves (= stats.iterations) */
+  gs_reason_t last_inner_reason; /* why the last inner solve stopped (GS_REASON_NONE: none ran) */
+  double seconds_inner;          /* the inner solves' own seconds_total, summed */
+} gs_refine_stats_t;
+
+/**
+ * Mixed-precision iterative refinement (above). The outer residual and the stopping test are
+ * on S, which must be a double product (gs_spmv_precision(S) == GS_PRECISION_DOUBLE); S_inner is
+ * normally the mixed product of the same matrix (gs_spmv_create with "precision=mixed"), any
+ * format; M (or NULL) preconditions the inner solves. opts: the method (AUTO resolved from the
+ * matrix; the least-squares methods CGNR and LSQR are GS_ERR_UNSUPPORTED), rtol, atol, maxit
+ * (a limit on the inner iterations of all steps together), x0_given, check_every, graphs,
+ * timing; the monitor is not called (each inner solve has a tolerance of its own).
+ * Stops, as a reason in stats (the function returns GS_SUCCESS):
+ *   converged (GS_CONVERGED_RTOL/ATOL): the double ||b - A x|| met the tolerance;
+ *   GS_DIVERGED_STAGNATION: a step reduced ||b - A x|| by less than ropts.min_reduction (a step
+ *     that increased it, or made it NaN, is undone: x is the best iterate);
+ *   GS_DIVERGED_MAXIT: maxit inner iterations or max_outer steps;
+ *   GS_DIVERGED_NANINF: ||b|| or the initial residual is not finite.
+ * stats: iterations = inner iterations in all, true_residual_norm and rel_residual of the
+ * returned x on S, spmv_count = outer and inner products (outer ones on S), seconds_total on
+ * the GPU timeline from the first residual to the last, seconds_spmv the inner solves' and the
+ * outer products' (CUDA events), seconds_setup the inner solver's setup.
+ * @return GS_ERR_INVALID_ARG for NULL arguments, aliasing x and b, products of different
+ *         matrices or contexts, a mixed S, bad ropts; GS_ERR_DIMENSION for a rectangular
+ *         matrix; the errors of gs_solver_create, setup and solve.
+ */
+gs_status_t gs_solve_refine(gs_context_t *ctx, const gs_solve_opts_t *opts,
+                            const gs_refine_opts_t *ropts, gs_spmv_t *S, gs_spmv_t *S_inner,
+                            gs_precond_t *M, const gs_val_t *d_b, gs_val_t *d_x,
+                            gs_solve_stats_t *stats, gs_refine_stats_t *rstats);
+
 #ifdef __cplusplus
 }
 #endif

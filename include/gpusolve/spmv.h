@@ -71,9 +71,34 @@ gs_status_t gs_spmv_apply(gs_spmv_t *S, gs_op_t op, gs_val_t alpha, const gs_val
                           gs_val_t beta, gs_val_t *d_y);
 gs_status_t gs_spmv_memory(const gs_spmv_t *S, gs_spmv_mem_t *mem);
 const char *gs_spmv_name(const gs_spmv_t *S);
-/** Type of the values S stores and of the vectors gs_spmv_apply takes (GS_VALUE_DOUBLE in this
- *  version: every backend stores double values). */
+/** Type of the vectors gs_spmv_apply takes and of its arithmetic (GS_VALUE_DOUBLE: the
+ *  vectors are gs_val_t whatever the precision below). */
 gs_value_type_t gs_spmv_value_type(const gs_spmv_t *S);
+
+/* ---- precision: the value type chosen at prepare ----------------------------------------
+ * Chosen by the generic option `precision` of the option string (not a backend's own key, and
+ * no backend may declare one of that name):
+ *   "precision=double"  (default) values stored in double
+ *   "precision=mixed"   values rounded once to float at prepare and stored in float (half the
+ *                       value bytes); x, y, alpha, beta and the accumulation stay double, so
+ *                       the product is that of the matrix fl32(A): each value off by at most
+ *                       u_f |a|, u_f = 2^-24 (GS_PRECISION_MIXED_U), besides the double
+ *                       product's own rounding
+ * "ell.precision=mixed" names one backend, as for its own keys. Only backends flagged
+ * GS_SPMV_FLAG_MIXED take mixed; for any other gs_spmv_create and gs_spmv_host_apply return
+ * GS_ERR_UNSUPPORTED naming the backend: they never run double in its place. */
+typedef enum gs_precision {
+  GS_PRECISION_DOUBLE = 0, /* double values (the default) */
+  GS_PRECISION_MIXED = 1   /* float values, double vectors and accumulation */
+} gs_precision_t;
+/** Unit roundoff of the values of a mixed product (float: 2^-24). */
+#define GS_PRECISION_MIXED_U 0x1p-24
+/** "double", "mixed"; "unknown" for other values. */
+const char *gs_precision_string(gs_precision_t p);
+/** The precision called `name` ("double", "mixed"), or -1. */
+int gs_precision_find(const char *name);
+/** The precision S was prepared in (GS_PRECISION_DOUBLE for NULL). */
+gs_precision_t gs_spmv_precision(const gs_spmv_t *S);
 /** The matrix S was prepared for (borrowed by S). */
 gs_matrix_t *gs_spmv_matrix(const gs_spmv_t *S);
 /** One line about the prepared layout ("K = 27, ELL 99.1% / COO 0.9% of entries"), or "". */
@@ -106,9 +131,12 @@ enum {
                                   backend with GS_ERR_UNSUPPORTED */
   GS_SPMV_FLAG_SHARED_CSR = 1u << 4, /* reads the matrix's shared device CSR, uploaded once per
                                        matrix by the first such prepare and kept with it */
-  GS_SPMV_FLAG_LIGHT = 1u << 5 /* prepare builds no layout of its own: on the shared device CSR,
+  GS_SPMV_FLAG_LIGHT = 1u << 5, /* prepare builds no layout of its own: on the shared device CSR,
                                   at most O(rows) work on the GPU (the staged "auto" selection
                                   starts a solve with one of these) */
+  GS_SPMV_FLAG_MIXED = 1u << 6 /* takes precision=mixed: kernels on float values with double
+                                  vectors and accumulation (see gs_precision_t); its host
+                                  layout, if any, rounds the same values */
 };
 
 /** Number of registered backends; they are indexed 0..count-1 in a fixed order. */
@@ -130,7 +158,8 @@ int gs_spmv_backend_option(int i, int k, gs_spmv_option_info_t *out);
 
 /**
  * Host check of a backend's own layout: builds it from A on the host and applies it on the host
- * (no GPU needed): y = alpha*op(A)*x + beta*y. Backends without a host layout use plain CSR.
+ * (no GPU needed): y = alpha*op(A)*x + beta*y. Backends without a host layout use plain CSR
+ * (with precision=mixed, plain CSR on the values rounded to float).
  * GS_ERR_FORMAT_FILL / GS_ERR_UNSUPPORTED as the device backend would answer.
  */
 gs_status_t gs_spmv_host_apply(const char *name, const gs_csr_t *A, const char *options,
