@@ -3,6 +3,7 @@
  * The matrix object lives in spmv/matrix.c. */
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,6 +118,23 @@ static gs_status_t option_value(const gs_spmv_option_t *o, const char *pair, siz
 }
 
 /* ---- precision (gpusolve/spmv.h) ---------------------------------------------------------- */
+
+/* Mixed precision stores the values as float: a finite value beyond FLT_MAX would become an
+ * infinity, a silent wrong product, so such a matrix is refused, naming the first entry.
+ * (Values below FLT_MIN lose relative accuracy as float subnormals; they stay within an
+ * absolute 2^-150 of the double value, well under u_f of any normal entry of the row.) */
+static gs_status_t refuse_float_range(const gs_csr_t *H)
+{
+  if (!H) return GS_SUCCESS;
+  for (gs_idx_t i = 0; i < H->m; ++i)
+    for (gs_off_t p = H->row_ptr[i]; p < H->row_ptr[i + 1]; ++p)
+      if (isfinite(H->val[p]) && fabs(H->val[p]) > FLT_MAX)
+        return GS_ERROR(GS_ERR_UNSUPPORTED, "mixed precision: entry (%lld, %lld) = %g is beyond "
+                        "the float range (%g); use double precision", (long long)i + 1,
+                        (long long)H->col[p] + 1, H->val[p], (double)FLT_MAX);
+  return GS_SUCCESS;
+}
+
 
 static const char *const precision_names[] = {"double", "mixed"};
 
@@ -279,6 +297,7 @@ gs_status_t gs_spmv_create(gs_spmv_t **out, gs_context_t *ctx, gs_matrix_t *A, c
   if (gs_matrix_wide(A) && !(gs_spmv_registry[i]->flags & GS_SPMV_FLAG_WIDE))
     return refuse_wide(gs_spmv_registry[i], gs_matrix_host(A)->nnz);
   GS_CHECK(refuse_precision(gs_spmv_registry[i], cfg.precision));
+  if (cfg.precision == GS_PRECISION_MIXED) GS_CHECK(refuse_float_range(gs_matrix_host(A)));
   GS_CHECK(gs_context_activate(ctx));
   gs_spmv_t *S = calloc(1, sizeof *S);
   if (!S) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory creating an SpMV");
@@ -476,6 +495,7 @@ gs_status_t gs_spmv_host_apply(const char *name, const gs_csr_t *A, const char *
     return GS_ERROR(GS_ERR_UNSUPPORTED, "backend '%s' has no transpose apply", ops->name);
   if (A->nnz > INT32_MAX && !(ops->flags & GS_SPMV_FLAG_WIDE)) return refuse_wide(ops, A->nnz);
   GS_CHECK(refuse_precision(ops, cfg.precision));
+  if (cfg.precision == GS_PRECISION_MIXED) GS_CHECK(refuse_float_range(A));
   /* Host layouts follow gs_spmv_apply's rules, alpha = 0 included (A and x not read), and
    * refuse what prepare would refuse whatever alpha is. */
   if (!ops->host_apply) {

@@ -1132,6 +1132,17 @@ static void test_precision_option(void)
   CU_ASSERT_EQUAL(gs_precision_find(NULL), -1);
   CU_ASSERT_EQUAL(gs_spmv_precision(NULL), GS_PRECISION_DOUBLE);
   gs_csr_destroy(&A);
+  /* a finite value beyond the float range is refused in mixed precision (it would become an
+   * infinity), naming the entry; double takes it */
+  const double big[] = {1.0, 0.0, 0.0, 1e300};
+  A = gs_test_csr_from_dense(2, 2, big);
+  CU_ASSERT_EQUAL(gs_spmv_host_apply("csr-vector", A, "precision=mixed", GS_OP_N, 1.0, x, 0.0,
+                                     y), GS_ERR_UNSUPPORTED);
+  CU_ASSERT(strstr(gs_last_error(), "(2, 2)") != NULL && strstr(gs_last_error(), "float range"));
+  CU_ASSERT_EQUAL(gs_spmv_host_apply("csr-vector", A, NULL, GS_OP_N, 1.0, x, 0.0, y),
+                  GS_SUCCESS);
+  CU_ASSERT_EQUAL(y[1], 1e300);
+  gs_csr_destroy(&A);
 }
 
 int main(void)
