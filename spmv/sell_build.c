@@ -133,7 +133,7 @@ gs_status_t gs_sell_build_p(gs_sell_t **out, const gs_csr_t *A, const gs_sell_pa
   gs_sell_t *S = NULL;
   if (!out) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_sell_build: out is NULL");
   *out = NULL;
-  if (!A || !p) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_sell_build: A is NULL");
+  if (!A || !p) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_sell_build: NULL argument");
   GS_CHECK(sell_check_params(A, p));
   const char *name = p->name ? p->name : "SELL";
 
