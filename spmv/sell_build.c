@@ -32,41 +32,52 @@ static int sell_key_cmp(const void *a, const void *b)
   return (p->row > q->row) - (p->row < q->row);
 }
 
+/* Whether rows [w0, w1) of A are already longest first (sorting would move none of them). */
+static int window_sorted(const gs_csr_t *A, int64_t w0, int64_t w1)
+{
+  for (int64_t i = w0 + 1; i < w1; ++i)
+    if (gs_fmt_row_len(A, (gs_idx_t)i) > gs_fmt_row_len(A, (gs_idx_t)(i - 1))) return 0;
+  return 1;
+}
+
 /* *perm = the stored order of A's rows for a window of sigma rows (the last window may be
  * partial), or NULL when sigma <= 1 or sorting leaves every row in place (the kernels then skip
- * the indirection). GS_ERR_HOST_MEMORY. */
+ * the indirection). Windows already in order are not sorted (a stencil's rows, a diagonal).
+ * GS_ERR_HOST_MEMORY. */
 static gs_status_t sell_order(const gs_csr_t *A, gs_idx_t sigma, gs_idx_t **perm)
 {
   *perm = NULL;
   if (sigma <= 1 || A->m <= 1) return GS_SUCCESS;
-  sell_key_t *key = malloc((size_t)A->m * sizeof *key);
-  if (!key) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory sorting SELL rows");
-  for (gs_idx_t i = 0; i < A->m; ++i) {
-    key[i].len = gs_fmt_row_len(A, i);
-    key[i].row = i;
-  }
-  int moved = 0;
+  sell_key_t *key = NULL;
+  gs_idx_t *p = NULL;
   for (int64_t w0 = 0; w0 < A->m; w0 += sigma) {
     int64_t w1 = w0 + sigma < A->m ? w0 + sigma : A->m;
-    qsort(key + w0, (size_t)(w1 - w0), sizeof *key, sell_key_cmp);
-    for (int64_t i = w0; i < w1 && !moved; ++i) moved = key[i].row != (gs_idx_t)i;
-  }
-  if (moved) {
-    gs_idx_t *p = malloc((size_t)A->m * sizeof *p);
-    if (!p) {
-      free(key);
-      return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory sorting SELL rows");
+    if (window_sorted(A, w0, w1)) continue;
+    if (!p) { /* the first window that moves: from here on the order is explicit */
+      p = malloc((size_t)A->m * sizeof *p);
+      key = malloc((size_t)(sigma < A->m ? sigma : A->m) * sizeof *key);
+      if (!p || !key) {
+        free(p);
+        free(key);
+        return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory sorting SELL rows");
+      }
+      for (gs_idx_t i = 0; i < A->m; ++i) p[i] = i;
     }
-    for (gs_idx_t i = 0; i < A->m; ++i) p[i] = key[i].row;
-    *perm = p;
+    for (int64_t i = w0; i < w1; ++i) {
+      key[i - w0].len = gs_fmt_row_len(A, (gs_idx_t)i);
+      key[i - w0].row = (gs_idx_t)i;
+    }
+    qsort(key, (size_t)(w1 - w0), sizeof *key, sell_key_cmp);
+    for (int64_t i = w0; i < w1; ++i) p[i] = key[i - w0].row;
   }
   free(key);
+  *perm = p;
   return GS_SUCCESS;
 }
 
 /* Pass 1: the padded width of every slice of the stored order, in 64 bits (an oversized layout
- * is reported, not wrapped). slice_ptr (nslices + 1 entries, or NULL) gets the offsets while
- * they fit 32 bits. */
+ * is reported, not wrapped). Stored row r is row perm[r] of A (perm NULL: row r). slice_ptr
+ * (nslices + 1 entries, or NULL) gets the offsets while they fit 32 bits. */
 static void sell_widths(const gs_csr_t *A, const gs_idx_t *perm, int64_t C, int64_t P,
                         gs_idx_t *slice_ptr, int64_t *slots_out, int64_t *used_out,
                         gs_idx_t *max_width_out)
