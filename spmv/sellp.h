@@ -31,6 +31,7 @@ enum { SELLP_OPT_C, SELLP_OPT_T, SELLP_OPT_SIGMA, SELLP_OPT_MAX_FILL };
 #define GS_SELLP_GROUP_MAX 1024 /* C * T: a slice's group fits one thread block */
 #define GS_SELLP_BLOCK 256      /* threads per block when groups are smaller (several a block) */
 #define GS_SELLP_SIGMA_SLICES 32 /* automatic sorting window: 32 slices (sigma = 32 C) */
+#define GS_SELLP_THREADS_ENOUGH (1 << 19) /* about twice the threads an H100 holds at once */
 
 /** C, T (= P) and sigma of one layout. */
 typedef struct gs_sellp_shape {
@@ -38,15 +39,19 @@ typedef struct gs_sellp_shape {
 } gs_sellp_shape_t;
 
 /**
- * Resolves the options against A (each 0: automatic). T: the largest power of two <= 32 with at
- * least 8 entries a thread on the mean row length (1 below 16 entries a row, 32 from 256 on);
- * C: 32 / T, so that a slice is one warp (C given and T automatic: T shrinks until C*T <=
+ * Resolves the options against A (each 0: automatic). T: gs_sellp_auto_threads; C: 32 / T, so that a slice is one warp (C given and T automatic: T shrinks until C*T <=
  * 1024). sigma: GS_SELLP_SIGMA_SLICES * C when sorting in that window saves more slot bytes
  * (12 a slot) than twice the permutation's (4 a row), or keeps a matrix within max_fill that
  * the unsorted layout would exceed; else 1 (no sorting). GS_ERR_INVALID_ARG when C*T > 1024,
  * GS_ERR_HOST_MEMORY.
  */
 gs_status_t gs_sellp_choose(const gs_csr_t *A, const gs_spmv_cfg_t *cfg, gs_sellp_shape_t *out);
+
+/** The automatic T of an m-row matrix with nnz entries: the largest power of two <= 32 that
+ *  leaves at least 8 entries a thread on the mean row length (1 below 16 entries a row, 32 from
+ *  256 on), halved while m * T / 2 still reaches GS_SELLP_THREADS_ENOUGH threads (a large
+ *  matrix keeps the device busy with a thread a row, and pays no padding to a multiple of T). */
+gs_idx_t gs_sellp_auto_threads(gs_idx_t m, gs_off_t nnz);
 
 /** gs_sellp_choose, then the layout (gs_sell_build_p, named "SELL-P" in its messages: the
  *  fill guard of cfg's max_fill and the 2^31 - 1 slot limit refuse with GS_ERR_FORMAT_FILL). */

@@ -10,12 +10,14 @@
 
 static int is_pow2(double v) { return v >= 1.0 && v == floor(v) && ((long)v & ((long)v - 1)) == 0; }
 
-/* The largest power of two <= 32 that leaves at least 8 entries a thread on rows of mean length
- * `mean`: more threads a row only add reduction steps and padding to a multiple of T. */
-static gs_idx_t auto_threads(double mean)
+gs_idx_t gs_sellp_auto_threads(gs_idx_t m, gs_off_t nnz)
 {
+  const double mean = m > 0 ? (double)nnz / (double)m : 0.0;
   gs_idx_t T = 1;
-  while (T < GS_SELLP_T_MAX && 16.0 * T <= mean) T *= 2;
+  while (T < GS_SELLP_T_MAX && 16.0 * T <= mean) T *= 2; /* >= 8 entries a thread */
+  /* more threads a row only add reduction steps and padding to a multiple of T: drop them
+   * while the rows alone still give GS_SELLP_THREADS_ENOUGH threads */
+  while (T > 1 && (double)m * (T / 2) >= GS_SELLP_THREADS_ENOUGH) T /= 2;
   return T;
 }
 
@@ -31,8 +33,7 @@ gs_status_t gs_sellp_choose(const gs_csr_t *A, const gs_spmv_cfg_t *cfg, gs_sell
                     "sellp: c must be 0 or a power of two <= %d, t 0 or a power of two <= %d, "
                     "sigma an integer >= 0 (c = %g, t = %g, sigma = %g)",
                     GS_SELLP_C_MAX, GS_SELLP_T_MAX, c, t, sg);
-  const double mean = A->m > 0 ? (double)A->nnz / (double)A->m : 0.0;
-  gs_idx_t T = t != 0.0 ? (gs_idx_t)t : auto_threads(mean);
+  gs_idx_t T = t != 0.0 ? (gs_idx_t)t : gs_sellp_auto_threads(A->m, A->nnz);
   gs_idx_t C = c != 0.0 ? (gs_idx_t)c : (T < 32 ? 32 / T : 1);
   if (t == 0.0)
     while ((int64_t)C * T > GS_SELLP_GROUP_MAX) T /= 2;

@@ -166,7 +166,7 @@ static const gs_spmv_option_t sellp_options[] = {
     {"c", "rows per slice (a power of two <= 1024); 0: 32 / t, one warp a slice", GS_OPTK_POW2,
      0, 0, GS_SELLP_C_MAX},
     {"t", "threads per row, also the padding multiple P (power of two <= 32; c * t <= 1024); "
-          "0: at least 8 entries a thread on the mean row length",
+          "0: from the mean row length (>= 8 entries a thread), 1 when the rows give 2^19 threads",
      GS_OPTK_POW2, 0, 0, GS_SELLP_T_MAX},
     {"sigma", "rows sorted by length within windows of sigma rows (1: no sorting); 0: 32 c "
               "when that saves bytes or avoids the fill refusal",

@@ -527,6 +527,17 @@ static void test_slot_overflow(void)
 /* The automatic C, T and sigma, and the refusals of bad combinations. */
 static void test_choose(void)
 {
+  /* T from the mean row length, dropped on matrices whose rows give threads enough */
+  CU_ASSERT_EQUAL(gs_sellp_auto_threads(0, 0), 1);
+  CU_ASSERT_EQUAL(gs_sellp_auto_threads(1000, 15999), 1);
+  CU_ASSERT_EQUAL(gs_sellp_auto_threads(1000, 16000), 2);
+  CU_ASSERT_EQUAL(gs_sellp_auto_threads(1000, 63999), 4);
+  CU_ASSERT_EQUAL(gs_sellp_auto_threads(1000, 1000000), 32);
+  CU_ASSERT_EQUAL(gs_sellp_auto_threads(262144, 262144 * 27), 2);   /* 64^3 27-point */
+  CU_ASSERT_EQUAL(gs_sellp_auto_threads(1000000, 1000000 * 27), 1); /* 100^3 27-point */
+  CU_ASSERT_EQUAL(gs_sellp_auto_threads(65536, (gs_off_t)65536 * 1000), 8);
+  CU_ASSERT_EQUAL(gs_sellp_auto_threads(1 << 20, (gs_off_t)1000 << 20), 1);
+
   gs_sellp_shape_t sh;
   gs_csr_t *A = NULL;
   gs_spmv_cfg_t cfg = cfg_of(0, 0, 0, 3.0);
