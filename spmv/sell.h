@@ -17,7 +17,15 @@
  * that only pad the last slice to C are not counted (else every matrix of fewer than C / 3
  * rows would be refused), though they are stored: slots <= fill * nnz + (C - 1) * w_last. The
  * builder refuses fill over max_fill like every padded format (GS_ERR_FORMAT_FILL), and layouts
- * whose slot count does not fit the 32-bit slice offsets. Internal header. */
+ * whose slot count does not fit the 32-bit slice offsets.
+ *
+ * The same builder makes the SELL-P layout of the sellp backend (spmv/sellp.h; Anzt, Tomov &
+ * Dongarra, UT-EECS-14-727, with the sorting window of Kreutzer et al.'s SELL-C-sigma): slice
+ * widths rounded up to a multiple of P (gs_sell_params_t.pad; w_s above is then the padded
+ * width), and the rows sorted by decreasing length inside windows of sigma consecutive rows
+ * (stable: rows of equal length keep their order), stored row r holding the original row
+ * perm[r]. Columns are never permuted. cuSPARSE's layout is pad = 1, sigma = 1 (perm NULL).
+ * Internal header. */
 #ifndef GS_SPMV_SELL_H
 #define GS_SPMV_SELL_H
 
@@ -40,7 +48,20 @@ typedef struct gs_sell {
   gs_idx_t *slice_ptr; /* nslices + 1: first slot of each slice */
   gs_idx_t *col;       /* slots: column index, -1 in padding; NULL when slots == 0 */
   gs_val_t *val;       /* slots: value, 0.0 in padding; NULL when slots == 0 */
+  gs_idx_t pad;        /* P: every slice width is a multiple of it (1: cuSPARSE's layout) */
+  gs_idx_t sigma;      /* sorting window asked for (1: none) */
+  gs_idx_t *perm;      /* m: original row of stored row r; NULL when the order is the identity */
+  int64_t used;        /* slots of the rows that exist: the fill is used / nnz */
 } gs_sell_t;
+
+/** What gs_sell_build_p builds. */
+typedef struct gs_sell_params {
+  gs_idx_t slice_size; /* C >= 1 */
+  gs_idx_t pad;        /* P >= 1 */
+  gs_idx_t sigma;      /* >= 1; 1: rows keep their order */
+  double max_fill;     /* > 0: refuse a fill over it (GS_ERR_FORMAT_FILL); 0: no guard */
+  const char *name;    /* names the layout in messages ("SELL", "SELL-P"); NULL: "SELL" */
+} gs_sell_params_t;
 
 /**
  * Builds the SELL layout of A with slice_size rows per slice (>= 1).
@@ -51,12 +72,22 @@ typedef struct gs_sell {
  */
 gs_status_t gs_sell_build(gs_sell_t **out, const gs_csr_t *A, gs_idx_t slice_size,
                           double max_fill);
+/** The general builder (gs_sell_build is C = slice_size, P = 1, sigma = 1): the fill guard and
+ *  the 2^31 - 1 slot limit as above, both checked before the slot arrays are allocated; the
+ *  refusal messages give the numbers (slots, nonzeros, ratio, limit, longest row, C, P). */
+gs_status_t gs_sell_build_p(gs_sell_t **out, const gs_csr_t *A, const gs_sell_params_t *p);
+/** The slot counts gs_sell_build_p would reach with p, without building the layout (its guard
+ *  and the slot limit are not applied): *slots all stored slots (may pass 2^31 - 1), *used those
+ *  of the rows that exist, *max_width the widest padded slice. GS_ERR_HOST_MEMORY when sorting
+ *  needs a workspace it cannot get. */
+gs_status_t gs_sell_count(const gs_csr_t *A, const gs_sell_params_t *p, int64_t *slots,
+                          int64_t *used, gs_idx_t *max_width);
 /** Frees S (NULL-safe) and sets *S = NULL. */
 void gs_sell_destroy(gs_sell_t **S);
 /** Host apply on the layout: y = alpha*op(S)*x + beta*y (GS_OP_N or GS_OP_T); beta == 0: y is
  *  write-only; alpha == 0: y = beta*y, x (may be NULL) and the layout unread (BLAS, as
  *  gs_csr_spmv_host). The reference for the layout, in the same summation order as
- *  gs_csr_spmv_host. */
+ *  gs_csr_spmv_host; stored row r is row perm[r] of y (op N) and of x (op T). */
 gs_status_t gs_sell_spmv_host(const gs_sell_t *S, gs_op_t op, gs_val_t alpha, const gs_val_t *x,
                               gs_val_t beta, gs_val_t *y);
 

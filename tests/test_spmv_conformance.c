@@ -160,6 +160,19 @@ static void conform(const gs_csr_t *H, const char *label)
   for (size_t i = 0; i < sizeof hola_opts / sizeof *hola_opts; ++i)
     if (gs_spmv_backend_find("hola") >= 0 && selected("hola"))
       conform_one(A, "hola", hola_opts[i], label, x, y0, y, d_x, d_y);
+  /* sellp: every reduction path of its kernel (several groups a warp, a warp a slice, a group
+   * spanning warps with C < 32 and with C >= 32, 1024 threads, a warp a row), rows sorted and
+   * not; a loose guard so that the irregular matrices reach the kernels too */
+  static const char *const sellp_opts[] = {
+      "sellp.c=32,sellp.t=1,sellp.sigma=1,sellp.max_fill=100",
+      "sellp.c=2,sellp.t=4,sellp.sigma=8,sellp.max_fill=100",
+      "sellp.c=8,sellp.t=8,sellp.sigma=64,sellp.max_fill=100",
+      "sellp.c=64,sellp.t=4,sellp.sigma=1,sellp.max_fill=100",
+      "sellp.c=32,sellp.t=32,sellp.sigma=1000,sellp.max_fill=100",
+      "sellp.c=1,sellp.t=32,sellp.max_fill=100"};
+  for (size_t i = 0; i < sizeof sellp_opts / sizeof *sellp_opts; ++i)
+    if (gs_spmv_backend_find("sellp") >= 0 && selected("sellp"))
+      conform_one(A, "sellp", sellp_opts[i], label, x, y0, y, d_x, d_y);
   if (gs_spmv_backend_find("hyb") >= 0 && selected("hyb")) {
     conform_one(A, "hyb", "hyb.k=0", label, x, y0, y, d_x, d_y);
     conform_one(A, "hyb", "hyb.k=2", label, x, y0, y, d_x, d_y);
