@@ -58,7 +58,7 @@ static const char *usage_text =
     "                    ('mixed' in gpusolve spmv --list --verbose; --format all lists the\n"
     "                    others as unsupported); without --format, csr-vector (auto times\n"
     "                    double products and is refused); square systems (not cgnr, lsqr)\n"
-    "  --inner-rtol R    mixed-refine: relative tolerance of each inner solve (default 1e-4)\n"
+    "  --inner-rtol R    mixed-refine: relative tolerance of each inner solve (default 1e-6)\n"
     "  --max-outer N     mixed-refine: limit on refinement steps (default 100)\n"
     "  --rtol R          relative tolerance (default 1e-8)\n"
     "  --atol A          absolute tolerance (default 0)\n"

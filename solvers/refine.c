@@ -27,7 +27,10 @@ void gs_refine_opts_default(gs_refine_opts_t *o)
 {
   if (!o) return;
   memset(o, 0, sizeof *o);
-  o->inner_rtol = 1e-4;
+  /* Measured on the H100 (CG to 1e-10): lap27 2 steps, 236 inner iterations, 20.5 ms, against
+   * 3 steps, 290, 25.1 ms at 1e-4 and 277 at 1e-8; G3_circuit with Jacobi 3016 inner
+   * iterations against 3058 at 1e-4 and 4557 at 1e-8. */
+  o->inner_rtol = 1e-6;
   o->max_outer = 100;
   o->min_reduction = 0.5;
 }

@@ -28,6 +28,10 @@ enum { SELLP_OPT_C, SELLP_OPT_T, SELLP_OPT_SIGMA, SELLP_OPT_MAX_FILL };
 
 #define GS_SELLP_C_MAX 1024     /* rows per slice at most */
 #define GS_SELLP_T_MAX 32       /* threads per row at most */
+/* The automatic T doubles while the longest row exceeds GS_SELLP_SERIAL_AUTO entries a thread;
+ * a longest row of more than GS_SELLP_SERIAL_MAX entries a thread is refused (FORMAT_FILL). */
+#define GS_SELLP_SERIAL_AUTO 256
+#define GS_SELLP_SERIAL_MAX 1024
 #define GS_SELLP_GROUP_MAX 1024 /* C * T: a slice's group fits one thread block */
 #define GS_SELLP_BLOCK 256      /* threads per block when groups are smaller (several a block) */
 #define GS_SELLP_SIGMA_SLICES 32 /* automatic sorting window: 32 slices (sigma = 32 C) */

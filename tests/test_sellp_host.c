@@ -511,13 +511,17 @@ static void test_slot_overflow(void)
   CU_ASSERT_PTR_NULL(S);
   CU_ASSERT_PTR_NOT_NULL(strstr(gs_last_error(), "2147483648 slots"));
   CU_ASSERT_PTR_NOT_NULL(strstr(gs_last_error(), "2^31-1"));
-  /* through the backend's options, the guard as loose as it goes */
+  /* through the backend's options, the guards as loose as they go: one thread a row is
+     refused for the long rows' chains (32768 steps), 32 threads a row pass that guard (1024
+     steps) and meet the slot guard */
   gs_spmv_cfg_t cfg = cfg_of(1024, 1, 1, 1e9);
   CU_ASSERT(gs_sellp_build(&S, A, &cfg) == GS_ERR_FORMAT_FILL);
-  CU_ASSERT_PTR_NOT_NULL(strstr(gs_last_error(), "SELL-P layout"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(gs_last_error(), "32768 steps"));
+  cfg = cfg_of(32, 32, 1, 1e9);
+  CU_ASSERT(gs_sellp_choose(A, &cfg, &(gs_sellp_shape_t){0}) == GS_SUCCESS);
   /* sorting does not help here (one long row a slice whatever the window), a smaller slice
      does: C = 2 stores 64 * 2 * 32768 slots */
-  cfg = cfg_of(2, 1, 1, 1e9);
+  cfg = cfg_of(2, 32, 1, 1e9);
   CU_ASSERT_FATAL(gs_sellp_build(&S, A, &cfg) == GS_SUCCESS);
   CU_ASSERT_EQUAL(S->slots, 64 * 2 * L);
   gs_sell_destroy(&S);
@@ -572,6 +576,32 @@ static void test_choose(void)
   cfg = cfg_of(0, 64, 0, 3.0);
   CU_ASSERT(gs_sellp_choose(A, &cfg, &sh) == GS_ERR_INVALID_ARG);
   gs_csr_destroy(&A);
+
+  /* the longest row sets a floor on T (GS_SELLP_SERIAL_AUTO entries a thread), and a row of
+   * more than GS_SELLP_SERIAL_MAX entries a thread is refused with the numbers */
+  const gs_idx_t lens[] = {20000, 40000};
+  for (int k = 0; k < 2; ++k) {
+    gs_coo_t *L = NULL;
+    CU_ASSERT_FATAL(gs_coo_create(&L, 64, lens[k], lens[k] + 63) == GS_SUCCESS);
+    for (gs_idx_t j = 0; j < lens[k]; ++j) CU_ASSERT_FATAL(gs_coo_push(L, 5, j, 1.0) == GS_SUCCESS);
+    for (gs_idx_t i = 0; i < 64; ++i)
+      if (i != 5) CU_ASSERT_FATAL(gs_coo_push(L, i, i, 2.0) == GS_SUCCESS);
+    CU_ASSERT_FATAL(gs_coo_to_csr(&A, L) == GS_SUCCESS);
+    gs_coo_destroy(&L);
+    cfg = cfg_of(0, 0, 0, 1e9);
+    gs_clear_error();
+    const gs_status_t st = gs_sellp_choose(A, &cfg, &sh);
+    if (k == 0) { /* 20000 > 256 * 16: T = 32, 625 steps */
+      CU_ASSERT_EQUAL(st, GS_SUCCESS);
+      CU_ASSERT(sh.T == 32 && sh.C == 1);
+    } else { /* 40000 / 32 = 1250 steps > 1024 */
+      CU_ASSERT_EQUAL(st, GS_ERR_FORMAT_FILL);
+      CU_ASSERT_PTR_NOT_NULL(strstr(gs_last_error(), "longest row has 40000 entries, 1250 steps"));
+    }
+    cfg = cfg_of(0, 1, 0, 1e9); /* t = 1 given: 20000 steps, refused */
+    CU_ASSERT_EQUAL(gs_sellp_choose(A, &cfg, &sh), GS_ERR_FORMAT_FILL);
+    gs_csr_destroy(&A);
+  }
 
   /* rows alternating 1 and 12 entries (mean 6.5: T = 1, C = 32): unsorted every slice is 12
      wide (12 m slots), sorted in windows of 1024 rows half the slices are 1 wide (6.5 m):

@@ -288,7 +288,7 @@ gs_method_t gs_solve_auto_method(const gs_matrix_t *A);
 
 /** Options of the refinement besides gs_solve_opts_t; start from gs_refine_opts_default(). */
 typedef struct gs_refine_opts {
-  double inner_rtol; /* relative tolerance of each inner solve, in (0, 1); default 1e-4 */
+  double inner_rtol; /* relative tolerance of each inner solve, in (0, 1); default 1e-6 */
   int max_outer;     /* limit on refinement steps (x += d); default 100 */
   double min_reduction; /* a step that leaves ||b - Ax|| above min_reduction times its value
                            before stops the refinement (GS_DIVERGED_STAGNATION: the inner
