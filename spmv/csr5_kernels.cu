@@ -707,7 +707,7 @@ static gs_status_t csr5_prepare_data(gs_context_t *ctx, gs_matrix_t *A, int sigm
   d->ctx = ctx;
   d->prepare_ms = -1.0;
   GS_TRY(gs_matrix_device_csr(A, &d->A));
-  if (d->A.wide || !d->A.d_row_ptr32 || d->A.nnz > INT32_MAX)
+  if (d->A.wide || (d->A.m > 0 && !d->A.d_row_ptr32) || d->A.nnz > INT32_MAX)
     GS_FAIL(GS_ERR_UNSUPPORTED,
             "csr5: %lld entries: the layout keeps 32-bit entry offsets (at most 2^31-1)",
             (long long)d->A.nnz);
