@@ -161,20 +161,46 @@ static __device__ __forceinline__ gs_idx_t csr5_seg_row(const csr5_args &a, gs_i
 
 /* ---- op N ------------------------------------------------------------------------------------ */
 
+/* Tile t as lane `lane` sees it: tile_ptr's first row R and dirty bit, the lane's descriptor
+ * (y_offset, seg_offset, bit flags), whether the tile continues a row of the previous one, the
+ * tile's empty_offset base, and the lane's column of the transposed val / col_idx. */
+struct csr5_tile {
+  gs_idx_t R;
+  bool dirty;
+  int yoff, soff, cont;
+  uint64_t flags;
+  uint32_t eptr;
+  const gs_idx_t *tc;
+  const double *tv;
+};
+
+static __device__ __forceinline__ csr5_tile csr5_tile_open(const csr5_args &a, int64_t t,
+                                                          int lane)
+{
+  csr5_tile k;
+  const uint32_t tp = __ldg(&a.tile_ptr[t]);
+  k.R = (gs_idx_t)(tp & CSR5_ROW_MASK);
+  k.dirty = (tp & CSR5_DIRTY) != 0;
+  csr5_desc_load(a.desc, t, lane, a.words, a.ybits, a.sigma, &k.yoff, &k.soff, &k.flags);
+  k.cont = __shfl_sync(FULL_MASK, (int)(k.flags & 1u), 0) ? 0 : 1;
+  k.eptr = k.dirty ? __ldg(&a.empty_ptr[t]) : 0u;
+  const int64_t base = t * (int64_t)(CSR5_OMEGA * a.sigma);
+  k.tc = a.col5 + base + lane;
+  k.tv = a.val5 + base + lane;
+  return k;
+}
+
 static __device__ __forceinline__ void csr5_tile_n(const csr5_args &a, int64_t t, int lane)
 {
   const int sigma = a.sigma;
-  const uint32_t tp = __ldg(&a.tile_ptr[t]);
-  const gs_idx_t R = (gs_idx_t)(tp & CSR5_ROW_MASK);
-  const bool dirty = (tp & CSR5_DIRTY) != 0;
-  int yoff, soff;
-  uint64_t flags;
-  csr5_desc_load(a.desc, t, lane, a.words, a.ybits, sigma, &yoff, &soff, &flags);
-  const int cont = __shfl_sync(FULL_MASK, (int)(flags & 1u), 0) ? 0 : 1;
-  const uint32_t eptr = dirty ? __ldg(&a.empty_ptr[t]) : 0u;
-  const int64_t base = t * (int64_t)(CSR5_OMEGA * sigma);
-  const gs_idx_t *tc = a.col5 + base + lane;
-  const double *tv = a.val5 + base + lane;
+  const csr5_tile k = csr5_tile_open(a, t, lane);
+  const gs_idx_t R = k.R;
+  const bool dirty = k.dirty;
+  const int yoff = k.yoff, soff = k.soff, cont = k.cont;
+  const uint64_t flags = k.flags;
+  const uint32_t eptr = k.eptr;
+  const gs_idx_t *tc = k.tc;
+  const double *tv = k.tv;
 
   /* The lane's sequential sums (section 4.2): segments closed inside the lane are rows. */
   double run = 0.0, head = 0.0;
@@ -294,17 +320,14 @@ csr5_fixup_kernel(int64_t slots, const int32_t *__restrict__ carry_row,
 static __device__ __forceinline__ void csr5_tile_t(const csr5_args &a, int64_t t, int lane)
 {
   const int sigma = a.sigma;
-  const uint32_t tp = __ldg(&a.tile_ptr[t]);
-  const gs_idx_t R = (gs_idx_t)(tp & CSR5_ROW_MASK);
-  const bool dirty = (tp & CSR5_DIRTY) != 0;
-  int yoff, soff;
-  uint64_t flags;
-  csr5_desc_load(a.desc, t, lane, a.words, a.ybits, sigma, &yoff, &soff, &flags);
-  const int cont = __shfl_sync(FULL_MASK, (int)(flags & 1u), 0) ? 0 : 1;
-  const uint32_t eptr = dirty ? __ldg(&a.empty_ptr[t]) : 0u;
-  const int64_t base = t * (int64_t)(CSR5_OMEGA * sigma);
-  const gs_idx_t *tc = a.col5 + base + lane;
-  const double *tv = a.val5 + base + lane;
+  const csr5_tile k = csr5_tile_open(a, t, lane);
+  const gs_idx_t R = k.R;
+  const bool dirty = k.dirty;
+  const int yoff = k.yoff, cont = k.cont;
+  const uint64_t flags = k.flags;
+  const uint32_t eptr = k.eptr;
+  const gs_idx_t *tc = k.tc;
+  const double *tv = k.tv;
   int seg = yoff - 1; /* segment of the lane's first entries; -1: row R (a continuation) */
   double f = 0.0;
   for (int j0 = 0; j0 < sigma; j0 += CSR5_CHUNK) {
