@@ -30,6 +30,25 @@ extern "C" gs_status_t gs_launch_round_to_float(cudaStream_t stream, int64_t n,
   return GS_CHECK_LAUNCH(stream, "round_to_float_kernel");
 }
 
+extern "C" gs_status_t gs_timed_launch(cudaStream_t stream, gs_status_t (*launch)(void *arg),
+                                       void *arg, int warm, double *ms)
+{
+  *ms = -1.0;
+  if (warm) GS_CHECK(launch(arg));
+  cudaEvent_t e0 = NULL, e1 = NULL;
+  const int timed = cudaEventCreate(&e0) == cudaSuccess && cudaEventCreate(&e1) == cudaSuccess &&
+                    cudaEventRecord(e0, stream) == cudaSuccess;
+  const gs_status_t st = launch(arg);
+  float f = -1.0f;
+  if (st == GS_SUCCESS && timed && cudaEventRecord(e1, stream) == cudaSuccess &&
+      cudaEventSynchronize(e1) == cudaSuccess && cudaEventElapsedTime(&f, e0, e1) == cudaSuccess)
+    *ms = f;
+  if (e0) cudaEventDestroy(e0);
+  if (e1) cudaEventDestroy(e1);
+  if (st == GS_SUCCESS) (void)cudaGetLastError(); /* an event failure only loses the timing */
+  return st;
+}
+
 extern "C" gs_status_t gs_launch_scale(cudaStream_t stream, gs_idx_t n, double beta, double *d_y)
 {
   if (n <= 0 || beta == 1.0) return GS_SUCCESS;

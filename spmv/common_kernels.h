@@ -42,6 +42,14 @@ gs_status_t gs_launch_scale(cudaStream_t stream, gs_idx_t n, double beta, double
 gs_status_t gs_launch_round_to_float(cudaStream_t stream, int64_t n, const double *d_in,
                                      float *d_out);
 
+/** A backend's own prepare work timed on `stream`: launch(arg) runs between two events and its
+ *  status is returned; *ms gets the elapsed GPU time, or -1 when an event call failed (the
+ *  timing is lost, never the work). With `warm`, launch runs once untimed first: a kernel's
+ *  first launch loads its module (CUDA's lazy loading), a cost of the process, not of the
+ *  matrix; only for work that may run twice. */
+gs_status_t gs_timed_launch(cudaStream_t stream, gs_status_t (*launch)(void *arg), void *arg,
+                            int warm, double *ms);
+
 /** Byte model of a plain CSR product (beta = 0): row pointers (offset_bytes each: 4, or 8 for a
  *  wide matrix), column indices and values read once, x read once (ideal cache reuse), y
  *  written once. */

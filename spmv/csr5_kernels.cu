@@ -717,6 +717,17 @@ cleanup:
   return st;
 }
 
+/* csr5_convert for gs_timed_launch (runs once: it builds the layout). */
+typedef struct csr5_conv {
+  gs_context_t *ctx;
+  csr5_data_t *d;
+} csr5_conv_t;
+static gs_status_t csr5_convert_run(void *arg)
+{
+  csr5_conv_t *cv = (csr5_conv_t *)arg;
+  return csr5_convert(cv->ctx, cv->d);
+}
+
 static gs_status_t csr5_prepare_data(gs_context_t *ctx, gs_matrix_t *A, int sigma_req,
                                      csr5_data_t **out)
 {
@@ -744,20 +755,10 @@ static gs_status_t csr5_prepare_data(gs_context_t *ctx, gs_matrix_t *A, int sigm
     *out = d;
     return GS_SUCCESS;
   }
+  csr5_preload();
   {
-    cudaEvent_t e0 = NULL, e1 = NULL;
-    csr5_preload();
-    const int timed = cudaEventCreate(&e0) == cudaSuccess && cudaEventCreate(&e1) == cudaSuccess &&
-                      cudaEventRecord(e0, ctx->stream) == cudaSuccess;
-    st = csr5_convert(ctx, d);
-    float ms = -1.0f;
-    if (st == GS_SUCCESS && timed && cudaEventRecord(e1, ctx->stream) == cudaSuccess &&
-        cudaEventSynchronize(e1) == cudaSuccess && cudaEventElapsedTime(&ms, e0, e1) == cudaSuccess)
-      d->prepare_ms = ms;
-    if (e0) cudaEventDestroy(e0);
-    if (e1) cudaEventDestroy(e1);
-    (void)cudaGetLastError(); /* an event failure only loses the timing */
-    GS_TRY(st);
+    csr5_conv_t cv = {ctx, d};
+    GS_TRY(gs_timed_launch(ctx->stream, csr5_convert_run, &cv, 0, &d->prepare_ms));
   }
   *out = d;
   d = NULL;

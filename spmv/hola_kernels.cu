@@ -746,6 +746,12 @@ static gs_status_t hola_prepare_launch(cudaStream_t s, const hola_data_t *d)
   return GS_CHECK_LAUNCH(s, "hola_blockinfo_kernel");
 }
 
+static gs_status_t hola_prepare_run(void *d)
+{
+  const hola_data_t *h = (const hola_data_t *)d;
+  return hola_prepare_launch(h->ctx->stream, h);
+}
+
 static gs_status_t hola_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_cfg_t *cfg,
                                 void **out, unsigned *caps)
 {
@@ -783,21 +789,7 @@ static gs_status_t hola_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv
      * backend's own prepare (describe reports it; gs_spmv_create's wall time adds the
      * allocations). Run once untimed first: the first launch of a kernel loads its module
      * (CUDA's lazy loading), a one-time cost of the process, not of the matrix. */
-    cudaEvent_t e0 = NULL, e1 = NULL;
-    st = hola_prepare_launch(ctx->stream, d);
-    const int timed = st == GS_SUCCESS && cudaEventCreate(&e0) == cudaSuccess &&
-                      cudaEventCreate(&e1) == cudaSuccess &&
-                      cudaEventRecord(e0, ctx->stream) == cudaSuccess;
-    if (st == GS_SUCCESS) st = hola_prepare_launch(ctx->stream, d);
-    float ms = -1.0f;
-    if (st == GS_SUCCESS && timed && cudaEventRecord(e1, ctx->stream) == cudaSuccess &&
-        cudaEventSynchronize(e1) == cudaSuccess && cudaEventElapsedTime(&ms, e0, e1) == cudaSuccess)
-      d->prepare_ms = ms;
-    else
-      d->prepare_ms = -1.0;
-    if (e0) cudaEventDestroy(e0);
-    if (e1) cudaEventDestroy(e1);
-    GS_TRY(st);
+    GS_TRY(gs_timed_launch(ctx->stream, hola_prepare_run, d, 1, &d->prepare_ms));
   }
   /* Shared-memory atomics (op N) and global atomics (op T) add in run-dependent order. */
   *caps &= ~(unsigned)(GS_SPMV_CAP_DETERMINISTIC | GS_SPMV_CAP_DETERMINISTIC_T);

@@ -344,6 +344,12 @@ static gs_status_t merge_tiles_launch(cudaStream_t s, const merge_data_t *d)
   return GS_CHECK_LAUNCH(s, "merge_tiles_kernel");
 }
 
+static gs_status_t merge_tiles_run(void *d)
+{
+  const merge_data_t *m = (const merge_data_t *)d;
+  return merge_tiles_launch(m->ctx->stream, m);
+}
+
 static gs_status_t merge_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_cfg_t *cfg,
                                  void **out, unsigned *caps)
 {
@@ -370,19 +376,7 @@ static gs_status_t merge_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spm
     /* The tile search, timed with events on the stream: the backend's own prepare (describe
      * reports it). Run once untimed first: a kernel's first launch loads its module (CUDA's
      * lazy loading), a cost of the process, not of the matrix. */
-    cudaEvent_t e0 = NULL, e1 = NULL;
-    st = merge_tiles_launch(ctx->stream, d);
-    const int timed = st == GS_SUCCESS && cudaEventCreate(&e0) == cudaSuccess &&
-                      cudaEventCreate(&e1) == cudaSuccess &&
-                      cudaEventRecord(e0, ctx->stream) == cudaSuccess;
-    if (st == GS_SUCCESS) st = merge_tiles_launch(ctx->stream, d);
-    float ms = -1.0f;
-    if (st == GS_SUCCESS && timed && cudaEventRecord(e1, ctx->stream) == cudaSuccess &&
-        cudaEventSynchronize(e1) == cudaSuccess && cudaEventElapsedTime(&ms, e0, e1) == cudaSuccess)
-      d->prepare_ms = ms;
-    if (e0) cudaEventDestroy(e0);
-    if (e1) cudaEventDestroy(e1);
-    GS_TRY(st);
+    GS_TRY(gs_timed_launch(ctx->stream, merge_tiles_run, d, 1, &d->prepare_ms));
   }
   *out = d;
   d = NULL;

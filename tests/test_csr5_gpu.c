@@ -30,19 +30,7 @@ static uint64_t *rng(void)
 
 static gs_csr_t *from_lengths(const int *len, gs_idx_t m, gs_idx_t n)
 {
-  int64_t total = 0;
-  for (gs_idx_t i = 0; i < m; ++i) total += len[i];
-  gs_coo_t *C = NULL;
-  gs_csr_t *A = NULL;
-  CU_ASSERT_FATAL(gs_coo_create(&C, m, n, total > 0 ? total : 1) == GS_SUCCESS);
-  for (gs_idx_t i = 0; i < m; ++i)
-    for (int k = 0; k < len[i]; ++k) {
-      const gs_idx_t j = len[i] >= n ? k % n : (gs_idx_t)(((int64_t)k * n) / len[i]);
-      CU_ASSERT_FATAL(gs_coo_push(C, i, j, 2.0 * gs_test_uniform(rng()) - 1.0) == GS_SUCCESS);
-    }
-  CU_ASSERT_FATAL(gs_coo_to_csr(&A, C) == GS_SUCCESS);
-  gs_coo_destroy(&C);
-  return A;
+  return gs_test_csr_from_lengths(rng(), len, m, n);
 }
 
 #define SAME(field, count)                                                                     \

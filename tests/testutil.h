@@ -48,6 +48,11 @@ gs_csr_t *gs_test_csr_from_dense(int m, int n, const double *a);
 /** Random m x n CSR with about `density` of entries filled, values in [-1, 1). */
 gs_csr_t *gs_test_random_csr(uint64_t *state, gs_idx_t m, gs_idx_t n, double density);
 
+/** m x n CSR whose row i holds len[i] entries, spread evenly over the columns (k * n / len[i];
+ *  k mod n once len[i] >= n, duplicates merged), values in [-1, 1) from `state` (asserts fatally
+ *  on failure). */
+gs_csr_t *gs_test_csr_from_lengths(uint64_t *state, const int *len, gs_idx_t m, gs_idx_t n);
+
 /** max_i |a_i - b_i| / max(max_i |b_i|, tiny): norm-wise relative difference. For residuals and
  *  solver results only: products y = alpha*op(A)*x + beta*y are compared with gs_test_spmv_ok. */
 double gs_test_rel_err(const double *a, const double *b, size_t n);
