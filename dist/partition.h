@@ -1,0 +1,86 @@
+/* dist/partition.h: host side of the distributed matrix (not installed): contiguous row blocks
+ * balanced by work, each block split into its diagonal block (the columns it owns) and its
+ * off-diagonal block (the halo columns, renumbered), the halo exchange lists, and the reverse
+ * Cuthill-McKee ordering that shrinks halos. Pure host code: no CUDA, testable anywhere.
+ *
+ * The model is PETSc's MPIAIJ (a "diagonal" A_d and an "off-diagonal" B per rank, with B's
+ * columns compacted to the ghost entries; src/mat/impls/aij/mpi/mpiaij.c) and hypre's ParCSR
+ * (hypre_ParCSRMatrix: diag, offd, col_map_offd, comm_pkg). Rows and columns share one
+ * partition, so the matrix must be square.
+ *
+ * Halo numbering: part p's halo columns are the global columns outside [first[p], first[p+1])
+ * that its rows reference, sorted ascending. Because owners hold contiguous ranges, the halo is
+ * grouped by owner in rank order: the entries owned by part q are
+ * halo[recv_off[q] .. recv_off[q+1]) (recv_off[p+1] == recv_off[p]). Part q sends part p exactly
+ * those entries, in that order, so a receive buffer needs no reordering. */
+#ifndef GS_DIST_PARTITION_H
+#define GS_DIST_PARTITION_H
+
+#include "gpusolve/matrix.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Splits the m rows of a CSR with row pointer row_ptr into nparts contiguous blocks balanced
+ *  by the work w_i = (row_ptr[i+1] - row_ptr[i]) + 1 (its entries plus one for the vector
+ *  entries of the row): first[0] = 0, first[nparts] = m, first[k] < first[k+1] (every part
+ *  gets at least one row). Part k ends at the first row where the prefix work reaches
+ *  k+1 / nparts of the total (so no part exceeds total / nparts + its last row's work).
+ *  GS_ERR_INVALID_ARG for NULL pointers or nparts < 1; GS_ERR_DIMENSION when m < nparts. */
+gs_status_t gs_dist_partition_rows(const gs_off_t *row_ptr, gs_idx_t m, int nparts,
+                                   gs_idx_t *first);
+
+/** One part of a square CSR A under the partition `first` (nparts + 1 entries). */
+typedef struct gs_dist_block {
+  int part, nparts;
+  gs_idx_t row0, rows;   /* global rows [row0, row0 + rows) */
+  gs_csr_t *diag;        /* rows x rows: the entries with columns in [row0, row0 + rows),
+                            columns shifted by -row0, order within a row kept */
+  gs_csr_t *off;         /* rows x nhalo: the other entries, column = index into halo */
+  gs_idx_t nhalo;
+  gs_idx_t *halo;        /* nhalo global columns, ascending (NULL when nhalo == 0) */
+  gs_idx_t *recv_off;    /* nparts + 1: halo entries owned by part q are
+                            halo[recv_off[q] .. recv_off[q + 1]) */
+  /* filled by gs_dist_send_lists */
+  gs_idx_t nsend;
+  gs_idx_t *send_idx;    /* local row indices (0-based within the part) to send, grouped by
+                            destination: to part q, send_idx[send_off[q] .. send_off[q + 1]) in
+                            the order of q's halo (NULL when nsend == 0) */
+  gs_idx_t *send_off;    /* nparts + 1 */
+} gs_dist_block_t;
+
+/** Builds part `part` of A (diag, off, halo, recv_off; the send fields zeroed/NULL).
+ *  Explicit zeros are kept. A's columns need not be sorted; each block keeps A's order within
+ *  a row. GS_ERR_DIMENSION for a non-square A or a partition that does not cover its rows
+ *  (first[0] != 0, first[nparts] != m, not increasing); GS_ERR_HOST_MEMORY. On failure *B is
+ *  left empty (everything freed, pointers NULL). */
+gs_status_t gs_dist_split(const gs_csr_t *A, const gs_idx_t *first, int nparts, int part,
+                          gs_dist_block_t *B);
+
+/** Fills the send fields of every block from the others' halos: what part p sends part q is
+ *  q's halo entries owned by p, as local indices of p. blocks[k].part must be k. */
+gs_status_t gs_dist_send_lists(gs_dist_block_t *blocks, int nparts);
+
+/** Frees what the block holds (NULL-safe) and zeroes it. */
+void gs_dist_block_free(gs_dist_block_t *B);
+
+/** Reverse Cuthill-McKee ordering of the symmetrized pattern of square A (A + A^T; values and
+ *  the diagonal ignored): perm[k] = the old index of new row k. Each connected component
+ *  starts from a pseudo-peripheral vertex (George and Liu's algorithm, from the unvisited
+ *  vertex of least degree), neighbours are visited by increasing degree (ties by index), and
+ *  the whole order is reversed. Deterministic. GS_ERR_DIMENSION for non-square A. */
+gs_status_t gs_csr_rcm(const gs_csr_t *A, gs_idx_t *perm);
+
+/** B = P A P^T for perm as gs_csr_rcm gives it (B's row k is A's row perm[k], column j of A
+ *  becomes inv[j]), columns sorted within each row. GS_ERR_INVALID_ARG when perm is not a
+ *  permutation of 0..n-1. */
+gs_status_t gs_csr_permute_sym(const gs_csr_t *A, const gs_idx_t *perm, gs_csr_t **B);
+
+/** Bandwidth max |i - j| over the stored entries (0 for an empty matrix): what RCM reduces. */
+gs_idx_t gs_csr_bandwidth(const gs_csr_t *A);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
