@@ -511,6 +511,14 @@ void gs_solver_destroy(gs_solver_t **s)
 
 gs_method_t gs_solver_method(const gs_solver_t *s) { return s ? s->method : GS_SOLVER_AUTO; }
 
+void gs_solver_use_vecops(gs_solver_t *s, const gs_vecops_t *vec, void *user, gs_idx_t n_global)
+{
+  if (!s) return;
+  s->vec_given = vec;
+  s->vec_user = user;
+  s->n_global = n_global;
+}
+
 gs_status_t gs_solver_setup(gs_solver_t *s, gs_operator_t *A, gs_precond_t *M)
 {
   gs_status_t st = GS_SUCCESS;
@@ -555,7 +563,8 @@ gs_status_t gs_solver_setup(gs_solver_t *s, gs_operator_t *A, gs_precond_t *M)
   GS_CHECK(gs_context_activate(s->ctx));
   release(s);
 
-  if (o.restart > n) o.restart = n > 0 ? n : 1;
+  const gs_idx_t n_all = s->n_global > 0 ? s->n_global : n; /* GMRES's space is the whole one */
+  if (o.restart > n_all) o.restart = n_all > 0 ? n_all : 1;
   /* check_every 0 (automatic) is gs_solver_iterate's to resolve; the loops of the other
    * methods read the norm every iteration then */
   if (o.check_every == 0) o.check_every = 1;
@@ -564,7 +573,7 @@ gs_status_t gs_solver_setup(gs_solver_t *s, gs_operator_t *A, gs_precond_t *M)
   s->opts = o;
   s->A = A;
   s->M = gs_precond_is_identity(M) ? NULL : M;
-  s->vec = gs_vecops_for(s->ctx);
+  s->vec = s->vec_given ? s->vec_given : gs_vecops_for(s->ctx);
   s->m = m;
   s->n = n;
   s->ld = ((size_t)(m > n ? m : n) + 31) / 32 * 32;

@@ -171,6 +171,11 @@ typedef struct gs_vecops {
                       const double *const *y, double *d_out);
 } gs_vecops_t;
 
+/** Makes the next gs_solver_setup of s use table `vec` (NULL: the context's own) with `user`
+ *  (s->vec_user), for vectors that are one part of a system of order n_global (0: not
+ *  distributed). The distributed solver (dist/dist_solve.c) sets its reducing table so. */
+void gs_solver_use_vecops(gs_solver_t *s, const gs_vecops_t *vec, void *user, gs_idx_t n_global);
+
 /** The single-GPU table: cuBLAS in device pointer mode on the context's handle. */
 extern const gs_vecops_t gs_vecops_cuda;
 /** The table a solver set up on ctx uses: gs_vecops_cuda, or under the test hook
@@ -190,6 +195,10 @@ struct gs_solver {
   gs_operator_t *A;         /* borrowed */
   gs_precond_t *M;          /* borrowed; NULL for none (or identity): methods then skip it */
   const gs_vecops_t *vec;
+  const gs_vecops_t *vec_given; /* gs_solver_use_vecops: the table setup takes (NULL: its own) */
+  void *vec_user;           /* what that table needs (a distributed rank) */
+  gs_idx_t n_global;        /* order of the whole system when the vectors are one rank's part
+                               (0: n): GMRES's restart is capped at it */
   gs_idx_t m, n;            /* A is m x n: b and r have m entries, x has n */
   size_t ld;                /* stride of the work vectors (max(m, n) rounded up to 32 doubles) */
   size_t nvec, host_doubles;
