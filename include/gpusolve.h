@@ -15,5 +15,6 @@
 #include "gpusolve/bench.h"
 #include "gpusolve/select.h"
 #include "gpusolve/batch.h"
+#include "gpusolve/dist.h"
 
 #endif

@@ -1,0 +1,125 @@
+/* dist/dist_impl.h: the ranks, their transport and the distributed matrix (not installed).
+ *
+ * Every call of gpusolve/dist.h runs a function on all ranks at once (gs_dist_run: one host
+ * thread per rank, rank 0 on the caller's), each with its own context made current. Ranks meet
+ * only through the transport: gs_dist_allreduce (sum of k doubles in device memory, the same
+ * bits on every rank), the halo exchange of the matrix's product, and gs_dist_agree (a host
+ * vote on a status before the ranks start communicating, so that a rank that failed to set up
+ * makes all of them return instead of leaving the others waiting in a collective). */
+#ifndef GS_DIST_IMPL_H
+#define GS_DIST_IMPL_H
+
+#include <pthread.h>
+
+#include "core/context_impl.h"
+#include "dist/partition.h"
+#include "gpusolve/dist.h"
+#include "solvers/solver_impl.h"
+
+#ifdef GS_HAVE_NCCL
+#include <nccl.h>
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The host transport's reduction slots: a reduction sums at most this many values. */
+#define GS_DIST_RED_MAX 64
+
+typedef struct gs_dist_rank {
+  gs_dist_t *D;
+  int rank, device;
+  gs_context_t *ctx;
+  cudaStream_t comm_stream; /* the halo exchange runs here, beside the local product */
+  cudaEvent_t ev_packed, ev_recvd;
+#ifdef GS_HAVE_NCCL
+  ncclComm_t comm;
+#endif
+  double *h_red;            /* host transport: pinned staging of this rank's reduction */
+  /* per call of gs_dist_run */
+  gs_status_t status;
+  char msg[1024];
+} gs_dist_rank_t;
+
+struct gs_dist {
+  int n;
+  gs_dist_transport_t transport;
+  gs_dist_rank_t *r;
+  /* a barrier that can be broken: a rank that fails mid-call releases the others with an
+   * error instead of leaving them waiting */
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  int arrived;
+  unsigned long generation;
+  int broken;               /* set for the rest of the current gs_dist_run */
+  int aborted;              /* communicators aborted: the object is unusable */
+  gs_status_t *votes;       /* gs_dist_agree's ballot, n entries */
+  double *h_sum;            /* host transport: n * GS_DIST_RED_MAX staged values (pinned) */
+};
+
+/** Runs fn(R, user) on every rank, rank 0 on the calling thread, and joins them. Returns
+ *  GS_SUCCESS when all succeeded, else the status of the lowest failing rank with its message
+ *  prefixed by "rank r (GPU d): ", set on the calling thread. */
+typedef gs_status_t (*gs_dist_rank_fn)(gs_dist_rank_t *R, void *user);
+gs_status_t gs_dist_run(gs_dist_t *D, gs_dist_rank_fn fn, void *user);
+
+/** Waits for every rank; nonzero when the barrier was broken (another rank failed). */
+int gs_dist_barrier(gs_dist_rank_t *R);
+/** Every rank votes its status; returns GS_SUCCESS when all voted it, else a failure (the
+ *  lowest failing rank's status, with a message naming it on the ranks that did not fail). */
+gs_status_t gs_dist_agree(gs_dist_rank_t *R, gs_status_t mine);
+/** A rank failed after communication started: breaks the barrier and aborts the
+ *  communicators so that no rank waits forever. */
+void gs_dist_fail(gs_dist_rank_t *R);
+
+/** In place: d_buf[0..k) = the sum over ranks, asynchronous on R->ctx->stream (NCCL), or
+ *  synchronous through the host (host transport). The same bits on every rank. */
+gs_status_t gs_dist_allreduce(gs_dist_rank_t *R, double *d_buf, int k);
+
+/* ---- the distributed matrix ------------------------------------------------------------- */
+
+typedef struct gs_dist_part {
+  gs_dist_rank_t *R;
+  struct gs_dist_matrix *A;
+  gs_idx_t row0, rows, nhalo, nsend;
+  gs_off_t nnz_diag, nnz_off;
+  gs_idx_t *send_off, *recv_off; /* host, nparts + 1 each */
+  int neighbours;
+  gs_matrix_t *Md, *Mo;          /* diagonal and off-diagonal blocks on the device */
+  gs_spmv_t *Sd, *So;            /* So is NULL when nhalo == 0 */
+  gs_idx_t *d_send_idx;
+  double *d_send, *d_halo;
+  gs_operator_t *op;             /* the shell the solvers see */
+  int capturable;
+  double *d_x, *d_y;             /* gs_dist_spmv / bench vectors (rows each) */
+  size_t bytes;
+  /* bench: 0 product, 1 local only, 2 halo only */
+  int mode;
+} gs_dist_part_t;
+
+struct gs_dist_matrix {
+  gs_dist_t *D;
+  gs_idx_t n;
+  gs_idx_t *first;       /* nparts + 1 */
+  gs_idx_t *perm;        /* reorder: new row k is the caller's row perm[k]; NULL without */
+  gs_idx_t bandwidth;
+  gs_method_t auto_method; /* what GS_SOLVER_AUTO picks, from the whole matrix's features */
+  gs_dist_part_t *p;     /* one per rank */
+};
+
+/** y = alpha A_r x + beta y on rank r's part (the shell's apply): exchange, local product,
+ *  halo product. */
+gs_status_t gs_dist_part_apply(gs_dist_part_t *P, double alpha, const double *d_x, double beta,
+                               double *d_y);
+
+/** d_out[i] = d_x[idx[i]], i < n (dist_kernels.cu). */
+gs_status_t gs_dist_gather(cudaStream_t stream, gs_idx_t n, const gs_idx_t *idx,
+                           const double *d_x, double *d_out);
+/** d[0] = sqrt(d[0]) (dist_kernels.cu). */
+gs_status_t gs_dist_sqrt(cudaStream_t stream, double *d);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,471 @@
+/* dist/dist_matrix.c: the row-partitioned matrix of gpusolve/dist.h: each rank's diagonal and
+ * off-diagonal blocks prepared with registry backends, and the product that overlaps the halo
+ * exchange with the diagonal block's product (PETSc's MatMult_MPIAIJ: VecScatterBegin, the
+ * local product, VecScatterEnd, the off-diagonal product added). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "dist/dist_impl.h"
+#include "spmv/common_kernels.h"
+
+void gs_dist_matrix_opts_default(gs_dist_matrix_opts_t *o)
+{
+  if (!o) return;
+  memset(o, 0, sizeof *o);
+  o->format = "csr-vector";
+  o->options = "";
+}
+
+/* ---- the product ------------------------------------------------------------------------ */
+
+static int counts(const gs_idx_t *off, int q) { return (int)(off[q + 1] - off[q]); }
+
+/* The NCCL exchange on the rank's comm stream: pack the entries the neighbours need, grouped
+ * sends and receives; ev_recvd marks its end. The caller has recorded ev_packed on the main
+ * stream where x is ready (and the previous product stopped reading the receive buffer). */
+static gs_status_t exchange_post(gs_dist_part_t *P, const double *d_x)
+{
+#ifdef GS_HAVE_NCCL
+  gs_dist_rank_t *R = P->R;
+  const int n = R->D->n;
+  GS_CHECK(GS_CUDA(cudaStreamWaitEvent(R->comm_stream, R->ev_packed, 0)));
+  if (P->nsend > 0)
+    GS_CHECK(gs_dist_gather(R->comm_stream, P->nsend, P->d_send_idx, d_x, P->d_send));
+  ncclResult_t e = ncclGroupStart();
+  for (int q = 0; q < n && e == ncclSuccess; ++q) {
+    const int sc = counts(P->send_off, q), rc = counts(P->recv_off, q);
+    if (sc > 0)
+      e = ncclSend(P->d_send + P->send_off[q], (size_t)sc, ncclDouble, q, R->comm,
+                   R->comm_stream);
+    if (rc > 0 && e == ncclSuccess)
+      e = ncclRecv(P->d_halo + P->recv_off[q], (size_t)rc, ncclDouble, q, R->comm,
+                   R->comm_stream);
+  }
+  const ncclResult_t e2 = ncclGroupEnd();
+  if (e == ncclSuccess) e = e2;
+  if (e != ncclSuccess)
+    return GS_ERROR(GS_ERR_CUDA, "NCCL halo exchange failed on rank %d: %s", R->rank,
+                    ncclGetErrorString(e));
+  return GS_CUDA(cudaEventRecord(R->ev_recvd, R->comm_stream));
+#else
+  (void)P, (void)d_x;
+  return GS_ERROR(GS_ERR_INTERNAL, "NCCL exchange in a build without NCCL");
+#endif
+}
+
+/* The host transport's exchange: synchronous, every rank takes part (even with nothing to
+ * send) because it meets the others at the barriers. */
+static gs_status_t exchange_host(gs_dist_part_t *P)
+{
+  gs_dist_rank_t *R = P->R;
+  gs_dist_matrix_t *A = P->A;
+  const int n = R->D->n;
+  GS_CHECK(GS_CUDA(cudaStreamSynchronize(R->ctx->stream))); /* packed */
+  if (gs_dist_barrier(R) != 0) return GS_ERROR(GS_ERR_CUDA, "another rank failed (see its error)");
+  for (int q = 0; q < n; ++q) {
+    const int rc = counts(P->recv_off, q);
+    if (rc <= 0) continue;
+    const gs_dist_part_t *Q = &A->p[q];
+    GS_CHECK(GS_CUDA(cudaMemcpyPeerAsync(P->d_halo + P->recv_off[q], R->device,
+                                         Q->d_send + Q->send_off[R->rank], Q->R->device,
+                                         (size_t)rc * sizeof(double), R->ctx->stream)));
+  }
+  GS_CHECK(GS_CUDA(cudaStreamSynchronize(R->ctx->stream)));
+  /* nobody packs again before every rank has copied what it needs */
+  if (gs_dist_barrier(R) != 0) return GS_ERROR(GS_ERR_CUDA, "another rank failed (see its error)");
+  return GS_SUCCESS;
+}
+
+gs_status_t gs_dist_part_apply(gs_dist_part_t *P, double alpha, const double *d_x, double beta,
+                               double *d_y)
+{
+  gs_dist_rank_t *R = P->R;
+  cudaStream_t s = R->ctx->stream;
+  const int nccl = R->D->transport == GS_DIST_NCCL;
+  /* mode 1 (bench): the local product alone; 2: the exchange alone */
+  const int exch = P->mode != 1 && R->D->n > 1 && (nccl ? P->nsend + P->nhalo > 0 : 1);
+  if (exch && nccl) {
+    /* fork: the local product is launched first on the main stream, so that it runs while the
+     * host posts the exchange on the comm stream (in a CUDA Graph the two are branches) */
+    GS_CHECK(GS_CUDA(cudaEventRecord(R->ev_packed, s)));
+    if (P->mode != 2) GS_CHECK(gs_spmv_apply(P->Sd, GS_OP_N, alpha, d_x, beta, d_y));
+    GS_CHECK(exchange_post(P, d_x));
+    GS_CHECK(GS_CUDA(cudaStreamWaitEvent(s, R->ev_recvd, 0))); /* join */
+  } else {
+    if (exch && P->nsend > 0)
+      GS_CHECK(gs_dist_gather(s, P->nsend, P->d_send_idx, d_x, P->d_send));
+    if (exch) GS_CHECK(exchange_host(P));
+    if (P->mode != 2) GS_CHECK(gs_spmv_apply(P->Sd, GS_OP_N, alpha, d_x, beta, d_y));
+  }
+  if (P->mode == 0 && P->So) GS_CHECK(gs_spmv_apply(P->So, GS_OP_N, alpha, P->d_halo, 1.0, d_y));
+  return GS_SUCCESS;
+}
+
+static gs_status_t shell_apply(void *user, gs_op_t op, gs_val_t alpha, const gs_val_t *d_x,
+                               gs_val_t beta, gs_val_t *d_y)
+{
+  if (op != GS_OP_N)
+    return GS_ERROR(GS_ERR_UNSUPPORTED, "the distributed matrix has no transpose product");
+  return gs_dist_part_apply((gs_dist_part_t *)user, alpha, d_x, beta, d_y);
+}
+
+/* ---- building ----------------------------------------------------------------------------- */
+
+typedef struct {
+  gs_dist_matrix_t *A;
+  const gs_csr_t *B;         /* the matrix in the ranks' numbering */
+  gs_dist_block_t *blocks;
+  const gs_dist_matrix_opts_t *o;
+  gs_status_t lists;         /* rank 0's gs_dist_send_lists */
+} build_t;
+
+static gs_status_t prepare_off(gs_dist_part_t *P, const gs_dist_matrix_opts_t *o)
+{
+  gs_context_t *ctx = P->R->ctx;
+  const char *fmt = o->off_format ? o->off_format : o->format;
+  const char *opt = o->off_format ? "" : o->options;
+  gs_status_t st = gs_spmv_create(&P->So, ctx, P->Mo, fmt, opt);
+  if (st != GS_SUCCESS && !o->off_format && strcmp(fmt, "coo") != 0 &&
+      (st == GS_ERR_FORMAT_FILL || st == GS_ERR_UNSUPPORTED))
+    st = gs_spmv_create(&P->So, ctx, P->Mo, "coo", ""); /* mostly empty rows: coo takes them */
+  return st;
+}
+
+static gs_status_t build_rank(gs_dist_rank_t *R, void *user)
+{
+  build_t *b = (build_t *)user;
+  gs_dist_matrix_t *A = b->A;
+  gs_dist_part_t *P = &A->p[R->rank];
+  gs_dist_block_t *blk = &b->blocks[R->rank];
+  gs_context_t *ctx = R->ctx;
+  const int n = R->D->n;
+  gs_status_t st = gs_dist_split(b->B, A->first, n, R->rank, blk);
+  GS_CHECK(gs_dist_agree(R, st));
+  if (R->rank == 0) b->lists = gs_dist_send_lists(b->blocks, n);
+  GS_CHECK(gs_dist_agree(R, R->rank == 0 ? b->lists : GS_SUCCESS));
+
+  P->row0 = blk->row0;
+  P->rows = blk->rows;
+  P->nhalo = blk->nhalo;
+  P->nsend = blk->nsend;
+  P->nnz_diag = blk->diag->nnz;
+  P->nnz_off = blk->off->nnz;
+  P->send_off = malloc((size_t)(n + 1) * sizeof *P->send_off);
+  P->recv_off = malloc((size_t)(n + 1) * sizeof *P->recv_off);
+  if (!P->send_off || !P->recv_off) st = GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory");
+  if (st == GS_SUCCESS) {
+    memcpy(P->send_off, blk->send_off, (size_t)(n + 1) * sizeof *P->send_off);
+    memcpy(P->recv_off, blk->recv_off, (size_t)(n + 1) * sizeof *P->recv_off);
+    for (int q = 0; q < n; ++q) P->neighbours += counts(P->send_off, q) + counts(P->recv_off, q) > 0;
+  }
+  if (st == GS_SUCCESS) st = gs_matrix_create(&P->Md, ctx, blk->diag);
+  if (st == GS_SUCCESS) st = gs_spmv_create(&P->Sd, ctx, P->Md, b->o->format, b->o->options);
+  if (st == GS_SUCCESS && P->nhalo > 0) st = gs_matrix_create(&P->Mo, ctx, blk->off);
+  if (st == GS_SUCCESS && P->nhalo > 0) st = prepare_off(P, b->o);
+  if (st == GS_SUCCESS)
+    st = gs_dmalloc(ctx, (void **)&P->d_send_idx, (size_t)P->nsend * sizeof *P->d_send_idx,
+                    "the halo send list");
+  if (st == GS_SUCCESS)
+    st = gs_dmalloc(ctx, (void **)&P->d_send, (size_t)P->nsend * sizeof *P->d_send,
+                    "the halo send buffer");
+  if (st == GS_SUCCESS)
+    st = gs_dmalloc(ctx, (void **)&P->d_halo, (size_t)P->nhalo * sizeof *P->d_halo,
+                    "the halo receive buffer");
+  if (st == GS_SUCCESS && P->nsend > 0)
+    st = gs_copy_to_device(ctx, P->d_send_idx, blk->send_idx,
+                           (size_t)P->nsend * sizeof *P->d_send_idx);
+  if (st == GS_SUCCESS) {
+    const unsigned cd = gs_spmv_caps(P->Sd), co = P->So ? gs_spmv_caps(P->So) : ~0u;
+    P->capturable = R->D->transport == GS_DIST_NCCL && (cd & GS_SPMV_CAP_CAPTURABLE) &&
+                    (co & GS_SPMV_CAP_CAPTURABLE);
+    st = gs_operator_create_shell(&P->op, ctx, P->rows, P->rows,
+                                  P->capturable ? GS_SPMV_CAP_CAPTURABLE : 0u, shell_apply, P);
+  }
+  if (st == GS_SUCCESS) {
+    gs_spmv_mem_t md, mo;
+    memset(&mo, 0, sizeof mo);
+    st = gs_spmv_memory(P->Sd, &md);
+    if (st == GS_SUCCESS && P->So) st = gs_spmv_memory(P->So, &mo);
+    P->bytes = md.device_bytes + mo.device_bytes +
+               (size_t)P->nsend * (sizeof(gs_idx_t) + sizeof(double)) +
+               (size_t)P->nhalo * sizeof(double);
+  }
+  /* the host blocks are not needed once on the device */
+  gs_dist_block_free(blk);
+  return gs_dist_agree(R, st);
+}
+
+static void part_free(gs_dist_part_t *P)
+{
+  if (!P->R) return;
+  gs_context_t *ctx = P->R->ctx;
+  gs_context_activate(ctx);
+  cudaStreamSynchronize(ctx->stream);
+  cudaStreamSynchronize(P->R->comm_stream);
+  gs_operator_destroy(&P->op);
+  gs_spmv_destroy(&P->So);
+  gs_spmv_destroy(&P->Sd);
+  gs_matrix_destroy(&P->Mo);
+  gs_matrix_destroy(&P->Md);
+  gs_dfree(ctx, P->d_send_idx);
+  gs_dfree(ctx, P->d_send);
+  gs_dfree(ctx, P->d_halo);
+  gs_dfree(ctx, P->d_x);
+  gs_dfree(ctx, P->d_y);
+  free(P->send_off);
+  free(P->recv_off);
+  memset(P, 0, sizeof *P);
+}
+
+void gs_dist_matrix_destroy(gs_dist_matrix_t **Ap)
+{
+  if (!Ap || !*Ap) return;
+  gs_dist_matrix_t *A = *Ap;
+  for (int r = 0; A->p && r < A->D->n; ++r) part_free(&A->p[r]);
+  if (A->D && A->D->n > 0) gs_context_activate(A->D->r[0].ctx);
+  free(A->p);
+  free(A->first);
+  free(A->perm);
+  free(A);
+  *Ap = NULL;
+}
+
+gs_status_t gs_dist_matrix_create(gs_dist_matrix_t **Ap, gs_dist_t *D, const gs_csr_t *csr,
+                                  const gs_dist_matrix_opts_t *opts)
+{
+  gs_status_t st = GS_SUCCESS;
+  gs_dist_matrix_opts_t o;
+  gs_csr_t *B = NULL;
+  gs_dist_block_t *blocks = NULL;
+  if (!Ap) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_dist_matrix_create: A is NULL");
+  *Ap = NULL;
+  if (!D || !csr) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_dist_matrix_create: NULL argument");
+  if (opts) o = *opts;
+  else gs_dist_matrix_opts_default(&o);
+  if (!o.format) o.format = "csr-vector";
+  if (!o.options) o.options = "";
+  if (!strcmp(o.format, "auto") || gs_spmv_backend_find(o.format) < 0)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_dist_matrix_create: '%s' is not a backend of this "
+                    "build (name one: the distributed matrix does not select)", o.format);
+  if (o.off_format && gs_spmv_backend_find(o.off_format) < 0)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_dist_matrix_create: unknown backend '%s' for the "
+                    "off-diagonal blocks", o.off_format);
+  if (csr->m != csr->n)
+    return GS_ERROR(GS_ERR_DIMENSION, "gs_dist_matrix_create: the matrix is %d x %d; rows and "
+                    "columns share one partition, so it must be square", (int)csr->m,
+                    (int)csr->n);
+  if (csr->m < D->n)
+    return GS_ERROR(GS_ERR_DIMENSION, "gs_dist_matrix_create: %d rows cannot be shared by %d "
+                    "ranks (each needs one)", (int)csr->m, D->n);
+  GS_CHECK(gs_csr_validate(csr));
+
+  gs_dist_matrix_t *A = calloc(1, sizeof *A);
+  if (!A) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory");
+  A->D = D;
+  A->n = csr->m;
+  A->p = calloc((size_t)D->n, sizeof *A->p);
+  A->first = malloc((size_t)(D->n + 1) * sizeof *A->first);
+  blocks = calloc((size_t)D->n, sizeof *blocks);
+  if (!A->p || !A->first || !blocks) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory");
+  for (int r = 0; r < D->n; ++r) A->p[r].R = &D->r[r], A->p[r].A = A;
+  const gs_csr_t *H = csr;
+  if (o.reorder) {
+    A->perm = malloc(((size_t)csr->m + 1) * sizeof *A->perm);
+    if (!A->perm) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory");
+    GS_TRY(gs_csr_rcm(csr, A->perm));
+    GS_TRY(gs_csr_permute_sym(csr, A->perm, &B));
+    H = B;
+  }
+  A->bandwidth = gs_csr_bandwidth(H);
+  {
+    gs_features_t f;
+    GS_TRY(gs_csr_features(H, &f));
+    A->auto_method = f.numerically_symmetric && f.diagonal_positive ? GS_SOLVER_CG
+                                                                      : GS_SOLVER_BICGSTAB;
+  }
+  GS_TRY(gs_dist_partition_rows(H->row_ptr, H->m, D->n, A->first));
+  build_t b = {A, H, blocks, &o, GS_SUCCESS};
+  GS_TRY(gs_dist_run(D, build_rank, &b));
+  *Ap = A;
+  A = NULL;
+cleanup:
+  for (int r = 0; blocks && r < D->n; ++r) gs_dist_block_free(&blocks[r]);
+  free(blocks);
+  gs_csr_destroy(&B);
+  gs_dist_matrix_destroy(&A);
+  return st;
+}
+
+gs_idx_t gs_dist_matrix_rows(const gs_dist_matrix_t *A) { return A ? A->n : 0; }
+gs_idx_t gs_dist_matrix_bandwidth(const gs_dist_matrix_t *A) { return A ? A->bandwidth : 0; }
+
+gs_status_t gs_dist_matrix_part(const gs_dist_matrix_t *A, int r, gs_dist_part_info_t *out)
+{
+  if (!A || !out) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_dist_matrix_part: NULL argument");
+  if (r < 0 || r >= A->D->n)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_dist_matrix_part: rank %d of %d", r, A->D->n);
+  const gs_dist_part_t *P = &A->p[r];
+  memset(out, 0, sizeof *out);
+  out->row0 = P->row0;
+  out->rows = P->rows;
+  out->nnz_diag = P->nnz_diag;
+  out->nnz_off = P->nnz_off;
+  out->nhalo = P->nhalo;
+  out->nsend = P->nsend;
+  out->neighbours = P->neighbours;
+  out->diag_format = P->Sd ? gs_spmv_name(P->Sd) : "";
+  out->off_format = P->So ? gs_spmv_name(P->So) : "";
+  out->device_bytes = P->bytes;
+  return GS_SUCCESS;
+}
+
+/* ---- host-vector product and its timing ----------------------------------------------------- */
+
+/* The rank's x and y (rows entries each), made on first use and kept with the part. */
+static gs_status_t part_vectors(gs_dist_part_t *P)
+{
+  gs_context_t *ctx = P->R->ctx;
+  const size_t bytes = (size_t)P->rows * sizeof(double);
+  if (!P->d_x) GS_CHECK(gs_dmalloc(ctx, (void **)&P->d_x, bytes, "a distributed vector"));
+  if (!P->d_y) GS_CHECK(gs_dmalloc(ctx, (void **)&P->d_y, bytes, "a distributed vector"));
+  return GS_SUCCESS;
+}
+
+/* Scatter (to = 1) or gather (to = 0) rank P's entries of a host vector in the caller's
+ * numbering through the staging buffer h (rows doubles). */
+static void host_part(const gs_dist_part_t *P, int to, double *h, double *v)
+{
+  const gs_idx_t *perm = P->A->perm;
+  for (gs_idx_t k = 0; k < P->rows; ++k) {
+    const gs_idx_t g = perm ? perm[P->row0 + k] : P->row0 + k;
+    if (to) h[k] = v[g];
+    else v[g] = h[k];
+  }
+}
+
+typedef struct {
+  gs_dist_matrix_t *A;
+  double alpha, beta;
+  const double *x;
+  double *y;
+  int reps;
+  double *med; /* 3 per rank: product, local, halo */
+} spmv_job_t;
+
+static gs_status_t spmv_rank(gs_dist_rank_t *R, void *user)
+{
+  spmv_job_t *j = (spmv_job_t *)user;
+  gs_dist_part_t *P = &j->A->p[R->rank];
+  gs_context_t *ctx = R->ctx;
+  const size_t bytes = (size_t)P->rows * sizeof(double);
+  double *h = malloc(bytes + sizeof(double));
+  gs_status_t st = h ? part_vectors(P) : GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory");
+  if (st == GS_SUCCESS) {
+    host_part(P, 1, h, (double *)j->x);
+    st = gs_copy_to_device(ctx, P->d_x, h, bytes);
+  }
+  if (st == GS_SUCCESS && j->beta != 0.0) {
+    host_part(P, 1, h, j->y);
+    st = gs_copy_to_device(ctx, P->d_y, h, bytes);
+  }
+  st = gs_dist_agree(R, st);
+  if (st != GS_SUCCESS) {
+    free(h);
+    return st;
+  }
+  P->mode = 0;
+  st = j->alpha != 0.0 ? gs_dist_part_apply(P, j->alpha, P->d_x, j->beta, P->d_y)
+                       : gs_launch_scale(ctx->stream, P->rows, j->beta, P->d_y);
+  if (st == GS_SUCCESS) st = gs_copy_to_host(ctx, h, P->d_y, bytes);
+  if (st == GS_SUCCESS) host_part(P, 0, h, j->y);
+  free(h);
+  if (st != GS_SUCCESS) gs_dist_fail(R);
+  return st;
+}
+
+gs_status_t gs_dist_spmv(gs_dist_matrix_t *A, double alpha, const double *x, double beta,
+                         double *y)
+{
+  if (!A || !x || !y) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_dist_spmv: NULL argument");
+  if (x == y) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_dist_spmv: x and y must differ");
+  if (!isfinite(alpha) || !isfinite(beta))
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_dist_spmv: alpha and beta must be finite");
+  spmv_job_t j = {A, alpha, beta, x, y, 0, NULL};
+  return gs_dist_run(A->D, spmv_rank, &j);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static gs_status_t bench_rank(gs_dist_rank_t *R, void *user)
+{
+  spmv_job_t *j = (spmv_job_t *)user;
+  gs_dist_part_t *P = &j->A->p[R->rank];
+  gs_context_t *ctx = R->ctx;
+  const int reps = j->reps;
+  cudaEvent_t *ev = calloc(2 * (size_t)reps, sizeof *ev);
+  double *ms = malloc((size_t)reps * sizeof *ms);
+  int made = 0;
+  gs_status_t st = ev && ms ? part_vectors(P) : GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory");
+  for (; st == GS_SUCCESS && made < 2 * reps; ++made)
+    st = GS_CUDA(cudaEventCreate(&ev[made]));
+  if (st == GS_SUCCESS) st = GS_CUDA(cudaMemsetAsync(P->d_x, 0, (size_t)P->rows * 8, ctx->stream));
+  st = gs_dist_agree(R, st);
+  for (int mode = 0; st == GS_SUCCESS && mode < 3; ++mode) {
+    P->mode = mode;
+    for (int w = 0; st == GS_SUCCESS && w < 5; ++w) /* warm-up */
+      st = gs_dist_part_apply(P, 1.0, P->d_x, 0.0, P->d_y);
+    for (int k = 0; st == GS_SUCCESS && k < reps; ++k) {
+      st = GS_CUDA(cudaEventRecord(ev[2 * k], ctx->stream));
+      if (st == GS_SUCCESS) st = gs_dist_part_apply(P, 1.0, P->d_x, 0.0, P->d_y);
+      if (st == GS_SUCCESS) st = GS_CUDA(cudaEventRecord(ev[2 * k + 1], ctx->stream));
+    }
+    if (st == GS_SUCCESS) st = GS_CUDA(cudaStreamSynchronize(ctx->stream));
+    for (int k = 0; st == GS_SUCCESS && k < reps; ++k) {
+      float t = 0.0f;
+      st = GS_CUDA(cudaEventElapsedTime(&t, ev[2 * k], ev[2 * k + 1]));
+      ms[k] = t;
+    }
+    if (st == GS_SUCCESS) {
+      qsort(ms, (size_t)reps, sizeof *ms, cmp_double);
+      j->med[3 * R->rank + mode] = 1e-3 * ms[reps / 2];
+    }
+  }
+  P->mode = 0;
+  for (int k = 0; k < made; ++k) cudaEventDestroy(ev[k]);
+  free(ev);
+  free(ms);
+  if (st != GS_SUCCESS) gs_dist_fail(R);
+  return st;
+}
+
+gs_status_t gs_dist_spmv_bench(gs_dist_matrix_t *A, int reps, gs_dist_spmv_timing_t *t)
+{
+  if (!A || !t) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_dist_spmv_bench: NULL argument");
+  if (reps < 1 || reps > 100000)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_dist_spmv_bench: reps %d (1 to 100000)", reps);
+  memset(t, 0, sizeof *t);
+  double *med = calloc(3 * (size_t)A->D->n, sizeof *med);
+  if (!med) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory");
+  spmv_job_t j = {A, 1.0, 0.0, NULL, NULL, reps, med};
+  const gs_status_t st = gs_dist_run(A->D, bench_rank, &j);
+  if (st == GS_SUCCESS) {
+    for (int r = 0; r < A->D->n; ++r) {
+      if (med[3 * r] > t->product_s) t->product_s = med[3 * r];
+      if (med[3 * r + 1] > t->local_s) t->local_s = med[3 * r + 1];
+      if (med[3 * r + 2] > t->halo_s) t->halo_s = med[3 * r + 2];
+      t->halo_bytes += (long)A->p[r].nhalo * (long)sizeof(double);
+    }
+    const double lo = t->local_s < t->halo_s ? t->local_s : t->halo_s;
+    double ov = lo > 0.0 && t->halo_bytes > 0 ? (t->local_s + t->halo_s - t->product_s) / lo : 0.0;
+    t->overlap = ov < 0.0 ? 0.0 : ov > 1.0 ? 1.0 : ov;
+    t->reps = reps;
+  }
+  free(med);
+  return st;
+}

@@ -1,0 +1,136 @@
+/* gpusolve/dist.h: one system on several GPUs of a node: a row-partitioned matrix whose ranks
+ * exchange halos and all-reduce their dot products through NCCL, and the Krylov solvers run
+ * across them (PETSc's MPIAIJ + KSP, hypre's ParCSR, Ginkgo's distributed::Matrix).
+ *
+ * Model: one rank per GPU, all ranks in this process, each driven by its own host thread (the
+ * library starts and joins them inside each call; the caller sees ordinary blocking calls).
+ * Rank r owns the contiguous rows [row0_r, row0_r + rows_r), balanced by nonzeros, and the same
+ * entries of every vector. Its rows are stored as a diagonal block (the columns it owns) and an
+ * off-diagonal block (its halo columns, renumbered), each prepared with any SpMV backend of the
+ * registry. A product posts the halo exchange (grouped NCCL sends and receives of exactly the
+ * entries each neighbour needs), computes the diagonal block's product while it is in flight,
+ * then adds the off-diagonal block's.
+ *
+ * Transports: GS_DIST_NCCL (the product; needs a build with NCCL and distinct devices) and
+ * GS_DIST_HOST, which stages reductions through host memory and copies halos peer to peer. The
+ * host transport is slow and exists so that the distributed code runs, and is tested, with
+ * several ranks on one GPU (NCCL refuses two ranks on one device).
+ *
+ * Errors: a failure on any rank (out of memory on its GPU, a refused format) stops every rank
+ * before the iterations start; every call returns the same status, with a message naming the
+ * rank and its GPU. A failure after the ranks started communicating aborts the communicators
+ * (ncclCommAbort) so that no rank waits forever; the gs_dist_t is then unusable (GS_ERR_CUDA
+ * from every later call): destroy it and create another. */
+#ifndef GPUSOLVE_DIST_H
+#define GPUSOLVE_DIST_H
+
+#include "gpusolve/context.h"
+#include "gpusolve/matrix.h"
+#include "gpusolve/precond.h"
+#include "gpusolve/solver.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum gs_dist_transport {
+  GS_DIST_AUTO = 0, /* NCCL when this build has it and the devices are distinct, else host */
+  GS_DIST_NCCL = 1,
+  GS_DIST_HOST = 2
+} gs_dist_transport_t;
+
+/** 1 when this build links NCCL. */
+int gs_dist_have_nccl(void);
+/** "auto", "nccl", "host"; "" for another value. */
+const char *gs_dist_transport_string(gs_dist_transport_t t);
+/** The inverse of gs_dist_transport_string; -1 when unknown. */
+int gs_dist_transport_find(const char *name);
+
+typedef struct gs_dist gs_dist_t;
+
+/** Creates `nranks` ranks (1 <= nranks <= GS_DIST_MAX_RANKS), rank r on CUDA device
+ *  devices[r], each with its own context, and their communicator. A device may repeat only with
+ *  the host transport. GS_ERR_INVALID_ARG for bad arguments, GS_ERR_UNSUPPORTED for NCCL asked
+ *  of a build without it or with a repeated device, GS_ERR_CUDA for a device that does not
+ *  exist or a communicator NCCL could not make. */
+gs_status_t gs_dist_create(gs_dist_t **D, int nranks, const int *devices, gs_dist_transport_t t);
+#define GS_DIST_MAX_RANKS 64
+/** NULL-safe; sets *D = NULL. Destroy the matrices made on D first. */
+void gs_dist_destroy(gs_dist_t **D);
+int gs_dist_ranks(const gs_dist_t *D);
+/** The transport chosen (never AUTO). */
+gs_dist_transport_t gs_dist_transport(const gs_dist_t *D);
+/** Rank r's context (its device, stream and allocator); NULL when out of range. */
+gs_context_t *gs_dist_context(const gs_dist_t *D, int r);
+
+typedef struct gs_dist_matrix gs_dist_matrix_t;
+
+/** Options of a distributed matrix (gs_dist_matrix_opts_default gives these defaults). */
+typedef struct gs_dist_matrix_opts {
+  const char *format;     /* SpMV backend of the diagonal blocks ("csr-vector"); not "auto" */
+  const char *options;    /* its options string ("") */
+  const char *off_format; /* backend of the off-diagonal blocks; NULL: the same as `format`,
+                             falling back to "coo" where that backend refuses the block (the
+                             block is mostly empty rows, which padded formats refuse for fill) */
+  int reorder;            /* 1: reverse Cuthill-McKee first (smaller halos on a badly numbered
+                             mesh); vectors stay in the caller's numbering */
+} gs_dist_matrix_opts_t;
+void gs_dist_matrix_opts_default(gs_dist_matrix_opts_t *o);
+
+/** Partitions the square host matrix A over D's ranks and prepares every part (A is not kept:
+ *  it may be freed after the call). GS_ERR_DIMENSION for a non-square A or fewer rows than
+ *  ranks; the backend's own refusals otherwise (with the rank in the message). */
+gs_status_t gs_dist_matrix_create(gs_dist_matrix_t **A, gs_dist_t *D, const gs_csr_t *csr,
+                                  const gs_dist_matrix_opts_t *opts);
+/** NULL-safe; sets *A = NULL. */
+void gs_dist_matrix_destroy(gs_dist_matrix_t **A);
+gs_idx_t gs_dist_matrix_rows(const gs_dist_matrix_t *A);
+
+/** What rank r holds. */
+typedef struct gs_dist_part_info {
+  gs_idx_t row0, rows;     /* its rows (in the reordered numbering when reorder was asked) */
+  gs_off_t nnz_diag, nnz_off;
+  gs_idx_t nhalo;          /* entries received per product */
+  gs_idx_t nsend;          /* entries sent per product */
+  int neighbours;          /* ranks it exchanges with */
+  const char *diag_format, *off_format; /* backends that serve its blocks ("" for none) */
+  size_t device_bytes;     /* device memory of its blocks and buffers */
+} gs_dist_part_info_t;
+gs_status_t gs_dist_matrix_part(const gs_dist_matrix_t *A, int r, gs_dist_part_info_t *out);
+/** Bandwidth (max |i - j|) of the matrix as the ranks hold it (after any reordering). */
+gs_idx_t gs_dist_matrix_bandwidth(const gs_dist_matrix_t *A);
+
+/** y = alpha A x + beta y with host vectors of rows entries, through the distributed product
+ *  (scatter, one product on every rank, gather): for checks and small programs. With beta == 0
+ *  y is not read. */
+gs_status_t gs_dist_spmv(gs_dist_matrix_t *A, double alpha, const double *x, double beta,
+                         double *y);
+
+/** Timing of the distributed product, seconds per product (medians over reps, CUDA events
+ *  on every rank, the slowest rank's): the whole product, the local (diagonal block) product
+ *  alone, and the halo exchange alone. overlap = (local + halo - product) / min(local, halo),
+ *  clamped to [0, 1]: 1 when the exchange is hidden entirely behind the local product, 0 when
+ *  they ran one after the other (0 also when a product has no exchange). */
+typedef struct gs_dist_spmv_timing {
+  double product_s, local_s, halo_s, overlap;
+  long halo_bytes; /* bytes received per product, all ranks together */
+  int reps;
+} gs_dist_spmv_timing_t;
+gs_status_t gs_dist_spmv_bench(gs_dist_matrix_t *A, int reps, gs_dist_spmv_timing_t *t);
+
+/** Solves A x = b across the ranks with host vectors (b and x have rows entries; x is read as
+ *  the initial guess when opts->x0_given). Methods: cg, pipecg, bicgstab, gmres and auto (the
+ *  others need A^T and are refused). `precond`: "none", "jacobi", or "ilu0" / "ic0" applied to
+ *  each rank's diagonal block (block Jacobi: with more than one rank the iteration counts
+ *  differ from one GPU's). The stopping tests and reasons are the single-GPU solver's; the
+ *  ranks decide together from all-reduced scalars. opts->check_every 0 (automatic) becomes 8
+ *  (the ranks must launch the same iterations); a monitor is refused (GS_ERR_UNSUPPORTED: its
+ *  verdict on one rank could not stop the others). stats: as gs_solve's (rank 0's counts, the
+ *  slowest rank's total and SpMV times). */
+gs_status_t gs_dist_solve(gs_dist_matrix_t *A, const gs_solve_opts_t *opts, const char *precond,
+                          const double *b, double *x, gs_solve_stats_t *stats);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
