@@ -109,6 +109,15 @@ int cli_default_matrix(gs_csr_t **A, const char **label)
   return st == GS_SUCCESS ? CLI_OK : cli_fail_status(st);
 }
 
+int cli_has_opt(int argc, char **argv, const char *name)
+{
+  const size_t len = strlen(name);
+  for (int i = 1; i < argc; ++i)
+    if (!strncmp(argv[i], name, len) && (argv[i][len] == '\0' || argv[i][len] == '='))
+      return 1;
+  return 0;
+}
+
 int cli_arg_switch(const char *a, const char *usage, const cli_switch_t *sw)
 {
   if (!strcmp(a, "--help") || !strcmp(a, "-h")) {

@@ -23,6 +23,11 @@ int cmd_check(int argc, char **argv);
 int cmd_solve(int argc, char **argv);
 int cmd_select(int argc, char **argv);
 int cmd_batch(int argc, char **argv);
+/* solve and spmv with --gpus: the multi-GPU forms (apps/cmd_dist.c) */
+int cmd_solve_dist(int argc, char **argv);
+int cmd_spmv_dist(int argc, char **argv);
+/** Whether argv holds `name` as an option (`name` or `name=...`). */
+int cli_has_opt(int argc, char **argv, const char *name);
 
 /** Prints "gpusolve: <message>" as one line on stderr and returns code. */
 int cli_fail(int code, const char *fmt, ...)

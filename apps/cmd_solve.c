@@ -76,6 +76,8 @@ static const char *usage_text =
     "  -o, --output FILE write the solution x as a Matrix Market vector\n"
     "  --monitor         print the residual norm at every iteration\n"
     "  --json            one JSON document on stdout\n"
+    "  --gpus LIST       solve across several GPUs (0,1 or a count): see\n"
+    "                    'gpusolve solve --gpus 2 --help'\n"
     "  --plot FILE.svg   draw the per-format comparison (solve time with prepare time\n"
     "                    stacked) or, with --monitor, the convergence history\n\n"
     "Times: solve = the iteration on the GPU timeline (CUDA events), after a short untimed\n"
@@ -400,6 +402,7 @@ static gs_status_t residual_double(const gs_csr_t *H, const double *b, const dou
 
 int cmd_solve(int argc, char **argv)
 {
+  if (cli_has_opt(argc, argv, "--gpus")) return cmd_solve_dist(argc, argv);
   const char *paths[2] = {NULL, NULL}, *solver = "auto", *format = NULL, *pc = "none";
   const char *x0_path = NULL, *out_path = NULL, *plot_path = NULL, *v;
   int npaths = 0, json = 0, monitor = 0, rc = CLI_OK, no_cache = 0, verbose = 0;

@@ -34,6 +34,8 @@ static const char *usage_text =
     CLI_SPMV_PRECISION_HELP
     "                    (listed as unsupported; no auto row: auto times double products)\n"
     "  --json          one JSON document on stdout\n"
+    "  --gpus LIST     the distributed product on several GPUs: see\n"
+    "                  'gpusolve spmv --gpus 2 --help'\n"
     "  --list          list the formats, one per line: name, then summary; with --verbose\n"
     "                  also each format's options (--spmv-opt keys, defaults, ranges),\n"
     "                  'wide' for those that take more than 2^31-1 entries and 'mixed' for\n"
@@ -127,6 +129,7 @@ static gs_status_t time_row(row_t *r, gs_spmv_t *S, gs_op_t op, const gs_spmv_ti
 
 int cmd_spmv(int argc, char **argv)
 {
+  if (cli_has_opt(argc, argv, "--gpus")) return cmd_spmv_dist(argc, argv);
   const char *path = NULL, *formats = "all", *v;
   int json = 0, transpose = 0, list = 0, rc = CLI_OK;
   long runs = 100;

@@ -1,0 +1,549 @@
+/* apps/cmd_dist.c: `gpusolve solve --gpus LIST` and `gpusolve spmv --gpus LIST`: one system on
+ * several GPUs of this node through gpusolve/dist.h (NCCL, one rank per GPU, all in this
+ * process). The matrix is read once and scattered. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apps/cli.h"
+#include "apps/cli_spmv.h"
+
+static const char *solve_usage =
+    "usage: gpusolve solve [A.mtx [b.mtx]] --gpus LIST [OPTIONS]\n\n"
+    "Solves A x = b across several GPUs: rows split in contiguous blocks balanced by nonzeros,\n"
+    "one rank per GPU, halos exchanged and dot products all-reduced through NCCL.\n"
+    "Without A: the 27-point Laplacian on a 64^3 grid, or the one --grid asks for.\n"
+    "b defaults to A*1 (the error against x = 1 is reported).\n\n"
+    "  --gpus LIST            GPUs, one rank each: 0,1,2,3 or a count (4 = 0,1,2,3)\n"
+    "  --transport T          auto (default: nccl when built with it), nccl, host (stages through\n"
+    "                         host memory; lets a GPU repeat in LIST, for testing)\n"
+    "  --format NAME          SpMV backend of each rank's diagonal block (default csr-vector)\n"
+    "  --off-format NAME      backend of the off-diagonal (halo) blocks (default: the same,\n"
+    "                         coo where it refuses the block)\n"
+    "  --spmv-opt K=V         option of the diagonal blocks' backend (repeatable)\n"
+    "  --reorder rcm|none     reverse Cuthill-McKee before partitioning (smaller halos)\n"
+    "  --solver NAME          cg, pipecg, bicgstab, gmres or auto (default)\n"
+    "  --precond NAME         none (default), jacobi, ilu0 or ic0 (on each rank's block)\n"
+    "  --rtol R --atol A --maxit N --restart M --check-every K --graphs on|off\n"
+    "  --grid NXxNYxNZ        generate the Laplacian of that grid in memory (no file)\n"
+    "  --stencil 7|27         its stencil (default 27)\n"
+    "  --compare              also solve on one GPU (the first of LIST) with the same backend,\n"
+    "                         and report the speed-up per iteration\n"
+    "  --steady               benchmark: solve twice, to --maxit / 2 and to --maxit iterations\n"
+    "                         (rtol and atol 0), and report the time per iteration from the\n"
+    "                         difference, which leaves out setup and CUDA Graph capture\n"
+    "  -o, --output FILE      write x (Matrix Market array)\n\n"
+    "Exit status: 0 converged, 1 not converged, 2 bad input, 3 device failure.\n";
+
+static const char *spmv_usage =
+    "usage: gpusolve spmv A.mtx --gpus LIST [OPTIONS]\n\n"
+    "Checks and times the distributed product y = A x: against the host product (the rounding\n"
+    "bound of each row) and against one GPU's product with the same backend; then the median\n"
+    "time of the whole product, of the local (diagonal block) product alone and of the halo\n"
+    "exchange alone, and how much of the exchange the local product hid (overlap).\n\n"
+    "  --gpus LIST --transport T --format NAME --off-format NAME --spmv-opt K=V --reorder rcm\n"
+    "                         as for solve --gpus\n"
+    "  --grid NXxNYxNZ --stencil 7|27   a generated Laplacian instead of a file\n"
+    "  --runs N               timed products (default 100)\n";
+
+/* "0,1,3" or "4" (= 0,1,2,3) */
+static int parse_gpus(const char *s, int *dev, int *n)
+{
+  *n = 0;
+  if (!strchr(s, ',')) {
+    char *end = NULL;
+    long k = strtol(s, &end, 10);
+    if (end != s && *end == '\0' && k >= 1 && k <= GS_DIST_MAX_RANKS) {
+      for (int r = 0; r < k; ++r) dev[r] = r;
+      *n = (int)k;
+      return 0;
+    }
+    return -1;
+  }
+  const char *p = s;
+  while (*p) {
+    char *end = NULL;
+    long d = strtol(p, &end, 10);
+    if (end == p || d < 0 || d > 1024 || *n >= GS_DIST_MAX_RANKS) return -1;
+    dev[(*n)++] = (int)d;
+    p = end;
+    if (*p == ',') ++p;
+    else if (*p) return -1;
+  }
+  return *n > 0 ? 0 : -1;
+}
+
+static int parse_grid(const char *s, long d[3])
+{
+  d[0] = d[1] = d[2] = 1;
+  int k = 0;
+  const char *p = s;
+  while (*p && k < 3) {
+    char *end = NULL;
+    long v = strtol(p, &end, 10);
+    if (end == p || v < 1 || v > 100000) return -1;
+    d[k++] = v;
+    p = end;
+    if (*p == 'x' || *p == 'X') ++p;
+    else if (*p) return -1;
+  }
+  if (*p || k == 0) return -1;
+  if (k == 1) d[1] = d[2] = d[0]; /* "170" is a 170^3 cube */
+  return 0;
+}
+
+typedef struct {
+  const char *paths[2];
+  int npaths;
+  int dev[GS_DIST_MAX_RANKS], ndev;
+  gs_dist_transport_t transport;
+  gs_dist_matrix_opts_t mo;
+  char spmv_opts[1024];
+  const char *grid;
+  long stencil;
+  /* solve */
+  const char *solver, *pc, *out;
+  double rtol, atol;
+  long maxit, restart, check_every, runs;
+  int graphs, compare, steady;
+} dargs_t;
+
+static int parse(int argc, char **argv, dargs_t *a, int solve)
+{
+  const char *v;
+  memset(a, 0, sizeof *a);
+  gs_dist_matrix_opts_default(&a->mo);
+  a->solver = "auto";
+  a->pc = "none";
+  a->rtol = 1e-8;
+  a->maxit = 10000;
+  a->restart = 30;
+  a->check_every = 0;
+  a->runs = 100;
+  a->graphs = 1;
+  a->stencil = 27;
+  const char *usage = solve ? solve_usage : spmv_usage;
+  const cli_switch_t sw[] = {{"--compare", NULL, &a->compare},
+                             {"--steady", NULL, &a->steady},
+                             {NULL, NULL, NULL}};
+  for (int i = 1; i < argc; ++i) {
+    int r;
+    const char *arg = argv[i];
+    const int s = cli_arg_switch(arg, usage, solve ? sw : NULL);
+    if (s == 2) return -2;
+    if (s == 1) continue;
+#define OPT(name) ((r = cli_opt(argc, argv, &i, name, &v)) != 0)
+    if (OPT("--gpus")) {
+      if (r < 0) return CLI_BAD_INPUT;
+      if (parse_gpus(v, a->dev, &a->ndev))
+        return cli_fail(CLI_BAD_INPUT, "invalid value '%s' for --gpus (a list like 0,1 or a "
+                        "count up to %d)", v, GS_DIST_MAX_RANKS);
+    } else if (OPT("--transport")) {
+      if (r < 0) return CLI_BAD_INPUT;
+      const int t = gs_dist_transport_find(v);
+      if (t < 0) return cli_fail(CLI_BAD_INPUT, "unknown transport '%s' (auto, nccl or host)", v);
+      a->transport = (gs_dist_transport_t)t;
+    } else if (OPT("--format")) {
+      if (r < 0) return CLI_BAD_INPUT;
+      a->mo.format = v;
+    } else if (OPT("--off-format")) {
+      if (r < 0) return CLI_BAD_INPUT;
+      a->mo.off_format = v;
+    } else if ((r = cli_spmv_opt(argc, argv, &i, CLI_SPMV_OPT, a->spmv_opts,
+                                 sizeof a->spmv_opts)) != 0) {
+      if (r < 0) return CLI_BAD_INPUT;
+    } else if (OPT("--reorder")) {
+      if (r < 0) return CLI_BAD_INPUT;
+      if (!strcmp(v, "rcm")) a->mo.reorder = 1;
+      else if (!strcmp(v, "none")) a->mo.reorder = 0;
+      else return cli_fail(CLI_BAD_INPUT, "unknown ordering '%s' for --reorder (rcm or none)", v);
+    } else if (OPT("--grid")) {
+      if (r < 0) return CLI_BAD_INPUT;
+      a->grid = v;
+    } else if (OPT("--stencil")) {
+      if (r < 0 || cli_parse_int("--stencil", v, 3, 27, &a->stencil)) return CLI_BAD_INPUT;
+    } else if (!solve && OPT("--runs")) {
+      if (r < 0 || cli_parse_int("--runs", v, 1, 100000, &a->runs)) return CLI_BAD_INPUT;
+    } else if (solve && OPT("--solver")) {
+      if (r < 0) return CLI_BAD_INPUT;
+      a->solver = v;
+    } else if (solve && OPT("--precond")) {
+      if (r < 0) return CLI_BAD_INPUT;
+      a->pc = v;
+    } else if (solve && OPT("--rtol")) {
+      if (r < 0 || cli_parse_double("--rtol", v, 0.0, 1.0, &a->rtol)) return CLI_BAD_INPUT;
+    } else if (solve && OPT("--atol")) {
+      if (r < 0 || cli_parse_double("--atol", v, 0.0, HUGE_VAL, &a->atol)) return CLI_BAD_INPUT;
+    } else if (solve && OPT("--maxit")) {
+      if (r < 0 || cli_parse_int("--maxit", v, 0, 1000000000L, &a->maxit)) return CLI_BAD_INPUT;
+    } else if (solve && OPT("--restart")) {
+      if (r < 0 || cli_parse_int("--restart", v, 1, 10000, &a->restart)) return CLI_BAD_INPUT;
+    } else if (solve && OPT("--check-every")) {
+      if (r < 0 || cli_parse_int("--check-every", v, 1, 1000000, &a->check_every))
+        return CLI_BAD_INPUT;
+    } else if (solve && OPT("--graphs")) {
+      if (r < 0) return CLI_BAD_INPUT;
+      if (!strcmp(v, "on")) a->graphs = 1;
+      else if (!strcmp(v, "off")) a->graphs = 0;
+      else return cli_fail(CLI_BAD_INPUT, "invalid value '%s' for --graphs (on or off)", v);
+    } else if (solve && (OPT("--output") || OPT("-o"))) {
+      if (r < 0) return CLI_BAD_INPUT;
+      a->out = v;
+    } else {
+#undef OPT
+      int rc = cli_arg_positional(solve ? "solve" : "spmv", arg, a->paths, solve ? 2 : 1,
+                                  &a->npaths, "too many files ('%s')");
+      if (rc != CLI_OK) return rc;
+    }
+  }
+  if (a->ndev == 0) return cli_fail(CLI_BAD_INPUT, "--gpus is missing");
+  if (a->grid && a->npaths > 0)
+    return cli_fail(CLI_BAD_INPUT, "give a matrix file or --grid, not both");
+  if (!solve && !a->grid && a->npaths == 0)
+    return cli_fail(CLI_BAD_INPUT, "spmv: give A.mtx or --grid");
+  if (a->stencil != 7 && a->stencil != 27 && a->stencil != 3 && a->stencil != 5 &&
+      a->stencil != 9)
+    return cli_fail(CLI_BAD_INPUT, "invalid value '%ld' for --stencil (3, 5, 7, 9 or 27)",
+                    a->stencil);
+  if (!strcmp(a->mo.format, "auto") || gs_spmv_backend_find(a->mo.format) < 0)
+    return cli_fail(CLI_BAD_INPUT, "unknown SpMV format '%s' for --gpus (name a backend: "
+                    "'gpusolve spmv --list'; auto is not distributed)", a->mo.format);
+  if (a->mo.off_format && gs_spmv_backend_find(a->mo.off_format) < 0)
+    return cli_fail(CLI_BAD_INPUT, "unknown SpMV format '%s' for --off-format",
+                    a->mo.off_format);
+  a->mo.options = a->spmv_opts;
+  return CLI_OK;
+}
+
+static int load(const dargs_t *a, gs_csr_t **H, char *label, size_t len)
+{
+  if (a->grid) {
+    long d[3];
+    if (parse_grid(a->grid, d))
+      return cli_fail(CLI_BAD_INPUT, "invalid value '%s' for --grid (NX[xNY[xNZ]])", a->grid);
+    if ((double)d[0] * (double)d[1] * (double)d[2] > 2147483647.0)
+      return cli_fail(CLI_BAD_INPUT, "--grid %s has more than 2^31-1 points", a->grid);
+    snprintf(label, len, "%ld-point Laplacian on a %ldx%ldx%ld grid", a->stencil, d[0], d[1],
+             d[2]);
+    gs_status_t st = gs_gen_laplace(H, (gs_idx_t)d[0], (gs_idx_t)d[1], (gs_idx_t)d[2],
+                                    (int)a->stencil);
+    return st == GS_SUCCESS ? CLI_OK : cli_fail_status(st);
+  }
+  if (a->npaths > 0) {
+    snprintf(label, len, "%s", a->paths[0]);
+    return cli_load_matrix(a->paths[0], H);
+  }
+  const char *l = NULL;
+  int rc = cli_default_matrix(H, &l);
+  snprintf(label, len, "%s", l ? l : "");
+  return rc;
+}
+
+static void print_parts(const gs_dist_matrix_t *A, gs_dist_t *D)
+{
+  printf("ranks    %d (%s), bandwidth %lld\n", gs_dist_ranks(D),
+         gs_dist_transport_string(gs_dist_transport(D)),
+         (long long)gs_dist_matrix_bandwidth(A));
+  printf("  rank GPU       rows   nnz(diag)    nnz(off)   halo in  halo out  nbrs  formats\n");
+  for (int r = 0; r < gs_dist_ranks(D); ++r) {
+    gs_dist_part_info_t p;
+    if (gs_dist_matrix_part(A, r, &p) != GS_SUCCESS) continue;
+    printf("  %4d %3d %10lld %11lld %11lld %9lld %9lld %5d  %s%s%s\n", r,
+           gs_context_device(gs_dist_context(D, r)), (long long)p.rows, (long long)p.nnz_diag,
+           (long long)p.nnz_off, (long long)p.nhalo, (long long)p.nsend, p.neighbours,
+           p.diag_format, *p.off_format ? " + " : "", p.off_format);
+  }
+}
+
+static int setup(const dargs_t *a, const gs_csr_t *H, gs_dist_t **D, gs_dist_matrix_t **A)
+{
+  gs_status_t st = gs_dist_create(D, a->ndev, a->dev, a->transport);
+  if (st == GS_SUCCESS) st = gs_dist_matrix_create(A, *D, H, &a->mo);
+  return st == GS_SUCCESS ? CLI_OK : cli_fail_status(st);
+}
+
+/* ---- spmv --gpus ---------------------------------------------------------------------------- */
+
+int cmd_spmv_dist(int argc, char **argv)
+{
+  dargs_t a;
+  int rc = parse(argc, argv, &a, 0);
+  if (rc == -2) return CLI_OK;
+  if (rc) return rc;
+  gs_csr_t *H = NULL;
+  gs_dist_t *D = NULL;
+  gs_dist_matrix_t *A = NULL;
+  gs_context_t *ctx = NULL;
+  gs_matrix_t *M1 = NULL;
+  gs_spmv_t *S1 = NULL;
+  double *x = NULL, *y = NULL, *y1 = NULL, *d_x = NULL, *d_y = NULL;
+  char label[512];
+  gs_status_t st = GS_SUCCESS;
+  if ((rc = load(&a, &H, label, sizeof label)) != CLI_OK) goto done;
+  if ((rc = setup(&a, H, &D, &A)) != CLI_OK) goto done;
+  const gs_idx_t n = H->m;
+  printf("matrix   %s: %d x %d, %lld nonzeros\n", label, (int)n, (int)H->n, (long long)H->nnz);
+  print_parts(A, D);
+  x = malloc(((size_t)n + 1) * sizeof *x);
+  y = malloc(((size_t)n + 1) * sizeof *y);
+  y1 = malloc(((size_t)n + 1) * sizeof *y1);
+  if (!x || !y || !y1) {
+    rc = cli_fail(CLI_DEVICE, "out of host memory");
+    goto done;
+  }
+  for (gs_idx_t i = 0; i < n; ++i) x[i] = 1.0 + 0.5 * sin(0.37 * (double)i);
+  if ((st = gs_dist_spmv(A, 1.0, x, 0.0, y)) != GS_SUCCESS) goto fail;
+  const double err = gs_spmv_rel_error(H, GS_OP_N, 1.0, x, 0.0, NULL, y);
+  /* one GPU, the same backend, on the first listed device */
+  double diff = -1.0;
+  ctx = gs_dist_context(D, 0);
+  if ((st = gs_matrix_create(&M1, ctx, H)) == GS_SUCCESS &&
+      (st = gs_spmv_create(&S1, ctx, M1, a.mo.format, a.spmv_opts)) == GS_SUCCESS &&
+      (st = gs_dmalloc(ctx, (void **)&d_x, (size_t)n * 8, "x")) == GS_SUCCESS &&
+      (st = gs_dmalloc(ctx, (void **)&d_y, (size_t)n * 8, "y")) == GS_SUCCESS &&
+      (st = gs_copy_to_device(ctx, d_x, x, (size_t)n * 8)) == GS_SUCCESS &&
+      (st = gs_spmv_apply(S1, GS_OP_N, 1.0, d_x, 0.0, d_y)) == GS_SUCCESS &&
+      (st = gs_copy_to_host(ctx, y1, d_y, (size_t)n * 8)) == GS_SUCCESS) {
+    double num = 0.0, den = 0.0;
+    for (gs_idx_t i = 0; i < n; ++i) {
+      num = fmax(num, fabs(y[i] - y1[i]));
+      den = fmax(den, fabs(y1[i]));
+    }
+    diff = den > 0.0 ? num / den : num;
+  } else {
+    printf("one GPU  %s could not be prepared on one GPU: %s\n", a.mo.format, gs_last_error());
+  }
+  gs_dfree(ctx, d_x);
+  gs_dfree(ctx, d_y);
+  d_x = d_y = NULL;
+  gs_spmv_destroy(&S1);
+  gs_matrix_destroy(&M1);
+  /* each y_i is a sum of at most kmax products in another order than the host's: both lie
+   * within gamma_kmax (|A||x|)_i of the exact value, so they differ by at most twice that */
+  gs_off_t kmax = 0;
+  for (gs_idx_t i = 0; i < n; ++i)
+    if (H->row_ptr[i + 1] - H->row_ptr[i] > kmax) kmax = H->row_ptr[i + 1] - H->row_ptr[i];
+  const double u = 1.1102230246251565e-16, ku = (double)(kmax + 1) * u;
+  const double bound = 2.0 * ku / (1.0 - ku);
+  const int ok = err >= 0.0 && err <= bound;
+  printf("check    max |y - y_host| / max(|A||x|) = %.3g, bound %.3g (%s)", err, bound,
+         ok ? "ok" : "FAILED");
+  if (diff >= 0.0) printf(", max |y - y_1gpu| / max |y_1gpu| = %.3g", diff);
+  printf("\n");
+  gs_dist_spmv_timing_t t;
+  if ((st = gs_dist_spmv_bench(A, (int)a.runs, &t)) != GS_SUCCESS) goto fail;
+  printf("time     product %.2f us, local product alone %.2f us, halo exchange alone %.2f us, "
+         "overlap %.0f%% (median of %d, slowest rank)\n", t.product_s * 1e6, t.local_s * 1e6,
+         t.halo_s * 1e6, 100.0 * t.overlap, t.reps);
+  printf("halo     %.3f MB received per product, all ranks\n", (double)t.halo_bytes / 1e6);
+  rc = ok ? CLI_OK : CLI_DEVICE;
+  goto done;
+fail:
+  rc = cli_fail_status(st);
+done:
+  free(x);
+  free(y);
+  free(y1);
+  gs_dist_matrix_destroy(&A);
+  gs_dist_destroy(&D);
+  gs_csr_destroy(&H);
+  return rc;
+}
+
+/* ---- solve --gpus --------------------------------------------------------------------------- */
+
+static void print_result(const char *who, const gs_solve_stats_t *s, double err)
+{
+  const double per_it = s->iterations > 0 ? s->seconds_total / s->iterations : 0.0;
+  printf("%-8s %s after %d iterations, %.3f ms (%.2f us per iteration), ||b - Ax|| / ||b|| = "
+         "%.3g", who, gs_reason_string(s->reason), s->iterations, s->seconds_total * 1e3,
+         per_it * 1e6, s->bnorm > 0 ? s->true_residual_norm / s->bnorm : s->true_residual_norm);
+  if (err >= 0.0) printf(", max |x - 1| = %.3g", err);
+  printf("\n");
+}
+
+/* --steady: the time per iteration from two solves of maxit / 2 and maxit iterations (tolerances
+ * 0, so that both run to the limit unless the method breaks down); -1 when they could not run. */
+typedef gs_status_t (*solve_fn)(void *u, const gs_solve_opts_t *o, gs_solve_stats_t *s);
+
+static double steady_per_it(solve_fn f, void *u, const gs_solve_opts_t *o0, int *its)
+{
+  gs_solve_opts_t o = *o0;
+  gs_solve_stats_t s1, s2;
+  o.rtol = 0.0;
+  o.atol = 0.0;
+  o.maxit = o0->maxit / 2;
+  if (f(u, &o, &s1) != GS_SUCCESS) return -1.0;
+  o.maxit = o0->maxit;
+  if (f(u, &o, &s2) != GS_SUCCESS || s2.iterations <= s1.iterations) return -1.0;
+  *its = s2.iterations;
+  return (s2.seconds_total - s1.seconds_total) / (double)(s2.iterations - s1.iterations);
+}
+
+typedef struct {
+  gs_dist_matrix_t *A;
+  const char *pc;
+  const double *b;
+  double *x;
+} dist_solve_t;
+
+static gs_status_t dist_solve(void *u, const gs_solve_opts_t *o, gs_solve_stats_t *s)
+{
+  dist_solve_t *d = (dist_solve_t *)u;
+  return gs_dist_solve(d->A, o, d->pc, d->b, d->x, s);
+}
+
+typedef struct {
+  gs_context_t *ctx;
+  gs_spmv_t *S;
+  gs_precond_t *P;
+  const double *d_b;
+  double *d_x;
+} one_solve_t;
+
+static gs_status_t one_solve(void *u, const gs_solve_opts_t *o, gs_solve_stats_t *s)
+{
+  one_solve_t *d = (one_solve_t *)u;
+  return gs_solve(d->ctx, o, d->S, d->P, d->d_b, d->d_x, s);
+}
+
+int cmd_solve_dist(int argc, char **argv)
+{
+  dargs_t a;
+  int rc = parse(argc, argv, &a, 1);
+  if (rc == -2) return CLI_OK;
+  if (rc) return rc;
+  int method = gs_method_find(a.solver);
+  if (method < 0)
+    return cli_fail(CLI_BAD_INPUT, "solve: unknown solver '%s' (cg, pipecg, bicgstab, gmres or "
+                    "auto with --gpus)", a.solver);
+  if (method != GS_SOLVER_AUTO && method != GS_SOLVER_CG && method != GS_SOLVER_PIPECG &&
+      method != GS_SOLVER_BICGSTAB && method != GS_SOLVER_GMRES)
+    return cli_fail(CLI_BAD_INPUT, "solve: %s is not distributed (cg, pipecg, bicgstab, gmres "
+                    "or auto with --gpus)", a.solver);
+  if (gs_precond_find(a.pc) < 0)
+    return cli_fail(CLI_BAD_INPUT,
+                    "solve: unknown preconditioner '%s' (none, jacobi, ilu0 or ic0)", a.pc);
+  gs_csr_t *H = NULL;
+  gs_dist_t *D = NULL;
+  gs_dist_matrix_t *A = NULL;
+  double *b = NULL, *x = NULL;
+  char label[512];
+  gs_status_t st = GS_SUCCESS;
+  if ((rc = load(&a, &H, label, sizeof label)) != CLI_OK) goto done;
+  const gs_idx_t n = H->m;
+  if (H->m != H->n) {
+    rc = cli_fail(CLI_BAD_INPUT, "solve: %s is %d x %d: --gpus solves square systems", label,
+                  (int)H->m, (int)H->n);
+    goto done;
+  }
+  x = malloc(((size_t)n + 1) * sizeof *x);
+  int ones = a.npaths < 2;
+  if (!ones) {
+    gs_idx_t len = 0;
+    if ((st = gs_mm_read_vector(a.paths[1], &b, &len)) != GS_SUCCESS) goto fail;
+    if (len != n) {
+      rc = cli_fail(CLI_BAD_INPUT, "solve: b (%s) has %d entries, the matrix has %d rows",
+                    a.paths[1], (int)len, (int)n);
+      goto done;
+    }
+  } else {
+    b = malloc(((size_t)n + 1) * sizeof *b);
+    for (gs_idx_t i = 0; x && i < n; ++i) x[i] = 1.0;
+    if (b && x && (st = gs_csr_spmv_host(H, GS_OP_N, 1.0, x, 0.0, b)) != GS_SUCCESS) goto fail;
+  }
+  if (!b || !x) {
+    rc = cli_fail(CLI_DEVICE, "out of host memory");
+    goto done;
+  }
+  if ((rc = setup(&a, H, &D, &A)) != CLI_OK) goto done;
+  printf("matrix   %s: %d x %d, %lld nonzeros\n", label, (int)n, (int)H->n, (long long)H->nnz);
+  print_parts(A, D);
+  gs_solve_opts_t o;
+  gs_solve_opts_default(&o);
+  o.method = (gs_method_t)method;
+  o.rtol = a.rtol;
+  o.atol = a.atol;
+  o.maxit = (int)a.maxit;
+  o.restart = (int)a.restart;
+  o.check_every = (int)a.check_every;
+  o.graphs = a.graphs;
+  gs_solve_stats_t s;
+  if ((st = gs_dist_solve(A, &o, a.pc, b, x, &s)) != GS_SUCCESS) goto fail;
+  double err = -1.0;
+  if (ones) {
+    err = 0.0;
+    for (gs_idx_t i = 0; i < n; ++i) err = fmax(err, fabs(x[i] - 1.0));
+  }
+  printf("solver   %s, preconditioner %s (per rank block), check every %d\n",
+         gs_method_string(s.method), a.pc, o.check_every ? o.check_every : 8);
+  char who[32];
+  snprintf(who, sizeof who, "%d rank%s", a.ndev, a.ndev == 1 ? "" : "s");
+  print_result(who, &s, err);
+  double tn_steady = -1.0;
+  if (a.steady) {
+    dist_solve_t u = {A, a.pc, b, x};
+    int its = 0;
+    tn_steady = steady_per_it(dist_solve, &u, &o, &its);
+    if (tn_steady > 0.0)
+      printf("steady   %s: %.2f us per iteration (from %d and %d iterations)\n", who,
+             tn_steady * 1e6, (int)(a.maxit / 2), its);
+    else
+      printf("steady   %s: not measured (%s)\n", who, "the solves stopped early");
+  }
+  if (a.out && (st = gs_mm_write_vector(a.out, x, n)) != GS_SUCCESS) goto fail;
+  rc = gs_reason_converged(s.reason) ? CLI_OK : CLI_NOT_CONVERGED;
+  if (a.compare) { /* the same solve on the first GPU alone, through the single-GPU solver */
+    gs_context_t *ctx = gs_dist_context(D, 0);
+    gs_matrix_t *M1 = NULL;
+    gs_spmv_t *S1 = NULL;
+    gs_precond_t *P1 = NULL;
+    double *d_b = NULL, *d_x = NULL;
+    gs_solve_stats_t s1;
+    o.method = s.method;
+    o.check_every = a.check_every ? (int)a.check_every : 0;
+    const size_t bytes = (size_t)n * sizeof(double);
+    if ((st = gs_matrix_create(&M1, ctx, H)) == GS_SUCCESS &&
+        (st = gs_spmv_create(&S1, ctx, M1, a.mo.format, a.spmv_opts)) == GS_SUCCESS &&
+        (!strcmp(a.pc, "none") || (st = gs_precond_create(&P1, ctx, M1, a.pc)) == GS_SUCCESS) &&
+        (st = gs_dmalloc(ctx, (void **)&d_b, bytes, "b")) == GS_SUCCESS &&
+        (st = gs_dmalloc(ctx, (void **)&d_x, bytes, "x")) == GS_SUCCESS &&
+        (st = gs_copy_to_device(ctx, d_b, b, bytes)) == GS_SUCCESS &&
+        (st = gs_solve(ctx, &o, S1, P1, d_b, d_x, &s1)) == GS_SUCCESS) {
+      print_result("1 GPU", &s1, -1.0);
+      double t1 = s1.iterations ? s1.seconds_total / s1.iterations : 0.0;
+      double tn = s.iterations ? s.seconds_total / s.iterations : 0.0;
+      if (a.steady) {
+        one_solve_t u = {ctx, S1, P1, d_b, d_x};
+        int its = 0;
+        const double t1s = steady_per_it(one_solve, &u, &o, &its);
+        if (t1s > 0.0)
+          printf("steady   1 GPU: %.2f us per iteration (from %d and %d iterations)\n",
+                 t1s * 1e6, (int)(a.maxit / 2), its);
+        if (t1s > 0.0 && tn_steady > 0.0) t1 = t1s, tn = tn_steady;
+      }
+      printf("speed-up %.2fx per iteration on %d GPUs%s (iterations %d against %d)\n",
+             tn > 0.0 ? t1 / tn : 0.0, a.ndev, a.steady ? ", steady state" : "", s.iterations,
+             s1.iterations);
+    } else {
+      printf("1 GPU    not run: %s\n", gs_last_error());
+      st = GS_SUCCESS;
+    }
+    gs_dfree(ctx, d_b);
+    gs_dfree(ctx, d_x);
+    gs_precond_destroy(&P1);
+    gs_spmv_destroy(&S1);
+    gs_matrix_destroy(&M1);
+  }
+  goto done;
+fail:
+  rc = cli_fail_status(st);
+done:
+  free(b);
+  free(x);
+  gs_dist_matrix_destroy(&A);
+  gs_dist_destroy(&D);
+  gs_csr_destroy(&H);
+  return rc;
+}
