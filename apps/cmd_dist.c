@@ -245,13 +245,15 @@ static void print_parts(const gs_dist_matrix_t *A, gs_dist_t *D)
   printf("ranks    %d (%s), bandwidth %lld\n", gs_dist_ranks(D),
          gs_dist_transport_string(gs_dist_transport(D)),
          (long long)gs_dist_matrix_bandwidth(A));
-  printf("  rank GPU       rows   nnz(diag)    nnz(off)   halo in  halo out  nbrs  formats\n");
+  printf("  rank GPU       rows   nnz(diag)    nnz(off)  off rows   halo in  halo out  nbrs  "
+         "formats\n");
   for (int r = 0; r < gs_dist_ranks(D); ++r) {
     gs_dist_part_info_t p;
     if (gs_dist_matrix_part(A, r, &p) != GS_SUCCESS) continue;
-    printf("  %4d %3d %10lld %11lld %11lld %9lld %9lld %5d  %s%s%s\n", r,
+    printf("  %4d %3d %10lld %11lld %11lld %9lld %9lld %9lld %5d  %s%s%s\n", r,
            gs_context_device(gs_dist_context(D, r)), (long long)p.rows, (long long)p.nnz_diag,
-           (long long)p.nnz_off, (long long)p.nhalo, (long long)p.nsend, p.neighbours,
+           (long long)p.nnz_off, (long long)p.off_rows, (long long)p.nhalo, (long long)p.nsend,
+           p.neighbours,
            p.diag_format, *p.off_format ? " + " : "", p.off_format);
   }
 }

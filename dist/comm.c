@@ -113,7 +113,14 @@ gs_status_t gs_dist_create(gs_dist_t **Dp, int nranks, const int *devices, gs_di
     R->rank = r;
     R->device = devices[r];
     GS_TRY(gs_context_create(&R->ctx, devices[r]));
-    GS_TRY(GS_CUDA(cudaStreamCreateWithFlags(&R->comm_stream, cudaStreamNonBlocking)));
+    /* the exchange's stream at the highest priority: its kernels (packing, NCCL's) are then
+     * scheduled ahead of the local product's waiting blocks instead of after all of them,
+     * which is what lets the local product hide the exchange */
+    int least = 0, greatest = 0;
+    GS_TRY(GS_CUDA(cudaSetDevice(devices[r])));
+    GS_TRY(GS_CUDA(cudaDeviceGetStreamPriorityRange(&least, &greatest)));
+    GS_TRY(GS_CUDA(cudaStreamCreateWithPriority(&R->comm_stream, cudaStreamNonBlocking,
+                                                greatest)));
     GS_TRY(GS_CUDA(cudaEventCreateWithFlags(&R->ev_packed, cudaEventDisableTiming)));
     GS_TRY(GS_CUDA(cudaEventCreateWithFlags(&R->ev_recvd, cudaEventDisableTiming)));
   }

@@ -88,6 +88,13 @@ typedef struct gs_dist_part {
   int neighbours;
   gs_matrix_t *Md, *Mo;          /* diagonal and off-diagonal blocks on the device */
   gs_spmv_t *Sd, *So;            /* So is NULL when nhalo == 0 */
+  /* The off-diagonal block keeps only its rows that hold entries (PETSc's compressed rows of
+   * MPIAIJ's B): a stencil's halo touches the boundary rows alone, and a product over all
+   * local rows would read and write the whole of y for them. So computes d_offy (noff
+   * entries), which gs_dist_scatter_add adds into y at d_off_rows. */
+  gs_idx_t noff;
+  gs_idx_t *d_off_rows;
+  double *d_offy;
   gs_idx_t *d_send_idx;
   double *d_send, *d_halo;
   gs_operator_t *op;             /* the shell the solvers see */
@@ -116,6 +123,9 @@ gs_status_t gs_dist_part_apply(gs_dist_part_t *P, double alpha, const double *d_
 /** d_out[i] = d_x[idx[i]], i < n (dist_kernels.cu). */
 gs_status_t gs_dist_gather(cudaStream_t stream, gs_idx_t n, const gs_idx_t *idx,
                            const double *d_x, double *d_out);
+/** d_y[idx[i]] += d_src[i], i < n, idx without repeats (dist_kernels.cu). */
+gs_status_t gs_dist_scatter_add(cudaStream_t stream, gs_idx_t n, const gs_idx_t *idx,
+                                const double *d_src, double *d_y);
 /** d[0] = sqrt(d[0]) (dist_kernels.cu). */
 gs_status_t gs_dist_sqrt(cudaStream_t stream, double *d);
 

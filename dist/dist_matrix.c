@@ -99,7 +99,10 @@ gs_status_t gs_dist_part_apply(gs_dist_part_t *P, double alpha, const double *d_
     if (exch) GS_CHECK(exchange_host(P));
     if (P->mode != 2) GS_CHECK(gs_spmv_apply(P->Sd, GS_OP_N, alpha, d_x, beta, d_y));
   }
-  if (P->mode == 0 && P->So) GS_CHECK(gs_spmv_apply(P->So, GS_OP_N, alpha, P->d_halo, 1.0, d_y));
+  if (P->mode == 0 && P->So) {
+    GS_CHECK(gs_spmv_apply(P->So, GS_OP_N, alpha, P->d_halo, 0.0, P->d_offy));
+    GS_CHECK(gs_dist_scatter_add(s, P->noff, P->d_off_rows, P->d_offy, d_y));
+  }
   return GS_SUCCESS;
 }
 
@@ -133,6 +136,38 @@ static gs_status_t prepare_off(gs_dist_part_t *P, const gs_dist_matrix_opts_t *o
   return st;
 }
 
+/* The rows of the off-diagonal block that hold entries, as a CSR of their own (noff x nhalo)
+ * and the list of their local row numbers. */
+static gs_status_t compress_off(const gs_csr_t *O, gs_csr_t **Oc, gs_idx_t **rows, gs_idx_t *noff)
+{
+  gs_idx_t k = 0;
+  for (gs_idx_t i = 0; i < O->m; ++i) k += O->row_ptr[i + 1] > O->row_ptr[i];
+  *noff = k;
+  *rows = malloc(((size_t)k + 1) * sizeof **rows);
+  if (!*rows) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory");
+  gs_status_t st = gs_csr_create(Oc, k, O->n, O->nnz);
+  if (st != GS_SUCCESS) {
+    free(*rows);
+    *rows = NULL;
+    return st;
+  }
+  gs_csr_t *C = *Oc;
+  k = 0;
+  for (gs_idx_t i = 0; i < O->m; ++i) {
+    if (O->row_ptr[i + 1] == O->row_ptr[i]) continue;
+    (*rows)[k] = i;
+    C->row_ptr[k + 1] = O->row_ptr[i + 1] - O->row_ptr[i] + C->row_ptr[k];
+    ++k;
+  }
+  const gs_off_t nnz = O->nnz;
+  if (nnz > 0) {
+    memcpy(C->col, O->col + O->row_ptr[0], (size_t)nnz * sizeof *C->col);
+    memcpy(C->val, O->val + O->row_ptr[0], (size_t)nnz * sizeof *C->val);
+  }
+  C->nnz = nnz;
+  return GS_SUCCESS;
+}
+
 static gs_status_t build_rank(gs_dist_rank_t *R, void *user)
 {
   build_t *b = (build_t *)user;
@@ -162,7 +197,20 @@ static gs_status_t build_rank(gs_dist_rank_t *R, void *user)
   }
   if (st == GS_SUCCESS) st = gs_matrix_create(&P->Md, ctx, blk->diag);
   if (st == GS_SUCCESS) st = gs_spmv_create(&P->Sd, ctx, P->Md, b->o->format, b->o->options);
-  if (st == GS_SUCCESS && P->nhalo > 0) st = gs_matrix_create(&P->Mo, ctx, blk->off);
+  gs_csr_t *Oc = NULL;
+  gs_idx_t *off_rows = NULL;
+  if (st == GS_SUCCESS && P->nhalo > 0) st = compress_off(blk->off, &Oc, &off_rows, &P->noff);
+  if (st == GS_SUCCESS && P->nhalo > 0) st = gs_matrix_create(&P->Mo, ctx, Oc);
+  gs_csr_destroy(&Oc);
+  if (st == GS_SUCCESS)
+    st = gs_dmalloc(ctx, (void **)&P->d_off_rows, (size_t)P->noff * sizeof *P->d_off_rows,
+                    "the off-diagonal block's rows");
+  if (st == GS_SUCCESS)
+    st = gs_dmalloc(ctx, (void **)&P->d_offy, (size_t)P->noff * sizeof *P->d_offy,
+                    "the off-diagonal block's product");
+  if (st == GS_SUCCESS && P->noff > 0)
+    st = gs_copy_to_device(ctx, P->d_off_rows, off_rows, (size_t)P->noff * sizeof *off_rows);
+  free(off_rows);
   if (st == GS_SUCCESS && P->nhalo > 0) st = prepare_off(P, b->o);
   if (st == GS_SUCCESS)
     st = gs_dmalloc(ctx, (void **)&P->d_send_idx, (size_t)P->nsend * sizeof *P->d_send_idx,
@@ -190,7 +238,8 @@ static gs_status_t build_rank(gs_dist_rank_t *R, void *user)
     if (st == GS_SUCCESS && P->So) st = gs_spmv_memory(P->So, &mo);
     P->bytes = md.device_bytes + mo.device_bytes +
                (size_t)P->nsend * (sizeof(gs_idx_t) + sizeof(double)) +
-               (size_t)P->nhalo * sizeof(double);
+               (size_t)P->nhalo * sizeof(double) +
+               (size_t)P->noff * (sizeof(gs_idx_t) + sizeof(double));
   }
   /* the host blocks are not needed once on the device */
   gs_dist_block_free(blk);
@@ -212,6 +261,8 @@ static void part_free(gs_dist_part_t *P)
   gs_dfree(ctx, P->d_send_idx);
   gs_dfree(ctx, P->d_send);
   gs_dfree(ctx, P->d_halo);
+  gs_dfree(ctx, P->d_off_rows);
+  gs_dfree(ctx, P->d_offy);
   gs_dfree(ctx, P->d_x);
   gs_dfree(ctx, P->d_y);
   free(P->send_off);
@@ -313,6 +364,7 @@ gs_status_t gs_dist_matrix_part(const gs_dist_matrix_t *A, int r, gs_dist_part_i
   out->nnz_diag = P->nnz_diag;
   out->nnz_off = P->nnz_off;
   out->nhalo = P->nhalo;
+  out->off_rows = P->noff;
   out->nsend = P->nsend;
   out->neighbours = P->neighbours;
   out->diag_format = P->Sd ? gs_spmv_name(P->Sd) : "";

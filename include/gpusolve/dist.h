@@ -7,7 +7,7 @@
  * Rank r owns the contiguous rows [row0_r, row0_r + rows_r), balanced by nonzeros, and the same
  * entries of every vector. Its rows are stored as a diagonal block (the columns it owns) and an
  * off-diagonal block (its halo columns, renumbered), each prepared with any SpMV backend of the
- * registry. A product posts the halo exchange (grouped NCCL sends and receives of exactly the
+ * registry (the off-diagonal block compressed to its rows that hold entries). A product posts the halo exchange (grouped NCCL sends and receives of exactly the
  * entries each neighbour needs), computes the diagonal block's product while it is in flight,
  * then adds the off-diagonal block's.
  *
@@ -91,6 +91,7 @@ typedef struct gs_dist_part_info {
   gs_idx_t row0, rows;     /* its rows (in the reordered numbering when reorder was asked) */
   gs_off_t nnz_diag, nnz_off;
   gs_idx_t nhalo;          /* entries received per product */
+  gs_idx_t off_rows;       /* rows with off-diagonal entries (the block keeps only these) */
   gs_idx_t nsend;          /* entries sent per product */
   int neighbours;          /* ranks it exchanges with */
   const char *diag_format, *off_format; /* backends that serve its blocks ("" for none) */
