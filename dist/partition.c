@@ -1,0 +1,355 @@
+/* dist/partition.c: host side of the distributed matrix (interface and model in
+ * dist/partition.h): work-balanced row blocks, the diag/off split of one block with its halo,
+ * and the halo exchange lists. Pure C11, no CUDA.
+ *
+ * Costs, for matrices of ~10^8 entries: partition O(m + nparts log m); split of one part
+ * O(its entries + its rows + span/64), span the range of its halo columns (a bitmap over that
+ * range, with a rank per 64-bit word, renumbers the halo: 3 bits of scratch per column of the
+ * span, no sort); send lists O(total halo + nparts^2). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "dist/partition.h"
+
+/* ---- bits ------------------------------------------------------------------------------------ */
+
+static inline int popcount64(uint64_t x)
+{
+#if defined(__GNUC__)
+  return __builtin_popcountll(x);
+#else
+  x = x - ((x >> 1) & 0x5555555555555555ull);
+  x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+  return (int)((x * 0x0101010101010101ull) >> 56);
+#endif
+}
+
+/* Index of the lowest set bit of x != 0. */
+static inline int ctz64(uint64_t x)
+{
+#if defined(__GNUC__)
+  return __builtin_ctzll(x);
+#else
+  return popcount64((x & (~x + 1)) - 1);
+#endif
+}
+
+/* ---- shared checks --------------------------------------------------------------------------- */
+
+/* Rows [r0, r1) of A: arrays present, row pointers non-decreasing inside [0, nnz] (row_ptr[0] = 0
+ * and row_ptr[m] = nnz when the range touches the ends), columns in [0, n). Reads only those rows,
+ * so that one part's split costs its own entries. */
+static gs_status_t check_rows(const gs_csr_t *A, gs_idx_t r0, gs_idx_t r1, const char *fn)
+{
+  if (A->m < 0 || A->n < 0 || A->nnz < 0)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "%s: negative size %d x %d with %lld entries", fn, A->m,
+                    A->n, (long long)A->nnz);
+  if (!A->row_ptr || (A->nnz > 0 && (!A->col || !A->val)))
+    return GS_ERROR(GS_ERR_INVALID_ARG, "%s: matrix arrays are NULL", fn);
+  if (r0 == 0 && A->row_ptr[0] != 0)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "%s: row_ptr[0] is %lld, not 0", fn,
+                    (long long)A->row_ptr[0]);
+  if (r1 == A->m && A->row_ptr[A->m] != A->nnz)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "%s: row_ptr[m] = %lld but nnz = %lld", fn,
+                    (long long)A->row_ptr[A->m], (long long)A->nnz);
+  if (A->row_ptr[r0] < 0 || A->row_ptr[r0] > A->nnz)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "%s: row_ptr[%d] = %lld outside 0..%lld", fn, r0,
+                    (long long)A->row_ptr[r0], (long long)A->nnz);
+  for (gs_idx_t i = r0; i < r1; ++i) {
+    if (A->row_ptr[i + 1] < A->row_ptr[i])
+      return GS_ERROR(GS_ERR_INVALID_ARG, "%s: row_ptr decreases at row %d", fn, i);
+    if (A->row_ptr[i + 1] > A->nnz)
+      return GS_ERROR(GS_ERR_INVALID_ARG, "%s: row_ptr[%d] = %lld exceeds nnz = %lld", fn, i + 1,
+                      (long long)A->row_ptr[i + 1], (long long)A->nnz);
+  }
+  for (gs_idx_t i = r0; i < r1; ++i)
+    for (gs_off_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p)
+      if (A->col[p] < 0 || A->col[p] >= A->n)
+        return GS_ERROR(GS_ERR_INVALID_ARG, "%s: row %d: column %d outside 0..%d", fn, i,
+                        A->col[p], A->n - 1);
+  return GS_SUCCESS;
+}
+
+/* first[0] = 0, first[nparts] = m, strictly increasing. */
+static gs_status_t check_partition(const gs_idx_t *first, int nparts, gs_idx_t m, const char *fn)
+{
+  if (first[0] != 0)
+    return GS_ERROR(GS_ERR_DIMENSION, "%s: partition starts at row %d, not 0", fn, first[0]);
+  if (first[nparts] != m)
+    return GS_ERROR(GS_ERR_DIMENSION, "%s: partition ends at row %d, but the matrix has %d rows",
+                    fn, first[nparts], m);
+  for (int k = 0; k < nparts; ++k)
+    if (first[k + 1] <= first[k])
+      return GS_ERROR(GS_ERR_DIMENSION,
+                      "%s: partition not increasing: part %d is rows [%d, %d) (every part needs "
+                      "at least one row)", fn, k, first[k], first[k + 1]);
+  return GS_SUCCESS;
+}
+
+/* ---- row blocks ------------------------------------------------------------------------------ */
+
+gs_status_t gs_dist_partition_rows(const gs_off_t *row_ptr, gs_idx_t m, int nparts,
+                                   gs_idx_t *first)
+{
+  if (!row_ptr || !first)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_dist_partition_rows: NULL argument");
+  if (nparts < 1)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_dist_partition_rows: nparts must be >= 1, not %d",
+                    nparts);
+  if (m < 0)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_dist_partition_rows: negative row count %d", m);
+  if (m < nparts)
+    return GS_ERROR(GS_ERR_DIMENSION,
+                    "gs_dist_partition_rows: %d rows cannot make %d parts of at least one row",
+                    m, nparts);
+  for (gs_idx_t i = 0; i < m; ++i)
+    if (row_ptr[i + 1] < row_ptr[i])
+      return GS_ERROR(GS_ERR_INVALID_ARG, "gs_dist_partition_rows: row_ptr decreases at row %d",
+                      i);
+
+  /* W(e) = work of rows [0, e) = entries + rows, strictly increasing in e. first[k] is the least
+   * e with W(e) >= k/nparts of the total, kept inside [first[k-1] + 1, m - (nparts - k)] so that
+   * every part keeps a row. The target ceil(k T / nparts) = k q + ceil(k r / nparts) for
+   * T = q nparts + r, without the overflow of k T. */
+  const gs_off_t base = row_ptr[0];
+  const gs_off_t total = row_ptr[m] - base + m;
+  const gs_off_t q = total / nparts, r = total % nparts;
+  first[0] = 0;
+  for (int k = 1; k < nparts; ++k) {
+    const gs_off_t target = (gs_off_t)k * q + ((gs_off_t)k * r + nparts - 1) / nparts;
+    gs_idx_t lo = first[k - 1] + 1, hi = m - (nparts - k);
+    while (lo < hi) {
+      gs_idx_t mid = lo + (hi - lo) / 2;
+      if (row_ptr[mid] - base + mid >= target)
+        hi = mid;
+      else
+        lo = mid + 1;
+    }
+    first[k] = lo;
+  }
+  first[nparts] = m;
+  return GS_SUCCESS;
+}
+
+/* ---- one block ------------------------------------------------------------------------------- */
+
+void gs_dist_block_free(gs_dist_block_t *B)
+{
+  if (!B) return;
+  gs_csr_destroy(&B->diag);
+  gs_csr_destroy(&B->off);
+  free(B->halo);
+  free(B->recv_off);
+  free(B->send_idx);
+  free(B->send_off);
+  memset(B, 0, sizeof *B);
+}
+
+gs_status_t gs_dist_split(const gs_csr_t *A, const gs_idx_t *first, int nparts, int part,
+                          gs_dist_block_t *B)
+{
+  static const char fn[] = "gs_dist_split";
+  gs_status_t st = GS_SUCCESS;
+  uint64_t *bits = NULL;  /* halo columns, bit t = column cmin + t */
+  gs_idx_t *rank = NULL;  /* set bits before each word */
+  if (!B) return GS_ERROR(GS_ERR_INVALID_ARG, "%s: B is NULL", fn);
+  memset(B, 0, sizeof *B);
+  if (!A || !first) return GS_ERROR(GS_ERR_INVALID_ARG, "%s: NULL argument", fn);
+  if (nparts < 1)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "%s: nparts must be >= 1, not %d", fn, nparts);
+  if (part < 0 || part >= nparts)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "%s: part %d outside 0..%d", fn, part, nparts - 1);
+  if (A->m != A->n)
+    return GS_ERROR(GS_ERR_DIMENSION,
+                    "%s: the matrix is %d x %d; rows and columns share one partition, so it "
+                    "must be square", fn, A->m, A->n);
+  GS_CHECK(check_partition(first, nparts, A->m, fn));
+  const gs_idx_t r0 = first[part], r1 = first[part + 1], rows = r1 - r0;
+  GS_CHECK(check_rows(A, r0, r1, fn));
+
+  /* Pass 1: entries of each kind, and the range of the halo columns. */
+  gs_off_t dnnz = 0, onnz = 0;
+  gs_idx_t cmin = A->n, cmax = -1;
+  for (gs_off_t p = A->row_ptr[r0]; p < A->row_ptr[r1]; ++p) {
+    const gs_idx_t j = A->col[p];
+    if (j >= r0 && j < r1) {
+      ++dnnz;
+    } else {
+      ++onnz;
+      if (j < cmin) cmin = j;
+      if (j > cmax) cmax = j;
+    }
+  }
+
+  B->part = part;
+  B->nparts = nparts;
+  B->row0 = r0;
+  B->rows = rows;
+  GS_TRY(gs_csr_create(&B->diag, rows, rows, dnnz));
+  GS_TRY(gs_csr_create(&B->off, rows, 0, onnz));
+  B->recv_off = malloc(((size_t)nparts + 1) * sizeof *B->recv_off);
+  if (!B->recv_off) GS_FAIL(GS_ERR_HOST_MEMORY, "%s: out of host memory", fn);
+  const size_t words = onnz > 0 ? (size_t)(((int64_t)cmax - cmin) / 64 + 1) : 0;
+  if (words) {
+    bits = calloc(words, sizeof *bits);
+    rank = malloc(words * sizeof *rank);
+    if (!bits || !rank)
+      GS_FAIL(GS_ERR_HOST_MEMORY, "%s: out of host memory for the halo of part %d (%zu words)",
+              fn, part, words);
+  }
+
+  /* Pass 2: both blocks in A's order within each row; off keeps global columns for now. */
+  gs_csr_t *D = B->diag, *O = B->off;
+  gs_off_t dp = 0, op = 0;
+  for (gs_idx_t i = r0; i < r1; ++i) {
+    for (gs_off_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) {
+      const gs_idx_t j = A->col[p];
+      if (j >= r0 && j < r1) {
+        D->col[dp] = j - r0;
+        D->val[dp++] = A->val[p];
+      } else {
+        const uint64_t t = (uint64_t)(j - cmin);
+        bits[t >> 6] |= 1ull << (t & 63);
+        O->col[op] = j;
+        O->val[op++] = A->val[p];
+      }
+    }
+    D->row_ptr[i - r0 + 1] = dp;
+    O->row_ptr[i - r0 + 1] = op;
+  }
+
+  /* The halo is the set bits in order; a column's halo index is the set bits below it. */
+  gs_idx_t nhalo = 0;
+  for (size_t w = 0; w < words; ++w) {
+    rank[w] = nhalo;
+    nhalo += (gs_idx_t)popcount64(bits[w]);
+  }
+  if (nhalo > 0) {
+    B->halo = malloc((size_t)nhalo * sizeof *B->halo);
+    if (!B->halo) GS_FAIL(GS_ERR_HOST_MEMORY, "%s: out of host memory for %d halo columns", fn,
+                          nhalo);
+    gs_idx_t h = 0;
+    for (size_t w = 0; w < words; ++w)
+      for (uint64_t b = bits[w]; b; b &= b - 1)
+        B->halo[h++] = cmin + (gs_idx_t)(w * 64 + (size_t)ctz64(b));
+  }
+  for (gs_off_t p = 0; p < onnz; ++p) {
+    const uint64_t t = (uint64_t)(O->col[p] - cmin);
+    O->col[p] = rank[t >> 6] + (gs_idx_t)popcount64(bits[t >> 6] & ((1ull << (t & 63)) - 1));
+  }
+  O->n = nhalo;
+  B->nhalo = nhalo;
+
+  /* Owners hold contiguous ranges, so the sorted halo is grouped by owner. */
+  gs_idx_t h = 0;
+  for (int k = 0; k < nparts; ++k) {
+    B->recv_off[k] = h;
+    while (h < nhalo && B->halo[h] < first[k + 1]) ++h;
+  }
+  B->recv_off[nparts] = nhalo;
+
+cleanup:
+  free(bits);
+  free(rank);
+  if (st != GS_SUCCESS) gs_dist_block_free(B);
+  return st;
+}
+
+/* ---- halo exchange lists --------------------------------------------------------------------- */
+
+/* The blocks are a partition of one matrix, and each halo segment lies in its owner's rows. */
+static gs_status_t check_blocks(const gs_dist_block_t *blocks, int nparts)
+{
+  static const char fn[] = "gs_dist_send_lists";
+  gs_idx_t next = 0;
+  for (int k = 0; k < nparts; ++k) {
+    const gs_dist_block_t *b = &blocks[k];
+    if (b->part != k || b->nparts != nparts)
+      return GS_ERROR(GS_ERR_INVALID_ARG, "%s: blocks[%d] is part %d of %d, not part %d of %d",
+                      fn, k, b->part, b->nparts, k, nparts);
+    if (!b->recv_off || (b->nhalo > 0 && !b->halo) || b->nhalo < 0)
+      return GS_ERROR(GS_ERR_INVALID_ARG, "%s: block %d has no halo arrays (not split?)", fn, k);
+    if (b->row0 != next || b->rows < 1)
+      return GS_ERROR(GS_ERR_INVALID_ARG,
+                      "%s: block %d holds rows [%d, %d); the blocks must tile the rows from 0 "
+                      "(next row %d)", fn, k, b->row0, b->row0 + b->rows, next);
+    next = b->row0 + b->rows;
+    if (b->recv_off[0] != 0 || b->recv_off[nparts] != b->nhalo)
+      return GS_ERROR(GS_ERR_INVALID_ARG, "%s: block %d: recv_off does not span its %d halo "
+                      "entries", fn, k, b->nhalo);
+    for (int q = 0; q < nparts; ++q)
+      if (b->recv_off[q + 1] < b->recv_off[q])
+        return GS_ERROR(GS_ERR_INVALID_ARG, "%s: block %d: recv_off decreases at part %d", fn,
+                        k, q);
+  }
+  for (int k = 0; k < nparts; ++k) {
+    const gs_dist_block_t *b = &blocks[k];
+    for (int q = 0; q < nparts; ++q) {
+      const gs_idx_t lo = blocks[q].row0, hi = lo + blocks[q].rows;
+      for (gs_idx_t h = b->recv_off[q]; h < b->recv_off[q + 1]; ++h)
+        if (b->halo[h] < lo || b->halo[h] >= hi || q == k)
+          return GS_ERROR(GS_ERR_INVALID_ARG,
+                          "%s: block %d: halo column %d is listed as owned by part %d, which "
+                          "holds rows [%d, %d)", fn, k, b->halo[h], q, lo, hi);
+    }
+  }
+  return GS_SUCCESS;
+}
+
+gs_status_t gs_dist_send_lists(gs_dist_block_t *blocks, int nparts)
+{
+  static const char fn[] = "gs_dist_send_lists";
+  gs_status_t st = GS_SUCCESS;
+  if (!blocks) return GS_ERROR(GS_ERR_INVALID_ARG, "%s: blocks is NULL", fn);
+  if (nparts < 1)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "%s: nparts must be >= 1, not %d", fn, nparts);
+  GS_CHECK(check_blocks(blocks, nparts));
+
+  /* Built aside and swapped in at the end: on failure the blocks are as they were. */
+  gs_idx_t **off = calloc((size_t)nparts, sizeof *off);
+  gs_idx_t **idx = calloc((size_t)nparts, sizeof *idx);
+  if (!off || !idx) GS_FAIL(GS_ERR_HOST_MEMORY, "%s: out of host memory", fn);
+  for (int p = 0; p < nparts; ++p) {
+    off[p] = malloc(((size_t)nparts + 1) * sizeof *off[p]);
+    if (!off[p]) GS_FAIL(GS_ERR_HOST_MEMORY, "%s: out of host memory", fn);
+    int64_t n = 0;
+    off[p][0] = 0;
+    for (int q = 0; q < nparts; ++q) {
+      n += blocks[q].recv_off[p + 1] - blocks[q].recv_off[p];
+      if (n > INT32_MAX)
+        GS_FAIL(GS_ERR_UNSUPPORTED,
+                "%s: part %d would send more than 2^31-1 entries (32-bit send lists)", fn, p);
+      off[p][q + 1] = (gs_idx_t)n;
+    }
+    if (n > 0) {
+      idx[p] = malloc((size_t)n * sizeof *idx[p]);
+      if (!idx[p])
+        GS_FAIL(GS_ERR_HOST_MEMORY, "%s: out of host memory for %lld send entries", fn,
+                (long long)n);
+    }
+    const gs_idx_t row0 = blocks[p].row0;
+    for (int q = 0; q < nparts; ++q) {
+      const gs_dist_block_t *b = &blocks[q];
+      gs_idx_t *dst = idx[p] + off[p][q];
+      for (gs_idx_t h = b->recv_off[p]; h < b->recv_off[p + 1]; ++h) *dst++ = b->halo[h] - row0;
+    }
+  }
+  for (int p = 0; p < nparts; ++p) {
+    free(blocks[p].send_idx);
+    free(blocks[p].send_off);
+    blocks[p].send_idx = idx[p];
+    blocks[p].send_off = off[p];
+    blocks[p].nsend = off[p][nparts];
+    idx[p] = off[p] = NULL;
+  }
+
+cleanup:
+  for (int p = 0; p < nparts && off; ++p) free(off[p]);
+  for (int p = 0; p < nparts && idx; ++p) free(idx[p]);
+  free(off);
+  free(idx);
+  return st;
+}
