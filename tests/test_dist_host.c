@@ -1,6 +1,6 @@
 /* tests/test_dist_host.c: the host side of the distributed matrix (dist/partition.c): row
  * blocks balanced by work, the diag/off split with its halo, the halo exchange lists (checked by
- * carrying out the exchange and the distributed product). No GPU. */
+ * carrying out the exchange and the distributed product), and reverse Cuthill-McKee. No GPU. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +53,18 @@ static gs_csr_t *csr_of(gs_coo_t *C)
   CU_ASSERT_FATAL(gs_coo_to_csr(&A, C) == GS_SUCCESS);
   gs_coo_destroy(&C);
   return A;
+}
+
+static int is_permutation(const gs_idx_t *p, gs_idx_t n)
+{
+  unsigned char *seen = calloc((size_t)n + 1, 1);
+  int ok = seen != NULL;
+  for (gs_idx_t k = 0; ok && k < n; ++k) {
+    if (p[k] < 0 || p[k] >= n || seen[p[k]]) ok = 0;
+    else seen[p[k]] = 1;
+  }
+  free(seen);
+  return ok;
 }
 
 /* ---- partition ------------------------------------------------------------------------------- */
@@ -702,6 +714,488 @@ static void test_send_lists_refusals(void)
   gs_csr_destroy(&A);
 }
 
+/* ---- RCM and the symmetric permutation --------------------------------------------------------- */
+
+/* B(k, l) == A(perm[k], perm[l]) entry for entry (A has no repeated column in a row), B's rows
+ * sorted, nothing else in B. */
+static void check_permuted(const gs_csr_t *A, const gs_idx_t *perm, const gs_csr_t *B)
+{
+  const gs_idx_t n = A->m;
+  CU_ASSERT_FATAL(B->m == n && B->n == n);
+  CU_ASSERT_EQUAL(B->nnz, A->nnz);
+  CU_ASSERT(gs_csr_validate(B) == GS_SUCCESS);
+  CU_ASSERT(gs_csr_is_sorted(B));
+  CU_ASSERT_EQUAL(B->symmetry, A->symmetry);
+  double *val = malloc(((size_t)n + 1) * sizeof *val);
+  char *have = calloc((size_t)n + 1, 1);
+  CU_ASSERT_FATAL(val && have);
+  int ok = 1;
+  for (gs_idx_t k = 0; k < n; ++k) {
+    const gs_idx_t i = perm[k];
+    for (gs_off_t a = A->row_ptr[i]; a < A->row_ptr[i + 1]; ++a) {
+      have[A->col[a]] = 1;
+      val[A->col[a]] = A->val[a];
+    }
+    if (B->row_ptr[k + 1] - B->row_ptr[k] != A->row_ptr[i + 1] - A->row_ptr[i]) ok = 0;
+    for (gs_off_t b = B->row_ptr[k]; b < B->row_ptr[k + 1]; ++b) {
+      const gs_idx_t j = perm[B->col[b]];
+      if (!have[j] || val[j] != B->val[b]) ok = 0;
+      have[j] = 0; /* each entry of A's row used once */
+    }
+    for (gs_off_t a = A->row_ptr[i]; a < A->row_ptr[i + 1]; ++a) have[A->col[a]] = 0;
+  }
+  CU_ASSERT(ok);
+  free(val);
+  free(have);
+}
+
+static gs_csr_t *permuted(const gs_csr_t *A, const gs_idx_t *perm)
+{
+  gs_csr_t *B = NULL;
+  CU_ASSERT_FATAL(gs_csr_permute_sym(A, perm, &B) == GS_SUCCESS);
+  check_permuted(A, perm, B);
+  return B;
+}
+
+/* RCM's perm of A: a permutation, the same on a second call. */
+static gs_idx_t *rcm_of(const gs_csr_t *A)
+{
+  gs_idx_t *p = malloc(((size_t)A->m + 1) * sizeof *p), *q = malloc(((size_t)A->m + 1) * sizeof *q);
+  CU_ASSERT_FATAL(p && q);
+  CU_ASSERT_FATAL(gs_csr_rcm(A, p) == GS_SUCCESS);
+  CU_ASSERT_FATAL(is_permutation(p, A->m));
+  CU_ASSERT_FATAL(gs_csr_rcm(A, q) == GS_SUCCESS);
+  CU_ASSERT(memcmp(p, q, (size_t)A->m * sizeof *p) == 0);
+  free(q);
+  return p;
+}
+
+/* n x n with entries for offsets j - i in [lo, hi] (values random, never zero). */
+static gs_csr_t *band(uint64_t *rng, gs_idx_t n, int lo, int hi)
+{
+  gs_coo_t *C = NULL;
+  CU_ASSERT_FATAL(gs_coo_create(&C, n, n, 16) == GS_SUCCESS);
+  for (gs_idx_t i = 0; i < n; ++i)
+    for (int d = lo; d <= hi; ++d)
+      if (i + d >= 0 && i + d < n)
+        CU_ASSERT_FATAL(gs_coo_push(C, i, i + d, 1.0 + gs_test_uniform(rng)) == GS_SUCCESS);
+  return csr_of(C);
+}
+
+/* A full band of half-width b (the b-th power of a path), scrambled by a random symmetric
+ * permutation, comes back to bandwidth exactly b, the least any ordering has. Why, for
+ * n >= 2b + 1: the two ends of the path are the only vertices of least degree (b), so the start
+ * is an end and the pseudo-peripheral search ends on an end; from an end e, the first level is
+ * the b vertices nearest e, whose degrees b+1, ..., 2b differ (n - 1 >= 2b), so ties never reach
+ * the scrambled indices; after that, each vertex taken from the queue has exactly one
+ * unnumbered neighbour. So CM numbers the path in order from one end, and reversing keeps the
+ * bandwidth. The same for the upper band alone: RCM uses the pattern of A + A^T. */
+static void test_rcm_band(void)
+{
+  uint64_t rng = gs_test_seed() ^ 0xba4du;
+  const int trials = gs_test_quick() ? 6 : 40;
+  for (int t = 0; t < trials; ++t) {
+    const int b = 1 + t % 4;
+    const gs_idx_t n = rand_int(&rng, 2 * b + 1, 2 * b + (gs_test_quick() ? 60 : 300));
+    gs_csr_t *A = t % 3 == 2 ? band(&rng, n, 0, b) : band(&rng, n, -b, b);
+    CU_ASSERT_EQUAL(gs_csr_bandwidth(A), b);
+    gs_idx_t *q = random_perm(&rng, n);
+    gs_csr_t *S = permuted(A, q);
+    if (t % 5 == 4) shuffle_rows(&rng, S);
+    gs_idx_t *p = rcm_of(S);
+    gs_csr_t *R = permuted(S, p);
+    CU_ASSERT_EQUAL(gs_csr_bandwidth(R), b);
+    CU_ASSERT(gs_csr_bandwidth(R) <= gs_csr_bandwidth(S));
+    free(p);
+    free(q);
+    gs_csr_destroy(&R);
+    gs_csr_destroy(&S);
+    gs_csr_destroy(&A);
+  }
+  /* tridiagonal of 2 rows: bandwidth 1 whatever the order */
+  gs_csr_t *A = band(&rng, 2, -1, 1);
+  gs_idx_t *p = rcm_of(A);
+  gs_csr_t *R = permuted(A, p);
+  CU_ASSERT_EQUAL(gs_csr_bandwidth(R), 1);
+  free(p);
+  gs_csr_destroy(&R);
+  gs_csr_destroy(&A);
+}
+
+/* Label of every vertex's connected component in the graph of A + A^T (union-find). */
+static gs_idx_t find(gs_idx_t *up, gs_idx_t v)
+{
+  while (up[v] != v) v = up[v] = up[up[v]];
+  return v;
+}
+
+/* Several random connected components (a random tree plus extra edges each) and isolated
+ * vertices under scrambled labels: every component is numbered contiguously, inside each run
+ * every vertex but the run's last has a neighbour later in the run (it was reached from one in
+ * CM order), and the isolated vertices (least degree, so numbered first by CM) come last. */
+static void test_rcm_components(void)
+{
+  uint64_t rng = gs_test_seed() ^ 0xc0c0u;
+  const int trials = gs_test_quick() ? 3 : 20;
+  for (int t = 0; t < trials; ++t) {
+    const int ncomp = rand_int(&rng, 1, 6), niso = rand_int(&rng, 0, 5);
+    gs_idx_t sizes[6], n = niso;
+    for (int c = 0; c < ncomp; ++c) n += sizes[c] = rand_int(&rng, 2, 40);
+    gs_idx_t *label = random_perm(&rng, n); /* scrambled names of the vertices */
+    gs_coo_t *C = NULL;
+    CU_ASSERT_FATAL(gs_coo_create(&C, n, n, 16) == GS_SUCCESS);
+    gs_idx_t base = 0;
+    for (int c = 0; c < ncomp; ++c) {
+      for (gs_idx_t v = 1; v < sizes[c]; ++v) { /* tree edge to an earlier vertex, one way */
+        gs_idx_t u = rand_int(&rng, 0, v - 1);
+        CU_ASSERT_FATAL(gs_coo_push(C, label[base + v], label[base + u], 1.0) == GS_SUCCESS);
+      }
+      for (int e = 0; e < sizes[c] / 2; ++e) {
+        gs_idx_t u = base + rand_int(&rng, 0, sizes[c] - 1), v = base + rand_int(&rng, 0, sizes[c] - 1);
+        CU_ASSERT_FATAL(gs_coo_push(C, label[u], label[v], -1.0) == GS_SUCCESS);
+      }
+      base += sizes[c];
+    }
+    for (gs_idx_t v = base; v < n; ++v) /* isolated, with or without a diagonal entry */
+      if (v % 2) CU_ASSERT_FATAL(gs_coo_push(C, label[v], label[v], 2.0) == GS_SUCCESS);
+    gs_csr_t *A = csr_of(C);
+    gs_idx_t *p = rcm_of(A);
+
+    gs_idx_t *up = malloc((size_t)n * sizeof *up), *pos = malloc((size_t)n * sizeof *pos);
+    CU_ASSERT_FATAL(up && pos);
+    for (gs_idx_t v = 0; v < n; ++v) up[v] = v;
+    for (gs_idx_t i = 0; i < n; ++i)
+      for (gs_off_t a = A->row_ptr[i]; a < A->row_ptr[i + 1]; ++a)
+        up[find(up, i)] = find(up, A->col[a]);
+    for (gs_idx_t k = 0; k < n; ++k) pos[p[k]] = k;
+    int reached = 1, iso_last = 1;
+    gs_idx_t runs = 0;
+    for (gs_idx_t k = 0; k < n; ++k) {
+      const gs_idx_t v = p[k];
+      const int run_end = k == n - 1 || find(up, p[k + 1]) != find(up, v);
+      if (k == 0 || find(up, p[k - 1]) != find(up, v)) ++runs;
+      if (run_end) continue;
+      int later = 0; /* a neighbour (in A or A^T) after v in its run */
+      for (gs_idx_t i = 0; i < n && !later; ++i)
+        for (gs_off_t a = A->row_ptr[i]; a < A->row_ptr[i + 1]; ++a) {
+          const gs_idx_t j = A->col[a];
+          if ((i == v && j != v && pos[j] > k) || (j == v && i != v && pos[i] > k)) later = 1;
+        }
+      if (!later) reached = 0;
+    }
+    CU_ASSERT_EQUAL(runs, ncomp + niso); /* one run per component: contiguous */
+    for (gs_idx_t v = base; v < n; ++v)
+      if (pos[label[v]] < n - niso) iso_last = 0;
+    CU_ASSERT(reached);
+    CU_ASSERT(iso_last);
+    free(up);
+    free(pos);
+    free(p);
+    free(label);
+    gs_csr_destroy(&A);
+  }
+}
+
+/* The perm depends on the pattern of A + A^T and the indices only: A^T, A with its rows'
+ * entries shuffled, other values, or the diagonal added give the same perm. */
+static void test_rcm_deterministic(void)
+{
+  uint64_t rng = gs_test_seed() ^ 0xde7u;
+  const int trials = gs_test_quick() ? 3 : 20;
+  for (int t = 0; t < trials; ++t) {
+    const gs_idx_t n = rand_int(&rng, 1, 250);
+    gs_csr_t *A = gs_test_random_csr(&rng, n, n, 3.0 / n * gs_test_uniform(&rng));
+    CU_ASSERT_FATAL(A != NULL);
+    gs_idx_t *p = rcm_of(A);
+    gs_csr_t *T = NULL, *S = NULL;
+    CU_ASSERT_FATAL(gs_csr_transpose(&T, A) == GS_SUCCESS);
+    gs_idx_t *pt = rcm_of(T);
+    CU_ASSERT(memcmp(p, pt, (size_t)n * sizeof *p) == 0);
+    CU_ASSERT_FATAL(gs_csr_copy(&S, A) == GS_SUCCESS);
+    shuffle_rows(&rng, S);
+    for (gs_off_t a = 0; a < S->nnz; ++a) S->val[a] = gs_test_uniform(&rng);
+    gs_idx_t *ps = rcm_of(S);
+    CU_ASSERT(memcmp(p, ps, (size_t)n * sizeof *p) == 0);
+    gs_coo_t *C = NULL; /* A + I */
+    CU_ASSERT_FATAL(gs_csr_to_coo(&C, A) == GS_SUCCESS);
+    for (gs_idx_t i = 0; i < n; ++i) CU_ASSERT_FATAL(gs_coo_push(C, i, i, 1.0) == GS_SUCCESS);
+    gs_csr_t *D = csr_of(C);
+    gs_idx_t *pd = rcm_of(D);
+    CU_ASSERT(memcmp(p, pd, (size_t)n * sizeof *p) == 0);
+    free(p);
+    free(pt);
+    free(ps);
+    free(pd);
+    gs_csr_destroy(&T);
+    gs_csr_destroy(&S);
+    gs_csr_destroy(&D);
+    gs_csr_destroy(&A);
+  }
+}
+
+/* BFS distances from r on the dense pattern adj (n x n); returns the number of levels, *size
+ * the vertices reached. */
+static gs_idx_t ref_levels(const unsigned char *adj, gs_idx_t n, gs_idx_t r, gs_idx_t *dist,
+                           gs_idx_t *size)
+{
+  for (gs_idx_t v = 0; v < n; ++v) dist[v] = -1;
+  dist[r] = 0;
+  gs_idx_t d = 0, reached = 1;
+  for (int grew = 1; grew; ++d) {
+    grew = 0;
+    for (gs_idx_t v = 0; v < n; ++v)
+      if (dist[v] == d)
+        for (gs_idx_t u = 0; u < n; ++u)
+          if (adj[(size_t)v * n + u] && dist[u] < 0) {
+            dist[u] = d + 1;
+            ++reached;
+            grew = 1;
+          }
+  }
+  *size = reached;
+  return d; /* levels 0..d-1 hold vertices */
+}
+
+/* partition.h's RCM written out plainly on a dense pattern (small n), to compare perm for
+ * perm: pattern of A + A^T without the diagonal; each component from the unnumbered vertex of
+ * least (degree, index); George and Liu's search (SPARSPAK FNROOT: move to the least (degree,
+ * index) vertex of the last level while that deepens the level structure); neighbours in
+ * increasing (degree, index); the whole order reversed. */
+static void reference_rcm(const gs_csr_t *A, gs_idx_t *perm)
+{
+  const gs_idx_t n = A->m;
+  unsigned char *adj = calloc((size_t)n * n + 1, 1), *numbered = calloc((size_t)n + 1, 1);
+  gs_idx_t *deg = calloc((size_t)n + 1, sizeof *deg), *dist = malloc(((size_t)n + 1) * sizeof *dist);
+  CU_ASSERT_FATAL(adj && numbered && deg && dist);
+  for (gs_idx_t i = 0; i < n; ++i)
+    for (gs_off_t a = A->row_ptr[i]; a < A->row_ptr[i + 1]; ++a)
+      if (A->col[a] != i) adj[(size_t)i * n + A->col[a]] = adj[(size_t)A->col[a] * n + i] = 1;
+  for (gs_idx_t v = 0; v < n; ++v)
+    for (gs_idx_t u = 0; u < n; ++u) deg[v] += adj[(size_t)v * n + u];
+#define LESS(u, v) (deg[u] < deg[v] || (deg[u] == deg[v] && (u) < (v)))
+  gs_idx_t cnt = 0;
+  while (cnt < n) {
+    gs_idx_t r = -1, size;
+    for (gs_idx_t v = 0; v < n; ++v)
+      if (!numbered[v] && (r < 0 || LESS(v, r))) r = v;
+    gs_idx_t nlvl = ref_levels(adj, n, r, dist, &size);
+    while (nlvl > 1 && nlvl < size) {
+      gs_idx_t x = -1;
+      for (gs_idx_t v = 0; v < n; ++v)
+        if (dist[v] == nlvl - 1 && (x < 0 || LESS(v, x))) x = v;
+      const gs_idx_t nl = ref_levels(adj, n, x, dist, &size);
+      r = x;
+      if (nl <= nlvl) break;
+      nlvl = nl;
+    }
+    gs_idx_t head = cnt;
+    perm[cnt++] = r;
+    numbered[r] = 1;
+    while (head < cnt) {
+      const gs_idx_t v = perm[head++];
+      for (;;) {
+        gs_idx_t best = -1;
+        for (gs_idx_t u = 0; u < n; ++u)
+          if (adj[(size_t)v * n + u] && !numbered[u] && (best < 0 || LESS(u, best))) best = u;
+        if (best < 0) break;
+        numbered[best] = 1;
+        perm[cnt++] = best;
+      }
+    }
+  }
+#undef LESS
+  for (gs_idx_t a = 0, b = n - 1; a < b; ++a, --b) {
+    gs_idx_t t = perm[a];
+    perm[a] = perm[b];
+    perm[b] = t;
+  }
+  free(adj);
+  free(numbered);
+  free(deg);
+  free(dist);
+}
+
+/* gs_csr_rcm against the plain reference on random nonsymmetric patterns (some pairs stored
+ * both ways, some once, repeated entries), forests (where the start is rarely peripheral, so
+ * the search takes several steps) and denser graphs. */
+static void test_rcm_reference(void)
+{
+  uint64_t rng = gs_test_seed() ^ 0x2efu;
+  const int trials = gs_test_quick() ? 8 : 60;
+  for (int t = 0; t < trials; ++t) {
+    const gs_idx_t n = rand_int(&rng, 1, gs_test_quick() ? 50 : 120);
+    gs_coo_t *C = NULL;
+    CU_ASSERT_FATAL(gs_coo_create(&C, n, n, 16) == GS_SUCCESS);
+    if (t % 3 == 0) { /* a forest: each vertex hangs from an earlier one, or starts a tree */
+      gs_idx_t *label = random_perm(&rng, n);
+      for (gs_idx_t v = 1; v < n; ++v)
+        if (gs_test_uniform(&rng) < 0.95)
+          CU_ASSERT_FATAL(gs_coo_push(C, label[v], label[rand_int(&rng, 0, v - 1)], 1.0) ==
+                          GS_SUCCESS);
+      free(label);
+    } else {
+      const double density = (t % 3 == 1 ? 1.5 : 6.0) / n;
+      for (gs_idx_t i = 0; i < n; ++i)
+        for (gs_idx_t j = 0; j < n; ++j)
+          if (gs_test_uniform(&rng) < density) {
+            CU_ASSERT_FATAL(gs_coo_push(C, i, j, 1.0) == GS_SUCCESS);
+            if (gs_test_uniform(&rng) < 0.3) /* stored both ways */
+              CU_ASSERT_FATAL(gs_coo_push(C, j, i, 1.0) == GS_SUCCESS);
+          }
+    }
+    gs_csr_t *A = csr_of(C);
+    gs_idx_t *p = rcm_of(A), *want = malloc(((size_t)n + 1) * sizeof *want);
+    CU_ASSERT_FATAL(want != NULL);
+    reference_rcm(A, want);
+    CU_ASSERT(memcmp(p, want, (size_t)n * sizeof *p) == 0);
+    free(p);
+    free(want);
+    gs_csr_destroy(&A);
+  }
+}
+
+/* Repeated columns keep their order through the sort of permute_sym (a stable sort): a long
+ * row (merge path) and a short one (insertion path), values = position in A's row. */
+static void test_permute_stable(void)
+{
+  uint64_t rng = gs_test_seed() ^ 0x57abu;
+  const gs_idx_t n = 40;
+  gs_csr_t *A = NULL;
+  CU_ASSERT_FATAL(gs_csr_create(&A, n, n, 60 + 5) == GS_SUCCESS);
+  for (int k = 0; k < 60; ++k) { /* row 5: columns 39..0, then 39..20 again */
+    A->col[k] = 39 - k % 40;
+    A->val[k] = k;
+  }
+  const gs_idx_t shortc[] = {3, 1, 3, 1, 2};
+  for (int k = 0; k < 5; ++k) { /* row 6 */
+    A->col[60 + k] = shortc[k];
+    A->val[60 + k] = k;
+  }
+  for (gs_idx_t i = 0; i <= n; ++i) A->row_ptr[i] = i <= 5 ? 0 : i == 6 ? 60 : 65;
+  CU_ASSERT_FATAL(gs_csr_validate(A) == GS_SUCCESS);
+  for (int t = 0; t < 4; ++t) {
+    gs_idx_t *q = random_perm(&rng, n);
+    if (t == 0)
+      for (gs_idx_t k = 0; k < n; ++k) q[k] = k;
+    gs_csr_t *B = NULL;
+    CU_ASSERT_FATAL(gs_csr_permute_sym(A, q, &B) == GS_SUCCESS);
+    CU_ASSERT_EQUAL(B->nnz, 65);
+    int ok = 1;
+    for (gs_idx_t k = 0; k < n; ++k) {
+      const gs_off_t len = B->row_ptr[k + 1] - B->row_ptr[k];
+      if (len != (q[k] == 5 ? 60 : q[k] == 6 ? 5 : 0)) ok = 0;
+      for (gs_off_t b = B->row_ptr[k] + 1; b < B->row_ptr[k + 1]; ++b)
+        if (B->col[b] < B->col[b - 1] || (B->col[b] == B->col[b - 1] && B->val[b] <= B->val[b - 1]))
+          ok = 0;
+      for (gs_off_t b = B->row_ptr[k]; b < B->row_ptr[k + 1]; ++b) /* the entry it came from */
+        if (A->col[A->row_ptr[q[k]] + (gs_off_t)B->val[b]] != q[B->col[b]]) ok = 0;
+    }
+    CU_ASSERT(ok);
+    gs_csr_destroy(&B);
+    free(q);
+  }
+  gs_csr_destroy(&A);
+}
+
+/* permute_sym with random permutations, on sorted and unsorted nonsymmetric matrices; the
+ * inverse permutation brings A back. */
+static void test_permute_random(void)
+{
+  uint64_t rng = gs_test_seed() ^ 0x9e3u;
+  const int trials = gs_test_quick() ? 4 : 30;
+  for (int t = 0; t < trials; ++t) {
+    const gs_idx_t n = rand_int(&rng, 1, 200);
+    gs_csr_t *A = gs_test_random_csr(&rng, n, n, t % 2 ? 0.02 : 0.3); /* rows > 16: merges */
+    CU_ASSERT_FATAL(A != NULL);
+    A->symmetry = t % 3 == 0 ? GS_SYM_SYMMETRIC : GS_SYM_GENERAL;
+    if (t % 4 == 3) shuffle_rows(&rng, A);
+    gs_idx_t *q = random_perm(&rng, n), *inv = malloc(((size_t)n + 1) * sizeof *inv);
+    CU_ASSERT_FATAL(inv != NULL);
+    for (gs_idx_t k = 0; k < n; ++k) inv[q[k]] = k;
+    gs_csr_t *B = permuted(A, q), *back = permuted(B, inv);
+    if (gs_csr_is_sorted(A)) { /* P^T (P A P^T) P = A, entry for entry */
+      CU_ASSERT(memcmp(back->row_ptr, A->row_ptr, ((size_t)n + 1) * sizeof *A->row_ptr) == 0);
+      CU_ASSERT(memcmp(back->col, A->col, (size_t)A->nnz * sizeof *A->col) == 0);
+      CU_ASSERT(memcmp(back->val, A->val, (size_t)A->nnz * sizeof *A->val) == 0);
+    }
+    free(q);
+    free(inv);
+    gs_csr_destroy(&B);
+    gs_csr_destroy(&back);
+    gs_csr_destroy(&A);
+  }
+}
+
+static void test_rcm_refusals(void)
+{
+  uint64_t rng = gs_test_seed() ^ 0x4efu;
+  gs_csr_t *A = gs_test_random_csr(&rng, 6, 6, 0.4), *R = gs_test_random_csr(&rng, 6, 7, 0.4);
+  gs_csr_t *B = (gs_csr_t *)&rng, *Z = NULL;
+  CU_ASSERT_FATAL(A && R);
+  gs_idx_t p[8];
+  CU_ASSERT(gs_csr_rcm(R, p) == GS_ERR_DIMENSION);
+  CU_ASSERT(gs_csr_rcm(NULL, p) == GS_ERR_INVALID_ARG);
+  CU_ASSERT(gs_csr_rcm(A, NULL) == GS_ERR_INVALID_ARG);
+  const gs_idx_t dup[] = {0, 1, 2, 3, 4, 4}, big[] = {0, 1, 2, 3, 4, 6}, neg[] = {0, 1, 2, 3, -1, 5};
+  const gs_idx_t id[] = {0, 1, 2, 3, 4, 5};
+  CU_ASSERT(gs_csr_permute_sym(A, dup, &B) == GS_ERR_INVALID_ARG);
+  CU_ASSERT(strstr(gs_last_error(), "not a permutation") != NULL);
+  CU_ASSERT_PTR_NULL(B);
+  B = (gs_csr_t *)&rng;
+  CU_ASSERT(gs_csr_permute_sym(A, big, &B) == GS_ERR_INVALID_ARG);
+  CU_ASSERT_PTR_NULL(B);
+  CU_ASSERT(gs_csr_permute_sym(A, neg, &B) == GS_ERR_INVALID_ARG);
+  CU_ASSERT(gs_csr_permute_sym(R, id, &B) == GS_ERR_DIMENSION);
+  CU_ASSERT(gs_csr_permute_sym(NULL, id, &B) == GS_ERR_INVALID_ARG);
+  CU_ASSERT(gs_csr_permute_sym(A, NULL, &B) == GS_ERR_INVALID_ARG);
+  CU_ASSERT(gs_csr_permute_sym(A, id, NULL) == GS_ERR_INVALID_ARG);
+  CU_ASSERT_PTR_NULL(B);
+  /* a malformed matrix: column out of range */
+  if (A->nnz > 0) {
+    gs_idx_t keep = A->col[0];
+    A->col[0] = 6;
+    CU_ASSERT(gs_csr_rcm(A, p) == GS_ERR_INVALID_ARG);
+    CU_ASSERT(gs_csr_permute_sym(A, id, &B) == GS_ERR_INVALID_ARG);
+    A->col[0] = keep;
+  }
+  /* 0 x 0 and 1 x 1 */
+  CU_ASSERT_FATAL(gs_csr_create(&Z, 0, 0, 0) == GS_SUCCESS);
+  CU_ASSERT(gs_csr_rcm(Z, p) == GS_SUCCESS);
+  CU_ASSERT(gs_csr_permute_sym(Z, p, &B) == GS_SUCCESS);
+  CU_ASSERT(B != NULL && B->m == 0 && B->nnz == 0);
+  gs_csr_destroy(&B);
+  gs_csr_destroy(&Z);
+  const double one = 4.0;
+  Z = gs_test_csr_from_dense(1, 1, &one);
+  p[0] = 7;
+  CU_ASSERT(gs_csr_rcm(Z, p) == GS_SUCCESS);
+  CU_ASSERT_EQUAL(p[0], 0);
+  gs_csr_destroy(&Z);
+  gs_csr_destroy(&A);
+  gs_csr_destroy(&R);
+}
+
+static void test_bandwidth(void)
+{
+  gs_csr_t *Z = NULL;
+  CU_ASSERT_FATAL(gs_csr_create(&Z, 5, 5, 0) == GS_SUCCESS);
+  CU_ASSERT_EQUAL(gs_csr_bandwidth(Z), 0);
+  gs_csr_destroy(&Z);
+  CU_ASSERT_EQUAL(gs_csr_bandwidth(NULL), -1);
+  const double d[] = {1, 0, 0, 0, 2, 0, 0, 0, 3};
+  gs_csr_t *A = gs_test_csr_from_dense(3, 3, d);
+  CU_ASSERT_EQUAL(gs_csr_bandwidth(A), 0);
+  gs_csr_destroy(&A);
+  const double lower[] = {1, 0, 0, 0, 2, 0, 5, 0, 3}; /* (2, 0): below the diagonal */
+  A = gs_test_csr_from_dense(3, 3, lower);
+  CU_ASSERT_EQUAL(gs_csr_bandwidth(A), 2);
+  gs_csr_destroy(&A);
+  const double wide[] = {0, 0, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0}; /* 2 x 7, (0, 6) */
+  A = gs_test_csr_from_dense(2, 7, wide);
+  CU_ASSERT_EQUAL(gs_csr_bandwidth(A), 6);
+  gs_csr_destroy(&A);
+}
+
 /* ---- real matrices --------------------------------------------------------------------------- */
 
 static void test_real_matrices(void)
@@ -722,6 +1216,12 @@ static void test_real_matrices(void)
     check_partition(A->row_ptr, A->m, 4);
     check_split_balanced(A, 2, &rng);
     check_split_balanced(A, 4, &rng);
+    /* the same after RCM */
+    gs_idx_t *p = rcm_of(A);
+    gs_csr_t *R = permuted(A, p);
+    check_split_balanced(R, 4, &rng);
+    free(p);
+    gs_csr_destroy(&R);
     gs_csr_destroy(&A);
   }
 }
@@ -741,7 +1241,15 @@ int main(void)
       {"split and send lists: hand-checked 5x5", test_split_hand_checked},
       {"split: refusals", test_split_refusals},
       {"send lists: refusals", test_send_lists_refusals},
-      {"real matrices: split, send lists, product", test_real_matrices},
+      {"rcm: scrambled band comes back", test_rcm_band},
+      {"rcm: disconnected components", test_rcm_components},
+      {"rcm: deterministic, pattern only", test_rcm_deterministic},
+      {"rcm: the documented algorithm, perm for perm", test_rcm_reference},
+      {"permute_sym: repeated columns keep their order", test_permute_stable},
+      {"permute_sym: random permutations", test_permute_random},
+      {"rcm and permute_sym: refusals", test_rcm_refusals},
+      {"bandwidth", test_bandwidth},
+      {"real matrices: split, send lists, product, rcm", test_real_matrices},
       CU_TEST_INFO_NULL};
   return gs_test_main("dist_host", tests, 0);
 }
