@@ -25,9 +25,12 @@ extern "C" {
 /** Splits the m rows of a CSR with row pointer row_ptr into nparts contiguous blocks balanced
  *  by the work w_i = (row_ptr[i+1] - row_ptr[i]) + 1 (its entries plus one for the vector
  *  entries of the row): first[0] = 0, first[nparts] = m, first[k] < first[k+1] (every part
- *  gets at least one row). Part k ends at the first row where the prefix work reaches
- *  k+1 / nparts of the total (so no part exceeds total / nparts + its last row's work).
- *  GS_ERR_INVALID_ARG for NULL pointers or nparts < 1; GS_ERR_DIMENSION when m < nparts. */
+ *  gets at least one row). With W(e) the work of rows [0, e), first[k] is the least e with
+ *  W(e) >= k / nparts of the total (found by binary search), moved up to first[k-1] + 1 or down
+ *  to m - (nparts - k) where one row per part demands it; so no part exceeds total / nparts +
+ *  its last row's work. first has nparts + 1 entries. O(m + nparts log m).
+ *  GS_ERR_INVALID_ARG for NULL pointers, nparts < 1, m < 0 or a decreasing row_ptr;
+ *  GS_ERR_DIMENSION when m < nparts. */
 gs_status_t gs_dist_partition_rows(const gs_off_t *row_ptr, gs_idx_t m, int nparts,
                                    gs_idx_t *first);
 
@@ -52,14 +55,24 @@ typedef struct gs_dist_block {
 
 /** Builds part `part` of A (diag, off, halo, recv_off; the send fields zeroed/NULL).
  *  Explicit zeros are kept. A's columns need not be sorted; each block keeps A's order within
- *  a row. GS_ERR_DIMENSION for a non-square A or a partition that does not cover its rows
- *  (first[0] != 0, first[nparts] != m, not increasing); GS_ERR_HOST_MEMORY. On failure *B is
- *  left empty (everything freed, pointers NULL). */
+ *  a row. Reads only the part's rows: O(its entries + its rows + span / 64), span the range of
+ *  its halo columns, plus O(nparts) to check `first`.
+ *  GS_ERR_INVALID_ARG for NULL pointers, nparts < 1, part outside 0..nparts-1, or a fault in
+ *  the part's rows (row_ptr decreasing or out of 0..nnz, a column outside 0..n-1);
+ *  GS_ERR_DIMENSION for a non-square A or a partition that does not cover its rows
+ *  (first[0] != 0, first[nparts] != m, not increasing); GS_ERR_HOST_MEMORY. *B is output
+ *  only: what it held before is overwritten, not freed (gs_dist_block_free it first). On
+ *  failure *B is left empty (everything freed, pointers NULL). */
 gs_status_t gs_dist_split(const gs_csr_t *A, const gs_idx_t *first, int nparts, int part,
                           gs_dist_block_t *B);
 
 /** Fills the send fields of every block from the others' halos: what part p sends part q is
- *  q's halo entries owned by p, as local indices of p. blocks[k].part must be k. */
+ *  q's halo entries owned by p, as local indices of p. blocks[k].part must be k. Send fields a
+ *  block already holds are freed and replaced (so calling it twice is harmless).
+ *  GS_ERR_INVALID_ARG for NULL, nparts < 1, or blocks that are not the nparts parts of one
+ *  partition in order (part, nparts, rows tiling 0..m from row 0, recv_off spanning the halo,
+ *  each halo segment inside its owner's rows); GS_ERR_UNSUPPORTED when a part would send more
+ *  than 2^31-1 entries (nsend is 32-bit); GS_ERR_HOST_MEMORY. On failure no block changes. */
 gs_status_t gs_dist_send_lists(gs_dist_block_t *blocks, int nparts);
 
 /** Frees what the block holds (NULL-safe) and zeroes it. */
@@ -69,15 +82,22 @@ void gs_dist_block_free(gs_dist_block_t *B);
  *  the diagonal ignored): perm[k] = the old index of new row k. Each connected component
  *  starts from a pseudo-peripheral vertex (George and Liu's algorithm, from the unvisited
  *  vertex of least degree), neighbours are visited by increasing degree (ties by index), and
- *  the whole order is reversed. Deterministic. GS_ERR_DIMENSION for non-square A. */
+ *  the whole order is reversed. Deterministic, and a function of the pattern of A + A^T and the
+ *  indices only (A, A^T, or A with its rows' entries reordered give the same perm). perm has n
+ *  entries. Memory O(n + nnz) (the graph of A + A^T). GS_ERR_INVALID_ARG for NULL pointers or
+ *  a malformed A (as gs_csr_validate, values not read); GS_ERR_DIMENSION for non-square A;
+ *  GS_ERR_HOST_MEMORY. */
 gs_status_t gs_csr_rcm(const gs_csr_t *A, gs_idx_t *perm);
 
 /** B = P A P^T for perm as gs_csr_rcm gives it (B's row k is A's row perm[k], column j of A
- *  becomes inv[j]), columns sorted within each row. GS_ERR_INVALID_ARG when perm is not a
- *  permutation of 0..n-1. */
+ *  becomes inv[j]), columns sorted within each row (a stable sort: repeated columns keep
+ *  their order), symmetry copied from A. *B is NULL on failure. GS_ERR_INVALID_ARG for NULL
+ *  pointers, a malformed A, or perm not a permutation of 0..n-1; GS_ERR_DIMENSION for
+ *  non-square A; GS_ERR_HOST_MEMORY. */
 gs_status_t gs_csr_permute_sym(const gs_csr_t *A, const gs_idx_t *perm, gs_csr_t **B);
 
-/** Bandwidth max |i - j| over the stored entries (0 for an empty matrix): what RCM reduces. */
+/** Bandwidth max |i - j| over the stored entries (0 for a matrix without entries; -1 for a NULL
+ *  matrix or arrays): what RCM reduces. */
 gs_idx_t gs_csr_bandwidth(const gs_csr_t *A);
 
 #ifdef __cplusplus
