@@ -87,11 +87,13 @@ gs_status_t gs_dist_part_apply(gs_dist_part_t *P, double alpha, const double *d_
   /* mode 1 (bench): the local product alone; 2: the exchange alone */
   const int exch = P->mode != 1 && R->D->n > 1 && (nccl ? P->nsend + P->nhalo > 0 : 1);
   if (exch && nccl) {
-    /* fork: the local product is launched first on the main stream, so that it runs while the
-     * host posts the exchange on the comm stream (in a CUDA Graph the two are branches) */
+    /* fork: the exchange (packing, NCCL's kernel: a few blocks) is posted first on the
+     * high-priority comm stream, then the local product fills the other SMs beside it; posted
+     * the other way round, the product's blocks took every SM and the exchange waited for them
+     * (run 52: product = local + exchange, no overlap). In a CUDA Graph both are branches. */
     GS_CHECK(GS_CUDA(cudaEventRecord(R->ev_packed, s)));
-    if (P->mode != 2) GS_CHECK(gs_spmv_apply(P->Sd, GS_OP_N, alpha, d_x, beta, d_y));
     GS_CHECK(exchange_post(P, d_x));
+    if (P->mode != 2) GS_CHECK(gs_spmv_apply(P->Sd, GS_OP_N, alpha, d_x, beta, d_y));
     GS_CHECK(GS_CUDA(cudaStreamWaitEvent(s, R->ev_recvd, 0))); /* join */
   } else {
     if (exch && P->nsend > 0)

@@ -176,7 +176,7 @@ static void test_real_matrices(void)
  * table's path (test hook), the one the ranks take: the counts then differ only by the order in
  * which the ranks' partial sums are added. */
 static void check_solve(const layout_t *l, const gs_csr_t *H, gs_method_t method,
-                        const char *pc, const char *what)
+                        const char *pc, const char *what, int count_stable)
 {
   const gs_idx_t n = H->m;
   double *b = malloc((size_t)n * sizeof *b), *x = malloc((size_t)n * sizeof *x);
@@ -222,12 +222,18 @@ static void check_solve(const layout_t *l, const gs_csr_t *H, gs_method_t method
   if (st != GS_SUCCESS) fprintf(stderr, "%s: %s\n", what, gs_last_error());
   CU_ASSERT_FATAL(st == GS_SUCCESS);
   CU_ASSERT(gs_reason_converged(s1.reason));
-  CU_ASSERT_EQUAL(sd.reason, s1.reason);
+  CU_ASSERT(gs_reason_converged(sd.reason));
+  if (count_stable) CU_ASSERT_EQUAL(sd.reason, s1.reason);
   CU_ASSERT_EQUAL(sd.method, s1.method);
-  if (abs(sd.iterations - s1.iterations) > 2)
+  /* CG, pipelined CG and GMRES keep one GPU's count within 2. BiCGSTAB's count on a
+   * nonsymmetric system is not a function of the arithmetic's accuracy alone: the order of two
+   * partial sums moved it by 4 to 7 of about 90 (run 52), as does the fused single-GPU path
+   * against the unfused one. There it must converge, with x checked below. */
+  const int exact = count_stable;
+  if (exact && abs(sd.iterations - s1.iterations) > 2)
     fprintf(stderr, "%s, %s, %d ranks (%s): %d iterations, one GPU %d\n", what,
             gs_method_string(method), l->n, tname(l), sd.iterations, s1.iterations);
-  CU_ASSERT(abs(sd.iterations - s1.iterations) <= 2);
+  if (exact) CU_ASSERT(abs(sd.iterations - s1.iterations) <= 2);
   /* x solves the system: the true residual the solver reports, recomputed on the host */
   double *r = malloc((size_t)n * sizeof *r);
   CU_ASSERT_FATAL(r != NULL);
@@ -255,13 +261,14 @@ static void test_solvers(void)
   CU_ASSERT_FATAL(gs_gen_laplace(&spd, 16, 15, 14, 7) == GS_SUCCESS);
   CU_ASSERT_FATAL(gs_gen_convdiff(&cd, 33, 31, 1, 1.0, GS_FLOW_PIPE, 1) == GS_SUCCESS);
   for (int k = 0; k < nl; ++k) {
-    check_solve(&L[k], spd, GS_SOLVER_CG, "none", "lap7");
-    check_solve(&L[k], spd, GS_SOLVER_CG, "jacobi", "lap7");
-    check_solve(&L[k], spd, GS_SOLVER_PIPECG, "none", "lap7");
-    check_solve(&L[k], spd, GS_SOLVER_AUTO, "none", "lap7");
-    check_solve(&L[k], cd, GS_SOLVER_BICGSTAB, "none", "convdiff");
-    check_solve(&L[k], cd, GS_SOLVER_GMRES, "none", "convdiff");
-    check_solve(&L[k], cd, GS_SOLVER_GMRES, "jacobi", "convdiff");
+    check_solve(&L[k], spd, GS_SOLVER_CG, "none", "lap7", 1);
+    check_solve(&L[k], spd, GS_SOLVER_CG, "jacobi", "lap7", 1);
+    check_solve(&L[k], spd, GS_SOLVER_PIPECG, "none", "lap7", 1);
+    check_solve(&L[k], spd, GS_SOLVER_AUTO, "none", "lap7", 1);
+    check_solve(&L[k], spd, GS_SOLVER_BICGSTAB, "none", "lap7", 1);
+    check_solve(&L[k], cd, GS_SOLVER_BICGSTAB, "none", "convdiff", 0);
+    check_solve(&L[k], cd, GS_SOLVER_GMRES, "none", "convdiff", 1);
+    check_solve(&L[k], cd, GS_SOLVER_GMRES, "jacobi", "convdiff", 1);
   }
   gs_csr_destroy(&spd);
   gs_csr_destroy(&cd);
