@@ -120,6 +120,11 @@ struct gs_dist_matrix {
 gs_status_t gs_dist_part_apply(gs_dist_part_t *P, double alpha, const double *d_x, double beta,
                                double *d_y);
 
+/** Scatter (to = 1: h = the part's entries of v) or gather (to = 0: v's entries = h) rank P's
+ *  entries of a host vector v in the caller's numbering (through the reordering, if any); h
+ *  holds the part's rows. Ranks touch disjoint entries of v. */
+void gs_dist_part_host(const gs_dist_part_t *P, int to, double *h, double *v);
+
 /** d_out[i] = d_x[idx[i]], i < n (dist_kernels.cu). */
 gs_status_t gs_dist_gather(cudaStream_t stream, gs_idx_t n, const gs_idx_t *idx,
                            const double *d_x, double *d_out);

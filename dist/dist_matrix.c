@@ -387,9 +387,7 @@ static gs_status_t part_vectors(gs_dist_part_t *P)
   return GS_SUCCESS;
 }
 
-/* Scatter (to = 1) or gather (to = 0) rank P's entries of a host vector in the caller's
- * numbering through the staging buffer h (rows doubles). */
-static void host_part(const gs_dist_part_t *P, int to, double *h, double *v)
+void gs_dist_part_host(const gs_dist_part_t *P, int to, double *h, double *v)
 {
   const gs_idx_t *perm = P->A->perm;
   for (gs_idx_t k = 0; k < P->rows; ++k) {
@@ -417,11 +415,11 @@ static gs_status_t spmv_rank(gs_dist_rank_t *R, void *user)
   double *h = malloc(bytes + sizeof(double));
   gs_status_t st = h ? part_vectors(P) : GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory");
   if (st == GS_SUCCESS) {
-    host_part(P, 1, h, (double *)j->x);
+    gs_dist_part_host(P, 1, h, (double *)j->x);
     st = gs_copy_to_device(ctx, P->d_x, h, bytes);
   }
   if (st == GS_SUCCESS && j->beta != 0.0) {
-    host_part(P, 1, h, j->y);
+    gs_dist_part_host(P, 1, h, j->y);
     st = gs_copy_to_device(ctx, P->d_y, h, bytes);
   }
   st = gs_dist_agree(R, st);
@@ -433,7 +431,7 @@ static gs_status_t spmv_rank(gs_dist_rank_t *R, void *user)
   st = j->alpha != 0.0 ? gs_dist_part_apply(P, j->alpha, P->d_x, j->beta, P->d_y)
                        : gs_launch_scale(ctx->stream, P->rows, j->beta, P->d_y);
   if (st == GS_SUCCESS) st = gs_copy_to_host(ctx, h, P->d_y, bytes);
-  if (st == GS_SUCCESS) host_part(P, 0, h, j->y);
+  if (st == GS_SUCCESS) gs_dist_part_host(P, 0, h, j->y);
   free(h);
   if (st != GS_SUCCESS) gs_dist_fail(R);
   return st;

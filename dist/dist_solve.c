@@ -86,16 +86,6 @@ typedef struct {
   gs_solve_stats_t *stats; /* one per rank */
 } solve_job_t;
 
-static void host_part(const gs_dist_part_t *P, int to, double *h, double *v)
-{
-  const gs_idx_t *perm = P->A->perm;
-  for (gs_idx_t k = 0; k < P->rows; ++k) {
-    const gs_idx_t g = perm ? perm[P->row0 + k] : P->row0 + k;
-    if (to) h[k] = v[g];
-    else v[g] = h[k];
-  }
-}
-
 static gs_status_t solve_rank(gs_dist_rank_t *R, void *user)
 {
   solve_job_t *j = (solve_job_t *)user;
@@ -116,11 +106,11 @@ static gs_status_t solve_rank(gs_dist_rank_t *R, void *user)
   if (st == GS_SUCCESS) st = gs_dmalloc(ctx, (void **)&d_b, bytes, "b");
   if (st == GS_SUCCESS) st = gs_dmalloc(ctx, (void **)&d_x, bytes, "x");
   if (st == GS_SUCCESS) {
-    host_part(P, 1, h, (double *)j->b);
+    gs_dist_part_host(P, 1, h, (double *)j->b);
     st = gs_copy_to_device(ctx, d_b, h, bytes);
   }
   if (st == GS_SUCCESS && o.x0_given) {
-    host_part(P, 1, h, j->x);
+    gs_dist_part_host(P, 1, h, j->x);
     st = gs_copy_to_device(ctx, d_x, h, bytes);
   }
   /* everyone set up, or nobody starts: a rank out of memory stops them all here */
@@ -130,7 +120,7 @@ static gs_status_t solve_rank(gs_dist_rank_t *R, void *user)
     if (st != GS_SUCCESS) gs_dist_fail(R);
   }
   if (st == GS_SUCCESS) st = gs_copy_to_host(ctx, h, d_x, bytes);
-  if (st == GS_SUCCESS) host_part(P, 0, h, j->x);
+  if (st == GS_SUCCESS) gs_dist_part_host(P, 0, h, j->x);
   gs_dfree(ctx, d_b);
   gs_dfree(ctx, d_x);
   gs_solver_destroy(&s);
