@@ -213,6 +213,8 @@ static int parse(int argc, char **argv, dargs_t *a, int solve)
     return cli_fail(CLI_BAD_INPUT, "unknown SpMV format '%s' for --off-format",
                     a->mo.off_format);
   a->mo.options = a->spmv_opts;
+  if (gs_spmv_options_check(a->spmv_opts) != GS_SUCCESS)
+    return cli_fail(CLI_BAD_INPUT, "%s", gs_last_error());
   return CLI_OK;
 }
 

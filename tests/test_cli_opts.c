@@ -79,6 +79,42 @@ static void test_solve_and_check_bad_options(void)
   expect_bad_option(args, "--max-fill");
 }
 
+/* solve --gpus and spmv --gpus: every bad argument is refused before any device work (so this
+ * runs without a GPU), in one line naming it. */
+static void test_dist_bad_options(void)
+{
+  char args[4200];
+  expect_bad_option("solve --gpus x", "--gpus");
+  expect_bad_option("solve --gpus 0,,1", "--gpus");
+  expect_bad_option("solve --gpus 0", "--gpus"); /* a count of 0 */
+  expect_bad_option("solve --gpus 65", "--gpus"); /* more ranks than GS_DIST_MAX_RANKS */
+  expect_bad_option("solve --gpus 2 --transport pigeon", "pigeon");
+  expect_bad_option("solve --gpus 2 --format auto", "auto");
+  expect_bad_option("solve --gpus 2 --format nosuch", "nosuch");
+  expect_bad_option("solve --gpus 2 --off-format nosuch", "nosuch");
+  expect_bad_option("solve --gpus 2 --reorder amd", "amd");
+  expect_bad_option("solve --gpus 2 --solver lsqr", "lsqr");
+  expect_bad_option("solve --gpus 2 --solver nosuch", "nosuch");
+  expect_bad_option("solve --gpus 2 --precond bogus", "bogus");
+  expect_bad_option("solve --gpus 2 --grid 0x3", "--grid");
+  expect_bad_option("solve --gpus 2 --grid 3y4", "--grid");
+  expect_bad_option("solve --gpus 2 --stencil 4", "--stencil");
+  expect_bad_option("solve --gpus 2 --spmv-opt nosuch=1", "nosuch");
+  expect_bad_option("solve --gpus 2 --graphs maybe", "maybe");
+  expect_bad_option("spmv --gpus 2", "A.mtx");
+  expect_bad_option("spmv --gpus 2 --runs 0", "--runs");
+  snprintf(args, sizeof args, "solve --gpus 2 --grid 10 '%s'", gs_test_data("ok/layout.mtx"));
+  expect_bad_option(args, "not both");
+  snprintf(args, sizeof args, "solve --gpus 2 '%s' '%s' '%s'", gs_test_data("ok/layout.mtx"),
+           gs_test_data("ok/layout.mtx"), gs_test_data("ok/layout.mtx"));
+  expect_bad_option(args, "too many");
+  /* --help under --gpus describes the multi-GPU form and exits 0 */
+  CU_ASSERT_EQUAL(gs_test_cli("solve --gpus 2 --help", out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT(strstr(out, "--transport") != NULL);
+  CU_ASSERT_EQUAL(gs_test_cli("spmv --gpus 2 --help", out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT(strstr(out, "overlap") != NULL);
+}
+
 /* The text line of `format` in check's table. */
 static const char *check_row(const char *format)
 {
@@ -127,6 +163,7 @@ int main(void)
     {"spmv --list --verbose shows each backend's options", test_list_verbose},
     {"spmv: bad backend options exit 2 before any work", test_spmv_bad_options},
     {"solve, check: bad backend options exit 2", test_solve_and_check_bad_options},
+    {"solve --gpus, spmv --gpus: bad arguments exit 2", test_dist_bad_options},
     {"check --spmv-opt max_fill=1.0: padded host layouts refuse", test_check_max_fill},
     CU_TEST_INFO_NULL,
   };
