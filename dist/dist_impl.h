@@ -58,6 +58,10 @@ struct gs_dist {
   double *h_sum;            /* host transport: n * GS_DIST_RED_MAX staged values (pinned) */
 };
 
+/** Test hook: nranks ranks without contexts or communicator (device -1), for the suites that
+ *  check gs_dist_run, gs_dist_barrier, gs_dist_agree and gs_dist_fail on the host. */
+gs_status_t gs_test_dist_threads(gs_dist_t **D, int nranks);
+
 /** Runs fn(R, user) on every rank, rank 0 on the calling thread, and joins them. Returns
  *  GS_SUCCESS when all succeeded, else the status of the lowest failing rank with its message
  *  prefixed by "rank r (GPU d): ", set on the calling thread. */
