@@ -109,6 +109,23 @@ int cli_default_matrix(gs_csr_t **A, const char **label)
   return st == GS_SUCCESS ? CLI_OK : cli_fail_status(st);
 }
 
+int cli_parse_grid(const char *s, long dims[3])
+{
+  dims[0] = dims[1] = dims[2] = 1;
+  const char *p = s;
+  for (int d = 0; d < 3; ++d) {
+    char *end;
+    long v = strtol(p, &end, 10);
+    if (end == p || v < 1 || v > 2147483647L) goto bad;
+    dims[d] = v;
+    if (*end == '\0') return 0;
+    if (*end != 'x' || d == 2) goto bad;
+    p = end + 1;
+  }
+bad:
+  return cli_fail(CLI_BAD_INPUT, "invalid value '%s' for --grid (NX, NXxNY or NXxNYxNZ)", s);
+}
+
 int cli_has_opt(int argc, char **argv, const char *name)
 {
   const size_t len = strlen(name);

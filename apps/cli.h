@@ -26,6 +26,8 @@ int cmd_batch(int argc, char **argv);
 /* solve and spmv with --gpus: the multi-GPU forms (apps/cmd_dist.c) */
 int cmd_solve_dist(int argc, char **argv);
 int cmd_spmv_dist(int argc, char **argv);
+/** --grid NX[xNY[xNZ]] (missing sizes are 1): 0, or the exit status after the message. */
+int cli_parse_grid(const char *s, long dims[3]);
 /** Whether argv holds `name` as an option (`name` or `name=...`). */
 int cli_has_opt(int argc, char **argv, const char *name);
 

@@ -26,7 +26,7 @@ static const char *solve_usage =
     "  --solver NAME          cg, pipecg, bicgstab, gmres or auto (default)\n"
     "  --precond NAME         none (default), jacobi, ilu0 or ic0 (on each rank's block)\n"
     "  --rtol R --atol A --maxit N --restart M --check-every K --graphs on|off\n"
-    "  --grid NXxNYxNZ        generate the Laplacian of that grid in memory (no file)\n"
+    "  --grid NX[xNY[xNZ]]    generate the Laplacian of that grid in memory (no file; as gen)\n"
     "  --stencil 7|27         its stencil (default 27)\n"
     "  --compare              also solve on one GPU (the first of LIST) with the same backend,\n"
     "                         and report the speed-up per iteration\n"
@@ -44,7 +44,7 @@ static const char *spmv_usage =
     "exchange alone, and how much of the exchange the local product hid (overlap).\n\n"
     "  --gpus LIST --transport T --format NAME --off-format NAME --spmv-opt K=V --reorder rcm\n"
     "                         as for solve --gpus\n"
-    "  --grid NXxNYxNZ --stencil 7|27   a generated Laplacian instead of a file\n"
+    "  --grid NX[xNY[xNZ]] --stencil 7|27   a generated Laplacian instead of a file\n"
     "  --runs N               timed products (default 100)\n";
 
 /* "0,1,3" or "4" (= 0,1,2,3) */
@@ -72,25 +72,6 @@ static int parse_gpus(const char *s, int *dev, int *n)
     else if (*p) return -1;
   }
   return *n > 0 ? 0 : -1;
-}
-
-static int parse_grid(const char *s, long d[3])
-{
-  d[0] = d[1] = d[2] = 1;
-  int k = 0;
-  const char *p = s;
-  while (*p && k < 3) {
-    char *end = NULL;
-    long v = strtol(p, &end, 10);
-    if (end == p || v < 1 || v > 100000) return -1;
-    d[k++] = v;
-    p = end;
-    if (*p == 'x' || *p == 'X') ++p;
-    else if (*p) return -1;
-  }
-  if (*p || k == 0) return -1;
-  if (k == 1) d[1] = d[2] = d[0]; /* "170" is a 170^3 cube */
-  return 0;
 }
 
 typedef struct {
@@ -222,8 +203,7 @@ static int load(const dargs_t *a, gs_csr_t **H, char *label, size_t len)
 {
   if (a->grid) {
     long d[3];
-    if (parse_grid(a->grid, d))
-      return cli_fail(CLI_BAD_INPUT, "invalid value '%s' for --grid (NX[xNY[xNZ]])", a->grid);
+    if (cli_parse_grid(a->grid, d)) return CLI_BAD_INPUT;
     if ((double)d[0] * (double)d[1] * (double)d[2] > 2147483647.0)
       return cli_fail(CLI_BAD_INPUT, "--grid %s has more than 2^31-1 points", a->grid);
     snprintf(label, len, "%ld-point Laplacian on a %ldx%ldx%ld grid", a->stencil, d[0], d[1],

@@ -29,23 +29,6 @@ static const char *usage_text =
     "  --seed X random seed (default 1): the same seed gives the same matrix\n\n"
     "Example: gpusolve gen laplace --grid 100x100x100 --stencil 27 -o lap27.mtx\n";
 
-static int parse_grid(const char *s, long dims[3])
-{
-  dims[0] = dims[1] = dims[2] = 1;
-  const char *p = s;
-  for (int d = 0; d < 3; ++d) {
-    char *end;
-    long v = strtol(p, &end, 10);
-    if (end == p || v < 1 || v > 2147483647L) goto bad;
-    dims[d] = v;
-    if (*end == '\0') return 0;
-    if (*end != 'x' || d == 2) goto bad;
-    p = end + 1;
-  }
-bad:
-  return cli_fail(CLI_BAD_INPUT, "invalid value '%s' for --grid (NX, NXxNY or NXxNYxNZ)", s);
-}
-
 int cmd_gen(int argc, char **argv)
 {
   const char *kind = NULL, *out = NULL, *grid = NULL, *v;
@@ -104,7 +87,7 @@ int cmd_gen(int argc, char **argv)
     long d[3];
     if (!grid) return cli_fail(CLI_BAD_INPUT, "gen laplace: --grid is required");
     if (stencil < 0) return cli_fail(CLI_BAD_INPUT, "gen laplace: --stencil is required");
-    if (parse_grid(grid, d)) return CLI_BAD_INPUT;
+    if (cli_parse_grid(grid, d)) return CLI_BAD_INPUT;
     st = gs_gen_laplace(&A, (gs_idx_t)d[0], (gs_idx_t)d[1], (gs_idx_t)d[2], (int)stencil);
   } else if (!strcmp(kind, "normal")) {
     if (rows < 0 || per_row < 0 || sigma < 0)
@@ -126,7 +109,7 @@ int cmd_gen(int argc, char **argv)
     long d[3];
     gs_flow_t flow = GS_FLOW_PIPE;
     if (!grid) return cli_fail(CLI_BAD_INPUT, "gen convdiff: --grid is required");
-    if (parse_grid(grid, d)) return CLI_BAD_INPUT;
+    if (cli_parse_grid(grid, d)) return CLI_BAD_INPUT;
     int found = 0;
     for (int f = GS_FLOW_PIPE; f <= GS_FLOW_RANDOM; ++f)
       if (!strcmp(field, gs_flow_name((gs_flow_t)f))) {

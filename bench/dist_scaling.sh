@@ -32,13 +32,13 @@ for s in $solvers; do
     set -- $spec
     for g in "${counts[@]}"; do
       cmp=(); [ "$g" -gt 1 ] && cmp=(--compare)
-      run solve --grid "$2" --stencil "$1" --gpus "$g" --solver "$s" --maxit "$iters" \
+      run solve --grid "$2x$2x$2" --stencil "$1" --gpus "$g" --solver "$s" --maxit "$iters" \
         --check-every 50 --steady "${cmp[@]}"
     done
   done
 done
 for g in "${counts[@]}"; do
-  run spmv --grid "$g27" --stencil 27 --gpus "$g" --runs 50
+  run spmv --grid "${g27}x${g27}x${g27}" --stencil 27 --gpus "$g" --runs 50
 done
 for g in "${counts[@]}"; do
   z=$((weak * (g >= 2 ? 2 : 1))); y=$((weak * (g >= 4 ? 2 : 1))); x=$((weak * (g >= 8 ? 2 : 1)))

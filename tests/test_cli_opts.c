@@ -98,6 +98,7 @@ static void test_dist_bad_options(void)
   expect_bad_option("solve --gpus 2 --precond bogus", "bogus");
   expect_bad_option("solve --gpus 2 --grid 0x3", "--grid");
   expect_bad_option("solve --gpus 2 --grid 3y4", "--grid");
+  expect_bad_option("solve --gpus 2 --grid 3x4x5x6", "--grid");
   expect_bad_option("solve --gpus 2 --stencil 4", "--stencil");
   expect_bad_option("solve --gpus 2 --spmv-opt nosuch=1", "nosuch");
   expect_bad_option("solve --gpus 2 --graphs maybe", "maybe");
