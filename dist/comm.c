@@ -191,6 +191,7 @@ static void *run_one(void *p)
   run_arg_t *a = (run_arg_t *)p;
   gs_dist_rank_t *R = a->R;
   R->msg[0] = '\0';
+  R->secondary = 0;
   R->status = R->ctx ? gs_context_activate(R->ctx) : GS_SUCCESS; /* NULL: test hook's ranks */
   if (R->status == GS_SUCCESS) R->status = a->fn(R, a->user);
   if (R->status != GS_SUCCESS) {
@@ -238,15 +239,21 @@ gs_status_t gs_dist_run(gs_dist_t *D, gs_dist_rank_fn fn, void *user)
   free(th);
   free(started);
   if (D->r[0].ctx) gs_context_activate(D->r[0].ctx);
-  /* the lowest failing rank whose failure is its own (not "another rank failed") */
+  /* the lowest failing rank whose failure is its own */
   int bad = -1;
   for (int r = 0; r < D->n && bad < 0; ++r)
-    if (D->r[r].status != GS_SUCCESS && strncmp(D->r[r].msg, "another rank", 12) != 0) bad = r;
+    if (D->r[r].status != GS_SUCCESS && !D->r[r].secondary) bad = r;
   for (int r = 0; r < D->n && bad < 0; ++r)
     if (D->r[r].status != GS_SUCCESS) bad = r;
   if (bad < 0) return GS_SUCCESS;
   return GS_ERROR(D->r[bad].status, "rank %d (GPU %d): %s", bad, D->r[bad].device,
                   D->r[bad].msg);
+}
+
+gs_status_t gs_dist_other_failed(gs_dist_rank_t *R, gs_status_t st)
+{
+  R->secondary = 1;
+  return GS_ERROR(st, "another rank failed (see its error)");
 }
 
 int gs_dist_barrier(gs_dist_rank_t *R)
@@ -276,7 +283,7 @@ gs_status_t gs_dist_agree(gs_dist_rank_t *R, gs_status_t mine)
   D->votes[R->rank] = mine;
   if (gs_dist_barrier(R) != 0) /* a rank failed outside the vote */
     return mine != GS_SUCCESS ? mine
-                              : GS_ERROR(GS_ERR_CUDA, "another rank failed (see its error)");
+                              : gs_dist_other_failed(R, GS_ERR_CUDA);
   int bad = -1;
   for (int r = 0; r < D->n && bad < 0; ++r)
     if (D->votes[r] != GS_SUCCESS) bad = r;
@@ -284,8 +291,8 @@ gs_status_t gs_dist_agree(gs_dist_rank_t *R, gs_status_t mine)
   /* second meeting: nobody votes again before everyone has read the ballot */
   const int broken = gs_dist_barrier(R) != 0;
   if (mine != GS_SUCCESS) return mine; /* its own message stands */
-  if (verdict != GS_SUCCESS) return GS_ERROR(verdict, "another rank failed (see its error)");
-  if (broken) return GS_ERROR(GS_ERR_CUDA, "another rank failed (see its error)");
+  if (verdict != GS_SUCCESS) return gs_dist_other_failed(R, verdict);
+  if (broken) return gs_dist_other_failed(R, GS_ERR_CUDA);
   return GS_SUCCESS;
 }
 
@@ -329,7 +336,7 @@ gs_status_t gs_dist_allreduce(gs_dist_rank_t *R, double *d_buf, int k)
   GS_CHECK(GS_CUDA(cudaMemcpyAsync(R->h_red, d_buf, (size_t)k * sizeof *d_buf,
                                    cudaMemcpyDeviceToHost, s)));
   GS_CHECK(GS_CUDA(cudaStreamSynchronize(s)));
-  if (gs_dist_barrier(R) != 0) return GS_ERROR(GS_ERR_CUDA, "another rank failed (see its error)");
+  if (gs_dist_barrier(R) != 0) return gs_dist_other_failed(R, GS_ERR_CUDA);
   /* every rank adds the same values in rank order: the same bits everywhere */
   double sum[GS_DIST_RED_MAX];
   for (int j = 0; j < k; ++j) {
@@ -337,7 +344,7 @@ gs_status_t gs_dist_allreduce(gs_dist_rank_t *R, double *d_buf, int k)
     for (int r = 0; r < D->n; ++r) a += D->h_sum[(size_t)r * GS_DIST_RED_MAX + j];
     sum[j] = a;
   }
-  if (gs_dist_barrier(R) != 0) return GS_ERROR(GS_ERR_CUDA, "another rank failed (see its error)");
+  if (gs_dist_barrier(R) != 0) return gs_dist_other_failed(R, GS_ERR_CUDA);
   memcpy(R->h_red, sum, (size_t)k * sizeof *sum);
   GS_CHECK(GS_CUDA(cudaMemcpyAsync(d_buf, R->h_red, (size_t)k * sizeof *d_buf,
                                    cudaMemcpyHostToDevice, s)));

@@ -39,6 +39,7 @@ typedef struct gs_dist_rank {
   double *h_red;            /* host transport: pinned staging of this rank's reduction */
   /* per call of gs_dist_run */
   gs_status_t status;
+  int secondary;            /* its failure only reports another rank's (gs_dist_other_failed) */
   char msg[1024];
 } gs_dist_rank_t;
 
@@ -73,6 +74,9 @@ int gs_dist_barrier(gs_dist_rank_t *R);
 /** Every rank votes its status; returns GS_SUCCESS when all voted it, else a failure (the
  *  lowest failing rank's status, with a message naming it on the ranks that did not fail). */
 gs_status_t gs_dist_agree(gs_dist_rank_t *R, gs_status_t mine);
+/** What a rank returns when it stops because another rank failed: `st` with "another rank
+ *  failed (see its error)", marked so that gs_dist_run reports the rank that failed first. */
+gs_status_t gs_dist_other_failed(gs_dist_rank_t *R, gs_status_t st);
 /** A rank failed after communication started: breaks the barrier and aborts the
  *  communicators so that no rank waits forever. */
 void gs_dist_fail(gs_dist_rank_t *R);

@@ -63,7 +63,7 @@ static gs_status_t exchange_host(gs_dist_part_t *P)
   gs_dist_matrix_t *A = P->A;
   const int n = R->D->n;
   GS_CHECK(GS_CUDA(cudaStreamSynchronize(R->ctx->stream))); /* packed */
-  if (gs_dist_barrier(R) != 0) return GS_ERROR(GS_ERR_CUDA, "another rank failed (see its error)");
+  if (gs_dist_barrier(R) != 0) return gs_dist_other_failed(R, GS_ERR_CUDA);
   for (int q = 0; q < n; ++q) {
     const int rc = counts(P->recv_off, q);
     if (rc <= 0) continue;
@@ -74,7 +74,7 @@ static gs_status_t exchange_host(gs_dist_part_t *P)
   }
   GS_CHECK(GS_CUDA(cudaStreamSynchronize(R->ctx->stream)));
   /* nobody packs again before every rank has copied what it needs */
-  if (gs_dist_barrier(R) != 0) return GS_ERROR(GS_ERR_CUDA, "another rank failed (see its error)");
+  if (gs_dist_barrier(R) != 0) return gs_dist_other_failed(R, GS_ERR_CUDA);
   return GS_SUCCESS;
 }
 

@@ -65,7 +65,7 @@ static gs_status_t stuck_fn(gs_dist_rank_t *R, void *user)
     gs_dist_fail(R);
     return GS_ERROR(GS_ERR_DEVICE_MEMORY, "out of device memory on purpose");
   }
-  if (gs_dist_barrier(R) != 0) return GS_ERROR(GS_ERR_CUDA, "another rank failed (see its error)");
+  if (gs_dist_barrier(R) != 0) return gs_dist_other_failed(R, GS_ERR_CUDA);
   return GS_SUCCESS;
 }
 
