@@ -56,6 +56,7 @@ void gs_dist_destroy(gs_dist_t **Dp)
       else ncclCommDestroy(R->comm);
     }
 #endif
+    if (R->d_ballot) gs_dfree(R->ctx, R->d_ballot);
     if (R->ev_packed) cudaEventDestroy(R->ev_packed);
     if (R->ev_recvd) cudaEventDestroy(R->ev_recvd);
     if (R->comm_stream) cudaStreamDestroy(R->comm_stream);
@@ -70,6 +71,56 @@ void gs_dist_destroy(gs_dist_t **Dp)
   *Dp = NULL;
 }
 
+/* A gs_dist_t of nranks ranks without contexts (device -1), its barrier and ballot. */
+static gs_status_t dist_alloc(gs_dist_t **Dp, int nranks, gs_dist_transport_t t, int local)
+{
+  gs_dist_t *D = calloc(1, sizeof *D);
+  if (!D) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory");
+  pthread_mutex_init(&D->lock, NULL);
+  pthread_cond_init(&D->cond, NULL);
+  D->n = nranks;
+  D->local = local;
+  D->transport = t;
+  D->r = calloc((size_t)nranks, sizeof *D->r);
+  D->votes = calloc((size_t)nranks, sizeof *D->votes);
+  if (!D->r || !D->votes) {
+    gs_dist_destroy(&D);
+    return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory");
+  }
+  for (int r = 0; r < nranks; ++r) D->r[r].D = D, D->r[r].rank = r, D->r[r].device = -1;
+  *Dp = D;
+  return GS_SUCCESS;
+}
+
+/* Rank r's context on `device`, its exchange stream and events. */
+static gs_status_t rank_setup(gs_dist_t *D, int r, int device)
+{
+  gs_dist_rank_t *R = &D->r[r];
+  R->device = device;
+  GS_CHECK(gs_context_create(&R->ctx, device));
+  /* the exchange's stream at the highest priority: its kernels (packing, NCCL's) are then
+   * scheduled ahead of the local product's waiting blocks instead of after all of them,
+   * which is what lets the local product hide the exchange */
+  int least = 0, greatest = 0;
+  GS_CHECK(GS_CUDA(cudaSetDevice(device)));
+  GS_CHECK(GS_CUDA(cudaDeviceGetStreamPriorityRange(&least, &greatest)));
+  GS_CHECK(GS_CUDA(cudaStreamCreateWithPriority(&R->comm_stream, cudaStreamNonBlocking,
+                                                greatest)));
+  GS_CHECK(GS_CUDA(cudaEventCreateWithFlags(&R->ev_packed, cudaEventDisableTiming)));
+  return GS_CUDA(cudaEventCreateWithFlags(&R->ev_recvd, cudaEventDisableTiming));
+}
+
+/* Checks that `device` exists; r names the rank in the message. */
+static gs_status_t device_ok(int r, int device)
+{
+  const int ndev = gs_device_count();
+  if (ndev == 0) return GS_ERROR(GS_ERR_CUDA, "no CUDA device available");
+  if (device < 0 || device >= ndev)
+    return GS_ERROR(GS_ERR_CUDA, "gs_dist_create: rank %d asks for GPU %d, and %d %s visible",
+                    r, device, ndev, ndev == 1 ? "is" : "are");
+  return GS_SUCCESS;
+}
+
 gs_status_t gs_dist_create(gs_dist_t **Dp, int nranks, const int *devices, gs_dist_transport_t t)
 {
   gs_status_t st = GS_SUCCESS;
@@ -81,13 +132,9 @@ gs_status_t gs_dist_create(gs_dist_t **Dp, int nranks, const int *devices, gs_di
                     GS_DIST_MAX_RANKS);
   if ((int)t < 0 || (int)t > 2)
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_dist_create: unknown transport %d", (int)t);
-  const int ndev = gs_device_count();
-  if (ndev == 0) return GS_ERROR(GS_ERR_CUDA, "no CUDA device available");
   int repeated = 0;
   for (int r = 0; r < nranks; ++r) {
-    if (devices[r] < 0 || devices[r] >= ndev)
-      return GS_ERROR(GS_ERR_CUDA, "gs_dist_create: rank %d asks for GPU %d, and %d %s visible",
-                      r, devices[r], ndev, ndev == 1 ? "is" : "are");
+    GS_CHECK(device_ok(r, devices[r]));
     for (int q = 0; q < r; ++q) repeated |= devices[q] == devices[r];
   }
   if (t == GS_DIST_AUTO) t = gs_dist_have_nccl() && !repeated ? GS_DIST_NCCL : GS_DIST_HOST;
@@ -98,32 +145,9 @@ gs_status_t gs_dist_create(gs_dist_t **Dp, int nranks, const int *devices, gs_di
     return GS_ERROR(GS_ERR_UNSUPPORTED, "gs_dist_create: NCCL takes one rank per GPU, and a "
                     "GPU repeats in the list (the host transport allows it)");
 
-  gs_dist_t *D = calloc(1, sizeof *D);
-  if (!D) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory");
-  pthread_mutex_init(&D->lock, NULL);
-  pthread_cond_init(&D->cond, NULL);
-  D->n = nranks;
-  D->transport = t;
-  D->r = calloc((size_t)nranks, sizeof *D->r);
-  D->votes = calloc((size_t)nranks, sizeof *D->votes);
-  if (!D->r || !D->votes) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory");
-  for (int r = 0; r < nranks; ++r) {
-    gs_dist_rank_t *R = &D->r[r];
-    R->D = D;
-    R->rank = r;
-    R->device = devices[r];
-    GS_TRY(gs_context_create(&R->ctx, devices[r]));
-    /* the exchange's stream at the highest priority: its kernels (packing, NCCL's) are then
-     * scheduled ahead of the local product's waiting blocks instead of after all of them,
-     * which is what lets the local product hide the exchange */
-    int least = 0, greatest = 0;
-    GS_TRY(GS_CUDA(cudaSetDevice(devices[r])));
-    GS_TRY(GS_CUDA(cudaDeviceGetStreamPriorityRange(&least, &greatest)));
-    GS_TRY(GS_CUDA(cudaStreamCreateWithPriority(&R->comm_stream, cudaStreamNonBlocking,
-                                                greatest)));
-    GS_TRY(GS_CUDA(cudaEventCreateWithFlags(&R->ev_packed, cudaEventDisableTiming)));
-    GS_TRY(GS_CUDA(cudaEventCreateWithFlags(&R->ev_recvd, cudaEventDisableTiming)));
-  }
+  gs_dist_t *D = NULL;
+  GS_CHECK(dist_alloc(&D, nranks, t, -1));
+  for (int r = 0; r < nranks; ++r) GS_TRY(rank_setup(D, r, devices[r]));
   if (t == GS_DIST_HOST) {
     GS_TRY(GS_CUDA(cudaMallocHost((void **)&D->h_sum,
                                   (size_t)nranks * GS_DIST_RED_MAX * sizeof *D->h_sum)));
@@ -151,21 +175,161 @@ gs_status_t gs_test_dist_threads(gs_dist_t **Dp, int nranks)
 {
   if (!Dp || nranks < 1 || nranks > GS_DIST_MAX_RANKS)
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_test_dist_threads: bad arguments");
-  gs_dist_t *D = calloc(1, sizeof *D);
-  if (!D) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory");
-  pthread_mutex_init(&D->lock, NULL);
-  pthread_cond_init(&D->cond, NULL);
-  D->n = nranks;
-  D->transport = GS_DIST_HOST;
-  D->r = calloc((size_t)nranks, sizeof *D->r);
-  D->votes = calloc((size_t)nranks, sizeof *D->votes);
-  if (!D->r || !D->votes) {
-    gs_dist_destroy(&D);
-    return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory");
-  }
-  for (int r = 0; r < nranks; ++r) D->r[r].D = D, D->r[r].rank = r, D->r[r].device = -1;
+  return dist_alloc(Dp, nranks, GS_DIST_HOST, -1);
+}
+
+/* ---- one process per rank ----------------------------------------------------------------- */
+
+/* What a rank tells the others in process mode (gs_dist_agree, gs_dist_run's verdict). */
+typedef struct {
+  int status, secondary, device, pad;
+  char msg[496];
+} ballot_t;
+#define GS_BALLOT_BYTES 512
+
+gs_status_t gs_dist_id_create(gs_dist_id_t *id)
+{
+  if (!id) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_dist_id_create: id is NULL");
+  memset(id, 0, sizeof *id);
+#ifdef GS_HAVE_NCCL
+  _Static_assert(sizeof(ncclUniqueId) <= sizeof(gs_dist_id_t), "ncclUniqueId fits the id");
+  ncclUniqueId u;
+  GS_CHECK(nccl_status(ncclGetUniqueId(&u), "ncclGetUniqueId", 0));
+  memcpy(id->bytes, &u, sizeof u);
+  return GS_SUCCESS;
+#else
+  return GS_ERROR(GS_ERR_UNSUPPORTED, "gs_dist_id_create: this build has no NCCL, which a job "
+                  "of several processes needs");
+#endif
+}
+
+gs_status_t gs_dist_create_rank(gs_dist_t **Dp, int rank, int nranks, int device,
+                                const gs_dist_id_t *id)
+{
+  gs_status_t st = GS_SUCCESS;
+  if (!Dp) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_dist_create_rank: D is NULL");
+  *Dp = NULL;
+  if (!id) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_dist_create_rank: id is NULL");
+  if (nranks < 1 || nranks > GS_DIST_MAX_RANKS)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_dist_create_rank: %d ranks (1 to %d)", nranks,
+                    GS_DIST_MAX_RANKS);
+  if (rank < 0 || rank >= nranks)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_dist_create_rank: rank %d of %d", rank, nranks);
+#ifndef GS_HAVE_NCCL
+  (void)device;
+  return GS_ERROR(GS_ERR_UNSUPPORTED, "gs_dist_create_rank: this build has no NCCL, which a job "
+                  "of several processes needs");
+#else
+  GS_CHECK(device_ok(rank, device));
+  gs_dist_t *D = NULL;
+  GS_CHECK(dist_alloc(&D, nranks, GS_DIST_NCCL, rank));
+  gs_dist_rank_t *R = &D->r[rank];
+  GS_TRY(rank_setup(D, rank, device));
+  GS_TRY(gs_dmalloc(R->ctx, &R->d_ballot, (size_t)nranks * GS_BALLOT_BYTES, "the ranks' ballot"));
+  ncclUniqueId u;
+  memcpy(&u, id->bytes, sizeof u);
+  GS_TRY(nccl_status(ncclCommInitRank(&R->comm, nranks, u, rank), "ncclCommInitRank", rank));
   *Dp = D;
   return GS_SUCCESS;
+cleanup:
+  gs_dist_destroy(&D);
+  return st;
+#endif
+}
+
+int gs_dist_process_rank(const gs_dist_t *D) { return D ? D->local : -1; }
+int gs_dist_usable(const gs_dist_t *D) { return D && !D->aborted; }
+
+/* Process mode: every rank's ballot from every rank's `mine` (an all-gather). */
+static gs_status_t proc_ballot(gs_dist_rank_t *R, const ballot_t *mine, ballot_t *all)
+{
+#ifdef GS_HAVE_NCCL
+  _Static_assert(sizeof(ballot_t) == GS_BALLOT_BYTES, "a ballot is 512 bytes");
+  cudaStream_t s = R->ctx->stream;
+  char *d = (char *)R->d_ballot;
+  GS_CHECK(GS_CUDA(cudaMemcpyAsync(d + (size_t)R->rank * GS_BALLOT_BYTES, mine, GS_BALLOT_BYTES,
+                                   cudaMemcpyHostToDevice, s)));
+  GS_CHECK(nccl_status(ncclAllGather(d + (size_t)R->rank * GS_BALLOT_BYTES, d, GS_BALLOT_BYTES,
+                                     ncclChar, R->comm, s),
+                       "all-gather of the ranks' status", R->rank));
+  GS_CHECK(GS_CUDA(cudaMemcpyAsync(all, d, (size_t)R->D->n * GS_BALLOT_BYTES,
+                                   cudaMemcpyDeviceToHost, s)));
+  return GS_CUDA(cudaStreamSynchronize(s));
+#else
+  (void)R, (void)mine, (void)all;
+  return GS_ERROR(GS_ERR_INTERNAL, "process mode in a build without NCCL");
+#endif
+}
+
+gs_status_t gs_dist_proc_reduce(gs_dist_rank_t *R, double *h, int k, int max)
+{
+#ifdef GS_HAVE_NCCL
+  if (k < 1 || k > GS_DIST_RED_MAX || !R->d_ballot)
+    return GS_ERROR(GS_ERR_INTERNAL, "gs_dist_proc_reduce of %d values", k);
+  cudaStream_t s = R->ctx->stream;
+  double *d = (double *)R->d_ballot; /* n * 512 bytes: at least GS_DIST_RED_MAX doubles */
+  GS_CHECK(GS_CUDA(cudaMemcpyAsync(d, h, (size_t)k * sizeof *h, cudaMemcpyHostToDevice, s)));
+  GS_CHECK(nccl_status(ncclAllReduce(d, d, (size_t)k, ncclDouble, max ? ncclMax : ncclSum,
+                                     R->comm, s), "all-reduce", R->rank));
+  GS_CHECK(GS_CUDA(cudaMemcpyAsync(h, d, (size_t)k * sizeof *h, cudaMemcpyDeviceToHost, s)));
+  return GS_CUDA(cudaStreamSynchronize(s));
+#else
+  (void)R, (void)h, (void)k, (void)max;
+  return GS_ERROR(GS_ERR_INTERNAL, "process mode in a build without NCCL");
+#endif
+}
+
+/* The lowest rank of all[0..n) that failed on its own account (else the lowest that failed);
+ * -1 when none did. */
+static int lowest_failed(const gs_status_t *st, const int *secondary, int n)
+{
+  for (int r = 0; r < n; ++r)
+    if (st[r] != GS_SUCCESS && !secondary[r]) return r;
+  for (int r = 0; r < n; ++r)
+    if (st[r] != GS_SUCCESS) return r;
+  return -1;
+}
+
+/* gs_dist_run in process mode: the local rank here, then one ballot so that every process
+ * returns the same verdict. */
+static gs_status_t run_process(gs_dist_t *D, gs_dist_rank_fn fn, void *user)
+{
+  gs_dist_rank_t *R = &D->r[D->local];
+  R->msg[0] = '\0';
+  R->secondary = 0;
+  R->status = gs_context_activate(R->ctx);
+  if (R->status == GS_SUCCESS) R->status = fn(R, user);
+  if (R->status != GS_SUCCESS) snprintf(R->msg, sizeof R->msg, "%s", gs_last_error());
+  if (D->aborted) /* no ballot through an aborted communicator: this rank's own account */
+    return GS_ERROR(R->status != GS_SUCCESS ? R->status : GS_ERR_CUDA, "rank %d (GPU %d): %s",
+                    R->rank, R->device, R->status != GS_SUCCESS ? R->msg
+                                                                : "the communicator was aborted");
+  ballot_t mine;
+  memset(&mine, 0, sizeof mine);
+  mine.status = (int)R->status;
+  mine.secondary = R->secondary;
+  mine.device = R->device;
+  snprintf(mine.msg, sizeof mine.msg, "%.495s", R->msg);
+  ballot_t *all = malloc((size_t)D->n * sizeof *all);
+  gs_status_t *st = malloc((size_t)D->n * sizeof *st);
+  int *sec = malloc((size_t)D->n * sizeof *sec);
+  gs_status_t bs = all && st && sec ? proc_ballot(R, &mine, all)
+                                    : GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory");
+  gs_status_t ret = GS_SUCCESS;
+  if (bs != GS_SUCCESS) { /* could not hear the others: report this rank's own outcome */
+    ret = R->status != GS_SUCCESS
+              ? GS_ERROR(R->status, "rank %d (GPU %d): %s", R->rank, R->device, R->msg)
+              : bs;
+  } else {
+    for (int r = 0; r < D->n; ++r) st[r] = (gs_status_t)all[r].status, sec[r] = all[r].secondary;
+    const int bad = lowest_failed(st, sec, D->n);
+    if (bad >= 0)
+      ret = GS_ERROR(st[bad], "rank %d (GPU %d): %s", bad, all[bad].device, all[bad].msg);
+  }
+  free(all);
+  free(st);
+  free(sec);
+  return ret;
 }
 
 int gs_dist_ranks(const gs_dist_t *D) { return D ? D->n : 0; }
@@ -175,7 +339,7 @@ gs_dist_transport_t gs_dist_transport(const gs_dist_t *D)
 }
 gs_context_t *gs_dist_context(const gs_dist_t *D, int r)
 {
-  return D && r >= 0 && r < D->n ? D->r[r].ctx : NULL;
+  return D && r >= 0 && r < D->n && gs_dist_is_local(D, r) ? D->r[r].ctx : NULL;
 }
 
 /* ---- running on every rank -------------------------------------------------------------- */
@@ -210,6 +374,7 @@ gs_status_t gs_dist_run(gs_dist_t *D, gs_dist_rank_fn fn, void *user)
   if (D->aborted)
     return GS_ERROR(GS_ERR_CUDA, "the ranks' communicator was aborted after a failure: destroy "
                     "this gs_dist_t and create another");
+  if (D->local >= 0) return run_process(D, fn, user);
   run_arg_t *args = calloc((size_t)D->n, sizeof *args);
   pthread_t *th = calloc((size_t)D->n, sizeof *th);
   char *started = calloc((size_t)D->n, 1);
@@ -259,6 +424,7 @@ gs_status_t gs_dist_other_failed(gs_dist_rank_t *R, gs_status_t st)
 int gs_dist_barrier(gs_dist_rank_t *R)
 {
   gs_dist_t *D = R->D;
+  if (D->local >= 0) return -1; /* threads only: a process's ranks meet through NCCL */
   pthread_mutex_lock(&D->lock);
   if (D->broken) {
     pthread_mutex_unlock(&D->lock);
@@ -277,9 +443,29 @@ int gs_dist_barrier(gs_dist_rank_t *R)
   return rc;
 }
 
+/* gs_dist_agree in process mode: one all-gather of the votes. */
+static gs_status_t agree_process(gs_dist_rank_t *R, gs_status_t mine)
+{
+  gs_dist_t *D = R->D;
+  ballot_t b;
+  memset(&b, 0, sizeof b);
+  b.status = (int)mine;
+  ballot_t *all = malloc((size_t)D->n * sizeof *all);
+  gs_status_t st = all ? proc_ballot(R, &b, all) : GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory");
+  gs_status_t verdict = GS_SUCCESS;
+  for (int r = 0; st == GS_SUCCESS && r < D->n && verdict == GS_SUCCESS; ++r)
+    verdict = (gs_status_t)all[r].status;
+  free(all);
+  if (mine != GS_SUCCESS) return mine; /* its own message stands */
+  if (st != GS_SUCCESS) return st;
+  if (verdict != GS_SUCCESS) return gs_dist_other_failed(R, verdict);
+  return GS_SUCCESS;
+}
+
 gs_status_t gs_dist_agree(gs_dist_rank_t *R, gs_status_t mine)
 {
   gs_dist_t *D = R->D;
+  if (D->local >= 0) return agree_process(R, mine);
   D->votes[R->rank] = mine;
   if (gs_dist_barrier(R) != 0) /* a rank failed outside the vote */
     return mine != GS_SUCCESS ? mine

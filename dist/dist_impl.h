@@ -37,6 +37,7 @@ typedef struct gs_dist_rank {
   ncclComm_t comm;
 #endif
   double *h_red;            /* host transport: pinned staging of this rank's reduction */
+  void *d_ballot;           /* process mode: nranks ballots for gs_dist_agree (device) */
   /* per call of gs_dist_run */
   gs_status_t status;
   int secondary;            /* its failure only reports another rank's (gs_dist_other_failed) */
@@ -45,6 +46,9 @@ typedef struct gs_dist_rank {
 
 struct gs_dist {
   int n;
+  int local;                /* process mode (gs_dist_create_rank): this process's rank, the
+                               only one of r[] with a context; -1 when all ranks are threads
+                               of this process */
   gs_dist_transport_t transport;
   gs_dist_rank_t *r;
   /* a barrier that can be broken: a rank that fails mid-call releases the others with an
@@ -58,6 +62,18 @@ struct gs_dist {
   gs_status_t *votes;       /* gs_dist_agree's ballot, n entries */
   double *h_sum;            /* host transport: n * GS_DIST_RED_MAX staged values (pinned) */
 };
+
+/** 1 when rank r runs in this process. */
+static inline int gs_dist_is_local(const gs_dist_t *D, int r)
+{
+  return D->local < 0 || D->local == r;
+}
+/** A rank of this process (the first). */
+static inline int gs_dist_first_local(const gs_dist_t *D) { return D->local < 0 ? 0 : D->local; }
+
+/** Process mode: h[0..k) = the sum (max = 0) or maximum (max = 1) over the ranks of the host
+ *  values h, k <= GS_DIST_RED_MAX, through the communicator (synchronous). */
+gs_status_t gs_dist_proc_reduce(gs_dist_rank_t *R, double *h, int k, int max);
 
 /** Test hook: nranks ranks without contexts or communicator (device -1), for the suites that
  *  check gs_dist_run, gs_dist_barrier, gs_dist_agree and gs_dist_fail on the host. */

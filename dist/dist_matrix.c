@@ -179,9 +179,14 @@ static gs_status_t build_rank(gs_dist_rank_t *R, void *user)
   gs_context_t *ctx = R->ctx;
   const int n = R->D->n;
   gs_status_t st = gs_dist_split(b->B, A->first, n, R->rank, blk);
-  GS_CHECK(gs_dist_agree(R, st));
-  if (R->rank == 0) b->lists = gs_dist_send_lists(b->blocks, n);
-  GS_CHECK(gs_dist_agree(R, R->rank == 0 ? b->lists : GS_SUCCESS));
+  if (R->D->local >= 0) { /* a process holds its own block only: its lists from the matrix */
+    if (st == GS_SUCCESS) st = gs_dist_send_list_part(b->B, A->first, n, blk);
+    GS_CHECK(gs_dist_agree(R, st));
+  } else {
+    GS_CHECK(gs_dist_agree(R, st));
+    if (R->rank == 0) b->lists = gs_dist_send_lists(b->blocks, n);
+    GS_CHECK(gs_dist_agree(R, R->rank == 0 ? b->lists : GS_SUCCESS));
+  }
 
   P->row0 = blk->row0;
   P->rows = blk->rows;
@@ -277,7 +282,7 @@ void gs_dist_matrix_destroy(gs_dist_matrix_t **Ap)
   if (!Ap || !*Ap) return;
   gs_dist_matrix_t *A = *Ap;
   for (int r = 0; A->p && r < A->D->n; ++r) part_free(&A->p[r]);
-  if (A->D && A->D->n > 0) gs_context_activate(A->D->r[0].ctx);
+  if (A->D && A->D->n > 0) gs_context_activate(A->D->r[gs_dist_first_local(A->D)].ctx);
   free(A->p);
   free(A->first);
   free(A->perm);
@@ -322,7 +327,8 @@ gs_status_t gs_dist_matrix_create(gs_dist_matrix_t **Ap, gs_dist_t *D, const gs_
   A->first = malloc((size_t)(D->n + 1) * sizeof *A->first);
   blocks = calloc((size_t)D->n, sizeof *blocks);
   if (!A->p || !A->first || !blocks) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory");
-  for (int r = 0; r < D->n; ++r) A->p[r].R = &D->r[r], A->p[r].A = A;
+  for (int r = 0; r < D->n; ++r)
+    if (gs_dist_is_local(D, r)) A->p[r].R = &D->r[r], A->p[r].A = A;
   const gs_csr_t *H = csr;
   if (o.reorder) {
     A->perm = malloc(((size_t)csr->m + 1) * sizeof *A->perm);
@@ -359,6 +365,9 @@ gs_status_t gs_dist_matrix_part(const gs_dist_matrix_t *A, int r, gs_dist_part_i
   if (!A || !out) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_dist_matrix_part: NULL argument");
   if (r < 0 || r >= A->D->n)
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_dist_matrix_part: rank %d of %d", r, A->D->n);
+  if (!gs_dist_is_local(A->D, r))
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_dist_matrix_part: rank %d lives in another process "
+                    "(this one is rank %d)", r, A->D->local);
   const gs_dist_part_t *P = &A->p[r];
   memset(out, 0, sizeof *out);
   out->row0 = P->row0;
@@ -404,6 +413,7 @@ typedef struct {
   double *y;
   int reps;
   double *med; /* 3 per rank: product, local, halo */
+  double halo_bytes; /* process mode: all ranks' received bytes */
 } spmv_job_t;
 
 static gs_status_t spmv_rank(gs_dist_rank_t *R, void *user)
@@ -444,7 +454,7 @@ gs_status_t gs_dist_spmv(gs_dist_matrix_t *A, double alpha, const double *x, dou
   if (x == y) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_dist_spmv: x and y must differ");
   if (!isfinite(alpha) || !isfinite(beta))
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_dist_spmv: alpha and beta must be finite");
-  spmv_job_t j = {A, alpha, beta, x, y, 0, NULL};
+  spmv_job_t j = {A, alpha, beta, x, y, 0, NULL, 0.0};
   return gs_dist_run(A->D, spmv_rank, &j);
 }
 
@@ -489,6 +499,12 @@ static gs_status_t bench_rank(gs_dist_rank_t *R, void *user)
     }
   }
   P->mode = 0;
+  if (st == GS_SUCCESS && R->D->local >= 0) { /* the slowest rank's times, all ranks' bytes */
+    double h = (double)P->nhalo * (double)sizeof(double);
+    st = gs_dist_proc_reduce(R, j->med + 3 * R->rank, 3, 1);
+    if (st == GS_SUCCESS) st = gs_dist_proc_reduce(R, &h, 1, 0);
+    j->halo_bytes = h;
+  }
   for (int k = 0; k < made; ++k) cudaEventDestroy(ev[k]);
   free(ev);
   free(ms);
@@ -504,15 +520,17 @@ gs_status_t gs_dist_spmv_bench(gs_dist_matrix_t *A, int reps, gs_dist_spmv_timin
   memset(t, 0, sizeof *t);
   double *med = calloc(3 * (size_t)A->D->n, sizeof *med);
   if (!med) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory");
-  spmv_job_t j = {A, 1.0, 0.0, NULL, NULL, reps, med};
+  spmv_job_t j = {A, 1.0, 0.0, NULL, NULL, reps, med, 0.0};
   const gs_status_t st = gs_dist_run(A->D, bench_rank, &j);
   if (st == GS_SUCCESS) {
-    for (int r = 0; r < A->D->n; ++r) {
+    for (int r = 0; r < A->D->n; ++r) { /* process mode: its rank holds the reduced figures */
+      if (!gs_dist_is_local(A->D, r)) continue;
       if (med[3 * r] > t->product_s) t->product_s = med[3 * r];
       if (med[3 * r + 1] > t->local_s) t->local_s = med[3 * r + 1];
       if (med[3 * r + 2] > t->halo_s) t->halo_s = med[3 * r + 2];
       t->halo_bytes += (long)A->p[r].nhalo * (long)sizeof(double);
     }
+    if (A->D->local >= 0) t->halo_bytes = (long)j.halo_bytes;
     const double lo = t->local_s < t->halo_s ? t->local_s : t->halo_s;
     double ov = lo > 0.0 && t->halo_bytes > 0 ? (t->local_s + t->halo_s - t->product_s) / lo : 0.0;
     t->overlap = ov < 0.0 ? 0.0 : ov > 1.0 ? 1.0 : ov;

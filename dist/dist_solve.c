@@ -119,6 +119,13 @@ static gs_status_t solve_rank(gs_dist_rank_t *R, void *user)
     st = gs_solver_solve(s, d_b, d_x, &j->stats[R->rank]);
     if (st != GS_SUCCESS) gs_dist_fail(R);
   }
+  if (st == GS_SUCCESS && R->D->local >= 0) { /* the slowest rank's times, on every process */
+    gs_solve_stats_t *q = &j->stats[R->rank];
+    double t[2] = {q->seconds_total, q->seconds_spmv};
+    st = gs_dist_proc_reduce(R, t, 2, 1);
+    q->seconds_total = t[0];
+    q->seconds_spmv = t[1];
+  }
   if (st == GS_SUCCESS) st = gs_copy_to_host(ctx, h, d_x, bytes);
   if (st == GS_SUCCESS) gs_dist_part_host(P, 0, h, j->x);
   gs_dfree(ctx, d_b);
@@ -155,7 +162,7 @@ gs_status_t gs_dist_solve(gs_dist_matrix_t *A, const gs_solve_opts_t *opts, cons
   if (!j.stats) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory");
   const gs_status_t st = gs_dist_run(A->D, solve_rank, &j);
   if (stats) {
-    *stats = j.stats[0];
+    *stats = j.stats[gs_dist_first_local(A->D)]; /* the same counts on every rank */
     /* the slowest rank's times */
     for (int r = 1; r < A->D->n; ++r) {
       const gs_solve_stats_t *q = &j.stats[r];

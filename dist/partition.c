@@ -356,6 +356,71 @@ cleanup:
   return st;
 }
 
+static int cmp_idx(const void *a, const void *b)
+{
+  const gs_idx_t x = *(const gs_idx_t *)a, y = *(const gs_idx_t *)b;
+  return (x > y) - (x < y);
+}
+
+gs_status_t gs_dist_send_list_part(const gs_csr_t *A, const gs_idx_t *first, int nparts,
+                                   gs_dist_block_t *B)
+{
+  static const char fn[] = "gs_dist_send_list_part";
+  gs_status_t st = GS_SUCCESS;
+  if (!A || !first || !B) return GS_ERROR(GS_ERR_INVALID_ARG, "%s: NULL argument", fn);
+  if (nparts < 1 || B->nparts != nparts || B->part < 0 || B->part >= nparts || !B->recv_off)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "%s: the block is not a split part of %d", fn, nparts);
+  const int p = B->part;
+  const gs_idx_t row0 = first[p], hi = first[p + 1];
+  if (row0 != B->row0 || hi - row0 != B->rows || first[nparts] != A->m)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "%s: the block does not hold rows [%d, %d) of the "
+                    "partition", fn, (int)row0, (int)hi);
+  gs_idx_t *off = malloc(((size_t)nparts + 1) * sizeof *off);
+  int *stamp = malloc(((size_t)B->rows + 1) * sizeof *stamp);
+  gs_idx_t *idx = NULL;
+  size_t cap = 0;
+  int64_t n = 0;
+  if (!off || !stamp) GS_FAIL(GS_ERR_HOST_MEMORY, "%s: out of host memory", fn);
+  for (gs_idx_t k = 0; k < B->rows; ++k) stamp[k] = -1;
+  off[0] = 0;
+  /* what part q needs of p's rows: the columns in [row0, hi) of q's rows, ascending (q's halo
+   * segment owned by p, in q's halo order, so that q's receive buffer needs no reordering) */
+  for (int q = 0; q < nparts; ++q) {
+    const int64_t start = n;
+    for (gs_idx_t i = first[q]; q != p && i < first[q + 1]; ++i)
+      for (gs_off_t e = A->row_ptr[i]; e < A->row_ptr[i + 1]; ++e) {
+        const gs_idx_t c = A->col[e];
+        if (c < row0 || c >= hi || stamp[c - row0] == q) continue;
+        stamp[c - row0] = q;
+        if ((size_t)n == cap) {
+          const size_t nc = cap ? 2 * cap : 1024;
+          gs_idx_t *t = realloc(idx, nc * sizeof *t);
+          if (!t) GS_FAIL(GS_ERR_HOST_MEMORY, "%s: out of host memory", fn);
+          idx = t;
+          cap = nc;
+        }
+        idx[n++] = c - row0;
+      }
+    if (n > INT32_MAX)
+      GS_FAIL(GS_ERR_UNSUPPORTED,
+              "%s: part %d would send more than 2^31-1 entries (32-bit send lists)", fn, p);
+    if (n > start) qsort(idx + start, (size_t)(n - start), sizeof *idx, cmp_idx);
+    off[q + 1] = (gs_idx_t)n;
+  }
+  free(B->send_idx);
+  free(B->send_off);
+  B->send_idx = idx;
+  B->send_off = off;
+  B->nsend = (gs_idx_t)n;
+  idx = NULL;
+  off = NULL;
+cleanup:
+  free(idx);
+  free(off);
+  free(stamp);
+  return st;
+}
+
 /* ---- reverse Cuthill-McKee ------------------------------------------------------------------- */
 
 /* Adjacency of the symmetrized pattern without the diagonal, each neighbour once. */

@@ -75,6 +75,16 @@ gs_status_t gs_dist_split(const gs_csr_t *A, const gs_idx_t *first, int nparts, 
  *  than 2^31-1 entries (nsend is 32-bit); GS_ERR_HOST_MEMORY. On failure no block changes. */
 gs_status_t gs_dist_send_lists(gs_dist_block_t *blocks, int nparts);
 
+/** The send fields of one split block B (part p of the partition `first`) found from the whole
+ *  matrix A instead of the other blocks, for a job of processes where each holds its own block
+ *  only: what p sends q is the columns of q's rows that p owns, ascending, as local indices of
+ *  p; the same lists as gs_dist_send_lists gives. O(nnz of the other parts + what is sent). A
+ *  must be the matrix B was split from (validated by the caller). GS_ERR_INVALID_ARG for NULL
+ *  or a block that is not part of `first`; GS_ERR_UNSUPPORTED beyond 2^31-1 entries;
+ *  GS_ERR_HOST_MEMORY (then B is unchanged). */
+gs_status_t gs_dist_send_list_part(const gs_csr_t *A, const gs_idx_t *first, int nparts,
+                                   gs_dist_block_t *B);
+
 /** Frees what the block holds (NULL-safe) and zeroes it. */
 void gs_dist_block_free(gs_dist_block_t *B);
 

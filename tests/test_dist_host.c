@@ -402,6 +402,28 @@ static void check_product(const gs_csr_t *A, const gs_dist_block_t *blocks, int 
   free(ref);
 }
 
+/* A job of processes builds each part's send lists from the whole matrix
+ * (gs_dist_send_list_part): they must be gs_dist_send_lists', entry for entry. */
+static void check_send_list_part(const gs_csr_t *A, const gs_idx_t *first, int nparts,
+                                 const gs_dist_block_t *blocks)
+{
+  int same = 1;
+  for (int p = 0; p < nparts; ++p) {
+    gs_dist_block_t B;
+    memset(&B, 0, sizeof B);
+    CU_ASSERT_FATAL(gs_dist_split(A, first, nparts, p, &B) == GS_SUCCESS);
+    CU_ASSERT_FATAL(gs_dist_send_list_part(A, first, nparts, &B) == GS_SUCCESS);
+    same &= B.nsend == blocks[p].nsend;
+    for (int q = 0; same && q <= nparts; ++q) same &= B.send_off[q] == blocks[p].send_off[q];
+    for (gs_idx_t k = 0; same && k < B.nsend; ++k) same &= B.send_idx[k] == blocks[p].send_idx[k];
+    /* a second call replaces the first's lists */
+    CU_ASSERT_FATAL(gs_dist_send_list_part(A, first, nparts, &B) == GS_SUCCESS);
+    same &= B.nsend == blocks[p].nsend;
+    gs_dist_block_free(&B);
+  }
+  CU_ASSERT(same);
+}
+
 /* Split A under `first` into all parts, check each, build and check the send lists (twice:
  * the second call replaces the first's), run the exchange and the product, free. */
 static void check_split(const gs_csr_t *A, const gs_idx_t *first, int nparts, uint64_t *rng)
@@ -416,6 +438,7 @@ static void check_split(const gs_csr_t *A, const gs_idx_t *first, int nparts, ui
   check_sends(blocks, nparts);
   CU_ASSERT_FATAL(gs_dist_send_lists(blocks, nparts) == GS_SUCCESS);
   check_sends(blocks, nparts);
+  check_send_list_part(A, first, nparts, blocks);
   check_product(A, blocks, nparts, rng);
   for (int p = 0; p < nparts; ++p) {
     gs_dist_block_free(&blocks[p]);
@@ -691,6 +714,7 @@ static void test_send_lists_refusals(void)
   gs_dist_block_t B[3];
   for (int p = 0; p < 3; ++p) CU_ASSERT_FATAL(gs_dist_split(A, first, 3, p, &B[p]) == GS_SUCCESS);
   CU_ASSERT(gs_dist_send_lists(NULL, 3) == GS_ERR_INVALID_ARG);
+  CU_ASSERT(gs_dist_send_list_part(NULL, NULL, 3, B) == GS_ERR_INVALID_ARG);
   CU_ASSERT(gs_dist_send_lists(B, 0) == GS_ERR_INVALID_ARG);
   CU_ASSERT(gs_dist_send_lists(B, 2) == GS_ERR_INVALID_ARG); /* blocks are parts of 3 */
   gs_dist_block_t t = B[0]; /* out of order */
@@ -710,6 +734,11 @@ static void test_send_lists_refusals(void)
   for (int p = 0; p < 3; ++p) CU_ASSERT(B[p].send_off == NULL && B[p].send_idx == NULL);
   CU_ASSERT_FATAL(gs_dist_send_lists(B, 3) == GS_SUCCESS);
   check_sends(B, 3);
+  /* the one-part version: a block of another partition, or parts counted otherwise */
+  CU_ASSERT(gs_dist_send_list_part(A, other, 3, &B[1]) == GS_ERR_INVALID_ARG);
+  CU_ASSERT(gs_dist_send_list_part(A, first, 2, &B[1]) == GS_ERR_INVALID_ARG);
+  CU_ASSERT(gs_dist_send_list_part(A, first, 3, NULL) == GS_ERR_INVALID_ARG);
+  check_sends(B, 3); /* refusals leave the lists as they were */
   for (int p = 0; p < 3; ++p) gs_dist_block_free(&B[p]);
   gs_csr_destroy(&A);
 }

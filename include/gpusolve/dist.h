@@ -3,7 +3,8 @@
  * across them (PETSc's MPIAIJ + KSP, hypre's ParCSR, Ginkgo's distributed::Matrix).
  *
  * Model: one rank per GPU, all ranks in this process, each driven by its own host thread (the
- * library starts and joins them inside each call; the caller sees ordinary blocking calls).
+ * library starts and joins them inside each call; the caller sees ordinary blocking calls); or
+ * one rank per process (gs_dist_create_rank, below: `mpirun`).
  * Rank r owns the contiguous rows [row0_r, row0_r + rows_r), balanced by nonzeros, and the same
  * entries of every vector. Its rows are stored as a diagonal block (the columns it owns) and an
  * off-diagonal block (its halo columns, renumbered), each prepared with any SpMV backend of the
@@ -55,12 +56,49 @@ typedef struct gs_dist gs_dist_t;
  *  exist or a communicator NCCL could not make. */
 gs_status_t gs_dist_create(gs_dist_t **D, int nranks, const int *devices, gs_dist_transport_t t);
 #define GS_DIST_MAX_RANKS 64
+/* ---- one process per GPU ---------------------------------------------------------------------
+ * A job may also span several processes (on one node or several), one rank each, as under
+ * `mpirun`: every process calls the same functions in the same order with the same arguments
+ * (SPMD), and the library needs no MPI: one process makes a gs_dist_id_t, the caller sends its
+ * bytes to the others by any means (MPI_Bcast, a file), and each process creates its rank with
+ * gs_dist_create_rank (NCCL's ncclCommInitRank underneath). Then:
+ *  - gs_dist_matrix_create takes the whole matrix on every process (the same on all: read it
+ *    once and broadcast it); each process keeps and prepares its own rows only.
+ *  - gs_dist_spmv and gs_dist_solve take whole host vectors and write only this process's
+ *    entries of y or x; the others are left as they were (zero them and sum over the processes,
+ *    e.g. MPI_Allreduce, to assemble the whole vector).
+ *  - gs_dist_matrix_part and gs_dist_context answer for this process's rank only.
+ *  - A failure before the ranks start communicating (a refused format, a GPU out of memory
+ *    while preparing) is agreed: every process returns the same status and message. A failure
+ *    during the iterations aborts this process's communicator, and the others may be left
+ *    waiting in a collective: gs_dist_usable then returns 0 and the caller must end the job
+ *    (MPI_Abort), as an MPI program does after any fatal error. */
+
+/** The bytes that tie the processes of one job together (an ncclUniqueId). */
+typedef struct gs_dist_id {
+  unsigned char bytes[128];
+} gs_dist_id_t;
+/** Makes a fresh id (on one process of the job). GS_ERR_UNSUPPORTED in a build without NCCL,
+ *  GS_ERR_CUDA when NCCL cannot make one. */
+gs_status_t gs_dist_id_create(gs_dist_id_t *id);
+/** Rank `rank` of a job of `nranks` processes (1 <= nranks <= GS_DIST_MAX_RANKS) on CUDA device
+ *  `device`, all processes using the same id. Collective: every process of the job calls it.
+ *  NCCL transport only. Errors as gs_dist_create. */
+gs_status_t gs_dist_create_rank(gs_dist_t **D, int rank, int nranks, int device,
+                                const gs_dist_id_t *id);
+/** This process's rank in a job of processes; -1 when every rank lives in this process. */
+int gs_dist_process_rank(const gs_dist_t *D);
+/** 0 when the communicator was aborted after a failure during the iterations (every later call
+ *  fails; in a job of processes the others may be waiting: end the job); 1 otherwise. */
+int gs_dist_usable(const gs_dist_t *D);
+
 /** NULL-safe; sets *D = NULL. Destroy the matrices made on D first. */
 void gs_dist_destroy(gs_dist_t **D);
 int gs_dist_ranks(const gs_dist_t *D);
 /** The transport chosen (never AUTO). */
 gs_dist_transport_t gs_dist_transport(const gs_dist_t *D);
-/** Rank r's context (its device, stream and allocator); NULL when out of range. */
+/** Rank r's context (its device, stream and allocator); NULL when out of range or when rank r
+ *  lives in another process. */
 gs_context_t *gs_dist_context(const gs_dist_t *D, int r);
 
 typedef struct gs_dist_matrix gs_dist_matrix_t;
