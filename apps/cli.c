@@ -8,14 +8,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+int cli_hold_errors;
+char cli_held_error[512];
+
 int cli_fail(int code, const char *fmt, ...)
 {
   va_list ap;
-  fputs("gpusolve: ", stderr);
   va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
+  if (cli_hold_errors) {
+    vsnprintf(cli_held_error, sizeof cli_held_error, fmt, ap);
+  } else {
+    fputs("gpusolve: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+  }
   va_end(ap);
-  fputc('\n', stderr);
   return code;
 }
 

@@ -31,7 +31,11 @@ int cli_parse_grid(const char *s, long dims[3]);
 /** Whether argv holds `name` as an option (`name` or `name=...`). */
 int cli_has_opt(int argc, char **argv, const char *name);
 
-/** Prints "gpusolve: <message>" as one line on stderr and returns code. */
+/** Prints "gpusolve: <message>" as one line on stderr and returns code; while cli_hold_errors
+ *  is set it keeps the message in cli_held_error instead (a job of processes prints one line
+ *  for all of them, apps/cli_mpi.c). */
+extern int cli_hold_errors;
+extern char cli_held_error[512];
 int cli_fail(int code, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))

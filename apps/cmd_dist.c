@@ -1,21 +1,31 @@
 /* apps/cmd_dist.c: `gpusolve solve --gpus LIST` and `gpusolve spmv --gpus LIST`: one system on
  * several GPUs of this node through gpusolve/dist.h (NCCL, one rank per GPU, all in this
- * process). The matrix is read once and scattered. */
+ * process); and `mpirun -n G gpusolve solve|spmv ... --distributed`: one rank per process
+ * (apps/cli_mpi.c), on one node or several. The matrix is read once (by rank 0) and sent to the
+ * ranks. In a job of processes every rank runs the same steps; rank 0 alone prints, and after
+ * every step the ranks agree on one outcome (cli_job_agree), so that all exit with the same
+ * status and one error line. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "apps/cli.h"
+#include "apps/cli_mpi.h"
 #include "apps/cli_spmv.h"
+#include "core/testhooks.h"
 
 static const char *solve_usage =
     "usage: gpusolve solve [A.mtx [b.mtx]] --gpus LIST [OPTIONS]\n\n"
+    "       mpirun -n G gpusolve solve [A.mtx [b.mtx]] --distributed [OPTIONS]\n\n"
     "Solves A x = b across several GPUs: rows split in contiguous blocks balanced by nonzeros,\n"
     "one rank per GPU, halos exchanged and dot products all-reduced through NCCL.\n"
     "Without A: the 27-point Laplacian on a 64^3 grid, or the one --grid asks for.\n"
     "b defaults to A*1 (the error against x = 1 is reported).\n\n"
     "  --gpus LIST            GPUs, one rank each: 0,1,2,3 or a count (4 = 0,1,2,3)\n"
+    "  --distributed          one rank per process of an MPI job instead (mpirun -n G ...),\n"
+    "                         GPU k of its node for the node's k-th process; rank 0 reads the\n"
+    "                         matrix and prints (needs a build with MPI)\n"
     "  --transport T          auto (default: nccl when built with it), nccl, host (stages through\n"
     "                         host memory; lets a GPU repeat in LIST, for testing)\n"
     "  --format NAME          SpMV backend of each rank's diagonal block (default csr-vector)\n"
@@ -37,13 +47,14 @@ static const char *solve_usage =
     "Exit status: 0 converged, 1 not converged, 2 bad input, 3 device failure.\n";
 
 static const char *spmv_usage =
-    "usage: gpusolve spmv A.mtx --gpus LIST [OPTIONS]\n\n"
+    "usage: gpusolve spmv A.mtx --gpus LIST [OPTIONS]\n"
+    "       mpirun -n G gpusolve spmv A.mtx --distributed [OPTIONS]\n\n"
     "Checks and times the distributed product y = A x: against the host product (the rounding\n"
     "bound of each row) and against one GPU's product with the same backend; then the median\n"
     "time of the whole product, of the local (diagonal block) product alone and of the halo\n"
     "exchange alone, and how much of the exchange the local product hid (overlap).\n\n"
-    "  --gpus LIST --transport T --format NAME --off-format NAME --spmv-opt K=V --reorder rcm\n"
-    "                         as for solve --gpus\n"
+    "  --gpus LIST | --distributed, --transport T --format NAME --off-format NAME\n"
+    "  --spmv-opt K=V --reorder rcm   as for solve --gpus\n"
     "  --grid NX[xNY[xNZ]] --stencil 7|27   a generated Laplacian instead of a file\n"
     "  --runs N               timed products (default 100)\n";
 
@@ -88,7 +99,25 @@ typedef struct {
   double rtol, atol;
   long maxit, restart, check_every, runs;
   int graphs, compare, steady;
+  int distributed;  /* --distributed: one rank per process */
+  cli_job_t *job;   /* that job (NULL with --gpus) */
 } dargs_t;
+
+/* The job's one outcome: rc of the lowest failing rank, its message printed once by rank 0
+ * (with --gpus, where cli_fail printed already: rc itself). */
+static int agree(const dargs_t *a, int rc) { return a->job ? cli_job_agree(a->job, rc) : rc; }
+static int is_root(const dargs_t *a) { return !a->job || a->job->rank == 0; }
+static int nranks(const dargs_t *a) { return a->job ? a->job->size : a->ndev; }
+
+/* A failed library call on the ranks: its exit status after the message. In a job of processes
+ * a failure that aborted the communicator cannot be agreed (the others may wait in a
+ * collective): this rank says why and ends the job. */
+static int dist_failed(const dargs_t *a, gs_dist_t *D, gs_status_t st)
+{
+  const int rc = cli_fail_status(st);
+  if (a->job && D && !gs_dist_usable(D)) cli_job_abort(a->job, rc);
+  return rc;
+}
 
 static int parse(int argc, char **argv, dargs_t *a, int solve)
 {
@@ -105,13 +134,15 @@ static int parse(int argc, char **argv, dargs_t *a, int solve)
   a->graphs = 1;
   a->stencil = 27;
   const char *usage = solve ? solve_usage : spmv_usage;
-  const cli_switch_t sw[] = {{"--compare", NULL, &a->compare},
-                             {"--steady", NULL, &a->steady},
-                             {NULL, NULL, NULL}};
+  const cli_switch_t sw_solve[] = {{"--compare", NULL, &a->compare},
+                                   {"--steady", NULL, &a->steady},
+                                   {"--distributed", NULL, &a->distributed},
+                                   {NULL, NULL, NULL}};
+  const cli_switch_t sw_spmv[] = {{"--distributed", NULL, &a->distributed}, {NULL, NULL, NULL}};
   for (int i = 1; i < argc; ++i) {
     int r;
     const char *arg = argv[i];
-    const int s = cli_arg_switch(arg, usage, solve ? sw : NULL);
+    const int s = cli_arg_switch(arg, usage, solve ? sw_solve : sw_spmv);
     if (s == 2) return -2;
     if (s == 1) continue;
 #define OPT(name) ((r = cli_opt(argc, argv, &i, name, &v)) != 0)
@@ -178,7 +209,13 @@ static int parse(int argc, char **argv, dargs_t *a, int solve)
       if (rc != CLI_OK) return rc;
     }
   }
-  if (a->ndev == 0) return cli_fail(CLI_BAD_INPUT, "--gpus is missing");
+  if (a->ndev == 0 && !a->distributed) return cli_fail(CLI_BAD_INPUT, "--gpus is missing");
+  if (a->ndev > 0 && a->distributed)
+    return cli_fail(CLI_BAD_INPUT, "give --gpus LIST (ranks in this process) or --distributed "
+                    "(one rank per process under mpirun), not both");
+  if (a->distributed && a->transport == GS_DIST_HOST)
+    return cli_fail(CLI_BAD_INPUT, "--transport host joins ranks of one process (--gpus); "
+                    "--distributed takes nccl");
   if (a->grid && a->npaths > 0)
     return cli_fail(CLI_BAD_INPUT, "give a matrix file or --grid, not both");
   if (!solve && !a->grid && a->npaths == 0)
@@ -199,7 +236,7 @@ static int parse(int argc, char **argv, dargs_t *a, int solve)
   return CLI_OK;
 }
 
-static int load(const dargs_t *a, gs_csr_t **H, char *label, size_t len)
+static int load_here(const dargs_t *a, gs_csr_t **H, char *label, size_t len)
 {
   if (a->grid) {
     long d[3];
@@ -222,39 +259,140 @@ static int load(const dargs_t *a, gs_csr_t **H, char *label, size_t len)
   return rc;
 }
 
-static void print_parts(const gs_dist_matrix_t *A, gs_dist_t *D)
+/* The matrix on every rank: read (or generated) by rank 0 and sent to the others in a job of
+ * processes; label is rank 0's. */
+static int load(const dargs_t *a, gs_csr_t **H, char *label, size_t len)
 {
-  printf("ranks    %d (%s), bandwidth %lld\n", gs_dist_ranks(D),
+  int rc = is_root(a) ? load_here(a, H, label, len) : CLI_OK;
+  if ((rc = agree(a, rc)) != CLI_OK || !a->job) return rc;
+  if (cli_job_bcast(a->job, label, len)) return agree(a, cli_fail(CLI_DEVICE, "MPI_Bcast failed"));
+  return agree(a, cli_job_bcast_csr(a->job, H));
+}
+
+/* What print_parts shows of a rank, gathered to rank 0 in a job of processes. */
+typedef struct {
+  long long rows, nnz_diag, nnz_off, off_rows, nhalo, nsend;
+  int neighbours, device, ok, pad;
+  char diag_format[32], off_format[32];
+} part_line_t;
+
+static void print_part_lines(const dargs_t *a, const gs_dist_matrix_t *A, gs_dist_t *D,
+                             const part_line_t *L);
+
+static void print_parts(const dargs_t *a, const gs_dist_matrix_t *A, gs_dist_t *D)
+{
+  const int n = gs_dist_ranks(D);
+  part_line_t *L = calloc((size_t)n, sizeof *L);
+  for (int r = 0; L && r < n; ++r) {
+    gs_dist_part_info_t p;
+    gs_context_t *ctx = gs_dist_context(D, r);
+    if (!ctx || gs_dist_matrix_part(A, r, &p) != GS_SUCCESS) continue; /* another process's */
+    L[r] = (part_line_t){p.rows, p.nnz_diag, p.nnz_off, p.off_rows, p.nhalo, p.nsend,
+                         p.neighbours, gs_context_device(ctx), 1, 0, "", ""};
+    snprintf(L[r].diag_format, sizeof L[r].diag_format, "%s", p.diag_format);
+    snprintf(L[r].off_format, sizeof L[r].off_format, "%s", p.off_format);
+  }
+  if (a->job) {
+    part_line_t mine = L ? L[a->job->rank] : (part_line_t){0};
+    part_line_t *all = is_root(a) ? calloc((size_t)n, sizeof *all) : NULL;
+    if (cli_job_gather(a->job, &mine, sizeof mine, all) == 0 && all) {
+      free(L);
+      L = all;
+    } else {
+      free(all);
+    }
+  }
+  if (L && is_root(a)) print_part_lines(a, A, D, L);
+  free(L);
+}
+
+static void print_part_lines(const dargs_t *a, const gs_dist_matrix_t *A, gs_dist_t *D,
+                             const part_line_t *L)
+{
+  printf("ranks    %d (%s%s), bandwidth %lld\n", gs_dist_ranks(D),
          gs_dist_transport_string(gs_dist_transport(D)),
-         (long long)gs_dist_matrix_bandwidth(A));
+         a->job ? ", one per process" : "", (long long)gs_dist_matrix_bandwidth(A));
   printf("  rank GPU       rows   nnz(diag)    nnz(off)  off rows   halo in  halo out  nbrs  "
          "formats\n");
   for (int r = 0; r < gs_dist_ranks(D); ++r) {
-    gs_dist_part_info_t p;
-    if (gs_dist_matrix_part(A, r, &p) != GS_SUCCESS) continue;
-    printf("  %4d %3d %10lld %11lld %11lld %9lld %9lld %9lld %5d  %s%s%s\n", r,
-           gs_context_device(gs_dist_context(D, r)), (long long)p.rows, (long long)p.nnz_diag,
-           (long long)p.nnz_off, (long long)p.off_rows, (long long)p.nhalo, (long long)p.nsend,
-           p.neighbours,
-           p.diag_format, *p.off_format ? " + " : "", p.off_format);
+    const part_line_t *p = &L[r];
+    if (!p->ok) continue;
+    printf("  %4d %3d %10lld %11lld %11lld %9lld %9lld %9lld %5d  %s%s%s\n", r, p->device,
+           p->rows, p->nnz_diag, p->nnz_off, p->off_rows, p->nhalo, p->nsend, p->neighbours,
+           p->diag_format, *p->off_format ? " + " : "", p->off_format);
   }
 }
 
+/* The ranks (with --gpus: this process's threads; --distributed: this process's rank, on GPU
+ * local_rank of its node, joined to the others through an NCCL id from rank 0) and the
+ * distributed matrix. */
 static int setup(const dargs_t *a, const gs_csr_t *H, gs_dist_t **D, gs_dist_matrix_t **A)
 {
-  gs_status_t st = gs_dist_create(D, a->ndev, a->dev, a->transport);
+  gs_status_t st = GS_SUCCESS;
+  if (!a->job) {
+    st = gs_dist_create(D, a->ndev, a->dev, a->transport);
+  } else {
+    cli_job_t *J = a->job;
+    const int ndev = gs_device_count();
+    int rc = CLI_OK;
+    if (ndev == 0)
+      rc = cli_fail(CLI_DEVICE, "no CUDA device available");
+    else if (J->local_size > ndev)
+      rc = cli_fail(CLI_DEVICE, "%d processes of the job run on this node and it has %d GPU%s "
+                    "(one rank per GPU)", J->local_size, ndev, ndev == 1 ? "" : "s");
+    else if (!gs_dist_have_nccl())
+      rc = cli_fail(CLI_BAD_INPUT, "--distributed needs a build with NCCL");
+    if ((rc = agree(a, rc)) != CLI_OK) return rc;
+    gs_dist_id_t id;
+    if (is_root(a)) rc = gs_dist_id_create(&id) == GS_SUCCESS ? CLI_OK : cli_fail_status(GS_ERR_CUDA);
+    if ((rc = agree(a, rc)) != CLI_OK) return rc;
+    if (cli_job_bcast(J, &id, sizeof id)) return agree(a, cli_fail(CLI_DEVICE, "MPI_Bcast failed"));
+    st = gs_dist_create_rank(D, J->rank, J->size, J->local_rank, &id);
+    if ((rc = agree(a, st == GS_SUCCESS ? CLI_OK : cli_fail_status(st))) != CLI_OK) return rc;
+    /* testing: GS_TEST_FAIL_RANK=r makes rank r's GPU run out of memory at its next device
+     * allocation (the suites check that every process stops with one clear error) */
+    const char *f = getenv("GS_TEST_FAIL_RANK");
+    const char *k = f ? strchr(f, ':') : NULL; /* "r" or "r:k": the k-th allocation from now */
+    if (f && atoi(f) == J->rank)
+      gs_test_dmalloc_fail_after(gs_dist_context(*D, J->rank), k ? atol(k + 1) : 1);
+  }
   if (st == GS_SUCCESS) st = gs_dist_matrix_create(A, *D, H, &a->mo);
-  return st == GS_SUCCESS ? CLI_OK : cli_fail_status(st);
+  return agree(a, st == GS_SUCCESS ? CLI_OK : cli_fail_status(st));
 }
 
 /* ---- spmv --gpus ---------------------------------------------------------------------------- */
 
+/* Starts the job of --distributed (before parsing, so that only rank 0 reports a bad
+ * argument) and keeps ranks other than 0 quiet on stdout. */
+static int job_start(int *argc, char ***argv, cli_job_t *J, int *on)
+{
+  *on = cli_has_opt(*argc, *argv, "--distributed");
+  if (!*on) return CLI_OK;
+  const int rc = cli_job_init(argc, argv, J);
+  if (rc == CLI_OK && J->rank != 0) (void)!freopen("/dev/null", "w", stdout);
+  return rc;
+}
+
+/* rc from parse: -2 (help printed) is success; the job agrees on the outcome. */
+static int parsed(dargs_t *a, cli_job_t *J, int on, int rc)
+{
+  if (on) a->job = J;
+  if (rc == -2) return -2;
+  return on ? cli_job_agree(J, rc) : rc;
+}
+
 int cmd_spmv_dist(int argc, char **argv)
 {
   dargs_t a;
-  int rc = parse(argc, argv, &a, 0);
-  if (rc == -2) return CLI_OK;
-  if (rc) return rc;
+  cli_job_t J;
+  int on = 0;
+  int rc = job_start(&argc, &argv, &J, &on);
+  if (rc != CLI_OK) return rc;
+  rc = parsed(&a, &J, on, parse(argc, argv, &a, 0));
+  if (rc == -2 || rc != CLI_OK) {
+    if (on) cli_job_end(&J);
+    return rc == -2 ? CLI_OK : rc;
+  }
   gs_csr_t *H = NULL;
   gs_dist_t *D = NULL;
   gs_dist_matrix_t *A = NULL;
@@ -262,69 +400,73 @@ int cmd_spmv_dist(int argc, char **argv)
   gs_matrix_t *M1 = NULL;
   gs_spmv_t *S1 = NULL;
   double *x = NULL, *y = NULL, *y1 = NULL, *d_x = NULL, *d_y = NULL;
-  char label[512];
+  char label[512] = "";
   gs_status_t st = GS_SUCCESS;
   if ((rc = load(&a, &H, label, sizeof label)) != CLI_OK) goto done;
   if ((rc = setup(&a, H, &D, &A)) != CLI_OK) goto done;
   const gs_idx_t n = H->m;
   printf("matrix   %s: %d x %d, %lld nonzeros\n", label, (int)n, (int)H->n, (long long)H->nnz);
-  print_parts(A, D);
+  print_parts(&a, A, D);
   x = malloc(((size_t)n + 1) * sizeof *x);
-  y = malloc(((size_t)n + 1) * sizeof *y);
+  y = calloc((size_t)n + 1, sizeof *y); /* zero: a process writes its own rows */
   y1 = malloc(((size_t)n + 1) * sizeof *y1);
-  if (!x || !y || !y1) {
-    rc = cli_fail(CLI_DEVICE, "out of host memory");
+  rc = x && y && y1 ? CLI_OK : cli_fail(CLI_DEVICE, "out of host memory");
+  if ((rc = agree(&a, rc)) != CLI_OK) goto done;
+  for (gs_idx_t i = 0; i < n; ++i) x[i] = 1.0 + 0.5 * sin(0.37 * (double)i);
+  st = gs_dist_spmv(A, 1.0, x, 0.0, y);
+  if ((rc = agree(&a, st == GS_SUCCESS ? CLI_OK : dist_failed(&a, D, st))) != CLI_OK) goto done;
+  if (a.job && cli_job_sum_to_root(a.job, y, (size_t)n)) {
+    rc = agree(&a, cli_fail(CLI_DEVICE, "MPI_Reduce failed"));
     goto done;
   }
-  for (gs_idx_t i = 0; i < n; ++i) x[i] = 1.0 + 0.5 * sin(0.37 * (double)i);
-  if ((st = gs_dist_spmv(A, 1.0, x, 0.0, y)) != GS_SUCCESS) goto fail;
-  const double err = gs_spmv_rel_error(H, GS_OP_N, 1.0, x, 0.0, NULL, y);
-  /* one GPU, the same backend, on the first listed device */
-  double diff = -1.0;
-  ctx = gs_dist_context(D, 0);
-  if ((st = gs_matrix_create(&M1, ctx, H)) == GS_SUCCESS &&
-      (st = gs_spmv_create(&S1, ctx, M1, a.mo.format, a.spmv_opts)) == GS_SUCCESS &&
-      (st = gs_dmalloc(ctx, (void **)&d_x, (size_t)n * 8, "x")) == GS_SUCCESS &&
-      (st = gs_dmalloc(ctx, (void **)&d_y, (size_t)n * 8, "y")) == GS_SUCCESS &&
-      (st = gs_copy_to_device(ctx, d_x, x, (size_t)n * 8)) == GS_SUCCESS &&
-      (st = gs_spmv_apply(S1, GS_OP_N, 1.0, d_x, 0.0, d_y)) == GS_SUCCESS &&
-      (st = gs_copy_to_host(ctx, y1, d_y, (size_t)n * 8)) == GS_SUCCESS) {
-    double num = 0.0, den = 0.0;
-    for (gs_idx_t i = 0; i < n; ++i) {
-      num = fmax(num, fabs(y[i] - y1[i]));
-      den = fmax(den, fabs(y1[i]));
+  int ok = 1;
+  if (is_root(&a)) {
+    const double err = gs_spmv_rel_error(H, GS_OP_N, 1.0, x, 0.0, NULL, y);
+    /* one GPU, the same backend, on rank 0's device */
+    double diff = -1.0;
+    ctx = gs_dist_context(D, gs_dist_process_rank(D) < 0 ? 0 : gs_dist_process_rank(D));
+    if ((st = gs_matrix_create(&M1, ctx, H)) == GS_SUCCESS &&
+        (st = gs_spmv_create(&S1, ctx, M1, a.mo.format, a.spmv_opts)) == GS_SUCCESS &&
+        (st = gs_dmalloc(ctx, (void **)&d_x, (size_t)n * 8, "x")) == GS_SUCCESS &&
+        (st = gs_dmalloc(ctx, (void **)&d_y, (size_t)n * 8, "y")) == GS_SUCCESS &&
+        (st = gs_copy_to_device(ctx, d_x, x, (size_t)n * 8)) == GS_SUCCESS &&
+        (st = gs_spmv_apply(S1, GS_OP_N, 1.0, d_x, 0.0, d_y)) == GS_SUCCESS &&
+        (st = gs_copy_to_host(ctx, y1, d_y, (size_t)n * 8)) == GS_SUCCESS) {
+      double num = 0.0, den = 0.0;
+      for (gs_idx_t i = 0; i < n; ++i) {
+        num = fmax(num, fabs(y[i] - y1[i]));
+        den = fmax(den, fabs(y1[i]));
+      }
+      diff = den > 0.0 ? num / den : num;
+    } else {
+      printf("one GPU  %s could not be prepared on one GPU: %s\n", a.mo.format, gs_last_error());
     }
-    diff = den > 0.0 ? num / den : num;
-  } else {
-    printf("one GPU  %s could not be prepared on one GPU: %s\n", a.mo.format, gs_last_error());
+    gs_dfree(ctx, d_x);
+    gs_dfree(ctx, d_y);
+    d_x = d_y = NULL;
+    gs_spmv_destroy(&S1);
+    gs_matrix_destroy(&M1);
+    /* each y_i is a sum of at most kmax products in another order than the host's: both lie
+     * within gamma_kmax (|A||x|)_i of the exact value, so they differ by at most twice that */
+    gs_off_t kmax = 0;
+    for (gs_idx_t i = 0; i < n; ++i)
+      if (H->row_ptr[i + 1] - H->row_ptr[i] > kmax) kmax = H->row_ptr[i + 1] - H->row_ptr[i];
+    const double u = 1.1102230246251565e-16, ku = (double)(kmax + 1) * u;
+    const double bound = 2.0 * ku / (1.0 - ku);
+    ok = err >= 0.0 && err <= bound;
+    printf("check    max |y - y_host| / max(|A||x|) = %.3g, bound %.3g (%s)", err, bound,
+           ok ? "ok" : "FAILED");
+    if (diff >= 0.0) printf(", max |y - y_1gpu| / max |y_1gpu| = %.3g", diff);
+    printf("\n");
   }
-  gs_dfree(ctx, d_x);
-  gs_dfree(ctx, d_y);
-  d_x = d_y = NULL;
-  gs_spmv_destroy(&S1);
-  gs_matrix_destroy(&M1);
-  /* each y_i is a sum of at most kmax products in another order than the host's: both lie
-   * within gamma_kmax (|A||x|)_i of the exact value, so they differ by at most twice that */
-  gs_off_t kmax = 0;
-  for (gs_idx_t i = 0; i < n; ++i)
-    if (H->row_ptr[i + 1] - H->row_ptr[i] > kmax) kmax = H->row_ptr[i + 1] - H->row_ptr[i];
-  const double u = 1.1102230246251565e-16, ku = (double)(kmax + 1) * u;
-  const double bound = 2.0 * ku / (1.0 - ku);
-  const int ok = err >= 0.0 && err <= bound;
-  printf("check    max |y - y_host| / max(|A||x|) = %.3g, bound %.3g (%s)", err, bound,
-         ok ? "ok" : "FAILED");
-  if (diff >= 0.0) printf(", max |y - y_1gpu| / max |y_1gpu| = %.3g", diff);
-  printf("\n");
   gs_dist_spmv_timing_t t;
-  if ((st = gs_dist_spmv_bench(A, (int)a.runs, &t)) != GS_SUCCESS) goto fail;
+  st = gs_dist_spmv_bench(A, (int)a.runs, &t);
+  if ((rc = agree(&a, st == GS_SUCCESS ? CLI_OK : dist_failed(&a, D, st))) != CLI_OK) goto done;
   printf("time     product %.2f us, local product alone %.2f us, halo exchange alone %.2f us, "
          "overlap %.0f%% (median of %d, slowest rank)\n", t.product_s * 1e6, t.local_s * 1e6,
          t.halo_s * 1e6, 100.0 * t.overlap, t.reps);
   printf("halo     %.3f MB received per product, all ranks\n", (double)t.halo_bytes / 1e6);
-  rc = ok ? CLI_OK : CLI_DEVICE;
-  goto done;
-fail:
-  rc = cli_fail_status(st);
+  rc = agree(&a, ok ? CLI_OK : CLI_DEVICE);
 done:
   free(x);
   free(y);
@@ -332,6 +474,7 @@ done:
   gs_dist_matrix_destroy(&A);
   gs_dist_destroy(&D);
   gs_csr_destroy(&H);
+  if (on) cli_job_end(&J);
   return rc;
 }
 
@@ -392,58 +535,124 @@ static gs_status_t one_solve(void *u, const gs_solve_opts_t *o, gs_solve_stats_t
   return gs_solve(d->ctx, o, d->S, d->P, d->d_b, d->d_x, s);
 }
 
+/* --compare: the same solve on one GPU (rank 0's), through the single-GPU solver. */
+static void compare_one_gpu(const dargs_t *a, gs_dist_t *D, const gs_csr_t *H, const double *b,
+                            const gs_solve_opts_t *od, const gs_solve_stats_t *s,
+                            double tn_steady)
+{
+  gs_context_t *ctx = gs_dist_context(D, 0);
+  gs_matrix_t *M1 = NULL;
+  gs_spmv_t *S1 = NULL;
+  gs_precond_t *P1 = NULL;
+  double *d_b = NULL, *d_x = NULL;
+  gs_solve_stats_t s1;
+  gs_solve_opts_t o = *od;
+  o.method = s->method;
+  o.check_every = a->check_every ? (int)a->check_every : 0;
+  const gs_idx_t n = H->m;
+  const size_t bytes = (size_t)n * sizeof(double);
+  gs_status_t st;
+  if ((st = gs_matrix_create(&M1, ctx, H)) == GS_SUCCESS &&
+      (st = gs_spmv_create(&S1, ctx, M1, a->mo.format, a->spmv_opts)) == GS_SUCCESS &&
+      (!strcmp(a->pc, "none") || (st = gs_precond_create(&P1, ctx, M1, a->pc)) == GS_SUCCESS) &&
+      (st = gs_dmalloc(ctx, (void **)&d_b, bytes, "b")) == GS_SUCCESS &&
+      (st = gs_dmalloc(ctx, (void **)&d_x, bytes, "x")) == GS_SUCCESS &&
+      (st = gs_copy_to_device(ctx, d_b, b, bytes)) == GS_SUCCESS &&
+      (st = gs_solve(ctx, &o, S1, P1, d_b, d_x, &s1)) == GS_SUCCESS) {
+    print_result("1 GPU", &s1, -1.0);
+    double t1 = s1.iterations ? s1.seconds_total / s1.iterations : 0.0;
+    double tn = s->iterations ? s->seconds_total / s->iterations : 0.0;
+    if (a->steady) {
+      one_solve_t u = {ctx, S1, P1, d_b, d_x};
+      int its = 0;
+      const double t1s = steady_per_it(one_solve, &u, &o, &its);
+      if (t1s > 0.0)
+        printf("steady   1 GPU: %.2f us per iteration (from %d and %d iterations)\n",
+               t1s * 1e6, (int)(a->maxit / 2), its);
+      if (t1s > 0.0 && tn_steady > 0.0) t1 = t1s, tn = tn_steady;
+    }
+    printf("speed-up %.2fx per iteration on %d GPUs%s (iterations %d against %d)\n",
+           tn > 0.0 ? t1 / tn : 0.0, nranks(a), a->steady ? ", steady state" : "",
+           s->iterations, s1.iterations);
+  } else {
+    printf("1 GPU    not run: %s\n", gs_last_error());
+  }
+  gs_dfree(ctx, d_b);
+  gs_dfree(ctx, d_x);
+  gs_precond_destroy(&P1);
+  gs_spmv_destroy(&S1);
+  gs_matrix_destroy(&M1);
+}
+
 int cmd_solve_dist(int argc, char **argv)
 {
   dargs_t a;
-  int rc = parse(argc, argv, &a, 1);
-  if (rc == -2) return CLI_OK;
-  if (rc) return rc;
-  int method = gs_method_find(a.solver);
-  if (method < 0)
-    return cli_fail(CLI_BAD_INPUT, "solve: unknown solver '%s' (cg, pipecg, bicgstab, gmres or "
+  cli_job_t J;
+  int on = 0;
+  int rc = job_start(&argc, &argv, &J, &on);
+  if (rc != CLI_OK) return rc;
+  rc = parse(argc, argv, &a, 1);
+  int method = -1;
+  if (rc == CLI_OK) {
+    method = gs_method_find(a.solver);
+    if (method < 0)
+      rc = cli_fail(CLI_BAD_INPUT, "solve: unknown solver '%s' (cg, pipecg, bicgstab, gmres or "
                     "auto with --gpus)", a.solver);
-  if (method != GS_SOLVER_AUTO && method != GS_SOLVER_CG && method != GS_SOLVER_PIPECG &&
-      method != GS_SOLVER_BICGSTAB && method != GS_SOLVER_GMRES)
-    return cli_fail(CLI_BAD_INPUT, "solve: %s is not distributed (cg, pipecg, bicgstab, gmres "
+    else if (method != GS_SOLVER_AUTO && method != GS_SOLVER_CG && method != GS_SOLVER_PIPECG &&
+             method != GS_SOLVER_BICGSTAB && method != GS_SOLVER_GMRES)
+      rc = cli_fail(CLI_BAD_INPUT, "solve: %s is not distributed (cg, pipecg, bicgstab, gmres "
                     "or auto with --gpus)", a.solver);
-  if (gs_precond_find(a.pc) < 0)
-    return cli_fail(CLI_BAD_INPUT,
+    else if (gs_precond_find(a.pc) < 0)
+      rc = cli_fail(CLI_BAD_INPUT,
                     "solve: unknown preconditioner '%s' (none, jacobi, ilu0 or ic0)", a.pc);
+  }
+  rc = parsed(&a, &J, on, rc);
+  if (rc == -2 || rc != CLI_OK) {
+    if (on) cli_job_end(&J);
+    return rc == -2 ? CLI_OK : rc;
+  }
   gs_csr_t *H = NULL;
   gs_dist_t *D = NULL;
   gs_dist_matrix_t *A = NULL;
   double *b = NULL, *x = NULL;
-  char label[512];
+  char label[512] = "";
   gs_status_t st = GS_SUCCESS;
   if ((rc = load(&a, &H, label, sizeof label)) != CLI_OK) goto done;
   const gs_idx_t n = H->m;
   if (H->m != H->n) {
-    rc = cli_fail(CLI_BAD_INPUT, "solve: %s is %d x %d: --gpus solves square systems", label,
-                  (int)H->m, (int)H->n);
+    rc = agree(&a, cli_fail(CLI_BAD_INPUT, "solve: %s is %d x %d: --gpus solves square systems",
+                            label, (int)H->m, (int)H->n));
     goto done;
   }
-  x = malloc(((size_t)n + 1) * sizeof *x);
-  int ones = a.npaths < 2;
-  if (!ones) {
+  /* b: rank 0 reads it (or makes A*1) and sends it to the others */
+  const int ones = a.npaths < 2;
+  x = calloc((size_t)n + 1, sizeof *x); /* zero: a process writes its own rows of x */
+  if (is_root(&a) && !ones) {
     gs_idx_t len = 0;
-    if ((st = gs_mm_read_vector(a.paths[1], &b, &len)) != GS_SUCCESS) goto fail;
-    if (len != n) {
+    if ((st = gs_mm_read_vector(a.paths[1], &b, &len)) != GS_SUCCESS) {
+      rc = cli_fail_status(st);
+    } else if (len != n) {
       rc = cli_fail(CLI_BAD_INPUT, "solve: b (%s) has %d entries, the matrix has %d rows",
                     a.paths[1], (int)len, (int)n);
-      goto done;
     }
   } else {
     b = malloc(((size_t)n + 1) * sizeof *b);
-    for (gs_idx_t i = 0; x && i < n; ++i) x[i] = 1.0;
-    if (b && x && (st = gs_csr_spmv_host(H, GS_OP_N, 1.0, x, 0.0, b)) != GS_SUCCESS) goto fail;
+    if (is_root(&a) && b && x) {
+      for (gs_idx_t i = 0; i < n; ++i) x[i] = 1.0;
+      if ((st = gs_csr_spmv_host(H, GS_OP_N, 1.0, x, 0.0, b)) != GS_SUCCESS)
+        rc = cli_fail_status(st);
+      memset(x, 0, (size_t)n * sizeof *x);
+    }
   }
-  if (!b || !x) {
-    rc = cli_fail(CLI_DEVICE, "out of host memory");
+  if (rc == CLI_OK && (!b || !x)) rc = cli_fail(CLI_DEVICE, "out of host memory");
+  if ((rc = agree(&a, rc)) != CLI_OK) goto done;
+  if (a.job && cli_job_bcast(a.job, b, (size_t)n * sizeof *b)) {
+    rc = agree(&a, cli_fail(CLI_DEVICE, "MPI_Bcast failed"));
     goto done;
   }
   if ((rc = setup(&a, H, &D, &A)) != CLI_OK) goto done;
   printf("matrix   %s: %d x %d, %lld nonzeros\n", label, (int)n, (int)H->n, (long long)H->nnz);
-  print_parts(A, D);
+  print_parts(&a, A, D);
   gs_solve_opts_t o;
   gs_solve_opts_default(&o);
   o.method = (gs_method_t)method;
@@ -454,80 +663,48 @@ int cmd_solve_dist(int argc, char **argv)
   o.check_every = (int)a.check_every;
   o.graphs = a.graphs;
   gs_solve_stats_t s;
-  if ((st = gs_dist_solve(A, &o, a.pc, b, x, &s)) != GS_SUCCESS) goto fail;
+  st = gs_dist_solve(A, &o, a.pc, b, x, &s);
+  if ((rc = agree(&a, st == GS_SUCCESS ? CLI_OK : dist_failed(&a, D, st))) != CLI_OK) goto done;
+  if (a.job && cli_job_sum_to_root(a.job, x, (size_t)n)) {
+    rc = agree(&a, cli_fail(CLI_DEVICE, "MPI_Reduce failed"));
+    goto done;
+  }
   double err = -1.0;
-  if (ones) {
+  if (ones && is_root(&a)) {
     err = 0.0;
     for (gs_idx_t i = 0; i < n; ++i) err = fmax(err, fabs(x[i] - 1.0));
   }
   printf("solver   %s, preconditioner %s (per rank block), check every %d\n",
          gs_method_string(s.method), a.pc, o.check_every ? o.check_every : 8);
   char who[32];
-  snprintf(who, sizeof who, "%d rank%s", a.ndev, a.ndev == 1 ? "" : "s");
+  snprintf(who, sizeof who, "%d rank%s", nranks(&a), nranks(&a) == 1 ? "" : "s");
   print_result(who, &s, err);
+  /* -o before --steady, whose solves overwrite x */
+  rc = CLI_OK;
+  if (a.out && is_root(&a) && (st = gs_mm_write_vector(a.out, x, n)) != GS_SUCCESS)
+    rc = cli_fail_status(st);
+  if ((rc = agree(&a, rc)) != CLI_OK) goto done;
   double tn_steady = -1.0;
   if (a.steady) {
     dist_solve_t u = {A, a.pc, b, x};
     int its = 0;
     tn_steady = steady_per_it(dist_solve, &u, &o, &its);
+    if (a.job && !gs_dist_usable(D)) dist_failed(&a, D, GS_ERR_CUDA);
     if (tn_steady > 0.0)
       printf("steady   %s: %.2f us per iteration (from %d and %d iterations)\n", who,
              tn_steady * 1e6, (int)(a.maxit / 2), its);
     else
       printf("steady   %s: not measured (%s)\n", who, "the solves stopped early");
   }
-  if (a.out && (st = gs_mm_write_vector(a.out, x, n)) != GS_SUCCESS) goto fail;
   rc = gs_reason_converged(s.reason) ? CLI_OK : CLI_NOT_CONVERGED;
-  if (a.compare) { /* the same solve on the first GPU alone, through the single-GPU solver */
-    gs_context_t *ctx = gs_dist_context(D, 0);
-    gs_matrix_t *M1 = NULL;
-    gs_spmv_t *S1 = NULL;
-    gs_precond_t *P1 = NULL;
-    double *d_b = NULL, *d_x = NULL;
-    gs_solve_stats_t s1;
-    o.method = s.method;
-    o.check_every = a.check_every ? (int)a.check_every : 0;
-    const size_t bytes = (size_t)n * sizeof(double);
-    if ((st = gs_matrix_create(&M1, ctx, H)) == GS_SUCCESS &&
-        (st = gs_spmv_create(&S1, ctx, M1, a.mo.format, a.spmv_opts)) == GS_SUCCESS &&
-        (!strcmp(a.pc, "none") || (st = gs_precond_create(&P1, ctx, M1, a.pc)) == GS_SUCCESS) &&
-        (st = gs_dmalloc(ctx, (void **)&d_b, bytes, "b")) == GS_SUCCESS &&
-        (st = gs_dmalloc(ctx, (void **)&d_x, bytes, "x")) == GS_SUCCESS &&
-        (st = gs_copy_to_device(ctx, d_b, b, bytes)) == GS_SUCCESS &&
-        (st = gs_solve(ctx, &o, S1, P1, d_b, d_x, &s1)) == GS_SUCCESS) {
-      print_result("1 GPU", &s1, -1.0);
-      double t1 = s1.iterations ? s1.seconds_total / s1.iterations : 0.0;
-      double tn = s.iterations ? s.seconds_total / s.iterations : 0.0;
-      if (a.steady) {
-        one_solve_t u = {ctx, S1, P1, d_b, d_x};
-        int its = 0;
-        const double t1s = steady_per_it(one_solve, &u, &o, &its);
-        if (t1s > 0.0)
-          printf("steady   1 GPU: %.2f us per iteration (from %d and %d iterations)\n",
-                 t1s * 1e6, (int)(a.maxit / 2), its);
-        if (t1s > 0.0 && tn_steady > 0.0) t1 = t1s, tn = tn_steady;
-      }
-      printf("speed-up %.2fx per iteration on %d GPUs%s (iterations %d against %d)\n",
-             tn > 0.0 ? t1 / tn : 0.0, a.ndev, a.steady ? ", steady state" : "", s.iterations,
-             s1.iterations);
-    } else {
-      printf("1 GPU    not run: %s\n", gs_last_error());
-      st = GS_SUCCESS;
-    }
-    gs_dfree(ctx, d_b);
-    gs_dfree(ctx, d_x);
-    gs_precond_destroy(&P1);
-    gs_spmv_destroy(&S1);
-    gs_matrix_destroy(&M1);
-  }
-  goto done;
-fail:
-  rc = cli_fail_status(st);
+  if (a.compare && is_root(&a)) /* the same solve on rank 0's GPU alone */
+    compare_one_gpu(&a, D, H, b, &o, &s, tn_steady);
 done:
   free(b);
   free(x);
   gs_dist_matrix_destroy(&A);
   gs_dist_destroy(&D);
   gs_csr_destroy(&H);
+  if (on) cli_job_end(&J);
   return rc;
 }

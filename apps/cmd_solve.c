@@ -402,7 +402,8 @@ static gs_status_t residual_double(const gs_csr_t *H, const double *b, const dou
 
 int cmd_solve(int argc, char **argv)
 {
-  if (cli_has_opt(argc, argv, "--gpus")) return cmd_solve_dist(argc, argv);
+  if (cli_has_opt(argc, argv, "--gpus") || cli_has_opt(argc, argv, "--distributed"))
+    return cmd_solve_dist(argc, argv);
   const char *paths[2] = {NULL, NULL}, *solver = "auto", *format = NULL, *pc = "none";
   const char *x0_path = NULL, *out_path = NULL, *plot_path = NULL, *v;
   int npaths = 0, json = 0, monitor = 0, rc = CLI_OK, no_cache = 0, verbose = 0;

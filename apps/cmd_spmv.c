@@ -129,7 +129,8 @@ static gs_status_t time_row(row_t *r, gs_spmv_t *S, gs_op_t op, const gs_spmv_ti
 
 int cmd_spmv(int argc, char **argv)
 {
-  if (cli_has_opt(argc, argv, "--gpus")) return cmd_spmv_dist(argc, argv);
+  if (cli_has_opt(argc, argv, "--gpus") || cli_has_opt(argc, argv, "--distributed"))
+    return cmd_spmv_dist(argc, argv);
   const char *path = NULL, *formats = "all", *v;
   int json = 0, transpose = 0, list = 0, rc = CLI_OK;
   long runs = 100;

@@ -168,6 +168,12 @@ const char *gs_test_tmpfile(const char *name)
 
 int gs_test_cli(const char *args, char *out, size_t outsz, char *err, size_t errsz)
 {
+  return gs_test_cli_under("", args, out, outsz, err, errsz);
+}
+
+int gs_test_cli_under(const char *prefix, const char *args, char *out, size_t outsz, char *err,
+                      size_t errsz)
+{
   char o[4608], e[4608];
   snprintf(o, sizeof o, "%s/cli_outXXXXXX", gs_test_tmpdir());
   snprintf(e, sizeof e, "%s/cli_errXXXXXX", gs_test_tmpdir());
@@ -183,10 +189,10 @@ int gs_test_cli(const char *args, char *out, size_t outsz, char *err, size_t err
   char cache[4608];
   snprintf(cache, sizeof cache, "%s/xdg-cache", gs_test_tmpdir());
   setenv("XDG_CACHE_HOME", cache, 1);
-  size_t len = strlen(GS_CLI) + strlen(args) + strlen(o) + strlen(e) + 32;
+  size_t len = strlen(prefix) + strlen(GS_CLI) + strlen(args) + strlen(o) + strlen(e) + 32;
   char *cmd = malloc(len);
   if (!cmd) return -1;
-  snprintf(cmd, len, "'%s' %s >%s 2>%s </dev/null", GS_CLI, args, o, e);
+  snprintf(cmd, len, "%s '%s' %s >%s 2>%s </dev/null", prefix, GS_CLI, args, o, e);
   int rc = system(cmd);
   free(cmd);
   read_all(o, out, outsz);

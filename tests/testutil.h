@@ -41,6 +41,10 @@ const char *gs_test_tmpfile(const char *name);
 /** Runs the built CLI with `args` (shell words), captures stdout and stderr (truncated to the
  *  buffers) and returns its exit status (-1 when it could not be run). */
 int gs_test_cli(const char *args, char *out, size_t outsz, char *err, size_t errsz);
+/** gs_test_cli with the command started through `prefix` (a launcher and its arguments, e.g.
+ *  "timeout 120 mpiexec -n 2"; "" for none). */
+int gs_test_cli_under(const char *prefix, const char *args, char *out, size_t outsz, char *err,
+                      size_t errsz);
 
 /** CSR of a dense row-major m x n array, zeros skipped (asserts fatally on failure). */
 gs_csr_t *gs_test_csr_from_dense(int m, int n, const double *a);
