@@ -16,7 +16,7 @@
 #include "core/testhooks.h"
 
 static const char *solve_usage =
-    "usage: gpusolve solve [A.mtx [b.mtx]] --gpus LIST [OPTIONS]\n\n"
+    "usage: gpusolve solve [A.mtx [b.mtx]] --gpus LIST [OPTIONS]\n"
     "       mpirun -n G gpusolve solve [A.mtx [b.mtx]] --distributed [OPTIONS]\n\n"
     "Solves A x = b across several GPUs: rows split in contiguous blocks balanced by nonzeros,\n"
     "one rank per GPU, halos exchanged and dot products all-reduced through NCCL.\n"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # scripts/test.sh [BUILD_DIR]: builds gpusolve with its tests (Release, in BUILD_DIR, default
 # build) and runs them with ctest. What the build and the tests need (cmake, a C compiler,
-# CUnit, valgrind, and zlib: optional for the library, wanted here so that the .gz reading and
-# writing is tested) is installed with apt-get when this runs as root on Debian or Ubuntu;
+# CUnit, valgrind, zlib and MPICH: optional for the library and the CLI, wanted here so that the
+# .gz reading and writing and the CLI's --distributed mode are tested) is installed with apt-get when this runs as root on Debian or Ubuntu;
 # otherwise the script prints the exact command to run and stops. The CUDA toolkit (nvcc) must
 # be there already. GPU suites report "skipped" on a machine without a GPU.
 #
@@ -34,6 +34,8 @@ if ! command -v cc >/dev/null || ! command -v make >/dev/null; then need+=(build
 if ! command -v cc >/dev/null || ! have_header CUnit/CUnit.h; then need+=(libcunit1-dev); fi
 if ! command -v cc >/dev/null || ! have_header zlib.h; then need+=(zlib1g-dev); fi
 command -v valgrind >/dev/null || need+=(valgrind)
+# MPI for the CLI's --distributed mode and its suite (cli_mpi); optional for the build
+{ command -v mpicc >/dev/null && command -v mpiexec >/dev/null; } || need+=(mpich libmpich-dev)
 
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
@@ -46,7 +48,7 @@ if [ ${#need[@]} -gt 0 ]; then
     printf '    sudo apt-get install -y %s\n' "${need[*]}" >&2
     exit 1
   else
-    say "missing ${need[*]} (Debian package names; on Fedora: cmake gcc make CUnit-devel zlib-devel valgrind)"
+    say "missing ${need[*]} (Debian package names; on Fedora: cmake gcc make CUnit-devel zlib-devel valgrind mpich-devel)"
     exit 1
   fi
 fi
