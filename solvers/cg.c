@@ -4,11 +4,16 @@
  * inside the fused update kernels (vec_kernels.cu), which also refuse the step when
  * p^T A p <= 0 (indefinite A: GS_DIVERGED_INDEFINITE) instead of taking it. */
 #include <math.h>
+#include <stddef.h>
 
 #include "core/error.h"
 #include "solvers/solver_impl.h"
 
 enum { R, P, Q, Z, NVEC }; /* work vectors; Z only with a preconditioner */
+
+/* the two-value reduction of the table path lands in ts and tt */
+_Static_assert(offsetof(gs_dscalars_t, tt) == offsetof(gs_dscalars_t, ts) + sizeof(double),
+               "ts and tt are adjacent");
 
 size_t gs_cg_work(const gs_solver_t *s, size_t *host_doubles)
 {
@@ -46,7 +51,10 @@ typedef struct {
  *   p^T q                       2n
  *   x += alpha p, r -= alpha q  6n (x, p, r, q read; x, r written); ||r|| in the same pass
  *   ||r||                       1n (only through the vector table; fused on one GPU)
- *   z = M^-1 r, r^T z           M^-1 + 2n   (skipped without preconditioner: rho = ||r||^2)
+ *   z = M^-1 r, r^T z           M^-1 + 2n   (skipped without preconditioner: rho = ||r||^2;
+ *                               through the vector table r^T r and r^T z are one reduction of
+ *                               2 values, so distributed CG all-reduces twice an iteration
+ *                               with a preconditioner as without: p^T q, then those two)
  *   p = z + beta p              3n
  * In all on one GPU: storage + 11n without a preconditioner, storage + 13n + M^-1 with one
  * (Jacobi 3n: 16n); one more n through the vector table. The device counts the iteration and tests convergence (one thread); the host reads
@@ -75,10 +83,13 @@ static gs_status_t cg_iteration(gs_solver_t *s, void *user, int it)
   GS_CHECK(s->vec->dot(s, n, v->p, v->q, &S->pq));                               /* p^T q     */
   GS_CHECK(gs_kernel_cg_update(stream, n, S, c, GS_DONE_DEVICE, v->x, v->r, v->p,
                                v->q));                                  /* x += a p, r -= a q */
-  GS_CHECK(s->vec->nrm2(s, n, v->r, &S->rnorm));                                 /* ||r||     */
-  if (s->M) {
+  if (s->M) { /* ||r|| and r^T z in one reduction: one all-reduce across ranks, not two */
+    const double *xs[2] = {v->r, v->r}, *ys[2] = {v->r, v->z};
     GS_CHECK(gs_solver_precond(s, v->r, v->z));                                 /* z <- M^-1 r */
-    GS_CHECK(s->vec->dot(s, n, v->r, v->z, &S->rho[c ^ 1]));                     /* r^T z     */
+    GS_CHECK(s->vec->dots(s, n, 2, xs, ys, &S->ts));                        /* r^T r, r^T z */
+    GS_CHECK(gs_kernel_cg_norm_rho(stream, S, c ^ 1));             /* ||r||, rho <- r^T z */
+  } else {
+    GS_CHECK(s->vec->nrm2(s, n, v->r, &S->rnorm));                               /* ||r||     */
   }
   GS_CHECK(gs_kernel_cg_direction(stream, n, S, c, !s->M, GS_DONE_DEVICE, v->p,
                                   v->z));                                 /* p <- z + b p    */

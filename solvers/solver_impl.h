@@ -333,6 +333,9 @@ const char *gs_lsqr_detail(int istop);
  *  Halts INDEFINITE when pq <= 0, NANINF when alpha is not finite. */
 gs_status_t gs_kernel_cg_update(cudaStream_t stream, gs_idx_t n, gs_dscalars_t *S, int c,
                                 int done, double *x, double *r, const double *p, const double *q);
+/** CG through the vector table with a preconditioner, after one reduction put r^T r in S->ts
+ *  and r^T z in S->tt: rnorm = sqrt(ts), rho[slot] = tt (one thread). */
+gs_status_t gs_kernel_cg_norm_rho(cudaStream_t stream, gs_dscalars_t *S, int slot);
 /** CG, after rho[c ^ 1] = r^T z (or, with no preconditioner, rho_new = rnorm^2, stored):
  *  p = z + (rho[c ^ 1] / rho[c]) p. Halts INDEFINITE_PC when rho_new < 0, BREAKDOWN when
  *  rho_new = 0 (the host tests convergence first), NANINF when not finite. (CGNR's loop, which

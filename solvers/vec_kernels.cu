@@ -539,6 +539,21 @@ extern "C" gs_status_t gs_kernel_iteration_end(cudaStream_t stream, gs_dscalars_
   return GS_CHECK_LAUNCH(stream, "iteration_end_kernel");
 }
 
+/* CG through the vector table with a preconditioner: S->ts = r^T r and S->tt = r^T z came from
+ * one reduction (one all-reduce across ranks instead of two); rnorm = sqrt(r^T r), rho[slot] =
+ * r^T z. One thread. */
+static __global__ void cg_norm_rho_kernel(gs_dscalars_t *S, int slot)
+{
+  S->rnorm = sqrt(S->ts);
+  S->rho[slot] = S->tt;
+}
+
+extern "C" gs_status_t gs_kernel_cg_norm_rho(cudaStream_t stream, gs_dscalars_t *S, int slot)
+{
+  cg_norm_rho_kernel<<<1, 1, 0, stream>>>(S, slot);
+  return GS_CHECK_LAUNCH(stream, "cg_norm_rho_kernel");
+}
+
 /* ---- fused single-pass reductions (CG's small-system path) ------------------------------------
  * One kernel computes a vector update and a reduction: each block sums its share in a fixed tree
  * (warp shuffles, then the warps' sums), writes the partial to red[block], and the last block to
