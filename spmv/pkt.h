@@ -41,6 +41,11 @@ enum { GS_PKT_REORDER_AUTO = 0, GS_PKT_REORDER_RCM = 1, GS_PKT_REORDER_NONE = 2 
 #define GS_PKT_WINDOW_MAX 16384  /* at most (128 KB): local columns fit 16 bits */
 #define GS_PKT_ROWS_MAX 16384    /* rows a packet at most: local rows fit 16 bits (< 0xffff) */
 #define GS_PKT_BLOCK 256         /* threads a packet at most (fewer for packets of fewer rows) */
+#define GS_PKT_ROWS_A_THREAD 4   /* rows a thread aimed at (B = R / 4, whole warps) */
+#define GS_PKT_ROWS_AUTO_MIN 64  /* the automatic R: a power of two in [64, 4096] */
+#define GS_PKT_ROWS_AUTO_MAX 4096
+#define GS_PKT_MIN_PACKETS 264   /* ... giving at least this many packets (2 blocks an H100 SM) */
+#define GS_PKT_GAIN 12.0        /* bytes an entry moves less in a packet than in the remainder */
 #define GS_PKT_LONG_MIN 32       /* a row is long past max(2 ceil(E_p / B), this) entries */
 
 /** The packet layout (see the banner). */
@@ -48,7 +53,8 @@ typedef struct gs_pkt {
   gs_idx_t m, n;
   int64_t nnz;
   gs_idx_t R, W;          /* rows a packet, window budget (columns) */
-  int B;                  /* threads a packet: min(GS_PKT_BLOCK, R rounded up to 32) */
+  int B;                  /* threads a packet: R / GS_PKT_ROWS_A_THREAD rounded up to a multiple
+                             of 32, in [32, GS_PKT_BLOCK] */
   gs_idx_t npackets;      /* ceil(m / R) */
   int reordered;          /* 1 when perm is the RCM order */
   gs_idx_t *perm;         /* m (= n) entries, or NULL (the identity) */
@@ -66,10 +72,12 @@ typedef struct gs_pkt {
 
 /** Builds the layout of A under the resolved options cfg (see the option table): W = window
  *  (0: GS_PKT_WINDOW_AUTO), R = rows, or ceil(m / packets), or (both 0) the candidate among
- *  64 .. 4096 rows with the fewest modelled bytes; reorder 0 picks RCM or the given order by
+ *  64 .. 4096 rows with the fewest modelled bytes that still gives GS_PKT_MIN_PACKETS packets
+ *  (or ceil(m / 64)); reorder 0 picks RCM or the given order by
  *  the same model (square matrices only; a rectangular one keeps its order), 1 forces RCM (a
  *  rectangular matrix: GS_ERR_DIMENSION), 2 keeps the order. GS_ERR_INVALID_ARG for rows and
- *  packets both set, GS_ERR_FORMAT_FILL for a layout past 2^31 - 1 slots, GS_ERR_HOST_MEMORY. */
+ *  packets both set or more than GS_PKT_ROWS_MAX rows a packet, GS_ERR_UNSUPPORTED past 2^31 - 1
+ *  entries, GS_ERR_HOST_MEMORY. */
 gs_status_t gs_pkt_build(gs_pkt_t **out, const gs_csr_t *A, const gs_spmv_cfg_t *cfg);
 
 void gs_pkt_destroy(gs_pkt_t **P);

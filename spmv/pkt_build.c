@@ -4,9 +4,12 @@
  *
  * Choices (each measured by one byte model, pkt_cost, the kernels' banner in full):
  *  - the window of a packet: its entries' new columns are counted in buckets of g = W / 8
- *    columns; the window [b g, b g + W) starts at the touched bucket b whose W / g buckets hold
- *    the most entries (the first such b). Its staged part is then narrowed to the columns it
- *    really captures, [col0, col0 + ncols).
+ *    columns; the coarse window [b g, b g + W) starts at the touched bucket b whose W / g
+ *    buckets hold the most entries (the first such b). Inside it, the run of columns with the
+ *    most bytes saved: an entry in a packet moves GS_PKT_GAIN = 12 bytes less than in the
+ *    remainder, a staged column costs 8 bytes (12 with the permutation), so the run maximises
+ *    12 (entries captured) - 8 (columns) (Kadane). The staged part is then narrowed to the
+ *    columns the kept rows really use, [col0, col0 + ncols).
  *  - long rows: a row with more than max(2 ceil(E / B), GS_PKT_LONG_MIN) in-window entries (E
  *    the packet's) would make every thread's list that long; it is left to the remainder.
  *  - the threads' lists: rows go to threads in order, a thread taking rows while its list stays
@@ -14,7 +17,8 @@
  *    the count of threads the greedy fill needs only falls as L grows).
  *  - R and the order: unless the options fix them, every R of 64, 128, ..., 4096 (up to the
  *    first that holds all rows in one packet) under the given order and, for a square matrix,
- *    under RCM, the one with the fewest modelled bytes kept (ties: the given order, smaller R). */
+ *    under RCM: the one with the fewest modelled bytes among those that give at least
+ *    min(GS_PKT_MIN_PACKETS, ceil(m / 64)) packets (ties: the given order, smaller R). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,10 +41,13 @@ void gs_pkt_destroy(gs_pkt_t **P)
   *P = NULL;
 }
 
+/* Threads a packet: about GS_PKT_ROWS_A_THREAD rows a thread (so that the greedy fill can even
+ * out row lengths; one row a thread is ELL's padding), a whole number of warps, at most
+ * GS_PKT_BLOCK. */
 static int pkt_threads(gs_idx_t R)
 {
-  int64_t b = ((int64_t)R + 31) / 32 * 32;
-  return b < GS_PKT_BLOCK ? (int)b : GS_PKT_BLOCK;
+  int64_t b = ((int64_t)R / GS_PKT_ROWS_A_THREAD + 31) / 32 * 32;
+  return b < 32 ? 32 : b < GS_PKT_BLOCK ? (int)b : GS_PKT_BLOCK;
 }
 
 /* ---- one pass over the packets: count (P == NULL) or fill ------------------------------- */
@@ -54,6 +61,7 @@ typedef struct pkt_scratch {
   int64_t nb;          /* buckets */
   int32_t *cnt;        /* nb, zero between packets */
   int64_t *touched;    /* nb */
+  int32_t *wcnt;       /* W: entries of each column of the coarse window */
   gs_idx_t *len;       /* R: in-window entries of each row of the packet (0: none or long) */
   unsigned char *kept; /* R: 0 for a long row left to the remainder */
 } pkt_scratch_t;
@@ -62,6 +70,7 @@ static void scratch_free(pkt_scratch_t *s)
 {
   free(s->cnt);
   free(s->touched);
+  free(s->wcnt);
   free(s->len);
   free(s->kept);
   memset(s, 0, sizeof *s);
@@ -74,9 +83,10 @@ static gs_status_t scratch_alloc(pkt_scratch_t *s, gs_idx_t n, gs_idx_t W, gs_id
   s->nb = (int64_t)n / g + 1;
   s->cnt = calloc((size_t)s->nb, sizeof *s->cnt);
   s->touched = malloc((size_t)s->nb * sizeof *s->touched);
+  s->wcnt = calloc((size_t)W + 1, sizeof *s->wcnt);
   s->len = malloc(((size_t)R + 1) * sizeof *s->len);
   s->kept = malloc((size_t)R + 1);
-  if (!s->cnt || !s->touched || !s->len || !s->kept) {
+  if (!s->cnt || !s->touched || !s->wcnt || !s->len || !s->kept) {
     scratch_free(s);
     return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory building the pkt layout");
   }
@@ -98,9 +108,12 @@ static int64_t threads_needed(const gs_idx_t *len, gs_idx_t rows, int64_t L)
   return t;
 }
 
-/* The window start of rows [r0, r1) of Ap (the bucket rule of the banner). */
-static int64_t choose_window(const gs_csr_t *Ap, gs_idx_t r0, gs_idx_t r1, gs_idx_t W,
-                             pkt_scratch_t *s)
+/* The window of rows [r0, r1) of Ap, [*lo, *hi) (empty: *lo == *hi): first the coarse start
+ * (the bucket rule of the banner), then inside [cs, cs + W) the run of columns that maximises
+ * GS_PKT_GAIN * (entries captured) - colcost * (columns staged) (Kadane's maximum subarray;
+ * the first best run), colcost = the bytes of staging one x entry. */
+static void choose_window(const gs_csr_t *Ap, gs_idx_t r0, gs_idx_t r1, gs_idx_t W,
+                          double colcost, pkt_scratch_t *s, int64_t *lo, int64_t *hi)
 {
   const gs_idx_t g = W >= 8 ? W / 8 : 1, span = W / g;
   int64_t nt = 0;
@@ -119,14 +132,33 @@ static int64_t choose_window(const gs_csr_t *Ap, gs_idx_t r0, gs_idx_t r1, gs_id
     }
   }
   for (int64_t k = 0; k < nt; ++k) s->cnt[s->touched[k]] = 0;
-  return best_b * g;
+  const int64_t cs = best_b * g, ce = cs + W < (int64_t)Ap->n ? cs + W : Ap->n;
+  *lo = *hi = cs;
+  if (nt == 0) return;
+  for (gs_off_t q = Ap->row_ptr[r0]; q < Ap->row_ptr[r1]; ++q)
+    if (Ap->col[q] >= cs && Ap->col[q] < ce) ++s->wcnt[Ap->col[q] - cs];
+  double run = 0.0, top = 0.0;
+  int64_t run_lo = cs;
+  for (int64_t c = cs; c < ce; ++c) {
+    if (run <= 0.0) { /* a run that does not pay is dropped: start afresh here */
+      run = 0.0;
+      run_lo = c;
+    }
+    run += GS_PKT_GAIN * s->wcnt[c - cs] - colcost;
+    if (run > top) {
+      top = run;
+      *lo = run_lo;
+      *hi = c + 1;
+    }
+    s->wcnt[c - cs] = 0;
+  }
 }
 
 /* One pass over every packet of Ap (the renumbered matrix) at R rows a packet and window W.
  * P == NULL: statistics only. Else P->slot_ptr, col0, ncols are written, and when P->idx is
  * allocated the slots too, with inpk[q] = 1 for every entry q of Ap stored in a packet. */
-static void pkt_pass(const gs_csr_t *Ap, gs_idx_t R, gs_idx_t W, int B, pkt_scratch_t *s,
-                     gs_pkt_t *P, unsigned char *inpk, pkt_stats_t *st)
+static void pkt_pass(const gs_csr_t *Ap, gs_idx_t R, gs_idx_t W, int B, int reordered,
+                     pkt_scratch_t *s, gs_pkt_t *P, unsigned char *inpk, pkt_stats_t *st)
 {
   memset(st, 0, sizeof *st);
   const gs_idx_t m = Ap->m;
@@ -135,7 +167,8 @@ static void pkt_pass(const gs_csr_t *Ap, gs_idx_t R, gs_idx_t W, int B, pkt_scra
   for (int64_t p = 0; p < npk; ++p) {
     const gs_idx_t r0 = (gs_idx_t)(p * R), r1 = (gs_idx_t)(r0 + R < (int64_t)m ? r0 + R : m);
     const gs_idx_t rows = r1 - r0;
-    const int64_t cs = choose_window(Ap, r0, r1, W, s), ce = cs + W; /* [cs, ce) */
+    int64_t cs, ce; /* the window [cs, ce) */
+    choose_window(Ap, r0, r1, W, reordered ? 12.0 : 8.0, s, &cs, &ce);
     int64_t E = 0;
     for (gs_idx_t r = r0; r < r1; ++r) {
       gs_idx_t c = 0;
@@ -274,22 +307,30 @@ cleanup:
   return st;
 }
 
-/* The best R for Ap (stats and cost of it), or the given R. */
+/* The best R for Ap and its cost, or the given R: the fewest modelled bytes among the
+ * candidates that give at least min(GS_PKT_MIN_PACKETS, ceil(m / 64)) packets (one block a
+ * packet: fewer would leave most of the device idle, which the byte model cannot see), else
+ * (no candidate does) the smallest R. */
 static gs_status_t pick_rows(const gs_csr_t *Ap, gs_idx_t R_fixed, gs_idx_t W, int reordered,
                              gs_idx_t *R_out, double *cost_out)
 {
   pkt_scratch_t s;
   pkt_stats_t ps;
   const gs_idx_t m = Ap->m;
-  gs_idx_t best_R = R_fixed > 0 ? R_fixed : 64;
-  double best = INFINITY;
-  GS_CHECK(scratch_alloc(&s, Ap->n, W, R_fixed > 0 ? R_fixed : 4096));
-  for (gs_idx_t R = R_fixed > 0 ? R_fixed : 64; R <= (R_fixed > 0 ? R_fixed : 4096); R *= 2) {
+  const gs_idx_t Rlo = R_fixed > 0 ? R_fixed : GS_PKT_ROWS_AUTO_MIN;
+  const gs_idx_t Rhi = R_fixed > 0 ? R_fixed : GS_PKT_ROWS_AUTO_MAX;
+  const int64_t want0 = m == 0 ? 0 : ((int64_t)m - 1) / GS_PKT_ROWS_AUTO_MIN + 1;
+  const int64_t want = want0 < GS_PKT_MIN_PACKETS ? want0 : GS_PKT_MIN_PACKETS;
+  gs_idx_t best_R = Rlo;
+  double best = INFINITY, first = INFINITY;
+  GS_CHECK(scratch_alloc(&s, Ap->n, W, Rhi));
+  for (gs_idx_t R = Rlo; R <= Rhi; R *= 2) {
     const int B = pkt_threads(R);
-    pkt_pass(Ap, R, W, B, &s, NULL, NULL, &ps);
+    pkt_pass(Ap, R, W, B, reordered, &s, NULL, NULL, &ps);
     const int64_t npk = m == 0 ? 0 : ((int64_t)m - 1) / R + 1;
     const double c = pkt_cost(&ps, m, npk, reordered);
-    if (c < best) {
+    if (R == Rlo) first = c;
+    if (npk >= want && c < best) {
       best = c;
       best_R = R;
     }
@@ -297,7 +338,7 @@ static gs_status_t pick_rows(const gs_csr_t *Ap, gs_idx_t R_fixed, gs_idx_t W, i
   }
   scratch_free(&s);
   *R_out = best_R;
-  *cost_out = best;
+  *cost_out = best < INFINITY ? best : first;
   return GS_SUCCESS;
 }
 
@@ -388,7 +429,7 @@ gs_status_t gs_pkt_build(gs_pkt_t **out, const gs_csr_t *A, const gs_spmv_cfg_t 
     GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory building the pkt layout");
   GS_TRY(scratch_alloc(&s, A->n, W, R));
   pkt_stats_t ps;
-  pkt_pass(Ap, R, W, P->B, &s, P, inpk, &ps); /* the packets' shapes and the slot count */
+  pkt_pass(Ap, R, W, P->B, use_rcm, &s, P, inpk, &ps); /* the packets' shapes and the slot count */
   P->slots = ps.slots;
   if (ps.slots > 0) {
     P->idx = malloc((size_t)ps.slots * sizeof *P->idx);
@@ -400,7 +441,7 @@ gs_status_t gs_pkt_build(gs_pkt_t **out, const gs_csr_t *A, const gs_spmv_cfg_t 
       P->idx[q] = GS_PKT_PAD;
       P->val[q] = 0.0;
     }
-    pkt_pass(Ap, R, W, P->B, &s, P, inpk, &ps); /* the same decisions, now filled */
+    pkt_pass(Ap, R, W, P->B, use_rcm, &s, P, inpk, &ps); /* the same decisions, now filled */
   }
   P->in_packets = ps.in_packets;
   P->long_moved = ps.long_moved;

@@ -5,7 +5,7 @@
  * are renumbered by reverse Cuthill-McKee where the report uses METIS (issue 15 accepts RCM).
  *
  * pkt_spmv_kernel (op = N)
- *   Work division: one block of B threads a packet (B = min(256, R rounded up to 32)); blocks
+ *   Work division: one block of B threads a packet (B = R / 4 in whole warps, 32-256); blocks
  *   loop over packets (grid = min(packets, GS_GRID_MAX_BLOCKS)), so every thread of a block
  *   reaches every barrier. For packet p, rows [p R, p R + rows_p) of the new numbering:
  *   1. the block stages x's window, sx[k] = x[perm[col0 + k]] for k < ncols (perm read
@@ -185,7 +185,7 @@ static const gs_spmv_option_t pkt_options[] = {
     {"window", "x entries staged in shared memory a packet (the column window, 1-16384); 0: 4096",
      GS_OPTK_INT, 0, 0, GS_PKT_WINDOW_MAX},
     {"rows", "rows a packet (1-16384); 0: the one of 64, 128, ..., 4096 with the fewest "
-             "modelled bytes (or from packets)",
+             "modelled bytes that gives >= 264 packets (or from packets)",
      GS_OPTK_INT, 0, 0, GS_PKT_ROWS_MAX},
     {"packets", "packets asked for (rows = ceil(m / packets), one row a packet when more "
                 "packets than rows); 0: from rows",
