@@ -45,9 +45,9 @@ typedef struct gs_sellp_shape {
 /**
  * Resolves the options against A (each 0: automatic). T: gs_sellp_auto_threads; C: 32 / T, so that a slice is one warp (C given and T automatic: T shrinks until C*T <=
  * 1024). sigma: GS_SELLP_SIGMA_SLICES * C when sorting in that window saves more slot bytes
- * (12 a slot) than twice the permutation's (4 a row), or keeps a matrix within max_fill that
- * the unsorted layout would exceed; else 1 (no sorting). GS_ERR_INVALID_ARG when C*T > 1024,
- * GS_ERR_HOST_MEMORY.
+ * (12 a slot, 8 in mixed precision) than twice the permutation's (4 a row), or keeps a matrix
+ * within max_fill that the unsorted layout would exceed; else 1 (no sorting).
+ * GS_ERR_INVALID_ARG when C*T > 1024, GS_ERR_HOST_MEMORY.
  */
 gs_status_t gs_sellp_choose(const gs_csr_t *A, const gs_spmv_cfg_t *cfg, gs_sellp_shape_t *out);
 

@@ -66,7 +66,8 @@ gs_status_t gs_sellp_choose(const gs_csr_t *A, const gs_spmv_cfg_t *cfg, gs_sell
   }
 
   /* Automatic sigma: sort when it pays. Sorting adds the permutation (4 bytes a row, read once
-   * a product) and scatters y's writes within a window; it saves 12 bytes a padding slot. */
+   * a product) and scatters y's writes within a window; it saves 12 bytes a padding slot (8 in
+   * mixed precision: a 4-byte column and a float). */
   out->sigma = 1;
   const int64_t window = (int64_t)GS_SELLP_SIGMA_SLICES * C;
   if (A->m <= 1) return GS_SUCCESS;
@@ -76,7 +77,8 @@ gs_status_t gs_sellp_choose(const gs_csr_t *A, const gs_spmv_cfg_t *cfg, gs_sell
   GS_CHECK(gs_sell_count(A, &p, &slots1, &used1, &w1));
   p.sigma = (gs_idx_t)(window < A->m ? window : A->m);
   GS_CHECK(gs_sell_count(A, &p, &slotsw, &usedw, &ww));
-  const int pays = 12.0 * (double)(slots1 - slotsw) > 8.0 * (double)A->m;
+  const double slot_bytes = cfg->precision == GS_PRECISION_MIXED ? 8.0 : 12.0;
+  const int pays = slot_bytes * (double)(slots1 - slotsw) > 8.0 * (double)A->m;
   const int rescues = max_fill > 0.0 && (double)used1 > max_fill * (double)A->nnz &&
                       (double)usedw <= max_fill * (double)A->nnz;
   if (pays || rescues) out->sigma = p.sigma;
