@@ -56,7 +56,7 @@ int main(int argc, char **argv)
   for (char *tok = strtok(buf, ","); tok && t; tok = strtok(NULL, ",")) {
     const int nt = !strcmp(tok, "all") ? 0 : atoi(tok);
     for (int compressed = 0; compressed < 2; ++compressed) {
-      gs_bccoo_opts_t o = {0, compressed, 1, 1, nt};
+      gs_bccoo_opts_t o = {0, compressed, 1, 1, nt, 0};
       gs_bccoo_t *L = NULL;
       char desc[512];
       if (gs_bccoo_build(&L, A, &o) != GS_SUCCESS) {

@@ -23,6 +23,11 @@
  *   values:  K per thread: a 1-byte index into the matrix's look-up table of its 256 most
  *            frequent values (VAL_LUT, when every value of the chunk is in it), a float (VAL_F32,
  *            beyond the paper: when every value of the chunk is a float exactly) or a double.
+ *            In mixed precision (gs_bccoo_opts_t.mixed) every value is first rounded to float,
+ *            once, at the build: the table then holds the most frequent rounded values (values
+ *            that round alike count as one; kept in double, where a float is exact), chunks
+ *            outside it store floats (VAL_F32), and no chunk stores doubles; `bcoo` stores
+ *            VAL_F32 instead of VAL_F64 (ROW_32, COL_32, VAL_F32).
  * Within a section, thread t's P = K * width bytes are cut into words of W = min(P, 16) bytes
  * and word j of thread t sits at (j * B + t) * W: one warp's load of word j is 32 consecutive
  * words, so every load is a coalesced, aligned vector load of 1 to 16 bytes.
@@ -113,7 +118,9 @@ typedef struct gs_bccoo {
   gs_idx_t m, n;
   gs_off_t nnz;
   int K;
-  int compressed;          /* 0: bcoo (ROW_32, COL_32 absolute, VAL_F64 everywhere) */
+  int compressed;          /* 0: bcoo (ROW_32, COL_32 absolute, VAL_F64 everywhere; VAL_F32 when
+                              mixed) */
+  int mixed;               /* values rounded to float at the build (precision=mixed) */
   int64_t nchunks;
   int64_t padded;          /* stored entries, padding included: nchunks * B * K */
   gs_bccoo_chunk_t *chunk; /* nchunks */
@@ -134,6 +141,9 @@ typedef struct gs_bccoo_opts {
   int lut;        /* 1: allow VAL_LUT chunks (bccoo only) */
   int f32;        /* 1: allow VAL_F32 chunks (bccoo only) */
   int threads;    /* 0: gs_mm_threads() */
+  int mixed;      /* 1: precision=mixed: every value rounded to float once (see the values
+                     section above); f32 is then implied. The finite values must lie within
+                     the float range (spmv.c refuses others before any build). */
 } gs_bccoo_opts_t;
 
 /** The entries per thread for A: opts->k when set, else the K of {1, 2, 4, 8} of least cost by
@@ -147,7 +157,8 @@ gs_status_t gs_bccoo_build(gs_bccoo_t **out, const gs_csr_t *A, const gs_bccoo_o
 void gs_bccoo_destroy(gs_bccoo_t **L);
 
 /** Thread t of chunk c decoded from the blob as the kernels decode it: its row, and its K
- *  entries' columns (-1 for padding) and values. */
+ *  entries' columns (-1 for padding) and values (in a mixed layout, the rounded values widened
+ *  to double, as the kernels widen them). */
 void gs_bccoo_decode_thread(const gs_bccoo_t *L, int64_t c, int t, gs_idx_t *row, gs_idx_t *col,
                             double *val);
 

@@ -19,7 +19,10 @@
  *     largest column, whether it holds padding, whether every value is in the table or is a
  *     float exactly: the encoding and the blob size;
  *  4. blob offsets (a prefix sum over the chunks);
- *  5. per chunk again: the blob written. */
+ *  5. per chunk again: the blob written.
+ * In mixed precision (opts->mixed) every pass reads A's values rounded to float (rounded()),
+ * so the table counts, and the chunks test, the values the kernels will read: values that
+ * round alike are one table entry, and a chunk not in the table stores floats. */
 #include <float.h>
 #include <math.h>
 #include <stdatomic.h>
@@ -60,6 +63,10 @@ static int f32_exact(double v)
   if (isnan(v) || (isfinite(v) && fabs(v) > FLT_MAX)) return 0;
   return dbits((double)(float)v) == dbits(v);
 }
+
+/* Value v as the layout stores it: rounded to float in mixed precision (to nearest, as
+ * __double2float_rn and gs_fmt_round_values), else itself. */
+static inline double rounded(double v, int mixed) { return mixed ? (double)(float)v : v; }
 
 static int64_t padded_len(gs_off_t len, int K) { return len == 0 ? K : (len + K - 1) / K * K; }
 
@@ -157,6 +164,7 @@ typedef struct lut_job {
   const int32_t *cidx;   /* slot -> candidate index + 1, 0: empty */
   int64_t *ccount;       /* nt * ncand exact counts, thread t's at t * ncand */
   size_t ncand;
+  int mixed;             /* count the values rounded to float */
 } lut_job_t;
 
 static void lut_count_share(void *arg, int t)
@@ -165,11 +173,12 @@ static void lut_count_share(void *arg, int t)
   const int64_t nnz = J->A->nnz, a = nnz * t / J->nt, b = nnz * (t + 1) / J->nt;
   count_table_t *T = &J->tables[t];
   const double *v = J->A->val;
+  const int mx = J->mixed;
   int64_t p = a;
   while (p < b) { /* runs of equal values count once */
-    const uint64_t key = dbits(v[p]);
+    const uint64_t key = dbits(rounded(v[p], mx));
     int64_t q = p + 1;
-    while (q < b && dbits(v[q]) == key) ++q;
+    while (q < b && dbits(rounded(v[q], mx)) == key) ++q;
     count_insert(T, key, q - p);
     p = q;
   }
@@ -184,11 +193,12 @@ static void lut_recount_share(void *arg, int t)
   const uint32_t mask = (1u << J->cbits) - 1;
   int64_t *cnt = J->ccount + (size_t)t * J->ncand;
   const double *v = J->A->val;
+  const int mx = J->mixed;
   int64_t p = a;
   while (p < b) {
-    const uint64_t key = dbits(v[p]);
+    const uint64_t key = dbits(rounded(v[p], mx));
     int64_t q = p + 1;
-    while (q < b && dbits(v[q]) == key) ++q;
+    while (q < b && dbits(rounded(v[q], mx)) == key) ++q;
     for (uint32_t h = hash64(key, J->cbits);; h = (h + 1) & mask) {
       if (J->cidx[h] == 0) break;
       if (J->ckey[h] == key) {
@@ -257,7 +267,8 @@ static int lut_find(const lut_index_t *X, uint64_t key)
 static gs_status_t lut_build(gs_bccoo_t *L, const gs_csr_t *A, int nt, lut_index_t *X)
 {
   gs_status_t st = GS_SUCCESS;
-  lut_job_t J = {A, nt, calloc((size_t)nt, sizeof(count_table_t)), 0, NULL, NULL, NULL, 0};
+  lut_job_t J = {A, nt, calloc((size_t)nt, sizeof(count_table_t)), 0, NULL, NULL, NULL, 0,
+                 L->mixed};
   vcount_t *all = NULL;
   uint64_t *ckey = NULL;
   int32_t *cidx = NULL;
@@ -332,6 +343,7 @@ typedef struct build_job {
   const int64_t *prow;   /* padded row pointers, m + 1 */
   const lut_index_t *X;  /* NULL: no table */
   int use_f32;
+  int mixed;             /* values rounded to float (rounded()) */
   int nt;
   uint8_t *enc;          /* nchunks */
   size_t *size;          /* nchunks: blob bytes (pass 1) */
@@ -382,11 +394,11 @@ static void pass_encode(void *arg, int t)
     for (int e = 0; e < BK; ++e) {
       if (src[e] < 0) continue;
       const gs_idx_t col = J->A->col[src[e]];
-      const double v = J->A->val[src[e]];
+      const double v = rounded(J->A->val[src[e]], J->mixed);
       if (lo < 0 || col < lo) lo = col;
       if (col > hi) hi = col;
       if (all_lut && lut_find(J->X, dbits(v)) < 0) all_lut = 0;
-      if (all_f32 && !f32_exact(v)) all_f32 = 0;
+      if (all_f32 && !J->mixed && !f32_exact(v)) all_f32 = 0; /* mixed: floats already */
     }
     if (lo < 0) lo = hi = 0;
     if (r1 - r0 > 255 && L->compressed) atomic_store(&J->failed, 1);
@@ -398,7 +410,7 @@ static void pass_encode(void *arg, int t)
       const int val = all_lut ? BCCOO_VAL_LUT : all_f32 ? BCCOO_VAL_F32 : BCCOO_VAL_F64;
       enc = BCCOO_ENC(r0 == r1 ? BCCOO_ROW_NONE : BCCOO_ROW_8, col, val);
     } else {
-      enc = BCCOO_ENC(BCCOO_ROW_32, BCCOO_COL_32, BCCOO_VAL_F64);
+      enc = BCCOO_ENC(BCCOO_ROW_32, BCCOO_COL_32, J->mixed ? BCCOO_VAL_F32 : BCCOO_VAL_F64);
       lo = 0; /* absolute columns */
     }
     const int64_t end = (c + 1) * BK;
@@ -448,7 +460,7 @@ static void pass_write(void *arg, int t)
       for (int k = 0; k < K; ++k) {
         const int64_t s = src[th * K + k];
         put(cols, K * cw, th, k * cw, s < 0 ? pad : (uint64_t)(J->A->col[s] - c0col), cw);
-        const double v = s < 0 ? 0.0 : J->A->val[s];
+        const double v = s < 0 ? 0.0 : rounded(J->A->val[s], J->mixed);
         uint64_t bits;
         if (vk == BCCOO_VAL_LUT) {
           bits = s < 0 ? 0u : (uint64_t)lut_find(J->X, dbits(v));
@@ -496,6 +508,7 @@ gs_status_t gs_bccoo_build(gs_bccoo_t **out, const gs_csr_t *A, const gs_bccoo_o
   L->n = A->n;
   L->nnz = A->nnz;
   L->compressed = opts->compressed != 0;
+  L->mixed = opts->mixed != 0;
   L->K = opts->k ? opts->k : gs_bccoo_choose_k(A, L->compressed);
   L->threads = opts->threads > 0 ? opts->threads : gs_mm_threads();
   const int K = L->K, BK = BCCOO_THREADS * K;
@@ -528,7 +541,8 @@ gs_status_t gs_bccoo_build(gs_bccoo_t **out, const gs_csr_t *A, const gs_bccoo_o
   J.A = A;
   J.prow = prow;
   J.X = X;
-  J.use_f32 = L->compressed && opts->f32;
+  J.use_f32 = L->compressed && (opts->f32 || L->mixed); /* mixed: every value is a float */
+  J.mixed = L->mixed;
   J.nt = nt;
   gs_mm_parallel(nt, pass_encode, &J);
   if (atomic_load(&J.failed)) GS_FAIL(GS_ERR_INTERNAL, "bccoo build: a chunk spans more than 256 rows");

@@ -23,6 +23,14 @@
  * balanced COO of section 2.1 in the same frame: 32-bit rows per thread, 32-bit absolute
  * columns, double values, and no switch.
  *
+ * Precision (precision=mixed, both backends): the builder rounds every value to float once
+ * (gs_bccoo_opts_t.mixed), so the chunks store floats (VAL_F32) or table indices, never doubles,
+ * and the table holds the most frequent rounded values (a float is exact in its double slot:
+ * the table keeps its 2 KiB and its one shared-memory path). bccoo's kernels need nothing more:
+ * VAL_F32 is already widened to double before its product, and sums, scans, carries and
+ * atomics are double. bcoo's single encoding is a template parameter (UVW, the bytes of a value:
+ * 8, or 4 when mixed), so its double instances are the kernels as they were.
+ *
  * op N (bccoo_n_kernel): each thread sums its K products in order; the block then runs the
  * segmented scan of section 2.2 (Listing 1.2): a warp-level Hillis-Steele suffix scan keyed by
  * the row (rows are non-decreasing, so equal rows o lanes apart enclose one run), after which the
@@ -42,7 +50,9 @@
  *
  * Byte model (memory()): op N: the blobs + 16 bytes per chunk record + the table (2 KiB) + x
  * once (8n) + y once (8m) + the carries (16 per shared row). op T: the blobs, records and
- * table + 8m (x) + 3 * 8n (y scaled, then updated by atomics), as for CSR's op T.
+ * table + 8m (x) + 3 * 8n (y scaled, then updated by atomics), as for CSR's op T. The blobs
+ * weigh what their encodings weigh: 4 bytes a value in VAL_F32 chunks (every non-table chunk
+ * in mixed precision), 1 in table chunks.
  *
  * Offsets: chunk numbers and blob offsets in 64 bits; rows and columns 32-bit (the backends are
  * not flagged WIDE). */
@@ -65,6 +75,7 @@ typedef struct bccoo_data {
   gs_context_t *ctx;
   gs_idx_t m, n;
   int K, compressed, lut_size;
+  int mixed;                   /* values rounded to float at the build (precision=mixed) */
   int64_t nchunks, carries;
   size_t blob_bytes, device_bytes;
   unsigned grid;               /* persistent blocks */
@@ -183,13 +194,14 @@ struct scatter_op {
   }
 };
 
-/* The chunk's encoding picks the specialisation, once per chunk. bcoo has one encoding. */
-template <int K, bool COMPRESSED, class F>
+/* The chunk's encoding picks the specialisation, once per chunk. bcoo has one encoding, whose
+ * value width UVW (8, or 4 in mixed precision) is a template parameter; bccoo ignores UVW. */
+template <int K, bool COMPRESSED, int UVW, class F>
 static __device__ __forceinline__ int visit_chunk(int enc, const uint8_t *blob, int t,
                                                   int basecol, const double *lut, F &f)
 {
   if constexpr (!COMPRESSED) {
-    return visit<K, 4, 4, 8>(blob, t, basecol, lut, f);
+    return visit<K, 4, 4, UVW>(blob, t, basecol, lut, f);
   } else {
 #define BCCOO_CASE(R, RW, C, CW, V, VW)                                                       \
   case BCCOO_ENC(R, C, V): return visit<K, RW, CW, VW>(blob, t, basecol, lut, f);
@@ -241,7 +253,7 @@ static __device__ __forceinline__ void write_y(const bccoo_args &a, int row, dou
 }
 
 /* ---- op N ---------------------------------------------------------------------------------- */
-template <int K, bool COMPRESSED>
+template <int K, bool COMPRESSED, int UVW>
 static __global__ void __launch_bounds__(B) bccoo_n_kernel(bccoo_args a)
 {
   __shared__ double s_lut[COMPRESSED ? BCCOO_LUT_SIZE : 1];
@@ -253,7 +265,7 @@ static __global__ void __launch_bounds__(B) bccoo_n_kernel(bccoo_args a)
   for (int64_t c = blockIdx.x; c < a.nchunks; c += gridDim.x) {
     const chunk_rec k = read_chunk(a, c);
     sum_op op{a.x, 0.0};
-    const int row = k.row + visit_chunk<K, COMPRESSED>(k.enc, k.blob, t, k.col, s_lut, op);
+    const int row = k.row + visit_chunk<K, COMPRESSED, UVW>(k.enc, k.blob, t, k.col, s_lut, op);
     double s = op.s;
     /* Listing 1.2: suffix scan over the warp keyed by the row */
 #pragma unroll
@@ -305,7 +317,7 @@ static __global__ void __launch_bounds__(256) bccoo_fixup_kernel(bccoo_args a)
 }
 
 /* ---- op T ---------------------------------------------------------------------------------- */
-template <int K, bool COMPRESSED>
+template <int K, bool COMPRESSED, int UVW>
 static __global__ void __launch_bounds__(B) bccoo_t_kernel(bccoo_args a)
 {
   __shared__ double s_lut[COMPRESSED ? BCCOO_LUT_SIZE : 1];
@@ -313,22 +325,25 @@ static __global__ void __launch_bounds__(B) bccoo_t_kernel(bccoo_args a)
   for (int64_t c = blockIdx.x; c < a.nchunks; c += gridDim.x) {
     const chunk_rec k = read_chunk(a, c);
     scatter_op op{a.x, a.y, a.alpha, 0.0, k.row};
-    visit_chunk<K, COMPRESSED>(k.enc, k.blob, threadIdx.x, k.col, s_lut, op);
+    visit_chunk<K, COMPRESSED, UVW>(k.enc, k.blob, threadIdx.x, k.col, s_lut, op);
   }
 }
 
 /* ---- backend ------------------------------------------------------------------------------- */
 
-/* The kernel of (op, K, compressed). */
-static const void *kernel_of(gs_op_t op, int K, int compressed)
+/* The kernel of (op, K, compressed, mixed): bccoo's kernels read every encoding, mixed or
+ * not; bcoo's are instantiated per value width (8 bytes, or 4 when mixed). */
+static const void *kernel_of(gs_op_t op, int K, int compressed, int mixed)
 {
 #define BCCOO_PICK(KK)                                                                        \
   if (K == KK) {                                                                              \
     if (op == GS_OP_N)                                                                        \
-      return compressed ? (const void *)bccoo_n_kernel<KK, true>                              \
-                        : (const void *)bccoo_n_kernel<KK, false>;                            \
-    return compressed ? (const void *)bccoo_t_kernel<KK, true>                                \
-                      : (const void *)bccoo_t_kernel<KK, false>;                              \
+      return compressed ? (const void *)bccoo_n_kernel<KK, true, 8>                           \
+             : mixed    ? (const void *)bccoo_n_kernel<KK, false, 4>                          \
+                        : (const void *)bccoo_n_kernel<KK, false, 8>;                         \
+    return compressed ? (const void *)bccoo_t_kernel<KK, true, 8>                             \
+           : mixed    ? (const void *)bccoo_t_kernel<KK, false, 4>                            \
+                      : (const void *)bccoo_t_kernel<KK, false, 8>;                           \
   }
   BCCOO_PICK(1)
   BCCOO_PICK(2)
@@ -359,8 +374,8 @@ static gs_status_t bccoo_apply(gs_context_t *ctx, void *data, gs_op_t op, double
   }
   if (d->nchunks == 0) return op == GS_OP_N ? gs_launch_scale(s, d->m, beta, d_y) : GS_SUCCESS;
   void *params[] = {&a};
-  GS_CHECK(GS_CUDA(cudaLaunchKernel(kernel_of(op, d->K, d->compressed), dim3(d->grid), dim3(B),
-                                    params, 0, s)));
+  GS_CHECK(GS_CUDA(cudaLaunchKernel(kernel_of(op, d->K, d->compressed, d->mixed), dim3(d->grid),
+                                    dim3(B), params, 0, s)));
   GS_CHECK(GS_CHECK_LAUNCH(s, op == GS_OP_N ? "bccoo_n_kernel" : "bccoo_t_kernel"));
   if (op == GS_OP_T || d->carries == 0) return GS_SUCCESS;
   bccoo_fixup_kernel<<<gs_grid_blocks(d->nchunks - 1, 256), 256, 0, s>>>(a);
@@ -388,7 +403,8 @@ static const gs_spmv_option_t bccoo_options[] = {
     BCCOO_OPTION_K,
     {"lut", "1: a chunk whose values are all in the 256 most frequent stores 1-byte indices",
      GS_OPTK_INT, 1, 0, 1},
-    {"f32", "1: a chunk whose values are all floats exactly stores 4 bytes a value (lossless)",
+    {"f32", "1: a chunk whose values are all floats exactly stores 4 bytes a value (lossless; "
+            "with precision=mixed every value is a float)",
      GS_OPTK_INT, 1, 0, 1},
     GS_SPMV_OPTION_END};
 
@@ -400,6 +416,7 @@ static gs_bccoo_opts_t opts_of(const gs_spmv_cfg_t *cfg, int compressed)
   o.compressed = compressed;
   o.lut = compressed && cfg->v[BCCOO_OPT_LUT] != 0.0;
   o.f32 = compressed && cfg->v[BCCOO_OPT_F32] != 0.0;
+  o.mixed = cfg->precision == GS_PRECISION_MIXED; /* values rounded at the build */
   return o;
 }
 
@@ -417,6 +434,7 @@ static gs_status_t prepare_common(gs_context_t *ctx, gs_matrix_t *A, const gs_sp
   d->n = L->n;
   d->K = L->K;
   d->compressed = compressed;
+  d->mixed = L->mixed;
   d->nchunks = L->nchunks;
   d->carries = L->carries;
   d->blob_bytes = L->blob_bytes;
@@ -433,7 +451,7 @@ static gs_status_t prepare_common(gs_context_t *ctx, gs_matrix_t *A, const gs_sp
     /* persistent blocks: as many as are resident at once (the op N kernel, the larger one) */
     int per_sm = 0;
     GS_TRY(GS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &per_sm, kernel_of(GS_OP_N, L->K, compressed), B, 0)));
+        &per_sm, kernel_of(GS_OP_N, L->K, compressed, L->mixed), B, 0)));
     int64_t g = (int64_t)(per_sm > 0 ? per_sm : 1) * (ctx->sm_count > 0 ? ctx->sm_count : 1);
     if (g > L->nchunks) g = L->nchunks;
     d->grid = (unsigned)g;
@@ -510,12 +528,14 @@ extern "C" const gs_spmv_ops_t gs_spmv_bcoo_ops = {
     GS_SPMV_OPS_VERSION, "bcoo",
     "balanced COO: chunks of 256 x K entries, one row per thread, block segmented scan "
     "(Aliaga et al., Euro-Par 2020 W, 2.1-2.2); T by atomics",
-    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT, bcoo_options, bcoo_prepare, bccoo_apply,
+    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_MIXED, bcoo_options,
+    bcoo_prepare, bccoo_apply,
     bccoo_memory, bccoo_destroy, bcoo_host_apply, bccoo_describe};
 
 extern "C" const gs_spmv_ops_t gs_spmv_bccoo_ops = {
     GS_SPMV_OPS_VERSION, "bccoo",
     "balanced compressed COO: per-chunk 8-bit rows, 8/16/32-bit columns, 1-byte value table "
     "indices or float/double values (Aliaga et al., Euro-Par 2020 W, 2.3); T by atomics",
-    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT, bccoo_options, bccoo_prepare,
+    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_MIXED, bccoo_options,
+    bccoo_prepare,
     bccoo_apply, bccoo_memory, bccoo_destroy, bccoo_host_apply, bccoo_describe};

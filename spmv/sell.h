@@ -47,7 +47,8 @@ typedef struct gs_sell {
   gs_idx_t max_width;  /* widest slice (the longest row) */
   gs_idx_t *slice_ptr; /* nslices + 1: first slot of each slice */
   gs_idx_t *col;       /* slots: column index, -1 in padding; NULL when slots == 0 */
-  gs_val_t *val;       /* slots: value, 0.0 in padding; NULL when slots == 0 */
+  gs_val_t *val;       /* slots: value, 0.0 in padding; NULL when slots == 0 or once rounded */
+  float *valf;         /* slots in a mixed layout (gs_sell_round), else NULL */
   gs_idx_t pad;        /* P: every slice width is a multiple of it (1: cuSPARSE's layout) */
   gs_idx_t sigma;      /* sorting window asked for (1: none) */
   gs_idx_t *perm;      /* m: original row of stored row r; NULL when the order is the identity */
@@ -84,10 +85,15 @@ gs_status_t gs_sell_count(const gs_csr_t *A, const gs_sell_params_t *p, int64_t 
                           int64_t *used, gs_idx_t *max_width);
 /** Frees S (NULL-safe) and sets *S = NULL. */
 void gs_sell_destroy(gs_sell_t **S);
+/** Turns S into a mixed layout (precision=mixed, sellp only): every value rounded once to float
+ *  (valf; padding stays 0), the doubles freed. Nothing to do when already rounded or empty.
+ *  GS_ERR_HOST_MEMORY. The values must lie within the float range (spmv.c refuses others). */
+gs_status_t gs_sell_round(gs_sell_t *S);
 /** Host apply on the layout: y = alpha*op(S)*x + beta*y (GS_OP_N or GS_OP_T); beta == 0: y is
  *  write-only; alpha == 0: y = beta*y, x (may be NULL) and the layout unread (BLAS, as
  *  gs_csr_spmv_host). The reference for the layout, in the same summation order as
- *  gs_csr_spmv_host; stored row r is row perm[r] of y (op N) and of x (op T). */
+ *  gs_csr_spmv_host; stored row r is row perm[r] of y (op N) and of x (op T). A rounded layout
+ *  reads its float values widened to double (sums stay double). */
 gs_status_t gs_sell_spmv_host(const gs_sell_t *S, gs_op_t op, gs_val_t alpha, const gs_val_t *x,
                               gs_val_t beta, gs_val_t *y);
 

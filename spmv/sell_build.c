@@ -13,9 +13,19 @@ void gs_sell_destroy(gs_sell_t **S)
   free((*S)->slice_ptr);
   free((*S)->col);
   free((*S)->val);
+  free((*S)->valf);
   free((*S)->perm);
   free(*S);
   *S = NULL;
+}
+
+gs_status_t gs_sell_round(gs_sell_t *S)
+{
+  if (!S || !S->val) return GS_SUCCESS; /* already rounded, or no slots */
+  GS_CHECK(gs_fmt_round_values(&S->valf, S->val, (size_t)S->slots, "SELL values"));
+  free(S->val);
+  S->val = NULL;
+  return GS_SUCCESS;
 }
 
 /* ---- the stored row order (sigma windows) ------------------------------------------------- */
@@ -237,7 +247,7 @@ gs_status_t gs_sell_spmv_host(const gs_sell_t *S, gs_op_t op, gs_val_t alpha, co
       double sum = 0.0;
       for (int64_t k = 0; k < w; ++k) {
         gs_idx_t c = S->col[base + k * C];
-        if (c >= 0) sum += S->val[base + k * C] * x[c];
+        if (c >= 0) sum += gs_fmt_val(S->val, S->valf, (size_t)(base + k * C)) * x[c];
       }
       y[i] = beta == 0.0 ? alpha * sum : alpha * sum + beta * y[i]; /* beta = 0: y not read */
     }
@@ -251,7 +261,7 @@ gs_status_t gs_sell_spmv_host(const gs_sell_t *S, gs_op_t op, gs_val_t alpha, co
       double ax = alpha * x[i];
       for (int64_t k = 0; k < w; ++k) {
         gs_idx_t c = S->col[base + k * C];
-        if (c >= 0) y[c] += S->val[base + k * C] * ax;
+        if (c >= 0) y[c] += gs_fmt_val(S->val, S->valf, (size_t)(base + k * C)) * ax;
       }
     }
   }

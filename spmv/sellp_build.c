@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "core/error.h"
-#include "spmv/formats.h" /* gs_fmt_scale_host */
+#include "spmv/formats.h" /* gs_fmt_scale_host, gs_fmt_val */
 #include "spmv/sellp.h"
 
 static int is_pow2(double v) { return v >= 1.0 && v == floor(v) && ((long)v & ((long)v - 1)) == 0; }
@@ -66,7 +66,8 @@ gs_status_t gs_sellp_choose(const gs_csr_t *A, const gs_spmv_cfg_t *cfg, gs_sell
   }
 
   /* Automatic sigma: sort when it pays. Sorting adds the permutation (4 bytes a row, read once
-   * a product) and scatters y's writes within a window; it saves 12 bytes a padding slot. */
+   * a product) and scatters y's writes within a window; it saves 12 bytes a padding slot (8 in
+   * mixed precision: a 4-byte column and a float). */
   out->sigma = 1;
   const int64_t window = (int64_t)GS_SELLP_SIGMA_SLICES * C;
   if (A->m <= 1) return GS_SUCCESS;
@@ -76,7 +77,8 @@ gs_status_t gs_sellp_choose(const gs_csr_t *A, const gs_spmv_cfg_t *cfg, gs_sell
   GS_CHECK(gs_sell_count(A, &p, &slots1, &used1, &w1));
   p.sigma = (gs_idx_t)(window < A->m ? window : A->m);
   GS_CHECK(gs_sell_count(A, &p, &slotsw, &usedw, &ww));
-  const int pays = 12.0 * (double)(slots1 - slotsw) > 8.0 * (double)A->m;
+  const double slot_bytes = cfg->precision == GS_PRECISION_MIXED ? 8.0 : 12.0;
+  const int pays = slot_bytes * (double)(slots1 - slotsw) > 8.0 * (double)A->m;
   const int rescues = max_fill > 0.0 && (double)used1 > max_fill * (double)A->nnz &&
                       (double)usedw <= max_fill * (double)A->nnz;
   if (pays || rescues) out->sigma = p.sigma;
@@ -90,7 +92,13 @@ gs_status_t gs_sellp_build(gs_sell_t **out, const gs_csr_t *A, const gs_spmv_cfg
   *out = NULL;
   GS_CHECK(gs_sellp_choose(A, cfg, &sh));
   const gs_sell_params_t p = {sh.C, sh.T, sh.sigma, cfg->v[SELLP_OPT_MAX_FILL], "SELL-P"};
-  return gs_sell_build_p(out, A, &p);
+  GS_CHECK(gs_sell_build_p(out, A, &p));
+  if (cfg->precision == GS_PRECISION_MIXED) { /* rounded once, here (sellp.h) */
+    const gs_status_t st = gs_sell_round(*out);
+    if (st != GS_SUCCESS) gs_sell_destroy(out);
+    return st;
+  }
+  return GS_SUCCESS;
 }
 
 /* sellp_spmv_kernel of sellp_kernels.cu for one slice, thread after thread: part[tig] is the
@@ -104,7 +112,8 @@ static void slice_apply(const gs_sell_t *S, int64_t s, double *part, double *tmp
     double sum = 0.0;
     for (int64_t j = 0; j < iters; ++j) {
       const int64_t q = p0 + j * G + tig;
-      if (S->col[q] >= 0) sum = fma(S->val[q], x[S->col[q]], sum); /* padding: dropped */
+      if (S->col[q] >= 0) /* padding: dropped */
+        sum = fma(gs_fmt_val(S->val, S->valf, (size_t)q), x[S->col[q]], sum);
     }
     part[tig] = sum;
   }

@@ -37,12 +37,19 @@
  * Assumptions: the layout of gs_sellp_build (slots <= 2^31 - 1, so every slot position and
  *   slice offset fits an int; row indices are formed in 64 bits); d_x != d_y.
  *
- * Byte model (gs_spmv_mem_t, beta = 0), slots = every stored slot, the tail rows of the last
- * slice included (the group reads them):
- *   op N: 12 slots + 4(slices + 1) (slice offsets) + 4m (permutation, when stored) + 8n (x, read
- *         once: the cache-resident ideal) + 8m (y written once).
- *   op T: 12 slots + 4(slices + 1) + 4m (permutation, when stored) + 8m (x, read once) + 8n (the
- *         scale pass writes y) + 16n (atomic read-modify-write, once per column, as ell counts). */
+ * Precision: both kernels are templates on the stored value type Val, double or float
+ *   (precision=mixed: gs_sellp_build rounds the layout once, gs_sell_round, and the float values
+ *   are uploaded); a value is widened to double before its product, so x, y, the partial sums,
+ *   the shuffles, the shared-memory pass and the atomics stay double. The double instances are
+ *   the kernels as they were. The host emulation reads the same float layout.
+ *
+ * Byte model (gs_spmv_mem_t, beta = 0; a = 8 bytes a stored value, 4 in mixed precision),
+ * slots = every stored slot, the tail rows of the last slice included (the group reads them):
+ *   op N: (4 + a) slots + 4(slices + 1) (slice offsets) + 4m (permutation, when stored) + 8n (x,
+ *         read once: the cache-resident ideal) + 8m (y written once).
+ *   op T: (4 + a) slots + 4(slices + 1) + 4m (permutation, when stored) + 8m (x, read once) + 8n
+ *         (the scale pass writes y) + 16n (atomic read-modify-write, once per column, as ell
+ *         counts). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,9 +63,10 @@
 
 #define FULL_MASK 0xffffffffu
 
+template <typename Val>
 static __global__ void __launch_bounds__(GS_SELLP_GROUP_MAX)
 sellp_spmv_kernel(int64_t nslices, int64_t m, int logC, int logG, const int *__restrict__ ptr,
-                  const int *__restrict__ col, const double *__restrict__ val,
+                  const int *__restrict__ col, const Val *__restrict__ val,
                   const int *__restrict__ perm, const double *__restrict__ x, double alpha,
                   double beta, double *__restrict__ y)
 {
@@ -73,12 +81,12 @@ sellp_spmv_kernel(int64_t nslices, int64_t m, int logC, int logG, const int *__r
       const int p0 = __ldg(ptr + s);
       const int iters = (__ldg(ptr + s + 1) - p0) >> logG; /* w_s / T */
       const int *c = col + p0 + tig;
-      const double *v = val + p0 + tig;
+      const Val *v = val + p0 + tig;
 #pragma unroll 4
       for (int j = 0; j < iters; ++j, c += G, v += G) {
         /* branch-free so that the unrolled loads overlap (as ell_spmv_kernel) */
         const int k = ld_stream(c);
-        const double a = ld_stream(v);
+        const double a = (double)ld_stream(v); /* a float value widens exactly */
         const double xk = __ldg(x + (k < 0 ? 0 : k));
         sum = k >= 0 ? fma(a, xk, sum) : sum;
       }
@@ -107,9 +115,10 @@ sellp_spmv_kernel(int64_t nslices, int64_t m, int logC, int logG, const int *__r
   }
 }
 
+template <typename Val>
 static __global__ void __launch_bounds__(GS_SELLP_BLOCK)
 sellp_spmv_t_kernel(int64_t nslices, int64_t m, int logC, int logG, const int *__restrict__ ptr,
-                    const int *__restrict__ col, const double *__restrict__ val,
+                    const int *__restrict__ col, const Val *__restrict__ val,
                     const int *__restrict__ perm, const double *__restrict__ x, double alpha,
                     double *y)
 {
@@ -124,10 +133,10 @@ sellp_spmv_t_kernel(int64_t nslices, int64_t m, int logC, int logG, const int *_
     if (iters == 0) continue;
     const double ax = alpha * __ldg(x + (perm ? (int64_t)__ldg(perm + row) : row));
     const int *c = col + p0 + tig;
-    const double *v = val + p0 + tig;
+    const Val *v = val + p0 + tig;
     for (int j = 0; j < iters; ++j, c += G, v += G) {
       const int k = ld_stream(c);
-      if (k >= 0) atomicAdd(y + k, ld_stream(v) * ax);
+      if (k >= 0) atomicAdd(y + k, (double)ld_stream(v) * ax);
     }
   }
 }
@@ -144,7 +153,9 @@ typedef struct sellp_data {
   int64_t used;          /* slots of the real rows (fill = used / nnz) */
   int *d_ptr;            /* nslices + 1 slice offsets */
   int *d_col;            /* slots, -1 in padding */
-  double *d_val;         /* slots, 0.0 in padding */
+  double *d_val;         /* slots, 0.0 in padding; NULL in mixed precision */
+  float *d_valf;         /* slots in mixed precision (the rounded layout), else NULL */
+  size_t val_bytes;      /* bytes of one stored value: 8, or 4 in mixed precision */
   int *d_perm;           /* m, or NULL when the rows keep their order */
   size_t bytes;          /* device bytes held */
   double build_ms;       /* the host's layout build */
@@ -157,6 +168,7 @@ static void sellp_destroy(void *data)
   gs_dfree(d->ctx, d->d_ptr);
   gs_dfree(d->ctx, d->d_col);
   gs_dfree(d->ctx, d->d_val);
+  gs_dfree(d->ctx, d->d_valf);
   gs_dfree(d->ctx, d->d_perm);
   free(d);
 }
@@ -192,7 +204,7 @@ static gs_status_t sellp_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spm
   if (!d) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory preparing sellp");
   d->ctx = ctx;
   const double t0 = gs_wall_seconds();
-  GS_TRY(gs_sellp_build(&S, gs_matrix_host(A), cfg));
+  GS_TRY(gs_sellp_build(&S, gs_matrix_host(A), cfg)); /* rounded there in mixed precision */
   d->build_ms = 1e3 * (gs_wall_seconds() - t0);
   d->m = S->m;
   d->n = S->n;
@@ -206,15 +218,20 @@ static gs_status_t sellp_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spm
   d->slots = S->slots;
   d->max_width = S->max_width;
   d->used = S->used;
+  d->val_bytes = S->valf ? sizeof(float) : sizeof(gs_val_t);
   GS_TRY(gs_upload(ctx, (void **)&d->d_ptr, S->slice_ptr,
                    ((size_t)S->nslices + 1) * sizeof(gs_idx_t), "SELL-P slice offsets"));
   d->bytes = ((size_t)S->nslices + 1) * sizeof(gs_idx_t);
   if (S->slots > 0) {
     GS_TRY(gs_upload(ctx, (void **)&d->d_col, S->col, (size_t)S->slots * sizeof(gs_idx_t),
                      "SELL-P columns"));
-    GS_TRY(gs_upload(ctx, (void **)&d->d_val, S->val, (size_t)S->slots * sizeof(gs_val_t),
-                     "SELL-P values"));
-    d->bytes += (size_t)S->slots * (sizeof(gs_idx_t) + sizeof(gs_val_t));
+    if (S->valf)
+      GS_TRY(gs_upload(ctx, (void **)&d->d_valf, S->valf, (size_t)S->slots * sizeof(float),
+                       "SELL-P values"));
+    else
+      GS_TRY(gs_upload(ctx, (void **)&d->d_val, S->val, (size_t)S->slots * sizeof(gs_val_t),
+                       "SELL-P values"));
+    d->bytes += (size_t)S->slots * (sizeof(gs_idx_t) + d->val_bytes);
   }
   if (S->perm) {
     GS_TRY(gs_upload(ctx, (void **)&d->d_perm, S->perm, (size_t)S->m * sizeof(gs_idx_t),
@@ -238,24 +255,36 @@ static gs_status_t sellp_apply(gs_context_t *ctx, void *data, gs_op_t op, double
     if (d->nslices == 0) return GS_SUCCESS;
     const int block = gs_sellp_block(d->C, d->T);
     const size_t shared = (d->C * d->T > 32) ? (size_t)block * sizeof(double) : 0;
-    sellp_spmv_kernel<<<gs_grid_blocks(threads, block), block, shared, ctx->stream>>>(
-        d->nslices, d->m, d->logC, d->logG, d->d_ptr, d->d_col, d->d_val, d->d_perm, d_x, alpha,
-        beta, d_y);
+    const unsigned grid = gs_grid_blocks(threads, block);
+    if (d->d_valf)
+      sellp_spmv_kernel<float><<<grid, block, shared, ctx->stream>>>(
+          d->nslices, d->m, d->logC, d->logG, d->d_ptr, d->d_col, d->d_valf, d->d_perm, d_x,
+          alpha, beta, d_y);
+    else
+      sellp_spmv_kernel<double><<<grid, block, shared, ctx->stream>>>(
+          d->nslices, d->m, d->logC, d->logG, d->d_ptr, d->d_col, d->d_val, d->d_perm, d_x,
+          alpha, beta, d_y);
     return GS_CHECK_LAUNCH(ctx->stream, "sellp_spmv_kernel");
   }
   GS_CHECK(gs_launch_scale(ctx->stream, d->n, beta, d_y)); /* y = beta*y, then scatter */
   if (d->slots == 0) return GS_SUCCESS;
-  sellp_spmv_t_kernel<<<gs_grid_blocks(threads, GS_SELLP_BLOCK), GS_SELLP_BLOCK, 0,
-                        ctx->stream>>>(d->nslices, d->m, d->logC, d->logG, d->d_ptr, d->d_col,
-                                       d->d_val, d->d_perm, d_x, alpha, d_y);
+  const unsigned grid = gs_grid_blocks(threads, GS_SELLP_BLOCK);
+  if (d->d_valf)
+    sellp_spmv_t_kernel<float><<<grid, GS_SELLP_BLOCK, 0, ctx->stream>>>(
+        d->nslices, d->m, d->logC, d->logG, d->d_ptr, d->d_col, d->d_valf, d->d_perm, d_x, alpha,
+        d_y);
+  else
+    sellp_spmv_t_kernel<double><<<grid, GS_SELLP_BLOCK, 0, ctx->stream>>>(
+        d->nslices, d->m, d->logC, d->logG, d->d_ptr, d->d_col, d->d_val, d->d_perm, d_x, alpha,
+        d_y);
   return GS_CHECK_LAUNCH(ctx->stream, "sellp_spmv_t_kernel");
 }
 
 static gs_status_t sellp_memory(const void *data, gs_spmv_mem_t *mem)
 {
   const sellp_data_t *d = (const sellp_data_t *)data;
-  const size_t v = sizeof(gs_val_t), ix = sizeof(gs_idx_t);
-  const size_t layout = (size_t)d->slots * (ix + v) + ((size_t)d->nslices + 1) * ix +
+  const size_t v = sizeof(gs_val_t), ix = sizeof(gs_idx_t), a = d->val_bytes; /* vectors, values */
+  const size_t layout = (size_t)d->slots * (ix + a) + ((size_t)d->nslices + 1) * ix +
                         (d->d_perm ? (size_t)d->m * ix : 0);
   mem->device_bytes = d->bytes;
   mem->bytes_per_apply = layout + (size_t)d->n * v + (size_t)d->m * v;
@@ -281,7 +310,7 @@ extern "C" const gs_spmv_ops_t gs_spmv_sellp_ops = {
     "sellp",
     "SELL-P: slices of C rows padded to a multiple of T, T threads a row, rows sorted in sigma "
     "windows (Anzt, Tomov & Dongarra, UT-EECS-14-727, 3); refuses fill; T by atomics",
-    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT,
+    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_MIXED,
     sellp_options,
     sellp_prepare,
     sellp_apply,

@@ -2,7 +2,9 @@
  * GPU: the blobs decoded back to the CSR entries exactly (round trip), every encoding choice
  * checked against the chunk's own entries, chunk and row boundaries, the value table at
  * 255/256/257 distinct values, column jumps at the width limits, empty rows at chunk edges,
- * and the host emulation of the kernels against the CSR product within its rounding bound. */
+ * and the host emulation of the kernels against the CSR product within its rounding bound;
+ * every layout of check_all again in mixed precision (values rounded once to float: the table
+ * of rounded values, no double chunk, bcoo in floats) within the bound of float values. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,9 +90,13 @@ static int f32_exact(double v)
   return bits((double)(float)v) == bits(v);
 }
 
-/* Every structural promise of bccoo.h: the entries decode back to A in order, bit for bit;
- * padding decodes to column -1; each chunk's encoding is the narrowest its entries allow (the
- * exact rules of the builder, recomputed here from the decoded entries). */
+/* Value v of A as the layout must give it back: itself, or rounded to float once (mixed). */
+static double stored(double v, int mixed) { return mixed ? (double)(float)v : v; }
+
+/* Every structural promise of bccoo.h: the entries decode back to A in order, bit for bit (in
+ * mixed precision, A's values rounded to float); padding decodes to column -1; each chunk's
+ * encoding is the narrowest its entries allow (the exact rules of the builder, recomputed here
+ * from the decoded entries; mixed: never a double). */
 static void check_layout(const gs_bccoo_t *L, const gs_csr_t *A, const gs_bccoo_opts_t *o)
 {
   const int K = L->K, BK = BT * K;
@@ -100,6 +106,7 @@ static void check_layout(const gs_bccoo_t *L, const gs_csr_t *A, const gs_bccoo_
   CU_ASSERT_EQUAL(L->padded, L->nchunks * BK);
   CU_ASSERT(L->padded >= A->nnz);
   CU_ASSERT_EQUAL(L->nchunks == 0, A->m == 0);
+  CU_ASSERT_EQUAL(L->mixed, o->mixed != 0);
   gs_idx_t r = 0, col[BCCOO_K_MAX], prev_row = 0;
   int64_t p = 0, pads = 0, carries = 0;
   size_t off = 0;
@@ -130,7 +137,7 @@ static void check_layout(const gs_bccoo_t *L, const gs_csr_t *A, const gs_bccoo_
         CU_ASSERT_FATAL(p < A->nnz);
         CU_ASSERT_EQUAL_FATAL(trow[t], r);
         CU_ASSERT_EQUAL_FATAL(col[k], A->col[p]);
-        CU_ASSERT_FATAL(bits(val[k]) == bits(A->val[p]));
+        CU_ASSERT_FATAL(bits(val[k]) == bits(stored(A->val[p], o->mixed)));
         if (lo < 0 || col[k] < lo) lo = col[k];
         if (col[k] > hi) hi = col[k];
         if (!in_lut(L, val[k])) all_lut = 0;
@@ -141,7 +148,8 @@ static void check_layout(const gs_bccoo_t *L, const gs_csr_t *A, const gs_bccoo_
     CU_ASSERT_EQUAL(L->chunk[c].row, trow[0]);
     if (lo < 0) lo = hi = 0;
     if (!L->compressed) {
-      CU_ASSERT_EQUAL(BCCOO_ENC_KIND(enc), BCCOO_ENC(BCCOO_ROW_32, BCCOO_COL_32, BCCOO_VAL_F64));
+      CU_ASSERT_EQUAL(BCCOO_ENC_KIND(enc), BCCOO_ENC(BCCOO_ROW_32, BCCOO_COL_32,
+                                                     o->mixed ? BCCOO_VAL_F32 : BCCOO_VAL_F64));
       CU_ASSERT_EQUAL(L->chunk[c].col, 0);
     } else {
       CU_ASSERT_EQUAL(L->chunk[c].col, lo);
@@ -150,7 +158,8 @@ static void check_layout(const gs_bccoo_t *L, const gs_csr_t *A, const gs_bccoo_
       const int want_col = span < 255 ? BCCOO_COL_8 : span < 65535 ? BCCOO_COL_16 : BCCOO_COL_32;
       CU_ASSERT_EQUAL(BCCOO_ENC_COL(enc), want_col);
       const int want_val = o->lut && all_lut && L->lut_size > 0 ? BCCOO_VAL_LUT
-                           : o->f32 && all_f32 ? BCCOO_VAL_F32 : BCCOO_VAL_F64;
+                           : (o->f32 || o->mixed) && all_f32 ? BCCOO_VAL_F32 : BCCOO_VAL_F64;
+      if (o->mixed) CU_ASSERT(BCCOO_ENC_VAL(enc) != BCCOO_VAL_F64);
       CU_ASSERT_EQUAL(BCCOO_ENC_VAL(enc), want_val);
     }
     /* sharing bits: the first row began before, the last goes on after */
@@ -177,10 +186,13 @@ static void check_layout(const gs_bccoo_t *L, const gs_csr_t *A, const gs_bccoo_
   int64_t hist = 0;
   for (int e = 0; e < 64; ++e) hist += L->kind_count[e];
   CU_ASSERT_EQUAL(hist, L->nchunks);
+  for (int i = 0; o->mixed && i < L->lut_size; ++i) /* the table holds floats */
+    CU_ASSERT(bits(L->lut[i]) == bits((double)(float)L->lut[i]));
 }
 
-/* y = alpha*op(L)*x + beta*y on the host emulation against the product's rounding bound, for
- * both ops and several (alpha, beta); y starts as NaN when beta == 0. */
+/* y = alpha*op(L)*x + beta*y on the host emulation against the product's rounding bound (a mixed
+ * layout: the bound of values rounded to float, u = 2^-24), for both ops and several
+ * (alpha, beta); y starts as NaN when beta == 0. */
 static void check_apply(const gs_bccoo_t *L, const gs_csr_t *A, const char *label)
 {
   static const double ab[][2] = {{1.0, 0.0}, {-1.0, 1.0}, {2.5, -0.5}, {0.0, 2.0}};
@@ -197,8 +209,16 @@ static void check_apply(const gs_bccoo_t *L, const gs_csr_t *A, const char *labe
       for (gs_idx_t i = 0; i < out; ++i) y[i] = ab[k][1] == 0.0 ? NAN : y0[i];
       CU_ASSERT_EQUAL(gs_bccoo_apply_host(L, op ? GS_OP_T : GS_OP_N, ab[k][0], x, ab[k][1], y),
                       GS_SUCCESS);
-      CU_ASSERT(gs_test_spmv_ok(A, op ? GS_OP_T : GS_OP_N, ab[k][0], x, ab[k][1], y0, y,
-                                "%s K=%d %s", label, L->K, L->compressed ? "bccoo" : "bcoo"));
+      if (L->mixed) {
+        char lab[128];
+        snprintf(lab, sizeof lab, "%s K=%d %s mixed", label, L->K,
+                 L->compressed ? "bccoo" : "bcoo");
+        CU_ASSERT(gs_test_spmv_ok_u(A, op ? GS_OP_T : GS_OP_N, ab[k][0], x, ab[k][1], y0, y,
+                                    GS_PRECISION_MIXED_U, lab));
+      } else {
+        CU_ASSERT(gs_test_spmv_ok(A, op ? GS_OP_T : GS_OP_N, ab[k][0], x, ab[k][1], y0, y,
+                                  "%s K=%d %s", label, L->K, L->compressed ? "bccoo" : "bcoo"));
+      }
     }
   free(x);
   free(y0);
@@ -221,12 +241,13 @@ static void check_all(const gs_csr_t *A, const char *label)
 {
   static const int ks[] = {0, 1, 2, 4, 8};
   for (size_t i = 0; i < sizeof ks / sizeof ks[0]; ++i)
-    for (int compressed = 0; compressed < 2; ++compressed) {
-      gs_bccoo_opts_t o = {ks[i], compressed, 1, 1, 0};
-      gs_bccoo_t *L = build_check(A, o, label);
-      gs_bccoo_destroy(&L);
-      CU_ASSERT_PTR_NULL(L);
-    }
+    for (int compressed = 0; compressed < 2; ++compressed)
+      for (int mixed = 0; mixed < 2; ++mixed) {
+        gs_bccoo_opts_t o = {ks[i], compressed, 1, 1, 0, mixed};
+        gs_bccoo_t *L = build_check(A, o, label);
+        gs_bccoo_destroy(&L);
+        CU_ASSERT_PTR_NULL(L);
+      }
 }
 
 /* The one encoding (sharing bits aside) of every chunk, or -1 when they differ. */
@@ -286,7 +307,7 @@ static void test_chunk_boundaries(void)
     snprintf(label, sizeof label, "row lengths %d %d %d %d", lens[s][0], lens[s][1], lens[s][2],
              lens[s][3]);
     check_all(A, label);
-    gs_bccoo_opts_t o = {1, 1, 1, 1, 0};
+    gs_bccoo_opts_t o = {1, 1, 1, 1, 0, 0};
     gs_bccoo_t *L = build_check(A, o, label);
     if (s == 0) { /* every chunk one whole row: nothing shared, row offsets not stored */
       CU_ASSERT_EQUAL(L->nchunks, 4);
@@ -326,7 +347,7 @@ static void test_lut_distinct_values(void)
           push(&T, r, (j * 7) % n, v);
         }
       gs_csr_t *A = to_csr(&T, m, n);
-      gs_bccoo_opts_t o = {2, 1, 1, 1, 0};
+      gs_bccoo_opts_t o = {2, 1, 1, 1, 0, 0};
       char label[64];
       snprintf(label, sizeof label, "%d distinct values", V);
       gs_bccoo_t *L = build_check(A, o, label);
@@ -385,7 +406,7 @@ static void test_column_jumps(void)
       push(&T, r, c, 2.0);
     }
     gs_csr_t *A = to_csr(&T, cases[i].rows, base + cases[i].jump + 1);
-    gs_bccoo_opts_t o = {1, 1, 1, 1, 0};
+    gs_bccoo_opts_t o = {1, 1, 1, 1, 0, 0};
     char label[64];
     snprintf(label, sizeof label, "column jump %d, %d entries", cases[i].jump, cases[i].entries);
     gs_bccoo_t *L = build_check(A, o, label);
@@ -412,7 +433,7 @@ static void test_empty_rows_at_chunk_edges(void)
   for (int j = 0; j < 10; ++j) push(&T, 3, 2 * j, rnd());
   gs_csr_t *A = to_csr(&T, 6, 300);
   check_all(A, "empty rows at chunk edges");
-  gs_bccoo_opts_t o = {1, 1, 1, 1, 0};
+  gs_bccoo_opts_t o = {1, 1, 1, 1, 0, 0};
   gs_bccoo_t *L = build_check(A, o, "empty rows at chunk edges");
   CU_ASSERT_EQUAL_FATAL(L->nchunks, 2);
   gs_idx_t r, col[BCCOO_K_MAX];
@@ -440,7 +461,7 @@ static void test_all_zero_values_and_tiny(void)
     for (int j = 0; j < 7; ++j) push(&T, i, (i + 3 * j) % 500, j == 3 ? -0.0 : 0.0);
   gs_csr_t *A = to_csr(&T, 500, 500);
   check_all(A, "explicit zeros");
-  gs_bccoo_opts_t o = {0, 1, 1, 1, 0};
+  gs_bccoo_opts_t o = {0, 1, 1, 1, 0, 0};
   gs_bccoo_t *L = build_check(A, o, "explicit zeros");
   CU_ASSERT_EQUAL(L->lut_size, 2); /* 0 and -0 are distinct bit patterns */
   gs_bccoo_destroy(&L);
@@ -468,7 +489,7 @@ static void test_padding_never_reads_x(void)
   gs_csr_t *A = gs_test_csr_from_dense(3, 4, a);
   for (int compressed = 0; compressed < 2; ++compressed)
     for (int k = 1; k <= 8; k *= 2) {
-      gs_bccoo_opts_t o = {k, compressed, 1, 1, 0};
+      gs_bccoo_opts_t o = {k, compressed, 1, 1, 0, 0};
       gs_bccoo_t *L = NULL;
       CU_ASSERT_FATAL(gs_bccoo_build(&L, A, &o) == GS_SUCCESS);
       double x[4] = {1, 1, 1, INFINITY}, y[3] = {NAN, NAN, NAN};
@@ -488,7 +509,7 @@ static void test_laplacian(void)
 {
   gs_csr_t *A = NULL;
   CU_ASSERT_FATAL(gs_gen_laplace(&A, 12, 12, 12, 27) == GS_SUCCESS);
-  gs_bccoo_opts_t o = {0, 1, 1, 1, 0};
+  gs_bccoo_opts_t o = {0, 1, 1, 1, 0, 0};
   gs_bccoo_t *L = build_check(A, o, "laplace 12^3");
   CU_ASSERT_EQUAL(L->K, gs_bccoo_choose_k(A, 1));
   CU_ASSERT_EQUAL(L->lut_size, 2);
@@ -515,13 +536,14 @@ static void test_laplacian(void)
   }
 }
 
-/* Threads change nothing: the same blobs bit for bit on 1 and 3 threads. */
+/* Threads change nothing: the same blobs bit for bit on 1 and 3 threads, in both precisions. */
 static void test_threads_same_layout(void)
 {
   gs_csr_t *A = gs_test_random_csr(rng(), 2000, 1800, 0.03);
   CU_ASSERT_FATAL(A != NULL);
-  for (int compressed = 0; compressed < 2; ++compressed) {
-    gs_bccoo_opts_t o1 = {1, compressed, 1, 1, 1}, o3 = {1, compressed, 1, 1, 3};
+  for (int v = 0; v < 4; ++v) {
+    const int compressed = v & 1, mixed = v >> 1;
+    gs_bccoo_opts_t o1 = {1, compressed, 1, 1, 1, mixed}, o3 = {1, compressed, 1, 1, 3, mixed};
     gs_bccoo_t *L1 = NULL, *L3 = NULL;
     CU_ASSERT_FATAL(gs_bccoo_build(&L1, A, &o1) == GS_SUCCESS);
     CU_ASSERT_FATAL(gs_bccoo_build(&L3, A, &o3) == GS_SUCCESS);
@@ -540,8 +562,9 @@ static void test_threads_same_layout(void)
 
 /* More distinct values than a thread's counting table holds (2048), plus a few frequent
  * ones: the frequent values are in the table, and the layout is the same bit for bit on 1, 2,
- * 3 and 7 threads (the per-thread Misra-Gries counts depend on the split; the table must not).
- * The first half of the rows uses only the frequent values, so its chunks use the table. */
+ * 3 and 7 threads (the per-thread Misra-Gries counts depend on the split; the table must not),
+ * in both precisions (mixed: the counts are of rounded values). The first half of the rows uses
+ * only the frequent values, so its chunks use the table. */
 static void test_threads_same_table_many_values(void)
 {
   static const double freq[5] = {4.0, -1.0, 0.5, -0.25, 3.0};
@@ -558,9 +581,10 @@ static void test_threads_same_table_many_values(void)
   gs_csr_t *A = to_csr(&T, m, n);
   CU_ASSERT_FATAL(A->nnz > 150000);
   static const int nts[] = {1, 2, 3, 7};
+  for (int mixed = 0; mixed < 2; ++mixed) {
   gs_bccoo_t *L[4] = {NULL};
   for (int i = 0; i < 4; ++i) {
-    gs_bccoo_opts_t o = {1, 1, 1, 1, nts[i]};
+    gs_bccoo_opts_t o = {1, 1, 1, 1, nts[i], mixed};
     CU_ASSERT_FATAL(gs_bccoo_build(&L[i], A, &o) == GS_SUCCESS);
     CU_ASSERT_EQUAL(L[i]->threads, nts[i]);
     CU_ASSERT(L[i]->lut_size >= 5);
@@ -577,6 +601,118 @@ static void test_threads_same_table_many_values(void)
     CU_ASSERT(memcmp(L[0]->chunk, L[i]->chunk, (size_t)L[0]->nchunks * sizeof *L[0]->chunk) == 0);
   }
   for (int i = 0; i < 4; ++i) gs_bccoo_destroy(&L[i]);
+  }
+  gs_csr_destroy(&A);
+}
+
+/* Blob bytes of the value sections: padded entries times the bytes of their encodings. */
+static int64_t value_bytes(const gs_bccoo_t *L)
+{
+  int64_t b = 0;
+  for (int64_t c = 0; c < L->nchunks; ++c)
+    b += (int64_t)BT * L->K * bccoo_val_width(chunk_kind(L, c));
+  return b;
+}
+
+/* precision=mixed (gs_bccoo_opts_t.mixed), beyond the layout checks of check_all:
+ *  - values that differ only below float's precision are one value once rounded: 500 distinct
+ *    doubles that round to 2 floats give a table of 2 and 1-byte indices in every chunk, where
+ *    the double layout stores doubles in some chunks;
+ *  - random values: bcoo stores exactly 4 bytes a padded entry less, bccoo no double chunk and
+ *    fewer device bytes; the product is within the float bound and outside the double one
+ *    (rounding took place); the registry's host apply (flag MIXED) is the emulation of the same
+ *    layout bit for bit, ops N and T;
+ *  - a finite value beyond FLT_MAX is refused naming its entry, by both backends. */
+static void test_mixed(void)
+{
+  triples_t T = {0};
+  const int m = 40, n = 300;
+  for (int r = 0, e = 0; r < m; ++r)
+    for (int j = 0; j < 50; ++j, ++e)
+      push(&T, r, (j * 7 + r) % n, (e % 2 ? 1.0 : -3.0) + (double)(e % 500) * 0x1p-40);
+  gs_csr_t *A = to_csr(&T, m, n);
+  gs_bccoo_opts_t o = {2, 1, 1, 1, 0, 0};
+  gs_bccoo_t *D = build_check(A, o, "500 values, 2 floats"), *M = NULL;
+  CU_ASSERT(every_val(D, BCCOO_VAL_F64)); /* no chunk whose 512 values are all in the table */
+  CU_ASSERT(D->kind_count[BCCOO_ENC(BCCOO_ROW_8, BCCOO_COL_16, BCCOO_VAL_F64)] > 0);
+  o.mixed = 1;
+  M = build_check(A, o, "500 values, 2 floats");
+  CU_ASSERT_EQUAL(M->lut_size, 2);
+  CU_ASSERT(every_val(M, BCCOO_VAL_LUT));
+  CU_ASSERT((M->lut[0] == 1.0 && M->lut[1] == -3.0) || (M->lut[0] == -3.0 && M->lut[1] == 1.0));
+  CU_ASSERT(value_bytes(M) == (int64_t)M->padded);
+  CU_ASSERT(M->blob_bytes < D->blob_bytes);
+  gs_bccoo_destroy(&D);
+  gs_bccoo_destroy(&M);
+  o.lut = 0; /* no table: floats (mixed) where the double layout has doubles */
+  M = build_check(A, o, "500 values, 2 floats, no table");
+  CU_ASSERT(every_val(M, BCCOO_VAL_F32));
+  gs_bccoo_destroy(&M);
+  gs_csr_destroy(&A);
+
+  A = gs_test_random_csr(rng(), 300, 200, 0.05); /* random values: few are floats */
+  CU_ASSERT_FATAL(A != NULL);
+  double x[300], y0[300], yd[300], ym[300], yr[300];
+  for (int i = 0; i < 300; ++i) {
+    x[i] = rnd();
+    y0[i] = rnd();
+  }
+  for (int compressed = 0; compressed < 2; ++compressed) {
+    const char *name = compressed ? "bccoo" : "bcoo";
+    const int b = gs_spmv_backend_find(name);
+    CU_ASSERT_FATAL(b >= 0);
+    CU_ASSERT(gs_spmv_backend_flags(b) & GS_SPMV_FLAG_MIXED);
+    gs_bccoo_opts_t od = {0, compressed, compressed, compressed, 0, 0}, om = od;
+    om.mixed = 1;
+    D = build_check(A, od, "random 300x200");
+    M = build_check(A, om, "random 300x200");
+    CU_ASSERT_EQUAL_FATAL(M->nchunks, D->nchunks);
+    CU_ASSERT(M->kind_count[BCCOO_ENC(BCCOO_ROW_8, BCCOO_COL_8, BCCOO_VAL_F64)] == 0);
+    if (compressed) {
+      CU_ASSERT(gs_bccoo_device_bytes(M) < gs_bccoo_device_bytes(D));
+      CU_ASSERT(value_bytes(M) <= 4 * M->padded);
+    } else {
+      CU_ASSERT_EQUAL(only_kind(M), BCCOO_ENC(BCCOO_ROW_32, BCCOO_COL_32, BCCOO_VAL_F32));
+      CU_ASSERT_EQUAL((int64_t)(D->blob_bytes - M->blob_bytes), 4 * D->padded);
+    }
+    for (int op = 0; op < 2; ++op) {
+      const gs_op_t t = op ? GS_OP_T : GS_OP_N;
+      const int len = op ? A->n : A->m;
+      const double alpha = op ? -2.0 : 1.5, beta = op ? 0.0 : -0.5;
+      for (int i = 0; i < len; ++i) {
+        yd[i] = ym[i] = y0[i];
+        yr[i] = beta == 0.0 ? NAN : y0[i];
+      }
+      CU_ASSERT_EQUAL_FATAL(gs_bccoo_apply_host(D, t, alpha, x, beta, yd), GS_SUCCESS);
+      CU_ASSERT_EQUAL_FATAL(gs_bccoo_apply_host(M, t, alpha, x, beta, ym), GS_SUCCESS);
+      CU_ASSERT(gs_test_spmv_ok_u(A, t, alpha, x, beta, y0, ym, GS_PRECISION_MIXED_U, name));
+      CU_ASSERT(gs_test_spmv_compare(A, t, alpha, x, beta, y0, ym).ratio > 1.0);
+      CU_ASSERT(gs_test_spmv_compare(A, t, alpha, x, beta, y0, yd).ratio <= 1.0);
+      CU_ASSERT_EQUAL_FATAL(gs_spmv_host_apply(name, A, "precision=mixed", t, alpha, x, beta, yr),
+                            GS_SUCCESS);
+      CU_ASSERT(memcmp(yr, ym, (size_t)len * sizeof *yr) == 0);
+    }
+    gs_bccoo_destroy(&D);
+    gs_bccoo_destroy(&M);
+  }
+  gs_csr_destroy(&A);
+
+  /* beyond the float range: refused in mixed naming the entry, taken in double */
+  const double big[] = {1.0, 0.0, 2.0, 0.0, 3e38, 0.0, 0.0, 0.0, 5e38};
+  const double xb[] = {1.0, 1.0, 1.0};
+  double yb[3];
+  A = gs_test_csr_from_dense(3, 3, big);
+  for (int compressed = 0; compressed < 2; ++compressed) {
+    const char *name = compressed ? "bccoo" : "bcoo";
+    for (int op = 0; op < 2; ++op) {
+      CU_ASSERT_EQUAL(gs_spmv_host_apply(name, A, "precision=mixed", op ? GS_OP_T : GS_OP_N, 1.0,
+                                         xb, 0.0, yb), GS_ERR_UNSUPPORTED);
+      CU_ASSERT(strstr(gs_last_error(), "(3, 3)") != NULL);
+      CU_ASSERT(strstr(gs_last_error(), "float range") != NULL);
+    }
+    CU_ASSERT_EQUAL(gs_spmv_host_apply(name, A, NULL, GS_OP_N, 1.0, xb, 0.0, yb), GS_SUCCESS);
+    CU_ASSERT_EQUAL(yb[2], 5e38);
+  }
   gs_csr_destroy(&A);
 }
 
@@ -606,7 +742,7 @@ static void test_registry_and_arguments(void)
   CU_ASSERT(gs_spmv_host_apply("bcoo", A, "bcoo.lut=1", GS_OP_N, 1.0, x, 0.0, y) ==
             GS_ERR_INVALID_ARG); /* bcoo has no table */
   gs_bccoo_t *L = NULL;
-  gs_bccoo_opts_t o = {3, 1, 1, 1, 0};
+  gs_bccoo_opts_t o = {3, 1, 1, 1, 0, 0};
   CU_ASSERT_EQUAL(gs_bccoo_build(&L, A, &o), GS_ERR_INVALID_ARG);
   CU_ASSERT_PTR_NULL(L);
   CU_ASSERT_EQUAL(gs_bccoo_build(&L, NULL, &o), GS_ERR_INVALID_ARG);
@@ -631,6 +767,8 @@ int main(void)
       {"threads give the same layout", test_threads_same_layout},
       {"threads give the same table with many distinct values", test_threads_same_table_many_values},
       {"registry options and bad arguments", test_registry_and_arguments},
+      {"precision=mixed: rounded values in the table, no doubles, registry, float range",
+       test_mixed},
       CU_TEST_INFO_NULL};
   return gs_test_main("bccoo_host", tests, 0);
 }

@@ -1098,6 +1098,9 @@ static void test_mixed_precision(void)
   CU_ASSERT(gs_spmv_backend_flags(gs_spmv_backend_find("ell")) & GS_SPMV_FLAG_MIXED);
   CU_ASSERT(gs_spmv_backend_flags(gs_spmv_backend_find("dia")) & GS_SPMV_FLAG_MIXED);
   CU_ASSERT(gs_spmv_backend_flags(gs_spmv_backend_find("hyb")) & GS_SPMV_FLAG_MIXED);
+  CU_ASSERT(gs_spmv_backend_flags(gs_spmv_backend_find("sellp")) & GS_SPMV_FLAG_MIXED);
+  CU_ASSERT(gs_spmv_backend_flags(gs_spmv_backend_find("bccoo")) & GS_SPMV_FLAG_MIXED);
+  CU_ASSERT(gs_spmv_backend_flags(gs_spmv_backend_find("bcoo")) & GS_SPMV_FLAG_MIXED);
 }
 
 /* The generic key: values, a named backend, unknown ones; names of the enum. */

@@ -2,8 +2,11 @@
  * builder of spmv/sell_build.c) and the host emulation of its kernels, against the CSR product
  * within its rounding bound, without a GPU: slices with one long row, m not a multiple of C,
  * empty rows and slices, sorting windows (the last one partial), the permutation, the fill and
- * 32-bit slot refusals, the automatic C, T and sigma, and the registry's host apply. */
+ * 32-bit slot refusals, the automatic C, T and sigma, and the registry's host apply; every
+ * layout again in mixed precision (values rounded once to float, gs_sell_round) within the
+ * bound of float values. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,7 +30,17 @@ static gs_spmv_cfg_t cfg_of(double c, double t, double sigma, double max_fill)
   return cfg;
 }
 
-/* Every structural promise of sell.h and sellp.h, checked against the CSR it came from. */
+/* Stored value q of S: the double, or the float of a rounded (mixed) layout. */
+static double slot_val(const gs_sell_t *S, int64_t q)
+{
+  return S->val ? S->val[q] : (double)S->valf[q];
+}
+
+/* Value a of A as S must hold it: itself, or rounded to float once in a mixed layout. */
+static double want_val(const gs_sell_t *S, double a) { return S->valf ? (double)(float)a : a; }
+
+/* Every structural promise of sell.h and sellp.h, checked against the CSR it came from (a
+ * mixed layout: the same slots, each value A's rounded to float, the doubles gone). */
 static void check_layout(const gs_sell_t *S, const gs_csr_t *A, gs_idx_t C, gs_idx_t P,
                          gs_idx_t sigma)
 {
@@ -39,6 +52,8 @@ static void check_layout(const gs_sell_t *S, const gs_csr_t *A, gs_idx_t C, gs_i
   CU_ASSERT_EQUAL(S->sigma, sigma);
   CU_ASSERT_EQUAL_FATAL(S->nslices, (A->m + C - 1) / C);
   CU_ASSERT_EQUAL(S->slice_ptr[0], 0);
+  CU_ASSERT(S->val == NULL || S->valf == NULL); /* one precision at a time */
+  if (S->slots > 0) CU_ASSERT(S->val != NULL || S->valf != NULL);
 
   /* the permutation: a bijection that moves rows only inside their window, longer rows first,
      rows of equal length in their original order; NULL exactly when that order is the identity */
@@ -78,11 +93,11 @@ static void check_layout(const gs_sell_t *S, const gs_csr_t *A, gs_idx_t C, gs_i
         gs_idx_t q = S->slice_ptr[s] + k * C + r;
         if (k < len) { /* entry k of the original row, in CSR order */
           CU_ASSERT_EQUAL(S->col[q], A->col[A->row_ptr[order[row]] + k]);
-          CU_ASSERT_EQUAL(S->val[q], A->val[A->row_ptr[order[row]] + k]);
+          CU_ASSERT_EQUAL(slot_val(S, q), want_val(S, A->val[A->row_ptr[order[row]] + k]));
           ++stored;
         } else { /* padding, also the rows past m in the last slice */
           CU_ASSERT_EQUAL(S->col[q], -1);
-          CU_ASSERT_EQUAL(S->val[q], 0.0);
+          CU_ASSERT_EQUAL(slot_val(S, q), 0.0);
         }
       }
     }
@@ -96,7 +111,8 @@ static void check_layout(const gs_sell_t *S, const gs_csr_t *A, gs_idx_t C, gs_i
 }
 
 /* y = alpha*op(A)*x + beta*y through the kernel emulation and through the plain layout apply,
- * on random x and y, against the product's rounding bound; with beta == 0, y starts as NaN. */
+ * on random x and y, against the product's rounding bound (a mixed layout: the bound of values
+ * rounded to float, u = 2^-24); with beta == 0, y starts as NaN. */
 static void check_apply(const gs_sell_t *S, const gs_csr_t *A, gs_op_t op, double alpha,
                         double beta, uint64_t *rng)
 {
@@ -111,9 +127,17 @@ static void check_apply(const gs_sell_t *S, const gs_csr_t *A, gs_op_t op, doubl
     gs_status_t st = path == 0 ? gs_sellp_layout_apply_host(S, op, alpha, x, beta, y)
                                : gs_sell_spmv_host(S, op, alpha, x, beta, y);
     CU_ASSERT_FATAL(st == GS_SUCCESS);
-    CU_ASSERT(gs_test_spmv_ok(A, op, alpha, x, beta, y0, y, "sellp %s C %d P %d sigma %d",
-                              path == 0 ? "kernel order" : "layout", (int)S->slice_size,
-                              (int)S->pad, (int)S->sigma));
+    if (S->valf) {
+      char label[96];
+      snprintf(label, sizeof label, "sellp mixed %s C %d P %d sigma %d",
+               path == 0 ? "kernel order" : "layout", (int)S->slice_size, (int)S->pad,
+               (int)S->sigma);
+      CU_ASSERT(gs_test_spmv_ok_u(A, op, alpha, x, beta, y0, y, GS_PRECISION_MIXED_U, label));
+    } else {
+      CU_ASSERT(gs_test_spmv_ok(A, op, alpha, x, beta, y0, y, "sellp %s C %d P %d sigma %d",
+                                path == 0 ? "kernel order" : "layout", (int)S->slice_size,
+                                (int)S->pad, (int)S->sigma));
+    }
   }
   free(x);
   free(y);
@@ -126,10 +150,13 @@ static void check_all(const gs_csr_t *A, gs_idx_t C, gs_idx_t P, gs_idx_t sigma,
   gs_sell_t *S = NULL;
   const gs_sell_params_t p = {C, P, sigma, 0.0, "SELL-P"};
   CU_ASSERT_FATAL(gs_sell_build_p(&S, A, &p) == GS_SUCCESS);
-  check_layout(S, A, C, P, sigma);
-  for (size_t k = 0; k < sizeof coef / sizeof coef[0]; ++k) {
-    check_apply(S, A, GS_OP_N, coef[k][0], coef[k][1], rng);
-    check_apply(S, A, GS_OP_T, coef[k][0], coef[k][1], rng);
+  for (int mixed = 0; mixed < 2; ++mixed) { /* the double layout, then the same rounded */
+    if (mixed) CU_ASSERT_FATAL(gs_sell_round(S) == GS_SUCCESS);
+    check_layout(S, A, C, P, sigma);
+    for (size_t k = 0; k < sizeof coef / sizeof coef[0]; ++k) {
+      check_apply(S, A, GS_OP_N, coef[k][0], coef[k][1], rng);
+      check_apply(S, A, GS_OP_T, coef[k][0], coef[k][1], rng);
+    }
   }
   gs_sell_destroy(&S);
   CU_ASSERT_PTR_NULL(S);
@@ -627,6 +654,23 @@ static void test_choose(void)
   check_all(A, 32, 1, 1024, &rng);
   gs_csr_destroy(&A);
   gs_coo_destroy(&Co);
+
+  /* rows alternating 1 and 3 entries: sorting saves m slots (3 m -> 2 m), 12 m bytes in double
+     against the permutation's 8 m (twice 4 a row): it pays; 8 m in mixed precision (4-byte
+     columns and floats): it does not */
+  CU_ASSERT_FATAL(gs_coo_create(&Co, m, 64, (gs_off_t)m * 2) == GS_SUCCESS);
+  for (gs_idx_t i = 0; i < m; ++i)
+    for (gs_idx_t k = 0; k < (i % 2 ? 3 : 1); ++k)
+      CU_ASSERT_FATAL(gs_coo_push(Co, i, (i + 5 * k) % 64, 1.0) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_coo_to_csr(&A, Co) == GS_SUCCESS);
+  cfg = cfg_of(0, 0, 0, 3.0);
+  CU_ASSERT_FATAL(gs_sellp_choose(A, &cfg, &sh) == GS_SUCCESS);
+  CU_ASSERT(sh.T == 1 && sh.C == 32 && sh.sigma == 32 * 32);
+  cfg.precision = GS_PRECISION_MIXED;
+  CU_ASSERT_FATAL(gs_sellp_choose(A, &cfg, &sh) == GS_SUCCESS);
+  CU_ASSERT(sh.T == 1 && sh.C == 32 && sh.sigma == 1);
+  gs_csr_destroy(&A);
+  gs_coo_destroy(&Co);
 }
 
 /* Through the registry: flags, options, the host apply with option strings, and the refusal
@@ -687,6 +731,96 @@ static void test_registry(void)
   gs_csr_destroy(&A);
 }
 
+/* precision=mixed: gs_sellp_build rounds the layout once (valf holds A's values rounded to
+ * nearest float, the doubles are freed, a second gs_sell_round changes nothing); both products
+ * stay within the bound of float values, and are not the double layout's product (rounding took
+ * place: the double bound fails); the registry's host apply (flag MIXED) is the emulation on that
+ * layout bit for bit, for ops N and T; a finite value beyond FLT_MAX is refused naming its entry
+ * (an infinity would follow), double takes it. */
+static void test_mixed(void)
+{
+  uint64_t rng = gs_test_seed() ^ 0x313edull;
+  gs_csr_t *A = gs_test_random_csr(&rng, 150, 97, 0.1); /* random values: few are floats */
+  CU_ASSERT_FATAL(A != NULL);
+  gs_spmv_cfg_t cfg = cfg_of(4, 8, 16, 0.0);
+  gs_sell_t *D = NULL, *M = NULL;
+  CU_ASSERT_FATAL(gs_sellp_build(&D, A, &cfg) == GS_SUCCESS);
+  cfg.precision = GS_PRECISION_MIXED;
+  CU_ASSERT_FATAL(gs_sellp_build(&M, A, &cfg) == GS_SUCCESS);
+  CU_ASSERT_PTR_NULL(D->valf);
+  CU_ASSERT_PTR_NULL(M->val);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(M->valf);
+  check_layout(M, A, 4, 8, 16);
+  CU_ASSERT_EQUAL_FATAL(M->slots, D->slots);
+  int64_t moved = 0;
+  for (int64_t q = 0; q < M->slots; ++q) {
+    CU_ASSERT_EQUAL(M->col[q], D->col[q]);
+    CU_ASSERT(M->valf[q] == (float)D->val[q]); /* once, to nearest */
+    moved += (double)M->valf[q] != D->val[q];
+  }
+  CU_ASSERT(moved > A->nnz / 2);
+  const float *before = M->valf;
+  CU_ASSERT_EQUAL(gs_sell_round(M), GS_SUCCESS); /* already rounded: nothing happens */
+  CU_ASSERT(M->valf == before && M->val == NULL);
+
+  double x[150], y0[150], ym[150], yd[150], yr[150];
+  for (int i = 0; i < 150; ++i) {
+    x[i] = 2.0 * gs_test_uniform(&rng) - 1.0;
+    y0[i] = 2.0 * gs_test_uniform(&rng) - 1.0;
+  }
+  int b = gs_spmv_backend_find("sellp");
+  CU_ASSERT_FATAL(b >= 0);
+  CU_ASSERT(gs_spmv_backend_flags(b) & GS_SPMV_FLAG_MIXED);
+  for (int op = 0; op < 2; ++op) {
+    const gs_op_t o = op ? GS_OP_T : GS_OP_N;
+    const int len = op ? A->n : A->m;
+    const double alpha = op ? -2.0 : 1.5, beta = op ? 0.0 : -0.5;
+    for (int i = 0; i < len; ++i) {
+      ym[i] = yd[i] = y0[i];
+      yr[i] = beta == 0.0 ? NAN : y0[i];
+    }
+    CU_ASSERT_EQUAL_FATAL(gs_sellp_layout_apply_host(M, o, alpha, x, beta, ym), GS_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(gs_sellp_layout_apply_host(D, o, alpha, x, beta, yd), GS_SUCCESS);
+    CU_ASSERT(gs_test_spmv_ok_u(A, o, alpha, x, beta, y0, ym, GS_PRECISION_MIXED_U,
+                                "sellp mixed layout"));
+    CU_ASSERT(gs_test_spmv_ok(A, o, alpha, x, beta, y0, yd, "sellp double layout"));
+    /* rounding happened: the mixed product is outside the double product's bound */
+    CU_ASSERT(gs_test_spmv_compare(A, o, alpha, x, beta, y0, ym).ratio > 1.0);
+    CU_ASSERT_EQUAL_FATAL(gs_spmv_host_apply("sellp", A, "precision=mixed,sellp.c=4,sellp.t=8,"
+                                             "sellp.sigma=16,sellp.max_fill=100", o, alpha, x,
+                                             beta, yr), GS_SUCCESS);
+    CU_ASSERT(memcmp(yr, ym, (size_t)len * sizeof *yr) == 0); /* the same layout and order */
+    /* the option naming sellp reaches it; one naming another backend does not */
+    for (int i = 0; i < len; ++i) yr[i] = y0[i];
+    CU_ASSERT_EQUAL(gs_spmv_host_apply("sellp", A, "sellp.precision=mixed,sellp.c=4,sellp.t=8,"
+                                       "sellp.sigma=16,sellp.max_fill=100", o, alpha, x, 1.0, yr),
+                    GS_SUCCESS);
+    for (int i = 0; i < len; ++i) yr[i] = y0[i];
+    CU_ASSERT_EQUAL(gs_spmv_host_apply("sellp", A, "ell.precision=mixed,sellp.c=4,sellp.t=8,"
+                                       "sellp.sigma=16,sellp.max_fill=100", o, alpha, x, beta, yr),
+                    GS_SUCCESS);
+    CU_ASSERT(memcmp(yr, yd, (size_t)len * sizeof *yr) == 0);
+  }
+  gs_sell_destroy(&M);
+  gs_sell_destroy(&D);
+  gs_csr_destroy(&A);
+
+  /* beyond the float range: refused in mixed, naming the entry; taken in double */
+  const double big[] = {1.0, 0.0, 2.0, 0.0, -1e39, 0.5};
+  const double xb[] = {1.0, 1.0, 1.0};
+  double yb[2];
+  A = gs_test_csr_from_dense(2, 3, big);
+  CU_ASSERT_EQUAL(gs_spmv_host_apply("sellp", A, "precision=mixed", GS_OP_N, 1.0, xb, 0.0, yb),
+                  GS_ERR_UNSUPPORTED);
+  CU_ASSERT(strstr(gs_last_error(), "(2, 2)") != NULL);
+  CU_ASSERT(strstr(gs_last_error(), "float range") != NULL);
+  CU_ASSERT_EQUAL(gs_spmv_host_apply("sellp", A, "precision=mixed", GS_OP_T, 1.0, xb, 0.0, yb),
+                  GS_ERR_UNSUPPORTED);
+  CU_ASSERT_EQUAL(gs_spmv_host_apply("sellp", A, NULL, GS_OP_N, 1.0, xb, 0.0, yb), GS_SUCCESS);
+  CU_ASSERT_EQUAL(yb[1], -1e39 + 0.5);
+  gs_csr_destroy(&A);
+}
+
 static void test_bad_arguments(void)
 {
   const double a[] = {1, 2, 0, 3};
@@ -721,6 +855,7 @@ int main(void)
       {"more than 2^31-1 slots refused", test_slot_overflow},
       {"automatic C, T and sigma", test_choose},
       {"registry host apply and options", test_registry},
+      {"precision=mixed: rounded once, float bound, registry, float range", test_mixed},
       {"bad arguments", test_bad_arguments},
       CU_TEST_INFO_NULL};
   return gs_test_main("sellp_host", tests, 0);

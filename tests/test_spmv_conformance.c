@@ -460,14 +460,64 @@ static void test_real_matrices(void)
   }
 }
 
-/* precision=mixed on the device: every backend flagged GS_SPMV_FLAG_MIXED, ops N and T, three
+/* One backend in mixed precision on A (options: the backend's own, or NULL): ops N and T, three
  * (alpha, beta) with y = NaN for beta = 0, against the double host product within the bound of
  * values rounded to float (gs_test_spmv_compare_u); a smaller byte model than its double
- * instance; every other backend (cusparse-csr, hola, merge, ...) refused with
- * GS_ERR_UNSUPPORTED and no product. */
+ * instance with the same options; "mixed" in its description. A backend without the flag is
+ * refused with GS_ERR_UNSUPPORTED naming it, and prepares nothing. */
+static void mixed_one(gs_matrix_t *A, const char *name, const char *options, const char *label,
+                      const double *x, const double *y0, double *y, double *d_x, double *d_y)
+{
+  const gs_csr_t *H = gs_matrix_host(A);
+  gs_spmv_t *S = NULL, *D = NULL;
+  char opts[256];
+  snprintf(opts, sizeof opts, "%s%sprecision=mixed", options ? options : "", options ? "," : "");
+  gs_status_t rc = gs_spmv_create(&S, ctx, A, name, opts);
+  if (!(gs_spmv_backend_flags(gs_spmv_backend_find(name)) & GS_SPMV_FLAG_MIXED)) {
+    CU_ASSERT_EQUAL(rc, GS_ERR_UNSUPPORTED);
+    CU_ASSERT(strstr(gs_last_error(), name) != NULL);
+    CU_ASSERT_PTR_NULL(S);
+    return;
+  }
+  if (rc == GS_ERR_FORMAT_FILL) return;
+  if (rc != GS_SUCCESS) fprintf(stderr, "  %s %s on %s: %s\n", name, opts, label, gs_last_error());
+  CU_ASSERT_EQUAL_FATAL(rc, GS_SUCCESS);
+  CU_ASSERT_EQUAL(gs_spmv_precision(S), GS_PRECISION_MIXED);
+  CU_ASSERT_EQUAL(gs_spmv_value_type(S), GS_VALUE_DOUBLE); /* the vectors */
+  CU_ASSERT(strstr(gs_spmv_describe(S), "mixed") != NULL);
+  gs_spmv_mem_t mm, md;
+  CU_ASSERT_FATAL(gs_spmv_create(&D, ctx, A, name, options) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_spmv_memory(S, &mm) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_spmv_memory(D, &md) == GS_SUCCESS);
+  if (H->nnz > 0) CU_ASSERT(mm.bytes_per_apply < md.bytes_per_apply);
+  gs_spmv_destroy(&D);
+  static const double ab[][2] = {{1.0, 0.0}, {-1.0, 1.0}, {2.5, -0.5}};
+  for (int op = 0; op < 2; ++op) {
+    if (op && !gs_spmv_supports(S, GS_OP_T)) break;
+    const gs_idx_t len = op ? H->n : H->m;
+    for (size_t c = 0; c < sizeof ab / sizeof ab[0]; ++c) {
+      for (gs_idx_t i = 0; i < len; ++i) y[i] = ab[c][1] == 0.0 ? NAN : y0[i];
+      CU_ASSERT_FATAL(gs_copy_to_device(ctx, d_y, y, (size_t)len * sizeof *y) == GS_SUCCESS);
+      CU_ASSERT_FATAL(gs_spmv_apply(S, op ? GS_OP_T : GS_OP_N, ab[c][0], d_x, ab[c][1], d_y) ==
+                      GS_SUCCESS);
+      CU_ASSERT_FATAL(gs_copy_to_host(ctx, y, d_y, (size_t)len * sizeof *y) == GS_SUCCESS);
+      char lab[384];
+      snprintf(lab, sizeof lab, "%s %s on %s", name, opts, label);
+      CU_ASSERT(gs_test_spmv_ok_u(H, op ? GS_OP_T : GS_OP_N, ab[c][0], x, ab[c][1], y0, y,
+                                  GS_PRECISION_MIXED_U, lab));
+    }
+  }
+  gs_spmv_destroy(&S);
+}
+
+/* precision=mixed on the device: every backend (GS_TEST_BACKENDS and GS_TEST_NO_VENDOR
+ * honoured) through mixed_one; then the kernel paths the defaults may not reach: sellp's
+ * reduction shapes (a group spanning warps with C < 32 and with C >= 32, 1024 threads, rows
+ * sorted), bccoo's and bcoo's K and bccoo without its table. */
 static void mixed_on(const gs_csr_t *H, const char *label)
 {
   gs_matrix_t *A = NULL;
+  size_t base = gs_device_bytes_in_use(ctx);
   CU_ASSERT_FATAL(gs_matrix_create(&A, ctx, H) == GS_SUCCESS);
   const size_t lx = (size_t)(H->m > H->n ? H->m : H->n) + 1;
   double *x = malloc(lx * sizeof *x), *y0 = malloc(lx * sizeof *y0), *y = malloc(lx * sizeof *y);
@@ -481,51 +531,32 @@ static void mixed_on(const gs_csr_t *H, const char *label)
   CU_ASSERT_FATAL(gs_dmalloc(ctx, (void **)&d_x, lx * sizeof *d_x, "x") == GS_SUCCESS);
   CU_ASSERT_FATAL(gs_dmalloc(ctx, (void **)&d_y, lx * sizeof *d_y, "y") == GS_SUCCESS);
   CU_ASSERT_FATAL(gs_copy_to_device(ctx, d_x, x, lx * sizeof *x) == GS_SUCCESS);
-  static const double ab[][2] = {{1.0, 0.0}, {-1.0, 1.0}, {2.5, -0.5}};
   for (int b = 0; b < gs_spmv_backend_count(); ++b) {
     const char *name = gs_spmv_backend_name(b);
-    gs_spmv_t *S = NULL, *D = NULL;
-    gs_status_t rc = gs_spmv_create(&S, ctx, A, name, "precision=mixed");
-    if (!(gs_spmv_backend_flags(b) & GS_SPMV_FLAG_MIXED)) {
-      CU_ASSERT_EQUAL(rc, GS_ERR_UNSUPPORTED);
-      CU_ASSERT(strstr(gs_last_error(), name) != NULL);
-      CU_ASSERT_PTR_NULL(S);
-      continue;
-    }
-    if (rc == GS_ERR_FORMAT_FILL) continue;
-    CU_ASSERT_EQUAL_FATAL(rc, GS_SUCCESS);
-    CU_ASSERT_EQUAL(gs_spmv_precision(S), GS_PRECISION_MIXED);
-    CU_ASSERT_EQUAL(gs_spmv_value_type(S), GS_VALUE_DOUBLE); /* the vectors */
-    CU_ASSERT(strstr(gs_spmv_describe(S), "mixed") != NULL);
-    gs_spmv_mem_t mm, md;
-    CU_ASSERT_FATAL(gs_spmv_create(&D, ctx, A, name, NULL) == GS_SUCCESS);
-    CU_ASSERT_FATAL(gs_spmv_memory(S, &mm) == GS_SUCCESS);
-    CU_ASSERT_FATAL(gs_spmv_memory(D, &md) == GS_SUCCESS);
-    if (H->nnz > 0) CU_ASSERT(mm.bytes_per_apply < md.bytes_per_apply);
-    gs_spmv_destroy(&D);
-    for (int op = 0; op < 2; ++op) {
-      if (op && !gs_spmv_supports(S, GS_OP_T)) break;
-      const gs_idx_t len = op ? H->n : H->m;
-      for (size_t c = 0; c < sizeof ab / sizeof ab[0]; ++c) {
-        for (gs_idx_t i = 0; i < len; ++i) y[i] = ab[c][1] == 0.0 ? NAN : y0[i];
-        CU_ASSERT_FATAL(gs_copy_to_device(ctx, d_y, y, (size_t)len * sizeof *y) == GS_SUCCESS);
-        CU_ASSERT_FATAL(gs_spmv_apply(S, op ? GS_OP_T : GS_OP_N, ab[c][0], d_x, ab[c][1], d_y) ==
-                        GS_SUCCESS);
-        CU_ASSERT_FATAL(gs_copy_to_host(ctx, y, d_y, (size_t)len * sizeof *y) == GS_SUCCESS);
-        char lab[128];
-        snprintf(lab, sizeof lab, "%s mixed on %s", name, label);
-        CU_ASSERT(gs_test_spmv_ok_u(H, op ? GS_OP_T : GS_OP_N, ab[c][0], x, ab[c][1], y0, y,
-                                    GS_PRECISION_MIXED_U, lab));
-      }
-    }
-    gs_spmv_destroy(&S);
+    if (skip_vendor && (gs_spmv_backend_flags(b) & GS_SPMV_FLAG_VENDOR)) continue;
+    if (!selected(name)) continue;
+    mixed_one(A, name, NULL, label, x, y0, y, d_x, d_y);
   }
+  static const char *const variants[][2] = {
+      {"sellp", "sellp.c=2,sellp.t=4,sellp.sigma=8,sellp.max_fill=100"},
+      {"sellp", "sellp.c=8,sellp.t=8,sellp.sigma=64,sellp.max_fill=100"},
+      {"sellp", "sellp.c=64,sellp.t=4,sellp.sigma=1,sellp.max_fill=100"},
+      {"sellp", "sellp.c=32,sellp.t=32,sellp.sigma=1000,sellp.max_fill=100"},
+      {"bccoo", "bccoo.k=1"},
+      {"bccoo", "bccoo.k=8"},
+      {"bccoo", "bccoo.lut=0"},
+      {"bcoo", "bcoo.k=1"},
+      {"bcoo", "bcoo.k=8"}};
+  for (size_t i = 0; i < sizeof variants / sizeof *variants; ++i)
+    if (gs_spmv_backend_find(variants[i][0]) >= 0 && selected(variants[i][0]))
+      mixed_one(A, variants[i][0], variants[i][1], label, x, y0, y, d_x, d_y);
   gs_dfree(ctx, d_x);
   gs_dfree(ctx, d_y);
   free(x);
   free(y0);
   free(y);
   gs_matrix_destroy(&A);
+  CU_ASSERT_EQUAL(gs_device_bytes_in_use(ctx), base); /* every backend gave back what it took */
 }
 
 static void test_mixed_precision(void)
@@ -538,6 +569,12 @@ static void test_mixed_precision(void)
   CU_ASSERT_FATAL(gs_gen_laplace(&A, 30, 30, 30, 27) == GS_SUCCESS); /* csr-vector row blocks */
   for (gs_off_t p = 0; p < A->nnz; ++p) A->val[p] *= 1.0 + 0.1 * gs_test_uniform(&s);
   mixed_on(A, "laplace 27-pt 30^3, perturbed values");
+  gs_csr_destroy(&A);
+  /* values that differ below float's precision: 26 and -1 once rounded, so bccoo's mixed
+   * layout is all table indices where its double layout stores doubles */
+  CU_ASSERT_FATAL(gs_gen_laplace(&A, 24, 24, 24, 27) == GS_SUCCESS);
+  for (gs_off_t p = 0; p < A->nnz; ++p) A->val[p] += A->val[p] * 0x1p-40 * gs_test_uniform(&s);
+  mixed_on(A, "laplace 27-pt 24^3, values 26 and -1 perturbed by 2^-40");
   gs_csr_destroy(&A);
   /* one row of 9000 entries: csr-vector's long-row chunks (atomics), hyb's COO tail */
   gs_coo_t *C = NULL;
