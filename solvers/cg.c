@@ -83,13 +83,17 @@ static gs_status_t cg_iteration(gs_solver_t *s, void *user, int it)
   GS_CHECK(s->vec->dot(s, n, v->p, v->q, &S->pq));                               /* p^T q     */
   GS_CHECK(gs_kernel_cg_update(stream, n, S, c, GS_DONE_DEVICE, v->x, v->r, v->p,
                                v->q));                                  /* x += a p, r -= a q */
-  if (s->M) { /* ||r|| and r^T z in one reduction: one all-reduce across ranks, not two */
+  if (s->M && s->vec->dots) { /* ||r|| and r^T z in one reduction: one all-reduce, not two */
     const double *xs[2] = {v->r, v->r}, *ys[2] = {v->r, v->z};
     GS_CHECK(gs_solver_precond(s, v->r, v->z));                                 /* z <- M^-1 r */
     GS_CHECK(s->vec->dots(s, n, 2, xs, ys, &S->ts));                        /* r^T r, r^T z */
     GS_CHECK(gs_kernel_cg_norm_rho(stream, S, c ^ 1));             /* ||r||, rho <- r^T z */
-  } else {
+  } else { /* a table without multi-dot: one reduction each */
     GS_CHECK(s->vec->nrm2(s, n, v->r, &S->rnorm));                               /* ||r||     */
+    if (s->M) {
+      GS_CHECK(gs_solver_precond(s, v->r, v->z));                               /* z <- M^-1 r */
+      GS_CHECK(s->vec->dot(s, n, v->r, v->z, &S->rho[c ^ 1]));                   /* r^T z     */
+    }
   }
   GS_CHECK(gs_kernel_cg_direction(stream, n, S, c, !s->M, GS_DONE_DEVICE, v->p,
                                   v->z));                                 /* p <- z + b p    */

@@ -544,6 +544,9 @@ extern "C" gs_status_t gs_kernel_iteration_end(cudaStream_t stream, gs_dscalars_
  * r^T z. One thread. */
 static __global__ void cg_norm_rho_kernel(gs_dscalars_t *S, int slot)
 {
+  /* after a halt the reduction kernels return at once, but an all-reduce across ranks still
+   * sums their stale ts and tt again: keep the norm of the halt */
+  if (S->halt) return;
   S->rnorm = sqrt(S->ts);
   S->rho[slot] = S->tt;
 }
