@@ -99,6 +99,7 @@ typedef struct {
   double rtol, atol;
   long maxit, restart, check_every, runs;
   int graphs, compare, steady;
+  int method;       /* solve: the gs_method_t of --solver */
   int distributed;  /* --distributed: one rank per process */
   cli_job_t *job;   /* that job (NULL with --gpus) */
 } dargs_t;
@@ -126,12 +127,15 @@ static int parse(int argc, char **argv, dargs_t *a, int solve)
   gs_dist_matrix_opts_default(&a->mo);
   a->solver = "auto";
   a->pc = "none";
-  a->rtol = 1e-8;
-  a->maxit = 10000;
-  a->restart = 30;
-  a->check_every = 0;
+  gs_solve_opts_t d; /* the solver's own defaults */
+  gs_solve_opts_default(&d);
+  a->rtol = d.rtol;
+  a->atol = d.atol;
+  a->maxit = d.maxit;
+  a->restart = d.restart;
+  a->check_every = d.check_every;
+  a->graphs = d.graphs;
   a->runs = 100;
-  a->graphs = 1;
   a->stencil = 27;
   const char *usage = solve ? solve_usage : spmv_usage;
   const cli_switch_t sw_solve[] = {{"--compare", NULL, &a->compare},
@@ -233,6 +237,19 @@ static int parse(int argc, char **argv, dargs_t *a, int solve)
   a->mo.options = a->spmv_opts;
   if (gs_spmv_options_check(a->spmv_opts) != GS_SUCCESS)
     return cli_fail(CLI_BAD_INPUT, "%s", gs_last_error());
+  if (!solve) return CLI_OK;
+  a->method = gs_method_find(a->solver);
+  if (a->method < 0)
+    return cli_fail(CLI_BAD_INPUT, "solve: unknown solver '%s' (cg, pipecg, bicgstab, gmres or "
+                    "auto with --gpus)", a->solver);
+  if (a->method != GS_SOLVER_AUTO && a->method != GS_SOLVER_CG &&
+      a->method != GS_SOLVER_PIPECG && a->method != GS_SOLVER_BICGSTAB &&
+      a->method != GS_SOLVER_GMRES)
+    return cli_fail(CLI_BAD_INPUT, "solve: %s is not distributed (cg, pipecg, bicgstab, gmres "
+                    "or auto with --gpus)", a->solver);
+  if (gs_precond_find(a->pc) < 0)
+    return cli_fail(CLI_BAD_INPUT,
+                    "solve: unknown preconditioner '%s' (none, jacobi, ilu0 or ic0)", a->pc);
   return CLI_OK;
 }
 
@@ -363,36 +380,42 @@ static int setup(const dargs_t *a, const gs_csr_t *H, gs_dist_t **D, gs_dist_mat
 /* ---- spmv --gpus ---------------------------------------------------------------------------- */
 
 /* Starts the job of --distributed (before parsing, so that only rank 0 reports a bad
- * argument) and keeps ranks other than 0 quiet on stdout. */
-static int job_start(int *argc, char ***argv, cli_job_t *J, int *on)
+ * argument; ranks other than 0 are quiet on stdout), parses, and agrees on the outcome.
+ * CLI_OK: go on (a->job set with --distributed); else the command's exit status, the job
+ * already ended (help printed: CLI_DONE). */
+#define CLI_DONE (-2)
+static int begin(int *argc, char ***argv, dargs_t *a, cli_job_t *J, int solve)
 {
-  *on = cli_has_opt(*argc, *argv, "--distributed");
-  if (!*on) return CLI_OK;
-  const int rc = cli_job_init(argc, argv, J);
-  if (rc == CLI_OK && J->rank != 0) (void)!freopen("/dev/null", "w", stdout);
+  const int on = cli_has_opt(*argc, *argv, "--distributed");
+  int rc = on ? cli_job_init(argc, argv, J) : CLI_OK;
+  if (rc != CLI_OK) return rc;
+  if (on && J->rank != 0) (void)!freopen("/dev/null", "w", stdout);
+  rc = parse(*argc, *argv, a, solve);
+  if (on) a->job = J;
+  if (rc != -2) rc = agree(a, rc);
+  if (rc != CLI_OK && on) cli_job_end(J);
   return rc;
 }
 
-/* rc from parse: -2 (help printed) is success; the job agrees on the outcome. */
-static int parsed(dargs_t *a, cli_job_t *J, int on, int rc)
+/* A library call made on every rank: CLI_OK, or the agreed exit status (dist_failed). */
+static int step(const dargs_t *a, gs_dist_t *D, gs_status_t st)
 {
-  if (on) a->job = J;
-  if (rc == -2) return -2;
-  return on ? cli_job_agree(J, rc) : rc;
+  return agree(a, st == GS_SUCCESS ? CLI_OK : dist_failed(a, D, st));
+}
+
+/* Each process wrote its own rows of v (n entries, zero elsewhere): their sum on rank 0. */
+static int rows_to_root(const dargs_t *a, double *v, gs_idx_t n)
+{
+  if (!a->job || cli_job_sum_to_root(a->job, v, (size_t)n) == 0) return CLI_OK;
+  return agree(a, cli_fail(CLI_DEVICE, "MPI_Reduce failed"));
 }
 
 int cmd_spmv_dist(int argc, char **argv)
 {
   dargs_t a;
   cli_job_t J;
-  int on = 0;
-  int rc = job_start(&argc, &argv, &J, &on);
-  if (rc != CLI_OK) return rc;
-  rc = parsed(&a, &J, on, parse(argc, argv, &a, 0));
-  if (rc == -2 || rc != CLI_OK) {
-    if (on) cli_job_end(&J);
-    return rc == -2 ? CLI_OK : rc;
-  }
+  int rc = begin(&argc, &argv, &a, &J, 0);
+  if (rc != CLI_OK) return rc == CLI_DONE ? CLI_OK : rc;
   gs_csr_t *H = NULL;
   gs_dist_t *D = NULL;
   gs_dist_matrix_t *A = NULL;
@@ -413,12 +436,9 @@ int cmd_spmv_dist(int argc, char **argv)
   rc = x && y && y1 ? CLI_OK : cli_fail(CLI_DEVICE, "out of host memory");
   if ((rc = agree(&a, rc)) != CLI_OK) goto done;
   for (gs_idx_t i = 0; i < n; ++i) x[i] = 1.0 + 0.5 * sin(0.37 * (double)i);
-  st = gs_dist_spmv(A, 1.0, x, 0.0, y);
-  if ((rc = agree(&a, st == GS_SUCCESS ? CLI_OK : dist_failed(&a, D, st))) != CLI_OK) goto done;
-  if (a.job && cli_job_sum_to_root(a.job, y, (size_t)n)) {
-    rc = agree(&a, cli_fail(CLI_DEVICE, "MPI_Reduce failed"));
+  if ((rc = step(&a, D, gs_dist_spmv(A, 1.0, x, 0.0, y))) != CLI_OK ||
+      (rc = rows_to_root(&a, y, n)) != CLI_OK)
     goto done;
-  }
   int ok = 1;
   if (is_root(&a)) {
     const double err = gs_spmv_rel_error(H, GS_OP_N, 1.0, x, 0.0, NULL, y);
@@ -460,8 +480,7 @@ int cmd_spmv_dist(int argc, char **argv)
     printf("\n");
   }
   gs_dist_spmv_timing_t t;
-  st = gs_dist_spmv_bench(A, (int)a.runs, &t);
-  if ((rc = agree(&a, st == GS_SUCCESS ? CLI_OK : dist_failed(&a, D, st))) != CLI_OK) goto done;
+  if ((rc = step(&a, D, gs_dist_spmv_bench(A, (int)a.runs, &t))) != CLI_OK) goto done;
   printf("time     product %.2f us, local product alone %.2f us, halo exchange alone %.2f us, "
          "overlap %.0f%% (median of %d, slowest rank)\n", t.product_s * 1e6, t.local_s * 1e6,
          t.halo_s * 1e6, 100.0 * t.overlap, t.reps);
@@ -474,7 +493,7 @@ done:
   gs_dist_matrix_destroy(&A);
   gs_dist_destroy(&D);
   gs_csr_destroy(&H);
-  if (on) cli_job_end(&J);
+  if (a.job) cli_job_end(a.job);
   return rc;
 }
 
@@ -588,29 +607,8 @@ int cmd_solve_dist(int argc, char **argv)
 {
   dargs_t a;
   cli_job_t J;
-  int on = 0;
-  int rc = job_start(&argc, &argv, &J, &on);
-  if (rc != CLI_OK) return rc;
-  rc = parse(argc, argv, &a, 1);
-  int method = -1;
-  if (rc == CLI_OK) {
-    method = gs_method_find(a.solver);
-    if (method < 0)
-      rc = cli_fail(CLI_BAD_INPUT, "solve: unknown solver '%s' (cg, pipecg, bicgstab, gmres or "
-                    "auto with --gpus)", a.solver);
-    else if (method != GS_SOLVER_AUTO && method != GS_SOLVER_CG && method != GS_SOLVER_PIPECG &&
-             method != GS_SOLVER_BICGSTAB && method != GS_SOLVER_GMRES)
-      rc = cli_fail(CLI_BAD_INPUT, "solve: %s is not distributed (cg, pipecg, bicgstab, gmres "
-                    "or auto with --gpus)", a.solver);
-    else if (gs_precond_find(a.pc) < 0)
-      rc = cli_fail(CLI_BAD_INPUT,
-                    "solve: unknown preconditioner '%s' (none, jacobi, ilu0 or ic0)", a.pc);
-  }
-  rc = parsed(&a, &J, on, rc);
-  if (rc == -2 || rc != CLI_OK) {
-    if (on) cli_job_end(&J);
-    return rc == -2 ? CLI_OK : rc;
-  }
+  int rc = begin(&argc, &argv, &a, &J, 1);
+  if (rc != CLI_OK) return rc == CLI_DONE ? CLI_OK : rc;
   gs_csr_t *H = NULL;
   gs_dist_t *D = NULL;
   gs_dist_matrix_t *A = NULL;
@@ -655,7 +653,7 @@ int cmd_solve_dist(int argc, char **argv)
   print_parts(&a, A, D);
   gs_solve_opts_t o;
   gs_solve_opts_default(&o);
-  o.method = (gs_method_t)method;
+  o.method = (gs_method_t)a.method;
   o.rtol = a.rtol;
   o.atol = a.atol;
   o.maxit = (int)a.maxit;
@@ -663,12 +661,9 @@ int cmd_solve_dist(int argc, char **argv)
   o.check_every = (int)a.check_every;
   o.graphs = a.graphs;
   gs_solve_stats_t s;
-  st = gs_dist_solve(A, &o, a.pc, b, x, &s);
-  if ((rc = agree(&a, st == GS_SUCCESS ? CLI_OK : dist_failed(&a, D, st))) != CLI_OK) goto done;
-  if (a.job && cli_job_sum_to_root(a.job, x, (size_t)n)) {
-    rc = agree(&a, cli_fail(CLI_DEVICE, "MPI_Reduce failed"));
+  if ((rc = step(&a, D, gs_dist_solve(A, &o, a.pc, b, x, &s))) != CLI_OK ||
+      (rc = rows_to_root(&a, x, n)) != CLI_OK)
     goto done;
-  }
   double err = -1.0;
   if (ones && is_root(&a)) {
     err = 0.0;
@@ -705,6 +700,6 @@ done:
   gs_dist_matrix_destroy(&A);
   gs_dist_destroy(&D);
   gs_csr_destroy(&H);
-  if (on) cli_job_end(&J);
+  if (a.job) cli_job_end(a.job);
   return rc;
 }
