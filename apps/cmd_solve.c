@@ -72,6 +72,12 @@ static const char *usage_text =
     "  --graphs on|off   CG, pipecg and BiCGSTAB replay each iteration as a CUDA Graph\n"
     "                    (default on; off where the format or preconditioner cannot be\n"
     "                    captured)\n"
+    "  --persistent on|off|auto\n"
+    "                    CG and BiCGSTAB run the iterations between two checks as one\n"
+    "                    cooperative kernel with a CSR product of their own (whatever\n"
+    "                    --format says) and jacobi folded in: fastest on small systems.\n"
+    "                    on: refused where it cannot serve; auto: where it can and the\n"
+    "                    matrix has at most 2^21 entries (default off)\n"
     "  --x0 FILE         initial guess (Matrix Market vector; default 0)\n"
     "  -o, --output FILE write the solution x as a Matrix Market vector\n"
     "  --monitor         print the residual norm at every iteration\n"
@@ -217,9 +223,11 @@ static void print_single(const result_t *r, int ones)
   if (s->method == GS_SOLVER_CG || s->method == GS_SOLVER_PIPECG ||
       s->method == GS_SOLVER_BICGSTAB) {
     const double vec_s = s->seconds_total - s->seconds_spmv - s->seconds_precond;
-    printf("loop     %s, %d host check%s", s->graphs ? "CUDA Graphs" : "kernel by kernel",
+    printf("loop     %s, %d host check%s",
+           s->persistent ? "persistent kernels" : s->graphs ? "CUDA Graphs" : "kernel by kernel",
            s->checks, s->checks == 1 ? "" : "s");
     if (*s->graphs_note) printf(" (graphs off: %s)", s->graphs_note);
+    if (*s->persistent_note) printf(" (not persistent: %s)", s->persistent_note);
     if (s->vector_bytes > 0 && vec_s > 0 && s->iterations > 0)
       printf(", %.2f us per iteration, vector part %.0f GB/s", 1e6 * s->seconds_total /
              s->iterations, 1e-9 * s->vector_bytes / vec_s);
@@ -302,6 +310,8 @@ static void json_result(cli_json_t *j, const result_t *r, int ones, int with_his
   json_int(j, "precond_count", s->precond_count);
   json_int(j, "graphs", s->graphs);
   json_str(j, "graphs_note", s->graphs_note);
+  json_int(j, "persistent", s->persistent);
+  json_str(j, "persistent_note", s->persistent_note);
   json_int(j, "checks", s->checks);
   json_num(j, "vector_bytes", s->vector_bytes);
   json_num(j, "setup_s", s->seconds_setup);
@@ -409,7 +419,7 @@ int cmd_solve(int argc, char **argv)
   int npaths = 0, json = 0, monitor = 0, rc = CLI_OK, no_cache = 0, verbose = 0;
   double rtol = 1e-8, atol = 0.0;
   long maxit = 10000, restart = 30, check_every = -1; /* -1: not given (automatic) */
-  int graphs = 1;
+  int graphs = 1, persistent = GS_PERSISTENT_OFF;
   char spmv_opts[1024] = "", inner_opts[1024] = "";
   const char *precision = "double";
   gs_refine_opts_t ropts;
@@ -466,6 +476,12 @@ int cmd_solve(int argc, char **argv)
       if (!strcmp(v, "on")) graphs = 1;
       else if (!strcmp(v, "off")) graphs = 0;
       else return cli_fail(CLI_BAD_INPUT, "--graphs: expected on or off, not '%s'", v);
+    } else if ((r = cli_opt(argc, argv, &i, "--persistent", &v)) != 0) {
+      if (r < 0) return CLI_BAD_INPUT;
+      if (!strcmp(v, "on")) persistent = GS_PERSISTENT_ON;
+      else if (!strcmp(v, "off")) persistent = GS_PERSISTENT_OFF;
+      else if (!strcmp(v, "auto")) persistent = GS_PERSISTENT_AUTO;
+      else return cli_fail(CLI_BAD_INPUT, "--persistent: expected on, off or auto, not '%s'", v);
     } else if ((r = cli_opt(argc, argv, &i, "--x0", &v)) != 0) {
       if (r < 0) return CLI_BAD_INPUT;
       x0_path = v;
@@ -628,6 +644,7 @@ int cmd_solve(int argc, char **argv)
   /* automatic unless given; with --monitor the library reads every iteration */
   o.check_every = check_every >= 0 ? (int)check_every : 0;
   o.graphs = graphs;
+  o.persistent = persistent;
   o.x0_given = h_x0 != NULL;
   monitor_t mon = {0};
   mon.print = monitor && !json;

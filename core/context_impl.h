@@ -56,6 +56,7 @@ struct gs_context {
   int test_wide; /* test hook (core/testhooks.h): matrices created on it keep 64-bit offsets */
   int test_vecops; /* test hook (core/testhooks.h): solvers set up on it take the vector table's
                       path (1: with its optional slots, 2: without) */
+  int test_persist_per_sm; /* test hook: blocks an SM of the persistent kernels (0: the rule) */
 };
 
 #endif

@@ -75,6 +75,11 @@ void gs_test_solver_vecops(gs_context_t *ctx, int which)
   if (ctx) ctx->test_vecops = which == 1 || which == 2 ? which : 0;
 }
 
+void gs_test_persist_per_sm(gs_context_t *ctx, int per_sm)
+{
+  if (ctx) ctx->test_persist_per_sm = per_sm > 0 ? per_sm : 0;
+}
+
 void gs_test_dmalloc_fail_after(gs_context_t *ctx, long k)
 {
   if (!ctx) return;

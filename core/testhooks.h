@@ -22,6 +22,11 @@ void gs_test_wide_offsets(gs_context_t *ctx, int on);
  *  multi-GPU table will take (the table's reductions, not the fused single-GPU kernels): 1 with
  *  the table's optional slots (one multi-dot reduction), 2 without them (plain dots). 0: off. */
 void gs_test_solver_vecops(gs_context_t *ctx, int which);
+/** per_sm > 0: solvers set up on ctx from now plan their persistent kernels (opts.persistent)
+ *  with at most per_sm blocks a multiprocessor, above GS_PERSIST_PER_SM up to the occupancy
+ *  limit (more blocks, and grid-stride loops that run fewer rows a thread: the suites cover
+ *  both sides); 0: the rule. */
+void gs_test_persist_per_sm(gs_context_t *ctx, int per_sm);
 /** Whether A keeps 64-bit device offsets (declared for the library in spmv/spmv_impl.h). */
 int gs_matrix_wide(const gs_matrix_t *A);
 

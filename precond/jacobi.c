@@ -39,6 +39,11 @@ static gs_idx_t diagonal(const gs_csr_t *A, double *d, gs_idx_t *bad_rows, int *
   return first;
 }
 
+const double *gs_jacobi_dinv(const void *data)
+{
+  return data ? ((const jacobi_t *)data)->d_dinv : NULL;
+}
+
 static void jacobi_destroy(void *data)
 {
   jacobi_t *J = data;

@@ -147,6 +147,10 @@ int gs_precond_is_symmetric(const gs_precond_t *M)
   return !M || (ops_flags(M->ops) & GS_PRECOND_FLAG_SYMMETRIC) != 0;
 }
 double gs_precond_setup_seconds(const gs_precond_t *M) { return M ? M->setup_seconds : 0.0; }
+const double *gs_precond_jacobi_dinv(const gs_precond_t *M)
+{
+  return M && M->ops == &gs_precond_jacobi_ops ? gs_jacobi_dinv(M->data) : NULL;
+}
 size_t gs_precond_device_bytes(const gs_precond_t *M)
 {
   return M ? M->ops->device_bytes(M->data) : 0;

@@ -48,6 +48,12 @@ extern const gs_precond_ops_t gs_precond_ic0_ops;
 gs_status_t gs_jacobi_apply_kernel(cudaStream_t stream, gs_idx_t n, const double *d_dinv,
                                    const double *d_r, double *d_z);
 
+/** Jacobi's inverse diagonal on the device (n doubles, owned by M) when M is a Jacobi
+ *  preconditioner, else NULL: the persistent solver kernels fold z = D^-1 r into their updates. */
+const double *gs_precond_jacobi_dinv(const gs_precond_t *M);
+/** The same from Jacobi's own data (precond/jacobi.c). */
+const double *gs_jacobi_dinv(const void *data);
+
 #ifdef __cplusplus
 }
 #endif

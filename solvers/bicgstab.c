@@ -102,6 +102,16 @@ static gs_status_t bicgstab_iteration(gs_solver_t *s, void *user, int it)
   return gs_kernel_iteration_end(stream, S);                   /* it += 1, ||r|| <= tol? */
 }
 
+/* Iterations it .. it + count - 1 as one persistent kernel (s->persist.use); iteration 1's rho
+ * first, as in the fused path. */
+static gs_status_t bicgstab_iterations(gs_solver_t *s, void *user, int it, int count)
+{
+  const bicgstab_vecs_t *w = (const bicgstab_vecs_t *)user;
+  if (it == 1) GS_CHECK(red_dot(s, w->rhat, w->r, &s->d_s->rho[it & 1]));      /* r~^T r     */
+  return gs_persist_bicgstab(s, it, count, w->x, w->r, w->rhat, w->p, w->v, w->t, w->phat,
+                             w->shat);
+}
+
 gs_status_t gs_bicgstab_solve(gs_solver_t *s, double *x, double *work, double *h_work)
 {
   (void)h_work;
@@ -115,8 +125,8 @@ gs_status_t gs_bicgstab_solve(gs_solver_t *s, double *x, double *work, double *h
   gs_reason_t reason;
   GS_CHECK(gs_solver_start_shadow(s, x, w.r, w.rhat, window, &reason)); /* r, ||r||, r~ = r */
   /* Iteration 1 (p = r) runs call by call; graphs from iteration 2. */
-  GS_CHECK(gs_solver_iterate(s, bicgstab_iteration, &w, x, 2, BICGSTAB_VEC_N(s->M != NULL),
-                             window, &reason));
+  GS_CHECK(gs_solver_iterate_many(s, bicgstab_iteration, bicgstab_iterations, &w, x, 2,
+                                  BICGSTAB_VEC_N(s->M != NULL), window, &reason));
   s->stats->reason = reason;
   return GS_SUCCESS;
 }

@@ -100,6 +100,13 @@ static gs_status_t cg_iteration(gs_solver_t *s, void *user, int it)
   return gs_kernel_iteration_end(stream, S);                   /* it += 1, ||r|| <= tol? */
 }
 
+/* Iterations it .. it + count - 1 as one persistent kernel (s->persist.use). */
+static gs_status_t cg_iterations(gs_solver_t *s, void *user, int it, int count)
+{
+  const cg_vecs_t *v = (const cg_vecs_t *)user;
+  return gs_persist_cg(s, it, count, v->x, v->r, v->p, v->q, v->z);
+}
+
 gs_status_t gs_cg_solve(gs_solver_t *s, double *x, double *work, double *h_work)
 {
   (void)h_work;
@@ -118,8 +125,8 @@ gs_status_t gs_cg_solve(gs_solver_t *s, double *x, double *work, double *h_work)
   s->stats->rnorm0 = s->h_s->rnorm;
   gs_reason_t reason = initial_reason(s, gs_solver_check(s, 0, s->h_s->rnorm, window));
   /* Iteration 1 runs call by call (timed products for the stats); graphs from iteration 2. */
-  GS_CHECK(gs_solver_iterate(s, cg_iteration, &v, x, 2, CG_VEC_N(s->M != NULL), window,
-                             &reason));
+  GS_CHECK(gs_solver_iterate_many(s, cg_iteration, cg_iterations, &v, x, 2,
+                                  CG_VEC_N(s->M != NULL), window, &reason));
   s->stats->reason = reason;
   return GS_SUCCESS;
 }

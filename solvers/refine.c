@@ -121,6 +121,7 @@ gs_status_t gs_solve_refine(gs_context_t *ctx, const gs_solve_opts_t *opts,
   memset(rstats, 0, sizeof *rstats);
   stats->detail = "";
   stats->graphs_note = "";
+  stats->persistent_note = "";
   if (ropts) ro = *ropts;
   else gs_refine_opts_default(&ro);
   gs_method_t method = GS_SOLVER_AUTO;
@@ -206,6 +207,8 @@ gs_status_t gs_solve_refine(gs_context_t *ctx, const gs_solve_opts_t *opts,
       stats->seconds_precond += in.seconds_precond;
       stats->graphs = in.graphs;
       stats->graphs_note = in.graphs_note;
+      stats->persistent = in.persistent;
+      stats->persistent_note = in.persistent_note;
       stats->checks += in.checks;
       stats->vector_bytes += in.vector_bytes;
       GS_TRY(GS_CUDA(cudaMemcpyAsync(d_keep, d_x, (size_t)n * sizeof *d_x,

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "gpusolve/select.h"
 #include "gpusolve/timer.h"
+#include "precond/precond_impl.h"
 #include "solvers/solver_impl.h"
 #include "spmv/spmv_impl.h"
 
@@ -88,6 +89,7 @@ void gs_solve_opts_default(gs_solve_opts_t *o)
   o->monitor = NULL;
   o->monitor_user = NULL;
   o->graphs = 1;
+  o->persistent = GS_PERSISTENT_OFF;
 }
 
 gs_method_t gs_solve_auto_method(const gs_matrix_t *A)
@@ -398,7 +400,18 @@ gs_status_t gs_solver_iterate(gs_solver_t *s, gs_iteration_fn body, void *user,
                               const double *d_x, int first_graph_it, double vec_n, int window,
                               gs_reason_t *reason)
 {
+  return gs_solver_iterate_many(s, body, NULL, user, d_x, first_graph_it, vec_n, window, reason);
+}
+
+gs_status_t gs_solver_iterate_many(gs_solver_t *s, gs_iteration_fn body, gs_iterations_fn many,
+                                   void *user, const double *d_x, int first_graph_it,
+                                   double vec_n, int window, gs_reason_t *reason)
+{
   gs_solve_stats_t *st = s->stats;
+  const int persist = many && s->persist.use;
+  /* the counters of the persistent kernels, as of the fetch the method has just done */
+  s->persist.products_seen = s->h_s->products;
+  s->persist.precs_seen = s->h_s->precs;
   const int maxit = s->opts.maxit;
   const int auto_k = s->given.check_every == 0;
   int k = auto_k ? 1 : s->given.check_every;
@@ -412,16 +425,28 @@ gs_status_t gs_solver_iterate(gs_solver_t *s, gs_iteration_fn body, void *user,
   s->graph_x = d_x;
   gs_spmv_t *staged = gs_operator_spmv(s->A); /* revised at the checks when staged "auto" */
   if (staged && !(gs_spmv_selection(staged) && gs_spmv_selection(staged)->staged)) staged = NULL;
+  if (persist) staged = NULL; /* the persistent kernel does not use the backend */
   GS_CHECK(GS_CUDA(cudaMemsetAsync(&s->d_s->iter, 0, sizeof s->d_s->iter, s->ctx->stream)));
   double t_last = gs_wall_seconds();
   int it = 1;
   while (*reason == GS_REASON_NONE) {
     int todo = maxit - it + 1 < k ? maxit - it + 1 : k;
     if (todo < 1) todo = 1;
-    for (int j = 0; j < todo; ++j, ++it)
-      GS_CHECK(one_iteration(s, body, user, it, want && it >= first_graph_it));
+    if (persist) {
+      GS_CHECK(many(s, user, it, todo));
+      it += todo;
+    } else {
+      for (int j = 0; j < todo; ++j, ++it)
+        GS_CHECK(one_iteration(s, body, user, it, want && it >= first_graph_it));
+    }
     GS_CHECK(gs_solver_fetch(s));
     st->checks++;
+    if (persist) { /* what the kernels ran since the last check */
+      st->spmv_count += s->h_s->products - s->persist.products_seen;
+      st->precond_count += s->h_s->precs - s->persist.precs_seen;
+      s->persist.products_seen = s->h_s->products;
+      s->persist.precs_seen = s->h_s->precs;
+    }
     *reason = gs_solver_check(s, it - 1, s->h_s->rnorm, window);
     if (*reason == GS_REASON_NONE && staged) GS_CHECK(auto_revise(s, staged, it - 1, d_x));
     if (auto_k && !s->opts.monitor) { /* aim at GS_CHECK_INTERVAL_S of work between checks */
@@ -432,7 +457,8 @@ gs_status_t gs_solver_iterate(gs_solver_t *s, gs_iteration_fn body, void *user,
     }
   }
   st->graphs = s->graph_runs > 0;
-  if (want && s->graph_off) st->graphs_note = s->graph_note;
+  if (want && s->graph_off && !persist) st->graphs_note = s->graph_note;
+  st->persistent = persist;
   st->vector_bytes += vec_n * 8.0 * (double)s->n * (double)(st->iterations - s->it_base);
   return GS_SUCCESS;
 }
@@ -448,6 +474,10 @@ static gs_status_t check_opts(const gs_solve_opts_t *o)
                     "(rtol %g, atol %g)", o->rtol, o->atol);
   if (o->graphs != 0 && o->graphs != 1)
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solve: graphs must be 0 or 1, not %d", o->graphs);
+  if (o->persistent != GS_PERSISTENT_OFF && o->persistent != GS_PERSISTENT_ON &&
+      o->persistent != GS_PERSISTENT_AUTO)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solve: persistent must be GS_PERSISTENT_OFF, _ON or "
+                    "_AUTO (0, 1, 2), not %d", o->persistent);
   if (o->maxit < 0 || o->restart < 1 || o->check_every < 0 || o->stagnation_window < 0)
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solve: maxit >= 0, restart >= 1, check_every >= 0 "
                     "and stagnation_window >= 0 needed (%d, %d, %d, %d)", o->maxit, o->restart,
@@ -491,6 +521,9 @@ static void release(gs_solver_t *s)
   gs_dfree(s->ctx, s->d_work);
   gs_dfree(s->ctx, s->d_s);
   gs_dfree(s->ctx, s->d_red);
+  gs_dfree(s->ctx, s->persist.part);
+  memset(&s->persist, 0, sizeof s->persist);
+  s->persist_note = "";
   s->d_red = NULL;
   s->events = NULL;
   s->total[0] = s->total[1] = NULL;
@@ -517,6 +550,47 @@ void gs_solver_use_vecops(gs_solver_t *s, const gs_vecops_t *vec, void *user, gs
   s->vec_given = vec;
   s->vec_user = user;
   s->n_global = n_global;
+}
+
+/* Why the persistent iterations cannot serve this setup (host facts only), or NULL. */
+static const char *persist_why_not(const gs_solver_t *s, const gs_operator_t *A,
+                                   const gs_precond_t *M)
+{
+  gs_spmv_t *S = gs_operator_spmv(A);
+  if (s->method != GS_SOLVER_CG && s->method != GS_SOLVER_BICGSTAB)
+    return "only cg and bicgstab have them";
+  if (s->vec != &gs_vecops_cuda)
+    return "the solve runs through another vector table than the single-GPU one (distributed)";
+  if (!S || gs_operator_is_transposed(A))
+    return "the operator is not the product of a matrix (a shell or a transposed view)";
+  if (gs_spmv_precision(S) != GS_PRECISION_DOUBLE)
+    return "the product is in mixed precision, and the persistent kernel multiplies in double";
+  if (gs_matrix_wide(gs_spmv_matrix(S))) return "the matrix has more than 2^31-1 entries";
+  if (M && !gs_precond_jacobi_dinv(M)) return "the preconditioner is not jacobi";
+  if (s->opts.persistent == GS_PERSISTENT_AUTO &&
+      gs_matrix_host(gs_spmv_matrix(S))->nnz > GS_PERSIST_AUTO_NNZ)
+    return "auto takes them for matrices of at most 2^21 entries";
+  return NULL;
+}
+
+/* opts.persistent: plans the persistent iterations (s->persist.use) or says why not
+ * (s->persist_note); GS_PERSISTENT_ON refuses the setup instead. Before the allocations with
+ * check_only (host facts), after them with the device's. */
+static gs_status_t persist_setup(gs_solver_t *s, gs_operator_t *A, gs_precond_t *M,
+                                 int check_only)
+{
+  if (s->opts.persistent == GS_PERSISTENT_OFF) return GS_SUCCESS;
+  const char *why = persist_why_not(s, A, M);
+  if (!why && !check_only) {
+    gs_dcsr_t dc;
+    GS_CHECK(gs_matrix_device_csr(gs_spmv_matrix(gs_operator_spmv(A)), &dc));
+    GS_CHECK(gs_persist_plan(s, &dc, M ? gs_precond_jacobi_dinv(M) : NULL, &why));
+  }
+  if (why && s->opts.persistent == GS_PERSISTENT_ON)
+    return GS_ERROR(GS_ERR_UNSUPPORTED, "gs_solve: persistent iterations were asked for, but %s "
+                    "(use auto to fall back)", why);
+  s->persist_note = why ? why : "";
+  return GS_SUCCESS;
 }
 
 gs_status_t gs_solver_setup(gs_solver_t *s, gs_operator_t *A, gs_precond_t *M)
@@ -581,6 +655,7 @@ gs_status_t gs_solver_setup(gs_solver_t *s, gs_operator_t *A, gs_precond_t *M)
     s->ready = 1;
     return GS_SUCCESS;
   }
+  GS_CHECK(persist_setup(s, A, s->M, 1)); /* refused before anything is allocated */
 
   /* scalar block, workspace, events */
   s->nvec = methods[o.method].work(s, &s->host_doubles);
@@ -614,6 +689,7 @@ gs_status_t gs_solver_setup(gs_solver_t *s, gs_operator_t *A, gs_precond_t *M)
   s->one = &s->d_s->one;
   s->zero = &s->d_s->zero;
   s->minus_one = &s->d_s->minus_one;
+  GS_TRY(persist_setup(s, A, s->M, 0));
   s->ready = 1;
 cleanup:
   if (st != GS_SUCCESS) release(s);
@@ -785,6 +861,7 @@ gs_status_t gs_solver_solve(gs_solver_t *s, const double *d_b, double *d_x,
   s->bnorm = s->tol = 0.0;
   s->graph_runs = s->eager_spmv = s->eager_precond = 0;
   stats->graphs_note = "";
+  stats->persistent_note = s->persist_note ? s->persist_note : "";
 
   /* The pointer-mode rule: the context's handles are in host mode at rest; a solve switches
    * cuBLAS to device mode (scalars stay in the scalar block) and restores the caller's mode on

@@ -123,6 +123,8 @@ typedef struct gs_dscalars {
   int halt_what;   /* GS_WHAT_*: the scalar that caused it */
   int halt_done;   /* iterations completed when the halt happened */
   int iter;        /* iterations of this pass completed on the device (gs_kernel_iteration_end) */
+  int products;    /* products and preconditioner applications run inside the persistent */
+  int precs;       /* iteration kernels (solvers/persist_kernels.cu), summed over the solve */
   double tol;      /* the convergence tolerance s->tol, for the device-side tests */
 } gs_dscalars_t;
 
@@ -135,6 +137,57 @@ typedef struct gs_red {
   double part[GS_RED_BLOCKS];
   unsigned count;
 } gs_red_t;
+
+/* ---- persistent iterations (solvers/persist_kernels.cu) ----------------------------------------
+ * opts.persistent: CG and BiCGSTAB run all the iterations between two host checks as one
+ * cooperative kernel (grid barriers between the phases), with a CSR product of their own on the
+ * matrix's shared device CSR and Jacobi's scaling folded in. Set up by gs_solver_setup when the
+ * solve can take it (single-GPU vector table, an operator that is a double-precision product of
+ * a matrix of at most 2^31-1 entries, no preconditioner or Jacobi, a device with cooperative
+ * launch). */
+#define GS_PERSIST_SLOTS 6        /* partial-sum slots: BiCGSTAB's 6 values an iteration */
+#define GS_PERSIST_MAX_BLOCKS 1024
+#define GS_PERSIST_PER_SM 4       /* blocks an SM at most (fewer blocks make cheaper barriers, more
+                                     hide more latency): run 64 on the H100, 2 / 4 / 8 a SM, us
+                                     an iteration: lap27 40^3 CG 29.0 / 24.1 / 24.3, BiCGSTAB
+                                     57.5 / 46.8 / 46.9; bcsstk16 BiCGSTAB 22.9 / 22.0 / 22.0;
+                                     Dubcova1 CG 12.5 / 13.5 / 13.4 (bench/persist_bench) */
+/* auto (GS_PERSISTENT_AUTO) takes it up to this many entries: above, a product of the backends
+ * costs more than the launches the kernel saves (bench/solve_floor.py --persistent) */
+#define GS_PERSIST_AUTO_NNZ (2L << 20)
+typedef struct gs_persist {
+  int use;                  /* the iterations of this setup run persistent */
+  int tpr;                  /* threads a row of the product (gs_persist_tpr) */
+  unsigned blocks;          /* the cooperative grid */
+  gs_idx_t n;
+  const int32_t *row_ptr;   /* the shared device CSR (borrowed from the matrix) */
+  const gs_idx_t *col;
+  const gs_val_t *val;
+  const double *dinv;       /* Jacobi's inverse diagonal (borrowed), or NULL */
+  double *part;             /* GS_PERSIST_SLOTS x blocks partial sums (owned) */
+  int products_seen, precs_seen; /* the scalar block's counters at the last fetch */
+} gs_persist_t;
+
+/** Threads a row for rows of mean length mean_row: a power of two from 2 to 32, about two
+ *  entries a thread. */
+int gs_persist_tpr(double mean_row);
+/** Blocks of the cooperative grid: no more than n * tpr threads need, per_sm a multiprocessor,
+ *  GS_PERSIST_MAX_BLOCKS; at least 1. */
+unsigned gs_persist_grid(gs_idx_t n, int tpr, int sm_count, int per_sm);
+struct gs_dcsr;
+/** Plans s->persist for device CSR A and Jacobi's dinv (NULL: none) and allocates its partials;
+ *  sets use = 1, or leaves it 0 with *why saying what the device or matrix lacks. */
+gs_status_t gs_persist_plan(gs_solver_t *s, const struct gs_dcsr *A, const double *dinv,
+                            const char **why);
+/** CG's iterations it .. it + count - 1 as one launch (stops early on a halt or convergence,
+ *  as the kernel-by-kernel loop does). z is used with Jacobi only. */
+gs_status_t gs_persist_cg(gs_solver_t *s, int it, int count, double *x, double *r, double *p,
+                          double *q, double *z);
+/** BiCGSTAB's iterations it .. it + count - 1 as one launch; rho = r~^T r of iteration it must
+ *  be in S->rho[it & 1]. phat and shat are used with Jacobi only. */
+gs_status_t gs_persist_bicgstab(gs_solver_t *s, int it, int count, double *x, double *r,
+                                double *rhat, double *p, double *v, double *t, double *phat,
+                                double *shat);
 
 /* ---- the vector-ops seam ---------------------------------------------------------------------
  * Methods do their vector work through this table, never through cuBLAS directly (hypre's Krylov
@@ -234,6 +287,8 @@ struct gs_solver {
   int capturing;            /* a body is being captured: no event timing */
   long graph_runs;          /* iterations replayed from a graph in this solve */
   long eager_spmv, eager_precond; /* timed calls launched one by one in this solve */
+  gs_persist_t persist;     /* persistent iterations (set up by gs_solver_setup) */
+  const char *persist_note; /* why they are off when opts.persistent asked for them, or "" */
   /* stagnation window (CG, BiCGSTAB) */
   double best;
   int best_it;
@@ -282,6 +337,8 @@ const char *gs_solver_halt_detail(int halt, int what);
  *  it == first_graph_it - 1 or earlier, which never runs from a graph). It ends with
  *  gs_kernel_iteration_end, or a kernel that counts and tests as it does (pipecg_step_kernel). */
 typedef gs_status_t (*gs_iteration_fn)(gs_solver_t *s, void *user, int it);
+/** Iterations it .. it + count - 1 in one go (a persistent kernel), each ending as the body's. */
+typedef gs_status_t (*gs_iterations_fn)(gs_solver_t *s, void *user, int it, int count);
 
 /** The iteration loop of CG, pipelined CG and BiCGSTAB: runs `body` from it = 1 until a check
  *  stops it, with the convergence test on the device (so that a check every k iterations costs
@@ -295,6 +352,12 @@ typedef gs_status_t (*gs_iteration_fn)(gs_solver_t *s, void *user, int it);
 gs_status_t gs_solver_iterate(gs_solver_t *s, gs_iteration_fn body, void *user,
                               const double *d_x, int first_graph_it, double vec_n, int window,
                               gs_reason_t *reason);
+/** gs_solver_iterate, but when s->persist.use, the iterations between two checks run as one
+ *  call of `many` (no graphs, no per-call timing; the kernel's products and preconditioner
+ *  applications are counted from the scalar block at each check). */
+gs_status_t gs_solver_iterate_many(gs_solver_t *s, gs_iteration_fn body, gs_iterations_fn many,
+                                   void *user, const double *d_x, int first_graph_it,
+                                   double vec_n, int window, gs_reason_t *reason);
 /* A staged "auto" product (gpusolve/select.h) is revised at the checks from this many
  * iterations on, when the residual's rate says how many products are left. */
 #define GS_REVISE_MIN_IT 8

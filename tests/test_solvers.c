@@ -164,7 +164,9 @@ static gs_csr_t *reference_matrix(const char *name)
   return read_matrix(name);
 }
 
-static void test_scipy_agreement(void)
+/* persistent: the rows of CG and BiCGSTAB without a preconditioner or with Jacobi, solved with
+ * opts.persistent on (the persistent kernels' own product and reductions) */
+static void scipy_agreement(int persistent)
 {
   int have_matrices = gs_test_have_matrices(); /* without them, the Laplacian rows only */
   FILE *f = fopen(gs_test_data("scipy_iterations.tsv"), "r");
@@ -186,6 +188,9 @@ static void test_scipy_agreement(void)
       continue;
     }
     if (!conv) continue; /* SciPy did not converge: nothing to compare */
+    if (persistent && ((strcmp(method, "cg") && strcmp(method, "bicgstab")) ||
+                       (strcmp(pc, "none") && strcmp(pc, "jacobi"))))
+      continue;
     if (strncmp(name, "laplace", 7) != 0 && (!have_matrices || !gs_test_have_matrix(name)))
       continue;
     if (strcmp(name, cur) != 0) {
@@ -203,8 +208,10 @@ static void test_scipy_agreement(void)
     o.rtol = rtol;
     o.maxit = (int)maxit;
     o.restart = 30;
+    o.persistent = persistent ? GS_PERSISTENT_ON : GS_PERSISTENT_OFF;
     gs_solve_stats_t st;
     gs_status_t rc = sys_solve(&s, (gs_method_t)gs_method_find(method), pc, &o, &st);
+    if (persistent) CU_ASSERT(rc != GS_SUCCESS || st.persistent == 1);
     if (rc != GS_SUCCESS) fprintf(stderr, "  %s %s %s: %s\n", name, method, pc, gs_last_error());
     CU_ASSERT_EQUAL(rc, GS_SUCCESS);
     rows++;
@@ -267,8 +274,11 @@ static void test_scipy_agreement(void)
   if (have) sys_close(&s);
   printf("  %d rows: %d/%d within 5%% of SciPy, %d/%d rounding-sensitive rows converged or "
          "broke down cleanly\n", rows, strict_ok, strict, loose_ok, loose);
-  CU_ASSERT(rows >= (have_matrices ? 40 : 10));
+  CU_ASSERT(rows >= (persistent ? (have_matrices ? 10 : 3) : (have_matrices ? 40 : 10)));
 }
+
+static void test_scipy_agreement(void) { scipy_agreement(0); }
+static void test_scipy_persistent(void) { scipy_agreement(1); }
 
 /* ---- every method and preconditioner on Laplacians ------------------------------------------- */
 
@@ -1833,6 +1843,229 @@ static void test_mixed_refine(void)
   sys_close(&sy);
 }
 
+/* ---- persistent iterations (opts.persistent, solvers/persist_kernels.cu) ---------------------- */
+
+/* A random SPD matrix: symmetric off-diagonal entries in [-1, 1) on a pattern whose rows run
+ * from 0 to about 2 * mean entries (so that the persistent kernel's threads-a-row rule takes
+ * several values across calls) and a few long rows, made diagonally dominant (a_ii = 1 + the
+ * row's sum of |a_ij|): positive definite by Gershgorin. */
+static gs_csr_t *random_spd(uint64_t *rs, gs_idx_t n, int mean)
+{
+  gs_coo_t *C = NULL;
+  gs_csr_t *H = NULL;
+  double *diag = calloc((size_t)n, sizeof *diag);
+  CU_ASSERT_FATAL(diag != NULL);
+  CU_ASSERT_FATAL(gs_coo_create(&C, n, n, (gs_off_t)n * (mean + 1) + 4 * (gs_off_t)n) ==
+                  GS_SUCCESS);
+  for (gs_idx_t i = 0; i < n; ++i) {
+    const int len = (i == 5 || i == n / 2) ? (int)(n < 2000 ? n : 2000) /* two long rows */
+                                           : (int)(gs_test_uniform(rs) * mean);
+    for (int k = 0; k < len; ++k) {
+      const gs_idx_t j = (gs_idx_t)(gs_test_next(rs) % (uint64_t)n);
+      if (j == i) continue;
+      const double v = 2.0 * gs_test_uniform(rs) - 1.0;
+      gs_coo_push(C, i, j, v);
+      gs_coo_push(C, j, i, v);
+      diag[i] += fabs(v);
+      diag[j] += fabs(v);
+    }
+  }
+  for (gs_idx_t i = 0; i < n; ++i) gs_coo_push(C, i, i, 1.0 + diag[i]);
+  gs_coo_to_csr(&H, C); /* duplicates summed: still symmetric, still dominant */
+  gs_coo_destroy(&C);
+  free(diag);
+  CU_ASSERT_FATAL(H != NULL);
+  return H;
+}
+
+/* One system, method and preconditioner: the persistent kernel against the kernel-by-kernel
+ * loop. Both converge with the true residual within the contract (2x rtol); CG's counts are
+ * within pipecg_close (the same recurrences, summed in another order: the crossing of the
+ * tolerance moves by rounding only); BiCGSTAB's counts are rounding-chaotic on most systems
+ * (bench/bicgstab_rounding: up to 25% between two summation orders), so only convergence is
+ * asserted there. The kernel's counters: CG runs one product an iteration (plus the final true
+ * residual) and z = D^-1 r once an iteration (plus the start's); BiCGSTAB two products (one in
+ * a half-step iteration) and two scalings. Deterministic: a second solve, and one checking
+ * every 7 iterations, give the same count and the same x bit for bit. */
+static void persistent_case(sys_t *s, const char *what, gs_method_t m, const char *pc)
+{
+  gs_solve_opts_t o;
+  gs_solve_stats_t ref, st, again, k7;
+  CU_ASSERT_EQUAL_FATAL(sys_solve(s, m, pc, NULL, &ref), GS_SUCCESS);
+  gs_solve_opts_default(&o);
+  o.persistent = GS_PERSISTENT_ON;
+  gs_status_t rc = sys_solve(s, m, pc, &o, &st);
+  if (rc != GS_SUCCESS) fprintf(stderr, "  %s: %s\n", what, gs_last_error());
+  CU_ASSERT_EQUAL_FATAL(rc, GS_SUCCESS);
+  double *x1 = malloc(((size_t)s->n + 1) * sizeof *x1);
+  CU_ASSERT_FATAL(x1 != NULL);
+  memcpy(x1, s->h_x, (size_t)s->n * sizeof *x1);
+  CU_ASSERT_EQUAL(sys_solve(s, m, pc, &o, &again), GS_SUCCESS);
+  const int same_x = memcmp(x1, s->h_x, (size_t)s->n * sizeof *x1) == 0;
+  o.check_every = 7;
+  CU_ASSERT_EQUAL(sys_solve(s, m, pc, &o, &k7), GS_SUCCESS);
+  const int same_x7 = memcmp(x1, s->h_x, (size_t)s->n * sizeof *x1) == 0;
+  free(x1);
+  printf("\n  %-26s %-8s %-6s loop %4d, persistent %4d (%s, rel.res %.2e, %ld products, %ld "
+         "M^-1, %d checks; every 7: %d)", what, gs_method_string(m), pc, ref.iterations,
+         st.iterations, gs_reason_string(st.reason), st.rel_residual, st.spmv_count,
+         st.precond_count, st.checks, k7.iterations);
+  CU_ASSERT(gs_reason_converged(ref.reason));
+  CU_ASSERT(gs_reason_converged(st.reason));
+  CU_ASSERT(st.rel_residual <= 2.0 * 1e-8);
+  CU_ASSERT_EQUAL(st.persistent, 1);
+  CU_ASSERT_STRING_EQUAL(st.persistent_note, "");
+  CU_ASSERT_EQUAL(st.graphs, 0);
+  CU_ASSERT_EQUAL(ref.persistent, 0);
+  if (m == GS_SOLVER_CG) CU_ASSERT(pipecg_close(st.iterations, ref.iterations));
+  if (st.restarts == 0) {
+    const int jac = strcmp(pc, "jacobi") == 0;
+    if (m == GS_SOLVER_CG) {
+      CU_ASSERT_EQUAL(st.spmv_count, st.iterations + 1);
+      CU_ASSERT_EQUAL(st.precond_count, jac ? st.iterations + 1 : 0);
+    } else {
+      CU_ASSERT(st.spmv_count >= 2L * st.iterations && st.spmv_count <= 2L * st.iterations + 1);
+      CU_ASSERT_EQUAL(st.precond_count, jac ? 2L * st.iterations : 0);
+    }
+  }
+  CU_ASSERT_EQUAL(again.iterations, st.iterations);
+  CU_ASSERT_EQUAL(k7.iterations, st.iterations);
+  CU_ASSERT(same_x && same_x7);
+  CU_ASSERT(k7.checks <= (k7.iterations + 6) / 7 + 1);
+}
+
+static void test_persistent(void)
+{
+  uint64_t rs = gs_test_seed() ^ 0x9e3779b97f4a7c15ull;
+  printf("\n  seed %llu", (unsigned long long)gs_test_seed());
+  static const struct {
+    int nx, ny, nz, stencil;
+  } grids[] = {{1, 1, 1, 3}, {7, 1, 1, 3}, {30, 30, 1, 5}, {24, 24, 24, 7}, {20, 20, 20, 27}};
+  static const gs_method_t ms[] = {GS_SOLVER_CG, GS_SOLVER_BICGSTAB};
+  static const char *const pcs[] = {"none", "jacobi"};
+  char what[96];
+  for (size_t g = 0; g < sizeof grids / sizeof grids[0]; ++g) {
+    gs_csr_t *H = NULL;
+    CU_ASSERT_FATAL(gs_gen_laplace(&H, grids[g].nx, grids[g].ny, grids[g].nz, grids[g].stencil) ==
+                    GS_SUCCESS);
+    sys_t s;
+    CU_ASSERT_FATAL(sys_open(&s, H, NULL));
+    snprintf(what, sizeof what, "laplace %dx%dx%d/%d", grids[g].nx, grids[g].ny, grids[g].nz,
+             grids[g].stencil);
+    for (int k = 0; k < 2; ++k)
+      for (int p = 0; p < 2; ++p) persistent_case(&s, what, ms[k], pcs[p]);
+    sys_close(&s);
+  }
+  /* random SPD matrices of mean row lengths 2 .. 64 (threads a row 2 .. 32), long rows, rows
+   * of the diagonal alone; and one grid far from the rule: one block a multiprocessor (many
+   * rows a thread) and as many as fit */
+  static const int means[] = {2, 9, 30, 64};
+  for (size_t k = 0; k < sizeof means / sizeof means[0]; ++k) {
+    const gs_idx_t n = 500 + (gs_idx_t)(gs_test_next(&rs) % 20000);
+    sys_t s;
+    CU_ASSERT_FATAL(sys_open(&s, random_spd(&rs, n, means[k]), NULL));
+    snprintf(what, sizeof what, "random SPD n %d, mean %d", (int)n, means[k]);
+    for (int m = 0; m < 2; ++m) persistent_case(&s, what, ms[m], pcs[k & 1]);
+    if (k == 2) {
+      static const int per_sm[] = {1, 64};
+      for (int j = 0; j < 2; ++j) {
+        gs_test_persist_per_sm(ctx(), per_sm[j]);
+        snprintf(what, sizeof what, "random SPD n %d, %d/SM", (int)n, per_sm[j]);
+        persistent_case(&s, what, GS_SOLVER_CG, "jacobi");
+        persistent_case(&s, what, GS_SOLVER_BICGSTAB, "none");
+        gs_test_persist_per_sm(ctx(), 0);
+      }
+    }
+    sys_close(&s);
+  }
+
+  /* halts: the kernel-by-kernel loop's reasons, details and counts */
+  gs_solve_opts_t o;
+  gs_solve_stats_t st, ref;
+  sys_t s;
+  gs_solve_opts_default(&o);
+  o.persistent = GS_PERSISTENT_ON;
+  const double swap[] = {0, 1, 1, 0}, e1[] = {1, 0}; /* BiCGSTAB: r~^T v = 0 at once */
+  CU_ASSERT_FATAL(sys_open(&s, dense_csr(2, swap), e1));
+  CU_ASSERT_EQUAL(sys_solve(&s, GS_SOLVER_BICGSTAB, "none", &o, &st), GS_SUCCESS);
+  CU_ASSERT_EQUAL(st.reason, GS_DIVERGED_BREAKDOWN);
+  CU_ASSERT_EQUAL(st.iterations, 0);
+  CU_ASSERT_STRING_EQUAL(st.detail, "r~^T v = 0");
+  CU_ASSERT(s.h_x[0] == 0.0 && s.h_x[1] == 0.0);
+  sys_close(&s);
+  const double sing[] = {1, 0, 0, 0}, e2[] = {0, 1}; /* CG: p^T A p = 0 */
+  CU_ASSERT_FATAL(sys_open(&s, dense_csr(2, sing), e2));
+  CU_ASSERT_EQUAL(sys_solve(&s, GS_SOLVER_CG, "none", &o, &st), GS_SUCCESS);
+  CU_ASSERT_EQUAL(st.reason, GS_DIVERGED_INDEFINITE);
+  CU_ASSERT_EQUAL(st.iterations, 0);
+  CU_ASSERT_STRING_EQUAL(st.detail, "p^T A p <= 0");
+  sys_close(&s);
+  const double indef[] = {2, 0, 0, -1}, ones2[] = {1, 1}; /* CG: one step, then p^T A p < 0 */
+  CU_ASSERT_FATAL(sys_open(&s, dense_csr(2, indef), ones2));
+  CU_ASSERT_EQUAL(sys_solve(&s, GS_SOLVER_CG, "none", &o, &st), GS_SUCCESS);
+  CU_ASSERT_EQUAL(st.reason, GS_DIVERGED_INDEFINITE);
+  CU_ASSERT_EQUAL(st.iterations, 1);
+  CU_ASSERT(s.h_x[0] == 2.0 && s.h_x[1] == 2.0);
+  sys_close(&s);
+  /* the iteration limit, and a monitor that sees every iteration */
+  gs_csr_t *H = NULL;
+  CU_ASSERT_FATAL(gs_gen_laplace(&H, 40, 40, 1, 5) == GS_SUCCESS);
+  CU_ASSERT_FATAL(sys_open(&s, H, NULL));
+  for (int k = 0; k < 2; ++k) {
+    o.maxit = 9;
+    CU_ASSERT_EQUAL(sys_solve(&s, ms[k], "jacobi", &o, &st), GS_SUCCESS);
+    o.persistent = GS_PERSISTENT_OFF;
+    CU_ASSERT_EQUAL(sys_solve(&s, ms[k], "jacobi", &o, &ref), GS_SUCCESS);
+    o.persistent = GS_PERSISTENT_ON;
+    o.maxit = 10000;
+    CU_ASSERT_EQUAL(st.reason, GS_DIVERGED_MAXIT);
+    CU_ASSERT_EQUAL(st.iterations, 9);
+    CU_ASSERT_EQUAL(ref.reason, GS_DIVERGED_MAXIT);
+  }
+  sys_close(&s);
+
+  /* refusals (ON) and fall-backs (AUTO), named */
+  CU_ASSERT_FATAL(gs_gen_laplace(&H, 10, 10, 1, 5) == GS_SUCCESS);
+  CU_ASSERT_FATAL(sys_open(&s, H, NULL));
+  CU_ASSERT_EQUAL(sys_solve(&s, GS_SOLVER_GMRES, "none", &o, &st), GS_ERR_UNSUPPORTED);
+  CU_ASSERT(strstr(gs_last_error(), "only cg and bicgstab") != NULL);
+  CU_ASSERT_EQUAL(sys_solve(&s, GS_SOLVER_CG, "ilu0", &o, &st), GS_ERR_UNSUPPORTED);
+  CU_ASSERT(strstr(gs_last_error(), "not jacobi") != NULL);
+  gs_test_solver_vecops(ctx(), 1);
+  CU_ASSERT_EQUAL(sys_solve(&s, GS_SOLVER_CG, "none", &o, &st), GS_ERR_UNSUPPORTED);
+  CU_ASSERT(strstr(gs_last_error(), "vector table") != NULL);
+  gs_test_solver_vecops(ctx(), 0);
+  o.persistent = GS_PERSISTENT_AUTO;
+  CU_ASSERT_EQUAL(sys_solve(&s, GS_SOLVER_CG, "ilu0", &o, &st), GS_SUCCESS);
+  CU_ASSERT(gs_reason_converged(st.reason));
+  CU_ASSERT_EQUAL(st.persistent, 0);
+  CU_ASSERT(strstr(st.persistent_note, "not jacobi") != NULL);
+  CU_ASSERT_EQUAL(sys_solve(&s, GS_SOLVER_CG, "jacobi", &o, &st), GS_SUCCESS);
+  CU_ASSERT(gs_reason_converged(st.reason) && st.persistent == 1);
+  o.persistent = 3;
+  CU_ASSERT_EQUAL(sys_solve(&s, GS_SOLVER_CG, "none", &o, &st), GS_ERR_INVALID_ARG);
+  gs_spmv_t *mixed = NULL;
+  CU_ASSERT_FATAL(gs_spmv_create(&mixed, ctx(), s.A, "csr-vector", "precision=mixed") ==
+                  GS_SUCCESS);
+  o.persistent = GS_PERSISTENT_ON;
+  o.method = GS_SOLVER_CG;
+  CU_ASSERT_EQUAL(gs_solve(ctx(), &o, mixed, NULL, s.d_b, s.d_x, &st), GS_ERR_UNSUPPORTED);
+  CU_ASSERT(strstr(gs_last_error(), "mixed precision") != NULL);
+  gs_spmv_destroy(&mixed);
+  sys_close(&s);
+
+  /* the CLI: --persistent on the built-in system, and a bad value */
+  if (!gs_test_quick()) {
+    CU_ASSERT_EQUAL(gs_test_cli("--solver cg --persistent on --json", out, sizeof out, err,
+                                sizeof err), 0);
+    CU_ASSERT(strstr(out, "\"converged\":true") != NULL);
+    CU_ASSERT(strstr(out, "\"persistent\":1") != NULL);
+  }
+  CU_ASSERT_EQUAL(gs_test_cli("--persistent maybe", out, sizeof out, err, sizeof err), 2);
+  CU_ASSERT(strstr(err, "--persistent") != NULL);
+  printf("\n");
+}
+
 static void test_teardown(void) { gs_context_destroy(&g_ctx); }
 
 int main(void)
@@ -1845,6 +2078,8 @@ int main(void)
     {"breakdown, stagnation and NaN", test_breakdowns},
     {"iteration limit, monitor, x0, b = 0", test_limits_and_monitor},
     {"pipelined CG: CG's counts, graphs, checks, the vector table", test_pipecg},
+    {"persistent CG and BiCGSTAB: the loop's results, halts, refusals", test_persistent},
+    {"persistent CG and BiCGSTAB agree with SciPy", test_scipy_persistent},
     {"GMRES: fused Gram-Schmidt against the table's passes", test_gmres_fused},
     {"stagnation window", test_stagnation_window},
     {"statistics and pointer mode", test_stats},

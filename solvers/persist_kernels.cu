@@ -1,0 +1,445 @@
+/* solvers/persist_kernels.cu: persistent iterations (opts.persistent): CG and BiCGSTAB run as
+ * ONE cooperative kernel per host check, the iterations separated by grid-wide barriers
+ * (cooperative_groups::this_grid().sync()) instead of kernel boundaries, with a CSR product of
+ * their own on the matrix's shared device CSR and Jacobi's scaling folded into the updates.
+ *
+ * Why: on a small system one iteration is a chain of dependent launches (CG: product, p^T q,
+ * update with ||r||, direction; BiCGSTAB: seven plus two products), each a few microseconds of
+ * launch and drain, against well under a microsecond of memory traffic (bcsstk16: 3.5 MB a
+ * product, L2-resident). A grid barrier among co-resident blocks costs about as much as one
+ * block-wide handshake through L2, so CG's three barriers and BiCGSTAB's five replace the
+ * launches. This is the persistent-kernel scheme of the multi-block CG sample that ships with
+ * the CUDA toolkit (one grid, grid.sync between phases); the phases below are ours and follow
+ * the methods of cg.c and bicgstab.c step for step, with the same halt codes.
+ *
+ * Grid: co-resident blocks only (cudaLaunchCooperativeKernel refuses more): at most the
+ * occupancy limit times the SM count, and no more than the rows need (tpr threads a row).
+ * Reductions are deterministic and every block gets the same total: each block writes its
+ * partial (gs_block_sum's fixed tree) to part[slot][block], and after the barrier every block
+ * sums all partials in block order with the same code, so all blocks take the same branches on
+ * the scalars (a uniform halt, never a divergent barrier). Consecutive reductions use different
+ * slots, so that no block overwrites a partial another block may still be reading.
+ * Vectors written in the kernel are read by other blocks after a barrier: they are read with
+ * plain loads, never through the read-only (non-coherent) path; only the matrix and Jacobi's
+ * diagonal, constant during the kernel, are __restrict__ const.
+ * Deterministic run to run for a fixed device (the grid depends on n, tpr and the SM count). */
+#include <cooperative_groups.h>
+#include <math.h>
+
+#include "core/error.h"
+#include "solvers/reduce_device.cuh"
+#include "solvers/solver_impl.h"
+#include "spmv/spmv_impl.h"
+
+namespace cgrp = cooperative_groups;
+
+#define PT GS_RED_THREADS /* threads per block (gs_block_sum's assumption) */
+
+/* The matrix as the kernels read it. */
+struct pmat {
+  gs_idx_t n;
+  const int32_t *__restrict__ rp;
+  const gs_idx_t *__restrict__ col;
+  const double *__restrict__ val;
+  const double *__restrict__ dinv; /* Jacobi's 1 / a_ii, or NULL */
+};
+
+struct pcg_args {
+  pmat A;
+  gs_dscalars_t *S;
+  double *part;
+  int count; /* iterations to run at most */
+  int c;     /* parity: rho of the first iteration in S->rho[c] (cg.c's (it - 1) & 1) */
+  double *x, *r, *p, *q, *z; /* z == r without a preconditioner */
+};
+
+struct pbicgstab_args {
+  pmat A;
+  gs_dscalars_t *S;
+  double *part;
+  int count;
+  int c;     /* bicgstab.c's it & 1: rho = r~^T r of the first iteration in S->rho[c] */
+  int first; /* the first iteration is the method's first (p = r) */
+  double *x, *r, *rhat, *p, *v, *t, *phat, *shat; /* phat == p, shat == r without one */
+};
+
+/* Grid-wide sums of K values: v is each thread's share; out the totals, the same in every
+ * block. Slots slot..slot+K-1 of part (gridDim.x doubles each). Holds a grid barrier: every
+ * thread of every block calls it. */
+template <int K>
+__device__ static void grid_total(cgrp::grid_group &g, const double (&v)[K], double *part,
+                                  int slot, double (&out)[K])
+{
+  __shared__ double sh[K][PT / 32];
+  __shared__ double res[K];
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const double b = gs_block_sum(v[k], sh[k]);
+    if (threadIdx.x == 0) part[(size_t)(slot + k) * gridDim.x + blockIdx.x] = b;
+  }
+  g.sync(); /* a barrier of the block too: sh may be reused below */
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    double a = 0.0;
+    for (unsigned blk = threadIdx.x; blk < gridDim.x; blk += PT) /* block order */
+      a += part[(size_t)(slot + k) * gridDim.x + blk];
+    a = gs_block_sum(a, sh[k]);
+    if (threadIdx.x == 0) res[k] = a;
+  }
+  __syncthreads();
+#pragma unroll
+  for (int k = 0; k < K; ++k) out[k] = res[k];
+  __syncthreads(); /* res is read before the next call writes it */
+}
+
+/* y = A xin on this thread's rows: TPR threads a row (a warp takes 32 / TPR consecutive rows a
+ * step, the warp's loop uniform so that the shuffles see all lanes), and f(row, y_row) called
+ * once per row by the row's first lane. */
+template <int TPR, class F>
+__device__ static void spmv_rows(const pmat &A, const double *xin, F f)
+{
+  constexpr int RPW = 32 / TPR;
+  const int lane = threadIdx.x & 31, sub = lane / TPR, l = lane % TPR;
+  const int64_t warp = ((int64_t)blockIdx.x * PT + threadIdx.x) >> 5;
+  const int64_t warps = (int64_t)gridDim.x * (PT / 32);
+  for (int64_t row0 = warp * RPW; row0 < A.n; row0 += warps * RPW) {
+    const int64_t row = row0 + sub;
+    double sum = 0.0;
+    if (row < A.n)
+      for (int32_t k = A.rp[row] + l, e = A.rp[row + 1]; k < e; k += TPR)
+        sum += A.val[k] * xin[A.col[k]];
+#pragma unroll
+    for (int o = TPR / 2; o > 0; o >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, o, TPR);
+    if (l == 0 && row < A.n) f((gs_idx_t)row, sum);
+  }
+}
+
+#define FOR_ROWS(i, n)                                                                         \
+  for (int64_t i = (int64_t)blockIdx.x * PT + threadIdx.x; i < (int64_t)(n);                   \
+       i += (int64_t)gridDim.x * PT)
+
+/* What the last thread standing writes back: the scalars of the last iteration, the count and
+ * any halt (first thread of the grid; every block holds the same values). */
+struct pstate {
+  int done, halt, what, hdone, products, precs;
+};
+
+__device__ static void write_state(gs_dscalars_t *S, const pstate &st)
+{
+  S->iter = st.done;
+  S->products += st.products;
+  S->precs += st.precs;
+  if (st.halt) {
+    S->halt = st.halt;
+    S->halt_what = st.what;
+    S->halt_done = st.hdone;
+  }
+}
+
+#define PHALT(code, w, d)                                                                      \
+  {                                                                                            \
+    st.halt = (code);                                                                          \
+    st.what = (w);                                                                             \
+    st.hdone = (d);                                                                            \
+    break;                                                                                     \
+  }
+
+/* ---- CG (cg.c, Saad's Algorithm 9.1): three barriers an iteration ------------------------------
+ *   q = A p, p^T q                       | barrier (in the sum)
+ *   alpha; x += alpha p, r -= alpha q,
+ *   z = D^-1 r, r^T r, r^T z             | barrier (in the sum)
+ *   converged? beta; p = z + beta p      | barrier (p complete before the next product) */
+template <int TPR>
+__global__ void __launch_bounds__(PT) persist_cg_kernel(pcg_args a)
+{
+  cgrp::grid_group g = cgrp::this_grid();
+  gs_dscalars_t *S = a.S;
+  if (S->halt) return; /* every block alike: S is written only after the first barrier */
+  const gs_idx_t n = a.A.n;
+  const double *dinv = a.A.dinv;
+  const double tol = S->tol;
+  int c = a.c;
+  double rho = S->rho[c], rnorm = S->rnorm, pq = S->pq, alpha = S->alpha;
+  pstate st = {S->iter, 0, 0, 0, 0, 0};
+  for (int j = 0; j < a.count; ++j) {
+    double v1[1] = {0.0}, t1[1];
+    spmv_rows<TPR>(a.A, a.p, [&](gs_idx_t i, double y) {
+      a.q[i] = y;
+      v1[0] += a.p[i] * y;
+    });
+    st.products++;
+    grid_total<1>(g, v1, a.part, 0, t1);
+    pq = t1[0];
+    if (!isfinite(pq)) PHALT(GS_HALT_NANINF, GS_WHAT_PQ, st.done)
+    if (!(pq > 0.0)) PHALT(GS_HALT_INDEFINITE, GS_WHAT_PQ, st.done)
+    const double al = rho / pq;
+    if (!isfinite(al)) PHALT(GS_HALT_NANINF, GS_WHAT_ALPHA, st.done)
+    alpha = al;
+    double v2[2] = {0.0, 0.0}, t2[2];
+    FOR_ROWS(i, n) {
+      a.x[i] += alpha * a.p[i];
+      const double ri = a.r[i] - alpha * a.q[i];
+      a.r[i] = ri;
+      v2[0] += ri * ri;
+      if (dinv) {
+        const double zi = dinv[i] * ri;
+        a.z[i] = zi;
+        v2[1] += ri * zi;
+      }
+    }
+    if (dinv) st.precs++;
+    grid_total<2>(g, v2, a.part, 1, t2);
+    rnorm = sqrt(t2[0]);
+    if (rnorm <= tol) { /* converged: this iteration counts, no direction needed */
+      st.done++;
+      PHALT(GS_HALT_CONVERGED, GS_WHAT_NONE, st.done)
+    }
+    const double rho_new = dinv ? t2[1] : t2[0];
+    if (!isfinite(rho_new)) PHALT(GS_HALT_NANINF, GS_WHAT_RHO, st.done)
+    if (rho_new < 0.0) PHALT(GS_HALT_INDEFINITE_PC, GS_WHAT_RHO, st.done)
+    if (rho_new == 0.0) PHALT(GS_HALT_BREAKDOWN, GS_WHAT_RHO, st.done)
+    const double beta = rho_new / rho;
+    if (!isfinite(beta)) PHALT(GS_HALT_NANINF, GS_WHAT_BETA, st.done)
+    const double *z = dinv ? a.z : a.r;
+    FOR_ROWS(i, n) a.p[i] = z[i] + beta * a.p[i];
+    rho = rho_new;
+    c ^= 1;
+    st.done++;
+    g.sync();
+  }
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    S->rnorm = rnorm;
+    S->pq = pq;
+    S->alpha = alpha;
+    S->rho[c] = rho;
+    write_state(S, st);
+  }
+}
+
+/* ---- BiCGSTAB (bicgstab.c, right preconditioning): five barriers an iteration ----------------
+ *   p = r + beta (p - omega v), phat = D^-1 p                 | barrier
+ *   v = A phat, r~^T v                                        | barrier (in the sum)
+ *   alpha; s = r - alpha v (in r), shat = D^-1 s, ||s||       | barrier (in the sum)
+ *   half step converged? t = A shat, t^T s, t^T t             | barrier (in the sum)
+ *   omega; x += alpha phat + omega shat, r = s - omega t,
+ *   ||r||, r~^T r (the next rho)                              | barrier (in the sum) */
+template <int TPR>
+__global__ void __launch_bounds__(PT) persist_bicgstab_kernel(pbicgstab_args a)
+{
+  cgrp::grid_group g = cgrp::this_grid();
+  gs_dscalars_t *S = a.S;
+  if (S->halt) return;
+  const gs_idx_t n = a.A.n;
+  const double *dinv = a.A.dinv;
+  const double tol = S->tol;
+  int c = a.c, first = a.first;
+  double rho = S->rho[c], rho_old = S->rho[c ^ 1], alpha = S->alpha, omega = S->omega;
+  double rnorm = S->rnorm, rv = S->rv, ts = S->ts, tt = S->tt;
+  pstate st = {S->iter, 0, 0, 0, 0, 0};
+  for (int j = 0; j < a.count; ++j) {
+    if (!isfinite(rho)) PHALT(GS_HALT_NANINF, GS_WHAT_RHO, st.done)
+    if (rho == 0.0) PHALT(GS_HALT_BREAKDOWN, GS_WHAT_RHO, st.done)
+    if (first) {
+      FOR_ROWS(i, n) {
+        a.p[i] = a.r[i];
+        if (dinv) a.phat[i] = dinv[i] * a.r[i];
+      }
+    } else {
+      if (omega == 0.0) PHALT(GS_HALT_BREAKDOWN, GS_WHAT_OMEGA, st.done)
+      const double beta = (rho / rho_old) * (alpha / omega);
+      if (!isfinite(beta)) PHALT(GS_HALT_NANINF, GS_WHAT_BETA, st.done)
+      FOR_ROWS(i, n) {
+        const double pi = a.r[i] + beta * (a.p[i] - omega * a.v[i]);
+        a.p[i] = pi;
+        if (dinv) a.phat[i] = dinv[i] * pi;
+      }
+    }
+    if (dinv) st.precs++;
+    first = 0;
+    g.sync();
+    double v1[1] = {0.0}, t1[1];
+    spmv_rows<TPR>(a.A, a.phat, [&](gs_idx_t i, double y) {
+      a.v[i] = y;
+      v1[0] += a.rhat[i] * y;
+    });
+    st.products++;
+    grid_total<1>(g, v1, a.part, 0, t1);
+    rv = t1[0];
+    if (!isfinite(rv)) PHALT(GS_HALT_NANINF, GS_WHAT_RV, st.done)
+    if (rv == 0.0) PHALT(GS_HALT_BREAKDOWN, GS_WHAT_RV, st.done)
+    const double al = rho / rv;
+    if (!isfinite(al)) PHALT(GS_HALT_NANINF, GS_WHAT_ALPHA, st.done)
+    alpha = al;
+    double v2[1] = {0.0}, t2[1];
+    FOR_ROWS(i, n) {
+      const double si = a.r[i] - alpha * a.v[i];
+      a.r[i] = si;
+      if (dinv) a.shat[i] = dinv[i] * si;
+      v2[0] += si * si;
+    }
+    if (dinv) st.precs++;
+    grid_total<1>(g, v2, a.part, 1, t2);
+    rnorm = sqrt(t2[0]);
+    if (rnorm <= tol) { /* converged at the half step: x += alpha phat, r = s */
+      FOR_ROWS(i, n) a.x[i] += alpha * a.phat[i];
+      PHALT(GS_HALT_HALFSTEP, GS_WHAT_NONE, st.done + 1)
+    }
+    double v3[2] = {0.0, 0.0}, t3[2];
+    spmv_rows<TPR>(a.A, a.shat, [&](gs_idx_t i, double y) {
+      a.t[i] = y;
+      v3[0] += y * a.r[i];
+      v3[1] += y * y;
+    });
+    st.products++;
+    grid_total<2>(g, v3, a.part, 2, t3);
+    ts = t3[0];
+    tt = t3[1];
+    if (!isfinite(tt)) PHALT(GS_HALT_NANINF, GS_WHAT_TT, st.done)
+    if (tt == 0.0) PHALT(GS_HALT_BREAKDOWN, GS_WHAT_TT, st.done)
+    const double om = ts / tt;
+    if (!isfinite(om)) PHALT(GS_HALT_NANINF, GS_WHAT_OMEGA, st.done)
+    omega = om;
+    double v4[2] = {0.0, 0.0}, t4[2];
+    FOR_ROWS(i, n) {
+      a.x[i] += alpha * a.phat[i] + omega * a.shat[i]; /* shat is r (= s) without M: read first */
+      const double ri = a.r[i] - omega * a.t[i];
+      a.r[i] = ri;
+      v4[0] += ri * ri;
+      v4[1] += a.rhat[i] * ri;
+    }
+    grid_total<2>(g, v4, a.part, 4, t4);
+    rnorm = sqrt(t4[0]);
+    rho_old = rho;
+    rho = t4[1];
+    c ^= 1;
+    st.done++;
+    if (rnorm <= tol) PHALT(GS_HALT_CONVERGED, GS_WHAT_NONE, st.done)
+  }
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    S->rnorm = rnorm;
+    S->rv = rv;
+    S->ts = ts;
+    S->tt = tt;
+    S->alpha = alpha;
+    S->omega = omega;
+    S->rho[c] = rho;
+    S->rho[c ^ 1] = rho_old;
+    write_state(S, st);
+  }
+}
+
+/* ---- planning and launching -------------------------------------------------------------------- */
+
+template <class Args>
+static gs_status_t launch(const void *kernel, const gs_persist_t *P, cudaStream_t stream,
+                          Args *args, const char *name)
+{
+  void *params[] = {args};
+  const gs_status_t st =
+      GS_CUDA(cudaLaunchCooperativeKernel(kernel, dim3(P->blocks), dim3(PT), params, 0, stream));
+  return st != GS_SUCCESS ? st : GS_CHECK_LAUNCH(stream, name);
+}
+
+/* The kernel of a method for a threads-a-row count (the compiled ones: 2, 4, 8, 16, 32). */
+static const void *cg_kernel_for(int tpr)
+{
+  switch (tpr) {
+  case 2: return (const void *)persist_cg_kernel<2>;
+  case 4: return (const void *)persist_cg_kernel<4>;
+  case 8: return (const void *)persist_cg_kernel<8>;
+  case 16: return (const void *)persist_cg_kernel<16>;
+  default: return (const void *)persist_cg_kernel<32>;
+  }
+}
+
+static const void *bicgstab_kernel_for(int tpr)
+{
+  switch (tpr) {
+  case 2: return (const void *)persist_bicgstab_kernel<2>;
+  case 4: return (const void *)persist_bicgstab_kernel<4>;
+  case 8: return (const void *)persist_bicgstab_kernel<8>;
+  case 16: return (const void *)persist_bicgstab_kernel<16>;
+  default: return (const void *)persist_bicgstab_kernel<32>;
+  }
+}
+
+extern "C" int gs_persist_tpr(double mean_row)
+{
+  int t = 2;
+  while (t < 32 && 2.0 * t < mean_row) t *= 2; /* about two entries a thread */
+  return t;
+}
+
+extern "C" unsigned gs_persist_grid(gs_idx_t n, int tpr, int sm_count, int per_sm)
+{
+  const int64_t need = ((int64_t)n * tpr + PT - 1) / PT;
+  int64_t g = (int64_t)sm_count * per_sm;
+  if (g > need) g = need;
+  if (g > GS_PERSIST_MAX_BLOCKS) g = GS_PERSIST_MAX_BLOCKS;
+  return g < 1 ? 1u : (unsigned)g;
+}
+
+extern "C" gs_status_t gs_persist_plan(gs_solver_t *s, const gs_dcsr_t *A, const double *dinv,
+                                       const char **why)
+{
+  gs_persist_t *P = &s->persist;
+  gs_context_t *ctx = s->ctx;
+  *why = NULL;
+  int coop = 0;
+  GS_CHECK(GS_CUDA(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, ctx->device)));
+  if (!coop) {
+    *why = "the device cannot launch cooperative kernels";
+    return GS_SUCCESS;
+  }
+  if (A->wide || !A->d_row_ptr32) {
+    *why = "the matrix has more than 2^31-1 entries";
+    return GS_SUCCESS;
+  }
+  const int tpr = gs_persist_tpr(A->m > 0 ? (double)A->nnz / (double)A->m : 1.0);
+  const void *k1 = cg_kernel_for(tpr), *k2 = bicgstab_kernel_for(tpr);
+  int occ1 = 0, occ2 = 0;
+  GS_CHECK(GS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ1, k1, PT, 0)));
+  GS_CHECK(GS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ2, k2, PT, 0)));
+  int per_sm = occ1 < occ2 ? occ1 : occ2;
+  if (per_sm < 1) {
+    *why = "the persistent kernel does not fit on an SM";
+    return GS_SUCCESS;
+  }
+  const int cap = ctx->test_persist_per_sm > 0 ? ctx->test_persist_per_sm : GS_PERSIST_PER_SM;
+  if (per_sm > cap) per_sm = cap;
+  P->tpr = tpr;
+  P->blocks = gs_persist_grid(A->m, tpr, ctx->sm_count, per_sm);
+  P->n = A->m;
+  P->row_ptr = A->d_row_ptr32;
+  P->col = A->d_col;
+  P->val = A->d_val;
+  P->dinv = dinv;
+  GS_CHECK(gs_dmalloc(ctx, (void **)&P->part, (size_t)GS_PERSIST_SLOTS * P->blocks * sizeof(double),
+                      "the persistent iterations' partial sums"));
+  P->use = 1;
+  return GS_SUCCESS;
+}
+
+static pmat mat_of(const gs_persist_t *P)
+{
+  pmat A = {P->n, P->row_ptr, P->col, P->val, P->dinv};
+  return A;
+}
+
+extern "C" gs_status_t gs_persist_cg(gs_solver_t *s, int it, int count, double *x, double *r,
+                                     double *p, double *q, double *z)
+{
+  const gs_persist_t *P = &s->persist;
+  pcg_args a = {mat_of(P), s->d_s, P->part, count, (it - 1) & 1, x, r, p, q, P->dinv ? z : r};
+  return launch(cg_kernel_for(P->tpr), P, s->ctx->stream, &a, "persist_cg_kernel");
+}
+
+extern "C" gs_status_t gs_persist_bicgstab(gs_solver_t *s, int it, int count, double *x,
+                                           double *r, double *rhat, double *p, double *v,
+                                           double *t, double *phat, double *shat)
+{
+  const gs_persist_t *P = &s->persist;
+  pbicgstab_args a = {mat_of(P), s->d_s, P->part, count, it & 1, it == 1, x, r, rhat, p, v, t,
+                      P->dinv ? phat : p, P->dinv ? shat : r};
+  return launch(bicgstab_kernel_for(P->tpr), P, s->ctx->stream, &a, "persist_bicgstab_kernel");
+}
