@@ -114,6 +114,20 @@ __device__ static void spmv_rows(const pmat &A, const double *xin, F f)
   }
 }
 
+/* y = A xin, and the grid total of w^T y (every block gets it: a barrier inside). */
+template <int TPR>
+__device__ static double product_dot(cgrp::grid_group &g, const pmat &A, const double *xin,
+                                     double *y, const double *w, double *part, int slot)
+{
+  double v[1] = {0.0}, t[1];
+  spmv_rows<TPR>(A, xin, [&](gs_idx_t i, double yi) {
+    y[i] = yi;
+    v[0] += w[i] * yi;
+  });
+  grid_total<1>(g, v, part, slot, t);
+  return t[0];
+}
+
 #define FOR_ROWS(i, n)                                                                         \
   for (int64_t i = (int64_t)blockIdx.x * PT + threadIdx.x; i < (int64_t)(n);                   \
        i += (int64_t)gridDim.x * PT)
@@ -162,14 +176,8 @@ __global__ void __launch_bounds__(PT) persist_cg_kernel(pcg_args a)
   double rho = S->rho[c], rnorm = S->rnorm, pq = S->pq, alpha = S->alpha;
   pstate st = {S->iter, 0, 0, 0, 0, 0};
   for (int j = 0; j < a.count; ++j) {
-    double v1[1] = {0.0}, t1[1];
-    spmv_rows<TPR>(a.A, a.p, [&](gs_idx_t i, double y) {
-      a.q[i] = y;
-      v1[0] += a.p[i] * y;
-    });
+    pq = product_dot<TPR>(g, a.A, a.p, a.q, a.p, a.part, 0); /* q = A p, p^T q */
     st.products++;
-    grid_total<1>(g, v1, a.part, 0, t1);
-    pq = t1[0];
     if (!isfinite(pq)) PHALT(GS_HALT_NANINF, GS_WHAT_PQ, st.done)
     if (!(pq > 0.0)) PHALT(GS_HALT_INDEFINITE, GS_WHAT_PQ, st.done)
     const double al = rho / pq;
@@ -257,14 +265,8 @@ __global__ void __launch_bounds__(PT) persist_bicgstab_kernel(pbicgstab_args a)
     if (dinv) st.precs++;
     first = 0;
     g.sync();
-    double v1[1] = {0.0}, t1[1];
-    spmv_rows<TPR>(a.A, a.phat, [&](gs_idx_t i, double y) {
-      a.v[i] = y;
-      v1[0] += a.rhat[i] * y;
-    });
+    rv = product_dot<TPR>(g, a.A, a.phat, a.v, a.rhat, a.part, 0); /* v = A phat, r~^T v */
     st.products++;
-    grid_total<1>(g, v1, a.part, 0, t1);
-    rv = t1[0];
     if (!isfinite(rv)) PHALT(GS_HALT_NANINF, GS_WHAT_RV, st.done)
     if (rv == 0.0) PHALT(GS_HALT_BREAKDOWN, GS_WHAT_RV, st.done)
     const double al = rho / rv;

@@ -104,6 +104,14 @@ static gs_status_t sys_solve(sys_t *s, gs_method_t m, const char *pc, const gs_s
   return st;
 }
 
+/* The system of gs_gen_laplace's grid, b = A * 1. */
+static void open_laplace(sys_t *s, int nx, int ny, int nz, int stencil)
+{
+  gs_csr_t *H = NULL;
+  CU_ASSERT_FATAL(gs_gen_laplace(&H, nx, ny, nz, stencil) == GS_SUCCESS);
+  CU_ASSERT_FATAL(sys_open(s, H, NULL));
+}
+
 /* max_i |x_i - 1| */
 static double err_ones(const sys_t *s)
 {
@@ -332,11 +340,8 @@ static void test_laplacians(void)
   } grids[] = {{64, 64, 1, 5}, {48, 48, 1, 9}, {24, 24, 24, 7}, {20, 20, 20, 27}};
   static const char *const pcs[] = {"none", "jacobi", "ilu0", "ic0"};
   for (size_t g = 0; g < sizeof grids / sizeof grids[0]; ++g) {
-    gs_csr_t *H = NULL;
-    CU_ASSERT_FATAL(gs_gen_laplace(&H, grids[g].nx, grids[g].ny, grids[g].nz, grids[g].stencil) ==
-                    GS_SUCCESS);
     sys_t s;
-    CU_ASSERT_FATAL(sys_open(&s, H, NULL));
+    open_laplace(&s, grids[g].nx, grids[g].ny, grids[g].nz, grids[g].stencil);
     static const gs_method_t ms[] = {GS_SOLVER_CG, GS_SOLVER_BICGSTAB, GS_SOLVER_GMRES,
                                      GS_SOLVER_PIPECG};
     int cg_its[4] = {0, 0, 0, 0};
@@ -708,11 +713,8 @@ static void test_pipecg(void)
   } grids[] = {{24, 24, 24, 7}, {20, 20, 20, 27}};
   static const char *const pcs[] = {"none", "jacobi", "ic0"};
   for (size_t g = 0; g < sizeof grids / sizeof grids[0]; ++g) {
-    gs_csr_t *H = NULL;
-    CU_ASSERT_FATAL(gs_gen_laplace(&H, grids[g].nx, grids[g].ny, grids[g].nz, grids[g].stencil) ==
-                    GS_SUCCESS);
     sys_t s;
-    CU_ASSERT_FATAL(sys_open(&s, H, NULL));
+    open_laplace(&s, grids[g].nx, grids[g].ny, grids[g].nz, grids[g].stencil);
     const int det = (gs_spmv_caps(s.S) & GS_SPMV_CAP_DETERMINISTIC) != 0;
     int cg_jacobi = 0;
     for (int p = 0; p < 3; ++p) {
@@ -1945,11 +1947,8 @@ static void test_persistent(void)
   static const char *const pcs[] = {"none", "jacobi"};
   char what[96];
   for (size_t g = 0; g < sizeof grids / sizeof grids[0]; ++g) {
-    gs_csr_t *H = NULL;
-    CU_ASSERT_FATAL(gs_gen_laplace(&H, grids[g].nx, grids[g].ny, grids[g].nz, grids[g].stencil) ==
-                    GS_SUCCESS);
     sys_t s;
-    CU_ASSERT_FATAL(sys_open(&s, H, NULL));
+    open_laplace(&s, grids[g].nx, grids[g].ny, grids[g].nz, grids[g].stencil);
     snprintf(what, sizeof what, "laplace %dx%dx%d/%d", grids[g].nx, grids[g].ny, grids[g].nz,
              grids[g].stencil);
     for (int k = 0; k < 2; ++k)
