@@ -30,20 +30,6 @@ static int cmp_double(const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
-static int symmetric(const gs_csr_t *H)
-{
-  if (H->m != H->n) return 0;
-  for (gs_idx_t i = 0; i < H->m; ++i)
-    for (gs_off_t k = H->row_ptr[i]; k < H->row_ptr[i + 1]; ++k) {
-      const gs_idx_t j = H->col[k];
-      int found = 0;
-      for (gs_off_t l = H->row_ptr[j]; l < H->row_ptr[j + 1]; ++l)
-        if (H->col[l] == i && H->val[l] == H->val[k]) found = 1;
-      if (!found) return 0;
-    }
-  return 1;
-}
-
 /* R timed solves (after a warm-up) with options o: the seconds of each in t (sorted), the last
  * stats in *st. */
 static int solves(gs_context_t *ctx, gs_spmv_t *S, gs_precond_t *M, const double *d_b,
@@ -158,7 +144,9 @@ int main(int argc, char **argv)
       rc = 1;
     } else {
       printf("# %s: n %d, %lld entries%s\n", name, (int)H->n, (long long)H->nnz,
-             symmetric(H) ? "" : ", nonsymmetric (CG's time an iteration only)");
+             gs_matrix_features(A)->numerically_symmetric
+                 ? ""
+                 : ", nonsymmetric (CG's time an iteration only)");
       static const char *const pcs[] = {"none", "jacobi"};
       for (int p = 0; p < 2; ++p) {
         gs_precond_t *M = NULL;

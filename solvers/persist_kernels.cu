@@ -29,6 +29,7 @@
 #include "core/error.h"
 #include "solvers/reduce_device.cuh"
 #include "solvers/solver_impl.h"
+#include "spmv/device_util.cuh"
 #include "spmv/spmv_impl.h"
 
 namespace cgrp = cooperative_groups;
@@ -128,10 +129,6 @@ __device__ static double product_dot(cgrp::grid_group &g, const pmat &A, const d
   return t[0];
 }
 
-#define FOR_ROWS(i, n)                                                                         \
-  for (int64_t i = (int64_t)blockIdx.x * PT + threadIdx.x; i < (int64_t)(n);                   \
-       i += (int64_t)gridDim.x * PT)
-
 /* What the last thread standing writes back: the scalars of the last iteration, the count and
  * any halt (first thread of the grid; every block holds the same values). */
 struct pstate {
@@ -184,7 +181,7 @@ __global__ void __launch_bounds__(PT) persist_cg_kernel(pcg_args a)
     if (!isfinite(al)) PHALT(GS_HALT_NANINF, GS_WHAT_ALPHA, st.done)
     alpha = al;
     double v2[2] = {0.0, 0.0}, t2[2];
-    FOR_ROWS(i, n) {
+    GS_GRID_STRIDE(i, n) {
       a.x[i] += alpha * a.p[i];
       const double ri = a.r[i] - alpha * a.q[i];
       a.r[i] = ri;
@@ -209,7 +206,7 @@ __global__ void __launch_bounds__(PT) persist_cg_kernel(pcg_args a)
     const double beta = rho_new / rho;
     if (!isfinite(beta)) PHALT(GS_HALT_NANINF, GS_WHAT_BETA, st.done)
     const double *z = dinv ? a.z : a.r;
-    FOR_ROWS(i, n) a.p[i] = z[i] + beta * a.p[i];
+    GS_GRID_STRIDE(i, n) a.p[i] = z[i] + beta * a.p[i];
     rho = rho_new;
     c ^= 1;
     st.done++;
@@ -248,7 +245,7 @@ __global__ void __launch_bounds__(PT) persist_bicgstab_kernel(pbicgstab_args a)
     if (!isfinite(rho)) PHALT(GS_HALT_NANINF, GS_WHAT_RHO, st.done)
     if (rho == 0.0) PHALT(GS_HALT_BREAKDOWN, GS_WHAT_RHO, st.done)
     if (first) {
-      FOR_ROWS(i, n) {
+      GS_GRID_STRIDE(i, n) {
         a.p[i] = a.r[i];
         if (dinv) a.phat[i] = dinv[i] * a.r[i];
       }
@@ -256,7 +253,7 @@ __global__ void __launch_bounds__(PT) persist_bicgstab_kernel(pbicgstab_args a)
       if (omega == 0.0) PHALT(GS_HALT_BREAKDOWN, GS_WHAT_OMEGA, st.done)
       const double beta = (rho / rho_old) * (alpha / omega);
       if (!isfinite(beta)) PHALT(GS_HALT_NANINF, GS_WHAT_BETA, st.done)
-      FOR_ROWS(i, n) {
+      GS_GRID_STRIDE(i, n) {
         const double pi = a.r[i] + beta * (a.p[i] - omega * a.v[i]);
         a.p[i] = pi;
         if (dinv) a.phat[i] = dinv[i] * pi;
@@ -273,7 +270,7 @@ __global__ void __launch_bounds__(PT) persist_bicgstab_kernel(pbicgstab_args a)
     if (!isfinite(al)) PHALT(GS_HALT_NANINF, GS_WHAT_ALPHA, st.done)
     alpha = al;
     double v2[1] = {0.0}, t2[1];
-    FOR_ROWS(i, n) {
+    GS_GRID_STRIDE(i, n) {
       const double si = a.r[i] - alpha * a.v[i];
       a.r[i] = si;
       if (dinv) a.shat[i] = dinv[i] * si;
@@ -283,7 +280,7 @@ __global__ void __launch_bounds__(PT) persist_bicgstab_kernel(pbicgstab_args a)
     grid_total<1>(g, v2, a.part, 1, t2);
     rnorm = sqrt(t2[0]);
     if (rnorm <= tol) { /* converged at the half step: x += alpha phat, r = s */
-      FOR_ROWS(i, n) a.x[i] += alpha * a.phat[i];
+      GS_GRID_STRIDE(i, n) a.x[i] += alpha * a.phat[i];
       PHALT(GS_HALT_HALFSTEP, GS_WHAT_NONE, st.done + 1)
     }
     double v3[2] = {0.0, 0.0}, t3[2];
@@ -302,7 +299,7 @@ __global__ void __launch_bounds__(PT) persist_bicgstab_kernel(pbicgstab_args a)
     if (!isfinite(om)) PHALT(GS_HALT_NANINF, GS_WHAT_OMEGA, st.done)
     omega = om;
     double v4[2] = {0.0, 0.0}, t4[2];
-    FOR_ROWS(i, n) {
+    GS_GRID_STRIDE(i, n) {
       a.x[i] += alpha * a.phat[i] + omega * a.shat[i]; /* shat is r (= s) without M: read first */
       const double ri = a.r[i] - omega * a.t[i];
       a.r[i] = ri;
