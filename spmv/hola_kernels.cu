@@ -93,17 +93,35 @@
 #define HOLA_MIN_BLOCKS 5
 #endif
 #define FULL_MASK 0xffffffffu
+/* The pipelined op N kernel when hola.pipe is automatic: its stages, its non-zeros per thread
+ * (when npt is automatic too), and the band test: occupied diagonals at most m / HOLA_PIPE_BAND
+ * (hola_prepare). */
+#define HOLA_PIPE_AUTO_STAGES 2
+#define HOLA_PIPE_NPT 4
+#define HOLA_PIPE_BAND 100
 
-typedef struct hola_data {
-  gs_context_t *ctx;
-  gs_dcsr_t A;         /* borrowed shared device CSR */
+/* One work split: NPT entries a thread, and Algorithm 2's row starts and the block info for it.
+ * op N and op T may use different splits (hola_prepare). */
+typedef struct hola_split {
   int npt;             /* non-zeros per thread: 4, 8 or 16 */
   int64_t nblocks;
   gs_idx_t *d_brs;     /* nblocks + 1: Algorithm 2's block row starts, brs[nblocks] = m */
   int4 *d_info;        /* nblocks: packed per-block bookkeeping (hola_blockinfo_kernel) */
-  double *d_carry;     /* 2 * nblocks: partial sums of rows shared between blocks */
-  double prepare_ms;   /* the row-start kernel, for describe */
+} hola_split_t;
+
+typedef struct hola_data {
+  gs_context_t *ctx;
+  gs_dcsr_t A;         /* borrowed shared device CSR */
+  hola_split_t n;      /* op N's split */
+  hola_split_t t;      /* op T's split: its own arrays when t.npt != n.npt, else n's */
+  double *d_carry;     /* 2 * n.nblocks: partial sums of rows shared between blocks (op N) */
+  double prepare_ms;   /* the row-start and block-info kernels, for describe */
   int rows;            /* op T adds in row order, lane = row (NPT <= 8) */
+  int pipe;            /* op N: 0, the one-block-per-share launch; 2 or 3, the pipelined
+                          kernel with that many stages (hola_np_kernel) */
+  unsigned pgrid;      /* the pipelined kernel's grid */
+  int pvals;           /* the values go through the copy engine too (else only column ids) */
+  const char *pipe_note; /* why not pipelined, when asked for */
 } hola_data_t;
 
 struct hola_args {
@@ -365,35 +383,30 @@ static __device__ __forceinline__ void assign_rows(const hola_args &a, const hol
 }
 
 /* ---- op N --------------------------------------------------------------------------------- */
+
+/* The shared memory of one block's share (op N). */
 template <int NPT>
-static __global__ void __launch_bounds__(HOLA_THREADS, NPT <= 8 ? HOLA_MIN_BLOCKS : 1)
-hola_n_kernel(hola_args a)
+struct hola_n_smem {
+  double out[NPT * HOLA_THREADS]; /* the output buffer, a slot per local row */
+  int start[HOLA_THREADS];        /* each thread's first local row */
+  unsigned bits[HOLA_THREADS];    /* each thread's end-of-row mask */
+  int flag[HOLA_WARPS];           /* warps with empty rows between their entries */
+  double red[HOLA_WARPS];         /* the long-row path's warp sums */
+  double cut[2];                  /* shared rows' partials when the buffer is off */
+};
+
+/* Steps 1 and 3-5 of one share b (Algorithm 3, after the loads): v holds the loaded values in
+ * the coalesced order and xv the gathered x. Ends without a barrier: a caller that reuses sm
+ * for another share synchronizes first. */
+template <int NPT>
+static __device__ __forceinline__ void hola_n_share(const hola_args &a, int64_t b,
+                                                    const hola_block &k,
+                                                    double2 (&v)[NPT / 2],
+                                                    const double2 (&xv)[NPT / 2],
+                                                    hola_n_smem<NPT> &sm)
 {
   constexpr int NPB = NPT * HOLA_THREADS, V = NPT / 2;
-  __shared__ double s_out[NPB];
-  __shared__ int s_start[HOLA_THREADS];
-  __shared__ unsigned s_bits[HOLA_THREADS];
-  __shared__ int s_flag[HOLA_WARPS];
-  __shared__ double s_red[HOLA_WARPS];
-  __shared__ double s_cut[2];
-
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int64_t b = blockIdx.x;
-  const int wbase = warp * 32 * NPT;
-
-  /* The entries first: their loads depend on nothing, so they are in flight while the row
-   * bookkeeping below waits for brs and row_ptr (a block's latency chain is its cost). */
-  double2 v[V];
-  int2 c[V];
-  {
-    const int64_t bstart = b * NPB;
-    const int cnt = (int)min((int64_t)NPB, (int64_t)a.nnz - bstart);
-    if (cnt == NPB) load_items<V, true>(a, bstart, cnt, wbase, lane, v, c);
-    else load_items<V, false>(a, bstart, cnt, wbase, lane, v, c);
-  }
-  double2 xv[V];
-  gather_x<V>(a, c, xv);
-  const hola_block k = block_rows<NPB>(a, b);
 
   /* Long-row path (3.3): every entry of the block in one row. */
   if (k.one_row) {
@@ -403,14 +416,14 @@ hola_n_kernel(hola_args a)
     for (int i = 0; i < V; ++i) s += v[i].x + v[i].y;
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(FULL_MASK, s, o);
-    if (lane == 0) s_red[warp] = s;
+    if (lane == 0) sm.red[warp] = s;
     for (int r = tid; r < k.nrows; r += HOLA_THREADS) { /* the block's empty rows */
       const gs_idx_t R = k.lo + r;
       if (R != k.first) a.y[R] = a.beta == 0.0 ? 0.0 : a.beta * a.y[R];
     }
     __syncthreads();
     if (warp == 0) {
-      double t = lane < HOLA_WARPS ? s_red[lane] : 0.0;
+      double t = lane < HOLA_WARPS ? sm.red[lane] : 0.0;
 #pragma unroll
       for (int o = 16; o > 0; o >>= 1) t += __shfl_xor_sync(FULL_MASK, t, o);
       const bool before = k.before, after = k.after;
@@ -425,29 +438,29 @@ hola_n_kernel(hola_args a)
   }
 
   const bool buffer = k.nrows <= NPB;
-  s_start[tid] = k.nrows; /* threads past the last entry keep an out-of-range row */
-  s_bits[tid] = 0;
-  if (tid < HOLA_WARPS) s_flag[tid] = 0;
-  if (tid < 2) s_cut[tid] = 0.0;
+  sm.start[tid] = k.nrows; /* threads past the last entry keep an out-of-range row */
+  sm.bits[tid] = 0;
+  if (tid < HOLA_WARPS) sm.flag[tid] = 0;
+  if (tid < 2) sm.cut[tid] = 0.0;
   __syncthreads();
-  assign_rows<NPT>(a, k, s_start, s_bits, s_flag, s_out, buffer, true);
+  assign_rows<NPT>(a, k, sm.start, sm.bits, sm.flag, sm.out, buffer, true);
   multiply<V>(v, xv);
   warp_transpose<V>(v, lane);
   __syncthreads();
 
-  int row = s_start[tid];
-  const unsigned bits = s_bits[tid];
-  const bool flagged = s_flag[warp] != 0;
+  int row = sm.start[tid];
+  const unsigned bits = sm.bits[tid];
+  const bool flagged = sm.flag[warp] != 0;
   /* Sink of a row's sum: the buffer, or (many empty rows) y and the two shared-row slots. */
   auto sink = [&](int r, double t, bool plain) {
     if (r >= k.nrows) return;
     if (buffer) {
-      if (plain) s_out[r] = t;
-      else atomicAdd(&s_out[r], t);
+      if (plain) sm.out[r] = t;
+      else atomicAdd(&sm.out[r], t);
     } else if (r == 0 && k.cut_begin) {
-      atomicAdd(&s_cut[0], t);
+      atomicAdd(&sm.cut[0], t);
     } else if (r == k.nrows - 1 && k.cut_end) {
-      atomicAdd(&s_cut[1], t);
+      atomicAdd(&sm.cut[1], t);
     } else {
       atomicAdd(&a.y[k.lo + r], a.alpha * t);
     }
@@ -492,12 +505,176 @@ hola_n_kernel(hola_args a)
     const int64_t end_row = k.lo + k.nrows - (k.cut_end ? 1 : 0);
     for (int64_t R = (first_row & ~(int64_t)31) + tid; R < end_row; R += HOLA_THREADS) {
       if (R < first_row) continue;
-      const double s = s_out[R - k.lo];
+      const double s = sm.out[R - k.lo];
       a.y[R] = a.beta == 0.0 ? a.alpha * s : a.alpha * s + a.beta * a.y[R];
     }
   }
-  if (tid == 0 && k.cut_begin) hola_carry(a, b, 0, buffer ? s_out[0] : s_cut[0]);
-  if (tid == 32 && k.cut_end) hola_carry(a, b, 1, buffer ? s_out[k.nrows - 1] : s_cut[1]);
+  if (tid == 0 && k.cut_begin) hola_carry(a, b, 0, buffer ? sm.out[0] : sm.cut[0]);
+  if (tid == 32 && k.cut_end) hola_carry(a, b, 1, buffer ? sm.out[k.nrows - 1] : sm.cut[1]);
+}
+
+/* One block per share (the paper's launch). */
+template <int NPT>
+static __global__ void __launch_bounds__(HOLA_THREADS, NPT <= 8 ? HOLA_MIN_BLOCKS : 1)
+hola_n_kernel(hola_args a)
+{
+  constexpr int NPB = NPT * HOLA_THREADS, V = NPT / 2;
+  __shared__ hola_n_smem<NPT> sm;
+  const int lane = threadIdx.x & 31, wbase = (threadIdx.x >> 5) * 32 * NPT;
+  const int64_t b = blockIdx.x;
+
+  /* The entries first: their loads depend on nothing, so they are in flight while the row
+   * bookkeeping waits for the block info and row_ptr (a block's latency chain is its cost). */
+  double2 v[V];
+  int2 c[V];
+  {
+    const int64_t bstart = b * NPB;
+    const int cnt = (int)min((int64_t)NPB, (int64_t)a.nnz - bstart);
+    if (cnt == NPB) load_items<V, true>(a, bstart, cnt, wbase, lane, v, c);
+    else load_items<V, false>(a, bstart, cnt, wbase, lane, v, c);
+  }
+  double2 xv[V];
+  gather_x<V>(a, c, xv);
+  hola_n_share<NPT>(a, b, block_rows<NPB>(a, b), v, xv, sm);
+}
+
+/* ---- op N, pipelined: the shares' entries streamed by the copy engine ----------------------
+ * The launch above is latency-bound on regular rows (lap27: 70% of the copy bandwidth against
+ * cuSPARSE's 85%): each block's entries are requested only when it starts, and its row
+ * bookkeeping, transposes and barriers then run with nothing of the next share in flight. A
+ * register-pipelined persistent variant lost (its registers cost resident blocks; banner).
+ * Here a persistent grid of resident blocks takes shares b = blockIdx.x + j * gridDim.x, and
+ * one thread hands the values and column ids of the shares STAGES - 1 ahead to the bulk copy
+ * engine (cp.async.bulk, global to shared, completing on an mbarrier per stage; HOPPER.md:
+ * "the bulk copy engine ... two or three shared-memory stages deep ... a persistent grid when
+ * the work comes in many small pieces"), so the stream of A's bytes is in flight while the
+ * block works, at no register cost. The share's own work is hola_n_share, unchanged. Only whole
+ * shares go through the engine (sizes and addresses multiples of 16 bytes: the launcher checks
+ * the arrays' alignment); the last, partial share loads from global as above. */
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900 /* sm_90 instructions */
+static __device__ __forceinline__ uint32_t smem_addr(const void *p)
+{
+  return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+static __device__ __forceinline__ void mbar_init(uint64_t *bar)
+{
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_addr(bar)) : "memory");
+}
+
+static __device__ __forceinline__ void mbar_wait(uint64_t *bar, unsigned parity)
+{
+  unsigned done;
+  do {
+    asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                 " selp.u32 %0, 1, 0, p;\n}"
+                 : "=r"(done)
+                 : "r"(smem_addr(bar)), "r"(parity)
+                 : "memory");
+  } while (!done);
+}
+
+/* One thread: the column ids (and with VALS the values) of share b into the stage buffers sc
+ * (sv); completion (bytes arrived) on bar. The fence orders the block's earlier ordinary reads
+ * of the stage (before the caller's barrier) before the copy engine's writes. */
+template <int NPB, bool VALS>
+static __device__ __forceinline__ void hola_stage_issue(const hola_args &a, int64_t b,
+                                                        double *sv, gs_idx_t *sc, uint64_t *bar)
+{
+  const unsigned vbytes = VALS ? NPB * sizeof(double) : 0, cbytes = NPB * sizeof(gs_idx_t);
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)),
+               "r"(vbytes + cbytes)
+               : "memory");
+  if (VALS)
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], "
+                 "%2, [%3];" ::"r"(smem_addr(sv)),
+                 "l"(a.val + b * NPB), "r"(vbytes), "r"(smem_addr(bar))
+                 : "memory");
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], "
+               "%2, [%3];" ::"r"(smem_addr(sc)),
+               "l"(a.col + b * NPB), "r"(cbytes), "r"(smem_addr(bar))
+               : "memory");
+}
+#endif
+
+/* Dynamic shared memory of the pipelined kernel: STAGES shares of values and column ids. */
+static size_t hola_pipe_smem(int npt, int stages, int vals)
+{
+  return (size_t)stages * npt * HOLA_THREADS * ((vals ? sizeof(double) : 0) + sizeof(gs_idx_t));
+}
+
+template <int NPT, int STAGES, bool VALS>
+static __global__ void __launch_bounds__(HOLA_THREADS) hola_np_kernel(hola_args a)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+  __trap(); /* never launched: hola_pipe_setup checks the binary's target */
+#else
+  constexpr int NPB = NPT * HOLA_THREADS, V = NPT / 2;
+  extern __shared__ __align__(16) unsigned char hola_dyn[];
+  double *s_val = reinterpret_cast<double *>(hola_dyn);
+  gs_idx_t *s_col = reinterpret_cast<gs_idx_t *>(s_val + (VALS ? STAGES * NPB : 0));
+  __shared__ __align__(8) uint64_t s_bar[STAGES];
+  __shared__ hola_n_smem<NPT> sm;
+  const int tid = threadIdx.x, lane = tid & 31, wbase = (tid >> 5) * 32 * NPT;
+  const int64_t G = gridDim.x, whole = a.nnz / NPB; /* shares [0, whole) are full */
+
+  if (tid == 0) {
+#pragma unroll
+    for (int s = 0; s < STAGES; ++s) mbar_init(&s_bar[s]);
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+  if (tid == 0) {
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+      const int64_t b = blockIdx.x + s * G;
+      if (b < whole)
+        hola_stage_issue<NPB, VALS>(a, b, s_val + s * NPB, s_col + s * NPB, &s_bar[s]);
+    }
+  }
+  int st = 0;
+  unsigned parity = 0;
+  for (int64_t b = blockIdx.x; b < a.nblocks; b += G) {
+    /* The share STAGES - 1 ahead goes into the stage freed at the end of the last share. */
+    if (tid == 0) {
+      const int64_t bn = b + (STAGES - 1) * G;
+      const int sn = (st + STAGES - 1) % STAGES;
+      if (bn < whole)
+        hola_stage_issue<NPB, VALS>(a, bn, s_val + sn * NPB, s_col + sn * NPB, &s_bar[sn]);
+    }
+    double2 v[V];
+    int2 c[V];
+    if (b < whole) {
+      const int64_t bstart = b * NPB;
+      if (!VALS) /* the values from global, in flight with the wait and the gathers */
+#pragma unroll
+        for (int i = 0; i < V; ++i)
+          v[i] = __ldg(reinterpret_cast<const double2 *>(a.val + bstart + wbase +
+                                                         2 * (lane + 32 * i)));
+      mbar_wait(&s_bar[st], parity);
+      const double *sv = s_val + st * NPB;
+      const gs_idx_t *sc = s_col + st * NPB;
+#pragma unroll
+      for (int i = 0; i < V; ++i) {
+        const int e = wbase + 2 * (lane + 32 * i);
+        if (VALS) v[i] = *reinterpret_cast<const double2 *>(sv + e);
+        c[i] = *reinterpret_cast<const int2 *>(sc + e);
+      }
+    } else {
+      const int64_t bstart = b * NPB;
+      load_items<V, false>(a, bstart, (int)((int64_t)a.nnz - bstart), wbase, lane, v, c);
+    }
+    double2 xv[V];
+    gather_x<V>(a, c, xv);
+    hola_n_share<NPT>(a, b, block_rows<NPB>(a, b), v, xv, sm);
+    __syncthreads(); /* sm and the stage are free for the next share */
+    if (++st == STAGES) {
+      st = 0;
+      parity ^= 1u;
+    }
+  }
+#endif
 }
 
 /* ---- op T --------------------------------------------------------------------------------- */
@@ -642,27 +819,48 @@ static __global__ void __launch_bounds__(HOLA_THREADS) hola_t_kernel(hola_args a
 
 /* ---- backend ------------------------------------------------------------------------------ */
 
+/* The compiled pipelined kernels: 4 or 8 non-zeros per thread, 2 or 3 stages, values through
+ * the copy engine or not. */
+typedef void (*hola_np_fn_t)(hola_args);
+static hola_np_fn_t hola_np_fn(int npt, int stages, int vals)
+{
+  static const hola_np_fn_t k[2][2][2] = {
+      {{hola_np_kernel<4, 2, false>, hola_np_kernel<4, 2, true>},
+       {hola_np_kernel<4, 3, false>, hola_np_kernel<4, 3, true>}},
+      {{hola_np_kernel<8, 2, false>, hola_np_kernel<8, 2, true>},
+       {hola_np_kernel<8, 3, false>, hola_np_kernel<8, 3, true>}}};
+  return k[npt == 8][stages == 3][vals != 0];
+}
+
 static gs_status_t hola_launch(cudaStream_t s, const hola_data_t *d, gs_op_t op,
                                const hola_args &args)
 {
-  const unsigned g = (unsigned)d->nblocks;
   if (op == GS_OP_N) {
-    const unsigned gf = gs_grid_blocks(d->nblocks > 1 ? d->nblocks - 1 : 1, 256);
-    switch (d->npt) {
-    case 4: hola_n_kernel<4><<<g, HOLA_THREADS, 0, s>>>(args); break;
-    case 8: hola_n_kernel<8><<<g, HOLA_THREADS, 0, s>>>(args); break;
-    default: hola_n_kernel<16><<<g, HOLA_THREADS, 0, s>>>(args); break;
+    const int npt = d->n.npt;
+    const unsigned g = (unsigned)d->n.nblocks;
+    const unsigned gf = gs_grid_blocks(d->n.nblocks > 1 ? d->n.nblocks - 1 : 1, 256);
+    if (d->pipe) {
+      hola_np_fn(npt, d->pipe, d->pvals)<<<d->pgrid, HOLA_THREADS,
+                                          hola_pipe_smem(npt, d->pipe, d->pvals), s>>>(args);
+      GS_CHECK(GS_CHECK_LAUNCH(s, "hola_np_kernel"));
+    } else {
+      switch (npt) {
+      case 4: hola_n_kernel<4><<<g, HOLA_THREADS, 0, s>>>(args); break;
+      case 8: hola_n_kernel<8><<<g, HOLA_THREADS, 0, s>>>(args); break;
+      default: hola_n_kernel<16><<<g, HOLA_THREADS, 0, s>>>(args); break;
+      }
+      GS_CHECK(GS_CHECK_LAUNCH(s, "hola_n_kernel"));
     }
-    GS_CHECK(GS_CHECK_LAUNCH(s, "hola_n_kernel"));
-    if (d->nblocks < 2) return GS_SUCCESS; /* no row is shared between blocks */
-    switch (d->npt) {
+    if (d->n.nblocks < 2) return GS_SUCCESS; /* no row is shared between blocks */
+    switch (npt) {
     case 4: hola_fixup_kernel<4 * HOLA_THREADS><<<gf, 256, 0, s>>>(args); break;
     case 8: hola_fixup_kernel<8 * HOLA_THREADS><<<gf, 256, 0, s>>>(args); break;
     default: hola_fixup_kernel<16 * HOLA_THREADS><<<gf, 256, 0, s>>>(args); break;
     }
     return GS_CHECK_LAUNCH(s, "hola_fixup_kernel");
   }
-  switch (d->npt * 2 + (d->rows ? 1 : 0)) {
+  const unsigned g = (unsigned)d->t.nblocks;
+  switch (d->t.npt * 2 + (d->rows ? 1 : 0)) {
   case 8: hola_t_kernel<4, false><<<g, HOLA_THREADS, 0, s>>>(args); break;
   case 9: hola_t_kernel<4, true><<<g, HOLA_THREADS, 0, s>>>(args); break;
   case 16: hola_t_kernel<8, false><<<g, HOLA_THREADS, 0, s>>>(args); break;
@@ -676,13 +874,14 @@ static gs_status_t hola_apply(gs_context_t *ctx, void *data, gs_op_t op, double 
                               const double *d_x, double beta, double *d_y)
 {
   const hola_data_t *d = (const hola_data_t *)data;
+  const hola_split_t *sp = op == GS_OP_T ? &d->t : &d->n;
   cudaStream_t s = ctx->stream;
   hola_args args;
   args.rp = d->A.d_row_ptr32;
   args.col = d->A.d_col;
   args.val = d->A.d_val;
-  args.brs = d->d_brs;
-  args.info = d->d_info;
+  args.brs = sp->d_brs;
+  args.info = sp->d_info;
   args.x = d_x;
   args.y = d_y;
   args.carry = d->d_carry;
@@ -690,14 +889,14 @@ static gs_status_t hola_apply(gs_context_t *ctx, void *data, gs_op_t op, double 
   args.beta = beta;
   args.m = d->A.m;
   args.nnz = (int32_t)d->A.nnz;
-  args.nblocks = d->nblocks;
+  args.nblocks = sp->nblocks;
   if (op == GS_OP_T) {
     GS_CHECK(gs_launch_scale(s, d->A.n, beta, d_y));
-    if (d->nblocks == 0) return GS_SUCCESS;
+    if (sp->nblocks == 0) return GS_SUCCESS;
     args.beta = 1.0;
     return hola_launch(s, d, op, args);
   }
-  if (d->nblocks == 0) return gs_launch_scale(s, d->A.m, beta, d_y); /* no entries */
+  if (sp->nblocks == 0) return gs_launch_scale(s, d->A.m, beta, d_y); /* no entries */
   return hola_launch(s, d, op, args);
 }
 
@@ -705,51 +904,119 @@ static void hola_destroy(void *data)
 {
   hola_data_t *d = (hola_data_t *)data;
   if (!d) return;
-  gs_dfree(d->ctx, d->d_brs);
+  if (d->t.d_brs != d->n.d_brs) {
+    gs_dfree(d->ctx, d->t.d_brs);
+    gs_dfree(d->ctx, d->t.d_info);
+  }
+  gs_dfree(d->ctx, d->n.d_brs);
+  gs_dfree(d->ctx, d->n.d_info);
   gs_dfree(d->ctx, d->d_carry);
-  gs_dfree(d->ctx, d->d_info);
   free(d);
 }
 
-enum { HOLA_OPT_NPT, HOLA_OPT_ROWS };
+enum { HOLA_OPT_NPT, HOLA_OPT_ROWS, HOLA_OPT_PIPE, HOLA_OPT_PGRID, HOLA_OPT_PVALS };
 static const gs_spmv_option_t hola_options[] = {
     {"npt", "non-zeros per thread (4, 8 or 16); 0: from the mean row length", GS_OPTK_POW2, 0, 0,
      16},
     {"rows", "op T's atomics in row order, lane = row, where a warp's 32 rows are even (1), in "
      "entry order always (0), 2: row order on matrices of even rows with 8 non-zeros per thread",
      GS_OPTK_INT, 2, 0, 2},
+    {"pipe", "op N with the shares' entries streamed by the bulk copy engine into 2 or 3 "
+     "shared-memory stages on a persistent grid (2, 3), one block per share (0), 1: automatic",
+     GS_OPTK_INT, 1, 0, 3},
+    {"pgrid", "blocks of the pipelined grid (0: as many as are resident at once)", GS_OPTK_INT,
+     0, 0, 1 << 20},
+    {"pvals", "the pipelined kernel streams the values too (1) or only the column ids (0)",
+     GS_OPTK_INT, 1, 0, 1},
     GS_SPMV_OPTION_END};
 
-/* Algorithm 2 (row starts) and the per-block info on the stream. */
-static gs_status_t hola_prepare_launch(cudaStream_t s, const hola_data_t *d)
+/* The pipelined op N kernel for a split of npt entries a thread and nblocks shares: sets
+ * d->pipe (the stages, 0 when not pipelined), d->pgrid, d->pvals and d->pipe_note. A refusal
+ * of an explicit request (hola.pipe=2 or 3) is an error; the automatic choice falls back. */
+static gs_status_t hola_pipe_setup(gs_context_t *ctx, hola_data_t *d, int npt, int64_t nblocks,
+                                   int stages, int explicit_req, int pgrid, int vals)
 {
-  const int npb = d->npt * HOLA_THREADS;
-  hola_rowstarts_kernel<<<gs_grid_blocks(d->A.m > 0 ? d->A.m : 1, 256), 256, 0, s>>>(
-      d->A.m, d->A.d_row_ptr32, npb, d->nblocks, d->d_brs);
+  const char *why = NULL;
+  d->pipe = 0;
+  d->pipe_note = "";
+  if (stages == 0 || nblocks < 1) return GS_SUCCESS; /* not asked for, or nothing to stream */
+  if (npt > 8) why = "16 non-zeros per thread";
+  else if (((uintptr_t)d->A.d_val | (uintptr_t)d->A.d_col) % 16 != 0)
+    why = "the CSR arrays are not 16-byte aligned";
+  const size_t sh = hola_pipe_smem(npt, stages, vals);
+  const void *fn = (const void *)hola_np_fn(npt, stages, vals);
+  int per_sm = 0;
+  if (!why) { /* the copy engine is sm_90's: a build for older targets compiles a trap */
+    cudaFuncAttributes fa;
+    GS_CHECK(GS_CUDA(cudaFuncGetAttributes(&fa, fn)));
+    if (fa.binaryVersion < 90) why = "kernels built for a target older than sm_90";
+  }
+  if (!why) {
+    GS_CHECK(GS_CUDA(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          (int)sh)));
+    GS_CHECK(GS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, HOLA_THREADS,
+                                                                     sh)));
+    if (per_sm < 1) why = "no block of the pipelined kernel fitting a multiprocessor";
+  }
+  if (why) {
+    d->pipe_note = why;
+    return explicit_req ? GS_ERROR(GS_ERR_UNSUPPORTED, "hola.pipe=%d: not with %s", stages, why)
+                        : GS_SUCCESS;
+  }
+  const int64_t want = pgrid > 0 ? pgrid : (int64_t)per_sm * ctx->sm_count;
+  d->pgrid = (unsigned)(want < nblocks ? want : nblocks);
+  d->pipe = stages;
+  d->pvals = vals;
+  return GS_SUCCESS;
+}
+
+/* Algorithm 2 (row starts) and the per-block info of one split on the stream. */
+static gs_status_t hola_split_launch(cudaStream_t s, const gs_dcsr_t *A, const hola_split_t *sp)
+{
+  const int npb = sp->npt * HOLA_THREADS;
+  hola_rowstarts_kernel<<<gs_grid_blocks(A->m > 0 ? A->m : 1, 256), 256, 0, s>>>(
+      A->m, A->d_row_ptr32, npb, sp->nblocks, sp->d_brs);
   GS_CHECK(GS_CHECK_LAUNCH(s, "hola_rowstarts_kernel"));
-  if (d->nblocks == 0) return GS_SUCCESS;
-  const unsigned g = gs_grid_blocks(d->nblocks, 256);
-  const int32_t nnz = (int32_t)d->A.nnz;
-  switch (d->npt) {
+  if (sp->nblocks == 0) return GS_SUCCESS;
+  const unsigned g = gs_grid_blocks(sp->nblocks, 256);
+  const int32_t nnz = (int32_t)A->nnz;
+  switch (sp->npt) {
   case 4:
-    hola_blockinfo_kernel<4 * HOLA_THREADS><<<g, 256, 0, s>>>(d->A.d_row_ptr32, d->d_brs, nnz,
-                                                              d->nblocks, d->d_info);
+    hola_blockinfo_kernel<4 * HOLA_THREADS><<<g, 256, 0, s>>>(A->d_row_ptr32, sp->d_brs, nnz,
+                                                              sp->nblocks, sp->d_info);
     break;
   case 8:
-    hola_blockinfo_kernel<8 * HOLA_THREADS><<<g, 256, 0, s>>>(d->A.d_row_ptr32, d->d_brs, nnz,
-                                                              d->nblocks, d->d_info);
+    hola_blockinfo_kernel<8 * HOLA_THREADS><<<g, 256, 0, s>>>(A->d_row_ptr32, sp->d_brs, nnz,
+                                                              sp->nblocks, sp->d_info);
     break;
   default:
-    hola_blockinfo_kernel<16 * HOLA_THREADS><<<g, 256, 0, s>>>(d->A.d_row_ptr32, d->d_brs, nnz,
-                                                               d->nblocks, d->d_info);
+    hola_blockinfo_kernel<16 * HOLA_THREADS><<<g, 256, 0, s>>>(A->d_row_ptr32, sp->d_brs, nnz,
+                                                               sp->nblocks, sp->d_info);
   }
   return GS_CHECK_LAUNCH(s, "hola_blockinfo_kernel");
 }
 
-static gs_status_t hola_prepare_run(void *d)
+static gs_status_t hola_prepare_run(void *data)
 {
-  const hola_data_t *h = (const hola_data_t *)d;
-  return hola_prepare_launch(h->ctx->stream, h);
+  const hola_data_t *d = (const hola_data_t *)data;
+  GS_CHECK(hola_split_launch(d->ctx->stream, &d->A, &d->n));
+  if (d->t.d_brs != d->n.d_brs) GS_CHECK(hola_split_launch(d->ctx->stream, &d->A, &d->t));
+  return GS_SUCCESS;
+}
+
+/* A split of npt entries a thread, its arrays allocated. */
+static gs_status_t hola_split_alloc(gs_context_t *ctx, const gs_dcsr_t *A, int npt,
+                                    hola_split_t *sp)
+{
+  sp->npt = npt;
+  sp->nblocks = gs_hola_blocks(A->nnz, npt);
+  if (sp->nblocks > 0x7fffffff)
+    return GS_ERROR(GS_ERR_UNSUPPORTED, "hola: %lld blocks exceed the grid limit",
+                    (long long)sp->nblocks);
+  const size_t nb = (size_t)sp->nblocks;
+  GS_CHECK(gs_dmalloc(ctx, (void **)&sp->d_brs, (nb + 1) * sizeof(gs_idx_t), "hola row starts"));
+  if (nb > 0) GS_CHECK(gs_dmalloc(ctx, (void **)&sp->d_info, nb * sizeof(int4), "hola block info"));
+  return GS_SUCCESS;
 }
 
 static gs_status_t hola_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_cfg_t *cfg,
@@ -765,8 +1032,25 @@ static gs_status_t hola_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv
   GS_TRY(gs_matrix_device_csr(A, &d->A));
   {
     const gs_features_t *f = gs_matrix_features(A);
-    d->npt = gs_hola_npt(d->A.nnz, f ? f->row_mean : 0.0, req);
-    d->nblocks = gs_hola_blocks(d->A.nnz, d->npt);
+    const int npt = gs_hola_npt(d->A.nnz, f ? f->row_mean : 0.0, req);
+    /* The pipelined op N when automatic (hola.pipe=1): on large banded matrices (occupied
+     * diagonals at most m / HOLA_PIPE_BAND, so that x's gathers stay within a few lines of L1)
+     * at 4 non-zeros per thread, the variant measured fastest there (run 77, H100: lap27 167 ->
+     * 144 us, 7-point 128^3 109 -> 94, 5-point 2000^2 150 -> 126). Not on scattered columns:
+     * the stages take shared memory from L1, and x's gathers miss (runs 75-76: normal rows 194
+     * -> 265 us, power-law 170 -> 285). op T keeps the rule's split (its row order wants 8). */
+    int pipe = (int)cfg->v[HOLA_OPT_PIPE];
+    const int band = f && d->A.nnz >= HOLA_SMALL_NNZ &&
+                     (double)f->diagonals * HOLA_PIPE_BAND <= (double)d->A.m;
+    const int explicit_pipe = pipe >= 2;
+    if (pipe == 1) pipe = band && req == 0 ? HOLA_PIPE_AUTO_STAGES : 0;
+    int npt_n = pipe && req == 0 ? HOLA_PIPE_NPT : npt;
+    GS_TRY(hola_pipe_setup(ctx, d, npt_n, gs_hola_blocks(d->A.nnz, npt_n), pipe, explicit_pipe,
+                           (int)cfg->v[HOLA_OPT_PGRID], (int)cfg->v[HOLA_OPT_PVALS]));
+    if (!d->pipe) npt_n = npt; /* the automatic choice fell back */
+    GS_TRY(hola_split_alloc(ctx, &d->A, npt_n, &d->n));
+    if (npt == npt_n) d->t = d->n;
+    else GS_TRY(hola_split_alloc(ctx, &d->A, npt, &d->t));
     /* Row-ordered atomics (hola_t_kernel<NPT, true>), measured on the H100 (run 38): lap27
      * 242 -> 185 us; even on normal rows, lap2d and G3_circuit; 2-4% slower on Pareto and
      * power-law rows and 5-20% on the small matrices, where the staging's barrier and shared
@@ -774,17 +1058,11 @@ static gs_status_t hola_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv
      * per thread (large matrices of mean row length >= 6) and a row-length deviation at most
      * half the mean. */
     const int tr = (int)cfg->v[HOLA_OPT_ROWS];
-    d->rows = d->npt <= 8 && (tr == 1 || (tr == 2 && d->npt == 8 && f &&
-                                           f->row_std <= 0.5 * f->row_mean));
-    if (d->nblocks > 0x7fffffff)
-      GS_FAIL(GS_ERR_UNSUPPORTED, "hola: %lld blocks exceed the grid limit",
-              (long long)d->nblocks);
-    const size_t nb = (size_t)d->nblocks;
-    GS_TRY(gs_dmalloc(ctx, (void **)&d->d_brs, (nb + 1) * sizeof(gs_idx_t), "hola row starts"));
-    if (nb > 0) {
-      GS_TRY(gs_dmalloc(ctx, (void **)&d->d_carry, 2 * nb * sizeof(double), "hola carries"));
-      GS_TRY(gs_dmalloc(ctx, (void **)&d->d_info, nb * sizeof(int4), "hola block info"));
-    }
+    d->rows = npt <= 8 && (tr == 1 || (tr == 2 && npt == 8 && f &&
+                                       f->row_std <= 0.5 * f->row_mean));
+    if (d->n.nblocks > 0)
+      GS_TRY(gs_dmalloc(ctx, (void **)&d->d_carry, 2 * (size_t)d->n.nblocks * sizeof(double),
+                        "hola carries"));
     /* Algorithm 2 and the block info, timed with events on the stream: their cost is the
      * backend's own prepare (describe reports it; gs_spmv_create's wall time adds the
      * allocations). Run once untimed first: the first launch of a kernel loads its module
@@ -800,34 +1078,48 @@ cleanup:
   return st;
 }
 
+/* Device bytes of a split's row starts and block info. */
+static size_t hola_split_bytes(const hola_split_t *sp)
+{
+  return ((size_t)sp->nblocks + 1) * sizeof(gs_idx_t) + (size_t)sp->nblocks * sizeof(int4);
+}
+
 static gs_status_t hola_memory(const void *data, gs_spmv_mem_t *mem)
 {
   const hola_data_t *d = (const hola_data_t *)data;
   const gs_dcsr_t *A = &d->A;
-  const size_t extra = ((size_t)d->nblocks + 1) * sizeof(gs_idx_t) +
-                       (size_t)d->nblocks * (2 * sizeof(double) + sizeof(int4));
+  const size_t extra = hola_split_bytes(&d->n) + (size_t)d->n.nblocks * 2 * sizeof(double) +
+                       (d->t.d_brs != d->n.d_brs ? hola_split_bytes(&d->t) : 0);
   mem->device_bytes = ((size_t)A->m + 1) * sizeof(int32_t) +
                       (size_t)A->nnz * (sizeof(gs_idx_t) + sizeof(double)) + extra;
-  /* op N: CSR + x + y (gs_csr_bytes_per_apply) and the block row starts. */
+  /* op N: CSR + x + y (gs_csr_bytes_per_apply) and the block info. */
   mem->bytes_per_apply = gs_csr_bytes_per_apply(A->m, A->n, A->nnz, sizeof(int32_t)) +
-                         (size_t)d->nblocks * sizeof(int4);
+                         (size_t)d->n.nblocks * sizeof(int4);
   /* op T: CSR and x once, y scaled (read + write) then updated by atomics (at least one
    * read-modify-write per entry of y). */
   mem->bytes_per_apply_t = ((size_t)A->m + 1) * sizeof(int32_t) +
                            (size_t)A->nnz * (sizeof(gs_idx_t) + sizeof(double)) +
                            (size_t)A->m * sizeof(double) + 4 * (size_t)A->n * sizeof(double) +
-                           (size_t)d->nblocks * sizeof(int4);
+                           (size_t)d->t.nblocks * sizeof(int4);
   return GS_SUCCESS;
 }
 
 static void hola_describe(const void *data, char *buf, size_t len)
 {
   const hola_data_t *d = (const hola_data_t *)data;
+  char pn[128];
+  if (d->pipe)
+    snprintf(pn, sizeof pn, "pipelined (%s through the copy engine, %d stages, %u blocks)",
+             d->pvals ? "values and columns" : "columns", d->pipe, d->pgrid);
+  else if (d->pipe_note && *d->pipe_note)
+    snprintf(pn, sizeof pn, "a block a share (not pipelined: %s)", d->pipe_note);
+  else
+    snprintf(pn, sizeof pn, "a block a share");
   snprintf(buf, len,
-           "%d non-zeros per thread, %lld blocks of %d threads; op T atomics in %s order; row "
-           "starts %.1f us",
-           d->npt, (long long)d->nblocks, HOLA_THREADS, d->rows ? "row" : "entry",
-           d->prepare_ms * 1e3);
+           "op N: %d non-zeros per thread, %lld shares of %d threads, %s; op T: %d non-zeros "
+           "per thread, atomics in %s order; row starts %.1f us",
+           d->n.npt, (long long)d->n.nblocks, HOLA_THREADS, pn, d->t.npt,
+           d->rows ? "row" : "entry", d->prepare_ms * 1e3);
 }
 
 static gs_status_t hola_host_apply(const gs_csr_t *A, const gs_spmv_cfg_t *cfg, gs_op_t op,

@@ -153,10 +153,17 @@ static void conform(const gs_csr_t *H, const char *label)
     if (gs_spmv_backend_find("merge") >= 0 && selected("merge"))
       conform_one(A, "merge", merge_opts[i], label, x, y0, y, d_x, d_y);
   /* hola: each compiled non-zeros-per-thread, op T in entry order and in row order (the
-   * default takes row order only on large matrices of even rows) */
+   * default takes row order only on large matrices of even rows), and op N's pipelined kernel
+   * at each compiled stage count, on a grid of 2 or 3 blocks too, so that a block walks many
+   * shares and every stage buffer and mbarrier phase is reused */
   static const char *const hola_opts[] = {"hola.npt=4,hola.rows=0", "hola.npt=4,hola.rows=1",
                                           "hola.npt=8,hola.rows=0", "hola.npt=8,hola.rows=1",
-                                          "hola.npt=16"};
+                                          "hola.npt=16",
+                                          "hola.npt=4,hola.pipe=2",
+                                          "hola.npt=4,hola.pipe=3,hola.pgrid=2",
+                                          "hola.npt=4,hola.pipe=2,hola.pvals=0,hola.pgrid=3",
+                                          "hola.npt=8,hola.pipe=2,hola.pgrid=3",
+                                          "hola.npt=8,hola.pipe=3,hola.pvals=0"};
   for (size_t i = 0; i < sizeof hola_opts / sizeof *hola_opts; ++i)
     if (gs_spmv_backend_find("hola") >= 0 && selected("hola"))
       conform_one(A, "hola", hola_opts[i], label, x, y0, y, d_x, d_y);
@@ -415,6 +422,38 @@ static void test_row_structures(void)
   test_one_row_one_column();
 }
 
+/* hola's automatic op N: pipelined at 4 non-zeros per thread on a large banded matrix (op T
+ * keeping the rule's 8), one block a share on scattered columns; both agree with the host. */
+static void test_hola_auto_pipe(void)
+{
+  if (gs_spmv_backend_find("hola") < 0 || !selected("hola")) return;
+  gs_csr_t *H[2] = {NULL, NULL};
+  CU_ASSERT_FATAL(gs_gen_laplace(&H[0], 40, 40, 40, 27) == GS_SUCCESS); /* 1.7M entries */
+  CU_ASSERT_FATAL(gs_gen_normal(&H[1], 80000, 22, 1e4, gs_test_seed()) == GS_SUCCESS);
+  for (int k = 0; k < 2; ++k) {
+    gs_matrix_t *A = NULL;
+    gs_spmv_t *S = NULL;
+    CU_ASSERT_FATAL(gs_matrix_create(&A, ctx, H[k]) == GS_SUCCESS);
+    CU_ASSERT_FATAL(gs_spmv_create(&S, ctx, A, "hola", NULL) == GS_SUCCESS);
+    const char *desc = gs_spmv_describe(S);
+    if (k == 0) {
+      CU_ASSERT_PTR_NOT_NULL(strstr(desc, "op N: 4 non-zeros per thread"));
+      CU_ASSERT_PTR_NOT_NULL(strstr(desc, "pipelined (values and columns"));
+      CU_ASSERT_PTR_NOT_NULL(strstr(desc, "op T: 8 non-zeros per thread, atomics in row"));
+    } else {
+      CU_ASSERT_PTR_NULL(strstr(desc, "pipelined"));
+    }
+    gs_spmv_destroy(&S);
+    gs_matrix_destroy(&A);
+  }
+  const char *was = only;
+  only = "hola"; /* the other backends see this matrix's kind in test_laplacians */
+  conform(H[0], "laplace 27-pt 40^3 (hola pipelined by default)");
+  only = was;
+  gs_csr_destroy(&H[0]);
+  gs_csr_destroy(&H[1]);
+}
+
 static void test_laplacians(void)
 {
   gs_csr_t *A = NULL;
@@ -606,6 +645,12 @@ static void test_argument_validation(void)
   CU_ASSERT(gs_spmv_apply(S, (gs_op_t)7, 1.0, d, 0.0, d + 10) == GS_ERR_INVALID_ARG);
   gs_dfree(ctx, d);
   gs_spmv_destroy(&S);
+  if (gs_spmv_backend_find("hola") >= 0) { /* the pipelined kernel has no 16-entry variant */
+    CU_ASSERT(gs_spmv_create(&S, ctx, A, "hola", "hola.npt=16,hola.pipe=2") ==
+              GS_ERR_UNSUPPORTED);
+    CU_ASSERT(strstr(gs_last_error(), "hola.pipe=2") != NULL);
+    CU_ASSERT_PTR_NULL(S);
+  }
   gs_matrix_destroy(&A);
   gs_csr_destroy(&H);
 }
@@ -651,6 +696,8 @@ int main(void)
                          {"random rectangular matrices", test_random_rectangular},
                          {"one row of 100k nonzeros", test_one_long_row},
                          {"Laplacians", test_laplacians},
+                         {"hola pipelines op N by default on banded matrices only",
+                          test_hola_auto_pipe},
                          {"a row longer than a block's share (20000 in row 0)",
                           test_row_longer_than_block},
                          {"every row empty but one", test_one_nonempty_row},
