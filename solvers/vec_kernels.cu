@@ -234,8 +234,9 @@ bicg_p_kernel(gs_idx_t n, gs_dscalars_t *S, int c, int first, int done, double *
 {
   if (S->halt) return;
   const double rho = S->rho[c];
-  if (!isfinite(rho)) { halt(S, GS_HALT_NANINF, GS_WHAT_RHO, done); return; }
-  if (rho == 0.0) { halt(S, GS_HALT_BREAKDOWN, GS_WHAT_RHO, done); return; }
+  int what;
+  const int h = gs_step_rho_nonzero(rho, &what); /* BiCGSTAB's test of rho, the same breakdown */
+  if (h) { halt(S, h, what, done); return; }
   if (first) {
     GS_GRID_STRIDE(i, n) {
       p[i] = z[i];   /* p <- z */
