@@ -10,7 +10,8 @@
  * block-wide handshake through L2, so CG's three barriers and BiCGSTAB's five replace the
  * launches. This is the persistent-kernel scheme of the multi-block CG sample that ships with
  * the CUDA toolkit (one grid, grid.sync between phases); the phases below are ours and follow
- * the methods of cg.c and bicgstab.c step for step, with the same halt codes.
+ * the methods of cg.c and bicgstab.c step for step, with the same halt codes: the scalar checks
+ * are step_checks.cuh's, the ones the fused update kernels (vec_kernels.cu) make.
  *
  * Grid: co-resident blocks only (cudaLaunchCooperativeKernel refuses more): at most the
  * occupancy limit times the SM count, and no more than the rows need (tpr threads a row).
@@ -29,6 +30,7 @@
 #include "core/error.h"
 #include "solvers/reduce_device.cuh"
 #include "solvers/solver_impl.h"
+#include "solvers/step_checks.cuh"
 #include "spmv/device_util.cuh"
 #include "spmv/spmv_impl.h"
 
@@ -173,13 +175,12 @@ __global__ void __launch_bounds__(PT) persist_cg_kernel(pcg_args a)
   double rho = S->rho[c], rnorm = S->rnorm, pq = S->pq, alpha = S->alpha;
   pstate st = {S->iter, 0, 0, 0, 0, 0};
   for (int j = 0; j < a.count; ++j) {
+    int h, what; /* a step check's halt code and detail */
     pq = product_dot<TPR>(g, a.A, a.p, a.q, a.p, a.part, 0); /* q = A p, p^T q */
     st.products++;
-    if (!isfinite(pq)) PHALT(GS_HALT_NANINF, GS_WHAT_PQ, st.done)
-    if (!(pq > 0.0)) PHALT(GS_HALT_INDEFINITE, GS_WHAT_PQ, st.done)
-    const double al = rho / pq;
-    if (!isfinite(al)) PHALT(GS_HALT_NANINF, GS_WHAT_ALPHA, st.done)
-    alpha = al;
+    /* the check writes alpha only to proceed: on a halt it stays the last step's, written back */
+    h = gs_step_cg_alpha(rho, pq, &what, &alpha);
+    if (h) PHALT(h, what, st.done)
     double v2[2] = {0.0, 0.0}, t2[2];
     GS_GRID_STRIDE(i, n) {
       a.x[i] += alpha * a.p[i];
@@ -200,11 +201,9 @@ __global__ void __launch_bounds__(PT) persist_cg_kernel(pcg_args a)
       PHALT(GS_HALT_CONVERGED, GS_WHAT_NONE, st.done)
     }
     const double rho_new = dinv ? t2[1] : t2[0];
-    if (!isfinite(rho_new)) PHALT(GS_HALT_NANINF, GS_WHAT_RHO, st.done)
-    if (rho_new < 0.0) PHALT(GS_HALT_INDEFINITE_PC, GS_WHAT_RHO, st.done)
-    if (rho_new == 0.0) PHALT(GS_HALT_BREAKDOWN, GS_WHAT_RHO, st.done)
-    const double beta = rho_new / rho;
-    if (!isfinite(beta)) PHALT(GS_HALT_NANINF, GS_WHAT_BETA, st.done)
+    double beta;
+    h = gs_step_cg_beta(rho_new, rho, &what, &beta);
+    if (h) PHALT(h, what, st.done)
     const double *z = dinv ? a.z : a.r;
     GS_GRID_STRIDE(i, n) a.p[i] = z[i] + beta * a.p[i];
     rho = rho_new;
@@ -242,17 +241,18 @@ __global__ void __launch_bounds__(PT) persist_bicgstab_kernel(pbicgstab_args a)
   double rnorm = S->rnorm, rv = S->rv, ts = S->ts, tt = S->tt;
   pstate st = {S->iter, 0, 0, 0, 0, 0};
   for (int j = 0; j < a.count; ++j) {
-    if (!isfinite(rho)) PHALT(GS_HALT_NANINF, GS_WHAT_RHO, st.done)
-    if (rho == 0.0) PHALT(GS_HALT_BREAKDOWN, GS_WHAT_RHO, st.done)
+    int h, what; /* a step check's halt code and detail */
+    h = gs_step_rho_nonzero(rho, &what);
+    if (h) PHALT(h, what, st.done)
     if (first) {
       GS_GRID_STRIDE(i, n) {
         a.p[i] = a.r[i];
         if (dinv) a.phat[i] = dinv[i] * a.r[i];
       }
     } else {
-      if (omega == 0.0) PHALT(GS_HALT_BREAKDOWN, GS_WHAT_OMEGA, st.done)
-      const double beta = (rho / rho_old) * (alpha / omega);
-      if (!isfinite(beta)) PHALT(GS_HALT_NANINF, GS_WHAT_BETA, st.done)
+      double beta;
+      h = gs_step_bicgstab_beta(rho, rho_old, alpha, omega, &what, &beta);
+      if (h) PHALT(h, what, st.done)
       GS_GRID_STRIDE(i, n) {
         const double pi = a.r[i] + beta * (a.p[i] - omega * a.v[i]);
         a.p[i] = pi;
@@ -264,11 +264,11 @@ __global__ void __launch_bounds__(PT) persist_bicgstab_kernel(pbicgstab_args a)
     g.sync();
     rv = product_dot<TPR>(g, a.A, a.phat, a.v, a.rhat, a.part, 0); /* v = A phat, r~^T v */
     st.products++;
-    if (!isfinite(rv)) PHALT(GS_HALT_NANINF, GS_WHAT_RV, st.done)
-    if (rv == 0.0) PHALT(GS_HALT_BREAKDOWN, GS_WHAT_RV, st.done)
-    const double al = rho / rv;
-    if (!isfinite(al)) PHALT(GS_HALT_NANINF, GS_WHAT_ALPHA, st.done)
-    alpha = al;
+    /* alpha and omega as in CG: written only to proceed. Straight into them, not through a
+     * temporary: with temporaries ptxas (CUDA 13, sm_90) gave this kernel 80 registers instead
+     * of 64, fewer blocks an SM, and so another grid and other reduction orders. */
+    h = gs_step_bicgstab_alpha(rho, rv, &what, &alpha);
+    if (h) PHALT(h, what, st.done)
     double v2[1] = {0.0}, t2[1];
     GS_GRID_STRIDE(i, n) {
       const double si = a.r[i] - alpha * a.v[i];
@@ -293,11 +293,8 @@ __global__ void __launch_bounds__(PT) persist_bicgstab_kernel(pbicgstab_args a)
     grid_total<2>(g, v3, a.part, 2, t3);
     ts = t3[0];
     tt = t3[1];
-    if (!isfinite(tt)) PHALT(GS_HALT_NANINF, GS_WHAT_TT, st.done)
-    if (tt == 0.0) PHALT(GS_HALT_BREAKDOWN, GS_WHAT_TT, st.done)
-    const double om = ts / tt;
-    if (!isfinite(om)) PHALT(GS_HALT_NANINF, GS_WHAT_OMEGA, st.done)
-    omega = om;
+    h = gs_step_bicgstab_omega(ts, tt, &what, &omega);
+    if (h) PHALT(h, what, st.done)
     double v4[2] = {0.0, 0.0}, t4[2];
     GS_GRID_STRIDE(i, n) {
       a.x[i] += alpha * a.phat[i] + omega * a.shat[i]; /* shat is r (= s) without M: read first */

@@ -16,6 +16,7 @@
 #include "core/error.h"
 #include "solvers/reduce_device.cuh"
 #include "solvers/solver_impl.h"
+#include "solvers/step_checks.cuh"
 #include "spmv/common_kernels.h"
 #include "spmv/device_util.cuh"
 
@@ -42,14 +43,13 @@ __device__ static int done_of(const gs_dscalars_t *S, int done)
 
 /* ---- CG -------------------------------------------------------------------------------------- */
 
-/* CG's step length alpha = rho[c] / p^T A p, or a halt (every thread decides the same). */
+/* CG's step length alpha = rho[c] / p^T A p, or a halt (every thread decides the same; the
+ * checks are gs_step_cg_alpha's, shared with the persistent kernel). */
 __device__ static bool cg_alpha(gs_dscalars_t *S, int c, int done, double *alpha)
 {
-  const double pq = S->pq;
-  if (!isfinite(pq)) { halt(S, GS_HALT_NANINF, GS_WHAT_PQ, done); return false; }
-  if (!(pq > 0.0)) { halt(S, GS_HALT_INDEFINITE, GS_WHAT_PQ, done); return false; }
-  *alpha = S->rho[c] / pq;
-  if (!isfinite(*alpha)) { halt(S, GS_HALT_NANINF, GS_WHAT_ALPHA, done); return false; }
+  int what;
+  const int h = gs_step_cg_alpha(S->rho[c], S->pq, &what, alpha);
+  if (h) { halt(S, h, what, done); return false; }
   if (first_thread()) S->alpha = *alpha;
   return true;
 }
@@ -60,11 +60,9 @@ __device__ static bool cg_beta(gs_dscalars_t *S, int c, int rho_from_rnorm, int 
                                double *beta)
 {
   const double rho_new = rho_from_rnorm ? S->rnorm * S->rnorm : S->rho[c ^ 1];
-  if (!isfinite(rho_new)) { halt(S, GS_HALT_NANINF, GS_WHAT_RHO, done); return false; }
-  if (rho_new < 0.0) { halt(S, GS_HALT_INDEFINITE_PC, GS_WHAT_RHO, done); return false; }
-  if (rho_new == 0.0) { halt(S, GS_HALT_BREAKDOWN, GS_WHAT_RHO, done); return false; }
-  *beta = rho_new / S->rho[c];
-  if (!isfinite(*beta)) { halt(S, GS_HALT_NANINF, GS_WHAT_BETA, done); return false; }
+  int what;
+  const int h = gs_step_cg_beta(rho_new, S->rho[c], &what, beta);
+  if (h) { halt(S, h, what, done); return false; }
   if (rho_from_rnorm && first_thread()) S->rho[c ^ 1] = rho_new;
   return true;
 }
@@ -113,14 +111,14 @@ extern "C" gs_status_t gs_kernel_cg_direction(cudaStream_t stream, gs_idx_t n, g
 
 /* ---- BiCGSTAB -------------------------------------------------------------------------------- */
 
-/* BiCGSTAB's step length alpha = rho[c] / r~^T v, or a halt (every thread decides the same). */
+/* BiCGSTAB's step length alpha = rho[c] / r~^T v, or a halt (every thread decides the same).
+ * The checks here, in bicgstab_omega and in bicgstab_p_kernel are step_checks.cuh's, shared
+ * with the persistent kernel. */
 __device__ static bool bicgstab_alpha(gs_dscalars_t *S, int c, int done, double *alpha)
 {
-  const double rv = S->rv;
-  if (!isfinite(rv)) { halt(S, GS_HALT_NANINF, GS_WHAT_RV, done); return false; }
-  if (rv == 0.0) { halt(S, GS_HALT_BREAKDOWN, GS_WHAT_RV, done); return false; }
-  *alpha = S->rho[c] / rv;
-  if (!isfinite(*alpha)) { halt(S, GS_HALT_NANINF, GS_WHAT_ALPHA, done); return false; }
+  int what;
+  const int h = gs_step_bicgstab_alpha(S->rho[c], S->rv, &what, alpha);
+  if (h) { halt(S, h, what, done); return false; }
   if (first_thread()) S->alpha = *alpha;
   return true;
 }
@@ -128,11 +126,9 @@ __device__ static bool bicgstab_alpha(gs_dscalars_t *S, int c, int done, double 
 /* BiCGSTAB's omega = t^T s / t^T t, or a halt. */
 __device__ static bool bicgstab_omega(gs_dscalars_t *S, int done, double *omega)
 {
-  const double tt = S->tt;
-  if (!isfinite(tt)) { halt(S, GS_HALT_NANINF, GS_WHAT_TT, done); return false; }
-  if (tt == 0.0) { halt(S, GS_HALT_BREAKDOWN, GS_WHAT_TT, done); return false; }
-  *omega = S->ts / tt;
-  if (!isfinite(*omega)) { halt(S, GS_HALT_NANINF, GS_WHAT_OMEGA, done); return false; }
+  int what;
+  const int h = gs_step_bicgstab_omega(S->ts, S->tt, &what, omega);
+  if (h) { halt(S, h, what, done); return false; }
   if (first_thread()) S->omega = *omega;
   return true;
 }
@@ -145,16 +141,17 @@ bicgstab_p_kernel(gs_idx_t n, gs_dscalars_t *S, int c, int first, int done,
   if (S->halt) return;
   done = done_of(S, done);
   const double rho = S->rho[c];
-  if (!isfinite(rho)) { halt(S, GS_HALT_NANINF, GS_WHAT_RHO, done); return; }
-  if (rho == 0.0) { halt(S, GS_HALT_BREAKDOWN, GS_WHAT_RHO, done); return; }
+  int what;
+  int h = gs_step_rho_nonzero(rho, &what);
+  if (h) { halt(S, h, what, done); return; }
   if (first) {
     GS_GRID_STRIDE(i, n) p[i] = r[i]; /* p <- r */
     return;
   }
   const double omega = S->omega;
-  if (omega == 0.0) { halt(S, GS_HALT_BREAKDOWN, GS_WHAT_OMEGA, done); return; }
-  const double beta = (rho / S->rho[c ^ 1]) * (S->alpha / omega);
-  if (!isfinite(beta)) { halt(S, GS_HALT_NANINF, GS_WHAT_BETA, done); return; }
+  double beta;
+  h = gs_step_bicgstab_beta(rho, S->rho[c ^ 1], S->alpha, omega, &what, &beta);
+  if (h) { halt(S, h, what, done); return; }
   GS_GRID_STRIDE(i, n) p[i] = r[i] + beta * (p[i] - omega * v[i]); /* p <- r + beta(p - omega v) */
 }
 
@@ -237,8 +234,9 @@ bicg_p_kernel(gs_idx_t n, gs_dscalars_t *S, int c, int first, int done, double *
 {
   if (S->halt) return;
   const double rho = S->rho[c];
-  if (!isfinite(rho)) { halt(S, GS_HALT_NANINF, GS_WHAT_RHO, done); return; }
-  if (rho == 0.0) { halt(S, GS_HALT_BREAKDOWN, GS_WHAT_RHO, done); return; }
+  int what;
+  const int h = gs_step_rho_nonzero(rho, &what); /* BiCGSTAB's test of rho, the same breakdown */
+  if (h) { halt(S, h, what, done); return; }
   if (first) {
     GS_GRID_STRIDE(i, n) {
       p[i] = z[i];   /* p <- z */
