@@ -2041,7 +2041,7 @@ static void test_persistent(void)
   CU_ASSERT(strstr(st.persistent_note, "not jacobi") != NULL);
   CU_ASSERT_EQUAL(sys_solve(&s, GS_SOLVER_CG, "jacobi", &o, &st), GS_SUCCESS);
   CU_ASSERT(gs_reason_converged(st.reason) && st.persistent == 1);
-  o.persistent = 3;
+  o.persistent = GS_PERSISTENT_DEFAULT + 1;
   CU_ASSERT_EQUAL(sys_solve(&s, GS_SOLVER_CG, "none", &o, &st), GS_ERR_INVALID_ARG);
   gs_spmv_t *mixed = NULL;
   CU_ASSERT_FATAL(gs_spmv_create(&mixed, ctx(), s.A, "csr-vector", "precision=mixed") ==
