@@ -46,7 +46,8 @@ static const char *usage_text =
     "                    solve s, iterations, relative residual, speed-up over cusparse-csr\n"
     "  --no-cache        auto: measure the candidates even when the cache knows the matrix,\n"
     "                    and write nothing ($XDG_CACHE_HOME/gpusolve, else ~/.cache/gpusolve)\n"
-    "  --verbose, -v     auto: the features, the rule's row and every candidate's times\n"
+    "  --verbose, -v     auto: the features, the rule's row and every candidate's times;\n"
+    "                    why the iterations did not run as persistent kernels\n"
     "  --precond NAME    none (default), jacobi, ilu0 or ic0\n"
     CLI_SPMV_OPT_HELP
     "  --precision P     double (default); mixed: the products read float matrix values\n"
@@ -74,10 +75,12 @@ static const char *usage_text =
     "                    captured)\n"
     "  --persistent on|off|auto\n"
     "                    CG and BiCGSTAB run the iterations between two checks as one\n"
-    "                    cooperative kernel with a CSR product of their own (whatever\n"
-    "                    --format says) and jacobi folded in: fastest on small systems.\n"
+    "                    cooperative kernel with a CSR product of their own (in place of\n"
+    "                    the format's) and jacobi folded in: fastest on small systems.\n"
     "                    on: refused where it cannot serve; auto: where it can and the\n"
-    "                    matrix has at most 2^21 entries (default off)\n"
+    "                    matrix has at most 2^21 entries. Default: auto with --format\n"
+    "                    auto, off when --format names a format or is all (the format\n"
+    "                    you chose is the one that multiplies)\n"
     "  --x0 FILE         initial guess (Matrix Market vector; default 0)\n"
     "  -o, --output FILE write the solution x as a Matrix Market vector\n"
     "  --monitor         print the residual norm at every iteration\n"
@@ -191,7 +194,8 @@ static int check_method(gs_method_t m, const char *pc, const char *format, int a
 enum { PREC_DOUBLE, PREC_MIXED, PREC_REFINE };
 static int g_prec;
 
-static void print_single(const result_t *r, int ones)
+/* persist_note: say why the iterations did not run persistent (stats.persistent_note) */
+static void print_single(const result_t *r, int ones, int persist_note)
 {
   const gs_solve_stats_t *s = &r->stats;
   const unsigned fl = gs_method_flags(s->method);
@@ -227,7 +231,8 @@ static void print_single(const result_t *r, int ones)
            s->persistent ? "persistent kernels" : s->graphs ? "CUDA Graphs" : "kernel by kernel",
            s->checks, s->checks == 1 ? "" : "s");
     if (*s->graphs_note) printf(" (graphs off: %s)", s->graphs_note);
-    if (*s->persistent_note) printf(" (not persistent: %s)", s->persistent_note);
+    if (persist_note && *s->persistent_note)
+      printf(" (not persistent: %s)", s->persistent_note);
     if (s->vector_bytes > 0 && vec_s > 0 && s->iterations > 0)
       printf(", %.2f us per iteration, vector part %.0f GB/s", 1e6 * s->seconds_total /
              s->iterations, 1e-9 * s->vector_bytes / vec_s);
@@ -419,7 +424,7 @@ int cmd_solve(int argc, char **argv)
   int npaths = 0, json = 0, monitor = 0, rc = CLI_OK, no_cache = 0, verbose = 0;
   double rtol = 1e-8, atol = 0.0;
   long maxit = 10000, restart = 30, check_every = -1; /* -1: not given (automatic) */
-  int graphs = 1, persistent = GS_PERSISTENT_OFF;
+  int graphs = 1, persistent = GS_PERSISTENT_DEFAULT; /* --persistent not given */
   char spmv_opts[1024] = "", inner_opts[1024] = "";
   const char *precision = "double";
   gs_refine_opts_t ropts;
@@ -644,7 +649,12 @@ int cmd_solve(int argc, char **argv)
   /* automatic unless given; with --monitor the library reads every iteration */
   o.check_every = check_every >= 0 ? (int)check_every : 0;
   o.graphs = graphs;
+  /* DEFAULT: the library's rule, auto with --format auto (a selected backend) and off with a
+   * named one, --format all's rows included (each names its backend) */
   o.persistent = persistent;
+  /* The default falls back quietly (a large system runs the loop, as it should): why is news
+   * to a user who asked for on or auto, or for the details. */
+  const int persist_note = persistent != GS_PERSISTENT_DEFAULT || verbose;
   o.x0_given = h_x0 != NULL;
   monitor_t mon = {0};
   mon.print = monitor && !json;
@@ -819,10 +829,10 @@ int cmd_solve(int argc, char **argv)
     printf("         ");
     cli_selection_line(stdout, sel);
     if (verbose) cli_selection_details(stdout, sel);
-    print_single(&rows[0], err_ones);
+    print_single(&rows[0], err_ones, persist_note);
   } else {
     printf("format   %s (prepare %.2f ms)\n", rows[0].format, rows[0].prepare_ms);
-    print_single(&rows[0], err_ones);
+    print_single(&rows[0], err_ones, persist_note);
   }
   fflush(stdout);
 

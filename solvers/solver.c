@@ -89,7 +89,15 @@ void gs_solve_opts_default(gs_solve_opts_t *o)
   o->monitor = NULL;
   o->monitor_user = NULL;
   o->graphs = 1;
-  o->persistent = GS_PERSISTENT_OFF;
+  o->persistent = GS_PERSISTENT_DEFAULT;
+}
+
+int gs_solve_persistent_resolve(int requested, int auto_selected)
+{
+  if (requested != GS_PERSISTENT_DEFAULT) return requested; /* the caller's word wins */
+  /* the persistent kernel multiplies with its own CSR product: it may stand in for a backend
+   * the library chose, not for one the caller named */
+  return auto_selected ? GS_PERSISTENT_AUTO : GS_PERSISTENT_OFF;
 }
 
 gs_method_t gs_solve_auto_method(const gs_matrix_t *A)
@@ -475,9 +483,9 @@ static gs_status_t check_opts(const gs_solve_opts_t *o)
   if (o->graphs != 0 && o->graphs != 1)
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solve: graphs must be 0 or 1, not %d", o->graphs);
   if (o->persistent != GS_PERSISTENT_OFF && o->persistent != GS_PERSISTENT_ON &&
-      o->persistent != GS_PERSISTENT_AUTO)
-    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solve: persistent must be GS_PERSISTENT_OFF, _ON or "
-                    "_AUTO (0, 1, 2), not %d", o->persistent);
+      o->persistent != GS_PERSISTENT_AUTO && o->persistent != GS_PERSISTENT_DEFAULT)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solve: persistent must be GS_PERSISTENT_OFF, _ON, "
+                    "_AUTO or _DEFAULT (0, 1, 2, 3), not %d", o->persistent);
   if (o->maxit < 0 || o->restart < 1 || o->check_every < 0 || o->stagnation_window < 0)
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solve: maxit >= 0, restart >= 1, check_every >= 0 "
                     "and stagnation_window >= 0 needed (%d, %d, %d, %d)", o->maxit, o->restart,
@@ -611,6 +619,10 @@ gs_status_t gs_solver_setup(gs_solver_t *s, gs_operator_t *A, gs_precond_t *M)
      * its shape */
     o.method = m != n ? GS_SOLVER_LSQR : Am ? gs_solve_auto_method(Am) : GS_SOLVER_BICGSTAB;
   }
+  /* for this operator (s->given keeps DEFAULT: another setup resolves it again); a shell or a
+   * transposed view has no product, hence no selection */
+  o.persistent = gs_solve_persistent_resolve(
+      o.persistent, gs_spmv_selection(gs_operator_spmv(A)) != NULL);
   /* what the method needs, checked before anything runs on the device */
   const unsigned fl = methods[o.method].flags;
   const char *name = gs_method_string(o.method);

@@ -223,6 +223,11 @@ static void check_solve(const layout_t *l, const gs_csr_t *H, gs_method_t method
   CU_ASSERT_FATAL(st == GS_SUCCESS);
   CU_ASSERT(gs_reason_converged(s1.reason));
   CU_ASSERT(gs_reason_converged(sd.reason));
+  /* the default options' persistent iterations resolve to off on the distributed operator (a
+   * shell): no error, no note; one GPU's csr-vector is a named backend, off too */
+  CU_ASSERT_EQUAL(o.persistent, GS_PERSISTENT_DEFAULT);
+  CU_ASSERT(sd.persistent == 0 && s1.persistent == 0);
+  CU_ASSERT_STRING_EQUAL(sd.persistent_note, "");
   if (method != GS_SOLVER_BICGSTAB) CU_ASSERT_EQUAL(sd.reason, s1.reason);
   CU_ASSERT_EQUAL(sd.method, s1.method);
   /* CG, pipelined CG and GMRES keep one GPU's count within 2. BiCGSTAB's count is not a

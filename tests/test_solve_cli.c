@@ -75,6 +75,11 @@ static void test_help(void)
   CU_ASSERT(strstr(out, "--precond") != NULL);
   CU_ASSERT(strstr(out, "pipecg") != NULL);
   CU_ASSERT(strstr(out, "Exit status") != NULL);
+  /* the persistent iterations' default: on where auto chose the format, off where you named it */
+  CU_ASSERT(strstr(out, "--persistent on|off|auto") != NULL);
+  CU_ASSERT(strstr(out, "Default: auto with --format") != NULL);
+  CU_ASSERT(strstr(out, "off when --format names a format or is all") != NULL);
+  CU_ASSERT(strstr(out, "why the iterations did not run as persistent kernels") != NULL);
   CU_ASSERT_EQUAL(err[0], '\0');
   CU_ASSERT_EQUAL(run("solve -h"), 0);
   CU_ASSERT(strstr(out, "usage: gpusolve solve") != NULL);
@@ -99,6 +104,13 @@ static void test_bad_options(void)
     {"solve --maxit", "--maxit"},
     {"solve --restart 0", "--restart"},
     {"solve --check-every 0", "--check-every"},
+    {"solve --persistent maybe", "'maybe'"},
+    {"solve --persistent ON", "'ON'"}, /* values are lowercase, as --graphs's */
+    {"solve --persistent", "--persistent"},
+    /* each value parses: the next thing refused is the missing matrix */
+    {"solve /nonexistent/A.mtx --persistent on", "/nonexistent/A.mtx"},
+    {"solve /nonexistent/A.mtx --persistent off", "/nonexistent/A.mtx"},
+    {"solve /nonexistent/A.mtx --persistent auto --format csr-vector", "/nonexistent/A.mtx"},
     {"solve --x0", "--x0"},
     {"solve -o", "-o"},
     {"solve --plot", "--plot"},

@@ -1,7 +1,9 @@
 /* tests/test_solver_host.c: what the solver layer decides without a device, on any machine (host
  * suite): the method table (names, ABI values, what each method needs), the stop reasons, which
- * preconditioners serve methods that apply M^-T, and argument checks that return before any
- * device work. Solving itself is in the GPU suites test_solvers and test_solver_object. */
+ * preconditioners serve methods that apply M^-T, the default of the persistent iterations, and
+ * argument checks that return before any device work. Solving itself is in the GPU suites
+ * test_solvers and test_solver_object. */
+#include <stdio.h>
 #include <string.h>
 
 #include "core/context_impl.h"
@@ -70,6 +72,63 @@ static void test_precond_symmetry(void)
   CU_ASSERT(!gs_precond_symmetric_at(-1));
   CU_ASSERT(!gs_precond_symmetric_at(gs_precond_count()));
   CU_ASSERT(gs_precond_is_symmetric(NULL)); /* no preconditioner: M = I */
+}
+
+/* opts.persistent: the values are ABI (DEFAULT appended, 0 still OFF); the default is DEFAULT,
+ * which runs them where the library chose the backend and leaves a named backend alone, while
+ * an explicit value always wins; gs_solver_create takes the four values and refuses others
+ * by name (a zeroed context: create and destroy never reach the device). */
+static void test_persistent_default(void)
+{
+  CU_ASSERT_EQUAL(GS_PERSISTENT_OFF, 0);
+  CU_ASSERT_EQUAL(GS_PERSISTENT_ON, 1);
+  CU_ASSERT_EQUAL(GS_PERSISTENT_AUTO, 2);
+  CU_ASSERT_EQUAL(GS_PERSISTENT_DEFAULT, 3);
+  gs_solve_opts_t o;
+  gs_solve_opts_default(&o);
+  CU_ASSERT_EQUAL(o.persistent, GS_PERSISTENT_DEFAULT);
+
+  /* requested x backend auto-selected -> effective */
+  static const struct {
+    int requested, auto_selected, effective;
+  } rule[] = {
+    {GS_PERSISTENT_DEFAULT, 1, GS_PERSISTENT_AUTO}, /* --format auto: where it serves */
+    {GS_PERSISTENT_DEFAULT, 0, GS_PERSISTENT_OFF},  /* a named format (and --format all) */
+    {GS_PERSISTENT_OFF, 1, GS_PERSISTENT_OFF},      /* explicit values win either way */
+    {GS_PERSISTENT_OFF, 0, GS_PERSISTENT_OFF},
+    {GS_PERSISTENT_ON, 1, GS_PERSISTENT_ON},
+    {GS_PERSISTENT_ON, 0, GS_PERSISTENT_ON},
+    {GS_PERSISTENT_AUTO, 1, GS_PERSISTENT_AUTO},
+    {GS_PERSISTENT_AUTO, 0, GS_PERSISTENT_AUTO},
+    {7, 1, 7}, /* not resolved: gs_solver_create refuses it */
+    {-1, 0, -1},
+  };
+  for (size_t k = 0; k < sizeof rule / sizeof rule[0]; ++k) {
+    const int got = gs_solve_persistent_resolve(rule[k].requested, rule[k].auto_selected);
+    CU_ASSERT_EQUAL(got, rule[k].effective);
+    if (got != rule[k].effective)
+      fprintf(stderr, "\n  resolve(%d, %d) = %d, want %d", rule[k].requested,
+              rule[k].auto_selected, got, rule[k].effective);
+  }
+  CU_ASSERT_EQUAL(gs_solve_persistent_resolve(GS_PERSISTENT_DEFAULT, 2), GS_PERSISTENT_AUTO);
+
+  static gs_context_t fake; /* zeroed: create validates, destroy frees nothing of it */
+  for (int v = GS_PERSISTENT_OFF; v <= GS_PERSISTENT_DEFAULT; ++v) {
+    gs_solver_t *s = NULL;
+    o.persistent = v;
+    CU_ASSERT_EQUAL(gs_solver_create(&s, &fake, &o), GS_SUCCESS);
+    CU_ASSERT_PTR_NOT_NULL(s);
+    gs_solver_destroy(&s);
+  }
+  static const int bad[] = {-1, 4, 100};
+  for (size_t k = 0; k < sizeof bad / sizeof bad[0]; ++k) {
+    gs_solver_t *s = (gs_solver_t *)&s;
+    o.persistent = bad[k];
+    CU_ASSERT_EQUAL(gs_solver_create(&s, &fake, &o), GS_ERR_INVALID_ARG);
+    CU_ASSERT_PTR_NULL(s);
+    CU_ASSERT(strstr(gs_last_error(), "persistent") != NULL &&
+              strstr(gs_last_error(), "_DEFAULT") != NULL);
+  }
 }
 
 /* Checks that return before the device is touched: NULL arguments, and options, for the new
@@ -149,6 +208,7 @@ int main(void)
     {"method names, ABI values and needs", test_methods},
     {"stop reasons of least squares", test_reasons},
     {"symmetric preconditioners", test_precond_symmetry},
+    {"persistent iterations: ABI values, the default's rule, checks", test_persistent_default},
     {"argument checks before the device", test_arguments},
     {"square methods refuse a rectangular operator", test_rectangular_refused},
     CU_TEST_INFO_NULL,

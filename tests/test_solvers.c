@@ -2041,7 +2041,7 @@ static void test_persistent(void)
   CU_ASSERT(strstr(st.persistent_note, "not jacobi") != NULL);
   CU_ASSERT_EQUAL(sys_solve(&s, GS_SOLVER_CG, "jacobi", &o, &st), GS_SUCCESS);
   CU_ASSERT(gs_reason_converged(st.reason) && st.persistent == 1);
-  o.persistent = 3;
+  o.persistent = GS_PERSISTENT_DEFAULT + 1;
   CU_ASSERT_EQUAL(sys_solve(&s, GS_SOLVER_CG, "none", &o, &st), GS_ERR_INVALID_ARG);
   gs_spmv_t *mixed = NULL;
   CU_ASSERT_FATAL(gs_spmv_create(&mixed, ctx(), s.A, "csr-vector", "precision=mixed") ==
@@ -2065,6 +2065,160 @@ static void test_persistent(void)
   printf("\n");
 }
 
+/* The "auto" format's product of s->A chosen by the rule alone (nothing measured, no cache). */
+static gs_spmv_t *auto_product(const sys_t *s)
+{
+  gs_select_opts_t so;
+  gs_select_opts_default(&so);
+  so.rule_only = 1;
+  so.use_cache = 0;
+  gs_spmv_t *S = NULL;
+  CU_ASSERT_FATAL(gs_spmv_create_auto(&S, ctx(), s->A, NULL, &so) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_spmv_selection(S) != NULL);
+  return S;
+}
+
+/* gs_solve with opts o on product S of system s, preconditioner pc: the status, stats in *st. */
+static gs_status_t solve_with(sys_t *s, gs_spmv_t *S, gs_method_t m, const char *pc,
+                              gs_solve_opts_t o, gs_solve_stats_t *st)
+{
+  gs_spmv_t *keep = s->S;
+  s->S = S;
+  const gs_status_t rc = sys_solve(s, m, pc, &o, st);
+  s->S = keep;
+  return rc;
+}
+
+/* The default (GS_PERSISTENT_DEFAULT) on the device: persistent where the library chose the
+ * backend (an "auto" product) and the solve is eligible, a quiet fall-back with its note where
+ * not (ilu0, GMRES, more than 2^21 entries: no error, unlike ON), off with a named backend
+ * (no note: nothing was asked); explicit values win both ways; one solver object resolves the
+ * default again at each setup. Then the CLI: --format auto takes them, a named format and
+ * --format all do not unless --persistent says so, and the text names a fall-back only when
+ * asked (--persistent given, or --verbose); the JSON fields are there in every case. */
+static void test_persistent_default(void)
+{
+  gs_solve_opts_t o;
+  gs_solve_stats_t st;
+  sys_t s;
+  gs_solve_opts_default(&o);
+  CU_ASSERT_EQUAL_FATAL(o.persistent, GS_PERSISTENT_DEFAULT);
+  open_laplace(&s, 30, 30, 1, 5);
+  gs_spmv_t *Sa = auto_product(&s);
+
+  /* named backend (sys_open's FORMAT): off, silently */
+  CU_ASSERT_EQUAL(sys_solve(&s, GS_SOLVER_CG, "none", &o, &st), GS_SUCCESS);
+  CU_ASSERT(gs_reason_converged(st.reason));
+  CU_ASSERT_EQUAL(st.persistent, 0);
+  CU_ASSERT_STRING_EQUAL(st.persistent_note, "");
+  /* auto-selected backend: on, for CG and BiCGSTAB, none and jacobi */
+  static const gs_method_t ms[] = {GS_SOLVER_CG, GS_SOLVER_BICGSTAB};
+  static const char *const pcs[] = {"none", "jacobi"};
+  for (int k = 0; k < 4; ++k) {
+    CU_ASSERT_EQUAL(solve_with(&s, Sa, ms[k / 2], pcs[k % 2], o, &st), GS_SUCCESS);
+    CU_ASSERT(gs_reason_converged(st.reason));
+    CU_ASSERT_EQUAL(st.persistent, 1);
+    CU_ASSERT_STRING_EQUAL(st.persistent_note, "");
+  }
+  /* auto-selected but not eligible: the loop, with why, and no error */
+  CU_ASSERT_EQUAL(solve_with(&s, Sa, GS_SOLVER_CG, "ilu0", o, &st), GS_SUCCESS);
+  CU_ASSERT(gs_reason_converged(st.reason) && st.persistent == 0);
+  CU_ASSERT(strstr(st.persistent_note, "not jacobi") != NULL);
+  CU_ASSERT_EQUAL(solve_with(&s, Sa, GS_SOLVER_GMRES, "none", o, &st), GS_SUCCESS);
+  CU_ASSERT(gs_reason_converged(st.reason) && st.persistent == 0);
+  /* explicit values win: off on an auto product, auto on a named one */
+  o.persistent = GS_PERSISTENT_OFF;
+  CU_ASSERT_EQUAL(solve_with(&s, Sa, GS_SOLVER_CG, "none", o, &st), GS_SUCCESS);
+  CU_ASSERT_EQUAL(st.persistent, 0);
+  CU_ASSERT_STRING_EQUAL(st.persistent_note, "");
+  o.persistent = GS_PERSISTENT_AUTO;
+  CU_ASSERT_EQUAL(sys_solve(&s, GS_SOLVER_CG, "none", &o, &st), GS_SUCCESS);
+  CU_ASSERT_EQUAL(st.persistent, 1);
+  o.persistent = GS_PERSISTENT_DEFAULT;
+  /* one solver, the default resolved per setup: named, then auto, then named again */
+  gs_operator_t *named = NULL, *chosen = NULL;
+  gs_solver_t *sv = NULL;
+  o.method = GS_SOLVER_CG;
+  CU_ASSERT_FATAL(gs_operator_from_spmv(&named, s.S) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_operator_from_spmv(&chosen, Sa) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_solver_create(&sv, ctx(), &o) == GS_SUCCESS);
+  gs_operator_t *const seq[] = {named, chosen, named};
+  for (int k = 0; k < 3; ++k) {
+    CU_ASSERT_FATAL(gs_solver_setup(sv, seq[k], NULL) == GS_SUCCESS);
+    CU_ASSERT_EQUAL(gs_solver_solve(sv, s.d_b, s.d_x, &st), GS_SUCCESS);
+    CU_ASSERT(gs_reason_converged(st.reason));
+    CU_ASSERT_EQUAL(st.persistent, seq[k] == chosen);
+  }
+  gs_solver_destroy(&sv);
+  gs_operator_destroy(&named);
+  gs_operator_destroy(&chosen);
+  o.method = GS_SOLVER_AUTO;
+  gs_spmv_destroy(&Sa);
+  sys_close(&s);
+
+  /* more than 2^21 entries (27-point 50^3: 3.2M): auto's size limit, quietly */
+  open_laplace(&s, 50, 50, 50, 27);
+  CU_ASSERT_FATAL(s.H->nnz > (gs_off_t)1 << 21);
+  Sa = auto_product(&s);
+  o.maxit = 2;
+  CU_ASSERT_EQUAL(solve_with(&s, Sa, GS_SOLVER_CG, "none", o, &st), GS_SUCCESS);
+  CU_ASSERT_EQUAL(st.reason, GS_DIVERGED_MAXIT);
+  CU_ASSERT_EQUAL(st.persistent, 0);
+  CU_ASSERT(strstr(st.persistent_note, "2^21") != NULL);
+  o.maxit = 10000;
+  gs_spmv_destroy(&Sa);
+  sys_close(&s);
+
+  /* the CLI on a 30 x 30 Laplacian (SPD: cg) */
+  gs_csr_t *H = NULL;
+  char path[4200], args[8400];
+  snprintf(path, sizeof path, "%s", gs_test_tmpfile("persistent_default.mtx"));
+  CU_ASSERT_FATAL(gs_gen_laplace(&H, 30, 30, 1, 5) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_mm_write_csr(path, H) == GS_SUCCESS);
+  gs_csr_destroy(&H);
+  static const struct {
+    const char *opts;
+    int persistent; /* 1: every result persistent, 0: none */
+  } cli[] = {
+    {"", 1},                                           /* --format auto (the default) */
+    {"--format auto", 1},
+    {"--format csr-vector", 0},                        /* named: its product runs */
+    {"--format csr-vector --persistent auto", 1},      /* explicit wins */
+    {"--format auto --persistent off", 0},
+    {"--format all", 0},                               /* the comparison compares formats */
+    {"--format all --persistent auto", 1},
+  };
+  for (size_t k = 0; k < sizeof cli / sizeof cli[0]; ++k) {
+    snprintf(args, sizeof args, "solve '%s' --json %s", path, cli[k].opts);
+    const int rc = gs_test_cli(args, out, sizeof out, err, sizeof err);
+    CU_ASSERT_EQUAL(rc, 0);
+    const int on = strstr(out, "\"persistent\":1") != NULL;
+    const int off = strstr(out, "\"persistent\":0") != NULL;
+    CU_ASSERT(strstr(out, "\"persistent_note\":") != NULL);
+    CU_ASSERT(cli[k].persistent ? on && !off : off && !on);
+    if (rc != 0 || (cli[k].persistent ? !on || off : !off || on))
+      fprintf(stderr, "\n  gpusolve %s: exit %d, persistent %s%s, want %s: %s", args, rc,
+              on ? "1" : "", off ? "0" : "", cli[k].persistent ? "1" : "0", err);
+  }
+  /* the text: the default falls back quietly (ic0), named when asked for or verbose */
+  static const struct {
+    const char *opts;
+    int note;
+  } text[] = {{"", 0}, {"-v", 1}, {"--persistent auto", 1}};
+  for (size_t k = 0; k < sizeof text / sizeof text[0]; ++k) {
+    snprintf(args, sizeof args, "solve '%s' --precond ic0 %s", path, text[k].opts);
+    CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+    CU_ASSERT(strstr(out, "loop     ") != NULL);
+    CU_ASSERT_EQUAL(strstr(out, "(not persistent: the preconditioner is not jacobi)") != NULL,
+                    text[k].note);
+  }
+  snprintf(args, sizeof args, "solve '%s'", path);
+  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT(strstr(out, "loop     persistent kernels") != NULL);
+  unlink(path);
+  printf("\n");
+}
+
 static void test_teardown(void) { gs_context_destroy(&g_ctx); }
 
 int main(void)
@@ -2079,6 +2233,7 @@ int main(void)
     {"pipelined CG: CG's counts, graphs, checks, the vector table", test_pipecg},
     {"persistent CG and BiCGSTAB: the loop's results, halts, refusals", test_persistent},
     {"persistent CG and BiCGSTAB agree with SciPy", test_scipy_persistent},
+    {"persistent by default with an auto format, off with a named one", test_persistent_default},
     {"GMRES: fused Gram-Schmidt against the table's passes", test_gmres_fused},
     {"stagnation window", test_stagnation_window},
     {"statistics and pointer mode", test_stats},

@@ -130,23 +130,43 @@ typedef struct gs_solve_opts {
                             as a CUDA Graph when the operator and preconditioner can be
                             captured (stats say whether they did and why not); 0: launch
                             kernel by kernel */
-  int persistent;        /* GS_PERSISTENT_OFF (default): the loop above. GS_PERSISTENT_ON: CG
-                            and BiCGSTAB run the iterations between two host checks as ONE
-                            cooperative kernel (grid-wide barriers between the steps, about
-                            2x faster an iteration on systems of up to ~1M entries), with a
-                            CSR product of their own in double on the matrix's device CSR
-                            (whatever backend the operator was made with) and Jacobi folded
-                            in; refused (GS_ERR_UNSUPPORTED, naming why) by gs_solver_setup
-                            for another method, a preconditioner other than jacobi, an
-                            operator that is not a double-precision product of a matrix
-                            (shell, transposed view, mixed), a distributed solve or a device
-                            without cooperative launch. GS_PERSISTENT_AUTO: ON where it can
-                            serve and the matrix has at most 2^21 entries, else OFF (the
-                            stats say which and why) */
+  int persistent;        /* persistent iterations: CG and BiCGSTAB run the iterations between
+                            two host checks as ONE cooperative kernel (grid-wide barriers
+                            between the steps, about 2x faster an iteration on systems of up
+                            to ~1M entries), with a CSR product of their own in double on the
+                            matrix's device CSR (whatever backend the operator was made with)
+                            and Jacobi folded in.
+                            GS_PERSISTENT_DEFAULT (default): AUTO when the operator is a
+                            product whose backend was selected automatically (the "auto"
+                            format: gs_spmv_create_auto, gs_spmv_create(..., "auto", ...)),
+                            else OFF: a backend the caller named is what multiplies, never
+                            replaced unasked (gs_solve_persistent_resolve). A shell, a
+                            transposed view and a distributed solve resolve to OFF.
+                            GS_PERSISTENT_OFF: the loop above.
+                            GS_PERSISTENT_ON: refused (GS_ERR_UNSUPPORTED, naming why) by
+                            gs_solver_setup for another method, a preconditioner other than
+                            jacobi, an operator that is not a double-precision product of a
+                            matrix (shell, transposed view, mixed), a distributed solve or a
+                            device without cooperative launch.
+                            GS_PERSISTENT_AUTO: ON where it can serve and the matrix has at
+                            most 2^21 entries, else OFF (the stats say which and why) */
 } gs_solve_opts_t;
 
-/* gs_solve_opts_t.persistent */
-enum { GS_PERSISTENT_OFF = 0, GS_PERSISTENT_ON = 1, GS_PERSISTENT_AUTO = 2 };
+/* gs_solve_opts_t.persistent. The values are ABI: DEFAULT was appended, so 0 still means OFF
+ * (a zero-filled struct keeps the loop; gs_solve_opts_default gives DEFAULT). */
+enum {
+  GS_PERSISTENT_OFF = 0,
+  GS_PERSISTENT_ON = 1,
+  GS_PERSISTENT_AUTO = 2,
+  GS_PERSISTENT_DEFAULT = 3
+};
+
+/** What opts.persistent = `requested` means for an operator whose product's backend was
+ *  (auto_selected != 0) or was not selected automatically: DEFAULT becomes AUTO or OFF, the
+ *  explicit values stay. gs_solver_setup applies it; callers may use it to know the choice in
+ *  advance. Values other than the four are returned as they are (gs_solver_create refuses
+ *  them). */
+int gs_solve_persistent_resolve(int requested, int auto_selected);
 
 /** Fills the defaults listed above. */
 void gs_solve_opts_default(gs_solve_opts_t *opts);
@@ -193,7 +213,8 @@ typedef struct gs_solve_stats {
   int persistent;            /* 1: the iterations ran as persistent kernels (opts.persistent;
                                 their products and M^-1 are in the counts, not in the
                                 seconds_spmv / seconds_precond timings) */
-  const char *persistent_note; /* why not, when opts.persistent asked for them ("" otherwise) */
+  const char *persistent_note; /* why not, when opts.persistent asked for them (ON, AUTO, or
+                                  DEFAULT resolved to AUTO); "" otherwise */
   double vector_bytes;       /* the vector operations' memory traffic over the solve, from the
                                 count above the method's loop (bytes; 0 where not counted);
                                 vector_bytes / (seconds_total - seconds_spmv -
@@ -210,11 +231,12 @@ typedef struct gs_solver gs_solver_t;
 gs_status_t gs_solver_create(gs_solver_t **s, gs_context_t *ctx, const gs_solve_opts_t *opts);
 /**
  * Prepares s to solve with operator A and preconditioner M (NULL for none): resolves
- * GS_SOLVER_AUTO from A's matrix (BiCGSTAB for a square shell, LSQR for a rectangular A),
- * checks that the method can use A and M (gs_method_flags), allocates the method's work
- * vectors, the pinned scalar block and the timing events. Calling it again with another A or M
- * frees and remakes them. Borrows A and M: they must outlive the solves. Nothing runs on the
- * device before these checks pass.
+ * GS_SOLVER_AUTO from A's matrix (BiCGSTAB for a square shell, LSQR for a rectangular A) and
+ * GS_PERSISTENT_DEFAULT from A's product (gs_solve_persistent_resolve), checks that the
+ * method can use A and M (gs_method_flags), allocates the method's work vectors, the pinned
+ * scalar block and the timing events. Calling it again with another A or M frees and remakes
+ * them (and resolves both again). Borrows A and M: they must outlive the solves. Nothing runs
+ * on the device before these checks pass.
  * @return GS_ERR_INVALID_ARG when A or M belongs to another context than s (their streams would
  *         race); GS_ERR_DIMENSION when A is not square for a method that needs it (CG,
  *         pipelined CG, BiCGSTAB, GMRES, BiCG) or M has another order; GS_ERR_UNSUPPORTED
