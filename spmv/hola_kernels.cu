@@ -48,7 +48,10 @@
  * once its products were transposed) was measured against this one-block-per-share launch on the
  * H100 and lost on most of the set: lap27 186 against 167 us, normal 201 against 194, powerlaw
  * 175 against 170, pareto even, G3_circuit 65 against 71 (its registers cost a resident block
- * per SM at NPT 8, 3 instead of 5). Not kept.
+ * per SM at NPT 8, 3 instead of 5). Not kept. The same idea with the next share's entries
+ * in shared memory, fetched by the bulk copy engine instead of registers (hola_np_kernel,
+ * option hola.pipe), was kept: on banded matrices at NPT 4 it gains 14-20% (lap27 167 -> 144
+ * us); see its section for where it loses and why it is off there.
  * Row order for op N (the block's products staged in shared memory, lane = row summing its row
  * and writing y; one barrier, no transpose) was measured too (run 39, H100) and lost: lap27 200
  * against 169 us, small matrices 20-140% slower (a lane's dependent chain of shared loads on
