@@ -123,7 +123,6 @@ typedef struct hola_data {
   int pipe;            /* op N: 0, the one-block-per-share launch; 2 or 3, the pipelined
                           kernel with that many stages (hola_np_kernel) */
   unsigned pgrid;      /* the pipelined kernel's grid */
-  int pvals;           /* the values go through the copy engine too (else only column ids) */
   const char *pipe_note; /* why not pipelined, when asked for */
 } hola_data_t;
 
@@ -553,7 +552,9 @@ hola_n_kernel(hola_args a)
  * the work comes in many small pieces"), so the stream of A's bytes is in flight while the
  * block works, at no register cost. The share's own work is hola_n_share, unchanged. Only whole
  * shares go through the engine (sizes and addresses multiples of 16 bytes: the launcher checks
- * the arrays' alignment); the last, partial share loads from global as above. */
+ * the arrays' alignment); the last, partial share loads from global as above. Streaming only
+ * the column ids (the values loaded from global, less shared memory taken from L1) was
+ * measured (run 76, H100) and gained nowhere (lap27 185 us against 145): not kept. */
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900 /* sm_90 instructions */
 static __device__ __forceinline__ uint32_t smem_addr(const void *p)
 {
@@ -577,23 +578,22 @@ static __device__ __forceinline__ void mbar_wait(uint64_t *bar, unsigned parity)
   } while (!done);
 }
 
-/* One thread: the column ids (and with VALS the values) of share b into the stage buffers sc
- * (sv); completion (bytes arrived) on bar. The fence orders the block's earlier ordinary reads
- * of the stage (before the caller's barrier) before the copy engine's writes. */
-template <int NPB, bool VALS>
+/* One thread: the values and column ids of share b into the stage buffers sv, sc; completion
+ * (bytes arrived) on bar. The fence orders the block's earlier ordinary reads of the stage
+ * (before the caller's barrier) before the copy engine's writes. */
+template <int NPB>
 static __device__ __forceinline__ void hola_stage_issue(const hola_args &a, int64_t b,
                                                         double *sv, gs_idx_t *sc, uint64_t *bar)
 {
-  const unsigned vbytes = VALS ? NPB * sizeof(double) : 0, cbytes = NPB * sizeof(gs_idx_t);
+  const unsigned vbytes = NPB * sizeof(double), cbytes = NPB * sizeof(gs_idx_t);
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)),
                "r"(vbytes + cbytes)
                : "memory");
-  if (VALS)
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], "
-                 "%2, [%3];" ::"r"(smem_addr(sv)),
-                 "l"(a.val + b * NPB), "r"(vbytes), "r"(smem_addr(bar))
-                 : "memory");
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], "
+               "%2, [%3];" ::"r"(smem_addr(sv)),
+               "l"(a.val + b * NPB), "r"(vbytes), "r"(smem_addr(bar))
+               : "memory");
   asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], "
                "%2, [%3];" ::"r"(smem_addr(sc)),
                "l"(a.col + b * NPB), "r"(cbytes), "r"(smem_addr(bar))
@@ -602,12 +602,12 @@ static __device__ __forceinline__ void hola_stage_issue(const hola_args &a, int6
 #endif
 
 /* Dynamic shared memory of the pipelined kernel: STAGES shares of values and column ids. */
-static size_t hola_pipe_smem(int npt, int stages, int vals)
+static size_t hola_pipe_smem(int npt, int stages)
 {
-  return (size_t)stages * npt * HOLA_THREADS * ((vals ? sizeof(double) : 0) + sizeof(gs_idx_t));
+  return (size_t)stages * npt * HOLA_THREADS * (sizeof(double) + sizeof(gs_idx_t));
 }
 
-template <int NPT, int STAGES, bool VALS>
+template <int NPT, int STAGES>
 static __global__ void __launch_bounds__(HOLA_THREADS) hola_np_kernel(hola_args a)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
@@ -616,7 +616,7 @@ static __global__ void __launch_bounds__(HOLA_THREADS) hola_np_kernel(hola_args 
   constexpr int NPB = NPT * HOLA_THREADS, V = NPT / 2;
   extern __shared__ __align__(16) unsigned char hola_dyn[];
   double *s_val = reinterpret_cast<double *>(hola_dyn);
-  gs_idx_t *s_col = reinterpret_cast<gs_idx_t *>(s_val + (VALS ? STAGES * NPB : 0));
+  gs_idx_t *s_col = reinterpret_cast<gs_idx_t *>(s_val + STAGES * NPB);
   __shared__ __align__(8) uint64_t s_bar[STAGES];
   __shared__ hola_n_smem<NPT> sm;
   const int tid = threadIdx.x, lane = tid & 31, wbase = (tid >> 5) * 32 * NPT;
@@ -633,7 +633,7 @@ static __global__ void __launch_bounds__(HOLA_THREADS) hola_np_kernel(hola_args 
     for (int s = 0; s < STAGES - 1; ++s) {
       const int64_t b = blockIdx.x + s * G;
       if (b < whole)
-        hola_stage_issue<NPB, VALS>(a, b, s_val + s * NPB, s_col + s * NPB, &s_bar[s]);
+        hola_stage_issue<NPB>(a, b, s_val + s * NPB, s_col + s * NPB, &s_bar[s]);
     }
   }
   int st = 0;
@@ -644,24 +644,18 @@ static __global__ void __launch_bounds__(HOLA_THREADS) hola_np_kernel(hola_args 
       const int64_t bn = b + (STAGES - 1) * G;
       const int sn = (st + STAGES - 1) % STAGES;
       if (bn < whole)
-        hola_stage_issue<NPB, VALS>(a, bn, s_val + sn * NPB, s_col + sn * NPB, &s_bar[sn]);
+        hola_stage_issue<NPB>(a, bn, s_val + sn * NPB, s_col + sn * NPB, &s_bar[sn]);
     }
     double2 v[V];
     int2 c[V];
     if (b < whole) {
-      const int64_t bstart = b * NPB;
-      if (!VALS) /* the values from global, in flight with the wait and the gathers */
-#pragma unroll
-        for (int i = 0; i < V; ++i)
-          v[i] = __ldg(reinterpret_cast<const double2 *>(a.val + bstart + wbase +
-                                                         2 * (lane + 32 * i)));
       mbar_wait(&s_bar[st], parity);
       const double *sv = s_val + st * NPB;
       const gs_idx_t *sc = s_col + st * NPB;
 #pragma unroll
       for (int i = 0; i < V; ++i) {
         const int e = wbase + 2 * (lane + 32 * i);
-        if (VALS) v[i] = *reinterpret_cast<const double2 *>(sv + e);
+        v[i] = *reinterpret_cast<const double2 *>(sv + e);
         c[i] = *reinterpret_cast<const int2 *>(sc + e);
       }
     } else {
@@ -822,17 +816,13 @@ static __global__ void __launch_bounds__(HOLA_THREADS) hola_t_kernel(hola_args a
 
 /* ---- backend ------------------------------------------------------------------------------ */
 
-/* The compiled pipelined kernels: 4 or 8 non-zeros per thread, 2 or 3 stages, values through
- * the copy engine or not. */
+/* The compiled pipelined kernels: 4 or 8 non-zeros per thread, 2 or 3 stages. */
 typedef void (*hola_np_fn_t)(hola_args);
-static hola_np_fn_t hola_np_fn(int npt, int stages, int vals)
+static hola_np_fn_t hola_np_fn(int npt, int stages)
 {
-  static const hola_np_fn_t k[2][2][2] = {
-      {{hola_np_kernel<4, 2, false>, hola_np_kernel<4, 2, true>},
-       {hola_np_kernel<4, 3, false>, hola_np_kernel<4, 3, true>}},
-      {{hola_np_kernel<8, 2, false>, hola_np_kernel<8, 2, true>},
-       {hola_np_kernel<8, 3, false>, hola_np_kernel<8, 3, true>}}};
-  return k[npt == 8][stages == 3][vals != 0];
+  static const hola_np_fn_t k[2][2] = {{hola_np_kernel<4, 2>, hola_np_kernel<4, 3>},
+                                       {hola_np_kernel<8, 2>, hola_np_kernel<8, 3>}};
+  return k[npt == 8][stages == 3];
 }
 
 static gs_status_t hola_launch(cudaStream_t s, const hola_data_t *d, gs_op_t op,
@@ -843,8 +833,7 @@ static gs_status_t hola_launch(cudaStream_t s, const hola_data_t *d, gs_op_t op,
     const unsigned g = (unsigned)d->n.nblocks;
     const unsigned gf = gs_grid_blocks(d->n.nblocks > 1 ? d->n.nblocks - 1 : 1, 256);
     if (d->pipe) {
-      hola_np_fn(npt, d->pipe, d->pvals)<<<d->pgrid, HOLA_THREADS,
-                                          hola_pipe_smem(npt, d->pipe, d->pvals), s>>>(args);
+      hola_np_fn(npt, d->pipe)<<<d->pgrid, HOLA_THREADS, hola_pipe_smem(npt, d->pipe), s>>>(args);
       GS_CHECK(GS_CHECK_LAUNCH(s, "hola_np_kernel"));
     } else {
       switch (npt) {
@@ -917,7 +906,7 @@ static void hola_destroy(void *data)
   free(d);
 }
 
-enum { HOLA_OPT_NPT, HOLA_OPT_ROWS, HOLA_OPT_PIPE, HOLA_OPT_PGRID, HOLA_OPT_PVALS };
+enum { HOLA_OPT_NPT, HOLA_OPT_ROWS, HOLA_OPT_PIPE, HOLA_OPT_PGRID };
 static const gs_spmv_option_t hola_options[] = {
     {"npt", "non-zeros per thread (4, 8 or 16); 0: from the mean row length", GS_OPTK_POW2, 0, 0,
      16},
@@ -929,15 +918,13 @@ static const gs_spmv_option_t hola_options[] = {
      GS_OPTK_INT, 1, 0, 3},
     {"pgrid", "blocks of the pipelined grid (0: as many as are resident at once)", GS_OPTK_INT,
      0, 0, 1 << 20},
-    {"pvals", "the pipelined kernel streams the values too (1) or only the column ids (0)",
-     GS_OPTK_INT, 1, 0, 1},
     GS_SPMV_OPTION_END};
 
 /* The pipelined op N kernel for a split of npt entries a thread and nblocks shares: sets
- * d->pipe (the stages, 0 when not pipelined), d->pgrid, d->pvals and d->pipe_note. A refusal
+ * d->pipe (the stages, 0 when not pipelined), d->pgrid and d->pipe_note. A refusal
  * of an explicit request (hola.pipe=2 or 3) is an error; the automatic choice falls back. */
 static gs_status_t hola_pipe_setup(gs_context_t *ctx, hola_data_t *d, int npt, int64_t nblocks,
-                                   int stages, int explicit_req, int pgrid, int vals)
+                                   int stages, int explicit_req, int pgrid)
 {
   const char *why = NULL;
   d->pipe = 0;
@@ -946,8 +933,8 @@ static gs_status_t hola_pipe_setup(gs_context_t *ctx, hola_data_t *d, int npt, i
   if (npt > 8) why = "16 non-zeros per thread";
   else if (((uintptr_t)d->A.d_val | (uintptr_t)d->A.d_col) % 16 != 0)
     why = "the CSR arrays are not 16-byte aligned";
-  const size_t sh = hola_pipe_smem(npt, stages, vals);
-  const void *fn = (const void *)hola_np_fn(npt, stages, vals);
+  const size_t sh = hola_pipe_smem(npt, stages);
+  const void *fn = (const void *)hola_np_fn(npt, stages);
   int per_sm = 0;
   if (!why) { /* the copy engine is sm_90's: a build for older targets compiles a trap */
     cudaFuncAttributes fa;
@@ -969,7 +956,6 @@ static gs_status_t hola_pipe_setup(gs_context_t *ctx, hola_data_t *d, int npt, i
   const int64_t want = pgrid > 0 ? pgrid : (int64_t)per_sm * ctx->sm_count;
   d->pgrid = (unsigned)(want < nblocks ? want : nblocks);
   d->pipe = stages;
-  d->pvals = vals;
   return GS_SUCCESS;
 }
 
@@ -1049,7 +1035,7 @@ static gs_status_t hola_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv
     if (pipe == 1) pipe = band && req == 0 ? HOLA_PIPE_AUTO_STAGES : 0;
     int npt_n = pipe && req == 0 ? HOLA_PIPE_NPT : npt;
     GS_TRY(hola_pipe_setup(ctx, d, npt_n, gs_hola_blocks(d->A.nnz, npt_n), pipe, explicit_pipe,
-                           (int)cfg->v[HOLA_OPT_PGRID], (int)cfg->v[HOLA_OPT_PVALS]));
+                           (int)cfg->v[HOLA_OPT_PGRID]));
     if (!d->pipe) npt_n = npt; /* the automatic choice fell back */
     GS_TRY(hola_split_alloc(ctx, &d->A, npt_n, &d->n));
     if (npt == npt_n) d->t = d->n;
@@ -1112,8 +1098,9 @@ static void hola_describe(const void *data, char *buf, size_t len)
   const hola_data_t *d = (const hola_data_t *)data;
   char pn[128];
   if (d->pipe)
-    snprintf(pn, sizeof pn, "pipelined (%s through the copy engine, %d stages, %u blocks)",
-             d->pvals ? "values and columns" : "columns", d->pipe, d->pgrid);
+    snprintf(pn, sizeof pn,
+             "pipelined (values and columns through the copy engine, %d stages, %u blocks)",
+             d->pipe, d->pgrid);
   else if (d->pipe_note && *d->pipe_note)
     snprintf(pn, sizeof pn, "a block a share (not pipelined: %s)", d->pipe_note);
   else

@@ -161,9 +161,8 @@ static void conform(const gs_csr_t *H, const char *label)
                                           "hola.npt=16",
                                           "hola.npt=4,hola.pipe=2",
                                           "hola.npt=4,hola.pipe=3,hola.pgrid=2",
-                                          "hola.npt=4,hola.pipe=2,hola.pvals=0,hola.pgrid=3",
                                           "hola.npt=8,hola.pipe=2,hola.pgrid=3",
-                                          "hola.npt=8,hola.pipe=3,hola.pvals=0"};
+                                          "hola.npt=8,hola.pipe=3"};
   for (size_t i = 0; i < sizeof hola_opts / sizeof *hola_opts; ++i)
     if (gs_spmv_backend_find("hola") >= 0 && selected("hola"))
       conform_one(A, "hola", hola_opts[i], label, x, y0, y, d_x, d_y);
