@@ -275,6 +275,13 @@ struct gs_solver {
   double refnorm;           /* what rtol scales for the monitored norm: ||b||, or ||A^T b|| */
   double tol_rel;           /* the rtol part of tol (rtol * refnorm; LSQR 0): a norm at or below
                                it converged by RTOL, above it by ATOL */
+  /* The deferred start (square methods on one GPU): ||b|| and the device's tol are computed
+   * before the method runs, and the host learns them at the method's first fetch, which then
+   * sets bnorm, tol and the reason b itself imposes (start_reason: ||b|| not finite, or b = 0,
+   * where x = 0 is the answer), returned by the method's first gs_solver_check. */
+  int start_pending;
+  gs_reason_t start_reason;
+  const char *start_detail;
   gs_solve_stats_t *stats;
   /* CUDA Graphs of the iteration body (gs_solver_iterate): one per parity of the iteration
    * number (the methods alternate scalar slots), captured on first use for one x; the calls
@@ -363,6 +370,9 @@ gs_status_t gs_solver_iterate_many(gs_solver_t *s, gs_iteration_fn body, gs_iter
 #define GS_REVISE_MIN_IT 8
 #define GS_CHECK_INTERVAL_S 200e-6
 #define GS_CHECK_MAX 64
+/* Automatic k of the persistent iterations (they stop on the device; see gs_solver_iterate_many):
+ * a host round trip (~10-20 us) every 256 iterations of 8-25 us is under 1% of the time. */
+#define GS_PERSIST_CHECK_MAX 256
 
 /* ---- methods ------------------------------------------------------------------------------ */
 
@@ -476,6 +486,8 @@ gs_status_t gs_kernel_lsqr_step(cudaStream_t stream, gs_dscalars_t *S, double to
  *  earlier iteration than `it` is set. */
 gs_status_t gs_kernel_lsqr_xw(cudaStream_t stream, gs_idx_t n, gs_dscalars_t *S, int it,
                               double *x, double *w, const double *V);
+/** S->tol = fmax(rtol * S->bnorm, atol) (one thread): the deferred start of gs_solver_solve. */
+gs_status_t gs_kernel_start_tol(cudaStream_t stream, gs_dscalars_t *S, double rtol, double atol);
 /** End of an iteration (one thread): unless halted, S->iter += 1, and a halt CONVERGED when
  *  S->rnorm <= S->tol. */
 gs_status_t gs_kernel_iteration_end(cudaStream_t stream, gs_dscalars_t *S);

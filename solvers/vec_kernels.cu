@@ -537,6 +537,21 @@ extern "C" gs_status_t gs_kernel_iteration_end(cudaStream_t stream, gs_dscalars_
   return GS_CHECK_LAUNCH(stream, "iteration_end_kernel");
 }
 
+/* The solve's tolerance from ||b|| on the device (one thread), so that the solve's start needs
+ * no round trip before the method's own first one: the same operations as the host's
+ * fmax(rtol * bnorm, atol) in solver.c, hence the same value. */
+static __global__ void start_tol_kernel(gs_dscalars_t *S, double rtol, double atol)
+{
+  S->tol = fmax(rtol * S->bnorm, atol);
+}
+
+extern "C" gs_status_t gs_kernel_start_tol(cudaStream_t stream, gs_dscalars_t *S, double rtol,
+                                           double atol)
+{
+  start_tol_kernel<<<1, 1, 0, stream>>>(S, rtol, atol);
+  return GS_CHECK_LAUNCH(stream, "start_tol_kernel");
+}
+
 /* CG through the vector table with a preconditioner: S->ts = r^T r and S->tt = r^T z came from
  * one reduction (one all-reduce across ranks instead of two); rnorm = sqrt(r^T r), rho[slot] =
  * r^T z. One thread. */

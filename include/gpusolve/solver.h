@@ -113,7 +113,8 @@ typedef struct gs_solve_opts {
                             products); automatic grows k
                             from the measured iteration time to about 200 us of GPU work
                             between reads (at most 64), or every iteration when a monitor is
-                            set (it sees each one).
+                            set (it sees each one); persistent iterations, which stop on the
+                            device, read every 256 (or every stagnation_window if smaller).
                             BiCG, CGNR and LSQR
                             take k > 1 literally (up to k - 1 extra iterations; automatic: 1);
                             GMRES checks every iteration */
