@@ -107,7 +107,8 @@ static gs_status_t bicgstab_iteration(gs_solver_t *s, void *user, int it)
 static gs_status_t bicgstab_iterations(gs_solver_t *s, void *user, int it, int count)
 {
   const bicgstab_vecs_t *w = (const bicgstab_vecs_t *)user;
-  if (it == 1) GS_CHECK(red_dot(s, w->rhat, w->r, &s->d_s->rho[it & 1]));      /* r~^T r     */
+  if (it == 1 && !gs_persist_whole(s))                  /* else the kernel's start forms it */
+    GS_CHECK(red_dot(s, w->rhat, w->r, &s->d_s->rho[it & 1]));                  /* r~^T r     */
   return gs_persist_bicgstab(s, it, count, w->x, w->r, w->rhat, w->p, w->v, w->t, w->phat,
                              w->shat);
 }
@@ -122,8 +123,9 @@ gs_status_t gs_bicgstab_solve(gs_solver_t *s, double *x, double *work, double *h
   w.phat = s->M ? work + PHAT * ld : w.p; /* no preconditioner: phat = p, shat = s = r */
   w.shat = s->M ? work + SHAT * ld : w.r;
 
-  gs_reason_t reason;
-  GS_CHECK(gs_solver_start_shadow(s, x, w.r, w.rhat, window, &reason)); /* r, ||r||, r~ = r */
+  gs_reason_t reason = GS_REASON_NONE;
+  if (gs_persist_whole(s)) s->persist.start = 1; /* the start below in the kernel's first launch */
+  else GS_CHECK(gs_solver_start_shadow(s, x, w.r, w.rhat, window, &reason)); /* r, ||r||, r~ */
   /* Iteration 1 (p = r) runs call by call; graphs from iteration 2. */
   GS_CHECK(gs_solver_iterate_many(s, bicgstab_iteration, bicgstab_iterations, &w, x, 2,
                                   BICGSTAB_VEC_N(s->M != NULL), window, &reason));

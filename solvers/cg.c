@@ -26,8 +26,8 @@ static gs_reason_t initial_reason(gs_solver_t *s, gs_reason_t reason)
 {
   double rho0 = s->h_s->rho[0];
   if (reason != GS_REASON_NONE) return reason;
-  if (!isfinite(rho0)) {
-    s->stats->detail = "rho = r^T M^-1 r is not finite";
+  if (!isfinite(rho0)) { /* the same detail as the persistent kernel's halt */
+    s->stats->detail = gs_solver_halt_detail(GS_HALT_NANINF, GS_WHAT_RHO);
     return GS_DIVERGED_NANINF;
   }
   if (rho0 < 0.0) { /* M is not positive definite */
@@ -115,6 +115,14 @@ gs_status_t gs_cg_solve(gs_solver_t *s, double *x, double *work, double *h_work)
   const int window = s->opts.stagnation_window;
   cg_vecs_t v = {x, work + R * s->ld, work + P * s->ld, work + Q * s->ld, NULL};
   v.z = s->M ? work + Z * s->ld : v.r; /* no preconditioner: z is r itself */
+  gs_reason_t reason = GS_REASON_NONE;
+  if (gs_persist_whole(s)) { /* the start below, and its checks, in the kernel's first launch */
+    s->persist.start = 1;
+    GS_CHECK(gs_solver_iterate_many(s, cg_iteration, cg_iterations, &v, x, 2,
+                                    CG_VEC_N(s->M != NULL), window, &reason));
+    s->stats->reason = reason;
+    return GS_SUCCESS;
+  }
 
   GS_CHECK(gs_solver_residual(s, s->opts.x0_given ? x : NULL, v.r)); /* r <- b - A x0        */
   GS_CHECK(s->vec->nrm2(s, n, v.r, &S->rnorm));                       /* ||r||                */
@@ -123,7 +131,7 @@ gs_status_t gs_cg_solve(gs_solver_t *s, double *x, double *work, double *h_work)
   GS_CHECK(s->vec->copy(s, n, v.z, v.p));                             /* p <- z               */
   GS_CHECK(gs_solver_fetch(s));
   s->stats->rnorm0 = s->h_s->rnorm;
-  gs_reason_t reason = initial_reason(s, gs_solver_check(s, 0, s->h_s->rnorm, window));
+  reason = initial_reason(s, gs_solver_check(s, 0, s->h_s->rnorm, window));
   /* Iteration 1 runs call by call (timed products for the stats); graphs from iteration 2. */
   GS_CHECK(gs_solver_iterate_many(s, cg_iteration, cg_iterations, &v, x, 2,
                                   CG_VEC_N(s->M != NULL), window, &reason));

@@ -47,10 +47,19 @@ struct pmat {
   const double *__restrict__ dinv; /* Jacobi's 1 / a_ii, or NULL */
 };
 
+/* The pass's start inside the first launch (gs_persist_whole). */
+struct pstart {
+  const double *b; /* NULL: the host formed the start, and forms the true residual at the end */
+  double rtol, atol;
+  int start;       /* this launch begins the pass */
+  int x0;          /* x holds the pass's initial guess; else x = 0 */
+};
+
 struct pcg_args {
   pmat A;
   gs_dscalars_t *S;
   double *part;
+  pstart w;
   int count; /* iterations to run at most */
   int c;     /* parity: rho of the first iteration in S->rho[c] (cg.c's (it - 1) & 1) */
   double *x, *r, *p, *q, *z; /* z == r without a preconditioner */
@@ -60,6 +69,7 @@ struct pbicgstab_args {
   pmat A;
   gs_dscalars_t *S;
   double *part;
+  pstart w;
   int count;
   int c;     /* bicgstab.c's it & 1: rho = r~^T r of the first iteration in S->rho[c] */
   int first; /* the first iteration is the method's first (p = r) */
@@ -131,11 +141,79 @@ __device__ static double product_dot(cgrp::grid_group &g, const pmat &A, const d
   return t[0];
 }
 
+/* The start of a pass on this thread's rows: r = b - A x (a guess in x) or x = 0, r = b, and
+ * f(i, b_i, r_i) once per row for the method's own starting vectors and sums. x is only read
+ * (or only written by its own rows' threads), and r only written. */
+template <int TPR, class F>
+__device__ static void start_residual(const pmat &A, const pstart &w, double *x, double *r, F f)
+{
+  if (w.x0) {
+    spmv_rows<TPR>(A, x, [&](gs_idx_t i, double ax) {
+      const double bi = w.b[i], ri = bi - ax;
+      r[i] = ri;
+      f(i, bi, ri);
+    });
+  } else {
+    GS_GRID_STRIDE(i, A.n) {
+      const double bi = w.b[i];
+      x[i] = 0.0;
+      r[i] = bi;
+      f((gs_idx_t)i, bi, bi);
+    }
+  }
+}
+
+/* The checks the host makes at iteration 0 (solver.c's gs_solver_check), as a halt of 0
+ * iterations: a norm that is not finite (NaN in b or x0; the host names it from ||b|| or
+ * ||r||), b = 0 (the host answers x = 0) and r0 within the tolerance end the pass. */
+__device__ static int start_halt(double bnorm, double rnorm, double tol)
+{
+  if (!isfinite(bnorm) || !isfinite(rnorm)) return GS_HALT_NANINF;
+  if (bnorm == 0.0 || rnorm <= tol) return GS_HALT_CONVERGED;
+  return GS_HALT_NONE;
+}
+
+/* ||b - Ax|| of the x the pass returns (every thread of the grid calls it: barriers inside),
+ * what solver.c's end would compute with the backend's product. */
+template <int TPR>
+__device__ static double true_residual(cgrp::grid_group &g, const pmat &A, const double *b,
+                                       const double *x, double *part)
+{
+  g.sync(); /* x complete; every block done with the partials of the last sum */
+  double v[1] = {0.0}, t[1];
+  spmv_rows<TPR>(A, x, [&](gs_idx_t i, double ax) {
+    const double ri = b[i] - ax;
+    v[0] += ri * ri;
+  });
+  grid_total<1>(g, v, part, 0, t);
+  return sqrt(t[0]);
+}
+
 /* What the last thread standing writes back: the scalars of the last iteration, the count and
  * any halt (first thread of the grid; every block holds the same values). */
 struct pstate {
   int done, halt, what, hdone, products, precs;
 };
+
+/* The whole pass's own scalars (gs_persist_whole): ||b||, tol, ||r0||, the true residual. */
+struct pwhole {
+  double bnorm, tol, rnorm0, true_rnorm;
+  int true_done;
+};
+
+__device__ static void write_whole(gs_dscalars_t *S, const pstart &w, const pwhole &wh)
+{
+  if (!w.b) return;
+  if (w.start) {
+    S->bnorm = wh.bnorm;
+    S->tol = wh.tol;
+    S->rnorm0 = wh.rnorm0;
+  }
+  if (wh.true_done) {
+    S->true_rnorm = wh.true_rnorm;
+    S->true_done = 1;
+  }
+}
 
 __device__ static void write_state(gs_dscalars_t *S, const pstate &st)
 {
@@ -170,11 +248,36 @@ __global__ void __launch_bounds__(PT) persist_cg_kernel(pcg_args a)
   if (S->halt) return; /* every block alike: S is written only after the first barrier */
   const gs_idx_t n = a.A.n;
   const double *dinv = a.A.dinv;
-  const double tol = S->tol;
+  pwhole wh = {0.0, S->tol, 0.0, 0.0, 0};
+  const double &tol = wh.tol;
   int c = a.c;
   double rho = S->rho[c], rnorm = S->rnorm, pq = S->pq, alpha = S->alpha;
   pstate st = {S->iter, 0, 0, 0, 0, 0};
-  for (int j = 0; j < a.count; ++j) {
+  if (a.w.start) do { /* cg.c's start: r = b - A x0, z = M^-1 r, p = z, rho = r^T z | barrier */
+      double v3[3] = {0.0, 0.0, 0.0}, t3[3];
+      start_residual<TPR>(a.A, a.w, a.x, a.r, [&](gs_idx_t i, double bi, double ri) {
+        const double zi = dinv ? dinv[i] * ri : ri;
+        if (dinv) a.z[i] = zi;
+        a.p[i] = zi;
+        v3[0] += bi * bi;
+        v3[1] += ri * ri;
+        v3[2] += ri * zi;
+      });
+      if (a.w.x0) st.products++;
+      if (dinv) st.precs++;
+      grid_total<3>(g, v3, a.part, 3, t3); /* slots 3-5: iteration 1 sums into 0-2 */
+      wh.bnorm = sqrt(t3[0]);
+      rnorm = wh.rnorm0 = sqrt(t3[1]);
+      rho = dinv ? t3[2] : t3[1];
+      wh.tol = fmax(a.w.rtol * wh.bnorm, a.w.atol); /* solver.c's start_known, the same value */
+      const int h = start_halt(wh.bnorm, rnorm, tol);
+      if (h) PHALT(h, GS_WHAT_NONE, 0)
+      /* cg.c's initial_reason: M must be positive definite, and r0 not M-orthogonal to M^-1 r0 */
+      if (!isfinite(rho)) PHALT(GS_HALT_NANINF, GS_WHAT_RHO, 0)
+      if (rho < 0.0) PHALT(GS_HALT_INDEFINITE_PC, GS_WHAT_RHO, 0)
+      if (rho == 0.0) PHALT(GS_HALT_BREAKDOWN, GS_WHAT_RHO, 0)
+    } while (0);
+  for (int j = 0; j < a.count && !st.halt; ++j) {
     int h, what; /* a step check's halt code and detail */
     pq = product_dot<TPR>(g, a.A, a.p, a.q, a.p, a.part, 0); /* q = A p, p^T q */
     st.products++;
@@ -211,11 +314,17 @@ __global__ void __launch_bounds__(PT) persist_cg_kernel(pcg_args a)
     st.done++;
     g.sync();
   }
+  if (a.w.b && st.halt == GS_HALT_CONVERGED) { /* the pass's end: ||b - Ax|| here */
+    wh.true_rnorm = true_residual<TPR>(g, a.A, a.w.b, a.x, a.part);
+    wh.true_done = 1;
+    st.products++;
+  }
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     S->rnorm = rnorm;
     S->pq = pq;
     S->alpha = alpha;
     S->rho[c] = rho;
+    write_whole(S, a.w, wh);
     write_state(S, st);
   }
 }
@@ -235,12 +344,29 @@ __global__ void __launch_bounds__(PT) persist_bicgstab_kernel(pbicgstab_args a)
   if (S->halt) return;
   const gs_idx_t n = a.A.n;
   const double *dinv = a.A.dinv;
-  const double tol = S->tol;
+  pwhole wh = {0.0, S->tol, 0.0, 0.0, 0};
+  const double &tol = wh.tol;
   int c = a.c, first = a.first;
   double rho = S->rho[c], rho_old = S->rho[c ^ 1], alpha = S->alpha, omega = S->omega;
   double rnorm = S->rnorm, rv = S->rv, ts = S->ts, tt = S->tt;
   pstate st = {S->iter, 0, 0, 0, 0, 0};
-  for (int j = 0; j < a.count; ++j) {
+  if (a.w.start) do { /* bicgstab.c's start: r = b - A x0, r~ = r, rho = r~^T r | barrier */
+      double v2[2] = {0.0, 0.0}, t2[2];
+      start_residual<TPR>(a.A, a.w, a.x, a.r, [&](gs_idx_t i, double bi, double ri) {
+        a.rhat[i] = ri;
+        v2[0] += bi * bi;
+        v2[1] += ri * ri;
+      });
+      if (a.w.x0) st.products++;
+      grid_total<2>(g, v2, a.part, 3, t2);
+      wh.bnorm = sqrt(t2[0]);
+      rnorm = wh.rnorm0 = sqrt(t2[1]);
+      rho = t2[1]; /* r~ = r */
+      wh.tol = fmax(a.w.rtol * wh.bnorm, a.w.atol);
+      const int h = start_halt(wh.bnorm, rnorm, tol);
+      if (h) PHALT(h, GS_WHAT_NONE, 0)
+    } while (0);
+  for (int j = 0; j < a.count && !st.halt; ++j) {
     int h, what; /* a step check's halt code and detail */
     h = gs_step_rho_nonzero(rho, &what);
     if (h) PHALT(h, what, st.done)
@@ -311,7 +437,13 @@ __global__ void __launch_bounds__(PT) persist_bicgstab_kernel(pbicgstab_args a)
     st.done++;
     if (rnorm <= tol) PHALT(GS_HALT_CONVERGED, GS_WHAT_NONE, st.done)
   }
+  if (a.w.b && (st.halt == GS_HALT_CONVERGED || st.halt == GS_HALT_HALFSTEP)) {
+    wh.true_rnorm = true_residual<TPR>(g, a.A, a.w.b, a.x, a.part); /* the pass's end */
+    wh.true_done = 1;
+    st.products++;
+  }
   if (blockIdx.x == 0 && threadIdx.x == 0) {
+    write_whole(S, a.w, wh);
     S->rnorm = rnorm;
     S->rv = rv;
     S->ts = ts;
@@ -422,11 +554,29 @@ static pmat mat_of(const gs_persist_t *P)
   return A;
 }
 
+/* The whole-pass part of a launch; consumes s->persist.start. */
+static pstart start_of(gs_solver_t *s)
+{
+  pstart w = {NULL, s->opts.rtol, s->opts.atol, 0, s->opts.x0_given};
+  if (gs_persist_whole(s)) {
+    w.b = s->d_b;
+    w.start = s->persist.start;
+  }
+  s->persist.start = 0;
+  return w;
+}
+
+extern "C" int gs_persist_whole(const gs_solver_t *s)
+{
+  return s->persist.use && !s->opts.monitor && s->vec == &gs_vecops_cuda;
+}
+
 extern "C" gs_status_t gs_persist_cg(gs_solver_t *s, int it, int count, double *x, double *r,
                                      double *p, double *q, double *z)
 {
   const gs_persist_t *P = &s->persist;
-  pcg_args a = {mat_of(P), s->d_s, P->part, count, (it - 1) & 1, x, r, p, q, P->dinv ? z : r};
+  pcg_args a = {mat_of(P), s->d_s, P->part, start_of(s), count, (it - 1) & 1, x, r, p, q,
+                P->dinv ? z : r};
   return launch(cg_kernel_for(P->tpr), P, s->ctx->stream, &a, "persist_cg_kernel");
 }
 
@@ -435,7 +585,7 @@ extern "C" gs_status_t gs_persist_bicgstab(gs_solver_t *s, int it, int count, do
                                            double *t, double *phat, double *shat)
 {
   const gs_persist_t *P = &s->persist;
-  pbicgstab_args a = {mat_of(P), s->d_s, P->part, count, it & 1, it == 1, x, r, rhat, p, v, t,
-                      P->dinv ? phat : p, P->dinv ? shat : r};
+  pbicgstab_args a = {mat_of(P), s->d_s, P->part, start_of(s), count, it & 1, it == 1, x, r,
+                      rhat, p, v, t, P->dinv ? phat : p, P->dinv ? shat : r};
   return launch(bicgstab_kernel_for(P->tpr), P, s->ctx->stream, &a, "persist_bicgstab_kernel");
 }

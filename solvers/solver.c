@@ -453,6 +453,7 @@ gs_status_t gs_solver_iterate_many(gs_solver_t *s, gs_iteration_fn body, gs_iter
    * solve of a few dozen iterations pays one host round trip, not the four or five of a
    * growing k (issue 14: the start and end of a short solve). A monitor still sees each. */
   const int persist_k = persist && auto_k && !s->opts.monitor;
+  int whole_start = persist && s->persist.start; /* the kernel forms the pass's start */
   int k = persist_k ? GS_PERSIST_CHECK_MAX : auto_k ? 1 : s->given.check_every;
   if (persist_k && window > 0 && window < k) k = window; /* stagnation seen within a window */
   /* Graphs: asked for, an operator that says its apply is capturable; captured for this x. */
@@ -475,6 +476,8 @@ gs_status_t gs_solver_iterate_many(gs_solver_t *s, gs_iteration_fn body, gs_iter
     if (persist) {
       GS_CHECK(many(s, user, it, todo));
       it += todo;
+      /* the solve's end, if the kernel converges: it forms the true residual itself */
+      if (gs_persist_whole(s)) GS_CHECK(GS_CUDA(cudaEventRecord(s->total[1], s->ctx->stream)));
     } else {
       for (int j = 0; j < todo; ++j, ++it)
         GS_CHECK(one_iteration(s, body, user, it, want && it >= first_graph_it));
@@ -486,6 +489,11 @@ gs_status_t gs_solver_iterate_many(gs_solver_t *s, gs_iteration_fn body, gs_iter
       st->precond_count += s->h_s->precs - s->persist.precs_seen;
       s->persist.products_seen = s->h_s->products;
       s->persist.precs_seen = s->h_s->precs;
+    }
+    if (whole_start) { /* what the host's start would have known at its check 0 */
+      whole_start = 0;
+      st->rnorm0 = s->best = s->h_s->rnorm0;
+      s->best_it = 0;
     }
     *reason = gs_solver_check(s, it - 1, s->h_s->rnorm, window);
     if (*reason == GS_REASON_NONE && staged) GS_CHECK(auto_revise(s, staged, it - 1, d_x));
@@ -750,12 +758,12 @@ static int true_residual_ok(const gs_solver_t *s, double slack)
   return s->h_s->rnorm <= slack * s->tol;
 }
 
-/* halt, halt_what, halt_done are adjacent ints of the scalar block: one memset. */
+/* halt, halt_what, halt_done and true_done are adjacent ints of the scalar block: one memset. */
 gs_status_t gs_solver_clear_halt(gs_solver_t *s)
 {
-  const size_t bytes = offsetof(gs_dscalars_t, halt_done) + sizeof s->d_s->halt_done -
+  const size_t bytes = offsetof(gs_dscalars_t, true_done) + sizeof s->d_s->true_done -
                        offsetof(gs_dscalars_t, halt);
-  s->h_s->halt = s->h_s->halt_what = s->h_s->halt_done = 0;
+  s->h_s->halt = s->h_s->halt_what = s->h_s->halt_done = s->h_s->true_done = 0;
   return GS_CUDA(cudaMemsetAsync(&s->d_s->halt, 0, bytes, s->ctx->stream));
 }
 
@@ -768,20 +776,23 @@ static gs_status_t run(gs_solver_t *s, double *d_x)
   const int lsq = (s->flags & GS_METHOD_LEAST_SQUARES) != 0;
   double *t = s->d_work + s->ld; /* work vector 1: A^T b, A^T r (n entries) */
   GS_CHECK(GS_CUDA(cudaEventRecord(tot[0], s->ctx->stream)));
-  GS_CHECK(s->vec->nrm2(s, s->m, s->d_b, &s->d_s->bnorm));
+  const int whole = gs_persist_whole(s); /* the kernel forms ||b|| and tol itself */
+  if (!whole) GS_CHECK(s->vec->nrm2(s, s->m, s->d_b, &s->d_s->bnorm));
   s->start_reason = GS_REASON_NONE;
   if (!lsq && s->vec == &gs_vecops_cuda) {
     /* The deferred start: the device forms tol from ||b|| and the method begins at once; the
      * host learns ||b|| at the method's first fetch (start_known), whose check returns the
      * reason b imposes, if any, before any iteration: one host round trip less per solve, a
      * tenth of a short solve's start and end (issue 14). */
-    GS_CHECK(gs_kernel_start_tol(s->ctx->stream, s->d_s, s->opts.rtol, s->opts.atol));
+    if (!whole)
+      GS_CHECK(gs_kernel_start_tol(s->ctx->stream, s->d_s, s->opts.rtol, s->opts.atol));
     s->start_pending = 1;
     GS_CHECK(methods[s->method].solve(s, d_x, s->d_work, s->h_work));
     s->start_pending = 0;
     const gs_reason_t why = s->start_reason;
     s->start_reason = GS_REASON_NONE;
     if (why != GS_REASON_NONE) {
+      s->h_s->true_done = 0; /* of x0: x is answered below */
       stats->reason = why;
       stats->detail = s->start_detail;
       stats->iterations = 0;
@@ -824,16 +835,20 @@ static gs_status_t run(gs_solver_t *s, double *d_x)
    * 1.1-1.9e-8 for rtol 1e-8, as SciPy's does) instead of paying restarts for it.
    * Least squares: the same with ||A^T (b - Ax)|| (and for LSQR ||x||, for its tests). */
   for (int pass = 0;; ++pass) {
-    GS_CHECK(gs_solver_residual(s, d_x, s->d_work));
-    GS_CHECK(s->vec->nrm2(s, s->m, s->d_work, &s->d_s->rnorm));
-    if (lsq) {
-      GS_CHECK(gs_solver_apply(s, GS_OP_T, 1.0, s->d_work, 0.0, t));     /* A^T (b - Ax) */
-      GS_CHECK(s->vec->nrm2(s, s->n, t, &s->d_s->arnorm));
-      GS_CHECK(s->vec->nrm2(s, s->n, d_x, &s->d_s->xnorm));
+    if (s->h_s->true_done) { /* the persistent kernel ended the pass with it (and tot[1]) */
+      s->h_s->rnorm = s->h_s->true_rnorm;
+    } else {
+      GS_CHECK(gs_solver_residual(s, d_x, s->d_work));
+      GS_CHECK(s->vec->nrm2(s, s->m, s->d_work, &s->d_s->rnorm));
+      if (lsq) {
+        GS_CHECK(gs_solver_apply(s, GS_OP_T, 1.0, s->d_work, 0.0, t));     /* A^T (b - Ax) */
+        GS_CHECK(s->vec->nrm2(s, s->n, t, &s->d_s->arnorm));
+        GS_CHECK(s->vec->nrm2(s, s->n, d_x, &s->d_s->xnorm));
+      }
+      /* the solve's end, if this pass is the last: its fetch is the solve's last round trip */
+      GS_CHECK(GS_CUDA(cudaEventRecord(tot[1], s->ctx->stream)));
+      GS_CHECK(gs_solver_fetch(s));
     }
-    /* the solve's end, if this pass is the last: its fetch is the solve's last round trip */
-    GS_CHECK(GS_CUDA(cudaEventRecord(tot[1], s->ctx->stream)));
-    GS_CHECK(gs_solver_fetch(s));
     if (!gs_reason_converged(stats->reason) || true_residual_ok(s, GS_TRUE_RESIDUAL_SLACK) ||
         pass == GS_RESIDUAL_RESTARTS || stats->iterations >= maxit)
       break;
@@ -941,7 +956,8 @@ gs_status_t gs_solver_solve(gs_solver_t *s, const double *d_b, double *d_x,
   GS_TRY(GS_CUBLAS(cublasGetPointerMode(s->ctx->cublas, &old_mode)));
   GS_TRY(GS_CUBLAS(cublasSetPointerMode(s->ctx->cublas, CUBLAS_POINTER_MODE_DEVICE)));
   mode_saved = 1;
-  if (!s->opts.x0_given) GS_TRY(s->vec->zero(s, s->n, d_x));
+  if (!s->opts.x0_given && !gs_persist_whole(s)) GS_TRY(s->vec->zero(s, s->n, d_x)); /* or the
+                                                                        kernel's start does */
   stats->seconds_setup = gs_wall_seconds() - t0;
   GS_TRY(run(s, d_x));
 

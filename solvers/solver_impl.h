@@ -118,14 +118,19 @@ typedef struct gs_dscalars {
   gs_lsqr_scalars_t ls;
   gs_pipecg_scalars_t pipe;
   double one, zero, minus_one; /* constants for cuBLAS in device pointer mode */
-  /* halt, halt_what, halt_done stay adjacent: a restart pass clears them in one memset */
+  /* halt, halt_what, halt_done, true_done stay adjacent: a restart pass clears them in one
+   * memset */
   int halt;        /* GS_HALT_*: sticky, first writer wins in effect (all writers agree) */
   int halt_what;   /* GS_WHAT_*: the scalar that caused it */
   int halt_done;   /* iterations completed when the halt happened */
+  int true_done;   /* 1: true_rnorm is ||b - Ax|| of the x the pass returns (the persistent
+                      kernel's end, gs_persist_whole) */
   int iter;        /* iterations of this pass completed on the device (gs_kernel_iteration_end) */
   int products;    /* products and preconditioner applications run inside the persistent */
   int precs;       /* iteration kernels (solvers/persist_kernels.cu), summed over the solve */
   double tol;      /* the convergence tolerance s->tol, for the device-side tests */
+  double rnorm0;   /* ||b - A x0|| of the pass, where the persistent kernel forms it */
+  double true_rnorm; /* see true_done */
 } gs_dscalars_t;
 
 /* Scratch of the fused single-pass reductions (vec_kernels.cu, pipecg_kernels.cu): a partial sum
@@ -166,7 +171,17 @@ typedef struct gs_persist {
   const double *dinv;       /* Jacobi's inverse diagonal (borrowed), or NULL */
   double *part;             /* GS_PERSIST_SLOTS x blocks partial sums (owned) */
   int products_seen, precs_seen; /* the scalar block's counters at the last fetch */
+  int start;                /* the next launch begins a pass (gs_persist_whole): it forms the
+                               method's start itself */
 } gs_persist_t;
+
+/** Whether the persistent kernel runs the whole pass (s->persist.use, no monitor, which must see
+ *  iteration 0 on the host): its first launch forms ||b||, tol, r = b - A x0 (x = 0 when no
+ *  guess is given) and the method's other starting vectors and scalars, with the start's checks
+ *  as halts of iteration 0, and a launch that converges ends with ||b - Ax|| of its x
+ *  (true_done). A short solve is then one launch and one host round trip, not a start, a
+ *  launch and an end of their own (issue 14). */
+int gs_persist_whole(const gs_solver_t *s);
 
 /** Threads a row for rows of mean length mean_row: a power of two from 2 to 32, about two
  *  entries a thread. */

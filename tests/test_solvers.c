@@ -23,6 +23,7 @@
  *  - statistics, argument checks, allocation failures without leaks, the cuBLAS pointer mode;
  *  - `gpusolve solve` end to end (JSON, --format all, --plot, -o, exit statuses). */
 #define _POSIX_C_SOURCE 200809L
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -2033,6 +2034,57 @@ static void test_persistent(void)
   CU_ASSERT_EQUAL(st.reason, GS_DIVERGED_INDEFINITE);
   CU_ASSERT_EQUAL(st.iterations, 1);
   CU_ASSERT(s.h_x[0] == 2.0 && s.h_x[1] == 2.0);
+  sys_close(&s);
+  /* The pass's start and end in the kernel (gs_persist_whole): from a guess, r0 = b - A x0 is
+   * formed there; its norm matches the host's start (the loop's) within the rounding of two
+   * summation orders: |r_i - r'_i| <= 2 gamma_{k_i+1} (|b_i| + (|A||x0|)_i) for a row of k_i
+   * entries, plus gamma_n of each norm. From the solution: converged at iteration 0, x left
+   * as it was, bit for bit. */
+  gs_csr_t *G = NULL;
+  CU_ASSERT_FATAL(gs_gen_laplace(&G, 30, 30, 1, 5) == GS_SUCCESS);
+  CU_ASSERT_FATAL(sys_open(&s, G, NULL));
+  for (int k = 0; k < 2; ++k) {
+    gs_solve_stats_t lo;
+    double *x0 = malloc((size_t)s.n * sizeof *x0), m2 = 0.0;
+    CU_ASSERT_FATAL(x0 != NULL);
+    for (gs_idx_t i = 0; i < s.n; ++i) x0[i] = 1.0 + 0.5 * sin((double)i);
+    const double u = DBL_EPSILON / 2.0;
+    for (gs_idx_t i = 0; i < s.n; ++i) {
+      double mi = fabs(s.h_b[i]);
+      const int ki = (int)(s.H->row_ptr[i + 1] - s.H->row_ptr[i]);
+      for (gs_off_t q = s.H->row_ptr[i]; q < s.H->row_ptr[i + 1]; ++q)
+        mi += fabs(s.H->val[q] * x0[s.H->col[q]]);
+      const double g = (ki + 1) * u / (1.0 - (ki + 1) * u), d = 2.0 * g * mi;
+      m2 += d * d;
+    }
+    const double gn = s.n * u / (1.0 - s.n * u);
+    gs_solve_opts_t og;
+    gs_solve_opts_default(&og);
+    og.x0_given = 1;
+    for (int pers = 0; pers < 2; ++pers) {
+      og.persistent = pers ? GS_PERSISTENT_ON : GS_PERSISTENT_OFF;
+      CU_ASSERT_FATAL(gs_copy_to_device(ctx(), s.d_x, x0, (size_t)s.n * sizeof *x0) ==
+                      GS_SUCCESS);
+      CU_ASSERT_EQUAL(sys_solve(&s, ms[k], "jacobi", &og, pers ? &st : &lo), GS_SUCCESS);
+    }
+    CU_ASSERT(gs_reason_converged(st.reason) && gs_reason_converged(lo.reason));
+    CU_ASSERT_EQUAL(st.persistent, 1);
+    CU_ASSERT(st.rel_residual <= 2.0 * 1e-8);
+    const double bound = sqrt(m2) + gn * (st.rnorm0 + lo.rnorm0);
+    CU_ASSERT(st.rnorm0 > 0.0 && fabs(st.rnorm0 - lo.rnorm0) <= bound);
+    CU_ASSERT(st.bnorm == lo.bnorm || fabs(st.bnorm - lo.bnorm) <= 2.0 * gn * lo.bnorm);
+    if (ms[k] == GS_SOLVER_CG) CU_ASSERT(pipecg_close(st.iterations, lo.iterations));
+    printf("\n  from a guess, %s: rnorm0 %.17g (loop %.17g, bound %.1e), %d iterations (loop %d)",
+           gs_method_string(ms[k]), st.rnorm0, lo.rnorm0, bound, st.iterations, lo.iterations);
+    for (gs_idx_t i = 0; i < s.n; ++i) x0[i] = 1.0; /* the solution: b = A 1 exactly */
+    CU_ASSERT_FATAL(gs_copy_to_device(ctx(), s.d_x, x0, (size_t)s.n * sizeof *x0) == GS_SUCCESS);
+    og.persistent = GS_PERSISTENT_ON;
+    CU_ASSERT_EQUAL(sys_solve(&s, ms[k], "jacobi", &og, &st), GS_SUCCESS);
+    CU_ASSERT(gs_reason_converged(st.reason));
+    CU_ASSERT_EQUAL(st.iterations, 0);
+    CU_ASSERT(memcmp(s.h_x, x0, (size_t)s.n * sizeof *x0) == 0);
+    free(x0);
+  }
   sys_close(&s);
   /* the iteration limit, and a monitor that sees every iteration */
   gs_csr_t *H = NULL;
