@@ -89,6 +89,14 @@ static int sys_open(sys_t *s, gs_csr_t *H, const double *b)
   return gs_copy_to_device(ctx(), s->d_b, s->h_b, (size_t)s->m * sizeof(double)) == GS_SUCCESS;
 }
 
+/* GS_TEST_GRAPHS=0: every solve of the suite with CUDA Graphs off (issue 14 asks the solver
+ * tests to pass with graphs on, the default, and off). */
+static int graphs_off(void)
+{
+  const char *e = getenv("GS_TEST_GRAPHS");
+  return e && strcmp(e, "0") == 0;
+}
+
 static gs_status_t sys_solve(sys_t *s, gs_method_t m, const char *pc, const gs_solve_opts_t *base,
                              gs_solve_stats_t *stats)
 {
@@ -96,6 +104,7 @@ static gs_status_t sys_solve(sys_t *s, gs_method_t m, const char *pc, const gs_s
   if (base) o = *base;
   else gs_solve_opts_default(&o);
   o.method = m;
+  if (graphs_off()) o.graphs = 0;
   gs_precond_t *M = NULL; /* none: no object (a rectangular matrix has no preconditioner) */
   gs_status_t st = strcmp(pc, "none") ? gs_precond_create(&M, ctx(), s->A, pc) : GS_SUCCESS;
   if (st == GS_SUCCESS) st = gs_solve(ctx(), &o, s->S, M, s->d_b, s->d_x, stats);
@@ -771,8 +780,10 @@ static void test_pipecg(void)
       CU_ASSERT(pipecg_close(on.iterations, cg.iterations));
       CU_ASSERT_EQUAL(on.restarts, 0);
       /* graphs: replayed, or a note says why not; off: neither */
-      CU_ASSERT(on.graphs == 1 || *on.graphs_note != '\0');
-      if (p < 2) CU_ASSERT_EQUAL(on.graphs, 1); /* csr-vector and jacobi are capturable */
+      if (!graphs_off()) {
+        CU_ASSERT(on.graphs == 1 || *on.graphs_note != '\0');
+        if (p < 2) CU_ASSERT_EQUAL(on.graphs, 1); /* csr-vector and jacobi are capturable */
+      }
       CU_ASSERT(off.graphs == 0 && *off.graphs_note == '\0');
       if (det) {
         CU_ASSERT_EQUAL(off.iterations, on.iterations);
