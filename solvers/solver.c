@@ -615,9 +615,24 @@ static const char *persist_why_not(const gs_solver_t *s, const gs_operator_t *A,
     return "the product is in mixed precision, and the persistent kernel multiplies in double";
   if (gs_matrix_wide(gs_spmv_matrix(S))) return "the matrix has more than 2^31-1 entries";
   if (M && !gs_precond_jacobi_dinv(M)) return "the preconditioner is not jacobi";
-  if (s->opts.persistent == GS_PERSISTENT_AUTO &&
-      gs_matrix_host(gs_spmv_matrix(S))->nnz > GS_PERSIST_AUTO_NNZ)
+  const gs_csr_t *h = gs_matrix_host(gs_spmv_matrix(S));
+  if (s->opts.persistent == GS_PERSISTENT_AUTO && h->nnz > GS_PERSIST_AUTO_NNZ)
     return "auto takes them for matrices of at most 2^21 entries";
+  if (s->opts.persistent == GS_PERSISTENT_AUTO && h->m > 0) {
+    /* The kernel's product gives a row tpr threads, so a row of L entries takes L / tpr
+     * dependent steps while every other block waits at the next barrier: auto leaves rows of
+     * more than GS_PERSIST_AUTO_ROW_STEPS steps to the loop's balanced products (issue 12's
+     * run 87, H100: the power-law graphs as-caida (657 steps), email-Enron (173) and memplus
+     * (144) ran BiCGSTAB 1.6-6x slower than the best format; every PDE matrix of the set
+     * needs at most 8) */
+    gs_off_t longest = 0;
+    for (gs_idx_t i = 0; i < h->m; ++i)
+      if (h->row_ptr[i + 1] - h->row_ptr[i] > longest) longest = h->row_ptr[i + 1] - h->row_ptr[i];
+    const int tpr = gs_persist_tpr((double)h->nnz / (double)h->m);
+    if (longest > (gs_off_t)GS_PERSIST_AUTO_ROW_STEPS * tpr)
+      return "auto leaves matrices with rows far longer than the mean (the kernel gives a row "
+             "a fixed number of threads) to the loop";
+  }
   return NULL;
 }
 

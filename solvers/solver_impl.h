@@ -160,6 +160,9 @@ typedef struct gs_red {
 /* auto (GS_PERSISTENT_AUTO) takes it up to this many entries: above, a product of the backends
  * costs more than the launches the kernel saves (bench/solve_floor.py --persistent) */
 #define GS_PERSIST_AUTO_NNZ (2L << 20)
+/* ... and rows of at most this many steps of the kernel's product (row length / threads a row):
+ * see persist_why_not in solver.c */
+#define GS_PERSIST_AUTO_ROW_STEPS 32
 typedef struct gs_persist {
   int use;                  /* the iterations of this setup run persistent */
   int tpr;                  /* threads a row of the product (gs_persist_tpr) */

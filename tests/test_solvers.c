@@ -2132,6 +2132,23 @@ static void test_persistent(void)
   CU_ASSERT(strstr(st.persistent_note, "not jacobi") != NULL);
   CU_ASSERT_EQUAL(sys_solve(&s, GS_SOLVER_CG, "jacobi", &o, &st), GS_SUCCESS);
   CU_ASSERT(gs_reason_converged(st.reason) && st.persistent == 1);
+  { /* AUTO leaves rows far longer than the mean (here 2000 entries at 2 threads a row: 1000
+       steps of the kernel's product, against GS_PERSIST_AUTO_ROW_STEPS) to the loop; ON
+       still takes them */
+    sys_t r;
+    CU_ASSERT_FATAL(sys_open(&r, random_spd(&rs, 3000, 2), NULL));
+    gs_solve_opts_t oa;
+    gs_solve_opts_default(&oa);
+    oa.persistent = GS_PERSISTENT_AUTO;
+    CU_ASSERT_EQUAL(sys_solve(&r, GS_SOLVER_CG, "jacobi", &oa, &st), GS_SUCCESS);
+    CU_ASSERT(gs_reason_converged(st.reason));
+    CU_ASSERT_EQUAL(st.persistent, 0);
+    CU_ASSERT(strstr(st.persistent_note, "far longer than the mean") != NULL);
+    oa.persistent = GS_PERSISTENT_ON;
+    CU_ASSERT_EQUAL(sys_solve(&r, GS_SOLVER_CG, "jacobi", &oa, &st), GS_SUCCESS);
+    CU_ASSERT(gs_reason_converged(st.reason) && st.persistent == 1);
+    sys_close(&r);
+  }
   o.persistent = GS_PERSISTENT_DEFAULT + 1;
   CU_ASSERT_EQUAL(sys_solve(&s, GS_SOLVER_CG, "none", &o, &st), GS_ERR_INVALID_ARG);
   gs_spmv_t *mixed = NULL;
