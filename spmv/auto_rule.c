@@ -24,11 +24,12 @@
  *
  * THRESHOLDS is the one place of numbers. The %nnz bands and sigma_outlier are the paper's (K40c);
  * the rest, the rows' order and their candidate lists are fitted to bench/data/select-h100.json
- * (H100, 25 matrices, every backend timed: bench/select.sh) with bench/select_fit.py, which reads
- * this table and prints each row's matrices and its first choice's fraction of the fastest
- * product; the comments at each number and row say what data is behind it (docs/design.md too).
- * On that data the rule alone reaches 0.955 of the fastest product (geomean) and its candidates
- * hold the fastest or one within 3 % on every matrix. tests/data/select_rule_cases.txt keeps the
+ * (H100, 25 matrices, every backend timed: bench/select.sh; refreshed in run 86 once merge, csr5
+ * and csr-adaptive had landed) with bench/select_fit.py, which reads this table and prints each
+ * row's matrices and its first choice's fraction of the fastest product; the comments at each
+ * number and row say what data is behind it (docs/design.md too). On that data the rule alone
+ * reaches 0.931 of the fastest product (geomean) and its candidates hold the fastest or one
+ * within 3 % on every matrix. tests/data/select_rule_cases.txt keeps the
  * script and this file in agreement (test_select_host).
  */
 #include <math.h>
@@ -106,9 +107,10 @@ static const struct {
   const char *row;
   const char *names[6]; /* ranked; NULL ends */
 } RULES[] = {
-    /* 5: convdiff2d/3d, lap27, crystm01, orsreg_1; dia 0.97 .. 1.00; csr-scalar 0.99 .. 1.00
-     * on the two small ones */
-    {P_BANDED, "banded: DIA fill <= dia_fill", {"dia", "ell", "csr-scalar", "csr-vector", NULL}},
+    /* 5: convdiff2d/3d, lap27, crystm01, orsreg_1; dia 0.88 .. 1.00; csr-scalar the fastest on
+     * orsreg_1, cusparse-sell on crystm01 (run 86) */
+    {P_BANDED, "banded: DIA fill <= dia_fill",
+     {"dia", "ell", "csr-scalar", "cusparse-sell", NULL}},
     /* 6: pareto, powerlaw, memplus, as-caida, email-Enron, wiki-Vote; bcoo 0.85 .. 1.00,
      * cusparse-csr the fastest on the two large ones, hola on memplus */
     {P_IRREGULAR, "irregular rows: sigma > irregular_cv * mu or sigma > sigma_outlier",
@@ -116,15 +118,15 @@ static const struct {
     /* 0 on H100 (convdiff2d is S1 but banded): the paper's CSR, cuSPARSE's first */
     {P_S1, "S1: %nnz <= s1_pct (paper: CSR)",
      {"cusparse-csr", "csr-vector", "hola", "cusparse-sell", NULL}},
-    /* 1: normal (22 per row, regular); hyb 1.00, ell 1.00, cusparse-sell 0.92 */
-    {P_S2, "S2: %nnz <= s2_pct (paper: HYB)",
-     {"hyb", "ell", "cusparse-sell", "cusparse-csr", NULL}},
+    /* 1: normal (22 per row, regular); csr5 the fastest (run 86), hyb 0.97 */
+    {P_S2, "S2: %nnz <= s2_pct (paper: HYB)", {"hyb", "ell", "csr5", "cusparse-csr", NULL}},
     /* 13: the small FEM/circuit/graph matrices (14k .. 300k entries, L2-resident on H100);
-     * cusparse-sell fastest on 6, within 12 % on all but Si2 (0.71, csr-vector's); csr-vector
-     * fastest on 5, csr-scalar on sherman5, bcoo on bcsstk16. The paper's ELL is 0.81 .. 0.95
-     * where it runs. */
+     * run 86: cusparse-sell fastest on 3, within 12 % on all but Si2 and bcsstk13/16 (0.79 ..
+     * 0.81); csr-vector fastest on 5, csr-scalar on 2, csr-adaptive on bcsstk13, bcsstk16 and
+     * fidapex6 (it replaced bcoo, the fastest nowhere since csr-adaptive landed). The paper's
+     * ELL is 0.81 .. 0.95 where it runs. */
     {P_ANY, "S3: %nnz > s2_pct (paper: ELL; H100: SELL)",
-     {"cusparse-sell", "csr-vector", "csr-scalar", "bcoo", NULL}},
+     {"cusparse-sell", "csr-vector", "csr-scalar", "csr-adaptive", NULL}},
 };
 
 static int holds(pred_t p, const gs_select_features_t *f)
