@@ -12,6 +12,7 @@
 static __global__ void __launch_bounds__(SCALE_THREADS)
 scale_kernel(gs_idx_t n, double beta, double *__restrict__ y)
 {
+  gs_pdl_trigger(); /* a transpose product launched after it may start its loads (hola) */
   GS_GRID_STRIDE(i, n) y[i] = beta == 0.0 ? 0.0 : beta * y[i];
 }
 

@@ -14,6 +14,25 @@
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (int64_t)(n);            \
        i += (int64_t)gridDim.x * blockDim.x)
 
+/* Programmatic dependent launch (sm_90; a no-op elsewhere): a kernel launched with the
+ * programmatic-stream-serialization attribute (spmv/hola_kernels.cu's launch_after) may be
+ * scheduled while the kernel before it in the stream still runs, once every block of that
+ * kernel has called gs_pdl_trigger() (or exited); it must call gs_pdl_wait(), which returns when
+ * that kernel has completed and its writes are visible, before it reads or writes anything that
+ * kernel writes. What it hides is the launch and the ramp of the second kernel. */
+static __device__ __forceinline__ void gs_pdl_trigger(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+static __device__ __forceinline__ void gs_pdl_wait(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 /* Matrix entries are read once per product: load them through the read-only path without
  * allocating in L1 (ld.global.nc.L1::no_allocate), so that L1 keeps the gathered entries of x,
  * which neighbouring rows reuse. One generator for every width: NAME(const PTR *p) returns RET

@@ -232,6 +232,7 @@ static __device__ __forceinline__ void hola_carry(const hola_args &a, int64_t b,
 template <int NPB>
 static __global__ void hola_fixup_kernel(hola_args a)
 {
+  gs_pdl_wait(); /* launched after the op N kernel (launch_after): its carries and y */
   GS_GRID_STRIDE(b, a.nblocks - 1) {
     const gs_idx_t R = a.brs[b + 1];
     const int64_t end = (b + 1) * (int64_t)NPB; /* first entry of block b + 1 */
@@ -524,6 +525,7 @@ hola_n_kernel(hola_args a)
   __shared__ hola_n_smem<NPT> sm;
   const int lane = threadIdx.x & 31, wbase = (threadIdx.x >> 5) * 32 * NPT;
   const int64_t b = blockIdx.x;
+  gs_pdl_trigger(); /* the fix-up kernel may be scheduled once the last wave has started */
 
   /* The entries first: their loads depend on nothing, so they are in flight while the row
    * bookkeeping waits for the block info and row_ptr (a block's latency chain is its cost). */
@@ -621,6 +623,7 @@ static __global__ void __launch_bounds__(HOLA_THREADS) hola_np_kernel(hola_args 
   __shared__ hola_n_smem<NPT> sm;
   const int tid = threadIdx.x, lane = tid & 31, wbase = (tid >> 5) * 32 * NPT;
   const int64_t G = gridDim.x, whole = a.nnz / NPB; /* shares [0, whole) are full */
+  gs_pdl_trigger(); /* the fix-up kernel's launch overlaps this one */
 
   if (tid == 0) {
 #pragma unroll
@@ -737,6 +740,9 @@ static __global__ void __launch_bounds__(HOLA_THREADS) hola_t_kernel(hola_args a
     c[j] = e < cnt ? __ldg(&a.col[bstart + e]) : -1;
   }
   const hola_block k = block_rows<NPB>(a, b);
+  /* Launched after y = beta y (launch_after): the loads above overlap it; y is touched only
+   * from here on. Without that launch this returns at once. */
+  gs_pdl_wait();
 
   if (k.one_row) { /* one row: one factor */
     const double f = a.alpha * __ldg(&a.x[k.first]);
@@ -825,8 +831,30 @@ static hola_np_fn_t hola_np_fn(int npt, int stages)
   return k[npt == 8][stages == 3];
 }
 
+/* kernel<<<grid, block, 0, s>>>(args), allowed to start before the kernel ahead of it in s has
+ * finished (programmatic dependent launch, sm_90: ignored elsewhere): for a kernel that calls
+ * gs_pdl_wait() before it touches what that kernel writes. Only ever after a kernel of ours that
+ * calls gs_pdl_trigger(), and whose own launch waited for everything before it. */
+template <class K>
+static gs_status_t launch_after(K kernel, unsigned grid, unsigned block, cudaStream_t s,
+                                const hola_args &args, const char *name)
+{
+  cudaLaunchAttribute at[1];
+  at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  at[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(grid);
+  cfg.blockDim = dim3(block);
+  cfg.dynamicSmemBytes = 0;
+  cfg.stream = s;
+  cfg.attrs = at;
+  cfg.numAttrs = 1;
+  GS_CHECK(GS_CUDA(cudaLaunchKernelEx(&cfg, kernel, args)));
+  return GS_CHECK_LAUNCH(s, name);
+}
+
 static gs_status_t hola_launch(cudaStream_t s, const hola_data_t *d, gs_op_t op,
-                               const hola_args &args)
+                               const hola_args &args, int after_scale)
 {
   if (op == GS_OP_N) {
     const int npt = d->n.npt;
@@ -844,21 +872,27 @@ static gs_status_t hola_launch(cudaStream_t s, const hola_data_t *d, gs_op_t op,
       GS_CHECK(GS_CHECK_LAUNCH(s, "hola_n_kernel"));
     }
     if (d->n.nblocks < 2) return GS_SUCCESS; /* no row is shared between blocks */
+    /* the fix-up right behind the kernel whose carries it sums (both trigger / wait) */
+    const char *fx = "hola_fixup_kernel";
     switch (npt) {
-    case 4: hola_fixup_kernel<4 * HOLA_THREADS><<<gf, 256, 0, s>>>(args); break;
-    case 8: hola_fixup_kernel<8 * HOLA_THREADS><<<gf, 256, 0, s>>>(args); break;
-    default: hola_fixup_kernel<16 * HOLA_THREADS><<<gf, 256, 0, s>>>(args); break;
+    case 4: return launch_after(hola_fixup_kernel<4 * HOLA_THREADS>, gf, 256, s, args, fx);
+    case 8: return launch_after(hola_fixup_kernel<8 * HOLA_THREADS>, gf, 256, s, args, fx);
+    default: return launch_after(hola_fixup_kernel<16 * HOLA_THREADS>, gf, 256, s, args, fx);
     }
-    return GS_CHECK_LAUNCH(s, "hola_fixup_kernel");
   }
   const unsigned g = (unsigned)d->t.nblocks;
+  void (*k)(hola_args);
   switch (d->t.npt * 2 + (d->rows ? 1 : 0)) {
-  case 8: hola_t_kernel<4, false><<<g, HOLA_THREADS, 0, s>>>(args); break;
-  case 9: hola_t_kernel<4, true><<<g, HOLA_THREADS, 0, s>>>(args); break;
-  case 16: hola_t_kernel<8, false><<<g, HOLA_THREADS, 0, s>>>(args); break;
-  case 17: hola_t_kernel<8, true><<<g, HOLA_THREADS, 0, s>>>(args); break;
-  default: hola_t_kernel<16, false><<<g, HOLA_THREADS, 0, s>>>(args); break;
+  case 8: k = hola_t_kernel<4, false>; break;
+  case 9: k = hola_t_kernel<4, true>; break;
+  case 16: k = hola_t_kernel<8, false>; break;
+  case 17: k = hola_t_kernel<8, true>; break;
+  default: k = hola_t_kernel<16, false>; break;
   }
+  /* right behind y = beta y (scale_kernel triggers), its loads overlap the scaling; after
+   * anything else, an ordinary launch */
+  if (after_scale) return launch_after(k, g, HOLA_THREADS, s, args, "hola_t_kernel");
+  k<<<g, HOLA_THREADS, 0, s>>>(args);
   return GS_CHECK_LAUNCH(s, "hola_t_kernel");
 }
 
@@ -883,13 +917,13 @@ static gs_status_t hola_apply(gs_context_t *ctx, void *data, gs_op_t op, double 
   args.nnz = (int32_t)d->A.nnz;
   args.nblocks = sp->nblocks;
   if (op == GS_OP_T) {
-    GS_CHECK(gs_launch_scale(s, d->A.n, beta, d_y));
+    GS_CHECK(gs_launch_scale(s, d->A.n, beta, d_y)); /* launches nothing when beta = 1 */
     if (sp->nblocks == 0) return GS_SUCCESS;
     args.beta = 1.0;
-    return hola_launch(s, d, op, args);
+    return hola_launch(s, d, op, args, beta != 1.0 && d->A.n > 0);
   }
   if (sp->nblocks == 0) return gs_launch_scale(s, d->A.m, beta, d_y); /* no entries */
-  return hola_launch(s, d, op, args);
+  return hola_launch(s, d, op, args, 0);
 }
 
 static void hola_destroy(void *data)
