@@ -26,6 +26,8 @@
  * Deterministic run to run for a fixed device (the grid depends on n, tpr and the SM count). */
 #include <cooperative_groups.h>
 #include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
 
 #include "core/error.h"
 #include "solvers/reduce_device.cuh"
@@ -37,6 +39,7 @@
 namespace cgrp = cooperative_groups;
 
 #define PT GS_RED_THREADS /* threads per block (gs_block_sum's assumption) */
+static_assert(PT == GS_PERSIST_THREADS, "the host's long-row rule counts these threads");
 
 /* The matrix as the kernels read it. */
 struct pmat {
@@ -45,6 +48,9 @@ struct pmat {
   const gs_idx_t *__restrict__ col;
   const double *__restrict__ val;
   const double *__restrict__ dinv; /* Jacobi's 1 / a_ii, or NULL */
+  const int32_t *__restrict__ long_rows; /* the rows of at least long_min entries, ascending */
+  int nlong;
+  int32_t long_min;                /* INT32_MAX when there are none */
 };
 
 /* The pass's start inside the first launch (gs_persist_whole). */
@@ -118,12 +124,29 @@ __device__ static void spmv_rows(const pmat &A, const double *xin, F f)
   for (int64_t row0 = warp * RPW; row0 < A.n; row0 += warps * RPW) {
     const int64_t row = row0 + sub;
     double sum = 0.0;
-    if (row < A.n)
-      for (int32_t k = A.rp[row] + l, e = A.rp[row + 1]; k < e; k += TPR)
-        sum += A.val[k] * xin[A.col[k]];
+    bool mine = row < A.n;
+    if (mine) {
+      const int32_t b0 = A.rp[row], e = A.rp[row + 1];
+      mine = e - b0 < A.long_min; /* a long row is a block's, below */
+      if (mine)
+        for (int32_t k = b0 + l; k < e; k += TPR) sum += A.val[k] * xin[A.col[k]];
+    }
 #pragma unroll
     for (int o = TPR / 2; o > 0; o >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, o, TPR);
-    if (l == 0 && row < A.n) f((gs_idx_t)row, sum);
+    if (l == 0 && mine) f((gs_idx_t)row, sum);
+  }
+  /* Rows of at least long_min entries, a block each (blocks b, b + grid, ... of the list: the
+   * loop is uniform in the block): a row of L entries takes L / PT steps instead of L / TPR while
+   * the grid waits for it at the next barrier. */
+  __shared__ double sh_long[PT / 32];
+  for (int j = blockIdx.x; j < A.nlong; j += gridDim.x) {
+    const int32_t row = A.long_rows[j];
+    double sum = 0.0;
+    for (int32_t k = A.rp[row] + (int32_t)threadIdx.x, e = A.rp[row + 1]; k < e; k += PT)
+      sum += A.val[k] * xin[A.col[k]];
+    sum = gs_block_sum(sum, sh_long); /* thread 0 holds the total */
+    if (threadIdx.x == 0) f((gs_idx_t)row, sum);
+    __syncthreads(); /* sh_long is read before the next row writes it */
   }
 }
 
@@ -507,8 +530,10 @@ extern "C" unsigned gs_persist_grid(gs_idx_t n, int tpr, int sm_count, int per_s
   return g < 1 ? 1u : (unsigned)g;
 }
 
-extern "C" gs_status_t gs_persist_plan(gs_solver_t *s, const gs_dcsr_t *A, const double *dinv,
-                                       const char **why)
+extern "C" int32_t gs_persist_long_min(int tpr) { return GS_PERSIST_LONG_STEPS * tpr; }
+
+extern "C" gs_status_t gs_persist_plan(gs_solver_t *s, const gs_dcsr_t *A, const gs_csr_t *H,
+                                       const double *dinv, const char **why)
 {
   gs_persist_t *P = &s->persist;
   gs_context_t *ctx = s->ctx;
@@ -544,13 +569,32 @@ extern "C" gs_status_t gs_persist_plan(gs_solver_t *s, const gs_dcsr_t *A, const
   P->dinv = dinv;
   GS_CHECK(gs_dmalloc(ctx, (void **)&P->part, (size_t)GS_PERSIST_SLOTS * P->blocks * sizeof(double),
                       "the persistent iterations' partial sums"));
+  /* the long rows, a block each in the product (spmv_rows) */
+  P->long_min = gs_persist_long_min(tpr);
+  P->nlong = 0;
+  for (gs_idx_t i = 0; i < H->m; ++i) P->nlong += H->row_ptr[i + 1] - H->row_ptr[i] >= P->long_min;
+  if (P->nlong > 0) {
+    int32_t *h = (int32_t *)malloc((size_t)P->nlong * sizeof *h);
+    if (!h) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory for the long rows' list");
+    int j = 0;
+    for (gs_idx_t i = 0; i < H->m; ++i)
+      if (H->row_ptr[i + 1] - H->row_ptr[i] >= P->long_min) h[j++] = (int32_t)i;
+    gs_status_t st = gs_dmalloc(ctx, (void **)&P->long_rows, (size_t)P->nlong * sizeof *h,
+                                "the persistent product's long rows");
+    if (st == GS_SUCCESS)
+      st = gs_copy_to_device(ctx, P->long_rows, h, (size_t)P->nlong * sizeof *h);
+    free(h);
+    GS_CHECK(st);
+  } else {
+    P->long_min = INT32_MAX;
+  }
   P->use = 1;
   return GS_SUCCESS;
 }
 
 static pmat mat_of(const gs_persist_t *P)
 {
-  pmat A = {P->n, P->row_ptr, P->col, P->val, P->dinv};
+  pmat A = {P->n, P->row_ptr, P->col, P->val, P->dinv, P->long_rows, P->nlong, P->long_min};
   return A;
 }
 

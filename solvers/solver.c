@@ -570,6 +570,7 @@ static void release(gs_solver_t *s)
   gs_dfree(s->ctx, s->d_s);
   gs_dfree(s->ctx, s->d_red);
   gs_dfree(s->ctx, s->persist.part);
+  gs_dfree(s->ctx, s->persist.long_rows);
   memset(&s->persist, 0, sizeof s->persist);
   s->persist_note = "";
   s->d_red = NULL;
@@ -619,19 +620,20 @@ static const char *persist_why_not(const gs_solver_t *s, const gs_operator_t *A,
   if (s->opts.persistent == GS_PERSISTENT_AUTO && h->nnz > GS_PERSIST_AUTO_NNZ)
     return "auto takes them for matrices of at most 2^21 entries";
   if (s->opts.persistent == GS_PERSISTENT_AUTO && h->m > 0) {
-    /* The kernel's product gives a row tpr threads, so a row of L entries takes L / tpr
-     * dependent steps while every other block waits at the next barrier: auto leaves rows of
-     * more than GS_PERSIST_AUTO_ROW_STEPS steps to the loop's balanced products (issue 12's
-     * run 87, H100: the power-law graphs as-caida (657 steps), email-Enron (173) and memplus
-     * (144) ran BiCGSTAB 1.6-6x slower than the best format; every PDE matrix of the set
-     * needs at most 8) */
+    /* The kernel's product gives a row tpr threads, or a whole block (GS_PERSIST_THREADS) from
+     * gs_persist_long_min entries on, and the grid waits for its longest row at every barrier:
+     * auto leaves a row of more than GS_PERSIST_AUTO_ROW_STEPS steps to the loop's balanced
+     * products. With tpr threads only (run 87, H100) the power-law graphs as-caida (657 steps),
+     * email-Enron (173) and memplus (144) ran BiCGSTAB 1.6-6x slower than the best format; a
+     * block takes their longest rows in 11, 6 and 3 steps. */
     gs_off_t longest = 0;
     for (gs_idx_t i = 0; i < h->m; ++i)
       if (h->row_ptr[i + 1] - h->row_ptr[i] > longest) longest = h->row_ptr[i + 1] - h->row_ptr[i];
     const int tpr = gs_persist_tpr((double)h->nnz / (double)h->m);
-    if (longest > (gs_off_t)GS_PERSIST_AUTO_ROW_STEPS * tpr)
-      return "auto leaves matrices with rows far longer than the mean (the kernel gives a row "
-             "a fixed number of threads) to the loop";
+    const gs_off_t lanes = longest >= gs_persist_long_min(tpr) ? GS_PERSIST_THREADS : tpr;
+    if (longest > (gs_off_t)GS_PERSIST_AUTO_ROW_STEPS * lanes)
+      return "auto leaves matrices with rows far longer than a block can take in a few steps "
+             "to the loop";
   }
   return NULL;
 }
@@ -646,8 +648,10 @@ static gs_status_t persist_setup(gs_solver_t *s, gs_operator_t *A, gs_precond_t 
   const char *why = persist_why_not(s, A, M);
   if (!why && !check_only) {
     gs_dcsr_t dc;
-    GS_CHECK(gs_matrix_device_csr(gs_spmv_matrix(gs_operator_spmv(A)), &dc));
-    GS_CHECK(gs_persist_plan(s, &dc, M ? gs_precond_jacobi_dinv(M) : NULL, &why));
+    gs_matrix_t *Am = gs_spmv_matrix(gs_operator_spmv(A));
+    GS_CHECK(gs_matrix_device_csr(Am, &dc));
+    GS_CHECK(gs_persist_plan(s, &dc, gs_matrix_host(Am), M ? gs_precond_jacobi_dinv(M) : NULL,
+                             &why));
   }
   if (why && s->opts.persistent == GS_PERSISTENT_ON)
     return GS_ERROR(GS_ERR_UNSUPPORTED, "gs_solve: persistent iterations were asked for, but %s "

@@ -163,6 +163,10 @@ typedef struct gs_red {
 /* ... and rows of at most this many steps of the kernel's product (row length / threads a row):
  * see persist_why_not in solver.c */
 #define GS_PERSIST_AUTO_ROW_STEPS 32
+/* A row of at least GS_PERSIST_LONG_STEPS * tpr entries is multiplied by a whole block (256
+ * threads) instead of its tpr threads (persist_kernels.cu's spmv_rows) */
+#define GS_PERSIST_LONG_STEPS 16
+#define GS_PERSIST_THREADS 256 /* threads a block of the persistent kernels (GS_RED_THREADS) */
 typedef struct gs_persist {
   int use;                  /* the iterations of this setup run persistent */
   int tpr;                  /* threads a row of the product (gs_persist_tpr) */
@@ -173,6 +177,9 @@ typedef struct gs_persist {
   const gs_val_t *val;
   const double *dinv;       /* Jacobi's inverse diagonal (borrowed), or NULL */
   double *part;             /* GS_PERSIST_SLOTS x blocks partial sums (owned) */
+  int32_t *long_rows;       /* rows of at least long_min entries (owned), a block each */
+  int nlong;
+  int32_t long_min;         /* gs_persist_long_min(tpr), INT32_MAX without long rows */
   int products_seen, precs_seen; /* the scalar block's counters at the last fetch */
   int start;                /* the next launch begins a pass (gs_persist_whole): it forms the
                                method's start itself */
@@ -195,8 +202,11 @@ unsigned gs_persist_grid(gs_idx_t n, int tpr, int sm_count, int per_sm);
 struct gs_dcsr;
 /** Plans s->persist for device CSR A and Jacobi's dinv (NULL: none) and allocates its partials;
  *  sets use = 1, or leaves it 0 with *why saying what the device or matrix lacks. */
-gs_status_t gs_persist_plan(gs_solver_t *s, const struct gs_dcsr *A, const double *dinv,
-                            const char **why);
+gs_status_t gs_persist_plan(gs_solver_t *s, const struct gs_dcsr *A, const gs_csr_t *H,
+                            const double *dinv, const char **why);
+/** Rows of at least this many entries go to a block each in the persistent product (a row of
+ *  L < it entries takes L / tpr steps of its tpr threads): GS_PERSIST_LONG_STEPS * tpr. */
+int32_t gs_persist_long_min(int tpr);
 /** CG's iterations it .. it + count - 1 as one launch (stops early on a halt or convergence,
  *  as the kernel-by-kernel loop does). z is used with Jacobi only. */
 gs_status_t gs_persist_cg(gs_solver_t *s, int it, int count, double *x, double *r, double *p,

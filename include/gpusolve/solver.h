@@ -150,9 +150,9 @@ typedef struct gs_solve_opts {
                             matrix (shell, transposed view, mixed), a distributed solve or a
                             device without cooperative launch.
                             GS_PERSISTENT_AUTO: ON where it can serve, the matrix has at
-                            most 2^21 entries and its longest row at most 32 times the
-                            threads the kernel gives a row (2-32, from the mean length),
-                            else OFF (the stats say which and why) */
+                            most 2^21 entries and its longest row takes at most 32 steps of
+                            the kernel's product (2-32 threads a row from the mean length,
+                            256 for a long row), else OFF (the stats say which and why) */
 } gs_solve_opts_t;
 
 /* gs_solve_opts_t.persistent. The values are ABI: DEFAULT was appended, so 0 still means OFF
