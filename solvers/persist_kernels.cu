@@ -292,13 +292,13 @@ __global__ void __launch_bounds__(PT) persist_cg_kernel(pcg_args a)
       wh.bnorm = sqrt(t3[0]);
       rnorm = wh.rnorm0 = sqrt(t3[1]);
       rho = dinv ? t3[2] : t3[1];
-      wh.tol = fmax(a.w.rtol * wh.bnorm, a.w.atol); /* solver.c's start_known, the same value */
+      wh.tol = GS_SOLVE_TOL(a.w.rtol, wh.bnorm, a.w.atol); /* solver.c's start_known's too */
       const int h = start_halt(wh.bnorm, rnorm, tol);
       if (h) PHALT(h, GS_WHAT_NONE, 0)
       /* cg.c's initial_reason: M must be positive definite, and r0 not M-orthogonal to M^-1 r0 */
-      if (!isfinite(rho)) PHALT(GS_HALT_NANINF, GS_WHAT_RHO, 0)
-      if (rho < 0.0) PHALT(GS_HALT_INDEFINITE_PC, GS_WHAT_RHO, 0)
-      if (rho == 0.0) PHALT(GS_HALT_BREAKDOWN, GS_WHAT_RHO, 0)
+      int what;
+      const int hr = gs_step_cg_rho(rho, &what);
+      if (hr) PHALT(hr, what, 0)
     } while (0);
   for (int j = 0; j < a.count && !st.halt; ++j) {
     int h, what; /* a step check's halt code and detail */
@@ -385,7 +385,7 @@ __global__ void __launch_bounds__(PT) persist_bicgstab_kernel(pbicgstab_args a)
       wh.bnorm = sqrt(t2[0]);
       rnorm = wh.rnorm0 = sqrt(t2[1]);
       rho = t2[1]; /* r~ = r */
-      wh.tol = fmax(a.w.rtol * wh.bnorm, a.w.atol);
+      wh.tol = GS_SOLVE_TOL(a.w.rtol, wh.bnorm, a.w.atol);
       const int h = start_halt(wh.bnorm, rnorm, tol);
       if (h) PHALT(h, GS_WHAT_NONE, 0)
     } while (0);
@@ -579,10 +579,8 @@ extern "C" gs_status_t gs_persist_plan(gs_solver_t *s, const gs_dcsr_t *A, const
     int j = 0;
     for (gs_idx_t i = 0; i < H->m; ++i)
       if (H->row_ptr[i + 1] - H->row_ptr[i] >= P->long_min) h[j++] = (int32_t)i;
-    gs_status_t st = gs_dmalloc(ctx, (void **)&P->long_rows, (size_t)P->nlong * sizeof *h,
-                                "the persistent product's long rows");
-    if (st == GS_SUCCESS)
-      st = gs_copy_to_device(ctx, P->long_rows, h, (size_t)P->nlong * sizeof *h);
+    const gs_status_t st = gs_upload(ctx, (void **)&P->long_rows, h,
+                                     (size_t)P->nlong * sizeof *h, "the persistent product's long rows");
     free(h);
     GS_CHECK(st);
   } else {

@@ -230,7 +230,7 @@ static void start_known(gs_solver_t *s)
   s->start_pending = 0;
   s->bnorm = s->refnorm = s->h_s->bnorm;
   s->tol_rel = s->opts.rtol * s->refnorm;
-  s->tol = fmax(s->tol_rel, s->opts.atol); /* what start_tol_kernel computed */
+  s->tol = GS_SOLVE_TOL(s->opts.rtol, s->refnorm, s->opts.atol); /* the device's value too */
   s->stats->bnorm = s->bnorm;
   s->start_reason = GS_REASON_NONE;
   if (!isfinite(s->bnorm)) {
@@ -626,9 +626,7 @@ static const char *persist_why_not(const gs_solver_t *s, const gs_operator_t *A,
      * products. With tpr threads only (run 87, H100) the power-law graphs as-caida (657 steps),
      * email-Enron (173) and memplus (144) ran BiCGSTAB 1.6-6x slower than the best format; a
      * block takes their longest rows in 11, 6 and 3 steps. */
-    gs_off_t longest = 0;
-    for (gs_idx_t i = 0; i < h->m; ++i)
-      if (h->row_ptr[i + 1] - h->row_ptr[i] > longest) longest = h->row_ptr[i + 1] - h->row_ptr[i];
+    const gs_off_t longest = gs_matrix_features(gs_spmv_matrix(S))->row_max;
     const int tpr = gs_persist_tpr((double)h->nnz / (double)h->m);
     const gs_off_t lanes = longest >= gs_persist_long_min(tpr) ? GS_PERSIST_THREADS : tpr;
     if (longest > (gs_off_t)GS_PERSIST_AUTO_ROW_STEPS * lanes)
@@ -827,7 +825,7 @@ static gs_status_t run(gs_solver_t *s, double *d_x)
     s->bnorm = s->h_s->bnorm;
     s->refnorm = lsq ? s->h_s->arnorm : s->bnorm;
     s->tol_rel = s->opts.rtol * s->refnorm;
-    s->tol = fmax(s->tol_rel, s->opts.atol);
+    s->tol = GS_SOLVE_TOL(s->opts.rtol, s->refnorm, s->opts.atol);
     s->h_s->tol = s->tol; /* for the device-side tests (pinned: copied when the stream gets there) */
     GS_CHECK(GS_CUDA(cudaMemcpyAsync(&s->d_s->tol, &s->h_s->tol, sizeof s->h_s->tol,
                                      cudaMemcpyHostToDevice, s->ctx->stream)));

@@ -99,6 +99,11 @@ typedef struct gs_pipecg_scalars {
   double alpha, beta;      /* the step the next vector update takes */
 } gs_pipecg_scalars_t;
 
+/* The convergence tolerance max(rtol * ||ref||, atol), one expression for the host (solver.c)
+ * and the device (start_tol_kernel, the persistent kernels' start), so that all form the same
+ * value. */
+#define GS_SOLVE_TOL(rtol, refnorm, atol) fmax((rtol) * (refnorm), (atol))
+
 /* The device scalars of one solve, copied to the host in one piece at each check. */
 typedef struct gs_dscalars {
   double rnorm;    /* ||r|| of the current iterate */

@@ -29,15 +29,44 @@ __device__ __forceinline__ int gs_step_cg_alpha(double rho, double pq, int *what
   return GS_HALT_NONE;
 }
 
-/* CG's direction ratio beta = rho_new / rho (Saad, Algorithm 9.1, line 7), rho_new = r^T M^-1 r
- * of the new residual. rho_new < 0 means M is not positive definite (GS_HALT_INDEFINITE_PC);
- * rho_new = 0 short of convergence (the callers test it first) is a breakdown. */
+/* A divisor that must be finite and nonzero; what_d names it in the halt. */
+__device__ __forceinline__ int gs_step_divisor(double d, int what_d, int *what)
+{
+  if (!isfinite(d)) { *what = what_d; return GS_HALT_NANINF; }
+  if (d == 0.0) { *what = what_d; return GS_HALT_BREAKDOWN; }
+  return GS_HALT_NONE;
+}
+
+/* num / den: den checked by gs_step_divisor, then the ratio finite (what_r names it). */
+__device__ __forceinline__ int gs_step_ratio(double num, double den, int what_d, int what_r,
+                                             int *what, double *out)
+{
+  const int h = gs_step_divisor(den, what_d, what);
+  if (h) return h;
+  const double q = num / den;
+  if (!isfinite(q)) { *what = what_r; return GS_HALT_NANINF; }
+  *out = q;
+  return GS_HALT_NONE;
+}
+
+/* CG's rho = r^T M^-1 r, at the start and of each new residual: finite; negative means M is not
+ * positive definite (GS_HALT_INDEFINITE_PC); zero short of convergence (the callers test it
+ * first) is a breakdown. */
+__device__ __forceinline__ int gs_step_cg_rho(double rho, int *what)
+{
+  if (!isfinite(rho)) { *what = GS_WHAT_RHO; return GS_HALT_NANINF; }
+  if (rho < 0.0) { *what = GS_WHAT_RHO; return GS_HALT_INDEFINITE_PC; }
+  if (rho == 0.0) { *what = GS_WHAT_RHO; return GS_HALT_BREAKDOWN; }
+  return GS_HALT_NONE;
+}
+
+/* CG's direction ratio beta = rho_new / rho (Saad, Algorithm 9.1, line 7), rho_new checked by
+ * gs_step_cg_rho. */
 __device__ __forceinline__ int gs_step_cg_beta(double rho_new, double rho, int *what,
                                                double *beta)
 {
-  if (!isfinite(rho_new)) { *what = GS_WHAT_RHO; return GS_HALT_NANINF; }
-  if (rho_new < 0.0) { *what = GS_WHAT_RHO; return GS_HALT_INDEFINITE_PC; }
-  if (rho_new == 0.0) { *what = GS_WHAT_RHO; return GS_HALT_BREAKDOWN; }
+  const int h = gs_step_cg_rho(rho_new, what);
+  if (h) return h;
   const double b = rho_new / rho;
   if (!isfinite(b)) { *what = GS_WHAT_BETA; return GS_HALT_NANINF; }
   *beta = b;
@@ -46,12 +75,10 @@ __device__ __forceinline__ int gs_step_cg_beta(double rho_new, double rho, int *
 
 /* BiCGSTAB's (and BiCG's) rho = r~^T r at the start of an iteration: it divides the next beta
  * and is the numerator of alpha, so a zero is the method's breakdown (Saad, Algorithm 7.7). No
- * sign test: r~^T r has none in a nonsymmetric method. No ratio. */
+ * sign test: r~^T r has none in a nonsymmetric method. */
 __device__ __forceinline__ int gs_step_rho_nonzero(double rho, int *what)
 {
-  if (!isfinite(rho)) { *what = GS_WHAT_RHO; return GS_HALT_NANINF; }
-  if (rho == 0.0) { *what = GS_WHAT_RHO; return GS_HALT_BREAKDOWN; }
-  return GS_HALT_NONE;
+  return gs_step_divisor(rho, GS_WHAT_RHO, what);
 }
 
 /* BiCGSTAB's direction ratio beta = (rho / rho_old) (alpha / omega) (Saad, Algorithm 7.7,
@@ -71,25 +98,15 @@ __device__ __forceinline__ int gs_step_bicgstab_beta(double rho, double rho_old,
 __device__ __forceinline__ int gs_step_bicgstab_alpha(double rho, double rv, int *what,
                                                       double *alpha)
 {
-  if (!isfinite(rv)) { *what = GS_WHAT_RV; return GS_HALT_NANINF; }
-  if (rv == 0.0) { *what = GS_WHAT_RV; return GS_HALT_BREAKDOWN; }
-  const double a = rho / rv;
-  if (!isfinite(a)) { *what = GS_WHAT_ALPHA; return GS_HALT_NANINF; }
-  *alpha = a;
-  return GS_HALT_NONE;
+  return gs_step_ratio(rho, rv, GS_WHAT_RV, GS_WHAT_ALPHA, what, alpha);
 }
 
-/* BiCGSTAB's omega = t^T s / t^T t (Saad, Algorithm 7.7, line 6); t^T t = 0
- * means t = A shat = 0. */
+/* BiCGSTAB's omega = t^T s / t^T t (Saad, Algorithm 7.7, line 6); t^T t = 0 means t = A shat
+ * = 0. */
 __device__ __forceinline__ int gs_step_bicgstab_omega(double ts, double tt, int *what,
                                                       double *omega)
 {
-  if (!isfinite(tt)) { *what = GS_WHAT_TT; return GS_HALT_NANINF; }
-  if (tt == 0.0) { *what = GS_WHAT_TT; return GS_HALT_BREAKDOWN; }
-  const double o = ts / tt;
-  if (!isfinite(o)) { *what = GS_WHAT_OMEGA; return GS_HALT_NANINF; }
-  *omega = o;
-  return GS_HALT_NONE;
+  return gs_step_ratio(ts, tt, GS_WHAT_TT, GS_WHAT_OMEGA, what, omega);
 }
 
 #endif

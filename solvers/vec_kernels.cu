@@ -538,11 +538,10 @@ extern "C" gs_status_t gs_kernel_iteration_end(cudaStream_t stream, gs_dscalars_
 }
 
 /* The solve's tolerance from ||b|| on the device (one thread), so that the solve's start needs
- * no round trip before the method's own first one: the same operations as the host's
- * fmax(rtol * bnorm, atol) in solver.c, hence the same value. */
+ * no round trip before the method's own first one: GS_SOLVE_TOL, the host's expression. */
 static __global__ void start_tol_kernel(gs_dscalars_t *S, double rtol, double atol)
 {
-  S->tol = fmax(rtol * S->bnorm, atol);
+  S->tol = GS_SOLVE_TOL(rtol, S->bnorm, atol);
 }
 
 extern "C" gs_status_t gs_kernel_start_tol(cudaStream_t stream, gs_dscalars_t *S, double rtol,
