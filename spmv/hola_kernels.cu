@@ -75,6 +75,18 @@
  * -> 185 us, 1.28x cuSPARSE); a warp whose rows are uneven falls back to entry order. y is
  * scaled by beta beforehand (gs_launch_scale). Not deterministic (atomics), as csr-vector's T.
  *
+ * Precision (gs_precision_t): every kernel that takes the product's arguments is a template on
+ * the value type Val it reads (hola_args<Val>): double, the shared CSR's values, or float
+ * (precision=mixed: prepare rounds the shared values once, on the device, into a float array of
+ * this backend's own, gs_dcsr_round_values, as csr-vector does; the shared CSR stays double).
+ * Values are widened to double as they are loaded (op N's pairs: 8-byte float2 loads in place
+ * of 16-byte double2, or 8 bytes of floats a pair from the copy engine's stages, which then
+ * hold 8 bytes an entry instead of 12; op T's one value a lane, 4 bytes instead of 8), so the
+ * products, the register transpose, the sums,
+ * the shuffles, the shared-memory partial sums and carries and every atomic stay double; only
+ * the value stream halves. The fix-up kernel reads no values: its float instantiation is the
+ * double one's code. The double instantiations compile to the code they had before the
+ * template (same PTX, same registers).
  * Offsets: 32-bit (the backend is not flagged WIDE, spmv.c refuses wider matrices), entry
  * positions inside a block in int, block starts in 64 bits where b * NPB + NPB could pass
  * 2^31 - 1. */
@@ -118,6 +130,8 @@ typedef struct hola_data {
   hola_split_t n;      /* op N's split */
   hola_split_t t;      /* op T's split: its own arrays when t.npt != n.npt, else n's */
   double *d_carry;     /* 2 * n.nblocks: partial sums of rows shared between blocks (op N) */
+  float *d_valf;       /* precision=mixed: this backend's float copy of the shared values (nnz),
+                          read in place of A.d_val; NULL in double precision */
   double prepare_ms;   /* the row-start and block-info kernels, for describe */
   int rows;            /* op T adds in row order, lane = row (NPT <= 8) */
   int pipe;            /* op N: 0, the one-block-per-share launch; 2 or 3, the pipelined
@@ -161,7 +175,9 @@ static __global__ void hola_rowstarts_kernel(gs_idx_t m, const int32_t *__restri
  * double2 the products and the transpose work on: the loads are the only place Val shows. */
 template <typename Val> struct val_pair;
 template <> struct val_pair<double> { typedef double2 type; };
+template <> struct val_pair<float> { typedef float2 type; };
 static __device__ __forceinline__ double2 widen(double2 v) { return v; }
+static __device__ __forceinline__ double2 widen(float2 v) { return make_double2(v.x, v.y); }
 
 static __device__ __forceinline__ double2 sel(bool c, double2 a, double2 b)
 {
@@ -948,6 +964,7 @@ static gs_status_t hola_apply(gs_context_t *ctx, void *data, gs_op_t op, double 
                               const double *d_x, double beta, double *d_y)
 {
   const hola_data_t *d = (const hola_data_t *)data;
+  if (d->d_valf) return hola_apply_values(ctx->stream, d, d->d_valf, op, alpha, d_x, beta, d_y);
   return hola_apply_values(ctx->stream, d, d->A.d_val, op, alpha, d_x, beta, d_y);
 }
 
@@ -962,6 +979,7 @@ static void hola_destroy(void *data)
   gs_dfree(d->ctx, d->n.d_brs);
   gs_dfree(d->ctx, d->n.d_info);
   gs_dfree(d->ctx, d->d_carry);
+  gs_dfree(d->ctx, d->d_valf);
   free(d);
 }
 
@@ -989,11 +1007,15 @@ static gs_status_t hola_pipe_setup(gs_context_t *ctx, hola_data_t *d, int npt, i
   d->pipe = 0;
   d->pipe_note = "";
   if (stages == 0 || nblocks < 1) return GS_SUCCESS; /* not asked for, or nothing to stream */
+  /* the values the copy engine streams: the shared doubles, or the float copy (mixed) */
+  const int mixed = d->d_valf != NULL;
+  const uintptr_t vals = mixed ? (uintptr_t)d->d_valf : (uintptr_t)d->A.d_val;
   if (npt > 8) why = "16 non-zeros per thread";
-  else if (((uintptr_t)d->A.d_val | (uintptr_t)d->A.d_col) % 16 != 0)
+  else if ((vals | (uintptr_t)d->A.d_col) % 16 != 0)
     why = "the CSR arrays are not 16-byte aligned";
-  const size_t sh = hola_pipe_smem(npt, stages, sizeof(double));
-  const void *fn = (const void *)hola_np_fn<double>(npt, stages);
+  const size_t sh = hola_pipe_smem(npt, stages, mixed ? sizeof(float) : sizeof(double));
+  const void *fn = mixed ? (const void *)hola_np_fn<float>(npt, stages)
+                         : (const void *)hola_np_fn<double>(npt, stages);
   int per_sm = 0;
   if (!why) { /* the copy engine is sm_90's: a build for older targets compiles a trap */
     cudaFuncAttributes fa;
@@ -1078,6 +1100,8 @@ static gs_status_t hola_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv
   if (!d) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory preparing hola");
   d->ctx = ctx;
   GS_TRY(gs_matrix_device_csr(A, &d->A));
+  /* mixed: the float copy first, so that the pipelined kernel's checks see what it streams */
+  if (cfg->precision == GS_PRECISION_MIXED) GS_TRY(gs_dcsr_round_values(ctx, &d->A, &d->d_valf));
   {
     const gs_features_t *f = gs_matrix_features(A);
     const int npt = gs_hola_npt(d->A.nnz, f ? f->row_mean : 0.0, req);
@@ -1138,15 +1162,19 @@ static gs_status_t hola_memory(const void *data, gs_spmv_mem_t *mem)
   const gs_dcsr_t *A = &d->A;
   const size_t extra = hola_split_bytes(&d->n) + (size_t)d->n.nblocks * 2 * sizeof(double) +
                        (d->t.d_brs != d->n.d_brs ? hola_split_bytes(&d->t) : 0);
+  /* The values read: the shared doubles, or (mixed) the float copy held besides them. */
+  const size_t vbytes = d->d_valf ? sizeof(float) : sizeof(double);
   mem->device_bytes = ((size_t)A->m + 1) * sizeof(int32_t) +
                       (size_t)A->nnz * (sizeof(gs_idx_t) + sizeof(double)) + extra;
-  /* op N: CSR + x + y (gs_csr_bytes_per_apply) and the block info. */
-  mem->bytes_per_apply = gs_csr_bytes_per_apply(A->m, A->n, A->nnz, sizeof(int32_t)) +
+  if (d->d_valf) mem->device_bytes += (size_t)A->nnz * sizeof(float);
+  /* op N: CSR + x + y (gs_csr_bytes_per_apply, 8-byte values) and the block info. */
+  mem->bytes_per_apply = gs_csr_bytes_per_apply(A->m, A->n, A->nnz, sizeof(int32_t)) -
+                         (size_t)A->nnz * (sizeof(double) - vbytes) +
                          (size_t)d->n.nblocks * sizeof(int4);
   /* op T: CSR and x once, y scaled (read + write) then updated by atomics (at least one
    * read-modify-write per entry of y). */
   mem->bytes_per_apply_t = ((size_t)A->m + 1) * sizeof(int32_t) +
-                           (size_t)A->nnz * (sizeof(gs_idx_t) + sizeof(double)) +
+                           (size_t)A->nnz * (sizeof(gs_idx_t) + vbytes) +
                            (size_t)A->m * sizeof(double) + 4 * (size_t)A->n * sizeof(double) +
                            (size_t)d->t.nblocks * sizeof(int4);
   return GS_SUCCESS;
@@ -1178,7 +1206,8 @@ static gs_status_t hola_host_apply(const gs_csr_t *A, const gs_spmv_cfg_t *cfg, 
   if (req != 0 && (req < HOLA_NPT_MIN || req > HOLA_NPT_MAX))
     return GS_ERROR(GS_ERR_INVALID_ARG, "hola: npt must be 0, 4, 8 or 16, not %d", req);
   const double mean = A->m > 0 ? (double)A->nnz / A->m : 0.0;
-  return gs_hola_apply_host(A, gs_hola_npt(A->nnz, mean, req), op, alpha, x, beta, y);
+  return gs_hola_apply_host(A, gs_hola_npt(A->nnz, mean, req),
+                            cfg->precision == GS_PRECISION_MIXED, op, alpha, x, beta, y);
 }
 
 extern "C" const gs_spmv_ops_t gs_spmv_hola_ops = {
@@ -1186,6 +1215,6 @@ extern "C" const gs_spmv_ops_t gs_spmv_hola_ops = {
     "HOLA: CSR, equal non-zeros per block and thread, bit-mask rows, register transpose "
     "(Steinberger et al., ICS17); T by atomics",
     GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_SHARED_CSR |
-        GS_SPMV_FLAG_LIGHT,
+        GS_SPMV_FLAG_LIGHT | GS_SPMV_FLAG_MIXED,
     hola_options, hola_prepare, hola_apply,
     hola_memory, hola_destroy, hola_host_apply, hola_describe};
