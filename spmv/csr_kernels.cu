@@ -416,11 +416,7 @@ static gs_status_t csr_prepare_common(gs_context_t *ctx, gs_matrix_t *A, int wid
   d->width = width;
   d->sm_count = ctx->sm_count;
   GS_TRY(gs_matrix_device_csr(A, &d->A));
-  if (cfg->precision == GS_PRECISION_MIXED && d->A.nnz > 0) {
-    GS_TRY(gs_dmalloc(ctx, (void **)&d->d_valf, (size_t)d->A.nnz * sizeof(float),
-                      "CSR float values"));
-    GS_TRY(gs_launch_round_to_float(ctx->stream, (int64_t)d->A.nnz, d->A.d_val, d->d_valf));
-  }
+  if (cfg->precision == GS_PRECISION_MIXED) GS_TRY(gs_dcsr_round_values(ctx, &d->A, &d->d_valf));
   *out = d;
   d = NULL;
 cleanup:

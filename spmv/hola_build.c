@@ -51,7 +51,7 @@ static int row_of_entry(const gs_csr_t *A, gs_idx_t lo, int64_t pos, int lo_r, i
   return lo_r;
 }
 
-gs_status_t gs_hola_apply_host(const gs_csr_t *A, int npt, gs_op_t op, double alpha,
+gs_status_t gs_hola_apply_host(const gs_csr_t *A, int npt, int mixed, gs_op_t op, double alpha,
                                const double *x, double beta, double *y)
 {
   const int T = HOLA_THREADS;
@@ -62,6 +62,8 @@ gs_status_t gs_hola_apply_host(const gs_csr_t *A, int npt, gs_op_t op, double al
     return GS_SUCCESS;
   }
   gs_status_t st = GS_SUCCESS;
+  float *valf = NULL; /* mixed: the values rounded once; val is then NULL (gs_fmt_val) */
+  const gs_val_t *val = mixed ? NULL : A->val;
   gs_idx_t *brs = (gs_idx_t *)malloc(((size_t)nb + 1) * sizeof *brs);
   double *carry = (double *)calloc(2 * (size_t)nb + 1, sizeof *carry);
   gs_idx_t *slot1_row = (gs_idx_t *)malloc(((size_t)nb + 1) * sizeof *slot1_row);
@@ -73,6 +75,7 @@ gs_status_t gs_hola_apply_host(const gs_csr_t *A, int npt, gs_op_t op, double al
     st = GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory emulating hola");
     goto cleanup;
   }
+  if (mixed) GS_TRY(gs_fmt_round_values(&valf, A->val, (size_t)A->nnz, "hola values"));
   if (op == GS_OP_T || nb == 0) gs_fmt_scale_host(ylen, beta, y);
   if (nb == 0) goto cleanup;
   gs_hola_block_rows_host(A, npt, brs);
@@ -89,11 +92,11 @@ gs_status_t gs_hola_apply_host(const gs_csr_t *A, int npt, gs_op_t op, double al
       if (op == GS_OP_T) {
         const double f = alpha * x[first];
         if (f != 0.0)
-          for (int64_t p = bstart; p < bend; ++p) y[A->col[p]] += A->val[p] * f;
+          for (int64_t p = bstart; p < bend; ++p) y[A->col[p]] += gs_fmt_val(val, valf, p) * f;
         continue;
       }
       double s = 0.0;
-      for (int64_t p = bstart; p < bend; ++p) s += A->val[p] * x[A->col[p]];
+      for (int64_t p = bstart; p < bend; ++p) s += gs_fmt_val(val, valf, p) * x[A->col[p]];
       for (int r = 0; r < nrows; ++r)
         if (lo + r != first) y[lo + r] = beta == 0.0 ? 0.0 : beta * y[lo + r];
       if (!before && !after) {
@@ -130,9 +133,9 @@ gs_status_t gs_hola_apply_host(const gs_csr_t *A, int npt, gs_op_t op, double al
         if (e >= cnt) break;
         if (op == GS_OP_T) {
           const double f = alpha * x[lo + row];
-          if (f != 0.0) y[A->col[bstart + e]] += A->val[bstart + e] * f;
+          if (f != 0.0) y[A->col[bstart + e]] += gs_fmt_val(val, valf, bstart + e) * f;
         } else {
-          acc += A->val[bstart + e] * x[A->col[bstart + e]];
+          acc += gs_fmt_val(val, valf, bstart + e) * x[A->col[bstart + e]];
         }
         if (bits[t] & (1u << i)) {
           if (op == GS_OP_N) out[row] = acc; /* the plain store of the row's last entry */
@@ -167,6 +170,7 @@ gs_status_t gs_hola_apply_host(const gs_csr_t *A, int npt, gs_op_t op, double al
       y[R] = beta == 0.0 ? alpha * s : alpha * s + beta * y[R];
     }
 cleanup:
+  free(valf);
   free(brs);
   free(carry);
   free(slot1_row);

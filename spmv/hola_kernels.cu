@@ -75,6 +75,18 @@
  * -> 185 us, 1.28x cuSPARSE); a warp whose rows are uneven falls back to entry order. y is
  * scaled by beta beforehand (gs_launch_scale). Not deterministic (atomics), as csr-vector's T.
  *
+ * Precision (gs_precision_t): every kernel that takes the product's arguments is a template on
+ * the value type Val it reads (hola_args<Val>): double, the shared CSR's values, or float
+ * (precision=mixed: prepare rounds the shared values once, on the device, into a float array of
+ * this backend's own, gs_dcsr_round_values, as csr-vector does; the shared CSR stays double).
+ * Values are widened to double as they are loaded (op N's pairs: 8-byte float2 loads in place
+ * of 16-byte double2, or 8 bytes of floats a pair from the copy engine's stages, which then
+ * hold 8 bytes an entry instead of 12; op T's one value a lane, 4 bytes instead of 8), so the
+ * products, the register transpose, the sums,
+ * the shuffles, the shared-memory partial sums and carries and every atomic stay double; only
+ * the value stream halves. The fix-up kernel reads no values: its float instantiation is the
+ * double one's code. The double instantiations compile to the code they had before the
+ * template (same PTX, same registers).
  * Offsets: 32-bit (the backend is not flagged WIDE, spmv.c refuses wider matrices), entry
  * positions inside a block in int, block starts in 64 bits where b * NPB + NPB could pass
  * 2^31 - 1. */
@@ -118,6 +130,8 @@ typedef struct hola_data {
   hola_split_t n;      /* op N's split */
   hola_split_t t;      /* op T's split: its own arrays when t.npt != n.npt, else n's */
   double *d_carry;     /* 2 * n.nblocks: partial sums of rows shared between blocks (op N) */
+  float *d_valf;       /* precision=mixed: this backend's float copy of the shared values (nnz),
+                          read in place of A.d_val; NULL in double precision */
   double prepare_ms;   /* the row-start and block-info kernels, for describe */
   int rows;            /* op T adds in row order, lane = row (NPT <= 8) */
   int pipe;            /* op N: 0, the one-block-per-share launch; 2 or 3, the pipelined
@@ -126,10 +140,13 @@ typedef struct hola_data {
   const char *pipe_note; /* why not pipelined, when asked for */
 } hola_data_t;
 
+/* What every kernel of a product reads, for values stored as Val: double (the shared CSR's), or
+ * float (precision=mixed: the backend's float copy, hola_data_t.d_valf). */
+template <typename Val>
 struct hola_args {
   const int32_t *__restrict__ rp;
   const gs_idx_t *__restrict__ col;
-  const double *__restrict__ val;
+  const Val *__restrict__ val;
   const gs_idx_t *__restrict__ brs;
   const int4 *__restrict__ info;
   const double *__restrict__ x;
@@ -154,6 +171,14 @@ static __global__ void hola_rowstarts_kernel(gs_idx_t m, const int32_t *__restri
 }
 
 /* ---- register helpers -------------------------------------------------------------------- */
+/* Two consecutive stored values in one load (16 bytes of doubles, 8 of floats), widened to the
+ * double2 the products and the transpose work on: the loads are the only place Val shows. */
+template <typename Val> struct val_pair;
+template <> struct val_pair<double> { typedef double2 type; };
+template <> struct val_pair<float> { typedef float2 type; };
+static __device__ __forceinline__ double2 widen(double2 v) { return v; }
+static __device__ __forceinline__ double2 widen(float2 v) { return make_double2(v.x, v.y); }
+
 static __device__ __forceinline__ double2 sel(bool c, double2 a, double2 b)
 {
   return make_double2(c ? a.x : b.x, c ? a.y : b.y);
@@ -217,7 +242,8 @@ static __device__ __forceinline__ int row_of_entry(const int32_t *__restrict__ r
 /* A block's partial sum of a row it shares with other blocks, for hola_fixup_kernel (slot 0:
  * the block's first row, begun in an earlier block; slot 1: its last row, continued in a later
  * one). A plain store: the kernel boundary orders it before the fix-up. */
-static __device__ __forceinline__ void hola_carry(const hola_args &a, int64_t b, int slot,
+template <typename Val>
+static __device__ __forceinline__ void hola_carry(const hola_args<Val> &a, int64_t b, int slot,
                                                   double v)
 {
   a.carry[2 * b + slot] = v;
@@ -229,8 +255,8 @@ static __device__ __forceinline__ void hola_carry(const hola_args &a, int64_t b,
  * pass (Merrill & Garland, SC16) in place of the paper's atomics into a zeroed y: a separate
  * launch costs less than the threadfence + counter of a last-block-done scheme (measured on the
  * H100: -20% on Pareto and normal rows) and the sum does not depend on block timing. */
-template <int NPB>
-static __global__ void hola_fixup_kernel(hola_args a)
+template <int NPB, typename Val>
+static __global__ void hola_fixup_kernel(hola_args<Val> a)
 {
   gs_pdl_wait(); /* launched after the op N kernel (launch_after): its carries and y */
   GS_GRID_STRIDE(b, a.nblocks - 1) {
@@ -247,19 +273,20 @@ static __global__ void hola_fixup_kernel(hola_args a)
 /* Loads the warp's items in the coalesced order: item i of lane l is entries
  * e = wbase + 2*(l + 32*i) and e + 1 (block-relative), products val * x[col] (op N) or the
  * values with their columns (op T). Entries at or past cnt are zero (column -1). */
-template <int V, bool FULL>
-static __device__ __forceinline__ void load_items(const hola_args &a, int64_t bstart, int cnt,
+template <int V, bool FULL, typename Val>
+static __device__ __forceinline__ void load_items(const hola_args<Val> &a, int64_t bstart, int cnt,
                                                   int wbase, int lane, double2 (&v)[V],
                                                   int2 (&c)[V])
 {
+  typedef typename val_pair<Val>::type P;
 #pragma unroll
   for (int i = 0; i < V; ++i) {
     const int e = wbase + 2 * (lane + 32 * i);
     if (FULL || e + 1 < cnt) {
-      v[i] = __ldg(reinterpret_cast<const double2 *>(a.val + bstart + e));
+      v[i] = widen(__ldg(reinterpret_cast<const P *>(a.val + bstart + e)));
       c[i] = __ldg(reinterpret_cast<const int2 *>(a.col + bstart + e));
     } else {
-      v[i] = make_double2(e < cnt ? a.val[bstart + e] : 0.0, 0.0);
+      v[i] = make_double2(e < cnt ? (double)a.val[bstart + e] : 0.0, 0.0);
       c[i] = make_int2(e < cnt ? a.col[bstart + e] : -1, -1);
     }
   }
@@ -268,8 +295,8 @@ static __device__ __forceinline__ void load_items(const hola_args &a, int64_t bs
 /* The gathers of x for the loaded entries (column -1: 0), issued as soon as the column ids
  * arrive; multiply() forms the products later, so the gathers stay in flight while the block
  * does its row bookkeeping. */
-template <int V>
-static __device__ __forceinline__ void gather_x(const hola_args &a, const int2 (&c)[V],
+template <int V, typename Val>
+static __device__ __forceinline__ void gather_x(const hola_args<Val> &a, const int2 (&c)[V],
                                                 double2 (&xv)[V])
 {
 #pragma unroll
@@ -343,8 +370,8 @@ static __global__ void hola_blockinfo_kernel(const int32_t *__restrict__ rp,
   }
 }
 
-template <int NPB>
-static __device__ __forceinline__ hola_block block_rows(const hola_args &a, int64_t b)
+template <int NPB, typename Val>
+static __device__ __forceinline__ hola_block block_rows(const hola_args<Val> &a, int64_t b)
 {
   hola_block k;
   k.bstart = b * NPB;
@@ -362,8 +389,8 @@ static __device__ __forceinline__ hola_block block_rows(const hola_args &a, int6
 }
 /* Algorithm 4 (AssignRowsLocal), one thread per local row; `buffer` says whether the output
  * buffer holds the rows (else y of the block's own rows is scaled by beta here). */
-template <int NPT>
-static __device__ __forceinline__ void assign_rows(const hola_args &a, const hola_block &k,
+template <int NPT, typename Val>
+static __device__ __forceinline__ void assign_rows(const hola_args<Val> &a, const hola_block &k,
                                                    int *s_start, unsigned *s_bits, int *s_flag,
                                                    double *s_out, bool buffer, bool op_n)
 {
@@ -401,8 +428,8 @@ struct hola_n_smem {
 /* Steps 1 and 3-5 of one share b (Algorithm 3, after the loads): v holds the loaded values in
  * the coalesced order and xv the gathered x. Ends without a barrier: a caller that reuses sm
  * for another share synchronizes first. */
-template <int NPT>
-static __device__ __forceinline__ void hola_n_share(const hola_args &a, int64_t b,
+template <int NPT, typename Val>
+static __device__ __forceinline__ void hola_n_share(const hola_args<Val> &a, int64_t b,
                                                     const hola_block &k,
                                                     double2 (&v)[NPT / 2],
                                                     const double2 (&xv)[NPT / 2],
@@ -517,9 +544,9 @@ static __device__ __forceinline__ void hola_n_share(const hola_args &a, int64_t 
 }
 
 /* One block per share (the paper's launch). */
-template <int NPT>
+template <int NPT, typename Val>
 static __global__ void __launch_bounds__(HOLA_THREADS, NPT <= 8 ? HOLA_MIN_BLOCKS : 1)
-hola_n_kernel(hola_args a)
+hola_n_kernel(hola_args<Val> a)
 {
   constexpr int NPB = NPT * HOLA_THREADS, V = NPT / 2;
   __shared__ hola_n_smem<NPT> sm;
@@ -583,11 +610,11 @@ static __device__ __forceinline__ void mbar_wait(uint64_t *bar, unsigned parity)
 /* One thread: the values and column ids of share b into the stage buffers sv, sc; completion
  * (bytes arrived) on bar. The fence orders the block's earlier ordinary reads of the stage
  * (before the caller's barrier) before the copy engine's writes. */
-template <int NPB>
-static __device__ __forceinline__ void hola_stage_issue(const hola_args &a, int64_t b,
-                                                        double *sv, gs_idx_t *sc, uint64_t *bar)
+template <int NPB, typename Val>
+static __device__ __forceinline__ void hola_stage_issue(const hola_args<Val> &a, int64_t b,
+                                                        Val *sv, gs_idx_t *sc, uint64_t *bar)
 {
-  const unsigned vbytes = NPB * sizeof(double), cbytes = NPB * sizeof(gs_idx_t);
+  const unsigned vbytes = NPB * sizeof(Val), cbytes = NPB * sizeof(gs_idx_t);
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)),
                "r"(vbytes + cbytes)
@@ -603,21 +630,22 @@ static __device__ __forceinline__ void hola_stage_issue(const hola_args &a, int6
 }
 #endif
 
-/* Dynamic shared memory of the pipelined kernel: STAGES shares of values and column ids. */
-static size_t hola_pipe_smem(int npt, int stages)
+/* Dynamic shared memory of the pipelined kernel: STAGES shares of values (val_bytes each: 8,
+ * or 4 in mixed precision) and column ids. */
+static size_t hola_pipe_smem(int npt, int stages, size_t val_bytes)
 {
-  return (size_t)stages * npt * HOLA_THREADS * (sizeof(double) + sizeof(gs_idx_t));
+  return (size_t)stages * npt * HOLA_THREADS * (val_bytes + sizeof(gs_idx_t));
 }
 
-template <int NPT, int STAGES>
-static __global__ void __launch_bounds__(HOLA_THREADS) hola_np_kernel(hola_args a)
+template <int NPT, int STAGES, typename Val>
+static __global__ void __launch_bounds__(HOLA_THREADS) hola_np_kernel(hola_args<Val> a)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
   __trap(); /* never launched: hola_pipe_setup checks the binary's target */
 #else
   constexpr int NPB = NPT * HOLA_THREADS, V = NPT / 2;
   extern __shared__ __align__(16) unsigned char hola_dyn[];
-  double *s_val = reinterpret_cast<double *>(hola_dyn);
+  Val *s_val = reinterpret_cast<Val *>(hola_dyn);
   gs_idx_t *s_col = reinterpret_cast<gs_idx_t *>(s_val + STAGES * NPB);
   __shared__ __align__(8) uint64_t s_bar[STAGES];
   __shared__ hola_n_smem<NPT> sm;
@@ -653,12 +681,12 @@ static __global__ void __launch_bounds__(HOLA_THREADS) hola_np_kernel(hola_args 
     int2 c[V];
     if (b < whole) {
       mbar_wait(&s_bar[st], parity);
-      const double *sv = s_val + st * NPB;
+      const Val *sv = s_val + st * NPB;
       const gs_idx_t *sc = s_col + st * NPB;
 #pragma unroll
       for (int i = 0; i < V; ++i) {
         const int e = wbase + 2 * (lane + 32 * i);
-        v[i] = *reinterpret_cast<const double2 *>(sv + e);
+        v[i] = widen(*reinterpret_cast<const typename val_pair<Val>::type *>(sv + e));
         c[i] = *reinterpret_cast<const int2 *>(sc + e);
       }
     } else {
@@ -715,8 +743,8 @@ static __device__ __forceinline__ void scatter_one(double *__restrict__ y, int c
  * atomics touch few sectors of y: op T is bound by L2 atomic traffic, and loading entry pairs
  * (16-byte loads, as op N does) spread each atomic instruction over 64 entries and measured
  * 1.07-1.41x slower on the H100 (lap27 343 against 243 us). Rows from the same bookkeeping. */
-template <int NPT, bool ROWS>
-static __global__ void __launch_bounds__(HOLA_THREADS) hola_t_kernel(hola_args a)
+template <int NPT, bool ROWS, typename Val>
+static __global__ void __launch_bounds__(HOLA_THREADS) hola_t_kernel(hola_args<Val> a)
 {
   constexpr int NPB = NPT * HOLA_THREADS;
   __shared__ int s_start[HOLA_THREADS];
@@ -736,7 +764,7 @@ static __global__ void __launch_bounds__(HOLA_THREADS) hola_t_kernel(hola_args a
 #pragma unroll
   for (int j = 0; j < NPT; ++j) {
     const int e = wbase + 32 * j + lane;
-    v[j] = e < cnt ? __ldg(&a.val[bstart + e]) : 0.0;
+    v[j] = e < cnt ? (double)__ldg(&a.val[bstart + e]) : 0.0;
     c[j] = e < cnt ? __ldg(&a.col[bstart + e]) : -1;
   }
   const hola_block k = block_rows<NPB>(a, b);
@@ -823,11 +851,12 @@ static __global__ void __launch_bounds__(HOLA_THREADS) hola_t_kernel(hola_args a
 /* ---- backend ------------------------------------------------------------------------------ */
 
 /* The compiled pipelined kernels: 4 or 8 non-zeros per thread, 2 or 3 stages. */
-typedef void (*hola_np_fn_t)(hola_args);
-static hola_np_fn_t hola_np_fn(int npt, int stages)
+template <typename Val>
+static void (*hola_np_fn(int npt, int stages))(hola_args<Val>)
 {
-  static const hola_np_fn_t k[2][2] = {{hola_np_kernel<4, 2>, hola_np_kernel<4, 3>},
-                                       {hola_np_kernel<8, 2>, hola_np_kernel<8, 3>}};
+  typedef void (*fn_t)(hola_args<Val>);
+  static const fn_t k[2][2] = {{hola_np_kernel<4, 2, Val>, hola_np_kernel<4, 3, Val>},
+                               {hola_np_kernel<8, 2, Val>, hola_np_kernel<8, 3, Val>}};
   return k[npt == 8][stages == 3];
 }
 
@@ -835,9 +864,9 @@ static hola_np_fn_t hola_np_fn(int npt, int stages)
  * finished (programmatic dependent launch, sm_90: ignored elsewhere): for a kernel that calls
  * gs_pdl_wait() before it touches what that kernel writes. Only ever after a kernel of ours that
  * calls gs_pdl_trigger(), and whose own launch waited for everything before it. */
-template <class K>
+template <class K, typename Val>
 static gs_status_t launch_after(K kernel, unsigned grid, unsigned block, cudaStream_t s,
-                                const hola_args &args, const char *name)
+                                const hola_args<Val> &args, const char *name)
 {
   cudaLaunchAttribute at[1];
   at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
@@ -853,21 +882,23 @@ static gs_status_t launch_after(K kernel, unsigned grid, unsigned block, cudaStr
   return GS_CHECK_LAUNCH(s, name);
 }
 
+template <typename Val>
 static gs_status_t hola_launch(cudaStream_t s, const hola_data_t *d, gs_op_t op,
-                               const hola_args &args, int after_scale)
+                               const hola_args<Val> &args, int after_scale)
 {
   if (op == GS_OP_N) {
     const int npt = d->n.npt;
     const unsigned g = (unsigned)d->n.nblocks;
     const unsigned gf = gs_grid_blocks(d->n.nblocks > 1 ? d->n.nblocks - 1 : 1, 256);
     if (d->pipe) {
-      hola_np_fn(npt, d->pipe)<<<d->pgrid, HOLA_THREADS, hola_pipe_smem(npt, d->pipe), s>>>(args);
+      hola_np_fn<Val>(npt, d->pipe)<<<d->pgrid, HOLA_THREADS,
+                                      hola_pipe_smem(npt, d->pipe, sizeof(Val)), s>>>(args);
       GS_CHECK(GS_CHECK_LAUNCH(s, "hola_np_kernel"));
     } else {
       switch (npt) {
-      case 4: hola_n_kernel<4><<<g, HOLA_THREADS, 0, s>>>(args); break;
-      case 8: hola_n_kernel<8><<<g, HOLA_THREADS, 0, s>>>(args); break;
-      default: hola_n_kernel<16><<<g, HOLA_THREADS, 0, s>>>(args); break;
+      case 4: hola_n_kernel<4, Val><<<g, HOLA_THREADS, 0, s>>>(args); break;
+      case 8: hola_n_kernel<8, Val><<<g, HOLA_THREADS, 0, s>>>(args); break;
+      default: hola_n_kernel<16, Val><<<g, HOLA_THREADS, 0, s>>>(args); break;
       }
       GS_CHECK(GS_CHECK_LAUNCH(s, "hola_n_kernel"));
     }
@@ -875,19 +906,20 @@ static gs_status_t hola_launch(cudaStream_t s, const hola_data_t *d, gs_op_t op,
     /* the fix-up right behind the kernel whose carries it sums (both trigger / wait) */
     const char *fx = "hola_fixup_kernel";
     switch (npt) {
-    case 4: return launch_after(hola_fixup_kernel<4 * HOLA_THREADS>, gf, 256, s, args, fx);
-    case 8: return launch_after(hola_fixup_kernel<8 * HOLA_THREADS>, gf, 256, s, args, fx);
-    default: return launch_after(hola_fixup_kernel<16 * HOLA_THREADS>, gf, 256, s, args, fx);
+    case 4: return launch_after(hola_fixup_kernel<4 * HOLA_THREADS, Val>, gf, 256, s, args, fx);
+    case 8: return launch_after(hola_fixup_kernel<8 * HOLA_THREADS, Val>, gf, 256, s, args, fx);
+    default:
+      return launch_after(hola_fixup_kernel<16 * HOLA_THREADS, Val>, gf, 256, s, args, fx);
     }
   }
   const unsigned g = (unsigned)d->t.nblocks;
-  void (*k)(hola_args);
+  void (*k)(hola_args<Val>);
   switch (d->t.npt * 2 + (d->rows ? 1 : 0)) {
-  case 8: k = hola_t_kernel<4, false>; break;
-  case 9: k = hola_t_kernel<4, true>; break;
-  case 16: k = hola_t_kernel<8, false>; break;
-  case 17: k = hola_t_kernel<8, true>; break;
-  default: k = hola_t_kernel<16, false>; break;
+  case 8: k = hola_t_kernel<4, false, Val>; break;
+  case 9: k = hola_t_kernel<4, true, Val>; break;
+  case 16: k = hola_t_kernel<8, false, Val>; break;
+  case 17: k = hola_t_kernel<8, true, Val>; break;
+  default: k = hola_t_kernel<16, false, Val>; break;
   }
   /* right behind y = beta y (scale_kernel triggers), its loads overlap the scaling; after
    * anything else, an ordinary launch */
@@ -896,16 +928,18 @@ static gs_status_t hola_launch(cudaStream_t s, const hola_data_t *d, gs_op_t op,
   return GS_CHECK_LAUNCH(s, "hola_t_kernel");
 }
 
-static gs_status_t hola_apply(gs_context_t *ctx, void *data, gs_op_t op, double alpha,
-                              const double *d_x, double beta, double *d_y)
+/* The value array the kernels read (the shared double one, or the float copy) picks the
+ * instantiation. */
+template <typename Val>
+static gs_status_t hola_apply_values(cudaStream_t s, const hola_data_t *d, const Val *val,
+                                     gs_op_t op, double alpha, const double *d_x, double beta,
+                                     double *d_y)
 {
-  const hola_data_t *d = (const hola_data_t *)data;
   const hola_split_t *sp = op == GS_OP_T ? &d->t : &d->n;
-  cudaStream_t s = ctx->stream;
-  hola_args args;
+  hola_args<Val> args;
   args.rp = d->A.d_row_ptr32;
   args.col = d->A.d_col;
-  args.val = d->A.d_val;
+  args.val = val;
   args.brs = sp->d_brs;
   args.info = sp->d_info;
   args.x = d_x;
@@ -926,6 +960,14 @@ static gs_status_t hola_apply(gs_context_t *ctx, void *data, gs_op_t op, double 
   return hola_launch(s, d, op, args, 0);
 }
 
+static gs_status_t hola_apply(gs_context_t *ctx, void *data, gs_op_t op, double alpha,
+                              const double *d_x, double beta, double *d_y)
+{
+  const hola_data_t *d = (const hola_data_t *)data;
+  if (d->d_valf) return hola_apply_values(ctx->stream, d, d->d_valf, op, alpha, d_x, beta, d_y);
+  return hola_apply_values(ctx->stream, d, d->A.d_val, op, alpha, d_x, beta, d_y);
+}
+
 static void hola_destroy(void *data)
 {
   hola_data_t *d = (hola_data_t *)data;
@@ -937,6 +979,7 @@ static void hola_destroy(void *data)
   gs_dfree(d->ctx, d->n.d_brs);
   gs_dfree(d->ctx, d->n.d_info);
   gs_dfree(d->ctx, d->d_carry);
+  gs_dfree(d->ctx, d->d_valf);
   free(d);
 }
 
@@ -964,11 +1007,15 @@ static gs_status_t hola_pipe_setup(gs_context_t *ctx, hola_data_t *d, int npt, i
   d->pipe = 0;
   d->pipe_note = "";
   if (stages == 0 || nblocks < 1) return GS_SUCCESS; /* not asked for, or nothing to stream */
+  /* the values the copy engine streams: the shared doubles, or the float copy (mixed) */
+  const int mixed = d->d_valf != NULL;
+  const uintptr_t vals = mixed ? (uintptr_t)d->d_valf : (uintptr_t)d->A.d_val;
   if (npt > 8) why = "16 non-zeros per thread";
-  else if (((uintptr_t)d->A.d_val | (uintptr_t)d->A.d_col) % 16 != 0)
+  else if ((vals | (uintptr_t)d->A.d_col) % 16 != 0)
     why = "the CSR arrays are not 16-byte aligned";
-  const size_t sh = hola_pipe_smem(npt, stages);
-  const void *fn = (const void *)hola_np_fn(npt, stages);
+  const size_t sh = hola_pipe_smem(npt, stages, mixed ? sizeof(float) : sizeof(double));
+  const void *fn = mixed ? (const void *)hola_np_fn<float>(npt, stages)
+                         : (const void *)hola_np_fn<double>(npt, stages);
   int per_sm = 0;
   if (!why) { /* the copy engine is sm_90's: a build for older targets compiles a trap */
     cudaFuncAttributes fa;
@@ -1053,6 +1100,8 @@ static gs_status_t hola_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv
   if (!d) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory preparing hola");
   d->ctx = ctx;
   GS_TRY(gs_matrix_device_csr(A, &d->A));
+  /* mixed: the float copy first, so that the pipelined kernel's checks see what it streams */
+  if (cfg->precision == GS_PRECISION_MIXED) GS_TRY(gs_dcsr_round_values(ctx, &d->A, &d->d_valf));
   {
     const gs_features_t *f = gs_matrix_features(A);
     const int npt = gs_hola_npt(d->A.nnz, f ? f->row_mean : 0.0, req);
@@ -1113,15 +1162,19 @@ static gs_status_t hola_memory(const void *data, gs_spmv_mem_t *mem)
   const gs_dcsr_t *A = &d->A;
   const size_t extra = hola_split_bytes(&d->n) + (size_t)d->n.nblocks * 2 * sizeof(double) +
                        (d->t.d_brs != d->n.d_brs ? hola_split_bytes(&d->t) : 0);
+  /* The values read: the shared doubles, or (mixed) the float copy held besides them. */
+  const size_t vbytes = d->d_valf ? sizeof(float) : sizeof(double);
   mem->device_bytes = ((size_t)A->m + 1) * sizeof(int32_t) +
                       (size_t)A->nnz * (sizeof(gs_idx_t) + sizeof(double)) + extra;
-  /* op N: CSR + x + y (gs_csr_bytes_per_apply) and the block info. */
-  mem->bytes_per_apply = gs_csr_bytes_per_apply(A->m, A->n, A->nnz, sizeof(int32_t)) +
+  if (d->d_valf) mem->device_bytes += (size_t)A->nnz * sizeof(float);
+  /* op N: CSR + x + y (gs_csr_bytes_per_apply, 8-byte values) and the block info. */
+  mem->bytes_per_apply = gs_csr_bytes_per_apply(A->m, A->n, A->nnz, sizeof(int32_t)) -
+                         (size_t)A->nnz * (sizeof(double) - vbytes) +
                          (size_t)d->n.nblocks * sizeof(int4);
   /* op T: CSR and x once, y scaled (read + write) then updated by atomics (at least one
    * read-modify-write per entry of y). */
   mem->bytes_per_apply_t = ((size_t)A->m + 1) * sizeof(int32_t) +
-                           (size_t)A->nnz * (sizeof(gs_idx_t) + sizeof(double)) +
+                           (size_t)A->nnz * (sizeof(gs_idx_t) + vbytes) +
                            (size_t)A->m * sizeof(double) + 4 * (size_t)A->n * sizeof(double) +
                            (size_t)d->t.nblocks * sizeof(int4);
   return GS_SUCCESS;
@@ -1153,7 +1206,8 @@ static gs_status_t hola_host_apply(const gs_csr_t *A, const gs_spmv_cfg_t *cfg, 
   if (req != 0 && (req < HOLA_NPT_MIN || req > HOLA_NPT_MAX))
     return GS_ERROR(GS_ERR_INVALID_ARG, "hola: npt must be 0, 4, 8 or 16, not %d", req);
   const double mean = A->m > 0 ? (double)A->nnz / A->m : 0.0;
-  return gs_hola_apply_host(A, gs_hola_npt(A->nnz, mean, req), op, alpha, x, beta, y);
+  return gs_hola_apply_host(A, gs_hola_npt(A->nnz, mean, req),
+                            cfg->precision == GS_PRECISION_MIXED, op, alpha, x, beta, y);
 }
 
 extern "C" const gs_spmv_ops_t gs_spmv_hola_ops = {
@@ -1161,6 +1215,6 @@ extern "C" const gs_spmv_ops_t gs_spmv_hola_ops = {
     "HOLA: CSR, equal non-zeros per block and thread, bit-mask rows, register transpose "
     "(Steinberger et al., ICS17); T by atomics",
     GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_SHARED_CSR |
-        GS_SPMV_FLAG_LIGHT,
+        GS_SPMV_FLAG_LIGHT | GS_SPMV_FLAG_MIXED,
     hola_options, hola_prepare, hola_apply,
     hola_memory, hola_destroy, hola_host_apply, hola_describe};

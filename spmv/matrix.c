@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "core/error.h"
+#include "spmv/common_kernels.h"
 #include "spmv/spmv_impl.h"
 
 struct gs_matrix {
@@ -148,3 +149,16 @@ cleanup:
   return st;
 }
 
+gs_status_t gs_dcsr_round_values(gs_context_t *ctx, const gs_dcsr_t *A, float **d_valf)
+{
+  *d_valf = NULL;
+  if (A->nnz == 0) return GS_SUCCESS;
+  GS_CHECK(gs_dmalloc(ctx, (void **)d_valf, (size_t)A->nnz * sizeof(float), "CSR float values"));
+  const gs_status_t st =
+      gs_launch_round_to_float(ctx->stream, (int64_t)A->nnz, A->d_val, *d_valf);
+  if (st != GS_SUCCESS) {
+    gs_dfree(ctx, *d_valf);
+    *d_valf = NULL;
+  }
+  return st;
+}

@@ -71,6 +71,13 @@ typedef struct gs_dcsr {
 } gs_dcsr_t;
 gs_status_t gs_matrix_device_csr(gs_matrix_t *A, gs_dcsr_t *out);
 
+/** precision=mixed on the shared device CSR (csr-scalar, csr-vector, hola): *d_valf gets a fresh
+ *  counted device array of A's nnz values rounded once to float on the device
+ *  (gs_launch_round_to_float, asynchronous on ctx's stream), the backend's own copy, read in
+ *  place of A->d_val; the shared CSR stays double for the other backends. NULL when nnz = 0.
+ *  The caller frees it with gs_dfree. */
+gs_status_t gs_dcsr_round_values(gs_context_t *ctx, const gs_dcsr_t *A, float **d_valf);
+
 /** Whether A's device offsets are 64-bit: nnz > INT32_MAX (or the test hook
  *  gs_test_wide_offsets was on for A's context when A was created). gs_spmv_create refuses such
  *  a matrix for a backend without GS_SPMV_FLAG_WIDE, before its prepare is called, so that only

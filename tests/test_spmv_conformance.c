@@ -309,6 +309,26 @@ static gs_csr_t *build_empty_runs(uint64_t *s, gs_idx_t m, gs_idx_t n)
   return A;
 }
 
+/* (c') m x n, row i empty with probability 1/4 and in [run, run + len), else (i mod 6) + 1
+ * entries at consecutive columns from a random start. */
+static gs_csr_t *build_scattered_empty_rows(uint64_t *s, gs_idx_t m, gs_idx_t n, gs_idx_t run,
+                                            gs_idx_t len)
+{
+  gs_coo_t *C = NULL;
+  gs_csr_t *A = NULL;
+  CU_ASSERT_FATAL(n >= 6);
+  CU_ASSERT_FATAL(gs_coo_create(&C, m, n, (gs_off_t)m * 6) == GS_SUCCESS);
+  for (gs_idx_t i = 0; i < m; ++i) {
+    if ((i >= run && i < run + len) || gs_test_uniform(s) < 0.25) continue;
+    const gs_idx_t cnt = i % 6 + 1, start = (gs_idx_t)(gs_test_uniform(s) * n);
+    for (gs_idx_t t = 0; t < cnt; ++t)
+      CU_ASSERT_FATAL(gs_coo_push(C, i, (start + t) % n, value(s)) == GS_SUCCESS);
+  }
+  CU_ASSERT_FATAL(gs_coo_to_csr(&A, C) == GS_SUCCESS);
+  gs_coo_destroy(&C);
+  return A;
+}
+
 /* (d) Row i holds (i mod 64) + 1 entries: a sawtooth of 1 to 64 over many rows, so every row
  * length from one entry to two warps' worth meets every lane and block offset. */
 static gs_csr_t *build_sawtooth(uint64_t *s, gs_idx_t m, gs_idx_t n)
@@ -500,11 +520,15 @@ static void test_real_matrices(void)
 
 /* One backend in mixed precision on A (options: the backend's own, or NULL): ops N and T, three
  * (alpha, beta) with y = NaN for beta = 0, against the double host product within the bound of
- * values rounded to float (gs_test_spmv_compare_u); a smaller byte model than its double
- * instance with the same options; "mixed" in its description. A backend without the flag is
- * refused with GS_ERR_UNSUPPORTED naming it, and prepares nothing. */
-static void mixed_one(gs_matrix_t *A, const char *name, const char *options, const char *label,
-                      const double *x, const double *y0, double *y, double *d_x, double *d_y)
+ * values rounded to float (gs_test_spmv_compare_u), and against the product of Hf, A's values
+ * rounded to float, within the double product's own bound (gpusolve/spmv.h: a mixed product is
+ * that of fl32(A); a kernel that read the double values instead is off by ~2^-24 of each term,
+ * which the first check alone would let pass); a smaller byte model than its double instance
+ * with the same options; "mixed" in its description. A backend without the flag is refused
+ * with GS_ERR_UNSUPPORTED naming it, and prepares nothing. */
+static void mixed_one(gs_matrix_t *A, const gs_csr_t *Hf, const char *name, const char *options,
+                      const char *label, const double *x, const double *y0, double *y,
+                      double *d_x, double *d_y)
 {
   const gs_csr_t *H = gs_matrix_host(A);
   gs_spmv_t *S = NULL, *D = NULL;
@@ -543,6 +567,8 @@ static void mixed_one(gs_matrix_t *A, const char *name, const char *options, con
       snprintf(lab, sizeof lab, "%s %s on %s", name, opts, label);
       CU_ASSERT(gs_test_spmv_ok_u(H, op ? GS_OP_T : GS_OP_N, ab[c][0], x, ab[c][1], y0, y,
                                   GS_PRECISION_MIXED_U, lab));
+      CU_ASSERT(gs_test_spmv_ok(Hf, op ? GS_OP_T : GS_OP_N, ab[c][0], x, ab[c][1], y0, y,
+                                "%s, against the rounded values", lab));
     }
   }
   gs_spmv_destroy(&S);
@@ -551,12 +577,17 @@ static void mixed_one(gs_matrix_t *A, const char *name, const char *options, con
 /* precision=mixed on the device: every backend (GS_TEST_BACKENDS and GS_TEST_NO_VENDOR
  * honoured) through mixed_one; then the kernel paths the defaults may not reach: sellp's
  * reduction shapes (a group spanning warps with C < 32 and with C >= 32, 1024 threads, rows
- * sorted), bccoo's and bcoo's K and bccoo without its table. */
+ * sorted), bccoo's and bcoo's K and bccoo without its table, hola's non-zeros per thread (op N
+ * and op T's entry and row orders; 16 has no row order) and its pipelined op N at both stage
+ * counts, on grids of 2 and 3 blocks too (every stage and mbarrier phase reused). */
 static void mixed_on(const gs_csr_t *H, const char *label)
 {
   gs_matrix_t *A = NULL;
+  gs_csr_t *Hf = NULL;
   size_t base = gs_device_bytes_in_use(ctx);
   CU_ASSERT_FATAL(gs_matrix_create(&A, ctx, H) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_csr_copy(&Hf, H) == GS_SUCCESS);
+  for (gs_off_t p = 0; p < Hf->nnz; ++p) Hf->val[p] = (double)(float)Hf->val[p];
   const size_t lx = (size_t)(H->m > H->n ? H->m : H->n) + 1;
   double *x = malloc(lx * sizeof *x), *y0 = malloc(lx * sizeof *y0), *y = malloc(lx * sizeof *y);
   double *d_x = NULL, *d_y = NULL;
@@ -573,7 +604,7 @@ static void mixed_on(const gs_csr_t *H, const char *label)
     const char *name = gs_spmv_backend_name(b);
     if (skip_vendor && (gs_spmv_backend_flags(b) & GS_SPMV_FLAG_VENDOR)) continue;
     if (!selected(name)) continue;
-    mixed_one(A, name, NULL, label, x, y0, y, d_x, d_y);
+    mixed_one(A, Hf, name, NULL, label, x, y0, y, d_x, d_y);
   }
   static const char *const variants[][2] = {
       {"sellp", "sellp.c=2,sellp.t=4,sellp.sigma=8,sellp.max_fill=100"},
@@ -584,15 +615,25 @@ static void mixed_on(const gs_csr_t *H, const char *label)
       {"bccoo", "bccoo.k=8"},
       {"bccoo", "bccoo.lut=0"},
       {"bcoo", "bcoo.k=1"},
-      {"bcoo", "bcoo.k=8"}};
+      {"bcoo", "bcoo.k=8"},
+      {"hola", "hola.npt=4,hola.rows=0"},
+      {"hola", "hola.npt=4,hola.rows=1"},
+      {"hola", "hola.npt=8,hola.rows=0"},
+      {"hola", "hola.npt=8,hola.rows=1"},
+      {"hola", "hola.npt=16"},
+      {"hola", "hola.npt=4,hola.pipe=2"},
+      {"hola", "hola.npt=4,hola.pipe=3,hola.pgrid=2"},
+      {"hola", "hola.npt=8,hola.pipe=2,hola.pgrid=3"},
+      {"hola", "hola.npt=8,hola.pipe=3"}};
   for (size_t i = 0; i < sizeof variants / sizeof *variants; ++i)
     if (gs_spmv_backend_find(variants[i][0]) >= 0 && selected(variants[i][0]))
-      mixed_one(A, variants[i][0], variants[i][1], label, x, y0, y, d_x, d_y);
+      mixed_one(A, Hf, variants[i][0], variants[i][1], label, x, y0, y, d_x, d_y);
   gs_dfree(ctx, d_x);
   gs_dfree(ctx, d_y);
   free(x);
   free(y0);
   free(y);
+  gs_csr_destroy(&Hf);
   gs_matrix_destroy(&A);
   CU_ASSERT_EQUAL(gs_device_bytes_in_use(ctx), base); /* every backend gave back what it took */
 }
@@ -623,6 +664,15 @@ static void test_mixed_precision(void)
   CU_ASSERT_FATAL(gs_coo_to_csr(&A, C) == GS_SUCCESS);
   gs_coo_destroy(&C);
   mixed_on(A, "one row of 9000 entries");
+  gs_csr_destroy(&A);
+  /* empty rows: single ones between short rows (hola's warps flagged for empty rows, which
+   * find a row by search), and a run of 6000 (the block before it owns more rows than its
+   * output buffer has slots at any npt: hola's many-empty-rows mode, sums by atomics into y) */
+  A = build_scattered_empty_rows(&s, 20000, 3000, 8000, 6000);
+  mixed_on(A, "20000x3000, 1-6 entries or empty, rows 8000-13999 empty");
+  gs_csr_destroy(&A);
+  A = build_empty_runs(&s, 60000, 2000);
+  mixed_on(A, "60000x2000, runs of 300-5000 empty rows");
   gs_csr_destroy(&A);
 }
 
