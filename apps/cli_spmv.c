@@ -15,7 +15,12 @@ static int append(char *buf, size_t len, const char *pair)
   return CLI_OK;
 }
 
-int cli_spmv_mixed(const char *opts) { return opts && strstr(opts, "precision=mixed") != NULL; }
+gs_precision_t cli_spmv_precision(const char *opts)
+{
+  if (opts && strstr(opts, "precision=float")) return GS_PRECISION_FLOAT;
+  if (opts && strstr(opts, "precision=mixed")) return GS_PRECISION_MIXED;
+  return GS_PRECISION_DOUBLE;
+}
 
 int cli_spmv_opt(int argc, char **argv, int *i, unsigned allow, char *buf, size_t len)
 {
@@ -38,7 +43,7 @@ int cli_spmv_opt(int argc, char **argv, int *i, unsigned allow, char *buf, size_
   } else if ((allow & CLI_SPMV_PRECISION) && (r = cli_opt(argc, argv, i, "--precision", &v)) != 0) {
     if (r < 0) return -1;
     if (gs_precision_find(v) < 0) {
-      cli_fail(CLI_BAD_INPUT, "--precision: expected double or mixed, not '%s'", v);
+      cli_fail(CLI_BAD_INPUT, "--precision: expected double, mixed or float, not '%s'", v);
       return -1;
     }
     snprintf(pair, sizeof pair, "precision=%s", v);

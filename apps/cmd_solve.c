@@ -59,6 +59,7 @@ static const char *usage_text =
     "                    ('mixed' in gpusolve spmv --list --verbose; --format all lists the\n"
     "                    others as unsupported); without --format, csr-vector (auto times\n"
     "                    double products and is refused); square systems (not cgnr, lsqr)\n"
+    "                    (float, float vectors too, is for spmv and check: refused here)\n"
     "  --inner-rtol R    mixed-refine: relative tolerance of each inner solve (default 1e-6)\n"
     "  --max-outer N     mixed-refine: limit on refinement steps (default 100)\n"
     "  --rtol R          relative tolerance (default 1e-8)\n"
@@ -452,6 +453,9 @@ int cmd_solve(int argc, char **argv)
       if (r < 0) return CLI_BAD_INPUT;
     } else if ((r = cli_opt(argc, argv, &i, "--precision", &v)) != 0) {
       if (r < 0) return CLI_BAD_INPUT;
+      if (!strcmp(v, "float")) /* a precision of the products, but not of a solve */
+        return cli_fail(CLI_BAD_INPUT, "solve: --precision float is for spmv and check (float "
+                        "vectors); solve takes double, mixed or mixed-refine");
       if (strcmp(v, "double") && strcmp(v, "mixed") && strcmp(v, "mixed-refine"))
         return cli_fail(CLI_BAD_INPUT, "--precision: expected double, mixed or mixed-refine, "
                         "not '%s'", v);
@@ -514,6 +518,9 @@ int cmd_solve(int argc, char **argv)
   if (gs_precond_find(pc) < 0)
     return cli_fail(CLI_BAD_INPUT,
                     "solve: unknown preconditioner '%s' (none, jacobi, ilu0 or ic0)", pc);
+  if (cli_spmv_precision(spmv_opts) == GS_PRECISION_FLOAT) /* --spmv-opt [X.]precision=float */
+    return cli_fail(CLI_BAD_INPUT, "solve: precision=float is for spmv and check (float "
+                    "vectors); solve takes double, mixed or mixed-refine");
   g_prec = !strcmp(precision, "mixed") ? PREC_MIXED
            : !strcmp(precision, "mixed-refine") ? PREC_REFINE : PREC_DOUBLE;
   ropts.max_outer = (int)max_outer;

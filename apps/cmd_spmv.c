@@ -17,9 +17,10 @@ static const char *usage_text =
     "Benchmarks y = A*x (and y = A^T*x with --transpose) with each SpMV format. Without a\n"
     "matrix it uses the built-in 27-point Laplacian on a 64^3 grid. Per format: prepare time,\n"
     "device bytes, median and minimum time of one product (CUDA events, after warm-up, at\n"
-    "least N runs (default 100) or 2 s), GFLOP/s (2 nnz / t), effective GB/s from the format's\n"
-    "own byte model, % of the device's measured copy bandwidth, speed-up over cusparse-csr in the\n"
-    "same run, and the max relative error against the host CSR reference.\n\n"
+    "least N runs (default 100) or 2 s), GFLOP/s (2 nnz / t), bytes per nonzero (B/nz) and\n"
+    "effective GB/s from the format's own byte model, % of the device's measured copy\n"
+    "bandwidth, speed-up over cusparse-csr in the same run, and the max relative error against\n"
+    "the host CSR reference (of the double matrix: about 1e-7 in mixed and float precision).\n\n"
     "  --format LIST   comma-separated format names, or all (default); auto (a row of its\n"
     "                  own with all) is the automatic selection amortised over --runs\n"
     "                  products: which format it picked, and its time as a fraction of the\n"
@@ -38,34 +39,37 @@ static const char *usage_text =
     "                  'gpusolve spmv --gpus 2 --help'\n"
     "  --list          list the formats, one per line: name, then summary; with --verbose\n"
     "                  also each format's options (--spmv-opt keys, defaults, ranges),\n"
-    "                  'wide' for those that take more than 2^31-1 entries and 'mixed' for\n"
-    "                  those with mixed-precision kernels\n";
+    "                  'wide' for those that take more than 2^31-1 entries, 'mixed' and\n"
+    "                  'float' for those with mixed- and float-precision kernels\n";
 
 typedef struct row {
   const char *name;
   const char *status; /* "ok", "refused", "unsupported", "fail" */
   char note[256];
   double prepare_ms, med_ms, min_ms, gflops, gbs, frac, rel_err, speedup;
+  double bytes_per_entry; /* the byte model's bytes per product over nnz (0 for nnz = 0) */
   size_t device_bytes, bytes;
   int runs;
 } row_t;
 
 static void print_table(const char *op, row_t *rows, int nrows, double bw)
 {
-  printf("\n%-14s %-4s %10s %10s %10s %10s %8s %8s %6s %8s %9s  %s\n", "format", "op", "prep ms",
-         "MiB dev", "med us", "min us", "GFLOP/s", "GB/s", "%copy", "vs cusp", "rel err", "note");
+  printf("\n%-14s %-4s %10s %10s %10s %10s %8s %6s %8s %6s %8s %9s  %s\n", "format", "op",
+         "prep ms", "MiB dev", "med us", "min us", "GFLOP/s", "B/nz", "GB/s", "%copy", "vs cusp",
+         "rel err", "note");
   for (int i = 0; i < nrows; ++i) {
     row_t *r = &rows[i];
     if (strcmp(r->status, "ok") != 0) {
-      printf("%-14s %-4s %10s %10s %10s %10s %8s %8s %6s %8s %9s  %s: %s\n", r->name, op, "-", "-",
-             "-", "-", "-", "-", "-", "-", "-", r->status, r->note);
+      printf("%-14s %-4s %10s %10s %10s %10s %8s %6s %8s %6s %8s %9s  %s: %s\n", r->name, op, "-",
+             "-", "-", "-", "-", "-", "-", "-", "-", "-", r->status, r->note);
       continue;
     }
     char sp[32] = "-";
     if (r->speedup > 0) snprintf(sp, sizeof sp, "%.2fx", r->speedup);
-    printf("%-14s %-4s %10.2f %10.1f %10.2f %10.2f %8.1f %8.1f %6.1f %8s %9.1e  %s\n", r->name, op,
-           r->prepare_ms, r->device_bytes / 1048576.0, r->med_ms * 1e3, r->min_ms * 1e3, r->gflops,
-           r->gbs, bw > 0 ? 100.0 * r->frac : 0.0, sp, r->rel_err, r->note);
+    printf("%-14s %-4s %10.2f %10.1f %10.2f %10.2f %8.1f %6.2f %8.1f %6.1f %8s %9.1e  %s\n",
+           r->name, op, r->prepare_ms, r->device_bytes / 1048576.0, r->med_ms * 1e3,
+           r->min_ms * 1e3, r->gflops, r->bytes_per_entry, r->gbs, bw > 0 ? 100.0 * r->frac : 0.0,
+           sp, r->rel_err, r->note);
   }
 }
 
@@ -82,6 +86,7 @@ static void json_rows(cli_json_t *j, const char *op, row_t *rows, int nrows)
       json_num(j, "prepare_ms", r->prepare_ms);
       json_int(j, "device_bytes", (long long)r->device_bytes);
       json_int(j, "bytes_per_apply", (long long)r->bytes);
+      json_num(j, "bytes_per_entry", r->bytes_per_entry);
       json_num(j, "median_us", r->med_ms * 1e3);
       json_num(j, "min_us", r->min_ms * 1e3);
       json_int(j, "runs", r->runs);
@@ -96,19 +101,28 @@ static void json_rows(cli_json_t *j, const char *op, row_t *rows, int nrows)
 }
 
 /* Times one op of a prepared product into its row: memory, median and minimum, rates, and the
- * error of the last product against the host reference. On failure the row says why. */
+ * error of the last product against the host reference. The device vectors are of S's type
+ * (float for a float product, whose y comes back through h_yf); h_x holds the same values in
+ * double. On failure the row says why. */
 static gs_status_t time_row(row_t *r, gs_spmv_t *S, gs_op_t op, const gs_spmv_time_opts_t *topts,
-                            const double *d_x, double *d_y, const double *h_x, double *h_y,
-                            double bw)
+                            const void *d_x, void *d_y, const double *h_x, double *h_y,
+                            float *h_yf, double bw)
 {
   gs_spmv_mem_t mem;
   gs_spmv_timing_t tm;
   const gs_csr_t *M = gs_matrix_host(gs_spmv_matrix(S));
+  const int fl = gs_spmv_value_type(S) == GS_VALUE_FLOAT;
   gs_status_t st = gs_spmv_memory(S, &mem);
-  if (st == GS_SUCCESS) st = gs_spmv_time(S, op, d_x, d_y, topts, &tm);
-  const gs_idx_t ylen = op == GS_OP_N ? M->m : M->n;
   if (st == GS_SUCCESS)
+    st = fl ? gs_spmv_time_float(S, op, d_x, d_y, topts, &tm)
+            : gs_spmv_time(S, op, d_x, d_y, topts, &tm);
+  const gs_idx_t ylen = op == GS_OP_N ? M->m : M->n;
+  if (st == GS_SUCCESS && fl) {
+    st = gs_copy_to_host(gs_spmv_context(S), h_yf, d_y, (size_t)ylen * sizeof *h_yf);
+    for (gs_idx_t i = 0; st == GS_SUCCESS && i < ylen; ++i) h_y[i] = h_yf[i];
+  } else if (st == GS_SUCCESS) {
     st = gs_copy_to_host(gs_spmv_context(S), h_y, d_y, (size_t)ylen * sizeof *h_y);
+  }
   if (st != GS_SUCCESS) {
     r->status = "fail";
     snprintf(r->note, sizeof r->note, "%s", gs_last_error());
@@ -122,6 +136,7 @@ static gs_status_t time_row(row_t *r, gs_spmv_t *S, gs_op_t op, const gs_spmv_ti
   r->bytes = op == GS_OP_N ? mem.bytes_per_apply : mem.bytes_per_apply_t;
   r->gflops = 2.0 * (double)M->nnz / (r->med_ms * 1e-3) * 1e-9;
   r->gbs = (double)r->bytes / (r->med_ms * 1e-3) * 1e-9;
+  r->bytes_per_entry = M->nnz > 0 ? (double)r->bytes / (double)M->nnz : 0.0;
   r->frac = bw > 0 ? r->gbs * 1e9 / bw : 0.0;
   r->rel_err = gs_spmv_rel_error(M, op, 1.0, h_x, 0.0, NULL, h_y);
   return GS_SUCCESS;
@@ -166,6 +181,8 @@ int cmd_spmv(int argc, char **argv)
         printf("%-14s   wide: takes matrices of more than 2^31-1 entries (64-bit offsets)\n", "");
       if (verbose && (gs_spmv_backend_flags(i) & GS_SPMV_FLAG_MIXED))
         printf("%-14s   mixed: takes --precision mixed (float values, double vectors)\n", "");
+      if (verbose && (gs_spmv_backend_flags(i) & GS_SPMV_FLAG_FLOAT))
+        printf("%-14s   float: takes --precision float (float values, vectors and sums)\n", "");
       gs_spmv_option_info_t o;
       for (int k = 0; verbose && gs_spmv_backend_option(i, k, &o); ++k)
         printf("%-14s   --spmv-opt %s.%s=V  %s (default %g, range [%g, %g])\n", "",
@@ -178,21 +195,22 @@ int cmd_spmv(int argc, char **argv)
   }
 
   /* Which backends: validate every name before any work. */
-  const int mixed = cli_spmv_mixed(opts);
+  const gs_precision_t prec = cli_spmv_precision(opts);
+  const int fl = prec == GS_PRECISION_FLOAT, lowp = prec != GS_PRECISION_DOUBLE;
   int nb = gs_spmv_backend_count(), *sel = calloc((size_t)nb + 1, sizeof *sel), nsel = 0;
   if (!sel) return cli_fail(CLI_DEVICE, "out of host memory");
   if (!strcmp(formats, "all")) {
     for (int i = 0; i < nb; ++i) sel[nsel++] = i;
-    want_auto = !mixed; /* auto's timings and cache are of double products */
+    want_auto = !lowp; /* auto's timings and cache are of double products */
   } else {
     char *copy = strdup(formats), *save = NULL;
     for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
       if (!strcmp(t, "auto")) {
-        if (mixed) {
+        if (lowp) {
           free(copy);
           free(sel);
           return cli_fail(CLI_BAD_INPUT, "spmv: auto selects among double products; with "
-                          "--precision mixed name the formats");
+                          "--precision %s name the formats", gs_precision_string(prec));
         }
         want_auto = 1;
         continue;
@@ -218,23 +236,37 @@ int cmd_spmv(int argc, char **argv)
   }
   gs_context_t *ctx = NULL;
   gs_matrix_t *A = NULL;
-  double *h_x = NULL, *h_y = NULL, *d_x = NULL, *d_y = NULL;
+  double *h_x = NULL, *h_y = NULL;
+  float *h_xf = NULL, *h_yf = NULL; /* float precision: x as uploaded, y as read back */
+  void *d_x = NULL, *d_y = NULL;    /* of the products' vector type: vsize bytes an entry */
   row_t *rows[2] = {calloc((size_t)nsel + 1, sizeof(row_t)), calloc((size_t)nsel + 1, sizeof(row_t))};
   gs_status_t st = GS_SUCCESS;
   if ((rc = cli_context(&ctx)) != CLI_OK) goto done;
   if ((st = gs_matrix_create(&A, ctx, H)) != GS_SUCCESS) goto fail;
   const gs_csr_t *M = gs_matrix_host(A);
   size_t lx = (size_t)(M->m > M->n ? M->m : M->n) + 1;
+  const size_t vsize = fl ? sizeof(float) : sizeof(double);
   h_x = malloc(lx * sizeof *h_x);
   h_y = malloc(lx * sizeof *h_y);
-  if (!h_x || !h_y || !rows[0] || !rows[1]) {
+  if (fl) {
+    h_xf = malloc(lx * sizeof *h_xf);
+    h_yf = malloc(lx * sizeof *h_yf);
+  }
+  if (!h_x || !h_y || !rows[0] || !rows[1] || (fl && (!h_xf || !h_yf))) {
     rc = cli_fail(CLI_DEVICE, "out of host memory");
     goto done;
   }
-  for (size_t i = 0; i < lx; ++i) h_x[i] = 1.0 + (double)((i * 7919u) % 1000) / 1000.0;
-  if ((st = gs_dmalloc(ctx, (void **)&d_x, lx * sizeof *d_x, "x")) != GS_SUCCESS ||
-      (st = gs_dmalloc(ctx, (void **)&d_y, lx * sizeof *d_y, "y")) != GS_SUCCESS ||
-      (st = gs_copy_to_device(ctx, d_x, h_x, lx * sizeof *h_x)) != GS_SUCCESS)
+  for (size_t i = 0; i < lx; ++i) {
+    h_x[i] = 1.0 + (double)((i * 7919u) % 1000) / 1000.0;
+    if (fl) { /* x generated in float; the reference reads the same values */
+      h_xf[i] = (float)h_x[i];
+      h_x[i] = h_xf[i];
+    }
+  }
+  if ((st = gs_dmalloc(ctx, &d_x, lx * vsize, "x")) != GS_SUCCESS ||
+      (st = gs_dmalloc(ctx, &d_y, lx * vsize, "y")) != GS_SUCCESS ||
+      (st = gs_copy_to_device(ctx, d_x, fl ? (const void *)h_xf : (const void *)h_x,
+                              lx * vsize)) != GS_SUCCESS)
     goto fail;
 
   double bw = 0.0; /* 0: not measured, the %copy column then reads 0 */
@@ -243,6 +275,11 @@ int cmd_spmv(int argc, char **argv)
     printf("matrix   %s: %d x %d, %lld nonzeros\n", label, M->m, M->n, (long long)M->nnz);
     printf("device   %s, copy bandwidth %.1f GB/s (device-to-device, read + write)\n",
            gs_context_device_name(ctx), bw * 1e-9);
+    if (lowp)
+      printf("precision %s (%s)\n", gs_precision_string(prec),
+             fl ? "float values, x, y and sums: byte models count 4 bytes a value and a vector "
+                  "entry"
+                : "float values, double x, y and sums");
   }
   int failures = 0;
   gs_spmv_time_opts_t topts;
@@ -261,7 +298,7 @@ int cmd_spmv(int argc, char **argv)
       r->prepare_ms = prep;
       if (st != GS_SUCCESS) {
         /* a format without the asked precision is listed, as one without a fit */
-        const int unsup = st == GS_ERR_UNSUPPORTED && mixed;
+        const int unsup = st == GS_ERR_UNSUPPORTED && lowp;
         r->status = st == GS_ERR_FORMAT_FILL ? "refused" : unsup ? "unsupported" : "fail";
         snprintf(r->note, sizeof r->note, "%s", gs_last_error());
         if (st != GS_ERR_FORMAT_FILL && !unsup) failures++;
@@ -272,7 +309,7 @@ int cmd_spmv(int argc, char **argv)
         snprintf(r->note, sizeof r->note, "no transpose kernel");
         continue;
       }
-      if (time_row(r, S, op, &topts, d_x, d_y, h_x, h_y, bw) != GS_SUCCESS) failures++;
+      if (time_row(r, S, op, &topts, d_x, d_y, h_x, h_y, h_yf, bw) != GS_SUCCESS) failures++;
       else snprintf(r->note, sizeof r->note, "%s", gs_spmv_describe(S));
     }
     gs_spmv_destroy(&S);
@@ -311,7 +348,7 @@ int cmd_spmv(int argc, char **argv)
         snprintf(r->note, sizeof r->note, "%s has no transpose kernel", gs_spmv_name(S));
         continue;
       }
-      if (time_row(r, S, op, &topts, d_x, d_y, h_x, h_y, bw) != GS_SUCCESS) {
+      if (time_row(r, S, op, &topts, d_x, d_y, h_x, h_y, NULL, bw) != GS_SUCCESS) {
         failures++;
         continue;
       }
@@ -348,6 +385,7 @@ int cmd_spmv(int argc, char **argv)
     json_int(&j, "cols", M->n);
     json_int(&j, "nnz", M->nnz);
     json_str(&j, "device", gs_context_device_name(ctx));
+    json_str(&j, "precision", gs_precision_string(prec));
     json_num(&j, "copy_bandwidth_gbs", bw * 1e-9);
     json_num(&j, "library_warmup_ms", 1e3 * gs_context_warmup_seconds(ctx));
     if (have_auto) cli_selection_json(&j, "auto", &asel);
@@ -377,6 +415,8 @@ done:
   gs_dfree(ctx, d_y);
   free(h_x);
   free(h_y);
+  free(h_xf);
+  free(h_yf);
   free(rows[0]);
   free(rows[1]);
   free(sel);

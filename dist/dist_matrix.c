@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "dist/dist_impl.h"
 #include "spmv/common_kernels.h"
+#include "spmv/spmv_impl.h"
 
 void gs_dist_matrix_opts_default(gs_dist_matrix_opts_t *o)
 {
@@ -310,6 +311,8 @@ gs_status_t gs_dist_matrix_create(gs_dist_matrix_t **Ap, gs_dist_t *D, const gs_
   if (o.off_format && gs_spmv_backend_find(o.off_format) < 0)
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_dist_matrix_create: unknown backend '%s' for the "
                     "off-diagonal blocks", o.off_format);
+  /* the blocks' products apply the distributed solver's double vectors */
+  GS_CHECK(gs_spmv_options_refuse_float("gs_dist_matrix_create", o.options));
   if (csr->m != csr->n)
     return GS_ERROR(GS_ERR_DIMENSION, "gs_dist_matrix_create: the matrix is %d x %d; rows and "
                     "columns share one partition, so it must be square", (int)csr->m,

@@ -41,6 +41,12 @@ gs_status_t gs_operator_from_spmv(gs_operator_t **out, gs_spmv_t *S)
   if (!out) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_operator_from_spmv: out is NULL");
   *out = NULL;
   if (!S) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_operator_from_spmv: S is NULL");
+  /* an operator (and every solver on one) applies double vectors */
+  if (gs_spmv_precision(S) == GS_PRECISION_FLOAT)
+    return GS_ERROR(GS_ERR_UNSUPPORTED, "gs_operator_from_spmv: %s was prepared in float "
+                    "precision (float vectors, for the SpMV benchmark); operators and solvers "
+                    "apply double vectors: prepare it in double or mixed precision",
+                    gs_spmv_name(S));
   const gs_csr_t *h = gs_matrix_host(gs_spmv_matrix(S));
   GS_CHECK(oper_new(out, OPER_SPMV, gs_spmv_context(S), h->m, h->n, gs_spmv_caps(S)));
   (*out)->S = S;

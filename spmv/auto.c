@@ -680,7 +680,8 @@ gs_status_t gs_spmv_create_auto(gs_spmv_t **out, gs_context_t *ctx, gs_matrix_t 
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_spmv_create_auto: need expected_products > 0 "
                     "(%g), warmup >= 0 (%d) and 1 <= runs <= 100000 (%d)", o.expected_products,
                     o.warmup, o.runs);
-  GS_CHECK(gs_spmv_options_check(options));
+  /* its timings and the solves it serves apply double vectors */
+  GS_CHECK(gs_spmv_options_refuse_float("auto", options));
   auto_state_t *as = calloc(1, sizeof *as);
   if (!as) return GS_ERROR(GS_ERR_HOST_MEMORY, "auto: out of host memory");
   sel = &as->sel;

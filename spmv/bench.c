@@ -52,8 +52,23 @@ void gs_spmv_time_opts_default(gs_spmv_time_opts_t *opts)
   opts->max_runs = 20000;
 }
 
-gs_status_t gs_spmv_time(gs_spmv_t *S, gs_op_t op, const double *d_x, double *d_y,
-                         const gs_spmv_time_opts_t *opts, gs_spmv_timing_t *out)
+/* One product y = op(A) x of the timed loop (alpha 1, beta 0) in S's vector type. */
+typedef gs_status_t (*apply_fn)(gs_spmv_t *S, gs_op_t op, const void *d_x, void *d_y);
+
+static gs_status_t apply_double(gs_spmv_t *S, gs_op_t op, const void *d_x, void *d_y)
+{
+  return gs_spmv_apply(S, op, 1.0, (const double *)d_x, 0.0, (double *)d_y);
+}
+
+static gs_status_t apply_float(gs_spmv_t *S, gs_op_t op, const void *d_x, void *d_y)
+{
+  return gs_spmv_apply_float(S, op, 1.0f, (const float *)d_x, 0.0f, (float *)d_y);
+}
+
+/* The timing rule of gs_spmv_time (gpusolve/bench.h) for either vector type. */
+static gs_status_t time_loop(gs_spmv_t *S, gs_op_t op, const void *d_x, void *d_y,
+                             const gs_spmv_time_opts_t *opts, gs_spmv_timing_t *out,
+                             apply_fn apply)
 {
   gs_status_t st = GS_SUCCESS;
   gs_spmv_time_opts_t o;
@@ -79,14 +94,14 @@ gs_status_t gs_spmv_time(gs_spmv_t *S, gs_op_t op, const double *d_x, double *d_
   GS_TRY(gs_context_activate(ctx));
   GS_TRY(GS_CUDA(cudaEventCreate(&e0)));
   GS_TRY(GS_CUDA(cudaEventCreate(&e1)));
-  for (int w = 0; w < o.warmup; ++w) GS_TRY(gs_spmv_apply(S, op, 1.0, d_x, 0.0, d_y));
+  for (int w = 0; w < o.warmup; ++w) GS_TRY(apply(S, op, d_x, d_y));
   GS_TRY(gs_context_sync(ctx));
   double start = gs_wall_seconds(), elapsed = 0.0;
   int n = 0;
   while (n < o.max_runs && (n < o.min_runs || elapsed < o.min_seconds) &&
          !(n >= 10 && elapsed > o.max_seconds)) {
     GS_TRY(GS_CUDA(cudaEventRecord(e0, s)));
-    GS_TRY(gs_spmv_apply(S, op, 1.0, d_x, 0.0, d_y));
+    GS_TRY(apply(S, op, d_x, d_y));
     GS_TRY(GS_CUDA(cudaEventRecord(e1, s)));
     GS_TRY(GS_CUDA(cudaEventSynchronize(e1)));
     GS_TRY(event_seconds(e0, e1, &t[n++]));
@@ -102,6 +117,18 @@ cleanup:
   if (e1) cudaEventDestroy(e1);
   free(t);
   return st;
+}
+
+gs_status_t gs_spmv_time(gs_spmv_t *S, gs_op_t op, const double *d_x, double *d_y,
+                         const gs_spmv_time_opts_t *opts, gs_spmv_timing_t *out)
+{
+  return time_loop(S, op, d_x, d_y, opts, out, apply_double);
+}
+
+gs_status_t gs_spmv_time_float(gs_spmv_t *S, gs_op_t op, const float *d_x, float *d_y,
+                               const gs_spmv_time_opts_t *opts, gs_spmv_timing_t *out)
+{
+  return time_loop(S, op, d_x, d_y, opts, out, apply_float);
 }
 
 gs_status_t gs_device_copy_bandwidth(gs_context_t *ctx, double *bytes_per_second)

@@ -1,7 +1,8 @@
 /* spmv/common_kernels.cu: device helpers shared by several backends.
  *
  * scale_kernel: one thread per entry, a 64-bit grid-stride loop on gs_grid_blocks, coalesced;
- * y is only read when beta != 0.
+ * y is only read when beta != 0. A template on the vector type: double, or float (the float
+ * vectors of precision=float, scaled in float).
  * round_to_float_kernel: the same division; reads doubles, writes floats, each once. */
 #include "core/error.h"
 #include "spmv/common_kernels.h"
@@ -9,11 +10,12 @@
 
 #define SCALE_THREADS 256
 
+template <typename T> /* double, or float for precision=float */
 static __global__ void __launch_bounds__(SCALE_THREADS)
-scale_kernel(gs_idx_t n, double beta, double *__restrict__ y)
+scale_kernel(gs_idx_t n, T beta, T *__restrict__ y)
 {
   gs_pdl_trigger(); /* a transpose product launched after it may start its loads (hola) */
-  GS_GRID_STRIDE(i, n) y[i] = beta == 0.0 ? 0.0 : beta * y[i];
+  GS_GRID_STRIDE(i, n) y[i] = beta == T(0) ? T(0) : beta * y[i];
 }
 
 static __global__ void __launch_bounds__(SCALE_THREADS)
@@ -50,16 +52,35 @@ extern "C" gs_status_t gs_timed_launch(cudaStream_t stream, gs_status_t (*launch
   return st;
 }
 
+template <typename T>
+static gs_status_t launch_scale(cudaStream_t stream, gs_idx_t n, T beta, T *d_y)
+{
+  if (n <= 0 || beta == T(1)) return GS_SUCCESS;
+  scale_kernel<T><<<gs_grid_blocks(n, SCALE_THREADS), SCALE_THREADS, 0, stream>>>(n, beta, d_y);
+  return GS_CHECK_LAUNCH(stream, "scale_kernel");
+}
+
 extern "C" gs_status_t gs_launch_scale(cudaStream_t stream, gs_idx_t n, double beta, double *d_y)
 {
-  if (n <= 0 || beta == 1.0) return GS_SUCCESS;
-  scale_kernel<<<gs_grid_blocks(n, SCALE_THREADS), SCALE_THREADS, 0, stream>>>(n, beta, d_y);
-  return GS_CHECK_LAUNCH(stream, "scale_kernel");
+  return launch_scale(stream, n, beta, d_y);
+}
+
+extern "C" gs_status_t gs_launch_scale_f32(cudaStream_t stream, gs_idx_t n, float beta,
+                                           float *d_y)
+{
+  return launch_scale(stream, n, beta, d_y);
+}
+
+extern "C" size_t gs_csr_bytes_per_apply_typed(gs_idx_t m, gs_idx_t n, gs_off_t nnz,
+                                               size_t offset_bytes, size_t value_bytes,
+                                               size_t vector_bytes)
+{
+  return ((size_t)m + 1) * offset_bytes + (size_t)nnz * (sizeof(gs_idx_t) + value_bytes) +
+         (size_t)n * vector_bytes + (size_t)m * vector_bytes;
 }
 
 extern "C" size_t gs_csr_bytes_per_apply(gs_idx_t m, gs_idx_t n, gs_off_t nnz,
                                          size_t offset_bytes)
 {
-  return ((size_t)m + 1) * offset_bytes + (size_t)nnz * (sizeof(gs_idx_t) + sizeof(double)) +
-         (size_t)n * sizeof(double) + (size_t)m * sizeof(double);
+  return gs_csr_bytes_per_apply_typed(m, n, nnz, offset_bytes, sizeof(double), sizeof(double));
 }

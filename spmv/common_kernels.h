@@ -35,6 +35,8 @@ static inline unsigned gs_grid_blocks(int64_t threads, int block)
 
 /** y = beta * y on `stream`; with beta == 0, y = 0 without reading y (NaN never leaks). */
 gs_status_t gs_launch_scale(cudaStream_t stream, gs_idx_t n, double beta, double *d_y);
+/** The same on a float vector in float arithmetic (precision=float products). */
+gs_status_t gs_launch_scale_f32(cudaStream_t stream, gs_idx_t n, float beta, float *d_y);
 
 /** d_out[k] = (float)d_in[k], k < n, rounded to nearest (__double2float_rn): a mixed-precision
  *  backend's float copy of the values it reads, made once at prepare (gpusolve/spmv.h,
@@ -54,8 +56,20 @@ gs_status_t gs_timed_launch(cudaStream_t stream, gs_status_t (*launch)(void *arg
  *  wide matrix), column indices and values read once, x read once (ideal cache reuse), y
  *  written once. */
 size_t gs_csr_bytes_per_apply(gs_idx_t m, gs_idx_t n, gs_off_t nnz, size_t offset_bytes);
+/** The same model with value_bytes a stored value and vector_bytes an entry of x and y (8 and 8
+ *  in double, 4 and 8 in mixed, 4 and 4 in float precision). */
+size_t gs_csr_bytes_per_apply_typed(gs_idx_t m, gs_idx_t n, gs_off_t nnz, size_t offset_bytes,
+                                    size_t value_bytes, size_t vector_bytes);
 
 #ifdef __cplusplus
+}
+
+/* The float launcher under the double one's name, so that a kernel file's launcher template on
+ * the vector type T calls gs_launch_scale(stream, n, beta, y) for either T. */
+static inline gs_status_t gs_launch_scale(cudaStream_t stream, gs_idx_t n, float beta,
+                                          float *d_y)
+{
+  return gs_launch_scale_f32(stream, n, beta, d_y);
 }
 #endif
 #endif

@@ -189,7 +189,7 @@ gs_status_t gs_coo_host_apply(const gs_csr_t *A, const gs_spmv_cfg_t *cfg, gs_op
     return GS_ERROR(GS_ERR_INVALID_ARG, "coo host apply: bad argument");
   GS_CHECK(gs_coo_layout_build(&L, A)); /* as prepare, whatever alpha is */
   gs_status_t st = GS_SUCCESS;
-  if (cfg->precision == GS_PRECISION_MIXED) st = gs_coo_layout_round(L);
+  if (gs_cfg_float_values(cfg)) st = gs_coo_layout_round(L);
   if (st != GS_SUCCESS) {
     gs_coo_layout_destroy(&L);
     return st;

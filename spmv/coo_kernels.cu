@@ -29,15 +29,21 @@
  *   gs_grid_blocks (common_kernels.h); coo_spmv_kernel gets one hardware warp per persistent
  *   warp (their number is the device's resident warps, far below the grid cap).
  *
- * Precision: the three kernels are templates on the stored value type Val, double or float
- *   (precision=mixed: the builder rounds the values once, gs_coo_layout_round, and the float
- *   layout is uploaded; hyb's COO part likewise); values widen to double before their product,
- *   so x, y, the scans, the carries and the atomics stay double.
+ * Precision: the kernels are templates on the stored value type Val and on the vector type T of
+ *   x, y, alpha, the scans, the carries and the atomics: <double, double> in double precision,
+ *   <float, double> in mixed (the builder rounds the values once, gs_coo_layout_round, and the
+ *   float layout is uploaded; hyb's COO part likewise; values widen exactly to double before
+ *   their product), <float, float> in float precision (the same layout; products, scans,
+ *   carries and float atomicAdd in float). The carry buffer holds warps doubles, room for the
+ *   floats of a float product too.
  *
- * Byte model (gs_spmv_mem_t, beta = 0; a = 8 bytes a stored value, 4 in mixed precision):
- *   op = N: (8 + a)*nnz (row, col, val) + 8*n (x read once) + 8*m (scale pass writes y)
- *           + 16*rows_touched (y read-modified-written per non-empty row) + 24*warps (carries).
- *   op = T: (8 + a)*nnz + 8*m (x) + 8*n (scale pass) + 16*cols_touched (atomics, once per column). */
+ * Byte model (gs_spmv_mem_t, beta = 0; a = 8 bytes a stored value, 4 in mixed and float
+ * precision; v = 8 bytes a vector entry, 4 in float precision):
+ *   op = N: (8 + a)*nnz (row, col, val) + v*n (x read once) + v*m (scale pass writes y)
+ *           + 2v*rows_touched (y read-modified-written per non-empty row) + 2(4 + v)*warps
+ *           (carries written, read back).
+ *   op = T: (8 + a)*nnz + v*m (x) + v*n (scale pass) + 2v*cols_touched (atomics, once per
+ *           column). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,12 +55,11 @@
 
 #define FULL_MASK 0xffffffffu
 
-template <typename Val>
+template <typename Val, typename T>
 static __global__ void __launch_bounds__(GS_FMT_BLOCK)
 coo_spmv_kernel(long long nnz, int warps, long long interval, const int *__restrict__ I,
-                const int *__restrict__ J, const Val *__restrict__ V,
-                const double *__restrict__ x, double alpha, double *y, int *__restrict__ carry_row,
-                double *__restrict__ carry_val)
+                const int *__restrict__ J, const Val *__restrict__ V, const T *__restrict__ x,
+                T alpha, T *y, int *__restrict__ carry_row, T *__restrict__ carry_val)
 {
   const int lane = threadIdx.x & 31;
   /* One hardware warp per persistent warp: the launch covers all `warps` (at most the resident
@@ -65,15 +70,15 @@ coo_spmv_kernel(long long nnz, int warps, long long interval, const int *__restr
   const long long begin = warp_id * interval;
   const long long end = begin + interval < nnz ? begin + interval : nnz;
   int crow = -1; /* carry: the row left unfinished by the previous chunk, and its sum */
-  double cval = 0.0;
+  T cval = T(0);
 
   for (long long base = begin; base < end; base += 32) {
     const long long n = base + lane;
     int row = -1; /* lanes past the end: row -1 never joins a real segment */
-    double v = 0.0;
+    T v = T(0);
     if (n < end) {
       row = __ldg(I + n);
-      v = (double)__ldg(V + n) * __ldg(x + __ldg(J + n));
+      v = (T)__ldg(V + n) * __ldg(x + __ldg(J + n));
     }
     if (lane == 0) { /* lane 0 is always in range: base < end */
       if (row == crow)
@@ -83,7 +88,7 @@ coo_spmv_kernel(long long nnz, int warps, long long interval, const int *__restr
     }
 #pragma unroll
     for (int d = 1; d < 32; d <<= 1) { /* segmented inclusive scan over the 32 lanes */
-      const double up_v = __shfl_up_sync(FULL_MASK, v, d);
+      const T up_v = __shfl_up_sync(FULL_MASK, v, d);
       const int up_r = __shfl_up_sync(FULL_MASK, row, d);
       if (lane >= d && up_r == row) v += up_v;
     }
@@ -99,27 +104,27 @@ coo_spmv_kernel(long long nnz, int warps, long long interval, const int *__restr
   }
 }
 
+template <typename T>
 static __global__ void __launch_bounds__(GS_FMT_BLOCK)
-coo_update_kernel(int warps, const int *__restrict__ carry_row,
-                  const double *__restrict__ carry_val, double alpha, double *y)
+coo_update_kernel(int warps, const int *__restrict__ carry_row, const T *__restrict__ carry_val,
+                  T alpha, T *y)
 {
   GS_GRID_STRIDE(w, warps) {
     const int r = carry_row[w];
     if (r < 0 || (w > 0 && carry_row[w - 1] == r)) continue; /* not the head of a run */
-    double s = 0.0;
+    T s = T(0);
     for (int k = (int)w; k < warps && carry_row[k] == r; ++k) s += carry_val[k];
     y[r] += alpha * s;
   }
 }
 
-template <typename Val>
+template <typename Val, typename T>
 static __global__ void __launch_bounds__(GS_FMT_BLOCK)
 coo_spmv_t_kernel(int nnz, const int *__restrict__ I, const int *__restrict__ J,
-                  const Val *__restrict__ V, const double *__restrict__ x, double alpha,
-                  double *y)
+                  const Val *__restrict__ V, const T *__restrict__ x, T alpha, T *y)
 {
   GS_GRID_STRIDE(k, nnz)
-    atomicAdd(y + __ldg(J + k), alpha * (double)__ldg(V + k) * __ldg(x + __ldg(I + k)));
+    atomicAdd(y + __ldg(J + k), alpha * (T)__ldg(V + k) * __ldg(x + __ldg(I + k)));
 }
 
 /* ---- launchers shared with hyb (formats_kernels.h) --------------------------------------- */
@@ -149,13 +154,20 @@ extern "C" gs_status_t gs_coo_dev_upload(gs_context_t *ctx, const gs_coo_layout_
   D->nnz = L->nnz;
   D->rows_touched = L->rows_touched;
   D->cols_touched = L->cols_touched;
-  /* as many persistent warps as are resident at once (CUSP: max_active_blocks * SMs) */
-  /* the float instantiation uses no more registers than the double one's occupancy allows for
-   * (the sum is double in both); both are asked, the smaller taken */
+  /* as many persistent warps as are resident at once (CUSP: max_active_blocks * SMs), for the
+   * instantiation that will run: <double, double> for a double layout; a rounded layout serves
+   * mixed (<float, double>) or float precision (<float, float>), which the upload cannot tell
+   * apart, so both are asked and the smaller taken (never more warps than fit at once) */
   GS_TRY(GS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      &blocks_per_sm, L->valf ? (const void *)coo_spmv_kernel<float>
-                              : (const void *)coo_spmv_kernel<double>,
+      &blocks_per_sm, L->valf ? (const void *)coo_spmv_kernel<float, double>
+                              : (const void *)coo_spmv_kernel<double, double>,
       GS_FMT_BLOCK, 0)));
+  if (L->valf) {
+    int bf = 0;
+    GS_TRY(GS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &bf, (const void *)coo_spmv_kernel<float, float>, GS_FMT_BLOCK, 0)));
+    if (bf < blocks_per_sm) blocks_per_sm = bf;
+  }
   if (blocks_per_sm < 1) blocks_per_sm = 1;
   gs_coo_partition(L->nnz, (int64_t)blocks_per_sm * (GS_FMT_BLOCK / 32) * ctx->sm_count,
                    &D->warps, &D->interval);
@@ -170,47 +182,79 @@ extern "C" gs_status_t gs_coo_dev_upload(gs_context_t *ctx, const gs_coo_layout_
     GS_TRY(gs_upload(ctx, (void **)&D->d_val, L->val, nnz * sizeof(gs_val_t), "COO values"));
   GS_TRY(gs_dmalloc(ctx, (void **)&D->d_carry_row, (size_t)D->warps * sizeof(gs_idx_t),
                     "COO carry rows"));
-  GS_TRY(gs_dmalloc(ctx, (void **)&D->d_carry_val, (size_t)D->warps * sizeof(gs_val_t),
-                    "COO carry values"));
+  GS_TRY(gs_dmalloc(ctx, &D->d_carry_val, (size_t)D->warps * sizeof(gs_val_t),
+                    "COO carry values")); /* doubles, or floats in float precision */
   D->bytes = nnz * (2 * sizeof(gs_idx_t) + D->val_bytes) +
              (size_t)D->warps * (sizeof(gs_idx_t) + sizeof(gs_val_t));
+  D->vec_bytes = sizeof(gs_val_t); /* a float product's backend sets 4 (gs_coo_dev_t) */
 cleanup:
   if (st != GS_SUCCESS) gs_coo_dev_free(D);
   return st;
 }
 
-extern "C" gs_status_t gs_coo_dev_accumulate(gs_context_t *ctx, const gs_coo_dev_t *D,
-                                             double alpha, const double *d_x, double *d_y)
+/* One launcher per op for both vector types T; the layout's values (double, or the float ones
+ * of a rounded layout) pick Val. A float product's layout is always rounded (d_valf). */
+template <typename Val, typename T>
+static void launch_coo(const gs_context_t *ctx, const gs_coo_dev_t *D, unsigned grid,
+                       const Val *val, T alpha, const T *d_x, T *d_y)
+{
+  coo_spmv_kernel<Val, T><<<grid, GS_FMT_BLOCK, 0, ctx->stream>>>(
+      D->nnz, D->warps, D->interval, D->d_row, D->d_col, val, d_x, alpha, d_y, D->d_carry_row,
+      (T *)D->d_carry_val);
+}
+
+template <typename T>
+static gs_status_t coo_accumulate(gs_context_t *ctx, const gs_coo_dev_t *D, T alpha,
+                                  const T *d_x, T *d_y)
 {
   if (D->warps == 0) return GS_SUCCESS; /* no entries */
   /* warps <= the resident warps: gs_grid_blocks never caps this grid (checked at upload) */
   const unsigned grid = gs_grid_blocks((int64_t)D->warps * 32, GS_FMT_BLOCK);
-  if (D->d_valf)
-    coo_spmv_kernel<float><<<grid, GS_FMT_BLOCK, 0, ctx->stream>>>(
-        D->nnz, D->warps, D->interval, D->d_row, D->d_col, D->d_valf, d_x, alpha, d_y,
-        D->d_carry_row, D->d_carry_val);
-  else
-    coo_spmv_kernel<double><<<grid, GS_FMT_BLOCK, 0, ctx->stream>>>(
-        D->nnz, D->warps, D->interval, D->d_row, D->d_col, D->d_val, d_x, alpha, d_y,
-        D->d_carry_row, D->d_carry_val);
+  if (D->d_valf) launch_coo(ctx, D, grid, (const float *)D->d_valf, alpha, d_x, d_y);
+  else launch_coo(ctx, D, grid, (const double *)D->d_val, alpha, d_x, d_y);
   GS_CHECK(GS_CHECK_LAUNCH(ctx->stream, "coo_spmv_kernel"));
-  coo_update_kernel<<<gs_grid_blocks(D->warps, GS_FMT_BLOCK), GS_FMT_BLOCK, 0, ctx->stream>>>(
-      D->warps, D->d_carry_row, D->d_carry_val, alpha, d_y);
+  coo_update_kernel<T><<<gs_grid_blocks(D->warps, GS_FMT_BLOCK), GS_FMT_BLOCK, 0, ctx->stream>>>(
+      D->warps, D->d_carry_row, (const T *)D->d_carry_val, alpha, d_y);
   return GS_CHECK_LAUNCH(ctx->stream, "coo_update_kernel");
+}
+
+template <typename T>
+static gs_status_t coo_accumulate_t(gs_context_t *ctx, const gs_coo_dev_t *D, T alpha,
+                                    const T *d_x, T *d_y)
+{
+  if (D->nnz == 0) return GS_SUCCESS;
+  const unsigned g = gs_grid_blocks(D->nnz, GS_FMT_BLOCK);
+  if (D->d_valf)
+    coo_spmv_t_kernel<float, T><<<g, GS_FMT_BLOCK, 0, ctx->stream>>>(
+        D->nnz, D->d_row, D->d_col, D->d_valf, d_x, alpha, d_y);
+  else
+    coo_spmv_t_kernel<double, T><<<g, GS_FMT_BLOCK, 0, ctx->stream>>>(
+        D->nnz, D->d_row, D->d_col, D->d_val, d_x, alpha, d_y);
+  return GS_CHECK_LAUNCH(ctx->stream, "coo_spmv_t_kernel");
+}
+
+extern "C" gs_status_t gs_coo_dev_accumulate(gs_context_t *ctx, const gs_coo_dev_t *D,
+                                             double alpha, const double *d_x, double *d_y)
+{
+  return coo_accumulate(ctx, D, alpha, d_x, d_y);
 }
 
 extern "C" gs_status_t gs_coo_dev_accumulate_t(gs_context_t *ctx, const gs_coo_dev_t *D,
                                                double alpha, const double *d_x, double *d_y)
 {
-  if (D->nnz == 0) return GS_SUCCESS;
-  const unsigned g = gs_grid_blocks(D->nnz, GS_FMT_BLOCK);
-  if (D->d_valf)
-    coo_spmv_t_kernel<float><<<g, GS_FMT_BLOCK, 0, ctx->stream>>>(D->nnz, D->d_row, D->d_col,
-                                                                D->d_valf, d_x, alpha, d_y);
-  else
-    coo_spmv_t_kernel<double><<<g, GS_FMT_BLOCK, 0, ctx->stream>>>(D->nnz, D->d_row, D->d_col,
-                                                                 D->d_val, d_x, alpha, d_y);
-  return GS_CHECK_LAUNCH(ctx->stream, "coo_spmv_t_kernel");
+  return coo_accumulate_t(ctx, D, alpha, d_x, d_y);
+}
+
+gs_status_t gs_coo_dev_accumulate(gs_context_t *ctx, const gs_coo_dev_t *D, float alpha,
+                                  const float *d_x, float *d_y)
+{
+  return coo_accumulate(ctx, D, alpha, d_x, d_y);
+}
+
+gs_status_t gs_coo_dev_accumulate_t(gs_context_t *ctx, const gs_coo_dev_t *D, float alpha,
+                                    const float *d_x, float *d_y)
+{
+  return coo_accumulate_t(ctx, D, alpha, d_x, d_y);
 }
 
 /* ---- the backend ------------------------------------------------------------------------- */
@@ -232,10 +276,11 @@ static gs_status_t coo_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_
   *caps &= ~(unsigned)GS_SPMV_CAP_DETERMINISTIC_T; /* op T adds into y with atomics */
   *data = NULL;
   GS_TRY(gs_coo_layout_build(&L, gs_matrix_host(A)));
-  if (cfg->precision == GS_PRECISION_MIXED) GS_TRY(gs_coo_layout_round(L)); /* once, here */
+  if (gs_cfg_float_values(cfg)) GS_TRY(gs_coo_layout_round(L)); /* once, here */
   D = (gs_coo_dev_t *)calloc(1, sizeof *D);
   if (!D) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory preparing coo");
   GS_TRY(gs_coo_dev_upload(ctx, L, D));
+  if (cfg->precision == GS_PRECISION_FLOAT) D->vec_bytes = sizeof(float);
   *data = D;
   D = NULL;
 cleanup:
@@ -244,8 +289,9 @@ cleanup:
   return st;
 }
 
-static gs_status_t coo_apply(gs_context_t *ctx, void *data, gs_op_t op, double alpha,
-                             const double *d_x, double beta, double *d_y)
+template <typename T> /* double, or float in float precision */
+static gs_status_t coo_apply_t(gs_context_t *ctx, void *data, gs_op_t op, T alpha, const T *d_x,
+                               T beta, T *d_y)
 {
   const gs_coo_dev_t *D = (const gs_coo_dev_t *)data;
   if (op == GS_OP_N) {
@@ -256,10 +302,22 @@ static gs_status_t coo_apply(gs_context_t *ctx, void *data, gs_op_t op, double a
   return gs_coo_dev_accumulate_t(ctx, D, alpha, d_x, d_y);
 }
 
+static gs_status_t coo_apply(gs_context_t *ctx, void *data, gs_op_t op, double alpha,
+                             const double *d_x, double beta, double *d_y)
+{
+  return coo_apply_t(ctx, data, op, alpha, d_x, beta, d_y);
+}
+
+static gs_status_t coo_apply_f32(gs_context_t *ctx, void *data, gs_op_t op, float alpha,
+                                 const float *d_x, float beta, float *d_y)
+{
+  return coo_apply_t(ctx, data, op, alpha, d_x, beta, d_y);
+}
+
 static gs_status_t coo_memory(const void *data, gs_spmv_mem_t *mem)
 {
   const gs_coo_dev_t *D = (const gs_coo_dev_t *)data;
-  const size_t entry = 2 * sizeof(gs_idx_t) + D->val_bytes, v = sizeof(gs_val_t);
+  const size_t entry = 2 * sizeof(gs_idx_t) + D->val_bytes, v = D->vec_bytes;
   mem->device_bytes = D->bytes;
   mem->bytes_per_apply = (size_t)D->nnz * entry + (size_t)D->n * v + (size_t)D->m * v +
                          (size_t)D->rows_touched * 2 * v +
@@ -281,11 +339,12 @@ extern "C" const gs_spmv_ops_t gs_spmv_coo_ops = {
     "coo",
     "COO, one thread per entry, warp segmented reduction with persistent warps "
     "(Bell & Garland, SC09, 3.4)",
-    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_MIXED,
+    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_MIXED | GS_SPMV_FLAG_FLOAT,
     NULL,
     coo_prepare,
     coo_apply,
     coo_memory,
     coo_destroy,
     gs_coo_host_apply,
-    coo_describe};
+    coo_describe,
+    coo_apply_f32};

@@ -9,16 +9,21 @@
  *   group), partial sums meet through a shuffle reduction inside the group. W is the smallest
  *   power of two >= the mean row length, clamped to [2, 32] (CSR-smart); opts->vector_width
  *   overrides it.
- * Transposes (both): y = beta*y first, then each nonzero scatters alpha*a_ij*x_i into y_j with a
- *   double atomicAdd (sm_60+); correct in any order, not bitwise deterministic.
+ * Transposes (both): y = beta*y first, then each nonzero scatters alpha*a_ij*x_i into y_j with an
+ *   atomicAdd (double: sm_60+; float in float precision); correct in any order, not bitwise
+ *   deterministic.
  * Grids: the per-row kernels are grid-stride loops over the rows, 64-bit row indices, on
  *   gs_grid_blocks (common_kernels.h); the row-block kernels run one block per row block or chunk
  *   (index widths: the note above the kernels).
- * Precision (gs_precision_t): every kernel is a template on the value type Val it reads: double
- *   (the shared CSR's values) or float (precision=mixed: prepare rounds the shared values once
- *   into a float array of this backend's own, on the device). Each value is widened to double
- *   before its product, so x, y, the sums, the shuffles and the atomics stay double; only the
- *   value stream halves (12 -> 8 bytes an entry with the column index).
+ * Precision (gs_precision_t): every kernel is a template on the value type Val it reads and on
+ *   the vector type T of x, y, alpha, beta, the sums, the shuffles, the shared-memory partials
+ *   and the atomics: <double, double> in double precision (the shared CSR's values), <float,
+ *   double> in mixed (prepare rounds the shared values once into a float array of this
+ *   backend's own, on the device; each value widens exactly to double before its product: only
+ *   the value stream halves, 12 -> 8 bytes an entry with the column index) and <float, float>
+ *   in float precision (the same float copy; products, sums, shuffles and float atomicAdd in
+ *   float, x and y 4 bytes an entry). One body per algorithm: the instantiations differ in
+ *   types only, and the double one is the kernel as it was.
  * Assumptions: row_ptr monotone, columns in 0..n-1 (validated by gs_matrix_create); with
  *   beta == 0, y is written and never read. */
 #include <stdio.h>
@@ -40,8 +45,9 @@ typedef struct csr_data {
   int64_t *d_chunks;  /* (row, first entry) of each STREAM_CAP chunk of the long rows */
   gs_idx_t nchunks;
   int sm_count;
-  float *d_valf;      /* precision=mixed: this backend's float copy of the shared values (nnz),
-                         read in place of A.d_val; NULL in double precision */
+  float *d_valf;      /* precision=mixed or float: this backend's float copy of the shared
+                         values (nnz), read in place of A.d_val; NULL in double precision */
+  size_t vec_bytes;   /* bytes of an entry of x and y: 8, or 4 in float precision */
 } csr_data_t;
 
 /* ---- kernels -----------------------------------------------------------------------------
@@ -62,28 +68,28 @@ template <typename O> struct csr_pos;
 template <> struct csr_pos<int32_t> { typedef unsigned type; };
 template <> struct csr_pos<int64_t> { typedef long long type; };
 
-template <typename O, typename Val>
+template <typename O, typename Val, typename T>
 static __global__ void __launch_bounds__(CSR_BLOCK)
 csr_scalar_kernel(gs_idx_t m, const O *__restrict__ rp, const gs_idx_t *__restrict__ col,
-                  const Val *__restrict__ val, const double *__restrict__ x, double alpha,
-                  double beta, double *__restrict__ y)
+                  const Val *__restrict__ val, const T *__restrict__ x, T alpha, T beta,
+                  T *__restrict__ y)
 {
   GS_GRID_STRIDE(i, m) {
-    double s = 0.0;
+    T s = T(0);
     /* ++p stops at rp[i + 1] <= nnz, which O holds: a signed p of type O never overflows.
      * Keep this loop's exact form: a signed induction variable compared with rp[i + 1] each
      * step is what the compiler unrolls (an unsigned 32-bit p made the kernel 1.6x slower on
      * the H100, a hoisted bound 5%). */
-    for (O p = rp[i]; p < rp[i + 1]; ++p) s += (double)val[p] * __ldg(&x[col[p]]);
-    y[i] = beta == 0.0 ? alpha * s : alpha * s + beta * y[i];
+    for (O p = rp[i]; p < rp[i + 1]; ++p) s += (T)val[p] * __ldg(&x[col[p]]);
+    y[i] = beta == T(0) ? alpha * s : alpha * s + beta * y[i];
   }
 }
 
-template <int W, typename O, typename Val>
+template <int W, typename O, typename Val, typename T>
 static __global__ void __launch_bounds__(CSR_BLOCK)
 csr_vector_kernel(gs_idx_t m, const O *__restrict__ rp, const gs_idx_t *__restrict__ col,
-                  const Val *__restrict__ val, const double *__restrict__ x, double alpha,
-                  double beta, double *__restrict__ y)
+                  const Val *__restrict__ val, const T *__restrict__ x, T alpha, T beta,
+                  T *__restrict__ y)
 {
   typedef typename csr_pos<O>::type P;
   const int lane = threadIdx.x & (W - 1);                          /* lane inside the group */
@@ -95,16 +101,16 @@ csr_vector_kernel(gs_idx_t m, const O *__restrict__ rp, const gs_idx_t *__restri
   for (int64_t i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / W; i < m; i += groups) {
     const P start = (P)rp[i], end = (P)rp[i + 1];
     /* Two independent partial sums: two loads in flight per lane per step. */
-    double s0 = 0.0, s1 = 0.0;
+    T s0 = T(0), s1 = T(0);
     P p = start + lane; /* p + 2W < nnz + 64: no wrap (see above) */
     for (; p + W < end; p += 2 * W) {
-      s0 += (double)ld_stream(&val[p]) * __ldg(&x[ld_stream(&col[p])]);
-      s1 += (double)ld_stream(&val[p + W]) * __ldg(&x[ld_stream(&col[p + W])]);
+      s0 += (T)ld_stream(&val[p]) * __ldg(&x[ld_stream(&col[p])]);
+      s1 += (T)ld_stream(&val[p + W]) * __ldg(&x[ld_stream(&col[p + W])]);
     }
-    if (p < end) s0 += (double)ld_stream(&val[p]) * __ldg(&x[ld_stream(&col[p])]);
-    double s = s0 + s1;
+    if (p < end) s0 += (T)ld_stream(&val[p]) * __ldg(&x[ld_stream(&col[p])]);
+    T s = s0 + s1;
     for (int off = W / 2; off > 0; off /= 2) s += __shfl_xor_sync(mask, s, off, W);
-    if (lane == 0) y[i] = beta == 0.0 ? alpha * s : alpha * s + beta * y[i];
+    if (lane == 0) y[i] = beta == T(0) ? alpha * s : alpha * s + beta * y[i];
   }
 }
 
@@ -125,12 +131,11 @@ csr_vector_kernel(gs_idx_t m, const O *__restrict__ rp, const gs_idx_t *__restri
 #define STREAM_CAP 2048
 #define STREAM_ROWS 1024
 
-template <typename O, typename Val>
+template <typename O, typename Val, typename T>
 static __global__ void __launch_bounds__(STREAM_THREADS)
 csr_stream_kernel(const O *__restrict__ rp, const gs_idx_t *__restrict__ col,
                   const Val *__restrict__ val, const gs_idx_t *__restrict__ blocks,
-                  const double *__restrict__ x, double alpha, double beta,
-                  double *__restrict__ y)
+                  const T *__restrict__ x, T alpha, T beta, T *__restrict__ y)
 {
   __shared__ Val s_val[STREAM_CAP]; /* float in mixed precision: half the bytes */
   __shared__ gs_idx_t s_col[STREAM_CAP];
@@ -142,7 +147,7 @@ csr_stream_kernel(const O *__restrict__ rp, const gs_idx_t *__restrict__ col,
   const O base = rp[r0];
 
   if (rp[r1] - base > STREAM_CAP) { /* one long row: its chunks add into y[r0] (csr_chunk_kernel) */
-    if (tid == 0) y[r0] = beta == 0.0 ? 0.0 : beta * y[r0];
+    if (tid == 0) y[r0] = beta == T(0) ? T(0) : beta * y[r0];
     return;
   }
   const int cnt = (int)(rp[r1] - base);
@@ -157,29 +162,29 @@ csr_stream_kernel(const O *__restrict__ rp, const gs_idx_t *__restrict__ col,
   const unsigned mask = G == 32 ? 0xffffffffu : ((1u << G) - 1u) << ((tid & 31) & ~(G - 1));
   for (gs_idx_t r = tid / G; r < nrows; r += STREAM_THREADS / G) {
     const int lo = (int)(rp[r0 + r] - base), hi = (int)(rp[r0 + r + 1] - base);
-    double t = 0.0;
-    for (int k = lo + lane; k < hi; k += G) t += (double)s_val[k] * __ldg(&x[s_col[k]]);
+    T t = T(0);
+    for (int k = lo + lane; k < hi; k += G) t += (T)s_val[k] * __ldg(&x[s_col[k]]);
     for (int off = G / 2; off > 0; off /= 2) t += __shfl_xor_sync(mask, t, off, G);
-    if (lane == 0) y[r0 + r] = beta == 0.0 ? alpha * t : alpha * t + beta * y[r0 + r];
+    if (lane == 0) y[r0 + r] = beta == T(0) ? alpha * t : alpha * t + beta * y[r0 + r];
   }
 }
 
 /* op = T: a group of W threads per row scatters the row into y with atomics (W = 1: scalar).
  * Rows in 64 bits, entries as csr_pos<O> (see the note on index widths above). */
-template <typename O, typename Val>
+template <typename O, typename Val, typename T>
 static __global__ void __launch_bounds__(CSR_BLOCK)
 csr_transpose_kernel(gs_idx_t m, int W, const O *__restrict__ rp,
                      const gs_idx_t *__restrict__ col, const Val *__restrict__ val,
-                     const double *__restrict__ x, double alpha, double *__restrict__ y)
+                     const T *__restrict__ x, T alpha, T *__restrict__ y)
 {
   typedef typename csr_pos<O>::type P;
   const unsigned lane = threadIdx.x % W;
   const int64_t groups = (int64_t)gridDim.x * (blockDim.x / W);
   for (int64_t i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / W; i < m; i += groups) {
-    const double ax = alpha * x[i];
-    if (ax == 0.0) continue; /* nothing to add (and no 0*Inf from a zero x entry) */
+    const T ax = alpha * x[i];
+    if (ax == T(0)) continue; /* nothing to add (and no 0*Inf from a zero x entry) */
     const P end = (P)rp[i + 1];
-    for (P p = (P)rp[i] + lane; p < end; p += W) atomicAdd(&y[col[p]], (double)val[p] * ax);
+    for (P p = (P)rp[i] + lane; p < end; p += W) atomicAdd(&y[col[p]], (T)val[p] * ax);
   }
 }
 
@@ -187,34 +192,34 @@ csr_transpose_kernel(gs_idx_t m, int W, const O *__restrict__ rp,
  * row)) of row `row` (chunks[2c], chunks[2c+1], 64-bit). op = N: the block's sum times alpha is
  * added to y[row] (already scaled by beta). op = T: the block scatters alpha*x[row]*a_rj into
  * y[j]. */
-template <typename O, typename Val>
+template <typename O, typename Val, typename T>
 static __global__ void __launch_bounds__(STREAM_THREADS)
 csr_chunk_kernel(int transpose, const O *__restrict__ rp, const gs_idx_t *__restrict__ col,
                  const Val *__restrict__ val, const int64_t *__restrict__ chunks,
-                 const double *__restrict__ x, double alpha, double *__restrict__ y)
+                 const T *__restrict__ x, T alpha, T *__restrict__ y)
 {
   typedef typename csr_pos<O>::type P;
-  __shared__ double s_part[STREAM_THREADS / 32];
+  __shared__ T s_part[STREAM_THREADS / 32];
   const int tid = threadIdx.x;
   /* one block per chunk: 2 * blockIdx.x < 2 * nchunks <= nnz / 1024, no wrap */
   const gs_idx_t row = (gs_idx_t)chunks[2 * blockIdx.x];
   const P start = (P)chunks[2 * blockIdx.x + 1];
   const P stop = (P)min((long long)start + STREAM_CAP, (long long)rp[row + 1]);
   if (transpose) {
-    const double ax = alpha * x[row];
-    if (ax == 0.0) return;
+    const T ax = alpha * x[row];
+    if (ax == T(0)) return;
     for (P p = start + tid; p < stop; p += STREAM_THREADS)
-      atomicAdd(&y[col[p]], (double)val[p] * ax);
+      atomicAdd(&y[col[p]], (T)val[p] * ax);
     return;
   }
-  double t = 0.0;
+  T t = T(0);
   for (P p = start + tid; p < stop; p += STREAM_THREADS)
-    t += (double)ld_stream(&val[p]) * __ldg(&x[ld_stream(&col[p])]);
+    t += (T)ld_stream(&val[p]) * __ldg(&x[ld_stream(&col[p])]);
   for (int off = 16; off > 0; off /= 2) t += __shfl_xor_sync(0xffffffffu, t, off);
   if ((tid & 31) == 0) s_part[tid / 32] = t;
   __syncthreads();
   if (tid == 0) {
-    double sum = 0.0;
+    T sum = T(0);
     for (int w = 0; w < STREAM_THREADS / 32; ++w) sum += s_part[w];
     atomicAdd(&y[row], alpha * sum);
   }
@@ -223,11 +228,11 @@ csr_chunk_kernel(int transpose, const O *__restrict__ rp, const gs_idx_t *__rest
 /* op = T on the row blocks: as csr_stream_kernel's work split, without staging (each entry is
  * used once): a long row's block scatters it with all its threads; other blocks scatter each
  * row with a group of G threads. Balances rows that the per-row groups left to one group. */
-template <typename O, typename Val>
+template <typename O, typename Val, typename T>
 static __global__ void __launch_bounds__(STREAM_THREADS)
 csr_stream_transpose_kernel(const O *__restrict__ rp, const gs_idx_t *__restrict__ col,
                             const Val *__restrict__ val, const gs_idx_t *__restrict__ blocks,
-                            const double *__restrict__ x, double alpha, double *__restrict__ y)
+                            const T *__restrict__ x, T alpha, T *__restrict__ y)
 {
   typedef typename csr_pos<O>::type P;
   const int tid = threadIdx.x;
@@ -236,36 +241,35 @@ csr_stream_transpose_kernel(const O *__restrict__ rp, const gs_idx_t *__restrict
   int G = 1;
   while (G < STREAM_THREADS && nrows * (2 * G) <= STREAM_THREADS) G *= 2;
   for (gs_idx_t r = tid / G; r < nrows; r += STREAM_THREADS / G) {
-    const double ax = alpha * x[r0 + r];
-    if (ax == 0.0) continue;
+    const T ax = alpha * x[r0 + r];
+    if (ax == T(0)) continue;
     const P end = (P)rp[r0 + r + 1]; /* p + G < nnz + 128: no wrap */
     for (P p = (P)rp[r0 + r] + tid % G; p < end; p += G)
-      atomicAdd(&y[col[p]], (double)val[p] * ax);
+      atomicAdd(&y[col[p]], (T)val[p] * ax);
   }
 }
 
 /* ---- launchers ----------------------------------------------------------------------------- */
 
-template <typename O, typename Val>
+template <typename O, typename Val, typename T>
 static gs_status_t launch_vector(cudaStream_t s, const csr_data_t *d, const O *rp,
-                                 const Val *val, double alpha, const double *x, double beta,
-                                 double *y)
+                                 const Val *val, T alpha, const T *x, T beta, T *y)
 {
   const gs_dcsr_t *A = &d->A;
   if (d->nblocks > 0) {
-    csr_stream_kernel<O, Val><<<d->nblocks, STREAM_THREADS, 0, s>>>(rp, A->d_col, val,
-                                                                   d->d_blocks, x, alpha, beta,
-                                                                   y);
+    csr_stream_kernel<O, Val, T><<<d->nblocks, STREAM_THREADS, 0, s>>>(rp, A->d_col, val,
+                                                                      d->d_blocks, x, alpha,
+                                                                      beta, y);
     GS_CHECK(GS_CHECK_LAUNCH(s, "csr_stream_kernel"));
     if (d->nchunks == 0) return GS_SUCCESS;
-    csr_chunk_kernel<O, Val><<<d->nchunks, STREAM_THREADS, 0, s>>>(0, rp, A->d_col, val,
-                                                                  d->d_chunks, x, alpha, y);
+    csr_chunk_kernel<O, Val, T><<<d->nchunks, STREAM_THREADS, 0, s>>>(0, rp, A->d_col, val,
+                                                                     d->d_chunks, x, alpha, y);
     return GS_CHECK_LAUNCH(s, "csr_chunk_kernel");
   }
   const unsigned g = gs_grid_blocks((int64_t)A->m * d->width, CSR_BLOCK); /* grid-stride rows */
 #define CSR_VEC(W)                                                                             \
-  csr_vector_kernel<W, O, Val><<<g, CSR_BLOCK, 0, s>>>(A->m, rp, A->d_col, val, x, alpha,     \
-                                                       beta, y)
+  csr_vector_kernel<W, O, Val, T><<<g, CSR_BLOCK, 0, s>>>(A->m, rp, A->d_col, val, x, alpha,  \
+                                                          beta, y)
   switch (d->width) {
   case 2: CSR_VEC(2); break;
   case 4: CSR_VEC(4); break;
@@ -273,44 +277,44 @@ static gs_status_t launch_vector(cudaStream_t s, const csr_data_t *d, const O *r
   case 16: CSR_VEC(16); break;
   case 32: CSR_VEC(32); break;
   default:
-    csr_scalar_kernel<O, Val><<<g, CSR_BLOCK, 0, s>>>(A->m, rp, A->d_col, val, x, alpha, beta,
-                                                      y);
+    csr_scalar_kernel<O, Val, T><<<g, CSR_BLOCK, 0, s>>>(A->m, rp, A->d_col, val, x, alpha,
+                                                         beta, y);
   }
 #undef CSR_VEC
   return GS_CHECK_LAUNCH(s, "csr_vector_kernel");
 }
 
-template <typename O, typename Val>
+template <typename O, typename Val, typename T>
 static gs_status_t launch_transpose(cudaStream_t s, const csr_data_t *d, const O *rp,
-                                    const Val *val, double alpha, const double *x, double *y)
+                                    const Val *val, T alpha, const T *x, T *y)
 {
   if (d->nblocks > 0) {
-    csr_stream_transpose_kernel<O, Val><<<d->nblocks, STREAM_THREADS, 0, s>>>(
+    csr_stream_transpose_kernel<O, Val, T><<<d->nblocks, STREAM_THREADS, 0, s>>>(
         rp, d->A.d_col, val, d->d_blocks, x, alpha, y);
     GS_CHECK(GS_CHECK_LAUNCH(s, "csr_stream_transpose_kernel"));
     if (d->nchunks == 0) return GS_SUCCESS;
-    csr_chunk_kernel<O, Val><<<d->nchunks, STREAM_THREADS, 0, s>>>(1, rp, d->A.d_col, val,
-                                                                  d->d_chunks, x, alpha, y);
+    csr_chunk_kernel<O, Val, T><<<d->nchunks, STREAM_THREADS, 0, s>>>(1, rp, d->A.d_col, val,
+                                                                     d->d_chunks, x, alpha, y);
     return GS_CHECK_LAUNCH(s, "csr_chunk_kernel");
   }
-  csr_transpose_kernel<O, Val><<<gs_grid_blocks((int64_t)d->A.m * d->width, CSR_BLOCK),
-                                 CSR_BLOCK, 0, s>>>(d->A.m, d->width, rp, d->A.d_col, val, x,
-                                                    alpha, y);
+  csr_transpose_kernel<O, Val, T><<<gs_grid_blocks((int64_t)d->A.m * d->width, CSR_BLOCK),
+                                    CSR_BLOCK, 0, s>>>(d->A.m, d->width, rp, d->A.d_col, val, x,
+                                                       alpha, y);
   return GS_CHECK_LAUNCH(s, "csr_transpose_kernel");
 }
 
-/* The value array the kernels read (the shared double one, or this backend's float copy) picks
- * the instantiation; the offsets' width the other template argument. */
-template <typename Val>
+/* The value array the kernels read (the shared double one, or this backend's float copy) and
+ * the vector type T (double, or float in float precision) pick the instantiation; the offsets'
+ * width the other template argument. */
+template <typename Val, typename T>
 static gs_status_t csr_apply_values(cudaStream_t s, const csr_data_t *d, const Val *val,
-                                    gs_op_t op, double alpha, const double *d_x, double beta,
-                                    double *d_y)
+                                    gs_op_t op, T alpha, const T *d_x, T beta, T *d_y)
 {
   if (op == GS_OP_N)
     return d->A.wide ? launch_vector(s, d, d->A.d_row_ptr64, val, alpha, d_x, beta, d_y)
                      : launch_vector(s, d, d->A.d_row_ptr32, val, alpha, d_x, beta, d_y);
   GS_CHECK(gs_launch_scale(s, d->A.n, beta, d_y));
-  if (d->A.nnz == 0 || alpha == 0.0) return GS_SUCCESS;
+  if (d->A.nnz == 0 || alpha == T(0)) return GS_SUCCESS;
   return d->A.wide ? launch_transpose(s, d, d->A.d_row_ptr64, val, alpha, d_x, d_y)
                    : launch_transpose(s, d, d->A.d_row_ptr32, val, alpha, d_x, d_y);
 }
@@ -321,6 +325,16 @@ static gs_status_t csr_apply(gs_context_t *ctx, void *data, gs_op_t op, double a
   const csr_data_t *d = (const csr_data_t *)data;
   if (d->d_valf) return csr_apply_values(ctx->stream, d, d->d_valf, op, alpha, d_x, beta, d_y);
   return csr_apply_values(ctx->stream, d, d->A.d_val, op, alpha, d_x, beta, d_y);
+}
+
+/* precision=float: the float copy of the values, float vectors (spmv.c calls this slot only for
+ * a product prepared in float precision, whose prepare made d_valf when nnz > 0; with nnz = 0
+ * no kernel reads a value). */
+static gs_status_t csr_apply_f32(gs_context_t *ctx, void *data, gs_op_t op, float alpha,
+                                 const float *d_x, float beta, float *d_y)
+{
+  const csr_data_t *d = (const csr_data_t *)data;
+  return csr_apply_values(ctx->stream, d, (const float *)d->d_valf, op, alpha, d_x, beta, d_y);
 }
 
 /* CSR-smart's rule (Anzt et al., 3.4): smallest power of two >= mean row length, in [2, 32]. */
@@ -403,8 +417,8 @@ static int want_blocks(const gs_features_t *f)
 
 static void csr_destroy(void *data);
 
-/* The shared device CSR, and in mixed precision a float copy of its values rounded on the
- * device (the shared CSR stays double for the other backends). */
+/* The shared device CSR, and in mixed and float precision a float copy of its values rounded on
+ * the device (the shared CSR stays double for the other backends). */
 static gs_status_t csr_prepare_common(gs_context_t *ctx, gs_matrix_t *A, int width,
                                       const gs_spmv_cfg_t *cfg, void **out, unsigned *caps)
 {
@@ -415,8 +429,9 @@ static gs_status_t csr_prepare_common(gs_context_t *ctx, gs_matrix_t *A, int wid
   d->ctx = ctx;
   d->width = width;
   d->sm_count = ctx->sm_count;
+  d->vec_bytes = cfg->precision == GS_PRECISION_FLOAT ? sizeof(float) : sizeof(double);
   GS_TRY(gs_matrix_device_csr(A, &d->A));
-  if (cfg->precision == GS_PRECISION_MIXED) GS_TRY(gs_dcsr_round_values(ctx, &d->A, &d->d_valf));
+  if (gs_cfg_float_values(cfg)) GS_TRY(gs_dcsr_round_values(ctx, &d->A, &d->d_valf));
   *out = d;
   d = NULL;
 cleanup:
@@ -474,15 +489,14 @@ static gs_status_t csr_memory(const void *data, gs_spmv_mem_t *mem)
   const csr_data_t *d = (const csr_data_t *)data;
   const gs_dcsr_t *A = &d->A;
   /* The shared CSR is what this backend reads, so it is counted as its device memory. */
-  const size_t off = A->wide ? sizeof(int64_t) : sizeof(int32_t);
+  const size_t off = A->wide ? sizeof(int64_t) : sizeof(int32_t), vec = d->vec_bytes;
+  /* mixed and float: the float copy is held besides the shared CSR and read instead of its
+   * double values (float precision also reads and writes 4-byte vector entries) */
+  const size_t val = d->d_valf ? sizeof(float) : sizeof(double);
   mem->device_bytes = ((size_t)A->m + 1) * off +
-                      (size_t)A->nnz * (sizeof(gs_idx_t) + sizeof(double));
-  mem->bytes_per_apply = gs_csr_bytes_per_apply(A->m, A->n, A->nnz, off);
-  if (d->d_valf) { /* mixed: the float copy is held besides the shared CSR and read instead of
-                      its double values */
-    mem->device_bytes += (size_t)A->nnz * sizeof(float);
-    mem->bytes_per_apply -= (size_t)A->nnz * (sizeof(double) - sizeof(float));
-  }
+                      (size_t)A->nnz * (sizeof(gs_idx_t) + sizeof(double)) +
+                      (d->d_valf ? (size_t)A->nnz * sizeof(float) : 0);
+  mem->bytes_per_apply = gs_csr_bytes_per_apply_typed(A->m, A->n, A->nnz, off, val, vec);
   if (d->nblocks > 0) { /* block bounds and chunks are held and read once per product */
     const size_t extra = ((size_t)d->nblocks + 1) * sizeof(gs_idx_t) +
                          2 * (size_t)d->nchunks * sizeof(int64_t);
@@ -491,13 +505,10 @@ static gs_status_t csr_memory(const void *data, gs_spmv_mem_t *mem)
   }
   /* Transpose: CSR read once (values in the precision read), x read once, y scaled (read +
    * write) then updated by atomics (at least one read-modify-write of each y entry). */
-  const size_t read = ((size_t)A->m + 1) * off +
-                      (size_t)A->nnz * (sizeof(gs_idx_t) + (d->d_valf ? sizeof(float)
-                                                                       : sizeof(double))) +
+  const size_t read = ((size_t)A->m + 1) * off + (size_t)A->nnz * (sizeof(gs_idx_t) + val) +
                       ((size_t)d->nblocks + (d->nblocks > 0)) * sizeof(gs_idx_t) +
                       2 * (size_t)d->nchunks * sizeof(int64_t);
-  mem->bytes_per_apply_t = read + (size_t)A->m * sizeof(double) +
-                           3 * (size_t)A->n * sizeof(double);
+  mem->bytes_per_apply_t = read + (size_t)A->m * vec + 3 * (size_t)A->n * vec;
   return GS_SUCCESS;
 }
 
@@ -526,12 +537,12 @@ extern "C" const gs_spmv_ops_t gs_spmv_csr_scalar_ops = {
     GS_SPMV_OPS_VERSION, "csr-scalar",
     "CSR, one thread per row (Bell & Garland, SC09, 3.3); transpose by atomics",
     GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_WIDE | GS_SPMV_FLAG_SHARED_CSR |
-        GS_SPMV_FLAG_LIGHT | GS_SPMV_FLAG_MIXED, NULL,
-    csr_scalar_prepare, csr_apply, csr_memory, csr_destroy, NULL, csr_describe};
+        GS_SPMV_FLAG_LIGHT | GS_SPMV_FLAG_MIXED | GS_SPMV_FLAG_FLOAT, NULL,
+    csr_scalar_prepare, csr_apply, csr_memory, csr_destroy, NULL, csr_describe, csr_apply_f32};
 
 extern "C" const gs_spmv_ops_t gs_spmv_csr_vector_ops = {
     GS_SPMV_OPS_VERSION, "csr-vector",
     "CSR vector: row blocks staged in shared memory, 1-32 threads per row; transpose by atomics",
     GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_WIDE | GS_SPMV_FLAG_SHARED_CSR |
-        GS_SPMV_FLAG_LIGHT | GS_SPMV_FLAG_MIXED, csr_vector_options,
-    csr_vector_prepare, csr_apply, csr_memory, csr_destroy, NULL, csr_describe};
+        GS_SPMV_FLAG_LIGHT | GS_SPMV_FLAG_MIXED | GS_SPMV_FLAG_FLOAT, csr_vector_options,
+    csr_vector_prepare, csr_apply, csr_memory, csr_destroy, NULL, csr_describe, csr_apply_f32};

@@ -35,10 +35,17 @@
  *    algorithm and op above).
  *  - Empty products. m, n or nnz == 0 never reach cuSPARSE, which documents nothing for them:
  *    y = beta*y by cudaMemsetAsync (beta == 0) or a small scaling kernel.
+ *  - Precision. cusparse-csr also takes precision=float, the baseline of the float kernels in
+ *    the same run: prepare rounds the shared CSR's values once into a float copy of its own on
+ *    the device (gs_launch_round_to_float, the rounding of the other backends), and the matrix
+ *    and vector descriptors, the compute type and the host alpha and beta are CUDA_R_32F /
+ *    float. The other tables refuse float (and mixed, which cuSPARSE's SpMV does not take:
+ *    its values and vectors share one type).
  *
  * Byte model of memory() (CUSP's bytes_per_spmv, beta = 0): the matrix arrays read once, x read
  * once (n doubles; m for T), y written once (m doubles; n for T):
  *   CSR  (m+1)*4 + nnz*(4+8)      COO  nnz*(4+4+8)      SELL  (slices+1)*4 + slots*(4+8)
+ * (cusparse-csr in float precision: (m+1)*4 + nnz*(4+4), x and y 4 bytes an entry.)
  * device_bytes counts the arrays this backend reads, the shared CSR arrays included, plus its
  * workspaces. */
 #include <cuda_runtime.h>
@@ -84,6 +91,9 @@ typedef struct cusp_op {
 typedef struct cusp_data {
   const cusp_kind_t *kind;
   gs_context_t *ctx; /* the context it was prepared on (frees go through it) */
+  cudaDataType vtype; /* values, vectors and compute: CUDA_R_64F, CUDA_R_32F in float precision */
+  size_t vsize;       /* bytes of one value or vector entry: 8, or 4 in float precision */
+  float *d_valf;      /* float precision: the CSR values rounded to float (nnz), owned */
   gs_idx_t m, n, nnz;
   int empty; /* m, n or nnz == 0: y = beta*y without cuSPARSE */
   int nops;  /* 2 with transpose, else 1 (also when cuSPARSE refused op T) */
@@ -114,6 +124,7 @@ static void cusp_destroy(void *data)
     if (o->y) cusparseDestroyDnVec(o->y);
     gs_dfree(d->ctx, o->d_work);
   }
+  gs_dfree(d->ctx, d->d_valf);
   gs_dfree(d->ctx, d->d_coo_row);
   gs_dfree(d->ctx, d->d_sell_ptr);
   gs_dfree(d->ctx, d->d_sell_col);
@@ -135,18 +146,22 @@ static gs_status_t cusp_matrix(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_
   gs_dcsr_t csr;
   const int64_t m = d->m, n = d->n, nnz = d->nnz;
 
+  if (d->vtype != CUDA_R_64F && d->kind->format != CUSP_CSR) /* only CSR is flagged float */
+    GS_FAIL(GS_ERR_INTERNAL, "%s reached in float precision", d->kind->alg_name);
   switch (d->kind->format) {
   case CUSP_CSR:
     GS_TRY(gs_matrix_device_csr(A, &csr));
     if (csr.wide) /* spmv.c keeps wide matrices from backends not flagged WIDE */
       GS_FAIL(GS_ERR_INTERNAL, "cusparse-csr reached with 64-bit offsets");
+    if (d->vtype == CUDA_R_32F) /* float precision: a rounded copy of the shared values */
+      GS_TRY(gs_dcsr_round_values(ctx, &csr, &d->d_valf));
     d->matrix_bytes = ((size_t)m + 1) * sizeof(int32_t) +
-                      (size_t)nnz * (sizeof(gs_idx_t) + sizeof(gs_val_t));
+                      (size_t)nnz * (sizeof(gs_idx_t) + d->vsize);
     for (int k = 0; k < d->nops; ++k)
-      GS_TRY(GS_CUSPARSE(cusparseCreateConstCsr(&d->op[k].A, m, n, nnz, csr.d_row_ptr32,
-                                                csr.d_col, csr.d_val, CUSPARSE_INDEX_32I,
-                                                CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
-                                                CUDA_R_64F)));
+      GS_TRY(GS_CUSPARSE(cusparseCreateConstCsr(
+          &d->op[k].A, m, n, nnz, csr.d_row_ptr32, csr.d_col,
+          d->d_valf ? (const void *)d->d_valf : (const void *)csr.d_val, CUSPARSE_INDEX_32I,
+          CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, d->vtype)));
     break;
   case CUSP_COO:
     GS_TRY(gs_matrix_device_csr(A, &csr));
@@ -192,8 +207,13 @@ static gs_status_t cusp_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv
                                 void **data, unsigned *caps, const cusp_kind_t *kind)
 {
   gs_status_t st = GS_SUCCESS;
-  double *d_scratch = NULL;
+  char *d_scratch = NULL;
+  /* host scalars of the compute type (float in float precision) */
   const double one = 1.0, zero = 0.0;
+  const float onef = 1.0f, zerof = 0.0f;
+  const int fl = cfg->precision == GS_PRECISION_FLOAT;
+  const void *p_one = fl ? (const void *)&onef : (const void *)&one;
+  const void *p_zero = fl ? (const void *)&zerof : (const void *)&zero;
   const gs_csr_t *h = gs_matrix_host(A);
   const size_t len = (size_t)h->m + (size_t)h->n;
   *data = NULL;
@@ -201,6 +221,8 @@ static gs_status_t cusp_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv
   if (!d) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory preparing %s", kind->alg_name);
   d->kind = kind;
   d->ctx = ctx;
+  d->vtype = fl ? CUDA_R_32F : CUDA_R_64F;
+  d->vsize = fl ? sizeof(float) : sizeof(double);
   d->m = h->m;
   d->n = h->n;
   d->nnz = h->nnz;
@@ -213,18 +235,20 @@ static gs_status_t cusp_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv
   GS_TRY(cusp_matrix(ctx, A, cfg, d));
 
   /* Vector descriptors need device arrays of the right lengths while the workspace is sized
-   * and the pattern preprocessed: a zeroed scratch of m + n doubles, freed before returning.
-   * Apply re-points the descriptors at the caller's vectors before every product. */
-  GS_TRY(gs_dmalloc(ctx, (void **)&d_scratch, len * sizeof(double), "SpMV preprocessing vectors"));
-  GS_TRY(GS_CUDA(cudaMemsetAsync(d_scratch, 0, len * sizeof(double), ctx->stream)));
+   * and the pattern preprocessed: a zeroed scratch of m + n values (of vsize bytes), freed
+   * before returning. Apply re-points the descriptors at the caller's vectors before every
+   * product. */
+  GS_TRY(gs_dmalloc(ctx, (void **)&d_scratch, len * d->vsize, "SpMV preprocessing vectors"));
+  GS_TRY(GS_CUDA(cudaMemsetAsync(d_scratch, 0, len * d->vsize, ctx->stream)));
   GS_TRY(GS_CUSPARSE(cusparseSetPointerMode(ctx->cusparse, CUSPARSE_POINTER_MODE_HOST)));
   for (int k = 0; k < d->nops; ++k) {
     cusp_op_t *o = &d->op[k];
     const gs_idx_t in = k ? d->m : d->n, out = k ? d->n : d->m;
-    GS_TRY(GS_CUSPARSE(cusparseCreateDnVec(&o->x, in, d_scratch, CUDA_R_64F)));
-    GS_TRY(GS_CUSPARSE(cusparseCreateDnVec(&o->y, out, d_scratch + in, CUDA_R_64F)));
-    cusparseStatus_t cs = cusparseSpMV_bufferSize(ctx->cusparse, cusp_operation(k), &one, o->A,
-                                                  o->x, &zero, o->y, CUDA_R_64F, kind->alg,
+    GS_TRY(GS_CUSPARSE(cusparseCreateDnVec(&o->x, in, d_scratch, d->vtype)));
+    GS_TRY(GS_CUSPARSE(cusparseCreateDnVec(&o->y, out, d_scratch + (size_t)in * d->vsize,
+                                           d->vtype)));
+    cusparseStatus_t cs = cusparseSpMV_bufferSize(ctx->cusparse, cusp_operation(k), p_one,
+                                                  o->A, o->x, p_zero, o->y, d->vtype, kind->alg,
                                                   &o->work_bytes);
     if (k == 1 && cs == CUSPARSE_STATUS_NOT_SUPPORTED) { /* this cuSPARSE has no such op T */
       d->nops = 1; /* destroy still frees this op's descriptors */
@@ -233,8 +257,8 @@ static gs_status_t cusp_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv
     GS_TRY(GS_CUSPARSE(cs));
     GS_TRY(gs_dmalloc(ctx, &o->d_work, o->work_bytes, "cuSPARSE SpMV workspace"));
 #if CUSPARSE_VERSION >= 12300 /* cusparseSpMV_preprocess appeared in cuSPARSE 12.3 (CUDA 12.4) */
-    GS_TRY(GS_CUSPARSE(cusparseSpMV_preprocess(ctx->cusparse, cusp_operation(k), &one, o->A,
-                                               o->x, &zero, o->y, CUDA_R_64F, kind->alg,
+    GS_TRY(GS_CUSPARSE(cusparseSpMV_preprocess(ctx->cusparse, cusp_operation(k), p_one, o->A,
+                                               o->x, p_zero, o->y, d->vtype, kind->alg,
                                                o->d_work)));
 #endif
   }
@@ -267,8 +291,10 @@ CUSP_PREPARE(sell)
 
 /* ---- apply, memory, describe --------------------------------------------------------------- */
 
-static gs_status_t cusp_apply(gs_context_t *ctx, void *data, gs_op_t op, double alpha,
-                              const double *d_x, double beta, double *d_y)
+/* T: double, or float in float precision (the descriptors' type, set at prepare). */
+template <typename T>
+static gs_status_t cusp_apply_t(gs_context_t *ctx, void *data, gs_op_t op, T alpha, const T *d_x,
+                                T beta, T *d_y)
 {
   cusp_data_t *d = (cusp_data_t *)data;
   const int k = op == GS_OP_T;
@@ -282,13 +308,27 @@ static gs_status_t cusp_apply(gs_context_t *ctx, void *data, gs_op_t op, double 
   GS_CHECK(GS_CUSPARSE(cusparseDnVecSetValues(o->x, (void *)d_x)));
   GS_CHECK(GS_CUSPARSE(cusparseDnVecSetValues(o->y, d_y)));
   return GS_CUSPARSE(cusparseSpMV(ctx->cusparse, cusp_operation(k), &alpha, o->A, o->x, &beta,
-                                  o->y, CUDA_R_64F, d->kind->alg, o->d_work));
+                                  o->y, d->vtype, d->kind->alg, o->d_work));
 }
 
+static gs_status_t cusp_apply(gs_context_t *ctx, void *data, gs_op_t op, double alpha,
+                              const double *d_x, double beta, double *d_y)
+{
+  return cusp_apply_t(ctx, data, op, alpha, d_x, beta, d_y);
+}
+
+static gs_status_t cusp_apply_f32(gs_context_t *ctx, void *data, gs_op_t op, float alpha,
+                                  const float *d_x, float beta, float *d_y)
+{
+  return cusp_apply_t(ctx, data, op, alpha, d_x, beta, d_y);
+}
+
+/* matrix_bytes counts what a product reads: for float precision the shared row pointers and
+ * columns and the float copy of the values (the shared double values stay the matrix's). */
 static gs_status_t cusp_memory(const void *data, gs_spmv_mem_t *mem)
 {
   const cusp_data_t *d = (const cusp_data_t *)data;
-  const size_t m8 = (size_t)d->m * sizeof(double), n8 = (size_t)d->n * sizeof(double);
+  const size_t m8 = (size_t)d->m * d->vsize, n8 = (size_t)d->n * d->vsize;
   mem->device_bytes = d->matrix_bytes + d->op[0].work_bytes + d->op[1].work_bytes;
   mem->bytes_per_apply = d->matrix_bytes + (d->empty ? 0 : n8) + m8;
   mem->bytes_per_apply_t = d->nops < 2 ? 0 : d->matrix_bytes + (d->empty ? 0 : m8) + n8;
@@ -336,9 +376,9 @@ static gs_status_t host_apply_sell(const gs_csr_t *A, const gs_spmv_cfg_t *cfg, 
 extern "C" const gs_spmv_ops_t gs_spmv_cusparse_csr_ops = {
     GS_SPMV_OPS_VERSION, "cusparse-csr", "cuSPARSE SpMV on CSR, CUSPARSE_SPMV_CSR_ALG1 (baseline)",
     GS_SPMV_FLAG_VENDOR | GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_SHARED_CSR |
-        GS_SPMV_FLAG_LIGHT, NULL,
+        GS_SPMV_FLAG_LIGHT | GS_SPMV_FLAG_FLOAT, NULL,
     prepare_csr, cusp_apply, cusp_memory,
-    cusp_destroy, NULL /* host_apply: plain CSR */, cusp_describe};
+    cusp_destroy, NULL /* host_apply: plain CSR */, cusp_describe, cusp_apply_f32};
 
 extern "C" const gs_spmv_ops_t gs_spmv_cusparse_csr2_ops = {
     GS_SPMV_OPS_VERSION, "cusparse-csr2",

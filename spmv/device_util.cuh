@@ -33,6 +33,14 @@ static __device__ __forceinline__ void gs_pdl_wait(void)
 #endif
 }
 
+/* Fused multiply-add in the precision of its arguments: the kernels templated on the vector
+ * type T (double, or float for precision=float) call gs_fma(a, x, s) for either. */
+static __device__ __forceinline__ double gs_fma(double a, double b, double c)
+{
+  return fma(a, b, c);
+}
+static __device__ __forceinline__ float gs_fma(float a, float b, float c) { return fmaf(a, b, c); }
+
 /* Matrix entries are read once per product: load them through the read-only path without
  * allocating in L1 (ld.global.nc.L1::no_allocate), so that L1 keeps the gathered entries of x,
  * which neighbouring rows reuse. One generator for every width: NAME(const PTR *p) returns RET

@@ -34,15 +34,17 @@
  *   so row + offset, in (-m, m + n), and column - offset, in (-n, n + m), fit in 32 bits:
  *   the per-diagonal (hot) arithmetic stays 32-bit, tiles and pointers are 64-bit.
  *
- * Precision: the kernel is a template on the stored value type Val, double or float
- *   (precision=mixed: gs_dia_layout_round rounds the built values once and the float layout is
- *   uploaded); each value is widened to double before its product, so x, y and the sums stay
- *   double. The host applies read the same float layout.
+ * Precision: the kernel is a template on the stored value type Val and on the vector type T of
+ *   x, y, alpha, beta and the sums: <double, double> in double precision, <float, double> in
+ *   mixed (gs_dia_layout_round rounds the built values once and the float layout is uploaded;
+ *   each value widens exactly to double before its product), <float, float> in float precision
+ *   (the same layout, fmaf and float sums). The host applies read the same float layout.
  *
- * Byte model (gs_spmv_mem_t, beta = 0; a = 8 bytes a stored value, 4 in mixed precision):
+ * Byte model (gs_spmv_mem_t, beta = 0; a = 8 bytes a stored value, 4 in mixed and float
+ * precision; v = 8 bytes a vector entry, 4 in float precision):
  *   a*slots_in_range (values whose column lies inside the
  *   matrix: what the kernels read, explicit zeros inside occupied diagonals included)
- *   + 4*ndiag (offsets) + 8*n (x, read once) + 8*m (y written once); op = T reads the same
+ *   + 4*ndiag (offsets) + v*n (x, read once) + v*m (y written once); op = T reads the same
  *   slots, x of m and writes y of n: the same total. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,11 +58,11 @@
 /* One kernel for both ops (TRANS is a template parameter: each instantiation has the loop of
  * its op and nothing else): o is the output index (row for N, column for T) and k the other
  * index on diagonal d (column o + offset for N, row o - offset for T). */
-template <bool TRANS, typename Val>
+template <bool TRANS, typename Val, typename T>
 static __global__ void __launch_bounds__(GS_FMT_BLOCK)
 dia_spmv_kernel(int m, int n, int ndiag, long long pitch, const int *__restrict__ offsets,
-                const Val *__restrict__ val, const double *__restrict__ x, double alpha,
-                double beta, double *__restrict__ y)
+                const Val *__restrict__ val, const T *__restrict__ x, T alpha, T beta,
+                T *__restrict__ y)
 {
   __shared__ int s_off[GS_FMT_BLOCK];
   const int nout = TRANS ? n : m, nin = TRANS ? m : n;
@@ -68,7 +70,7 @@ dia_spmv_kernel(int m, int n, int ndiag, long long pitch, const int *__restrict_
   for (int64_t first = (int64_t)blockIdx.x * blockDim.x; first < nout; first += tiles) {
     const bool active = first + threadIdx.x < nout;
     const int o = (int)(first + threadIdx.x); /* < nout < 2^31; used only when active */
-    double sum = 0.0;
+    T sum = T(0);
     for (int base = 0; base < ndiag; base += GS_FMT_BLOCK) {
       const int chunk = ndiag - base < GS_FMT_BLOCK ? ndiag - base : GS_FMT_BLOCK;
       if ((int)threadIdx.x < chunk) s_off[threadIdx.x] = offsets[base + threadIdx.x];
@@ -84,14 +86,14 @@ dia_spmv_kernel(int m, int n, int ndiag, long long pitch, const int *__restrict_
           const int k = TRANS ? o - s_off[d] : o + s_off[d];
           const bool in = (unsigned)k < (unsigned)nin; /* 0 <= k < nin */
           const int kc = k < 0 ? 0 : (k < nin ? k : nin - 1);
-          const double a = (double)ld_stream(TRANS ? v + kc : v); /* float widens exactly */
-          const double xk = __ldg(x + kc);
-          sum = in ? fma(a, xk, sum) : sum;
+          const T a = (T)ld_stream(TRANS ? v + kc : v); /* float widens exactly to double */
+          const T xk = __ldg(x + kc);
+          sum = in ? gs_fma(a, xk, sum) : sum;
         }
       }
       __syncthreads(); /* every thread is done with s_off before the next chunk is staged */
     }
-    if (active) y[o] = beta == 0.0 ? alpha * sum : alpha * sum + beta * y[o];
+    if (active) y[o] = beta == T(0) ? alpha * sum : alpha * sum + beta * y[o];
   }
 }
 
@@ -103,9 +105,10 @@ typedef struct dia_data {
   int64_t pitch;
   int64_t slots_in_range;
   int32_t *d_offsets; /* ndiag */
-  gs_val_t *d_val;    /* pitch * ndiag, or NULL in mixed precision */
-  float *d_valf;      /* pitch * ndiag in mixed precision (the rounded layout), else NULL */
-  size_t val_bytes;   /* bytes of one stored value: 8, or 4 in mixed precision */
+  gs_val_t *d_val;    /* pitch * ndiag, or NULL in mixed and float precision */
+  float *d_valf;      /* pitch * ndiag in mixed and float precision (the rounded layout) */
+  size_t val_bytes;   /* bytes of one stored value: 8, or 4 in mixed and float precision */
+  size_t vec_bytes;   /* bytes of a vector entry: 8, or 4 in float precision */
   size_t bytes;
 } dia_data_t;
 
@@ -134,7 +137,7 @@ static gs_status_t dia_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_
   size_t nval = 0;
   *data = NULL;
   GS_TRY(gs_dia_layout_build(&L, gs_matrix_host(A), cfg->v[DIA_OPT_MAX_FILL]));
-  if (cfg->precision == GS_PRECISION_MIXED) GS_TRY(gs_dia_layout_round(L)); /* once, here */
+  if (gs_cfg_float_values(cfg)) GS_TRY(gs_dia_layout_round(L)); /* once, here */
   D = (dia_data_t *)calloc(1, sizeof *D);
   if (!D) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory preparing dia");
   D->ctx = ctx;
@@ -147,7 +150,8 @@ static gs_status_t dia_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_
   nval = (size_t)L->pitch * (size_t)L->ndiag;
   GS_TRY(gs_upload(ctx, (void **)&D->d_offsets, L->offsets, (size_t)L->ndiag * sizeof(int32_t),
                    "DIA offsets"));
-  D->val_bytes = cfg->precision == GS_PRECISION_MIXED ? sizeof(float) : sizeof(gs_val_t);
+  D->val_bytes = gs_cfg_float_values(cfg) ? sizeof(float) : sizeof(gs_val_t);
+  D->vec_bytes = cfg->precision == GS_PRECISION_FLOAT ? sizeof(float) : sizeof(gs_val_t);
   if (L->valf)
     GS_TRY(gs_upload(ctx, (void **)&D->d_valf, L->valf, nval * sizeof(float), "DIA values"));
   else
@@ -161,21 +165,21 @@ cleanup:
   return st;
 }
 
-template <typename Val>
+template <typename Val, typename T>
 static gs_status_t dia_launch(gs_context_t *ctx, const dia_data_t *D, const Val *val, gs_op_t op,
-                              double alpha, const double *d_x, double beta, double *d_y)
+                              T alpha, const T *d_x, T beta, T *d_y)
 {
   if (op == GS_OP_T) {
     if (D->n == 0) return GS_SUCCESS;
-    dia_spmv_kernel<true, Val><<<gs_grid_blocks(D->n, GS_FMT_BLOCK), GS_FMT_BLOCK, 0,
-                                 ctx->stream>>>(D->m, D->n, D->ndiag, D->pitch, D->d_offsets,
-                                                val, d_x, alpha, beta, d_y);
+    dia_spmv_kernel<true, Val, T><<<gs_grid_blocks(D->n, GS_FMT_BLOCK), GS_FMT_BLOCK, 0,
+                                    ctx->stream>>>(D->m, D->n, D->ndiag, D->pitch, D->d_offsets,
+                                                   val, d_x, alpha, beta, d_y);
     return GS_CHECK_LAUNCH(ctx->stream, "dia_spmv_kernel<T>");
   }
   if (D->m == 0) return GS_SUCCESS;
-  dia_spmv_kernel<false, Val><<<gs_grid_blocks(D->m, GS_FMT_BLOCK), GS_FMT_BLOCK, 0,
-                                ctx->stream>>>(D->m, D->n, D->ndiag, D->pitch, D->d_offsets, val,
-                                               d_x, alpha, beta, d_y);
+  dia_spmv_kernel<false, Val, T><<<gs_grid_blocks(D->m, GS_FMT_BLOCK), GS_FMT_BLOCK, 0,
+                                   ctx->stream>>>(D->m, D->n, D->ndiag, D->pitch, D->d_offsets,
+                                                  val, d_x, alpha, beta, d_y);
   return GS_CHECK_LAUNCH(ctx->stream, "dia_spmv_kernel<N>");
 }
 
@@ -187,10 +191,18 @@ static gs_status_t dia_apply(gs_context_t *ctx, void *data, gs_op_t op, double a
   return dia_launch(ctx, D, D->d_val, op, alpha, d_x, beta, d_y);
 }
 
+/* precision=float: the rounded layout (always uploaded as floats then), float vectors */
+static gs_status_t dia_apply_f32(gs_context_t *ctx, void *data, gs_op_t op, float alpha,
+                                 const float *d_x, float beta, float *d_y)
+{
+  const dia_data_t *D = (const dia_data_t *)data;
+  return dia_launch(ctx, D, (const float *)D->d_valf, op, alpha, d_x, beta, d_y);
+}
+
 static gs_status_t dia_memory(const void *data, gs_spmv_mem_t *mem)
 {
   const dia_data_t *D = (const dia_data_t *)data;
-  const size_t v = sizeof(gs_val_t); /* vectors; the stored values take D->val_bytes */
+  const size_t v = D->vec_bytes; /* vectors; the stored values take D->val_bytes */
   mem->device_bytes = D->bytes;
   mem->bytes_per_apply = (size_t)D->slots_in_range * D->val_bytes + (size_t)D->ndiag * sizeof(int32_t) +
                          (size_t)D->n * v + (size_t)D->m * v;
@@ -212,11 +224,12 @@ extern "C" const gs_spmv_ops_t gs_spmv_dia_ops = {
     "dia",
     "DIA, diagonals column-major padded to 32, one thread per row (Bell & Garland, SC09, 3.1); "
     "refuses fill; T by gather",
-    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_MIXED,
+    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_MIXED | GS_SPMV_FLAG_FLOAT,
     dia_options,
     dia_prepare,
     dia_apply,
     dia_memory,
     dia_destroy,
     gs_dia_host_apply,
-    dia_describe};
+    dia_describe,
+    dia_apply_f32};

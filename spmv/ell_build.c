@@ -155,7 +155,7 @@ gs_status_t gs_ell_host_apply(const gs_csr_t *A, const gs_spmv_cfg_t *cfg, gs_op
     return GS_ERROR(GS_ERR_INVALID_ARG, "ell host apply: NULL argument");
   /* built whatever alpha is: a refusal reads as prepare's */
   GS_CHECK(gs_ell_layout_build(&L, A, cfg->v[0] /* max_fill: ell_options in ell_kernels.cu */));
-  if (cfg->precision == GS_PRECISION_MIXED) {
+  if (gs_cfg_float_values(cfg)) {
     gs_status_t st = gs_ell_layout_round(L);
     if (st != GS_SUCCESS) {
       gs_ell_layout_destroy(&L);

@@ -22,16 +22,19 @@
  *   once per row (coalesced), the atomics scatter. Atomics meet in a run-dependent order, so
  *   op = T is not bitwise deterministic (prepare clears GS_SPMV_CAP_DETERMINISTIC_T).
  *
- * Precision: both kernels are templates on the stored value type Val, double or float
- *   (precision=mixed: the builder rounds the values once, gs_ell_layout_round, and the float
- *   layout is uploaded); a value is widened to double before its product, so x, y, the sum
- *   and the atomics stay double. The host apply reads the same float layout.
+ * Precision: both kernels are templates on the stored value type Val and on the vector type T
+ *   of x, y, alpha, beta, the sum and the atomics: <double, double> in double precision, <float,
+ *   double> in mixed (the builder rounds the values once, gs_ell_layout_round, and the float
+ *   layout is uploaded; a value widens exactly to double before its product), <float, float> in
+ *   float precision (the same layout; fmaf, float sums and float atomicAdd). The host apply
+ *   reads the same float layout.
  *
- * Byte model (gs_spmv_mem_t, beta = 0; a = 8 bytes a stored value, 4 in mixed precision):
+ * Byte model (gs_spmv_mem_t, beta = 0; a = 8 bytes a stored value, 4 in mixed and float
+ * precision; v = 8 bytes a vector entry, 4 in float precision):
  *   op = N: (4 + a)*m*K (every slot of the m real rows: a 4-byte index and a value; the
- *           alignment rows m..pitch-1 are never read) + 8*n (x, read once: the cache-resident
- *           ideal) + 8*m (y written once).
- *   op = T: (4 + a)*m*K + 8*m (x, read once) + 8*n (the scale pass writes y) + 16*n (atomic
+ *           alignment rows m..pitch-1 are never read) + v*n (x, read once: the cache-resident
+ *           ideal) + v*m (y written once).
+ *   op = T: (4 + a)*m*K + v*m (x, read once) + v*n (the scale pass writes y) + 2v*n (atomic
  *           read-modify-write, counted once per column, as hyb and coo count theirs). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,43 +45,42 @@
 #include "spmv/device_util.cuh"
 #include "spmv/formats_kernels.h"
 
-template <typename Val>
+template <typename Val, typename T>
 static __global__ void __launch_bounds__(GS_FMT_BLOCK)
 ell_spmv_kernel(int m, int K, long long pitch, const int *__restrict__ col,
-                const Val *__restrict__ val, const double *__restrict__ x, double alpha,
-                double beta, double *__restrict__ y)
+                const Val *__restrict__ val, const T *__restrict__ x, T alpha, T beta,
+                T *__restrict__ y)
 {
   GS_GRID_STRIDE(row, m) {
     const int *c = col + row;
     const Val *v = val + row;
-    double sum = 0.0;
+    T sum = T(0);
 #pragma unroll 4
     for (int k = 0; k < K; ++k, c += pitch, v += pitch) {
       /* Branch-free so that the unrolled loads overlap: a padding slot (column GS_ELL_PAD < 0,
        * value 0) reads x[0] (in bounds, cached) and the select drops the product, so an
        * Inf/NaN in x never leaks through padding. */
       const int j = ld_stream(c);
-      const double a = (double)ld_stream(v); /* a float value widens exactly */
-      const double xj = __ldg(x + (j < 0 ? 0 : j));
-      sum = j >= 0 ? fma(a, xj, sum) : sum;
+      const T a = (T)ld_stream(v); /* a float value widens exactly to a double T */
+      const T xj = __ldg(x + (j < 0 ? 0 : j));
+      sum = j >= 0 ? gs_fma(a, xj, sum) : sum;
     }
-    y[row] = beta == 0.0 ? alpha * sum : alpha * sum + beta * y[row];
+    y[row] = beta == T(0) ? alpha * sum : alpha * sum + beta * y[row];
   }
 }
 
-template <typename Val>
+template <typename Val, typename T>
 static __global__ void __launch_bounds__(GS_FMT_BLOCK)
 ell_spmv_t_kernel(int m, int K, long long pitch, const int *__restrict__ col,
-                  const Val *__restrict__ val, const double *__restrict__ x, double alpha,
-                  double *y)
+                  const Val *__restrict__ val, const T *__restrict__ x, T alpha, T *y)
 {
   GS_GRID_STRIDE(row, m) {
     const int *c = col + row;
     const Val *v = val + row;
-    const double ax = alpha * __ldg(x + row);
+    const T ax = alpha * __ldg(x + row);
     for (int k = 0; k < K; ++k, c += pitch, v += pitch) {
       const int j = __ldg(c);
-      if (j >= 0) atomicAdd(y + j, (double)__ldg(v) * ax);
+      if (j >= 0) atomicAdd(y + j, (T)__ldg(v) * ax);
     }
   }
 }
@@ -117,39 +119,68 @@ cleanup:
   return st;
 }
 
-extern "C" gs_status_t gs_ell_dev_apply(gs_context_t *ctx, const gs_ell_dev_t *D, double alpha,
-                                        const double *d_x, double beta, double *d_y)
+/* Both launchers for both vector types T; the layout's values (double, or the float ones of a
+ * rounded layout: always so for a float product) pick Val. */
+template <typename T>
+static gs_status_t ell_apply_n(gs_context_t *ctx, const gs_ell_dev_t *D, T alpha, const T *d_x,
+                               T beta, T *d_y)
 {
   if (D->m == 0) return GS_SUCCESS;
   const unsigned g = gs_grid_blocks(D->m, GS_FMT_BLOCK);
   if (D->d_valf)
-    ell_spmv_kernel<float><<<g, GS_FMT_BLOCK, 0, ctx->stream>>>(
+    ell_spmv_kernel<float, T><<<g, GS_FMT_BLOCK, 0, ctx->stream>>>(
         D->m, D->K, D->pitch, D->d_col, D->d_valf, d_x, alpha, beta, d_y);
   else
-    ell_spmv_kernel<double><<<g, GS_FMT_BLOCK, 0, ctx->stream>>>(
+    ell_spmv_kernel<double, T><<<g, GS_FMT_BLOCK, 0, ctx->stream>>>(
         D->m, D->K, D->pitch, D->d_col, D->d_val, d_x, alpha, beta, d_y);
   return GS_CHECK_LAUNCH(ctx->stream, "ell_spmv_kernel");
+}
+
+template <typename T>
+static gs_status_t ell_accumulate_t(gs_context_t *ctx, const gs_ell_dev_t *D, T alpha,
+                                    const T *d_x, T *d_y)
+{
+  if (D->m == 0 || D->K == 0) return GS_SUCCESS;
+  const unsigned g = gs_grid_blocks(D->m, GS_FMT_BLOCK);
+  if (D->d_valf)
+    ell_spmv_t_kernel<float, T><<<g, GS_FMT_BLOCK, 0, ctx->stream>>>(
+        D->m, D->K, D->pitch, D->d_col, D->d_valf, d_x, alpha, d_y);
+  else
+    ell_spmv_t_kernel<double, T><<<g, GS_FMT_BLOCK, 0, ctx->stream>>>(
+        D->m, D->K, D->pitch, D->d_col, D->d_val, d_x, alpha, d_y);
+  return GS_CHECK_LAUNCH(ctx->stream, "ell_spmv_t_kernel");
+}
+
+extern "C" gs_status_t gs_ell_dev_apply(gs_context_t *ctx, const gs_ell_dev_t *D, double alpha,
+                                        const double *d_x, double beta, double *d_y)
+{
+  return ell_apply_n(ctx, D, alpha, d_x, beta, d_y);
 }
 
 extern "C" gs_status_t gs_ell_dev_accumulate_t(gs_context_t *ctx, const gs_ell_dev_t *D,
                                                double alpha, const double *d_x, double *d_y)
 {
-  if (D->m == 0 || D->K == 0) return GS_SUCCESS;
-  const unsigned g = gs_grid_blocks(D->m, GS_FMT_BLOCK);
-  if (D->d_valf)
-    ell_spmv_t_kernel<float><<<g, GS_FMT_BLOCK, 0, ctx->stream>>>(
-        D->m, D->K, D->pitch, D->d_col, D->d_valf, d_x, alpha, d_y);
-  else
-    ell_spmv_t_kernel<double><<<g, GS_FMT_BLOCK, 0, ctx->stream>>>(
-        D->m, D->K, D->pitch, D->d_col, D->d_val, d_x, alpha, d_y);
-  return GS_CHECK_LAUNCH(ctx->stream, "ell_spmv_t_kernel");
+  return ell_accumulate_t(ctx, D, alpha, d_x, d_y);
+}
+
+gs_status_t gs_ell_dev_apply(gs_context_t *ctx, const gs_ell_dev_t *D, float alpha,
+                             const float *d_x, float beta, float *d_y)
+{
+  return ell_apply_n(ctx, D, alpha, d_x, beta, d_y);
+}
+
+gs_status_t gs_ell_dev_accumulate_t(gs_context_t *ctx, const gs_ell_dev_t *D, float alpha,
+                                    const float *d_x, float *d_y)
+{
+  return ell_accumulate_t(ctx, D, alpha, d_x, d_y);
 }
 
 /* ---- the backend ------------------------------------------------------------------------- */
 
 typedef struct ell_data {
   gs_ell_dev_t dev;
-  int64_t entries; /* real entries (nnz) */
+  int64_t entries;  /* real entries (nnz) */
+  size_t vec_bytes; /* bytes of a vector entry: 8, or 4 in float precision */
 } ell_data_t;
 
 static void ell_destroy(void *data)
@@ -172,10 +203,11 @@ static gs_status_t ell_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_
   ell_data_t *D = NULL;
   *data = NULL;
   GS_TRY(gs_ell_layout_build(&L, gs_matrix_host(A), cfg->v[ELL_OPT_MAX_FILL]));
-  if (cfg->precision == GS_PRECISION_MIXED) GS_TRY(gs_ell_layout_round(L)); /* once, here */
+  if (gs_cfg_float_values(cfg)) GS_TRY(gs_ell_layout_round(L)); /* once, here */
   D = (ell_data_t *)calloc(1, sizeof *D);
   if (!D) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory preparing ell");
   D->entries = L->entries;
+  D->vec_bytes = cfg->precision == GS_PRECISION_FLOAT ? sizeof(float) : sizeof(gs_val_t);
   GS_TRY(gs_ell_dev_upload(ctx, L, &D->dev));
   *data = D;
   D = NULL;
@@ -185,8 +217,9 @@ cleanup:
   return st;
 }
 
-static gs_status_t ell_apply(gs_context_t *ctx, void *data, gs_op_t op, double alpha,
-                             const double *d_x, double beta, double *d_y)
+template <typename T> /* double, or float in float precision */
+static gs_status_t ell_apply_t(gs_context_t *ctx, void *data, gs_op_t op, T alpha, const T *d_x,
+                               T beta, T *d_y)
 {
   const ell_data_t *D = (const ell_data_t *)data;
   if (op == GS_OP_N) return gs_ell_dev_apply(ctx, &D->dev, alpha, d_x, beta, d_y);
@@ -194,10 +227,22 @@ static gs_status_t ell_apply(gs_context_t *ctx, void *data, gs_op_t op, double a
   return gs_ell_dev_accumulate_t(ctx, &D->dev, alpha, d_x, d_y);
 }
 
+static gs_status_t ell_apply(gs_context_t *ctx, void *data, gs_op_t op, double alpha,
+                             const double *d_x, double beta, double *d_y)
+{
+  return ell_apply_t(ctx, data, op, alpha, d_x, beta, d_y);
+}
+
+static gs_status_t ell_apply_f32(gs_context_t *ctx, void *data, gs_op_t op, float alpha,
+                                 const float *d_x, float beta, float *d_y)
+{
+  return ell_apply_t(ctx, data, op, alpha, d_x, beta, d_y);
+}
+
 static gs_status_t ell_memory(const void *data, gs_spmv_mem_t *mem)
 {
   const ell_data_t *D = (const ell_data_t *)data;
-  const size_t v = sizeof(gs_val_t), a = D->dev.val_bytes; /* vectors, stored values */
+  const size_t v = D->vec_bytes, a = D->dev.val_bytes; /* vectors, stored values */
   mem->device_bytes = D->dev.bytes;
   mem->bytes_per_apply = (size_t)D->dev.m * (size_t)D->dev.K * (sizeof(gs_idx_t) + a) +
                          (size_t)D->dev.n * v + (size_t)D->dev.m * v;
@@ -220,11 +265,12 @@ extern "C" const gs_spmv_ops_t gs_spmv_ell_ops = {
     "ell",
     "ELLPACK, column-major padded to 32, one thread per row (Bell & Garland, SC09, 3.2); "
     "refuses fill; T by atomics",
-    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_MIXED,
+    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_MIXED | GS_SPMV_FLAG_FLOAT,
     ell_options,
     ell_prepare,
     ell_apply,
     ell_memory,
     ell_destroy,
     gs_ell_host_apply,
-    ell_describe};
+    ell_describe,
+    ell_apply_f32};

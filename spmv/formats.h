@@ -28,7 +28,7 @@ int64_t gs_fmt_pitch(gs_idx_t m);
  *  applies use it for the scale pass of op = T and for the BLAS rule of alpha == 0. */
 void gs_fmt_scale_host(gs_idx_t len, double beta, double *y);
 
-/* ---- mixed precision (gs_precision_t) ----------------------------------------------------
+/* ---- mixed and float precision (gs_precision_t) -----------------------------------------
  * A layout holds its values in double (`val`) or, after gs_*_layout_round, in float (`valf`,
  * and `val` freed and NULL): each value rounded once to nearest (the same rounding the CUDA
  * conversion makes), then read as a double by the host applies, as the kernels read them. */
@@ -191,8 +191,9 @@ gs_status_t gs_hyb_layout_apply_host(const gs_hyb_layout_t *L, gs_idx_t max_warp
  * (GS_ERR_FORMAT_FILL) is reported exactly as prepare would report it, whatever alpha is; then
  * with alpha == 0 (BLAS) it sets y = beta*y without reading x (which may be NULL) or A's values;
  * with beta == 0 it never reads y. ell, dia, coo and hyb all take op = N and op = T, and
- * cfg->precision: with GS_PRECISION_MIXED the layout is rounded (gs_*_layout_round) before it
- * is applied, as prepare rounds it before the upload. */
+ * cfg->precision: with GS_PRECISION_MIXED or GS_PRECISION_FLOAT (gs_cfg_float_values) the layout
+ * is rounded (gs_*_layout_round) before it is applied, as prepare rounds it before the upload
+ * (float precision's kernels read the same layout with float vectors). */
 
 gs_status_t gs_coo_host_apply(const gs_csr_t *A, const gs_spmv_cfg_t *cfg, gs_op_t op,
                               double alpha, const double *x, double beta, double *y);

@@ -26,12 +26,15 @@ typedef struct gs_coo_dev {
   gs_idx_t warps;           /* persistent warps (gs_coo_partition) */
   int64_t interval;         /* entries per warp, a multiple of 32 */
   gs_idx_t *d_row, *d_col;  /* nnz */
-  gs_val_t *d_val;          /* nnz, or NULL in a mixed upload */
-  float *d_valf;            /* nnz in a mixed upload (a layout rounded by gs_coo_layout_round) */
-  size_t val_bytes;         /* bytes of one stored value: 8, or 4 in a mixed upload */
+  gs_val_t *d_val;          /* nnz, or NULL in a rounded upload */
+  float *d_valf;            /* nnz in a rounded upload (a layout rounded by gs_coo_layout_round) */
+  size_t val_bytes;         /* bytes of one stored value: 8, or 4 in a rounded upload */
   gs_idx_t *d_carry_row;    /* warps */
-  gs_val_t *d_carry_val;    /* warps */
+  void *d_carry_val;        /* warps doubles: the partial sums in the vector type (double, or
+                               float in a float product) */
   size_t bytes;             /* device bytes held */
+  size_t vec_bytes;         /* bytes of a vector entry in the byte model: 8 from the upload, 4
+                               when the backend applies it to float vectors (precision=float) */
 } gs_coo_dev_t;
 
 /** Uploads L and allocates the carries for the device's occupancy. The values go up in the
@@ -53,9 +56,9 @@ typedef struct gs_ell_dev {
   gs_idx_t m, n, K;
   int64_t pitch;
   gs_idx_t *d_col;  /* pitch * K, GS_ELL_PAD in padding slots */
-  gs_val_t *d_val;  /* pitch * K, or NULL in a mixed upload */
-  float *d_valf;    /* pitch * K in a mixed upload (a layout rounded by gs_ell_layout_round) */
-  size_t val_bytes; /* bytes of one stored value: 8, or 4 in a mixed upload */
+  gs_val_t *d_val;  /* pitch * K, or NULL in a rounded upload */
+  float *d_valf;    /* pitch * K in a rounded upload (a layout rounded by gs_ell_layout_round) */
+  size_t val_bytes; /* bytes of one stored value: 8, or 4 in a rounded upload */
   size_t bytes;
 } gs_ell_dev_t;
 
@@ -71,5 +74,17 @@ gs_status_t gs_ell_dev_accumulate_t(gs_context_t *ctx, const gs_ell_dev_t *D, do
 
 #ifdef __cplusplus
 }
+
+/* The float-precision launchers (float vectors and arithmetic on a rounded layout) under the
+ * double ones' names, so that one template body on the vector type serves both (C++ linkage:
+ * .cu files only). */
+gs_status_t gs_coo_dev_accumulate(gs_context_t *ctx, const gs_coo_dev_t *D, float alpha,
+                                  const float *d_x, float *d_y);
+gs_status_t gs_coo_dev_accumulate_t(gs_context_t *ctx, const gs_coo_dev_t *D, float alpha,
+                                    const float *d_x, float *d_y);
+gs_status_t gs_ell_dev_apply(gs_context_t *ctx, const gs_ell_dev_t *D, float alpha,
+                             const float *d_x, float beta, float *d_y);
+gs_status_t gs_ell_dev_accumulate_t(gs_context_t *ctx, const gs_ell_dev_t *D, float alpha,
+                                    const float *d_x, float *d_y);
 #endif
 #endif

@@ -108,7 +108,7 @@ gs_status_t gs_hyb_host_apply(const gs_csr_t *A, const gs_spmv_cfg_t *cfg, gs_op
   /* built whatever alpha is, as prepare builds it */
   GS_CHECK(gs_hyb_layout_build(&L, A, (int)cfg->v[0] /* k: hyb_options in hyb_kernels.cu */));
   gs_status_t st = GS_SUCCESS;
-  if (cfg->precision == GS_PRECISION_MIXED) st = gs_hyb_layout_round(L);
+  if (gs_cfg_float_values(cfg)) st = gs_hyb_layout_round(L);
   if (st == GS_SUCCESS && alpha == 0.0) /* BLAS: A and x are not read */
     gs_fmt_scale_host(outn, beta, y);
   else if (st == GS_SUCCESS)

@@ -15,16 +15,18 @@
  *   atomicAdd.
  * Memory access and assumptions: those of the two kernels (see their banners).
  *
- * Precision: precision=mixed rounds both parts once at prepare (gs_hyb_layout_round) and
- *   uploads floats; the ELL and COO kernels then run their float instantiations (double x, y
- *   and sums).
+ * Precision: precision=mixed and float round both parts once at prepare (gs_hyb_layout_round)
+ *   and upload floats; the ELL and COO kernels then run their <float, double> instantiations
+ *   (mixed: double x, y and sums) or their <float, float> ones (float: float x, y, sums and
+ *   atomics), through the same launchers (hyb_apply_t).
  *
- * Byte model (gs_spmv_mem_t, beta = 0; a = 8 bytes a stored value, 4 in mixed precision):
- *   op = N: (4 + a)*m*K (ELL slots) + 8*n (x, read once) + 8*m (y written by the ELL pass)
- *           + (8 + a)*coo_nnz + 16*coo_rows (y read-modified-written per row with a tail)
- *           + 24*warps (COO carries).
- *   op = T: (4 + a)*m*K + (8 + a)*coo_nnz + 8*m (x) + 8*n (scale pass) + 16*n (atomic updates, counted
- *           once per column). */
+ * Byte model (gs_spmv_mem_t, beta = 0; a = 8 bytes a stored value, 4 in mixed and float
+ * precision; v = 8 bytes a vector entry, 4 in float precision):
+ *   op = N: (4 + a)*m*K (ELL slots) + v*n (x, read once) + v*m (y written by the ELL pass)
+ *           + (8 + a)*coo_nnz + 2v*coo_rows (y read-modified-written per row with a tail)
+ *           + 2(4 + v)*warps (COO carries).
+ *   op = T: (4 + a)*m*K + (8 + a)*coo_nnz + v*m (x) + v*n (scale pass) + 2v*n (atomic updates,
+ *           counted once per column). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -36,6 +38,7 @@ typedef struct hyb_data {
   gs_ell_dev_t ell;
   gs_coo_dev_t coo;
   int64_t ell_entries; /* real entries in the ELL part */
+  size_t vec_bytes;    /* bytes of a vector entry: 8, or 4 in float precision */
 } hyb_data_t;
 
 static void hyb_destroy(void *data)
@@ -62,10 +65,11 @@ static gs_status_t hyb_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_
   hyb_data_t *D = NULL;
   *data = NULL;
   GS_TRY(gs_hyb_layout_build(&L, gs_matrix_host(A), (int)cfg->v[HYB_OPT_K]));
-  if (cfg->precision == GS_PRECISION_MIXED) GS_TRY(gs_hyb_layout_round(L)); /* once, here */
+  if (gs_cfg_float_values(cfg)) GS_TRY(gs_hyb_layout_round(L)); /* once, here */
   D = (hyb_data_t *)calloc(1, sizeof *D);
   if (!D) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory preparing hyb");
   D->ell_entries = L->ell->entries;
+  D->vec_bytes = cfg->precision == GS_PRECISION_FLOAT ? sizeof(float) : sizeof(gs_val_t);
   GS_TRY(gs_ell_dev_upload(ctx, L->ell, &D->ell));
   GS_TRY(gs_coo_dev_upload(ctx, L->coo, &D->coo));
   *data = D;
@@ -76,8 +80,9 @@ cleanup:
   return st;
 }
 
-static gs_status_t hyb_apply(gs_context_t *ctx, void *data, gs_op_t op, double alpha,
-                             const double *d_x, double beta, double *d_y)
+template <typename T> /* double, or float in float precision */
+static gs_status_t hyb_apply_t(gs_context_t *ctx, void *data, gs_op_t op, T alpha, const T *d_x,
+                               T beta, T *d_y)
 {
   const hyb_data_t *D = (const hyb_data_t *)data;
   if (op == GS_OP_N) {
@@ -89,10 +94,22 @@ static gs_status_t hyb_apply(gs_context_t *ctx, void *data, gs_op_t op, double a
   return gs_coo_dev_accumulate_t(ctx, &D->coo, alpha, d_x, d_y);
 }
 
+static gs_status_t hyb_apply(gs_context_t *ctx, void *data, gs_op_t op, double alpha,
+                             const double *d_x, double beta, double *d_y)
+{
+  return hyb_apply_t(ctx, data, op, alpha, d_x, beta, d_y);
+}
+
+static gs_status_t hyb_apply_f32(gs_context_t *ctx, void *data, gs_op_t op, float alpha,
+                                 const float *d_x, float beta, float *d_y)
+{
+  return hyb_apply_t(ctx, data, op, alpha, d_x, beta, d_y);
+}
+
 static gs_status_t hyb_memory(const void *data, gs_spmv_mem_t *mem)
 {
   const hyb_data_t *D = (const hyb_data_t *)data;
-  const size_t v = sizeof(gs_val_t), i = sizeof(gs_idx_t);
+  const size_t v = D->vec_bytes, i = sizeof(gs_idx_t);
   const size_t m = (size_t)D->ell.m, n = (size_t)D->ell.n;
   const size_t ell = m * (size_t)D->ell.K * (i + D->ell.val_bytes),
                coo = (size_t)D->coo.nnz * (2 * i + D->coo.val_bytes);
@@ -118,11 +135,12 @@ extern "C" const gs_spmv_ops_t gs_spmv_hyb_ops = {
     "hyb",
     "HYB, ELL for the first K entries per row + COO for the rest, K by histogram "
     "(Bell & Garland, SC09, 3.5)",
-    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_MIXED,
+    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_MIXED | GS_SPMV_FLAG_FLOAT,
     hyb_options,
     hyb_prepare,
     hyb_apply,
     hyb_memory,
     hyb_destroy,
     gs_hyb_host_apply,
-    hyb_describe};
+    hyb_describe,
+    hyb_apply_f32};

@@ -33,8 +33,13 @@ typedef struct gs_spmv_option {
 typedef struct gs_spmv_cfg {
   double v[GS_SPMV_MAX_OPTIONS];
   int precision; /* gs_precision_t: "precision=mixed" reaches only backends flagged
-                    GS_SPMV_FLAG_MIXED (spmv.c refuses it for the others) */
+                    GS_SPMV_FLAG_MIXED, "precision=float" only those flagged
+                    GS_SPMV_FLAG_FLOAT (spmv.c refuses it for the others) */
 } gs_spmv_cfg_t;
+
+/** Whether cfg's precision stores float values (mixed and float: the values rounded once at
+ *  prepare, the same layout; float also takes float vectors). 0 is GS_PRECISION_DOUBLE. */
+static inline int gs_cfg_float_values(const gs_spmv_cfg_t *cfg) { return cfg->precision != 0; }
 
 /** The generic option key spmv.c resolves itself (no backend may declare it). */
 #define GS_SPMV_PRECISION_KEY "precision"

@@ -45,8 +45,8 @@ typedef struct gs_sellp_shape {
 /**
  * Resolves the options against A (each 0: automatic). T: gs_sellp_auto_threads; C: 32 / T, so that a slice is one warp (C given and T automatic: T shrinks until C*T <=
  * 1024). sigma: GS_SELLP_SIGMA_SLICES * C when sorting in that window saves more slot bytes
- * (12 a slot, 8 in mixed precision) than twice the permutation's (4 a row), or keeps a matrix
- * within max_fill that the unsorted layout would exceed; else 1 (no sorting).
+ * (12 a slot, 8 in mixed and float precision) than twice the permutation's (4 a row), or keeps
+ * a matrix within max_fill that the unsorted layout would exceed; else 1 (no sorting).
  * GS_ERR_INVALID_ARG when C*T > 1024, GS_ERR_HOST_MEMORY.
  */
 gs_status_t gs_sellp_choose(const gs_csr_t *A, const gs_spmv_cfg_t *cfg, gs_sellp_shape_t *out);
@@ -59,8 +59,8 @@ gs_idx_t gs_sellp_auto_threads(gs_idx_t m, gs_off_t nnz);
 
 /** gs_sellp_choose, then the layout (gs_sell_build_p, named "SELL-P" in its messages: the
  *  fill guard of cfg's max_fill and the 2^31 - 1 slot limit refuse with GS_ERR_FORMAT_FILL).
- *  cfg->precision == GS_PRECISION_MIXED: the layout is rounded once (gs_sell_round, values in
- *  valf), here, for prepare's upload and the host apply alike. */
+ *  cfg->precision mixed or float (gs_cfg_float_values): the layout is rounded once
+ *  (gs_sell_round, values in valf), here, for prepare's upload and the host apply alike. */
 gs_status_t gs_sellp_build(gs_sell_t **out, const gs_csr_t *A, const gs_spmv_cfg_t *cfg);
 
 /** Threads per block of the kernels for a group of G = C*T threads: G when G >= 256 (one slice

@@ -77,7 +77,7 @@ gs_status_t gs_sellp_choose(const gs_csr_t *A, const gs_spmv_cfg_t *cfg, gs_sell
   GS_CHECK(gs_sell_count(A, &p, &slots1, &used1, &w1));
   p.sigma = (gs_idx_t)(window < A->m ? window : A->m);
   GS_CHECK(gs_sell_count(A, &p, &slotsw, &usedw, &ww));
-  const double slot_bytes = cfg->precision == GS_PRECISION_MIXED ? 8.0 : 12.0;
+  const double slot_bytes = gs_cfg_float_values(cfg) ? 8.0 : 12.0;
   const int pays = slot_bytes * (double)(slots1 - slotsw) > 8.0 * (double)A->m;
   const int rescues = max_fill > 0.0 && (double)used1 > max_fill * (double)A->nnz &&
                       (double)usedw <= max_fill * (double)A->nnz;
@@ -93,7 +93,7 @@ gs_status_t gs_sellp_build(gs_sell_t **out, const gs_csr_t *A, const gs_spmv_cfg
   GS_CHECK(gs_sellp_choose(A, cfg, &sh));
   const gs_sell_params_t p = {sh.C, sh.T, sh.sigma, cfg->v[SELLP_OPT_MAX_FILL], "SELL-P"};
   GS_CHECK(gs_sell_build_p(out, A, &p));
-  if (cfg->precision == GS_PRECISION_MIXED) { /* rounded once, here (sellp.h) */
+  if (gs_cfg_float_values(cfg)) { /* rounded once, here (sellp.h) */
     const gs_status_t st = gs_sell_round(*out);
     if (st != GS_SUCCESS) gs_sell_destroy(out);
     return st;

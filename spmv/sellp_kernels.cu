@@ -37,18 +37,21 @@
  * Assumptions: the layout of gs_sellp_build (slots <= 2^31 - 1, so every slot position and
  *   slice offset fits an int; row indices are formed in 64 bits); d_x != d_y.
  *
- * Precision: both kernels are templates on the stored value type Val, double or float
- *   (precision=mixed: gs_sellp_build rounds the layout once, gs_sell_round, and the float values
- *   are uploaded); a value is widened to double before its product, so x, y, the partial sums,
- *   the shuffles, the shared-memory pass and the atomics stay double. The double instances are
- *   the kernels as they were. The host emulation reads the same float layout.
+ * Precision: both kernels are templates on the stored value type Val and on the vector type T
+ *   of x, y, alpha, beta, the partial sums, the shuffles, the shared-memory pass and the
+ *   atomics: <double, double> in double precision (the kernels as they were), <float, double>
+ *   in mixed (gs_sellp_build rounds the layout once, gs_sell_round, and the float values are
+ *   uploaded; a value widens exactly to double before its product), <float, float> in float
+ *   precision (the same layout; fmaf, float shuffles, float partials in shared memory (half the
+ *   bytes) and float atomicAdd). The host emulation reads the same float layout.
  *
- * Byte model (gs_spmv_mem_t, beta = 0; a = 8 bytes a stored value, 4 in mixed precision),
- * slots = every stored slot, the tail rows of the last slice included (the group reads them):
- *   op N: (4 + a) slots + 4(slices + 1) (slice offsets) + 4m (permutation, when stored) + 8n (x,
- *         read once: the cache-resident ideal) + 8m (y written once).
- *   op T: (4 + a) slots + 4(slices + 1) + 4m (permutation, when stored) + 8m (x, read once) + 8n
- *         (the scale pass writes y) + 16n (atomic read-modify-write, once per column, as ell
+ * Byte model (gs_spmv_mem_t, beta = 0; a = 8 bytes a stored value, 4 in mixed and float
+ * precision; v = 8 bytes a vector entry, 4 in float precision), slots = every stored slot, the
+ * tail rows of the last slice included (the group reads them):
+ *   op N: (4 + a) slots + 4(slices + 1) (slice offsets) + 4m (permutation, when stored) + vn (x,
+ *         read once: the cache-resident ideal) + vm (y written once).
+ *   op T: (4 + a) slots + 4(slices + 1) + 4m (permutation, when stored) + vm (x, read once) + vn
+ *         (the scale pass writes y) + 2vn (atomic read-modify-write, once per column, as ell
  *         counts). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,20 +66,23 @@
 
 #define FULL_MASK 0xffffffffu
 
-template <typename Val>
+template <typename Val, typename T>
 static __global__ void __launch_bounds__(GS_SELLP_GROUP_MAX)
 sellp_spmv_kernel(int64_t nslices, int64_t m, int logC, int logG, const int *__restrict__ ptr,
                   const int *__restrict__ col, const Val *__restrict__ val,
-                  const int *__restrict__ perm, const double *__restrict__ x, double alpha,
-                  double beta, double *__restrict__ y)
+                  const int *__restrict__ perm, const T *__restrict__ x, T alpha, T beta,
+                  T *__restrict__ y)
 {
-  extern __shared__ double s_part[]; /* blockDim.x partials, only when G > 32 */
+  /* blockDim.x partials of type T, only when G > 32. One extern declaration for every
+   * instantiation (CUDA allows a single type per extern shared name), aligned for double. */
+  extern __shared__ double s_mem[];
+  T *s_part = reinterpret_cast<T *>(s_mem);
   const int C = 1 << logC, G = 1 << logG;
   const int tid = threadIdx.x, grp = tid >> logG, tig = tid & (G - 1);
   const int spb = blockDim.x >> logG; /* slices (groups) a block */
   for (int64_t s0 = (int64_t)blockIdx.x * spb; s0 < nslices; s0 += (int64_t)gridDim.x * spb) {
     const int64_t s = s0 + grp;
-    double sum = 0.0;
+    T sum = T(0);
     if (s < nslices) {
       const int p0 = __ldg(ptr + s);
       const int iters = (__ldg(ptr + s + 1) - p0) >> logG; /* w_s / T */
@@ -86,9 +92,9 @@ sellp_spmv_kernel(int64_t nslices, int64_t m, int logC, int logG, const int *__r
       for (int j = 0; j < iters; ++j, c += G, v += G) {
         /* branch-free so that the unrolled loads overlap (as ell_spmv_kernel) */
         const int k = ld_stream(c);
-        const double a = (double)ld_stream(v); /* a float value widens exactly */
-        const double xk = __ldg(x + (k < 0 ? 0 : k));
-        sum = k >= 0 ? fma(a, xk, sum) : sum;
+        const T a = (T)ld_stream(v); /* a float value widens exactly to a double T */
+        const T xk = __ldg(x + (k < 0 ? 0 : k));
+        sum = k >= 0 ? gs_fma(a, xk, sum) : sum;
       }
     }
     /* the T partials of row r sit at lanes r + C*t: butterfly over the bits of t in the warp */
@@ -100,7 +106,7 @@ sellp_spmv_kernel(int64_t nslices, int64_t m, int logC, int logG, const int *__r
       __syncthreads();
       if (tig < C) {
         const int stride = C < 32 ? 32 : C;
-        double tot = s_part[tid];
+        T tot = s_part[tid];
         for (int k = stride; k < G; k += stride) tot += s_part[tid + k];
         sum = tot;
       }
@@ -109,18 +115,17 @@ sellp_spmv_kernel(int64_t nslices, int64_t m, int logC, int logG, const int *__r
       const int64_t row = (s << logC) + tig;
       if (row < m) {
         const int64_t i = perm ? (int64_t)__ldg(perm + row) : row;
-        y[i] = beta == 0.0 ? alpha * sum : alpha * sum + beta * y[i];
+        y[i] = beta == T(0) ? alpha * sum : alpha * sum + beta * y[i];
       }
     }
   }
 }
 
-template <typename Val>
+template <typename Val, typename T>
 static __global__ void __launch_bounds__(GS_SELLP_BLOCK)
 sellp_spmv_t_kernel(int64_t nslices, int64_t m, int logC, int logG, const int *__restrict__ ptr,
                     const int *__restrict__ col, const Val *__restrict__ val,
-                    const int *__restrict__ perm, const double *__restrict__ x, double alpha,
-                    double *y)
+                    const int *__restrict__ perm, const T *__restrict__ x, T alpha, T *y)
 {
   const int C = 1 << logC, G = 1 << logG;
   GS_GRID_STRIDE(u, nslices << logG) {
@@ -131,12 +136,12 @@ sellp_spmv_t_kernel(int64_t nslices, int64_t m, int logC, int logG, const int *_
     const int p0 = __ldg(ptr + s);
     const int iters = (__ldg(ptr + s + 1) - p0) >> logG;
     if (iters == 0) continue;
-    const double ax = alpha * __ldg(x + (perm ? (int64_t)__ldg(perm + row) : row));
+    const T ax = alpha * __ldg(x + (perm ? (int64_t)__ldg(perm + row) : row));
     const int *c = col + p0 + tig;
     const Val *v = val + p0 + tig;
     for (int j = 0; j < iters; ++j, c += G, v += G) {
       const int k = ld_stream(c);
-      if (k >= 0) atomicAdd(y + k, (double)ld_stream(v) * ax);
+      if (k >= 0) atomicAdd(y + k, (T)ld_stream(v) * ax);
     }
   }
 }
@@ -153,9 +158,10 @@ typedef struct sellp_data {
   int64_t used;          /* slots of the real rows (fill = used / nnz) */
   int *d_ptr;            /* nslices + 1 slice offsets */
   int *d_col;            /* slots, -1 in padding */
-  double *d_val;         /* slots, 0.0 in padding; NULL in mixed precision */
-  float *d_valf;         /* slots in mixed precision (the rounded layout), else NULL */
-  size_t val_bytes;      /* bytes of one stored value: 8, or 4 in mixed precision */
+  double *d_val;         /* slots, 0.0 in padding; NULL in mixed and float precision */
+  float *d_valf;         /* slots in mixed and float precision (the rounded layout), else NULL */
+  size_t val_bytes;      /* bytes of one stored value: 8, or 4 in mixed and float precision */
+  size_t vec_bytes;      /* bytes of a vector entry: 8, or 4 in float precision */
   int *d_perm;           /* m, or NULL when the rows keep their order */
   size_t bytes;          /* device bytes held */
   double build_ms;       /* the host's layout build */
@@ -219,6 +225,7 @@ static gs_status_t sellp_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spm
   d->max_width = S->max_width;
   d->used = S->used;
   d->val_bytes = S->valf ? sizeof(float) : sizeof(gs_val_t);
+  d->vec_bytes = cfg->precision == GS_PRECISION_FLOAT ? sizeof(float) : sizeof(gs_val_t);
   GS_TRY(gs_upload(ctx, (void **)&d->d_ptr, S->slice_ptr,
                    ((size_t)S->nslices + 1) * sizeof(gs_idx_t), "SELL-P slice offsets"));
   d->bytes = ((size_t)S->nslices + 1) * sizeof(gs_idx_t);
@@ -246,44 +253,50 @@ cleanup:
   return st;
 }
 
-static gs_status_t sellp_apply(gs_context_t *ctx, void *data, gs_op_t op, double alpha,
-                               const double *d_x, double beta, double *d_y)
+/* Both ops on the value array the layout holds (Val) with vectors of type T (double, or float in
+ * float precision, whose layout is always the rounded one). */
+template <typename Val, typename T>
+static gs_status_t sellp_launch(gs_context_t *ctx, const sellp_data_t *d, const Val *val,
+                                gs_op_t op, T alpha, const T *d_x, T beta, T *d_y)
 {
-  const sellp_data_t *d = (const sellp_data_t *)data;
   const int64_t threads = (int64_t)d->nslices << d->logG;
   if (op == GS_OP_N) {
     if (d->nslices == 0) return GS_SUCCESS;
     const int block = gs_sellp_block(d->C, d->T);
-    const size_t shared = (d->C * d->T > 32) ? (size_t)block * sizeof(double) : 0;
+    const size_t shared = (d->C * d->T > 32) ? (size_t)block * sizeof(T) : 0;
     const unsigned grid = gs_grid_blocks(threads, block);
-    if (d->d_valf)
-      sellp_spmv_kernel<float><<<grid, block, shared, ctx->stream>>>(
-          d->nslices, d->m, d->logC, d->logG, d->d_ptr, d->d_col, d->d_valf, d->d_perm, d_x,
-          alpha, beta, d_y);
-    else
-      sellp_spmv_kernel<double><<<grid, block, shared, ctx->stream>>>(
-          d->nslices, d->m, d->logC, d->logG, d->d_ptr, d->d_col, d->d_val, d->d_perm, d_x,
-          alpha, beta, d_y);
+    sellp_spmv_kernel<Val, T><<<grid, block, shared, ctx->stream>>>(
+        d->nslices, d->m, d->logC, d->logG, d->d_ptr, d->d_col, val, d->d_perm, d_x, alpha, beta,
+        d_y);
     return GS_CHECK_LAUNCH(ctx->stream, "sellp_spmv_kernel");
   }
   GS_CHECK(gs_launch_scale(ctx->stream, d->n, beta, d_y)); /* y = beta*y, then scatter */
   if (d->slots == 0) return GS_SUCCESS;
   const unsigned grid = gs_grid_blocks(threads, GS_SELLP_BLOCK);
-  if (d->d_valf)
-    sellp_spmv_t_kernel<float><<<grid, GS_SELLP_BLOCK, 0, ctx->stream>>>(
-        d->nslices, d->m, d->logC, d->logG, d->d_ptr, d->d_col, d->d_valf, d->d_perm, d_x, alpha,
-        d_y);
-  else
-    sellp_spmv_t_kernel<double><<<grid, GS_SELLP_BLOCK, 0, ctx->stream>>>(
-        d->nslices, d->m, d->logC, d->logG, d->d_ptr, d->d_col, d->d_val, d->d_perm, d_x, alpha,
-        d_y);
+  sellp_spmv_t_kernel<Val, T><<<grid, GS_SELLP_BLOCK, 0, ctx->stream>>>(
+      d->nslices, d->m, d->logC, d->logG, d->d_ptr, d->d_col, val, d->d_perm, d_x, alpha, d_y);
   return GS_CHECK_LAUNCH(ctx->stream, "sellp_spmv_t_kernel");
+}
+
+static gs_status_t sellp_apply(gs_context_t *ctx, void *data, gs_op_t op, double alpha,
+                               const double *d_x, double beta, double *d_y)
+{
+  const sellp_data_t *d = (const sellp_data_t *)data;
+  if (d->d_valf) return sellp_launch(ctx, d, (const float *)d->d_valf, op, alpha, d_x, beta, d_y);
+  return sellp_launch(ctx, d, (const double *)d->d_val, op, alpha, d_x, beta, d_y);
+}
+
+static gs_status_t sellp_apply_f32(gs_context_t *ctx, void *data, gs_op_t op, float alpha,
+                                   const float *d_x, float beta, float *d_y)
+{
+  const sellp_data_t *d = (const sellp_data_t *)data;
+  return sellp_launch(ctx, d, (const float *)d->d_valf, op, alpha, d_x, beta, d_y);
 }
 
 static gs_status_t sellp_memory(const void *data, gs_spmv_mem_t *mem)
 {
   const sellp_data_t *d = (const sellp_data_t *)data;
-  const size_t v = sizeof(gs_val_t), ix = sizeof(gs_idx_t), a = d->val_bytes; /* vectors, values */
+  const size_t v = d->vec_bytes, ix = sizeof(gs_idx_t), a = d->val_bytes; /* vectors, values */
   const size_t layout = (size_t)d->slots * (ix + a) + ((size_t)d->nslices + 1) * ix +
                         (d->d_perm ? (size_t)d->m * ix : 0);
   mem->device_bytes = d->bytes;
@@ -310,11 +323,12 @@ extern "C" const gs_spmv_ops_t gs_spmv_sellp_ops = {
     "sellp",
     "SELL-P: slices of C rows padded to a multiple of T, T threads a row, rows sorted in sigma "
     "windows (Anzt, Tomov & Dongarra, UT-EECS-14-727, 3); refuses fill; T by atomics",
-    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_MIXED,
+    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_MIXED | GS_SPMV_FLAG_FLOAT,
     sellp_options,
     sellp_prepare,
     sellp_apply,
     sellp_memory,
     sellp_destroy,
     gs_sellp_host_apply,
-    sellp_describe};
+    sellp_describe,
+    sellp_apply_f32};

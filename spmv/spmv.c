@@ -119,33 +119,35 @@ static gs_status_t option_value(const gs_spmv_option_t *o, const char *pair, siz
 
 /* ---- precision (gpusolve/spmv.h) ---------------------------------------------------------- */
 
-/* Mixed precision stores the values as float: a finite value beyond FLT_MAX would become an
- * infinity, a silent wrong product, so such a matrix is refused, naming the first entry.
- * (Values below FLT_MIN lose relative accuracy as float subnormals; they stay within an
- * absolute 2^-150 of the double value, well under u_f of any normal entry of the row.) */
-static gs_status_t refuse_float_range(const gs_csr_t *H)
+/* Mixed and float precision store the values as float: a finite value beyond FLT_MAX would
+ * become an infinity, a silent wrong product, so such a matrix is refused, naming the first
+ * entry. (Values below FLT_MIN lose relative accuracy as float subnormals; they stay within an
+ * absolute 2^-150 of the double value, well under u_f of any normal entry of the row.) A
+ * double precision has nothing to refuse. */
+static gs_status_t refuse_float_range(const gs_csr_t *H, int precision)
 {
-  if (!H) return GS_SUCCESS;
+  if (!H || precision == GS_PRECISION_DOUBLE) return GS_SUCCESS;
   for (gs_idx_t i = 0; i < H->m; ++i)
     for (gs_off_t p = H->row_ptr[i]; p < H->row_ptr[i + 1]; ++p)
       if (isfinite(H->val[p]) && fabs(H->val[p]) > FLT_MAX)
-        return GS_ERROR(GS_ERR_UNSUPPORTED, "mixed precision: entry (%lld, %lld) = %g is beyond "
-                        "the float range (%g); use double precision", (long long)i + 1,
+        return GS_ERROR(GS_ERR_UNSUPPORTED, "%s precision: entry (%lld, %lld) = %g is beyond "
+                        "the float range (%g); use double precision",
+                        gs_precision_string((gs_precision_t)precision), (long long)i + 1,
                         (long long)H->col[p] + 1, H->val[p], (double)FLT_MAX);
   return GS_SUCCESS;
 }
 
-
-static const char *const precision_names[] = {"double", "mixed"};
+static const char *const precision_names[] = {"double", "mixed", "float"};
+#define N_PRECISIONS ((int)(sizeof precision_names / sizeof *precision_names))
 
 const char *gs_precision_string(gs_precision_t p)
 {
-  return ((int)p >= 0 && (int)p < 2) ? precision_names[p] : "unknown";
+  return ((int)p >= 0 && (int)p < N_PRECISIONS) ? precision_names[p] : "unknown";
 }
 
 int gs_precision_find(const char *name)
 {
-  for (int i = 0; name && i < 2; ++i)
+  for (int i = 0; name && i < N_PRECISIONS; ++i)
     if (!strcmp(name, precision_names[i])) return i;
   return -1;
 }
@@ -158,11 +160,11 @@ static gs_status_t precision_pair(const char *p, size_t plen, size_t blen, const
                                   size_t vlen, const gs_spmv_ops_t *ops, gs_spmv_cfg_t *cfg)
 {
   int prec = -1;
-  for (int i = 0; i < 2; ++i)
+  for (int i = 0; i < N_PRECISIONS; ++i)
     if (strlen(precision_names[i]) == vlen && !strncmp(val, precision_names[i], vlen)) prec = i;
   if (prec < 0)
-    return GS_ERROR(GS_ERR_INVALID_ARG, "SpMV option '%.*s': the precision must be double or "
-                    "mixed", (int)plen, p);
+    return GS_ERROR(GS_ERR_INVALID_ARG, "SpMV option '%.*s': the precision must be double, "
+                    "mixed or float", (int)plen, p);
   int named = 0; /* the backend the pair names (blen > 0) */
   for (int i = 0; blen > 0 && i < gs_spmv_registry_count; ++i)
     if (strlen(gs_spmv_registry[i]->name) == blen && !strncmp(gs_spmv_registry[i]->name, p, blen))
@@ -175,14 +177,21 @@ static gs_status_t precision_pair(const char *p, size_t plen, size_t blen, const
   return GS_SUCCESS;
 }
 
-/* A precision the backend has no kernels for: refused, never run in double instead. */
+/* A precision the backend has no kernels for: refused, never run in double instead. A FLOAT
+ * backend without its float slot is a bug of the backend (the SQLite rule: a slot appended in
+ * version 3 is read only from tables of version 3 on). */
 static gs_status_t refuse_precision(const gs_spmv_ops_t *ops, int precision)
 {
   if (precision == GS_PRECISION_DOUBLE) return GS_SUCCESS;
   if (precision == GS_PRECISION_MIXED && (ops->flags & GS_SPMV_FLAG_MIXED)) return GS_SUCCESS;
+  if (precision == GS_PRECISION_FLOAT && (ops->flags & GS_SPMV_FLAG_FLOAT)) {
+    if (ops->version >= 3 && ops->apply_f32) return GS_SUCCESS;
+    return GS_ERROR(GS_ERR_INTERNAL, "backend '%s' is flagged float but has no float apply",
+                    ops->name);
+  }
+  const char *name = gs_precision_string((gs_precision_t)precision);
   return GS_ERROR(GS_ERR_UNSUPPORTED, "backend '%s' has no %s-precision kernels (those that "
-                  "have: 'mixed' in gpusolve spmv --list --verbose)", ops->name,
-                  gs_precision_string((gs_precision_t)precision));
+                  "have: '%s' in gpusolve spmv --list --verbose)", ops->name, name, name);
 }
 
 /* Applies `options` to the option table of `ops` (cfg may be NULL when only checking), or, with
@@ -244,6 +253,21 @@ static gs_status_t options_apply(const char *options, const gs_spmv_ops_t *ops, 
 
 gs_status_t gs_spmv_options_check(const char *options) { return options_apply(options, NULL, NULL); }
 
+gs_status_t gs_spmv_options_refuse_float(const char *who, const char *options)
+{
+  GS_CHECK(gs_spmv_options_check(options));
+  for (int i = 0; i < gs_spmv_registry_count; ++i) {
+    gs_spmv_cfg_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    GS_CHECK(options_apply(options, gs_spmv_registry[i], &cfg));
+    if (cfg.precision == GS_PRECISION_FLOAT)
+      return GS_ERROR(GS_ERR_UNSUPPORTED, "%s: precision=float products take float vectors "
+                      "(gs_spmv_apply_float), and %s applies double ones: use double or mixed "
+                      "precision, or name a format", who, who);
+  }
+  return GS_SUCCESS;
+}
+
 gs_status_t gs_spmv_option_resolve(int b, const char *options, const char *key, double *value,
                                    int *has)
 {
@@ -297,7 +321,7 @@ gs_status_t gs_spmv_create(gs_spmv_t **out, gs_context_t *ctx, gs_matrix_t *A, c
   if (gs_matrix_wide(A) && !(gs_spmv_registry[i]->flags & GS_SPMV_FLAG_WIDE))
     return refuse_wide(gs_spmv_registry[i], gs_matrix_host(A)->nnz);
   GS_CHECK(refuse_precision(gs_spmv_registry[i], cfg.precision));
-  if (cfg.precision == GS_PRECISION_MIXED) GS_CHECK(refuse_float_range(gs_matrix_host(A)));
+  GS_CHECK(refuse_float_range(gs_matrix_host(A), cfg.precision));
   GS_CHECK(gs_context_activate(ctx));
   gs_spmv_t *S = calloc(1, sizeof *S);
   if (!S) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory creating an SpMV");
@@ -309,10 +333,11 @@ gs_status_t gs_spmv_create(gs_spmv_t **out, gs_context_t *ctx, gs_matrix_t *A, c
   snprintf(S->who, sizeof S->who, "backend '%s'", S->ops->name);
   GS_TRY(S->ops->prepare(ctx, A, &cfg, &S->data, &S->caps));
   if (S->ops->describe) S->ops->describe(S->data, S->describe, sizeof S->describe);
-  if (S->precision == GS_PRECISION_MIXED) { /* say so wherever the layout is described */
+  if (S->precision != GS_PRECISION_DOUBLE) { /* say so wherever the layout is described */
     const size_t used = strlen(S->describe);
-    snprintf(S->describe + used, sizeof S->describe - used, "%smixed precision (float values)",
-             used ? "; " : "");
+    snprintf(S->describe + used, sizeof S->describe - used, "%s%s", used ? "; " : "",
+             S->precision == GS_PRECISION_MIXED ? "mixed precision (float values)"
+                                                : "float precision (float values and vectors)");
   }
   *out = S;
   S = NULL;
@@ -384,7 +409,7 @@ int gs_spmv_supports(const gs_spmv_t *S, gs_op_t op)
 }
 
 gs_status_t gs_apply_check(const char *who, gs_idx_t rows, gs_idx_t cols, int has_t, gs_op_t op,
-                           double alpha, const double *d_x, double beta, const double *d_y,
+                           double alpha, const void *d_x, double beta, const void *d_y,
                            gs_idx_t *out_len)
 {
   *out_len = 0;
@@ -395,7 +420,7 @@ gs_status_t gs_apply_check(const char *who, gs_idx_t rows, gs_idx_t cols, int ha
   const gs_idx_t in = op == GS_OP_N ? cols : rows, out = op == GS_OP_N ? rows : cols;
   if ((in > 0 && !d_x) || (out > 0 && !d_y))
     return GS_ERROR(GS_ERR_INVALID_ARG, "%s: x or y is NULL", who);
-  if (d_x && (const void *)d_x == (const void *)d_y)
+  if (d_x && d_x == d_y)
     return GS_ERROR(GS_ERR_INVALID_ARG, "%s: x and y must be different vectors", who);
   if (!isfinite(alpha) || !isfinite(beta))
     return GS_ERROR(GS_ERR_INVALID_ARG, "%s: alpha and beta must be finite", who);
@@ -403,11 +428,19 @@ gs_status_t gs_apply_check(const char *who, gs_idx_t rows, gs_idx_t cols, int ha
   return GS_SUCCESS;
 }
 
+/* gs_spmv_apply and gs_spmv_dispatch on a float product: its vectors are float. */
+static gs_status_t refuse_float_product(const gs_spmv_t *S)
+{
+  return GS_ERROR(GS_ERR_INVALID_ARG, "%s was prepared in float precision: use "
+                  "gs_spmv_apply_float (float vectors)", S->who);
+}
+
 gs_status_t gs_spmv_apply(gs_spmv_t *S, gs_op_t op, double alpha, const double *d_x, double beta,
                           double *d_y)
 {
   gs_idx_t outn;
   if (!S) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_spmv_apply: S is NULL");
+  if (S->precision == GS_PRECISION_FLOAT) return refuse_float_product(S);
   const gs_csr_t *h = gs_matrix_host(S->A);
   GS_CHECK(gs_apply_check(S->who, h->m, h->n, gs_spmv_supports(S, GS_OP_T), op, alpha, d_x, beta,
                           d_y, &outn));
@@ -422,7 +455,27 @@ gs_status_t gs_spmv_apply(gs_spmv_t *S, gs_op_t op, double alpha, const double *
 gs_status_t gs_spmv_dispatch(gs_spmv_t *S, gs_op_t op, double alpha, const double *d_x,
                              double beta, double *d_y)
 {
+  if (S->precision == GS_PRECISION_FLOAT) return refuse_float_product(S);
   return S->ops->apply(S->ctx, S->data, op, alpha, d_x, beta, d_y);
+}
+
+gs_status_t gs_spmv_apply_float(gs_spmv_t *S, gs_op_t op, float alpha, const float *d_x,
+                                float beta, float *d_y)
+{
+  gs_idx_t outn;
+  if (!S) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_spmv_apply_float: S is NULL");
+  if (S->precision != GS_PRECISION_FLOAT)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "%s was prepared in %s precision: gs_spmv_apply_float "
+                    "takes products prepared with precision=float (use gs_spmv_apply)", S->who,
+                    gs_precision_string(S->precision));
+  const gs_csr_t *h = gs_matrix_host(S->A);
+  GS_CHECK(gs_apply_check(S->who, h->m, h->n, gs_spmv_supports(S, GS_OP_T), op, alpha, d_x, beta,
+                          d_y, &outn));
+  if (outn == 0) return GS_SUCCESS;
+  GS_CHECK(gs_context_activate(S->ctx));
+  /* the BLAS rule of gs_spmv_apply, in float: A and x unread */
+  if (alpha == 0.0f) return gs_launch_scale_f32(S->ctx->stream, outn, beta, d_y);
+  return S->ops->apply_f32(S->ctx, S->data, op, alpha, d_x, beta, d_y);
 }
 
 gs_status_t gs_spmv_memory(const gs_spmv_t *S, gs_spmv_mem_t *mem)
@@ -437,8 +490,8 @@ gs_status_t gs_spmv_memory(const gs_spmv_t *S, gs_spmv_mem_t *mem)
 const char *gs_spmv_name(const gs_spmv_t *S) { return S ? S->ops->name : ""; }
 gs_value_type_t gs_spmv_value_type(const gs_spmv_t *S)
 {
-  (void)S; /* every backend of this version stores double values */
-  return GS_VALUE_DOUBLE;
+  /* the vectors' type: double in double and mixed precision (mixed stores float values) */
+  return S && S->precision == GS_PRECISION_FLOAT ? GS_VALUE_FLOAT : GS_VALUE_DOUBLE;
 }
 gs_precision_t gs_spmv_precision(const gs_spmv_t *S)
 {
@@ -450,7 +503,8 @@ const char *gs_spmv_describe(const gs_spmv_t *S) { return S ? S->describe : ""; 
 
 /* Plain CSR on the values rounded to float, double x, y and sums: what the CSR kernels of a
  * mixed product compute (row by row for op N; op T scales y, then adds entry by entry, as
- * their atomics do in some order). alpha != 0 (the caller's BLAS rule handles 0). */
+ * their atomics do in some order), and the layout of a float product (whose kernels sum in
+ * float). alpha != 0 (the caller's BLAS rule handles 0). */
 static gs_status_t csr_spmv_host_mixed(const gs_csr_t *A, gs_op_t op, double alpha,
                                        const double *x, double beta, double *y)
 {
@@ -495,11 +549,12 @@ gs_status_t gs_spmv_host_apply(const char *name, const gs_csr_t *A, const char *
     return GS_ERROR(GS_ERR_UNSUPPORTED, "backend '%s' has no transpose apply", ops->name);
   if (A->nnz > INT32_MAX && !(ops->flags & GS_SPMV_FLAG_WIDE)) return refuse_wide(ops, A->nnz);
   GS_CHECK(refuse_precision(ops, cfg.precision));
-  if (cfg.precision == GS_PRECISION_MIXED) GS_CHECK(refuse_float_range(A));
+  GS_CHECK(refuse_float_range(A, cfg.precision));
   /* Host layouts follow gs_spmv_apply's rules, alpha = 0 included (A and x not read), and
-   * refuse what prepare would refuse whatever alpha is. */
+   * refuse what prepare would refuse whatever alpha is. Mixed and float share the layout of
+   * float values (gs_cfg_float_values). */
   if (!ops->host_apply) {
-    if (cfg.precision == GS_PRECISION_MIXED && alpha != 0.0)
+    if (gs_cfg_float_values(&cfg) && alpha != 0.0)
       return csr_spmv_host_mixed(A, op, alpha, x, beta, y);
     return gs_csr_spmv_host(A, op, alpha, x, beta, y);
   }

@@ -27,7 +27,8 @@
 extern "C" {
 #endif
 
-#define GS_SPMV_OPS_VERSION 2
+/* 3: apply_f32 (precision=float) appended. */
+#define GS_SPMV_OPS_VERSION 3
 
 /* ---- per-instance capabilities (gs_spmv_caps) -----------------------------------------------
  * Set by prepare in *caps (spmv.c first fills the backend's static default: FLAG_TRANSPOSE gives
@@ -54,6 +55,18 @@ typedef struct gs_spmv_ops {
                             double alpha, const double *x, double beta, double *y);
   /* Optional: one line describing the prepared layout into buf. */
   void (*describe)(const void *data, char *buf, size_t len);
+  /* ---- version 3 ---- */
+  /* precision=float: apply's contract with float vectors and scalars, float arithmetic. Required
+   * with GS_SPMV_FLAG_FLOAT (gs_spmv_create refuses a FLOAT backend without it), NULL otherwise.
+   * Every table is a positional initializer in a .cu file (C++): the default member initializer
+   * keeps the tables written before this slot NULL there, as C does for omitted trailing
+   * members, without -Wmissing-field-initializers warning about them. */
+  gs_status_t (*apply_f32)(gs_context_t *ctx, void *data, gs_op_t op, float alpha,
+                           const float *d_x, float beta, float *d_y)
+#ifdef __cplusplus
+      = nullptr
+#endif
+      ;
 } gs_spmv_ops_t;
 
 /** The device CSR shared by all backends of a matrix: uploaded on first call, owned by A.
@@ -91,16 +104,19 @@ gs_status_t gs_upload_offsets32(gs_context_t *ctx, int32_t **d_dst, const gs_off
                                 size_t count, const char *what);
 
 /** The checks of an apply y = alpha op(A) x + beta y of a rows x cols operator, shared by
- *  gs_spmv_apply and gs_operator_apply (`who` names the caller in the message): op is N or T
- *  and supported (`has_t`), x and y present for non-empty sides and distinct, alpha and beta
- *  finite. *out_len is the length of y. */
+ *  gs_spmv_apply, gs_spmv_apply_float and gs_operator_apply (`who` names the caller in the
+ *  message): op is N or T and supported (`has_t`), x and y present for non-empty sides and
+ *  distinct, alpha and beta finite. The vectors are double or float (only compared with NULL
+ *  and with each other). *out_len is the length of y. */
 gs_status_t gs_apply_check(const char *who, gs_idx_t rows, gs_idx_t cols, int has_t, gs_op_t op,
-                           double alpha, const double *d_x, double beta, const double *d_y,
+                           double alpha, const void *d_x, double beta, const void *d_y,
                            gs_idx_t *out_len);
 
 /** The product after gs_apply_check has passed, the context's device is current and alpha != 0:
  *  straight to the backend. gs_spmv_apply ends in it; gs_operator_apply, which has done the
- *  same checks for the operator, calls it so that a solver's product is validated once. */
+ *  same checks for the operator, calls it so that a solver's product is validated once. A
+ *  product prepared in float precision is GS_ERR_INVALID_ARG here too (its vectors are float;
+ *  gs_operator_from_spmv refuses it before). */
 gs_status_t gs_spmv_dispatch(gs_spmv_t *S, gs_op_t op, double alpha, const double *d_x,
                              double beta, double *d_y);
 
@@ -131,6 +147,11 @@ unsigned gs_spmv_generation(const gs_spmv_t *S);
  *  time a candidate is recorded in the selection and is not an error of the solve. */
 gs_status_t gs_spmv_auto_revise(gs_spmv_t *S, long iterations, double remaining_products,
                                 int *switched);
+
+/** GS_ERR_UNSUPPORTED, naming `who`, when the option string asks some backend for
+ *  precision=float: for the callers that apply double vectors through whatever backend the
+ *  options reach (auto's timings). GS_ERR_INVALID_ARG for a bad string. */
+gs_status_t gs_spmv_options_refuse_float(const char *who, const char *options);
 
 /** Registry (spmv/registry.c). */
 extern const gs_spmv_ops_t *const gs_spmv_registry[];

@@ -342,6 +342,34 @@ static void test_check_host_layouts(void)
   if (gs_device_count() == 0) CU_ASSERT(strstr(out, "\"device\":\"fail\"") == NULL);
 }
 
+/* `check --precision float`: the float formats pass the float bound (on the host layouts
+ * everywhere, on the device where there is one), the others are listed as unsupported; the
+ * JSON names the precision and reports the bound ratio. `spmv --list --verbose` marks them. */
+static void test_check_float(void)
+{
+  char args[4200];
+  if (!gs_test_have_matrix("west0479")) return;
+  snprintf(args, sizeof args, "check '%s' --json --precision float", gs_test_matrix("west0479"));
+  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT(strstr(out, "\"precision\":\"float\"") != NULL);
+  CU_ASSERT(strstr(out, "\"max_bound_ratio\"") != NULL);
+  CU_ASSERT(strstr(out, "\"host\":\"fail\"") == NULL && strstr(out, "\"device\":\"fail\"") == NULL);
+  for (int b = 0; b < gs_spmv_backend_count(); ++b) {
+    char want[160];
+    const int fl = (gs_spmv_backend_flags(b) & GS_SPMV_FLAG_FLOAT) != 0;
+    snprintf(want, sizeof want, "\"format\":\"%s\",\"host\":\"%s", gs_spmv_backend_name(b),
+             fl ? "" : "unsupported");
+    CU_ASSERT(strstr(out, want) != NULL);
+    if (fl) { /* taken (or refused for fill), never unsupported */
+      snprintf(want, sizeof want, "\"format\":\"%s\",\"host\":\"unsupported",
+               gs_spmv_backend_name(b));
+      CU_ASSERT(strstr(out, want) == NULL);
+    }
+  }
+  CU_ASSERT_EQUAL(gs_test_cli("spmv --list --verbose", out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT(strstr(out, "float: takes --precision float") != NULL);
+}
+
 int main(void)
 {
   CU_TestInfo tests[] = {{"info agrees with MANIFEST.tsv", test_info_matches_manifest},
@@ -353,6 +381,7 @@ int main(void)
                          {"select --rule: no GPU, JSON keys, refusals", test_select_rule},
                          {"spmv --list and errors", test_spmv_list_and_errors},
                          {"check host layouts", test_check_host_layouts},
+                         {"check --precision float", test_check_float},
                          {"batch usage and errors", test_batch_usage},
                          CU_TEST_INFO_NULL};
   return gs_test_main("cli", tests, 0);

@@ -1149,8 +1149,10 @@ static void test_precision_option(void)
   CU_ASSERT_EQUAL(gs_spmv_options_check("precision=mixed"), GS_SUCCESS);
   CU_ASSERT_EQUAL(gs_spmv_options_check("precision=double,max_fill=4"), GS_SUCCESS);
   CU_ASSERT_EQUAL(gs_spmv_options_check("ell.precision=mixed"), GS_SUCCESS);
-  CU_ASSERT_EQUAL(gs_spmv_options_check("precision=float"), GS_ERR_INVALID_ARG);
-  CU_ASSERT(strstr(gs_last_error(), "double or mixed") != NULL);
+  CU_ASSERT_EQUAL(gs_spmv_options_check("precision=float"), GS_SUCCESS);
+  CU_ASSERT_EQUAL(gs_spmv_options_check("csr-vector.precision=float"), GS_SUCCESS);
+  CU_ASSERT_EQUAL(gs_spmv_options_check("precision=half"), GS_ERR_INVALID_ARG);
+  CU_ASSERT(strstr(gs_last_error(), "double, mixed or float") != NULL);
   CU_ASSERT_EQUAL(gs_spmv_options_check("precision="), GS_ERR_INVALID_ARG);
   CU_ASSERT_EQUAL(gs_spmv_options_check("nosuch.precision=mixed"), GS_ERR_INVALID_ARG);
   /* a pair naming ell leaves csr-scalar in double: bit for bit the double product */
@@ -1167,7 +1169,10 @@ static void test_precision_option(void)
   CU_ASSERT_STRING_EQUAL(gs_precision_string(GS_PRECISION_MIXED), "mixed");
   CU_ASSERT_STRING_EQUAL(gs_precision_string((gs_precision_t)7), "unknown");
   CU_ASSERT_EQUAL(gs_precision_find("mixed"), GS_PRECISION_MIXED);
-  CU_ASSERT_EQUAL(gs_precision_find("float"), -1);
+  CU_ASSERT_STRING_EQUAL(gs_precision_string(GS_PRECISION_FLOAT), "float");
+  CU_ASSERT_EQUAL(gs_precision_find("float"), GS_PRECISION_FLOAT);
+  CU_ASSERT_EQUAL(gs_precision_find("single"), -1);
+  CU_ASSERT_EQUAL(gs_spmv_value_type(NULL), GS_VALUE_DOUBLE);
   CU_ASSERT_EQUAL(gs_precision_find(NULL), -1);
   CU_ASSERT_EQUAL(gs_spmv_precision(NULL), GS_PRECISION_DOUBLE);
   gs_csr_destroy(&A);
@@ -1181,7 +1186,182 @@ static void test_precision_option(void)
   CU_ASSERT_EQUAL(gs_spmv_host_apply("csr-vector", A, NULL, GS_OP_N, 1.0, x, 0.0, y),
                   GS_SUCCESS);
   CU_ASSERT_EQUAL(y[1], 1e300);
+  /* and in float precision, by every float backend, naming the precision */
+  for (int b = 0; b < gs_spmv_backend_count(); ++b) {
+    if (!(gs_spmv_backend_flags(b) & GS_SPMV_FLAG_FLOAT)) continue;
+    CU_ASSERT_EQUAL(gs_spmv_host_apply(gs_spmv_backend_name(b), A, "precision=float", GS_OP_N,
+                                       1.0, x, 0.0, y), GS_ERR_UNSUPPORTED);
+    CU_ASSERT(strstr(gs_last_error(), "(2, 2)") != NULL &&
+              strstr(gs_last_error(), "float precision") != NULL);
+  }
   gs_csr_destroy(&A);
+}
+
+/* The float product's bound (gs_test_spmv_compare_float) on a host emulation of the float
+ * kernels (sequential float sums, float alpha and beta, op T by scatter after y = beta y):
+ * within it for every (alpha, beta) and op, rows of 1 to 5000 entries; the same results fail
+ * the double arithmetic's bound (the float rounding is real, and only the float bound lets it
+ * pass); a row whose largest term is dropped fails it (rows of up to 300 entries: on 5000
+ * entries of random sign the worst-case bound, ~1e-3 of the row's magnitudes, may absorb one
+ * term). */
+static void float_emulate(const gs_csr_t *A, gs_op_t op, float alpha, const float *x, float beta,
+                          float *y)
+{
+  const gs_idx_t len = op == GS_OP_N ? A->m : A->n;
+  if (op == GS_OP_N) {
+    for (gs_idx_t i = 0; i < A->m; ++i) {
+      float s = 0.0f;
+      for (gs_off_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p)
+        s += (float)A->val[p] * x[A->col[p]];
+      y[i] = beta == 0.0f ? alpha * s : alpha * s + beta * y[i];
+    }
+    return;
+  }
+  for (gs_idx_t j = 0; j < len; ++j) y[j] = beta == 0.0f ? 0.0f : beta * y[j];
+  for (gs_idx_t i = 0; i < A->m; ++i)
+    for (gs_off_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p)
+      y[A->col[p]] += (float)A->val[p] * (alpha * x[i]);
+}
+
+static void test_float_bound(void)
+{
+  static const int lens[] = {1, 7, 300, 5000};
+  for (size_t t = 0; t < sizeof lens / sizeof *lens; ++t) {
+    const gs_idx_t m = 40, n = 6000;
+    int len[40];
+    for (int i = 0; i < m; ++i) len[i] = i == 3 ? lens[t] : 1 + i % 9;
+    gs_csr_t *A = gs_test_csr_from_lengths(&g_state, len, m, n);
+    float *x = malloc((size_t)n * sizeof *x), *y0 = malloc((size_t)n * sizeof *y0);
+    float *y = malloc((size_t)n * sizeof *y);
+    double *xd = malloc((size_t)n * sizeof *xd), *y0d = malloc((size_t)n * sizeof *y0d);
+    double *yd = malloc((size_t)n * sizeof *yd);
+    CU_ASSERT_FATAL(x && y0 && y && xd && y0d && yd);
+    /* A_f: the double bound's reference below reads the same values as the float one */
+    for (gs_off_t p = 0; p < A->nnz; ++p) A->val[p] = (float)A->val[p];
+    for (gs_idx_t i = 0; i < n; ++i) {
+      x[i] = (float)(2.0 * gs_test_uniform(&g_state) - 1.0);
+      y0[i] = (float)(2.0 * gs_test_uniform(&g_state) - 1.0);
+      xd[i] = x[i];
+      y0d[i] = y0[i];
+    }
+    for (int op = 0; op < 2; ++op) {
+      const gs_op_t o = op ? GS_OP_T : GS_OP_N;
+      const gs_idx_t ylen = op ? n : m;
+      for (size_t c = 0; c < N_AB; ++c) {
+        const float alpha = (float)g_ab[c][0], beta = (float)g_ab[c][1];
+        for (gs_idx_t i = 0; i < ylen; ++i) y[i] = beta == 0.0f ? NAN : y0[i];
+        float_emulate(A, o, alpha, x, beta, y);
+        char label[64];
+        snprintf(label, sizeof label, "host float emulation, row of %d", lens[t]);
+        CU_ASSERT(gs_test_spmv_ok_float(A, o, alpha, x, beta, y0, y, label));
+        for (gs_idx_t i = 0; i < ylen; ++i) yd[i] = y[i];
+        CU_ASSERT(gs_test_spmv_compare(A, o, alpha, xd, beta, y0d, yd).ratio > 1.0);
+      }
+    }
+    if (lens[t] <= 300) { /* row 3 without its largest term */
+      for (gs_idx_t i = 0; i < m; ++i) y[i] = y0[i];
+      float_emulate(A, GS_OP_N, 1.0f, x, 1.0f, y);
+      gs_off_t big = A->row_ptr[3];
+      for (gs_off_t p = A->row_ptr[3]; p < A->row_ptr[4]; ++p)
+        if (fabs(A->val[p] * x[A->col[p]]) > fabs(A->val[big] * x[A->col[big]])) big = p;
+      y[3] -= (float)A->val[big] * x[A->col[big]];
+      gs_test_spmv_cmp_t r = gs_test_spmv_compare_float(A, GS_OP_N, 1.0f, x, 1.0f, y0, y);
+      CU_ASSERT(r.ratio > 1.0 && r.index == 3);
+    }
+    free(x);
+    free(y0);
+    free(y);
+    free(xd);
+    free(y0d);
+    free(yd);
+    gs_csr_destroy(&A);
+  }
+}
+
+/* precision=float on the host: a backend flagged GS_SPMV_FLAG_FLOAT builds the float-valued
+ * layout its kernels read (the one of mixed: the host apply sums in double, so it checks the
+ * layout, not float arithmetic): within the bound of values rounded to float, bit for bit the
+ * mixed layout's product where the backend takes mixed too, and not the double product;
+ * every other backend refuses with GS_ERR_UNSUPPORTED naming itself and the precision. The
+ * flagged set is the one docs/formats.md lists. */
+static void test_float_precision(void)
+{
+  const int shapes[][2] = {{300, 300}, {120, 50}, {50, 120}, {1, 1}};
+  int taken = 0, refused = 0;
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
+    gs_csr_t *A = gs_test_random_csr(&g_state, shapes[s][0], shapes[s][1], 0.05 + 0.3 * (s == 3));
+    CU_ASSERT_FATAL(A != NULL);
+    const gs_idx_t lx = (A->m > A->n ? A->m : A->n) + 1;
+    double *x = malloc((size_t)lx * sizeof *x), *y0 = malloc((size_t)lx * sizeof *y0);
+    double *y = malloc((size_t)lx * sizeof *y), *ym = malloc((size_t)lx * sizeof *ym);
+    double *yd = malloc((size_t)lx * sizeof *yd);
+    CU_ASSERT_FATAL(x && y0 && y && ym && yd);
+    for (gs_idx_t i = 0; i < lx; ++i) {
+      x[i] = 2.0 * gs_test_uniform(&g_state) - 1.0;
+      y0[i] = 2.0 * gs_test_uniform(&g_state) - 1.0;
+    }
+    for (int b = 0; b < gs_spmv_backend_count(); ++b) {
+      const char *name = gs_spmv_backend_name(b);
+      const unsigned f = gs_spmv_backend_flags(b);
+      for (int op = 0; op < 2; ++op) {
+        const gs_op_t o = op ? GS_OP_T : GS_OP_N;
+        const gs_idx_t len = op ? A->n : A->m;
+        for (size_t c = 0; c < N_AB; ++c) {
+          memcpy(y, y0, (size_t)len * sizeof *y);
+          gs_status_t st = gs_spmv_host_apply(name, A, "precision=float", o, g_ab[c][0], x,
+                                              g_ab[c][1], y);
+          if (!(f & GS_SPMV_FLAG_FLOAT)) { /* op N: the precision is refused (T may be too) */
+            CU_ASSERT_EQUAL(st, GS_ERR_UNSUPPORTED);
+            if (op == 0)
+              CU_ASSERT(strstr(gs_last_error(), name) != NULL &&
+                        strstr(gs_last_error(), "float") != NULL);
+            refused += st == GS_ERR_UNSUPPORTED;
+            break;
+          }
+          if (st == GS_ERR_FORMAT_FILL) break; /* ell, dia on scattered entries */
+          if (op && !(f & GS_SPMV_FLAG_TRANSPOSE)) break;
+          CU_ASSERT_EQUAL_FATAL(st, GS_SUCCESS);
+          char label[96];
+          snprintf(label, sizeof label, "%s float layout, %d x %d", name, (int)A->m, (int)A->n);
+          CU_ASSERT(gs_test_spmv_ok_u(A, o, g_ab[c][0], x, g_ab[c][1], y0, y,
+                                      GS_PRECISION_FLOAT_U, label));
+          if (f & GS_SPMV_FLAG_MIXED) { /* the same layout as mixed, bit for bit */
+            memcpy(ym, y0, (size_t)len * sizeof *ym);
+            CU_ASSERT_EQUAL_FATAL(gs_spmv_host_apply(name, A, "precision=mixed", o, g_ab[c][0],
+                                                     x, g_ab[c][1], ym), GS_SUCCESS);
+            CU_ASSERT(memcmp(y, ym, (size_t)len * sizeof *y) == 0);
+          }
+          memcpy(yd, y0, (size_t)len * sizeof *yd); /* the values were rounded */
+          CU_ASSERT_EQUAL_FATAL(gs_spmv_host_apply(name, A, NULL, o, g_ab[c][0], x, g_ab[c][1],
+                                                   yd), GS_SUCCESS);
+          int differs = 0;
+          for (gs_idx_t i = 0; i < len; ++i) differs |= y[i] != yd[i];
+          if (A->nnz > 4) CU_ASSERT(differs);
+          taken++;
+        }
+      }
+    }
+    free(x);
+    free(y0);
+    free(y);
+    free(ym);
+    free(yd);
+    gs_csr_destroy(&A);
+  }
+  CU_ASSERT(taken > 0);
+  CU_ASSERT(refused > 0);
+  static const char *const flagged[] = {"csr-scalar", "csr-vector", "coo", "ell", "dia", "hyb",
+                                        "sellp", "cusparse-csr"};
+  for (size_t k = 0; k < sizeof flagged / sizeof *flagged; ++k)
+    if (gs_spmv_backend_find(flagged[k]) >= 0)
+      CU_ASSERT(gs_spmv_backend_flags(gs_spmv_backend_find(flagged[k])) & GS_SPMV_FLAG_FLOAT);
+  /* those whose kernels stay double-vector (hola, bccoo: no float slot) */
+  static const char *const unflagged[] = {"hola", "bccoo", "bcoo", "cusparse-csr2",
+                                          "cusparse-coo", "cusparse-sell"};
+  for (size_t k = 0; k < sizeof unflagged / sizeof *unflagged; ++k)
+    if (gs_spmv_backend_find(unflagged[k]) >= 0)
+      CU_ASSERT(!(gs_spmv_backend_flags(gs_spmv_backend_find(unflagged[k])) &
+                  GS_SPMV_FLAG_FLOAT));
 }
 
 int main(void)
@@ -1206,6 +1386,9 @@ int main(void)
      test_adaptive_structures},
     {"precision=mixed: host layouts within the float-values bound; refusals", test_mixed_precision},
     {"precision option: values, named backend, names", test_precision_option},
+    {"precision=float: host layouts are the float-valued ones; refusals", test_float_precision},
+    {"precision=float: the derived bound holds for float sums and catches a dropped entry",
+     test_float_bound},
     CU_TEST_INFO_NULL};
   return gs_test_main("formats_host", tests, 0);
 }

@@ -122,7 +122,12 @@ static void test_bad_options(void)
     {"solve --solver bicg --precond ilu0", "ilu0"},
     {"solve /nonexistent/A.mtx --solver bicg --precond ilu0", "transpose solve"},
     /* precision: the value, what goes with it, auto */
-    {"solve --precision float", "'float'"},
+    {"solve --precision single", "'single'"},
+    /* float is a precision of spmv and check only: solve names what it takes */
+    {"solve --precision float", "solve takes double, mixed or mixed-refine"},
+    {"solve /nonexistent/A.mtx --precision float", "for spmv and check"},
+    {"solve --spmv-opt precision=float", "for spmv and check"},
+    {"solve --spmv-opt ell.precision=float --format ell", "for spmv and check"},
     {"solve --precision", "--precision"},
     {"solve --inner-rtol 1e-3", "mixed-refine"},
     {"solve --precision mixed-refine --inner-rtol 1", "--inner-rtol"},
@@ -130,8 +135,12 @@ static void test_bad_options(void)
     {"solve --precision mixed --format auto", "auto"},
     {"solve --precision mixed-refine --solver lsqr", "least-squares"},
     {"spmv --precision half", "'half'"},
+    {"spmv --precision half", "double, mixed or float"},
     {"spmv --precision mixed --format auto", "auto"},
+    {"spmv --precision float --format csr-vector,auto", "--precision float name the formats"},
+    {"spmv --spmv-opt precision=quad", "double, mixed or float"},
     {"check x.mtx --precision single", "'single'"},
+    {"check x.mtx --precision double,float", "double, mixed or float"},
   };
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
     int rc = run("%s", cases[k].args);

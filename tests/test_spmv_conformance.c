@@ -676,6 +676,194 @@ static void test_mixed_precision(void)
   gs_csr_destroy(&A);
 }
 
+/* One backend in float precision on A (options: the backend's own, or NULL): ops N and T,
+ * three (alpha, beta) with y = NaN for beta = 0, against the double product of the values
+ * rounded to float within the bound of float arithmetic (gs_test_spmv_compare_float); float
+ * vectors (GS_VALUE_FLOAT), gs_spmv_apply refused; a smaller byte model than its mixed (or,
+ * without mixed, double) instance with the same options: 4-byte vectors; "float" in its
+ * description; an operator refused. A backend without the flag is refused with
+ * GS_ERR_UNSUPPORTED naming it, and prepares nothing. */
+static void float_one(gs_matrix_t *A, const char *name, const char *options, const char *label,
+                      const float *x, const float *y0, float *y, float *d_x, float *d_y)
+{
+  const gs_csr_t *H = gs_matrix_host(A);
+  const unsigned flags = gs_spmv_backend_flags(gs_spmv_backend_find(name));
+  gs_spmv_t *S = NULL, *D = NULL;
+  char opts[256], other[256];
+  snprintf(opts, sizeof opts, "%s%sprecision=float", options ? options : "", options ? "," : "");
+  gs_status_t rc = gs_spmv_create(&S, ctx, A, name, opts);
+  if (!(flags & GS_SPMV_FLAG_FLOAT)) {
+    CU_ASSERT_EQUAL(rc, GS_ERR_UNSUPPORTED);
+    CU_ASSERT(strstr(gs_last_error(), name) != NULL && strstr(gs_last_error(), "float") != NULL);
+    CU_ASSERT_PTR_NULL(S);
+    return;
+  }
+  if (rc == GS_ERR_FORMAT_FILL) return;
+  if (rc != GS_SUCCESS) fprintf(stderr, "  %s %s on %s: %s\n", name, opts, label, gs_last_error());
+  CU_ASSERT_EQUAL_FATAL(rc, GS_SUCCESS);
+  CU_ASSERT_EQUAL(gs_spmv_precision(S), GS_PRECISION_FLOAT);
+  CU_ASSERT_EQUAL(gs_spmv_value_type(S), GS_VALUE_FLOAT);
+  CU_ASSERT(strstr(gs_spmv_describe(S), "float precision") != NULL);
+  /* double vectors are refused: the product's are float */
+  CU_ASSERT_EQUAL(gs_spmv_apply(S, GS_OP_N, 1.0, (const double *)d_x, 0.0, (double *)d_y),
+                  GS_ERR_INVALID_ARG);
+  CU_ASSERT(strstr(gs_last_error(), "gs_spmv_apply_float") != NULL);
+  gs_operator_t *op = NULL;
+  CU_ASSERT_EQUAL(gs_operator_from_spmv(&op, S), GS_ERR_UNSUPPORTED);
+  CU_ASSERT_PTR_NULL(op);
+  gs_spmv_mem_t mf, mo;
+  snprintf(other, sizeof other, "%s%s%s", options ? options : "", options ? "," : "",
+           (flags & GS_SPMV_FLAG_MIXED) ? "precision=mixed" : "precision=double");
+  CU_ASSERT_FATAL(gs_spmv_create(&D, ctx, A, name, other) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_spmv_memory(S, &mf) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_spmv_memory(D, &mo) == GS_SUCCESS);
+  if (H->m + H->n > 0) CU_ASSERT(mf.bytes_per_apply < mo.bytes_per_apply);
+  if (H->m + H->n > 0 && gs_spmv_supports(S, GS_OP_T))
+    CU_ASSERT(mf.bytes_per_apply_t < mo.bytes_per_apply_t);
+  gs_spmv_destroy(&D);
+  static const float ab[][2] = {{1.0f, 0.0f}, {-1.0f, 1.0f}, {2.5f, -0.5f}};
+  for (int o = 0; o < 2; ++o) {
+    if (o && !gs_spmv_supports(S, GS_OP_T)) {
+      CU_ASSERT_EQUAL(gs_spmv_apply_float(S, GS_OP_T, 1.0f, d_x, 0.0f, d_y), GS_ERR_UNSUPPORTED);
+      break;
+    }
+    const gs_idx_t len = o ? H->n : H->m;
+    for (size_t c = 0; c < sizeof ab / sizeof ab[0]; ++c) {
+      for (gs_idx_t i = 0; i < len; ++i) y[i] = ab[c][1] == 0.0f ? NAN : y0[i];
+      CU_ASSERT_FATAL(gs_copy_to_device(ctx, d_y, y, (size_t)len * sizeof *y) == GS_SUCCESS);
+      rc = gs_spmv_apply_float(S, o ? GS_OP_T : GS_OP_N, ab[c][0], d_x, ab[c][1], d_y);
+      if (rc == GS_SUCCESS) rc = gs_context_sync(ctx);
+      if (rc != GS_SUCCESS) fprintf(stderr, "  %s %s on %s: %s\n", name, opts, label,
+                                    gs_last_error());
+      CU_ASSERT_FATAL(rc == GS_SUCCESS);
+      CU_ASSERT_FATAL(gs_copy_to_host(ctx, y, d_y, (size_t)len * sizeof *y) == GS_SUCCESS);
+      char lab[384];
+      snprintf(lab, sizeof lab, "%s %s on %s", name, opts, label);
+      CU_ASSERT(gs_test_spmv_ok_float(H, o ? GS_OP_T : GS_OP_N, ab[c][0], x, ab[c][1], y0, y,
+                                      lab));
+    }
+  }
+  gs_spmv_destroy(&S);
+}
+
+/* precision=float on the device: every backend (GS_TEST_BACKENDS and GS_TEST_NO_VENDOR
+ * honoured) through float_one, x and y drawn in float from this run's seed; then the kernel
+ * paths the defaults may not reach: csr-vector's plain groups of each width next to its row
+ * blocks, hyb all COO and with a narrow ELL part, sellp's reduction shapes (a group spanning
+ * warps with C < 32 and with C >= 32, 1024 threads, a warp a row, rows sorted). */
+static void float_on(const gs_csr_t *H, const char *label)
+{
+  gs_matrix_t *A = NULL;
+  size_t base = gs_device_bytes_in_use(ctx);
+  CU_ASSERT_FATAL(gs_matrix_create(&A, ctx, H) == GS_SUCCESS);
+  const size_t lx = (size_t)(H->m > H->n ? H->m : H->n) + 1;
+  float *x = malloc(lx * sizeof *x), *y0 = malloc(lx * sizeof *y0), *y = malloc(lx * sizeof *y);
+  float *d_x = NULL, *d_y = NULL;
+  uint64_t st = gs_test_seed() ^ 0x85ebca6bull ^ (uint64_t)H->nnz;
+  CU_ASSERT_FATAL(x && y0 && y);
+  for (size_t i = 0; i < lx; ++i) {
+    x[i] = (float)(2.0 * gs_test_uniform(&st) - 1.0);
+    y0[i] = (float)(2.0 * gs_test_uniform(&st) - 1.0);
+  }
+  CU_ASSERT_FATAL(gs_dmalloc(ctx, (void **)&d_x, lx * sizeof *d_x, "x") == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_dmalloc(ctx, (void **)&d_y, lx * sizeof *d_y, "y") == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_copy_to_device(ctx, d_x, x, lx * sizeof *x) == GS_SUCCESS);
+  for (int b = 0; b < gs_spmv_backend_count(); ++b) {
+    const char *name = gs_spmv_backend_name(b);
+    if (skip_vendor && (gs_spmv_backend_flags(b) & GS_SPMV_FLAG_VENDOR)) continue;
+    if (!selected(name)) continue;
+    float_one(A, name, NULL, label, x, y0, y, d_x, d_y);
+  }
+  static const char *const variants[][2] = {
+      {"csr-vector", "csr-vector.width=1"},
+      {"csr-vector", "csr-vector.width=2"},
+      {"csr-vector", "csr-vector.width=8"},
+      {"csr-vector", "csr-vector.width=32"},
+      {"hyb", "hyb.k=0"},
+      {"hyb", "hyb.k=2"},
+      {"sellp", "sellp.c=32,sellp.t=1,sellp.sigma=1,sellp.max_fill=100"},
+      {"sellp", "sellp.c=2,sellp.t=4,sellp.sigma=8,sellp.max_fill=100"},
+      {"sellp", "sellp.c=8,sellp.t=8,sellp.sigma=64,sellp.max_fill=100"},
+      {"sellp", "sellp.c=64,sellp.t=4,sellp.sigma=1,sellp.max_fill=100"},
+      {"sellp", "sellp.c=32,sellp.t=32,sellp.sigma=1000,sellp.max_fill=100"},
+      {"sellp", "sellp.c=1,sellp.t=32,sellp.max_fill=100"}};
+  for (size_t i = 0; i < sizeof variants / sizeof *variants; ++i)
+    if (gs_spmv_backend_find(variants[i][0]) >= 0 && selected(variants[i][0]))
+      float_one(A, variants[i][0], variants[i][1], label, x, y0, y, d_x, d_y);
+  gs_dfree(ctx, d_x);
+  gs_dfree(ctx, d_y);
+  free(x);
+  free(y0);
+  free(y);
+  gs_matrix_destroy(&A);
+  CU_ASSERT_EQUAL(gs_device_bytes_in_use(ctx), base); /* every backend gave back what it took */
+}
+
+/* The float part, on the matrices of the mixed part (random, stencil row blocks, one long row
+ * for csr-vector's chunks and hyb's COO tail) plus an empty-row pattern and nnz = 0; then the
+ * refusals that need a device: a value beyond the float range, auto, a solve. */
+static void test_float_precision(void)
+{
+  uint64_t s = gs_test_seed() ^ 0xc2b2ae35u;
+  gs_csr_t *A = gs_test_random_csr(&s, 1000, 700, 0.03);
+  CU_ASSERT_FATAL(A != NULL);
+  float_on(A, "random 1000x700");
+  gs_csr_destroy(&A);
+  CU_ASSERT_FATAL(gs_gen_laplace(&A, 30, 30, 30, 27) == GS_SUCCESS); /* csr-vector row blocks */
+  for (gs_off_t p = 0; p < A->nnz; ++p) A->val[p] *= 1.0 + 0.1 * gs_test_uniform(&s);
+  float_on(A, "laplace 27-pt 30^3, perturbed values");
+  gs_csr_destroy(&A);
+  gs_coo_t *C = NULL; /* one row of 9000 entries: long-row chunks (atomics), a COO tail */
+  CU_ASSERT_FATAL(gs_coo_create(&C, 3000, 9000, 9000 + 3000) == GS_SUCCESS);
+  for (gs_idx_t j = 0; j < 9000; ++j) gs_coo_push(C, 5, j, 2.0 * gs_test_uniform(&s) - 1.0);
+  for (gs_idx_t i = 0; i < 3000; ++i)
+    if (i != 5) gs_coo_push(C, i, (gs_idx_t)(gs_test_uniform(&s) * 9000), gs_test_uniform(&s));
+  CU_ASSERT_FATAL(gs_coo_to_csr(&A, C) == GS_SUCCESS);
+  gs_coo_destroy(&C);
+  float_on(A, "one row of 9000 entries");
+  gs_csr_destroy(&A);
+  A = gs_test_empty_rows(gs_test_random_csr(&s, 500, 500, 0.02), 3);
+  CU_ASSERT_FATAL(A != NULL);
+  float_on(A, "500x500, every third row empty");
+  gs_csr_destroy(&A);
+  CU_ASSERT_FATAL(gs_csr_create(&A, 40, 30, 0) == GS_SUCCESS);
+  float_on(A, "40x30, nnz = 0");
+  gs_csr_destroy(&A);
+
+  /* refusals: a finite value beyond the float range names its entry; auto and a solve apply
+   * double vectors */
+  const double big[] = {1.0, 0.0, 0.0, 1e300};
+  gs_matrix_t *M = NULL;
+  gs_spmv_t *S = NULL;
+  A = gs_test_csr_from_dense(2, 2, big);
+  CU_ASSERT_FATAL(gs_matrix_create(&M, ctx, A) == GS_SUCCESS);
+  CU_ASSERT_EQUAL(gs_spmv_create(&S, ctx, M, "csr-vector", "precision=float"),
+                  GS_ERR_UNSUPPORTED);
+  CU_ASSERT(strstr(gs_last_error(), "(2, 2)") != NULL && strstr(gs_last_error(), "float range"));
+  CU_ASSERT_PTR_NULL(S);
+  gs_matrix_destroy(&M);
+  gs_csr_destroy(&A);
+  CU_ASSERT_FATAL(gs_gen_laplace(&A, 20, 20, 1, 5) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_matrix_create(&M, ctx, A) == GS_SUCCESS);
+  CU_ASSERT_EQUAL(gs_spmv_create(&S, ctx, M, "auto", "precision=float"), GS_ERR_UNSUPPORTED);
+  CU_ASSERT(strstr(gs_last_error(), "float") != NULL);
+  CU_ASSERT_EQUAL(gs_spmv_create(&S, ctx, M, "auto", "ell.precision=float"), GS_ERR_UNSUPPORTED);
+  CU_ASSERT_PTR_NULL(S);
+  CU_ASSERT_FATAL(gs_spmv_create(&S, ctx, M, "csr-vector", "precision=float") == GS_SUCCESS);
+  double *d_b = NULL;
+  CU_ASSERT_FATAL(gs_dmalloc(ctx, (void **)&d_b, 2 * 400 * sizeof *d_b, "b, x") == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_copy_to_device(ctx, d_b, A->val, 400 * sizeof *d_b) == GS_SUCCESS);
+  gs_solve_opts_t so;
+  gs_solve_opts_default(&so);
+  gs_solve_stats_t stats;
+  CU_ASSERT_EQUAL(gs_solve(ctx, &so, S, NULL, d_b, d_b + 400, &stats), GS_ERR_UNSUPPORTED);
+  CU_ASSERT(strstr(gs_last_error(), "float") != NULL);
+  gs_dfree(ctx, d_b);
+  gs_spmv_destroy(&S);
+  gs_matrix_destroy(&M);
+  gs_csr_destroy(&A);
+}
+
 static void test_argument_validation(void)
 {
   gs_csr_t *H = NULL;
@@ -692,6 +880,35 @@ static void test_argument_validation(void)
   CU_ASSERT(gs_spmv_apply(S, GS_OP_N, 1.0, d, 0.0, d) == GS_ERR_INVALID_ARG); /* x == y */
   CU_ASSERT(gs_spmv_apply(S, GS_OP_N, 1.0, NULL, 0.0, d + 10) == GS_ERR_INVALID_ARG);
   CU_ASSERT(gs_spmv_apply(S, (gs_op_t)7, 1.0, d, 0.0, d + 10) == GS_ERR_INVALID_ARG);
+  /* gs_spmv_apply_float takes float products only */
+  float *f = (float *)d;
+  CU_ASSERT(gs_spmv_apply_float(S, GS_OP_N, 1.0f, f, 0.0f, f + 10) == GS_ERR_INVALID_ARG);
+  CU_ASSERT(strstr(gs_last_error(), "double precision") != NULL);
+  gs_spmv_destroy(&S);
+  CU_ASSERT_FATAL(gs_spmv_create(&S, ctx, A, "ell", "precision=mixed") == GS_SUCCESS);
+  CU_ASSERT(gs_spmv_apply_float(S, GS_OP_N, 1.0f, f, 0.0f, f + 10) == GS_ERR_INVALID_ARG);
+  CU_ASSERT(strstr(gs_last_error(), "mixed precision") != NULL);
+  gs_spmv_destroy(&S);
+  /* and checks as gs_spmv_apply's on a float product */
+  CU_ASSERT_FATAL(gs_spmv_create(&S, ctx, A, "csr-vector", "precision=float") == GS_SUCCESS);
+  CU_ASSERT(gs_spmv_apply_float(NULL, GS_OP_N, 1.0f, f, 0.0f, f + 10) == GS_ERR_INVALID_ARG);
+  CU_ASSERT(gs_spmv_apply_float(S, GS_OP_N, 1.0f, f, 0.0f, f) == GS_ERR_INVALID_ARG); /* x==y */
+  CU_ASSERT(gs_spmv_apply_float(S, GS_OP_N, 1.0f, NULL, 0.0f, f + 10) == GS_ERR_INVALID_ARG);
+  CU_ASSERT(gs_spmv_apply_float(S, GS_OP_N, 1.0f, f, 0.0f, NULL) == GS_ERR_INVALID_ARG);
+  CU_ASSERT(gs_spmv_apply_float(S, (gs_op_t)7, 1.0f, f, 0.0f, f + 10) == GS_ERR_INVALID_ARG);
+  CU_ASSERT(gs_spmv_apply_float(S, GS_OP_N, NAN, f, 0.0f, f + 10) == GS_ERR_INVALID_ARG);
+  CU_ASSERT(gs_spmv_apply_float(S, GS_OP_N, 1.0f, f, INFINITY, f + 10) == GS_ERR_INVALID_ARG);
+  /* alpha = 0: y = beta y, A and x unread (NaN in x stays out) */
+  float h[20];
+  for (int i = 0; i < 10; ++i) h[i] = NAN;
+  for (int i = 10; i < 20; ++i) h[i] = (float)i;
+  CU_ASSERT_FATAL(gs_copy_to_device(ctx, f, h, sizeof h) == GS_SUCCESS);
+  CU_ASSERT(gs_spmv_apply_float(S, GS_OP_N, 0.0f, f, 2.0f, f + 10) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_copy_to_host(ctx, h, f, sizeof h) == GS_SUCCESS);
+  for (int i = 10; i < 20; ++i) CU_ASSERT_EQUAL(h[i], 2.0f * (float)i);
+  CU_ASSERT(gs_spmv_apply_float(S, GS_OP_N, 0.0f, f, 0.0f, f + 10) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_copy_to_host(ctx, h, f, sizeof h) == GS_SUCCESS);
+  for (int i = 10; i < 20; ++i) CU_ASSERT_EQUAL(h[i], 0.0f);
   gs_dfree(ctx, d);
   gs_spmv_destroy(&S);
   if (gs_spmv_backend_find("hola") >= 0) { /* the pipelined kernel has no 16-entry variant */
@@ -758,6 +975,8 @@ int main(void)
                          {"every matrix of GS_MATRIX_DIR", test_real_matrices},
                          {"precision=mixed: bound of float values; refusals",
                           test_mixed_precision},
+                         {"precision=float: bound of float arithmetic; refusals",
+                          test_float_precision},
                          {"argument validation", test_argument_validation},
                          {"allocation failures", test_allocation_failures},
                          CU_TEST_INFO_NULL};

@@ -299,10 +299,77 @@ gs_test_spmv_cmp_t gs_test_spmv_compare(const gs_csr_t *A, gs_op_t op, double al
 
 /* Mixed precision (u_v > 0): the product computed is that of A~ = A + E, |E| <= u_v |A|, whose
  * exact value differs from the reference's by at most u_v |alpha| (|op(A)| |x|)_i = u_v times
- * the alpha part of M_i, and whose rounding is bounded as above with M~_i <= (1 + u_v) M_i. */
+ * the alpha part of M_i, and whose rounding is bounded as above with M~_i <= (1 + u_v) M_i.
+ *
+ * Float precision (gs_test_spmv_compare_float): the reference is the product of the values
+ * rounded to float, A_f = fl32(A) (exactly what the kernels read: the layouts round to nearest
+ * once, as (float) does), with the float x, alpha, beta and y_in the kernels read, so the only
+ * difference is the float arithmetic, and the argument above holds with u = u_f = 2^-24.
+ * Written out for the usual evaluation y_i = fl(fl(alpha * s) + fl(beta * y_in_i)),
+ * s = fl(sum_j a_ij x_j) over the k = k_i entries of row i:
+ *   s:          a sum of k rounded products, |s - sum a x| <= gamma_k(u_f) (|A_f| |x|)_i
+ *               (Higham (3.5): each product 1 rounding, at most k - 1 additions on its path);
+ *   alpha * s:  one rounding more, gamma_{k+1}(u_f) |alpha| (|A_f| |x|)_i in all, as
+ *               (1 + t_k)(1 + d) is 1 + t_{k+1} (Lemma 3.3);
+ *   beta * y:   one rounding, gamma_1(u_f) |beta y_in_i|;
+ *   the sum:    one rounding of both: gamma_{k+2}(u_f) |alpha| (|A_f| |x|)_i +
+ *               gamma_2(u_f) |beta y_in_i| <= gamma_{k+2}(u_f) M_i.
+ * Other orders keep the bound, as for double above: beta * y_in_i added first (the scale pass
+ * of op T, atomics, coo's carries, hyb's two passes) puts it through up to k additions,
+ * gamma_{k+1}(u_f) |beta y_in_i|; alpha applied to x_j (op T: alpha x_i once per row) or to
+ * each chunk's partial sum is still one multiplication on a term's path; a tree of partial
+ * sums (shuffles, s0 + s1, chunks) has at most k additions on any path; an FMA drops a
+ * rounding. So |y_out_i - y_i| <= gamma_{k+2}(u_f) M_i with M_i of A_f. The long double
+ * reference adds gamma_{k+2}(u_ref) M_i. Underflow: a float product or sum that underflows
+ * (gradually, or flushed to zero) errs by less than FLT_MIN, at most k + 2 times a term, each
+ * scaled by at most 1 + |alpha|: (k + 2)(1 + |alpha|) FLT_MIN. C = GS_TEST_SPMV_C as above. */
+static gs_test_spmv_cmp_t compare_core(const gs_csr_t *A, gs_op_t op, double alpha,
+                                       const double *x, double beta, const double *y_in,
+                                       const double *y_out, double u_v, int float_product);
+
 gs_test_spmv_cmp_t gs_test_spmv_compare_u(const gs_csr_t *A, gs_op_t op, double alpha,
                                           const double *x, double beta, const double *y_in,
                                           const double *y_out, double u_v)
+{
+  return compare_core(A, op, alpha, x, beta, y_in, y_out, u_v, 0);
+}
+
+/* A float vector of n entries widened into a fresh double array (NULL for a NULL vector;
+ * *fail set when the allocation fails). */
+static double *widen(const float *v, size_t n, int *fail)
+{
+  if (!v) return NULL;
+  double *d = malloc((n + 1) * sizeof *d);
+  if (!d) {
+    *fail = 1;
+    return NULL;
+  }
+  for (size_t i = 0; i < n; ++i) d[i] = v[i];
+  return d;
+}
+
+gs_test_spmv_cmp_t gs_test_spmv_compare_float(const gs_csr_t *A, gs_op_t op, float alpha,
+                                              const float *x, float beta, const float *y_in,
+                                              const float *y_out)
+{
+  gs_test_spmv_cmp_t r = {INFINITY, -1, 0.0, 0.0, 0.0, 0};
+  if (!A || (op != GS_OP_N && op != GS_OP_T)) return r;
+  const size_t in = (size_t)(op == GS_OP_N ? A->n : A->m), out = (size_t)(op == GS_OP_N ? A->m
+                                                                                        : A->n);
+  int fail = 0;
+  double *xd = widen(x, in, &fail), *yi = widen(y_in, out, &fail), *yo = widen(y_out, out, &fail);
+  if (!fail) r = compare_core(A, op, alpha, xd, beta, yi, yo, 0.0, 1);
+  free(xd);
+  free(yi);
+  free(yo);
+  return r;
+}
+
+/* u_v: unit roundoff of values rounded before a double product (0: none); float_product: the
+ * product of the values rounded to float, computed in float (the bound above with u_f). */
+static gs_test_spmv_cmp_t compare_core(const gs_csr_t *A, gs_op_t op, double alpha,
+                                       const double *x, double beta, const double *y_in,
+                                       const double *y_out, double u_v, int float_product)
 {
   gs_test_spmv_cmp_t r = {0.0, -1, 0.0, 0.0, 0.0, 0};
   const int trans = op == GS_OP_T;
@@ -331,20 +398,24 @@ gs_test_spmv_cmp_t gs_test_spmv_compare_u(const gs_csr_t *A, gs_op_t op, double 
   for (gs_idx_t i = 0; i < A->m && alpha != 0.0; ++i) /* alpha = 0: A and x unread (BLAS) */
     for (gs_off_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) {
       gs_idx_t out = trans ? A->col[p] : i, in = trans ? i : A->col[p];
-      long double t = (long double)alpha * A->val[p] * x[in];
+      const double a = float_product ? (double)(float)A->val[p] : A->val[p];
+      long double t = (long double)alpha * a * x[in];
       ref[out] += t;
       mag[out] += fabsl(t);
       amag[out] += fabsl(t);
       cnt[out]++;
     }
-  const long double u = 0x1p-53L, u_ref = LDBL_EPSILON / 2.0L;
+  /* the arithmetic's unit roundoff and the absolute error of an underflowing term */
+  const long double u = float_product ? (long double)GS_PRECISION_FLOAT_U : 0x1p-53L;
+  const long double u_ref = LDBL_EPSILON / 2.0L;
   r.ratio = 0.0;
   for (gs_idx_t i = 0; i < len; ++i) {
     double k = (double)cnt[i], ratio;
     long double g = (long double)gamma_k(k + 2, u) + gamma_k(k + 2, u_ref);
+    long double tiny = float_product ? (k + 2) * (1.0L + fabs(alpha)) * FLT_MIN
+                                     : (k + 1) * (1.0L + fabs(alpha)) * DBL_TRUE_MIN;
     long double bound =
-        GS_TEST_SPMV_C * (g * (1.0L + u_v) * mag[i] + (long double)u_v * amag[i] +
-                          (k + 1) * (1.0L + fabs(alpha)) * DBL_TRUE_MIN);
+        GS_TEST_SPMV_C * (g * (1.0L + u_v) * mag[i] + (long double)u_v * amag[i] + tiny);
     if (!isfinite(ref[i]) || !isfinite(mag[i])) {
       /* non-finite input: the same NaN or the same infinity passes, anything else fails */
       int same = (isnan(ref[i]) && isnan(y_out[i])) || (long double)y_out[i] == ref[i];
@@ -382,6 +453,20 @@ int gs_test_spmv_ok_u(const gs_csr_t *A, gs_op_t op, double alpha, const double 
           label ? label : "", op == GS_OP_T ? 'T' : 'N', alpha, beta, u_v,
           A ? (long long)A->m : -1LL, A ? (long long)A->n : -1LL, (long long)r.index, r.got,
           r.want, fabs(r.got - r.want), r.bound, r.ratio, (long long)r.terms);
+  return 0;
+}
+
+int gs_test_spmv_ok_float(const gs_csr_t *A, gs_op_t op, float alpha, const float *x,
+                          float beta, const float *y_in, const float *y_out, const char *label)
+{
+  gs_test_spmv_cmp_t r = gs_test_spmv_compare_float(A, op, alpha, x, beta, y_in, y_out);
+  if (r.ratio <= 1.0) return 1;
+  fprintf(stderr,
+          "\n  %s: float product, op %c alpha %g beta %g (%lld x %lld): y[%lld] = %.9g, "
+          "reference %.17g, |error| %.3g > bound %.3g (ratio %.3g, %lld terms)\n",
+          label ? label : "", op == GS_OP_T ? 'T' : 'N', alpha, beta, A ? (long long)A->m : -1LL,
+          A ? (long long)A->n : -1LL, (long long)r.index, r.got, r.want, fabs(r.got - r.want),
+          r.bound, r.ratio, (long long)r.terms);
   return 0;
 }
 

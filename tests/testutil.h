@@ -100,6 +100,23 @@ gs_test_spmv_cmp_t gs_test_spmv_compare_u(const gs_csr_t *A, gs_op_t op, double 
                                           const double *x, double beta, const double *y_in,
                                           const double *y_out, double u_v);
 
+/**
+ * Compares the float product y_out (precision=float: float values, vectors and arithmetic)
+ * against the long double product of A's values rounded to float, A_f, with the float x,
+ * alpha, beta and y_in, within the bound derived in testutil.c:
+ *   |y_out_i - ref_i| <= C * ((gamma_{k_i+2}(u_f) + gamma_{k_i+2}(u_ref)) * M_i
+ *                             + (k_i + 2)(1 + |alpha|) FLT_MIN),
+ *   M_i = |alpha| (|op(A_f)| |x|)_i + |beta| |y_in_i|, u_f = 2^-24 (GS_PRECISION_FLOAT_U).
+ * y_in is not read when beta == 0 (NULL or NaN allowed). Lengths as gs_test_spmv_compare.
+ */
+gs_test_spmv_cmp_t gs_test_spmv_compare_float(const gs_csr_t *A, gs_op_t op, float alpha,
+                                              const float *x, float beta, const float *y_in,
+                                              const float *y_out);
+/** gs_test_spmv_compare_float, then 1 within the bound; otherwise one line on stderr (label,
+ *  op, alpha, beta, the worst element) and 0. */
+int gs_test_spmv_ok_float(const gs_csr_t *A, gs_op_t op, float alpha, const float *x,
+                          float beta, const float *y_in, const float *y_out, const char *label);
+
 /** gs_test_spmv_ok with gs_test_spmv_compare_u's bound for values rounded to u_v. */
 int gs_test_spmv_ok_u(const gs_csr_t *A, gs_op_t op, double alpha, const double *x,
                       double beta, const double *y_in, const double *y_out, double u_v,

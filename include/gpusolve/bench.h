@@ -53,10 +53,15 @@ typedef struct gs_spmv_timing {
  * product: nothing is allocated on the timed path (gs_spmv_apply never allocates).
  * opts NULL: the defaults. On return the stream is idle and d_y holds op(A) d_x.
  * GS_ERR_UNSUPPORTED for op = T without a transpose kernel (see gs_spmv_supports); an error of
- * any product or event ends the timing with that status (out is then left unchanged).
+ * any product or event ends the timing with that status (out is then left unchanged), among
+ * them GS_ERR_INVALID_ARG for a product prepared in float precision (gs_spmv_time_float).
  */
 gs_status_t gs_spmv_time(gs_spmv_t *S, gs_op_t op, const gs_val_t *d_x, gs_val_t *d_y,
                          const gs_spmv_time_opts_t *opts, gs_spmv_timing_t *out);
+/** gs_spmv_time for a product prepared with precision=float: the same runs and rule, each run
+ *  one gs_spmv_apply_float (alpha 1, beta 0) on the float vectors d_x and d_y. */
+gs_status_t gs_spmv_time_float(gs_spmv_t *S, gs_op_t op, const float *d_x, float *d_y,
+                               const gs_spmv_time_opts_t *opts, gs_spmv_timing_t *out);
 
 /** Median of values[0..n), sorting them ascending in place: the middle value, or the mean of the
  *  two middle ones for an even n (0 for n <= 0). The statistic every gpusolve timing reports. */

@@ -65,14 +65,25 @@ void gs_spmv_destroy(gs_spmv_t **S);
  * d_y = alpha * op(A) * d_x + beta * d_y, asynchronous on the context's stream; never allocates.
  * d_x and d_y are device pointers of lengths cols and rows (swapped for GS_OP_T) and must not
  * be the same. With beta == 0, d_y is write-only: NaN in it never leaks into the result.
- * GS_ERR_UNSUPPORTED when the backend has no transpose kernel.
+ * GS_ERR_UNSUPPORTED when the backend has no transpose kernel. GS_ERR_INVALID_ARG for a
+ * product prepared in float precision (its vectors are float: gs_spmv_apply_float).
  */
 gs_status_t gs_spmv_apply(gs_spmv_t *S, gs_op_t op, gs_val_t alpha, const gs_val_t *d_x,
                           gs_val_t beta, gs_val_t *d_y);
+/**
+ * gs_spmv_apply for a product prepared with precision=float: d_x and d_y are float device
+ * vectors and the products, sums and scalings are float (see gs_precision_t). The same checks
+ * and rules as gs_spmv_apply (sizes, op supported, x and y present and distinct, alpha and beta
+ * finite, alpha == 0: y = beta*y without reading A or x, beta == 0: y write-only).
+ * GS_ERR_INVALID_ARG when S was prepared in another precision (its vectors are double).
+ */
+gs_status_t gs_spmv_apply_float(gs_spmv_t *S, gs_op_t op, float alpha, const float *d_x,
+                                float beta, float *d_y);
 gs_status_t gs_spmv_memory(const gs_spmv_t *S, gs_spmv_mem_t *mem);
 const char *gs_spmv_name(const gs_spmv_t *S);
-/** Type of the vectors gs_spmv_apply takes and of its arithmetic (GS_VALUE_DOUBLE: the
- *  vectors are gs_val_t whatever the precision below). */
+/** Type of the vectors S's apply takes and of its arithmetic: GS_VALUE_FLOAT for a product
+ *  prepared in float precision (gs_spmv_apply_float), GS_VALUE_DOUBLE otherwise (the vectors
+ *  are gs_val_t in double and in mixed precision; GS_VALUE_DOUBLE for NULL). */
 gs_value_type_t gs_spmv_value_type(const gs_spmv_t *S);
 
 /* ---- precision: the value type chosen at prepare ----------------------------------------
@@ -84,18 +95,31 @@ gs_value_type_t gs_spmv_value_type(const gs_spmv_t *S);
  *                       the product is that of the matrix fl32(A): each value off by at most
  *                       u_f |a|, u_f = 2^-24 (GS_PRECISION_MIXED_U), besides the double
  *                       product's own rounding
+ *   "precision=float"   float end to end: the values rounded once to float as in mixed, and
+ *                       x, y, alpha, beta, the products, the sums and the atomics in float
+ *                       (half the value and vector bytes of double). Applied with
+ *                       gs_spmv_apply_float only (gs_spmv_apply refuses it), so solvers,
+ *                       operators and auto, which apply double vectors, refuse such a product
+ *                       with GS_ERR_UNSUPPORTED; it serves the SpMV benchmark and check. Each
+ *                       y_i is within gamma_{k+2}(u_f) (|alpha| (|A_f| |x|)_i + |beta y_i|) of
+ *                       the exact product of the rounded values A_f, k the entries of row i
  * "ell.precision=mixed" names one backend, as for its own keys. Only backends flagged
- * GS_SPMV_FLAG_MIXED take mixed; for any other gs_spmv_create and gs_spmv_host_apply return
- * GS_ERR_UNSUPPORTED naming the backend: they never run double in its place. */
+ * GS_SPMV_FLAG_MIXED take mixed and only those flagged GS_SPMV_FLAG_FLOAT take float; for any
+ * other gs_spmv_create and gs_spmv_host_apply return GS_ERR_UNSUPPORTED naming the backend:
+ * they never run double in its place. A finite value beyond the float range is refused in both
+ * (GS_ERR_UNSUPPORTED naming the entry: it would become an infinity). */
 typedef enum gs_precision {
   GS_PRECISION_DOUBLE = 0, /* double values (the default) */
-  GS_PRECISION_MIXED = 1   /* float values, double vectors and accumulation */
+  GS_PRECISION_MIXED = 1,  /* float values, double vectors and accumulation */
+  GS_PRECISION_FLOAT = 2   /* float values, float vectors and accumulation */
 } gs_precision_t;
 /** Unit roundoff of the values of a mixed product (float: 2^-24). */
 #define GS_PRECISION_MIXED_U 0x1p-24
-/** "double", "mixed"; "unknown" for other values. */
+/** Unit roundoff of the arithmetic of a float product (2^-24), and of its values. */
+#define GS_PRECISION_FLOAT_U 0x1p-24
+/** "double", "mixed", "float"; "unknown" for other values. */
 const char *gs_precision_string(gs_precision_t p);
-/** The precision called `name` ("double", "mixed"), or -1. */
+/** The precision called `name` ("double", "mixed", "float"), or -1. */
 int gs_precision_find(const char *name);
 /** The precision S was prepared in (GS_PRECISION_DOUBLE for NULL). */
 gs_precision_t gs_spmv_precision(const gs_spmv_t *S);
@@ -134,9 +158,12 @@ enum {
   GS_SPMV_FLAG_LIGHT = 1u << 5, /* prepare builds no layout of its own: on the shared device CSR,
                                   at most O(rows) work on the GPU (the staged "auto" selection
                                   starts a solve with one of these) */
-  GS_SPMV_FLAG_MIXED = 1u << 6 /* takes precision=mixed: kernels on float values with double
+  GS_SPMV_FLAG_MIXED = 1u << 6, /* takes precision=mixed: kernels on float values with double
                                   vectors and accumulation (see gs_precision_t); its host
                                   layout, if any, rounds the same values */
+  GS_SPMV_FLAG_FLOAT = 1u << 7 /* takes precision=float: kernels on float values, float
+                                  vectors and float accumulation (gs_spmv_apply_float); its host
+                                  layout, if any, is the float-valued one of mixed */
 };
 
 /** Number of registered backends; they are indexed 0..count-1 in a fixed order. */
@@ -159,7 +186,9 @@ int gs_spmv_backend_option(int i, int k, gs_spmv_option_info_t *out);
 /**
  * Host check of a backend's own layout: builds it from A on the host and applies it on the host
  * (no GPU needed): y = alpha*op(A)*x + beta*y. Backends without a host layout use plain CSR
- * (with precision=mixed, plain CSR on the values rounded to float).
+ * (with precision=mixed or float, plain CSR on the values rounded to float). With
+ * precision=float the layout is the float-valued one the device reads, applied with the double
+ * vectors and sums of this call: it checks the layout, not float arithmetic.
  * GS_ERR_FORMAT_FILL / GS_ERR_UNSUPPORTED as the device backend would answer.
  */
 gs_status_t gs_spmv_host_apply(const char *name, const gs_csr_t *A, const char *options,

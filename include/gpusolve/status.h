@@ -17,12 +17,13 @@ typedef int32_t gs_idx_t;
  *  say so, GS_SPMV_FLAG_WIDE in gpusolve/spmv.h; the others refuse it with GS_ERR_UNSUPPORTED). */
 typedef int64_t gs_off_t;
 
-/** Value types of matrices and vectors. Every entry point of this version takes double values
- *  and double vectors (gs_val_t); the enum is the ABI's word for the type, so that float and
- *  mixed precision can be chosen at prepare without changing prototypes. */
+/** Value types of matrices and vectors. The entry points take double values and double vectors
+ *  (gs_val_t), except gs_spmv_apply_float (gpusolve/spmv.h), which takes the float vectors of a
+ *  product prepared with precision=float; the enum is the ABI's word for the type
+ *  (gs_spmv_value_type). */
 typedef enum gs_value_type {
   GS_VALUE_DOUBLE = 0, /* IEEE binary64 */
-  GS_VALUE_FLOAT = 1   /* IEEE binary32: reserved, not accepted by any backend yet */
+  GS_VALUE_FLOAT = 1   /* IEEE binary32: the vectors of a precision=float product */
 } gs_value_type_t;
 /** The C type of the values and vectors the entry points take: double (GS_VALUE_TYPE). */
 typedef double gs_val_t;
