@@ -58,7 +58,9 @@ extern "C" {
 
 #define BCCOO_THREADS 256 /* B: threads per block, entries per chunk B*K */
 #define BCCOO_LUT_SIZE 256
-#define BCCOO_K_MAX 8
+#define BCCOO_K_MAX 32     /* bccoo: K = 1, 2, 4, 8, 16 or 32 */
+#define BCOO_K_MAX 8       /* bcoo: K = 1, 2, 4 or 8 */
+#define BCCOO_MIN_CHUNKS 64 /* the automatic K is 16 or 32 only with at least this many chunks */
 
 /* The encoding byte. */
 enum {
@@ -146,9 +148,10 @@ typedef struct gs_bccoo_opts {
                      the float range (spmv.c refuses others before any build). */
 } gs_bccoo_opts_t;
 
-/** The entries per thread for A: opts->k when set, else the K of {1, 2, 4, 8} of least cost by
- *  a simple model (padding of each row to a multiple of K against the per-thread cost of a row
- *  offset and of the segmented scan; for bccoo the scan's weight is fitted to H100 timings). */
+/** The automatic entries per thread for A: the K of {1, 2, 4, 8} (bcoo) or {1, ..., 32}
+ *  (bccoo) of least cost by a simple model (padding of each row to a multiple of K against the
+ *  per-thread cost of a row offset and of the segmented scan; for bccoo that weight is fitted
+ *  to H100 timings); 16 and 32 only where they leave at least BCCOO_MIN_CHUNKS chunks. */
 int gs_bccoo_choose_k(const gs_csr_t *A, int compressed);
 
 /** Builds the layout of A. GS_ERR_INVALID_ARG for a bad K, GS_ERR_HOST_MEMORY, and

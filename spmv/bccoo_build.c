@@ -72,22 +72,31 @@ static int64_t padded_len(gs_off_t len, int K) { return len == 0 ? K : (len + K 
 
 int gs_bccoo_choose_k(const gs_csr_t *A, int compressed)
 {
-  static const int ks[] = {1, 2, 4, 8};
+  static const int ks[] = {1, 2, 4, 8, 16, 32};
   /* Bytes per entry stored (column + value: 16-bit column and 1-byte index is typical of a
    * compressed chunk, 4 + 8 uncompressed) and per thread (its row offset, plus the segmented
-   * scan). Larger K wins ties: fewer scans. The scan's weight for bccoo is measured, not bytes:
-   * on an H100 (2026-11, op N, median of 100) K = 8 was the fastest or within 2% on every
-   * matrix of 1M+ entries (27-point Laplacian 73.9 us against 93.7 at the old model's K = 4,
-   * 2D 5-point 2000^2 72.3 against 122.5 at K = 2, G3_circuit 36.4 against 51.3 at K = 2;
-   * normal, Pareto and power-law rows within 4% of their best K), the small ones launch-bound
-   * at any K. 12 bytes' worth per thread makes this model pick K = 8 on those and keeps short
-   * rows (1-3 entries) at K = 1, 2 or 4, where K = 8 would store mostly padding. */
+   * scan and the chunk's decode). Larger K wins ties: fewer scans. The per-thread weight for
+   * bccoo is measured, not bytes: on an H100 (2026-11, op N, median of 100) K = 8 was the
+   * fastest or within 2% of the best K <= 8 on every matrix of 1M+ entries (2D 5-point 2000^2
+   * 72.3 us against 122.5 at K = 2, G3_circuit 36.4 against 51.3 at K = 2; normal, Pareto and
+   * power-law rows within 4%), and on the 27-point Laplacian, whose rows of 27 pad to 32 for
+   * K = 8, 16 and 32 alike, K = 32 (one thread a row) takes 47.6 us against 56.4 at K = 16 and
+   * 71.5 at K = 8 (run 99), while the 7-point Laplacian's rows of 7 keep K = 8 (23.9 us against
+   * 31.2 and 47.1). 12 bytes' worth per thread gives those picks and keeps short rows (1-3
+   * entries) at K = 1, 2 or 4, where K = 8 would store mostly padding. bcoo stays at K <= 8
+   * (BCOO_K_MAX): its uncompressed K = 32 thread would hold 96 bytes of columns and values.
+   * K = 16 or 32 is taken only where it leaves at least BCCOO_MIN_CHUNKS chunks, else most
+   * multiprocessors idle (bcsstk16 at K = 32, 38 chunks: 12.3 us against 10.4 at K = 8); the
+   * smaller K, measured before, keep the plain model (a small matrix is launch-bound anyway). */
   const double e = compressed ? 3.0 : 12.0, per_thread = compressed ? 12.0 : 4.0 + 2.0;
-  int best = 4;
+  const int nk = compressed ? 6 : 4;
+  int best = 0;
   double best_cost = INFINITY;
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < nk; ++i) {
     int64_t p = 0;
     for (gs_idx_t r = 0; r < A->m; ++r) p += padded_len(A->row_ptr[r + 1] - A->row_ptr[r], ks[i]);
+    const int64_t chunks = (p + (int64_t)BCCOO_THREADS * ks[i] - 1) / ((int64_t)BCCOO_THREADS * ks[i]);
+    if (ks[i] > 8 && chunks < BCCOO_MIN_CHUNKS) break; /* larger K: fewer chunks still */
     const double cost = (double)p * e + (double)(p / ks[i]) * per_thread;
     if (cost <= best_cost) {
       best_cost = cost;
@@ -498,9 +507,10 @@ gs_status_t gs_bccoo_build(gs_bccoo_t **out, const gs_csr_t *A, const gs_bccoo_o
   atomic_init(&J.failed, 0);
   if (!out || !A || !opts) return GS_ERROR(GS_ERR_INVALID_ARG, "bccoo build: NULL argument");
   *out = NULL;
-  if (opts->k != 0 && opts->k != 1 && opts->k != 2 && opts->k != 4 && opts->k != 8)
-    return GS_ERROR(GS_ERR_INVALID_ARG, "bccoo build: K must be 0, 1, 2, 4 or 8, not %d",
-                    opts->k);
+  const int kmax = opts->compressed ? BCCOO_K_MAX : BCOO_K_MAX;
+  if (opts->k < 0 || opts->k > kmax || (opts->k & (opts->k - 1)) != 0)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "%s build: K must be 0 or a power of two up to %d, not %d",
+                    opts->compressed ? "bccoo" : "bcoo", kmax, opts->k);
   const double t0 = gs_wall_seconds();
   L = calloc(1, sizeof *L);
   if (!L) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory building bccoo");

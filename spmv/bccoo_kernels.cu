@@ -165,10 +165,14 @@ static __device__ __forceinline__ int visit(const uint8_t *blob, int t, int base
   if constexpr (RW == 1) rowoff = (int)ld_stream_u8(blob + t);
   else if constexpr (RW == 4) rowoff = (int)ld_stream_u32(blob + 4 * t);
   f.begin(rowoff);
+  /* No branch per entry: a padding entry (the column sentinel) is visited at the chunk's base
+   * column, a real column, with real = false, and f discards it. A branch around each entry
+   * would keep the K gathers of x in K basic blocks, each waiting for the previous sum. */
 #pragma unroll
   for (int k = 0; k < K; ++k) {
     const uint32_t c = field<CW>(wc, k);
-    if (c != pad) f.entry(basecol + (int)c, value<VW>(wv, k, lut));
+    const bool real = c != pad;
+    f.entry(basecol + (int)(real ? c : 0u), value<VW>(wv, k, lut), real);
   }
   return rowoff;
 }
@@ -178,7 +182,11 @@ struct sum_op {
   const double *__restrict__ x;
   double s;
   __device__ void begin(int) {}
-  __device__ void entry(int c, double v) { s += v * __ldg(x + c); }
+  __device__ void entry(int c, double v, bool real)
+  {
+    const double t = fma(v, __ldg(x + c), s); /* x[c] of a padding entry may be Inf: t unused */
+    s = real ? t : s;
+  }
 };
 
 /* Per-entry work of op T: v * alpha * x[row] into y[c]; nothing when the factor is zero. */
@@ -188,9 +196,9 @@ struct scatter_op {
   double alpha, f;
   int baserow;
   __device__ void begin(int rowoff) { f = alpha * __ldg(x + baserow + rowoff); }
-  __device__ void entry(int c, double v)
+  __device__ void entry(int c, double v, bool real)
   {
-    if (f != 0.0) atomicAdd(y + c, v * f);
+    if (real && f != 0.0) atomicAdd(y + c, v * f);
   }
 };
 
@@ -336,19 +344,28 @@ static __global__ void __launch_bounds__(B) bccoo_t_kernel(bccoo_args a)
 static const void *kernel_of(gs_op_t op, int K, int compressed, int mixed)
 {
 #define BCCOO_PICK(KK)                                                                        \
-  if (K == KK) {                                                                              \
+  if (K == KK && compressed)                                                                  \
+    return op == GS_OP_N ? (const void *)bccoo_n_kernel<KK, true, 8>                          \
+                         : (const void *)bccoo_t_kernel<KK, true, 8>;
+#define BCOO_PICK(KK)                                                                         \
+  if (K == KK && !compressed) {                                                               \
     if (op == GS_OP_N)                                                                        \
-      return compressed ? (const void *)bccoo_n_kernel<KK, true, 8>                           \
-             : mixed    ? (const void *)bccoo_n_kernel<KK, false, 4>                          \
-                        : (const void *)bccoo_n_kernel<KK, false, 8>;                         \
-    return compressed ? (const void *)bccoo_t_kernel<KK, true, 8>                             \
-           : mixed    ? (const void *)bccoo_t_kernel<KK, false, 4>                            \
-                      : (const void *)bccoo_t_kernel<KK, false, 8>;                           \
+      return mixed ? (const void *)bccoo_n_kernel<KK, false, 4>                               \
+                   : (const void *)bccoo_n_kernel<KK, false, 8>;                              \
+    return mixed ? (const void *)bccoo_t_kernel<KK, false, 4>                                 \
+                 : (const void *)bccoo_t_kernel<KK, false, 8>;                                \
   }
   BCCOO_PICK(1)
   BCCOO_PICK(2)
   BCCOO_PICK(4)
   BCCOO_PICK(8)
+  BCCOO_PICK(16)
+  BCCOO_PICK(32)
+  BCOO_PICK(1)
+  BCOO_PICK(2)
+  BCOO_PICK(4)
+  BCOO_PICK(8)
+#undef BCOO_PICK
 #undef BCCOO_PICK
   return NULL;
 }
@@ -372,7 +389,10 @@ static gs_status_t bccoo_apply(gs_context_t *ctx, void *data, gs_op_t op, double
     GS_CHECK(gs_launch_scale(s, d->n, beta, d_y));
     a.beta = 1.0;
   }
-  if (d->nchunks == 0) return op == GS_OP_N ? gs_launch_scale(s, d->m, beta, d_y) : GS_SUCCESS;
+  /* No chunk, or no column (every entry is padding, and x, of length 0, must not be read by
+   * the padding entries' gathers): A x = 0 */
+  if (d->nchunks == 0 || d->n == 0)
+    return op == GS_OP_N ? gs_launch_scale(s, d->m, beta, d_y) : GS_SUCCESS;
   void *params[] = {&a};
   GS_CHECK(GS_CUDA(cudaLaunchKernel(kernel_of(op, d->K, d->compressed, d->mixed), dim3(d->grid),
                                     dim3(B), params, 0, s)));
@@ -395,12 +415,13 @@ static void bccoo_destroy(void *data)
 
 /* Options, in table order (cfg->v[]): k, then bccoo's lut and f32. */
 enum { BCCOO_OPT_K, BCCOO_OPT_LUT, BCCOO_OPT_F32 };
-#define BCCOO_OPTION_K                                                                        \
-  {"k", "entries per thread (1, 2, 4 or 8); 0: the fewest bytes for the row lengths",          \
-   GS_OPTK_POW2, 0, 0, BCCOO_K_MAX}
-static const gs_spmv_option_t bcoo_options[] = {BCCOO_OPTION_K, GS_SPMV_OPTION_END};
+static const gs_spmv_option_t bcoo_options[] = {
+    {"k", "entries per thread (1, 2, 4 or 8); 0: the fewest bytes for the row lengths",
+     GS_OPTK_POW2, 0, 0, BCOO_K_MAX},
+    GS_SPMV_OPTION_END};
 static const gs_spmv_option_t bccoo_options[] = {
-    BCCOO_OPTION_K,
+    {"k", "entries per thread (1, 2, 4, 8, 16 or 32); 0: the model's choice for the row lengths",
+     GS_OPTK_POW2, 0, 0, BCCOO_K_MAX},
     {"lut", "1: a chunk whose values are all in the 256 most frequent stores 1-byte indices",
      GS_OPTK_INT, 1, 0, 1},
     {"f32", "1: a chunk whose values are all floats exactly stores 4 bytes a value (lossless; "

@@ -503,7 +503,7 @@ static void test_padding_never_reads_x(void)
   gs_csr_destroy(&A);
 }
 
-/* The 27-point Laplacian: K = 4 automatically (rows of 27 padded to 28), two values, every
+/* The 27-point Laplacian: K automatic (gs_bccoo_choose_k, its picks asserted below), two values, every
  * chunk 8-bit rows, 16-bit columns and table indices; bcoo the uncompressed encoding. */
 static void test_laplacian(void)
 {
@@ -522,8 +522,18 @@ static void test_laplacian(void)
   gs_bccoo_destroy(&L);
   gs_csr_destroy(&A);
   CU_ASSERT_FATAL(gs_gen_laplace(&A, 40, 40, 40, 27) == GS_SUCCESS);
-  CU_ASSERT_EQUAL(gs_bccoo_choose_k(A, 1), 8); /* measured fastest (spmv/bccoo_build.c) */
+  /* rows of 27 pad to 32 at K = 8, 16 and 32 alike: one thread a row, measured fastest
+   * (spmv/bccoo_build.c); 64000 rows leave 250 chunks */
+  CU_ASSERT_EQUAL(gs_bccoo_choose_k(A, 1), 32);
   CU_ASSERT_EQUAL(gs_bccoo_choose_k(A, 0), 4); /* bcoo: the byte model */
+  gs_csr_destroy(&A);
+  /* 20^3 (8000 rows): K = 32 would leave 32 chunks, K = 16 63 (< BCCOO_MIN_CHUNKS): K = 8 */
+  CU_ASSERT_FATAL(gs_gen_laplace(&A, 20, 20, 20, 27) == GS_SUCCESS);
+  CU_ASSERT_EQUAL(gs_bccoo_choose_k(A, 1), 8);
+  gs_csr_destroy(&A);
+  /* 24^3 (13824 rows): K = 16 leaves 108 chunks, K = 32 54: K = 16 */
+  CU_ASSERT_FATAL(gs_gen_laplace(&A, 24, 24, 24, 27) == GS_SUCCESS);
+  CU_ASSERT_EQUAL(gs_bccoo_choose_k(A, 1), 16);
   gs_csr_destroy(&A);
   CU_ASSERT_FATAL(gs_gen_laplace(&A, 200, 200, 1, 5) == GS_SUCCESS);
   CU_ASSERT_EQUAL(gs_bccoo_choose_k(A, 1), 8);
@@ -733,7 +743,11 @@ static void test_registry_and_arguments(void)
     CU_ASSERT(y[0] == 3.0 && y[1] == 7.0);
     snprintf(opt, sizeof opt, "%s.k=3", name);
     CU_ASSERT(gs_spmv_host_apply(name, A, opt, GS_OP_N, 1.0, x, 0.0, y) == GS_ERR_INVALID_ARG);
-    snprintf(opt, sizeof opt, "%s.k=16", name);
+    snprintf(opt, sizeof opt, "%s.k=16", name); /* bccoo takes 16 and 32, bcoo up to 8 */
+    CU_ASSERT(gs_spmv_host_apply(name, A, opt, GS_OP_N, 1.0, x, 0.0, y) ==
+              (b ? GS_SUCCESS : GS_ERR_INVALID_ARG));
+    if (b) CU_ASSERT(y[0] == 3.0 && y[1] == 7.0);
+    snprintf(opt, sizeof opt, "%s.k=64", name);
     CU_ASSERT(gs_spmv_host_apply(name, A, opt, GS_OP_N, 1.0, x, 0.0, y) == GS_ERR_INVALID_ARG);
   }
   CU_ASSERT(gs_spmv_host_apply("bccoo", A, "bccoo.lut=0,bccoo.f32=0", GS_OP_T, 2.0, x, 0.0, y) ==

@@ -518,6 +518,26 @@ static void test_real_matrices(void)
   }
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* The number of distinct values among H's entries (bit patterns aside: -0 and +0 count once). */
+static gs_off_t distinct_values(const gs_csr_t *H)
+{
+  if (H->nnz == 0) return 0;
+  double *v = malloc((size_t)H->nnz * sizeof *v);
+  CU_ASSERT_FATAL(v != NULL);
+  memcpy(v, H->val, (size_t)H->nnz * sizeof *v);
+  qsort(v, (size_t)H->nnz, sizeof *v, cmp_double);
+  gs_off_t d = 1;
+  for (gs_off_t i = 1; i < H->nnz; ++i) d += v[i] != v[i - 1];
+  free(v);
+  return d;
+}
+
 /* One backend in mixed precision on A (options: the backend's own, or NULL): ops N and T, three
  * (alpha, beta) with y = NaN for beta = 0, against the double host product within the bound of
  * values rounded to float (gs_test_spmv_compare_u), and against the product of Hf, A's values
@@ -551,7 +571,18 @@ static void mixed_one(gs_matrix_t *A, const gs_csr_t *Hf, const char *name, cons
   CU_ASSERT_FATAL(gs_spmv_create(&D, ctx, A, name, options) == GS_SUCCESS);
   CU_ASSERT_FATAL(gs_spmv_memory(S, &mm) == GS_SUCCESS);
   CU_ASSERT_FATAL(gs_spmv_memory(D, &md) == GS_SUCCESS);
-  if (H->nnz > 0) CU_ASSERT(mm.bytes_per_apply < md.bytes_per_apply);
+  if (H->nnz > 0) {
+    /* bccoo's double layout stores 1-byte table indices alone when the matrix has at most 256
+     * distinct values (its table holds them all): mixed cannot move fewer bytes then. With
+     * more, some value is outside the table and its chunk stores doubles (floats in mixed). */
+    const int ok = !strcmp(name, "bccoo") && distinct_values(H) <= 256
+                       ? mm.bytes_per_apply <= md.bytes_per_apply
+                       : mm.bytes_per_apply < md.bytes_per_apply;
+    CU_ASSERT(ok);
+    if (!ok)
+      fprintf(stderr, "  %s %s on %s: %zu bytes a product, %zu in double\n", name, opts, label,
+              mm.bytes_per_apply, md.bytes_per_apply);
+  }
   gs_spmv_destroy(&D);
   static const double ab[][2] = {{1.0, 0.0}, {-1.0, 1.0}, {2.5, -0.5}};
   for (int op = 0; op < 2; ++op) {
