@@ -53,8 +53,10 @@ gs_status_t gs_sellp_choose(const gs_csr_t *A, const gs_spmv_cfg_t *cfg, gs_sell
 
 /** The automatic T of an m-row matrix with nnz entries: the largest power of two <= 32 that
  *  leaves at least 8 entries a thread on the mean row length (1 below 16 entries a row, 32 from
- *  256 on), halved while m * T / 2 still reaches GS_SELLP_THREADS_ENOUGH threads (a large
- *  matrix keeps the device busy with a thread a row, and pays no padding to a multiple of T). */
+ *  256 on), or for fewer than GS_SELLP_THREADS_ENOUGH / 8 rows (latency-bound) at least the
+ *  largest power of two <= 8 that leaves 2 entries a thread; halved while m * T / 2 still
+ *  reaches GS_SELLP_THREADS_ENOUGH threads (a large matrix keeps the device busy with a thread
+ *  a row, and pays no padding to a multiple of T). */
 gs_idx_t gs_sellp_auto_threads(gs_idx_t m, gs_off_t nnz);
 
 /** gs_sellp_choose, then the layout (gs_sell_build_p, named "SELL-P" in its messages: the

@@ -15,6 +15,13 @@ gs_idx_t gs_sellp_auto_threads(gs_idx_t m, gs_off_t nnz)
   const double mean = m > 0 ? (double)nnz / (double)m : 0.0;
   gs_idx_t T = 1;
   while (T < GS_SELLP_T_MAX && 16.0 * T <= mean) T *= 2; /* >= 8 entries a thread */
+  /* A matrix of fewer rows than GS_SELLP_THREADS_ENOUGH / 8 cannot fill the device at a few
+   * threads a row, and its product is latency-bound: up to 8 threads a row, >= 2 entries a
+   * thread, shorten every thread's chain of dependent loads. H100, run 101, op N, us (T = 1
+   * or 2 before): Dubcova1 10.1 -> 7.8 at T = 4 (cusparse-sell 9.2), cage10 9.4 -> 7.7-8.2
+   * at T = 4 (8.5), crystm01 9.0 -> 7.6 at T = 8 (9.0), bcsstk16 9.4 -> 8.3 at T = 8 (10.5). */
+  if ((double)m * 8.0 < GS_SELLP_THREADS_ENOUGH)
+    while (T < 8 && 4.0 * T <= mean) T *= 2;
   /* more threads a row only add reduction steps and padding to a multiple of T: drop them
    * while the rows alone still give GS_SELLP_THREADS_ENOUGH threads */
   while (T > 1 && (double)m * (T / 2) >= GS_SELLP_THREADS_ENOUGH) T /= 2;

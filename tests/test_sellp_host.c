@@ -560,9 +560,16 @@ static void test_choose(void)
 {
   /* T from the mean row length, dropped on matrices whose rows give threads enough */
   CU_ASSERT_EQUAL(gs_sellp_auto_threads(0, 0), 1);
-  CU_ASSERT_EQUAL(gs_sellp_auto_threads(1000, 15999), 1);
-  CU_ASSERT_EQUAL(gs_sellp_auto_threads(1000, 16000), 2);
-  CU_ASSERT_EQUAL(gs_sellp_auto_threads(1000, 63999), 4);
+  /* fewer than 2^16 rows: up to 8 threads a row at >= 2 entries a thread */
+  CU_ASSERT_EQUAL(gs_sellp_auto_threads(1000, 3999), 1);
+  CU_ASSERT_EQUAL(gs_sellp_auto_threads(1000, 4000), 2);
+  CU_ASSERT_EQUAL(gs_sellp_auto_threads(1000, 15999), 4);
+  CU_ASSERT_EQUAL(gs_sellp_auto_threads(1000, 16000), 8);
+  CU_ASSERT_EQUAL(gs_sellp_auto_threads(1000, 63999), 8);
+  CU_ASSERT_EQUAL(gs_sellp_auto_threads(65535, 65535 * 40), 8);
+  /* from 2^16 rows: >= 8 entries a thread */
+  CU_ASSERT_EQUAL(gs_sellp_auto_threads(65536, 65536 * 15), 1);
+  CU_ASSERT_EQUAL(gs_sellp_auto_threads(65536, 65536 * 40), 4);
   CU_ASSERT_EQUAL(gs_sellp_auto_threads(1000, 1000000), 32);
   CU_ASSERT_EQUAL(gs_sellp_auto_threads(262144, 262144 * 27), 2);   /* 64^3 27-point */
   CU_ASSERT_EQUAL(gs_sellp_auto_threads(1000000, 1000000 * 27), 1); /* 100^3 27-point */
@@ -572,14 +579,18 @@ static void test_choose(void)
   gs_sellp_shape_t sh;
   gs_csr_t *A = NULL;
   gs_spmv_cfg_t cfg = cfg_of(0, 0, 0, 3.0);
-  /* 27-point Laplacian 10^3: 21.95 entries a row on average, T = 2, C = 16 */
+  /* 27-point Laplacian 10^3: 21.95 entries a row on average, 1000 rows: T = 8, C = 4 */
   CU_ASSERT_FATAL(gs_gen_laplace(&A, 10, 10, 10, 27) == GS_SUCCESS);
   CU_ASSERT_FATAL(gs_sellp_choose(A, &cfg, &sh) == GS_SUCCESS);
-  CU_ASSERT_EQUAL(sh.T, 2);
-  CU_ASSERT_EQUAL(sh.C, 16);
+  CU_ASSERT_EQUAL(sh.T, 8);
+  CU_ASSERT_EQUAL(sh.C, 4);
   gs_csr_destroy(&A);
-  /* 5-point: T = 1, C = 32 */
+  /* 5-point 40^2 (mean 4.9, 1600 rows): T = 2, C = 16; 300^2 (90000 rows): T = 1, C = 32 */
   CU_ASSERT_FATAL(gs_gen_laplace(&A, 40, 40, 1, 5) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_sellp_choose(A, &cfg, &sh) == GS_SUCCESS);
+  CU_ASSERT(sh.T == 2 && sh.C == 16 && sh.sigma == 1);
+  gs_csr_destroy(&A);
+  CU_ASSERT_FATAL(gs_gen_laplace(&A, 300, 300, 1, 5) == GS_SUCCESS);
   CU_ASSERT_FATAL(gs_sellp_choose(A, &cfg, &sh) == GS_SUCCESS);
   CU_ASSERT(sh.T == 1 && sh.C == 32 && sh.sigma == 1);
   gs_csr_destroy(&A);
@@ -630,7 +641,7 @@ static void test_choose(void)
     gs_csr_destroy(&A);
   }
 
-  /* rows alternating 1 and 12 entries (mean 6.5: T = 1, C = 32): unsorted every slice is 12
+  /* rows alternating 1 and 12 entries (T = 1 given, C = 32): unsorted every slice is 12
      wide (12 m slots), sorted in windows of 1024 rows half the slices are 1 wide (6.5 m):
      sorting pays, and avoids the refusal of max_fill = 1.5 (12 / 6.5 = 1.85x) */
   gs_coo_t *Co = NULL;
@@ -640,7 +651,7 @@ static void test_choose(void)
     for (gs_idx_t k = 0; k < (i % 2 ? 12 : 1); ++k)
       CU_ASSERT_FATAL(gs_coo_push(Co, i, (i + 5 * k) % 64, 1.0) == GS_SUCCESS);
   CU_ASSERT_FATAL(gs_coo_to_csr(&A, Co) == GS_SUCCESS);
-  cfg = cfg_of(0, 0, 0, 1.5);
+  cfg = cfg_of(0, 1, 0, 1.5);
   CU_ASSERT_FATAL(gs_sellp_choose(A, &cfg, &sh) == GS_SUCCESS);
   CU_ASSERT(sh.T == 1 && sh.C == 32 && sh.sigma == 32 * 32);
   gs_sell_t *S = NULL;
@@ -648,7 +659,7 @@ static void test_choose(void)
   CU_ASSERT_EQUAL(S->slots, 32 * (64 * 12 + 64 * 1));
   CU_ASSERT_PTR_NOT_NULL(S->perm);
   gs_sell_destroy(&S);
-  cfg = cfg_of(0, 0, 1, 1.5); /* sorting turned off: refused */
+  cfg = cfg_of(0, 1, 1, 1.5); /* sorting turned off: refused */
   CU_ASSERT(gs_sellp_build(&S, A, &cfg) == GS_ERR_FORMAT_FILL);
   CU_ASSERT_PTR_NOT_NULL(strstr(gs_last_error(), "SELL-P fill refused"));
   check_all(A, 32, 1, 1024, &rng);
