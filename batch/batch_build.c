@@ -246,36 +246,6 @@ static int cmp_work_desc(const void *a, const void *b)
   return (x->i > y->i) - (x->i < y->i);
 }
 
-/* The parts of block problem i into s (3 ints each: problem, first row, end row), from *k on:
- * one part when its work fits GS_BATCH_WARP_PART_WORK, else parts = ceil(work / that), cut at
- * the rows where the running work (a row's entries + 1) crosses j work / parts. */
-static void block_parts(const gs_batch_host_t *H, int32_t i, int32_t *s, int32_t *k)
-{
-  const gs_batch_prob_t *p = &H->prob[i];
-  const int32_t *rp = H->rp + p->rp;
-  const int64_t work = (int64_t)p->nnz + p->m;
-  const int64_t parts = work <= GS_BATCH_WARP_PART_WORK
-                            ? 1
-                            : (work + GS_BATCH_WARP_PART_WORK - 1) / GS_BATCH_WARP_PART_WORK;
-  int32_t r0 = 0, emitted = 0;
-  for (int64_t j = 1; j <= parts; ++j) {
-    int32_t r1 = p->m;
-    if (j < parts) { /* the first row end whose running work reaches j work / parts */
-      const int64_t target = j * work / parts;
-      r1 = r0;
-      while (r1 < p->m && (int64_t)rp[r1] + r1 < target) ++r1;
-    }
-    /* no row of its own: merged into the next part (a problem keeps at least one part) */
-    if (r1 == r0 && (j < parts || emitted > 0)) continue;
-    ++emitted;
-    s[3 * *k] = i;
-    s[3 * *k + 1] = r0;
-    s[3 * *k + 2] = r1;
-    ++*k;
-    r0 = r1;
-  }
-}
-
 gs_status_t gs_batch_warp_schedule(const gs_batch_host_t *H, int32_t **sched, int32_t *nlarge,
                                    int32_t *nwblocks)
 {
@@ -283,15 +253,8 @@ gs_status_t gs_batch_warp_schedule(const gs_batch_host_t *H, int32_t **sched, in
   work_t *w = malloc(((size_t)n + 1) * sizeof *w);
   if (!w) return GS_ERROR(GS_ERR_HOST_MEMORY, "batch-csr-warp: out of host memory for the schedule");
   int32_t nl = 0, ns = 0;
-  int64_t nparts = 0;
   for (int32_t i = 0; i < n; ++i) /* the block problems to the front, the warp problems behind */
-    if (!(pack && H->prob[i].m <= GS_BATCH_WARP_ROWS)) {
-      const int64_t work = (int64_t)H->prob[i].nnz + H->prob[i].m;
-      ++nl;
-      nparts += work <= GS_BATCH_WARP_PART_WORK
-                    ? 1
-                    : (work + GS_BATCH_WARP_PART_WORK - 1) / GS_BATCH_WARP_PART_WORK;
-    }
+    if (!(pack && H->prob[i].m <= GS_BATCH_WARP_ROWS)) ++nl;
   for (int32_t i = 0, a = 0, b = nl; i < n; ++i) {
     const int small = pack && H->prob[i].m <= GS_BATCH_WARP_ROWS;
     work_t *t = &w[small ? b++ : a++];
@@ -302,22 +265,16 @@ gs_status_t gs_batch_warp_schedule(const gs_batch_host_t *H, int32_t **sched, in
   qsort(w, (size_t)nl, sizeof *w, cmp_work_desc);
   qsort(w + nl, (size_t)ns, sizeof *w, cmp_work_desc);
   const int32_t nw = (ns + GS_BATCH_WARP_PER_BLOCK - 1) / GS_BATCH_WARP_PER_BLOCK;
-  if (nparts + nw > INT32_MAX / 4) {
-    free(w);
-    return GS_ERROR(GS_ERR_UNSUPPORTED, "batch-csr-warp: %lld blocks are more than one launch "
-                    "takes", (long long)(nparts + nw));
-  }
-  int32_t *s = malloc(((size_t)nparts * 3 + (size_t)nw * GS_BATCH_WARP_PER_BLOCK + 1) * sizeof *s);
+  int32_t *s = malloc(((size_t)nl + (size_t)nw * GS_BATCH_WARP_PER_BLOCK + 1) * sizeof *s);
   if (!s) {
     free(w);
     return GS_ERROR(GS_ERR_HOST_MEMORY, "batch-csr-warp: out of host memory for the schedule");
   }
-  int32_t k = 0;
-  for (int32_t q = 0; q < nl; ++q) block_parts(H, w[q].i, s, &k);
-  for (int32_t q = 0; q < nw * GS_BATCH_WARP_PER_BLOCK; ++q) s[3 * k + q] = q < ns ? w[nl + q].i : -1;
+  for (int32_t k = 0; k < nl; ++k) s[k] = w[k].i;
+  for (int32_t k = 0; k < nw * GS_BATCH_WARP_PER_BLOCK; ++k) s[nl + k] = k < ns ? w[nl + k].i : -1;
   free(w);
   *sched = s;
-  *nlarge = k;
+  *nlarge = nl;
   *nwblocks = nw;
   return GS_SUCCESS;
 }

@@ -101,19 +101,11 @@ static inline GS_BATCH_HD int gs_batch_smart_width(int32_t m, int32_t nnz)
 #define GS_BATCH_WARP_MIN_PACK 1024
 #define GS_BATCH_WARP_PER_BLOCK 8
 
-/** batch-csr-warp: a block problem of more work (nnz + m) than this is cut into row ranges of
- *  about this much work, a block each, so that one large problem does not hold the batch's tail
- *  (H100, 1000 random problems of 10-2000 rows: every problem a block ran 88 us against the
- *  block-diagonal cuSPARSE call's 62). */
-#define GS_BATCH_WARP_PART_WORK 4096
-
-/** batch-csr-warp's schedule: first nlarge block parts, 3 ints each (problem, first row, end
- *  row): the block problems in decreasing work (nnz + m, ties by index), each as one part, or
- *  as consecutive row ranges of about GS_BATCH_WARP_PART_WORK work (block_parts) when it has
- *  more; then, from sched[3 nlarge], nwblocks groups of GS_BATCH_WARP_PER_BLOCK problems that
- *  take a warp each (-1 pads the last group), in decreasing work: the largest blocks start first
+/** batch-csr-warp's schedule: sched[0 .. nlarge) the problems that take a block each, then
+ *  nwblocks groups of GS_BATCH_WARP_PER_BLOCK problems that take a warp each (-1 pads the last
+ *  group). Both parts in decreasing work (nnz + m, ties by index): the largest blocks start first
  *  (a shorter tail), and the warps of one block get problems of similar work (a block retires
- *  with its slowest warp). Every row of every problem is in exactly one part or warp problem. */
+ *  with its slowest warp). Every problem appears once. */
 gs_status_t gs_batch_warp_schedule(const gs_batch_host_t *H, int32_t **sched, int32_t *nlarge,
                                    int32_t *nwblocks);
 

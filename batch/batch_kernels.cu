@@ -34,7 +34,7 @@
  * Assumptions: the batch's CSR is valid (checked at gs_batch_create), rows sorted by position in
  *   row pointers; with beta == 0 y is written and never read; x and y do not overlap.
  * Byte models (gs_batch_mem_t.bytes_per_apply, beta = 0): CSR kinds 4 (m + 1) + 12 nnz + 8 n +
- *   8 m; csr-i adds 4 (nw + 1) per problem, csr-warp its schedule (12 bytes a block part, 4 a warp problem); coo
+ *   8 m; csr-i adds 4 (nw + 1) per problem, csr-warp its schedule (4 bytes a problem); coo
  *   16 nnz + 8 n + 8 m; ell 12 padded + 8 n + 8 m. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,9 +173,8 @@ batch_warp_kernel(gs_batch_dev_t A, const int32_t *__restrict__ sched, int32_t n
   extern __shared__ double gs_batch_smem[];
   const int warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
   const int large = (int32_t)blockIdx.x < nlarge;
-  const int32_t pid = large ? sched[3 * (int64_t)blockIdx.x]
-                            : sched[3 * (int64_t)nlarge +
-                                    ((int64_t)blockIdx.x - nlarge) * GS_BATCH_WARP_PER_BLOCK + warp];
+  const int32_t pid = large ? sched[blockIdx.x]
+                            : sched[nlarge + ((int64_t)blockIdx.x - nlarge) * GS_BATCH_WARP_PER_BLOCK + warp];
   if (pid < 0) return; /* an empty warp slot of the last block: warp-uniform, no barrier follows */
   const gs_batch_prob_t p = A.prob[pid];
   const int32_t *rp = A.rp + p.rp;
@@ -184,14 +183,6 @@ batch_warp_kernel(gs_batch_dev_t A, const int32_t *__restrict__ sched, int32_t n
   const int W = gs_batch_smart_width(p.m, p.nnz);
   if (!large) {
     warp_tiles<false>(rp, ci, val, x + p.col, p.m, W, 0, 32, alpha, beta, y + p.row);
-    return;
-  }
-  /* a block part: rows [r0, r1) of the problem (block-uniform) */
-  const int32_t r0 = sched[3 * (int64_t)blockIdx.x + 1], r1 = sched[3 * (int64_t)blockIdx.x + 2];
-  if (r0 != 0 || r1 != p.m) { /* one part of several: x through the read-only path, no staging
-                                 (each part would load the whole of x for its share of rows) */
-    warp_tiles<false>(rp + r0, ci, val, x + p.col, r1 - r0, W, 32 * warp, 32 * nw, alpha, beta,
-                      y + p.row + r0);
     return;
   }
   const double *xs = gs_batch_stage(x + p.col, p.n, gs_batch_smem, xcap); /* block-uniform */
@@ -360,14 +351,12 @@ static gs_status_t prepare_kind(gs_batch_t *B, int kind, int mode, double max_fi
     d->bytes_per_apply = gs_batch_floor_bytes(H);
     if (mode == MODE_WARP) {
       GS_TRY(gs_batch_warp_schedule(H, &sched, &d->nlarge, &d->nwblocks));
-      int32_t xn = 0; /* x is staged for the problems that take one whole block only */
-      for (int32_t k = 0; k < d->nlarge; ++k) {
-        const gs_batch_prob_t *p = &H->prob[sched[3 * k]];
-        if (sched[3 * k + 1] == 0 && sched[3 * k + 2] == p->m && p->n > xn) xn = p->n;
-      }
+      int32_t xn = 0; /* x is staged for the block problems only */
+      for (int32_t k = 0; k < d->nlarge; ++k)
+        if (H->prob[sched[k]].n > xn) xn = H->prob[sched[k]].n;
       d->xcap = xn < GS_BATCH_XCAP ? xn : GS_BATCH_XCAP;
       const void *src[1] = {sched};
-      size_t bytes[1] = {((size_t)d->nlarge * 3 + (size_t)d->nwblocks * GS_BATCH_WARP_PER_BLOCK) *
+      size_t bytes[1] = {((size_t)d->nlarge + (size_t)d->nwblocks * GS_BATCH_WARP_PER_BLOCK) *
                          sizeof *sched};
       void *dst[1];
       GS_TRY(upload_extra(d, 1, src, bytes, dst));
@@ -485,7 +474,7 @@ static void describe(const void *data, char *buf, size_t len)
   if (k < 0 || (size_t)k >= len) return;
   if (d->kind == GS_BATCH_K_CSRI) snprintf(buf + k, len - k, ", %d warps of equal entries", d->nwarps);
   if (d->mode == MODE_WARP)
-    snprintf(buf + k, len - k, "; %d blocks of whole problems or row ranges, %d blocks of up to %d one-warp problems",
+    snprintf(buf + k, len - k, "; %d problems a block, %d blocks of up to %d one-warp problems",
              (int)d->nlarge, (int)d->nwblocks, GS_BATCH_WARP_PER_BLOCK);
   if (d->kind == GS_BATCH_K_ELL) snprintf(buf + k, len - k, ", ELL fill %.2fx", d->fill);
 }

@@ -248,79 +248,41 @@ static void test_ell_fill_and_auto_rule(void)
   gs_batch_gen_free(&L, 20);
 }
 
-/* batch-csr-warp's schedule: without enough problems every one takes a block; with them,
- * problems of <= GS_BATCH_WARP_ROWS rows go 8 to a block after the others; a block problem of
- * more work than GS_BATCH_WARP_PART_WORK is cut into consecutive row ranges of about that work
- * (none empty, each within one row's work of the share); every row of every problem is covered
- * exactly once; problems in decreasing work within each section; -1 only as the last block's
- * padding. The batches mix problems under and over the part size (up to 3000 rows). */
+/* batch-csr-warp's schedule: every problem once; without enough problems every one takes a
+ * block; with them, problems of <= GS_BATCH_WARP_ROWS rows go 8 to a block after the others,
+ * each part in decreasing work, -1 only as the last block's padding. */
 static void test_warp_schedule(void)
 {
   uint64_t s = gs_test_seed() ^ 0x8;
   for (int rep = 0; rep < 2; ++rep) {
     const int count = rep ? GS_BATCH_WARP_MIN_PACK + 13 : 100;
     gs_csr_t **L = NULL;
-    CU_ASSERT_FATAL(gs_batch_gen(&L, "random", count, 1, rep ? 400 : 3000, gs_test_next(&s)) ==
-                    GS_SUCCESS);
+    CU_ASSERT_FATAL(gs_batch_gen(&L, "random", count, 1, 400, gs_test_next(&s)) == GS_SUCCESS);
     gs_batch_host_t H;
     CU_ASSERT_FATAL(gs_batch_host_build(&H, count, (const gs_csr_t *const *)L) == GS_SUCCESS);
     int32_t *sched = NULL, nl = -1, nw = -1;
     CU_ASSERT_FATAL(gs_batch_warp_schedule(&H, &sched, &nl, &nw) == GS_SUCCESS);
-    int32_t *covered = calloc((size_t)count, sizeof *covered); /* rows covered so far */
-    int small = 0, split = 0;
-    CU_ASSERT_FATAL(covered != NULL);
-    for (int i = 0; i < count; ++i) small += rep && H.prob[i].m <= GS_BATCH_WARP_ROWS;
-    int32_t prev = -1;
-    for (int32_t k = 0; k < nl; ++k) {
-      const int32_t i = sched[3 * k], r0 = sched[3 * k + 1], r1 = sched[3 * k + 2];
-      CU_ASSERT_FATAL(i >= 0 && i < count);
-      const gs_batch_prob_t *p = &H.prob[i];
-      const int32_t *rp = H.rp + p->rp;
-      CU_ASSERT(!(rep && p->m <= GS_BATCH_WARP_ROWS));
-      CU_ASSERT_EQUAL(r0, covered[i]); /* consecutive, in row order, no gap */
-      CU_ASSERT(r1 > r0 || (p->m == 0 && r1 == 0));
-      CU_ASSERT(r1 <= p->m);
-      covered[i] = r1;
-      const int64_t work = (int64_t)p->nnz + p->m;
-      if (r0 == 0 && r1 == p->m) {
-        CU_ASSERT(work <= GS_BATCH_WARP_PART_WORK || p->m <= 1);
-      } else {
-        ++split;
-        int64_t row_max = 0, part = 0;
-        for (int32_t r = r0; r < r1; ++r) {
-          const int64_t rw = (int64_t)rp[r + 1] - rp[r] + 1;
-          part += rw;
-          if (rw > row_max) row_max = rw;
-        }
-        const int64_t parts = (work + GS_BATCH_WARP_PART_WORK - 1) / GS_BATCH_WARP_PART_WORK;
-        CU_ASSERT(part <= work / parts + 1 + row_max);
-      }
-      if (i != prev && prev >= 0) { /* a new problem: its predecessor is done, work decreasing */
-        CU_ASSERT_EQUAL(covered[prev], H.prob[prev].m);
-        const gs_batch_prob_t *a = &H.prob[prev];
-        CU_ASSERT((int64_t)a->nnz + a->m >= work);
-      }
-      prev = i;
-    }
-    for (int32_t k = 0; k < nw * GS_BATCH_WARP_PER_BLOCK; ++k) {
-      const int32_t i = sched[3 * nl + k];
+    const int32_t len = nl + nw * GS_BATCH_WARP_PER_BLOCK;
+    int *seen = calloc((size_t)count, sizeof *seen), small = 0;
+    for (int i = 0; i < count; ++i) small += H.prob[i].m <= GS_BATCH_WARP_ROWS;
+    if (!rep) CU_ASSERT(nl == count && nw == 0);
+    if (rep) CU_ASSERT(nl == count - small && nw == (small + 7) / 8);
+    for (int32_t k = 0; k < len; ++k) {
+      const int32_t i = sched[k];
       if (i < 0) { /* padding: only at the end */
-        CU_ASSERT(k >= small);
+        CU_ASSERT(k >= nl + small);
         continue;
       }
       CU_ASSERT_FATAL(i < count);
-      CU_ASSERT(rep && H.prob[i].m <= GS_BATCH_WARP_ROWS);
-      CU_ASSERT_EQUAL(covered[i], 0);
-      covered[i] = H.prob[i].m;
-      if (k > 0 && sched[3 * nl + k - 1] >= 0) {
-        const gs_batch_prob_t *a = &H.prob[sched[3 * nl + k - 1]], *b = &H.prob[i];
+      seen[i]++;
+      CU_ASSERT_EQUAL(k < nl, !(rep && H.prob[i].m <= GS_BATCH_WARP_ROWS));
+      if (k > 0 && k != nl && sched[k - 1] >= 0) { /* decreasing work within each part */
+        const gs_batch_prob_t *a = &H.prob[sched[k - 1]], *b = &H.prob[i];
         CU_ASSERT((int64_t)a->nnz + a->m >= (int64_t)b->nnz + b->m);
       }
     }
-    CU_ASSERT_EQUAL(nw, (small + 7) / 8);
-    for (int i = 0; i < count; ++i) CU_ASSERT_EQUAL(covered[i], H.prob[i].m);
-    if (!rep) CU_ASSERT(split > 0); /* problems of up to 3000 rows: some are cut */
-    free(covered);
+    for (int i = 0; i < count; ++i) CU_ASSERT_EQUAL(seen[i], 1);
+    free(seen);
     free(sched);
     gs_batch_host_free(&H);
     gs_batch_gen_free(&L, count);
