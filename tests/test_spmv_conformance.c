@@ -30,6 +30,14 @@ static int selected(const char *name)
   return 0;
 }
 
+/* Whether backend b runs in the per-backend loops: selected, and not a vendor one under
+ * GS_TEST_NO_VENDOR. */
+static int tested(int b)
+{
+  if (skip_vendor && (gs_spmv_backend_flags(b) & GS_SPMV_FLAG_VENDOR)) return 0;
+  return selected(gs_spmv_backend_name(b));
+}
+
 /* A product the prepared instance says is deterministic, run again from the same y: the same
  * bits as the first run (y). Returns 1 when they match. */
 static int same_bits_again(gs_spmv_t *S, gs_op_t op, double alpha, const double *d_x, double beta,
@@ -129,8 +137,7 @@ static void conform(const gs_csr_t *H, const char *label)
   CU_ASSERT_FATAL(gs_copy_to_device(ctx, d_x, x, lx * sizeof *x) == GS_SUCCESS);
   for (int b = 0; b < gs_spmv_backend_count(); ++b) {
     const char *name = gs_spmv_backend_name(b);
-    if (skip_vendor && (gs_spmv_backend_flags(b) & GS_SPMV_FLAG_VENDOR)) continue;
-    if (!selected(name)) continue;
+    if (!tested(b)) continue;
     conform_one(A, name, NULL, label, x, y0, y, d_x, d_y);
   }
   /* csr-vector picks row blocks or plain groups from the matrix: run both paths everywhere;
@@ -633,8 +640,7 @@ static void mixed_on(const gs_csr_t *H, const char *label)
   CU_ASSERT_FATAL(gs_copy_to_device(ctx, d_x, x, lx * sizeof *x) == GS_SUCCESS);
   for (int b = 0; b < gs_spmv_backend_count(); ++b) {
     const char *name = gs_spmv_backend_name(b);
-    if (skip_vendor && (gs_spmv_backend_flags(b) & GS_SPMV_FLAG_VENDOR)) continue;
-    if (!selected(name)) continue;
+    if (!tested(b)) continue;
     mixed_one(A, Hf, name, NULL, label, x, y0, y, d_x, d_y);
   }
   static const char *const variants[][2] = {
@@ -801,8 +807,7 @@ static void float_on(const gs_csr_t *H, const char *label)
   CU_ASSERT_FATAL(gs_copy_to_device(ctx, d_x, x, lx * sizeof *x) == GS_SUCCESS);
   for (int b = 0; b < gs_spmv_backend_count(); ++b) {
     const char *name = gs_spmv_backend_name(b);
-    if (skip_vendor && (gs_spmv_backend_flags(b) & GS_SPMV_FLAG_VENDOR)) continue;
-    if (!selected(name)) continue;
+    if (!tested(b)) continue;
     float_one(A, name, NULL, label, x, y0, y, d_x, d_y);
   }
   static const char *const variants[][2] = {
