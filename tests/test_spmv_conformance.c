@@ -281,6 +281,15 @@ static gs_csr_t *build_one_row_holds_all(uint64_t *s)
   return A;
 }
 
+/* Row `row` of C gets `len` entries of random values at the consecutive columns start,
+ * start + 1, ... (mod n). */
+static void push_run(gs_coo_t *C, uint64_t *s, gs_idx_t row, gs_idx_t start, gs_idx_t len,
+                     gs_idx_t n)
+{
+  for (gs_idx_t t = 0; t < len; ++t)
+    CU_ASSERT_FATAL(gs_coo_push(C, row, (start + t) % n, value(s)) == GS_SUCCESS);
+}
+
 /* (b) Every row empty but one, of `len` entries at random distinct columns. */
 static gs_csr_t *build_one_nonempty_row(uint64_t *s, gs_idx_t m, gs_idx_t n, gs_idx_t row,
                                         gs_idx_t len)
@@ -290,8 +299,7 @@ static gs_csr_t *build_one_nonempty_row(uint64_t *s, gs_idx_t m, gs_idx_t n, gs_
   const gs_idx_t start = (gs_idx_t)(gs_test_uniform(s) * n);
   CU_ASSERT_FATAL(len <= n);
   CU_ASSERT_FATAL(gs_coo_create(&C, m, n, len) == GS_SUCCESS);
-  for (gs_idx_t t = 0; t < len; ++t)
-    CU_ASSERT_FATAL(gs_coo_push(C, row, (start + t) % n, value(s)) == GS_SUCCESS);
+  push_run(C, s, row, start, len, n);
   CU_ASSERT_FATAL(gs_coo_to_csr(&A, C) == GS_SUCCESS);
   gs_coo_destroy(&C);
   return A;
@@ -307,8 +315,7 @@ static gs_csr_t *build_empty_runs(uint64_t *s, gs_idx_t m, gs_idx_t n)
   for (gs_idx_t i = (gs_idx_t)(gs_test_uniform(s) * 300); i < m;) {
     const gs_idx_t len = 1 + (gs_idx_t)(gs_test_uniform(s) * 5);
     const gs_idx_t start = (gs_idx_t)(gs_test_uniform(s) * n);
-    for (gs_idx_t t = 0; t < len; ++t)
-      CU_ASSERT_FATAL(gs_coo_push(C, i, (start + t) % n, value(s)) == GS_SUCCESS);
+    push_run(C, s, i, start, len, n);
     i += 1 + 300 + (gs_idx_t)(gs_test_uniform(s) * 4701); /* then 300..5000 empty rows */
   }
   CU_ASSERT_FATAL(gs_coo_to_csr(&A, C) == GS_SUCCESS);
@@ -328,8 +335,7 @@ static gs_csr_t *build_scattered_empty_rows(uint64_t *s, gs_idx_t m, gs_idx_t n,
   for (gs_idx_t i = 0; i < m; ++i) {
     if ((i >= run && i < run + len) || gs_test_uniform(s) < 0.25) continue;
     const gs_idx_t cnt = i % 6 + 1, start = (gs_idx_t)(gs_test_uniform(s) * n);
-    for (gs_idx_t t = 0; t < cnt; ++t)
-      CU_ASSERT_FATAL(gs_coo_push(C, i, (start + t) % n, value(s)) == GS_SUCCESS);
+    push_run(C, s, i, start, cnt, n);
   }
   CU_ASSERT_FATAL(gs_coo_to_csr(&A, C) == GS_SUCCESS);
   gs_coo_destroy(&C);
@@ -346,8 +352,7 @@ static gs_csr_t *build_sawtooth(uint64_t *s, gs_idx_t m, gs_idx_t n)
   CU_ASSERT_FATAL(gs_coo_create(&C, m, n, (gs_off_t)m * 33) == GS_SUCCESS);
   for (gs_idx_t i = 0; i < m; ++i) {
     const gs_idx_t len = i % 64 + 1, start = (gs_idx_t)(gs_test_uniform(s) * n);
-    for (gs_idx_t t = 0; t < len; ++t)
-      CU_ASSERT_FATAL(gs_coo_push(C, i, (start + t) % n, value(s)) == GS_SUCCESS);
+    push_run(C, s, i, start, len, n);
   }
   CU_ASSERT_FATAL(gs_coo_to_csr(&A, C) == GS_SUCCESS);
   gs_coo_destroy(&C);
@@ -525,6 +530,20 @@ static void test_real_matrices(void)
   }
 }
 
+/* 3000 x 9000: row 5 holds all 9000 columns, every other row one random entry. */
+static gs_csr_t *build_long_row_9000(uint64_t *s)
+{
+  gs_coo_t *C = NULL;
+  gs_csr_t *A = NULL;
+  CU_ASSERT_FATAL(gs_coo_create(&C, 3000, 9000, 9000 + 3000) == GS_SUCCESS);
+  for (gs_idx_t j = 0; j < 9000; ++j) gs_coo_push(C, 5, j, 2.0 * gs_test_uniform(s) - 1.0);
+  for (gs_idx_t i = 0; i < 3000; ++i)
+    if (i != 5) gs_coo_push(C, i, (gs_idx_t)(gs_test_uniform(s) * 9000), gs_test_uniform(s));
+  CU_ASSERT_FATAL(gs_coo_to_csr(&A, C) == GS_SUCCESS);
+  gs_coo_destroy(&C);
+  return A;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
   const double x = *(const double *)a, y = *(const double *)b;
@@ -545,6 +564,29 @@ static gs_off_t distinct_values(const gs_csr_t *H)
   return d;
 }
 
+/* Backend `name` prepared in precision `prec` ("mixed", "float") with its own options (or
+ * NULL), the option string written to opts. NULL when it is refused: a backend without `flag`
+ * must refuse with GS_ERR_UNSUPPORTED naming itself and the precision, preparing nothing; a
+ * padded format may refuse for fill. Any other failure is fatal. */
+static gs_spmv_t *prepare_in(gs_matrix_t *A, const char *name, const char *options,
+                             const char *prec, unsigned flag, const char *label, char *opts,
+                             size_t len)
+{
+  gs_spmv_t *S = NULL;
+  snprintf(opts, len, "%s%sprecision=%s", options ? options : "", options ? "," : "", prec);
+  const gs_status_t rc = gs_spmv_create(&S, ctx, A, name, opts);
+  if (!(gs_spmv_backend_flags(gs_spmv_backend_find(name)) & flag)) {
+    CU_ASSERT_EQUAL(rc, GS_ERR_UNSUPPORTED);
+    CU_ASSERT(strstr(gs_last_error(), name) != NULL && strstr(gs_last_error(), prec) != NULL);
+    CU_ASSERT_PTR_NULL(S);
+    return NULL;
+  }
+  if (rc == GS_ERR_FORMAT_FILL) return NULL;
+  if (rc != GS_SUCCESS) fprintf(stderr, "  %s %s on %s: %s\n", name, opts, label, gs_last_error());
+  CU_ASSERT_EQUAL_FATAL(rc, GS_SUCCESS);
+  return S;
+}
+
 /* One backend in mixed precision on A (options: the backend's own, or NULL): ops N and T, three
  * (alpha, beta) with y = NaN for beta = 0, against the double host product within the bound of
  * values rounded to float (gs_test_spmv_compare_u), and against the product of Hf, A's values
@@ -558,19 +600,10 @@ static void mixed_one(gs_matrix_t *A, const gs_csr_t *Hf, const char *name, cons
                       double *d_x, double *d_y)
 {
   const gs_csr_t *H = gs_matrix_host(A);
-  gs_spmv_t *S = NULL, *D = NULL;
+  gs_spmv_t *D = NULL;
   char opts[256];
-  snprintf(opts, sizeof opts, "%s%sprecision=mixed", options ? options : "", options ? "," : "");
-  gs_status_t rc = gs_spmv_create(&S, ctx, A, name, opts);
-  if (!(gs_spmv_backend_flags(gs_spmv_backend_find(name)) & GS_SPMV_FLAG_MIXED)) {
-    CU_ASSERT_EQUAL(rc, GS_ERR_UNSUPPORTED);
-    CU_ASSERT(strstr(gs_last_error(), name) != NULL);
-    CU_ASSERT_PTR_NULL(S);
-    return;
-  }
-  if (rc == GS_ERR_FORMAT_FILL) return;
-  if (rc != GS_SUCCESS) fprintf(stderr, "  %s %s on %s: %s\n", name, opts, label, gs_last_error());
-  CU_ASSERT_EQUAL_FATAL(rc, GS_SUCCESS);
+  gs_spmv_t *S = prepare_in(A, name, options, "mixed", GS_SPMV_FLAG_MIXED, label, opts, sizeof opts);
+  if (!S) return;
   CU_ASSERT_EQUAL(gs_spmv_precision(S), GS_PRECISION_MIXED);
   CU_ASSERT_EQUAL(gs_spmv_value_type(S), GS_VALUE_DOUBLE); /* the vectors */
   CU_ASSERT(strstr(gs_spmv_describe(S), "mixed") != NULL);
@@ -692,14 +725,7 @@ static void test_mixed_precision(void)
   for (gs_off_t p = 0; p < A->nnz; ++p) A->val[p] += A->val[p] * 0x1p-40 * gs_test_uniform(&s);
   mixed_on(A, "laplace 27-pt 24^3, values 26 and -1 perturbed by 2^-40");
   gs_csr_destroy(&A);
-  /* one row of 9000 entries: csr-vector's long-row chunks (atomics), hyb's COO tail */
-  gs_coo_t *C = NULL;
-  CU_ASSERT_FATAL(gs_coo_create(&C, 3000, 9000, 9000 + 3000) == GS_SUCCESS);
-  for (gs_idx_t j = 0; j < 9000; ++j) gs_coo_push(C, 5, j, 2.0 * gs_test_uniform(&s) - 1.0);
-  for (gs_idx_t i = 0; i < 3000; ++i)
-    if (i != 5) gs_coo_push(C, i, (gs_idx_t)(gs_test_uniform(&s) * 9000), gs_test_uniform(&s));
-  CU_ASSERT_FATAL(gs_coo_to_csr(&A, C) == GS_SUCCESS);
-  gs_coo_destroy(&C);
+  A = build_long_row_9000(&s); /* csr-vector's long-row chunks (atomics), hyb's COO tail */
   mixed_on(A, "one row of 9000 entries");
   gs_csr_destroy(&A);
   /* empty rows: single ones between short rows (hola's warps flagged for empty rows, which
@@ -725,19 +751,10 @@ static void float_one(gs_matrix_t *A, const char *name, const char *options, con
 {
   const gs_csr_t *H = gs_matrix_host(A);
   const unsigned flags = gs_spmv_backend_flags(gs_spmv_backend_find(name));
-  gs_spmv_t *S = NULL, *D = NULL;
+  gs_spmv_t *D = NULL;
   char opts[256], other[256];
-  snprintf(opts, sizeof opts, "%s%sprecision=float", options ? options : "", options ? "," : "");
-  gs_status_t rc = gs_spmv_create(&S, ctx, A, name, opts);
-  if (!(flags & GS_SPMV_FLAG_FLOAT)) {
-    CU_ASSERT_EQUAL(rc, GS_ERR_UNSUPPORTED);
-    CU_ASSERT(strstr(gs_last_error(), name) != NULL && strstr(gs_last_error(), "float") != NULL);
-    CU_ASSERT_PTR_NULL(S);
-    return;
-  }
-  if (rc == GS_ERR_FORMAT_FILL) return;
-  if (rc != GS_SUCCESS) fprintf(stderr, "  %s %s on %s: %s\n", name, opts, label, gs_last_error());
-  CU_ASSERT_EQUAL_FATAL(rc, GS_SUCCESS);
+  gs_spmv_t *S = prepare_in(A, name, options, "float", GS_SPMV_FLAG_FLOAT, label, opts, sizeof opts);
+  if (!S) return;
   CU_ASSERT_EQUAL(gs_spmv_precision(S), GS_PRECISION_FLOAT);
   CU_ASSERT_EQUAL(gs_spmv_value_type(S), GS_VALUE_FLOAT);
   CU_ASSERT(strstr(gs_spmv_describe(S), "float precision") != NULL);
@@ -768,7 +785,8 @@ static void float_one(gs_matrix_t *A, const char *name, const char *options, con
     for (size_t c = 0; c < sizeof ab / sizeof ab[0]; ++c) {
       for (gs_idx_t i = 0; i < len; ++i) y[i] = ab[c][1] == 0.0f ? NAN : y0[i];
       CU_ASSERT_FATAL(gs_copy_to_device(ctx, d_y, y, (size_t)len * sizeof *y) == GS_SUCCESS);
-      rc = gs_spmv_apply_float(S, o ? GS_OP_T : GS_OP_N, ab[c][0], d_x, ab[c][1], d_y);
+      gs_status_t rc =
+          gs_spmv_apply_float(S, o ? GS_OP_T : GS_OP_N, ab[c][0], d_x, ab[c][1], d_y);
       if (rc == GS_SUCCESS) rc = gs_context_sync(ctx);
       if (rc != GS_SUCCESS) fprintf(stderr, "  %s %s on %s: %s\n", name, opts, label,
                                     gs_last_error());
@@ -849,13 +867,7 @@ static void test_float_precision(void)
   for (gs_off_t p = 0; p < A->nnz; ++p) A->val[p] *= 1.0 + 0.1 * gs_test_uniform(&s);
   float_on(A, "laplace 27-pt 30^3, perturbed values");
   gs_csr_destroy(&A);
-  gs_coo_t *C = NULL; /* one row of 9000 entries: long-row chunks (atomics), a COO tail */
-  CU_ASSERT_FATAL(gs_coo_create(&C, 3000, 9000, 9000 + 3000) == GS_SUCCESS);
-  for (gs_idx_t j = 0; j < 9000; ++j) gs_coo_push(C, 5, j, 2.0 * gs_test_uniform(&s) - 1.0);
-  for (gs_idx_t i = 0; i < 3000; ++i)
-    if (i != 5) gs_coo_push(C, i, (gs_idx_t)(gs_test_uniform(&s) * 9000), gs_test_uniform(&s));
-  CU_ASSERT_FATAL(gs_coo_to_csr(&A, C) == GS_SUCCESS);
-  gs_coo_destroy(&C);
+  A = build_long_row_9000(&s); /* long-row chunks (atomics), a COO tail */
   float_on(A, "one row of 9000 entries");
   gs_csr_destroy(&A);
   A = gs_test_empty_rows(gs_test_random_csr(&s, 500, 500, 0.02), 3);
