@@ -71,7 +71,7 @@ int main(int argc, char **argv)
       }
       qsort(t, (size_t)repeats, sizeof *t, cmp_d);
       gs_bccoo_describe(L, desc, sizeof desc);
-      printf("%-5s threads=%-3s median %.1f ms (min %.1f): %s\n", compressed ? "bccoo" : "bcoo",
+      printf("%-5s threads=%-3s median %.3f ms (min %.3f): %s\n", compressed ? "bccoo" : "bcoo",
              tok, t[repeats / 2] * 1e3, t[0] * 1e3, desc);
       gs_bccoo_destroy(&L);
     }

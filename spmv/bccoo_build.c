@@ -7,17 +7,18 @@
  *  1. padded row pointers (every row to a multiple of K, an empty row to K), one pass over rows;
  *  2. bccoo only: the look-up table. Each thread counts the values of its share of the entries
  *     in a bounded hash table (runs of equal values counted once; when the table fills, every
- *     count drops by the smallest and the zeros leave: the Misra-Gries frequent-items scheme,
+ *     count drops by the median and the zeros leave: the Misra-Gries frequent-items scheme,
  *     so that every value above 1/2048 of a share survives); the tables are merged. When the
  *     matrix has at most 2048 distinct values the merged counts are exact and the 256 largest
  *     are the table; otherwise the merged candidates are counted again exactly and the table
  *     is the 256 largest of those above 1/2048 of the entries (lut_build says why this makes
- *     the table independent of the thread count). The counts only choose the candidates:
- *     whether a chunk may use the table is decided exactly, by looking every one of its values
- *     up in the final table;
- *  3. per chunk (threads over chunk ranges): its thread rows and entries, the smallest and
- *     largest column, whether it holds padding, whether every value is in the table or is a
- *     float exactly: the encoding and the blob size;
+ *     the table independent of the thread count, and which candidates it may skip). The
+ *     counts only choose the candidates: whether a chunk may use the table is decided exactly,
+ *     by looking every one of its values up in the final table;
+ *  3. per chunk (threads over chunk ranges): its first and last row and its entries (one range
+ *     of A, scanned in place), the smallest and largest column, whether it holds padding,
+ *     whether every value is in the table or is a float exactly: the encoding and the blob
+ *     size;
  *  4. blob offsets (a prefix sum over the chunks);
  *  5. per chunk again: the blob written.
  * In mixed precision (opts->mixed) every pass reads A's values rounded to float (rounded()),
@@ -36,8 +37,6 @@
 #include "io/mm_internal.h" /* gs_mm_parallel: the project's one way of starting threads */
 #include "spmv/bccoo.h"
 #include "spmv/formats.h"
-
-#define BK_MAX (BCCOO_THREADS * BCCOO_K_MAX)
 
 static uint64_t dbits(double v)
 {
@@ -90,11 +89,15 @@ int gs_bccoo_choose_k(const gs_csr_t *A, int compressed)
    * smaller K, measured before, keep the plain model (a small matrix is launch-bound anyway). */
   const double e = compressed ? 3.0 : 12.0, per_thread = compressed ? 12.0 : 4.0 + 2.0;
   const int nk = compressed ? 6 : 4;
+  int64_t pad[6] = {0}; /* the padded entries for each K, in one pass over the rows */
+  for (gs_idx_t r = 0; r < A->m; ++r) {
+    const gs_off_t len = A->row_ptr[r + 1] - A->row_ptr[r];
+    for (int i = 0; i < 6; ++i) pad[i] += padded_len(len, ks[i]);
+  }
   int best = 0;
   double best_cost = INFINITY;
   for (int i = 0; i < nk; ++i) {
-    int64_t p = 0;
-    for (gs_idx_t r = 0; r < A->m; ++r) p += padded_len(A->row_ptr[r + 1] - A->row_ptr[r], ks[i]);
+    const int64_t p = pad[i];
     const int64_t chunks = (p + (int64_t)BCCOO_THREADS * ks[i] - 1) / ((int64_t)BCCOO_THREADS * ks[i]);
     if (ks[i] > 8 && chunks < BCCOO_MIN_CHUNKS) break; /* larger K: fewer chunks still */
     const double cost = (double)p * e + (double)(p / ks[i]) * per_thread;
@@ -108,55 +111,96 @@ int gs_bccoo_choose_k(const gs_csr_t *A, int compressed)
 
 /* ---- the look-up table -------------------------------------------------------------------- */
 
-#define CNT_BITS 12                 /* 4096 slots per counting table */
+#define CNT_KEYS 2048             /* eligibility: a count above nnz / CNT_KEYS (lut_build) */
+#define CNT_CAP (2 * CNT_KEYS)    /* keys per counting table, */
+#define CNT_BITS 13               /* in 8192 slots: at most half full */
 #define CNT_SLOTS (1 << CNT_BITS)
-#define CNT_KEYS (CNT_SLOTS / 2)    /* at most half full */
 
 typedef struct vcount {
   uint64_t key;
-  int64_t n; /* 0: empty slot */
+  int64_t n;
 } vcount_t;
 
+/* The keys and counts lie densely in ent, found through an open-addressing index of slots: a
+ * shrink scans and compacts the used entries and clears the 16 KiB index, not every slot. */
 typedef struct count_table {
-  vcount_t slot[CNT_SLOTS];
+  uint16_t idx[CNT_SLOTS]; /* 0: empty slot, else 1 + the key's entry */
+  vcount_t ent[CNT_CAP];   /* used */
   int used;
-  int shrunk; /* a count_shrink happened: the counts are lower bounds, values may be missing */
+  int64_t lost; /* the sum of the shrinks' decrements: a value's count in the share exceeds its
+                   count here (0 when absent) by at most this; 0: the counts are exact */
+  int64_t rank[CNT_CAP];   /* count_shrink's scratch */
 } count_table_t;
 
-static void count_insert(count_table_t *T, uint64_t key, int64_t n);
+static void count_clear(count_table_t *T)
+{
+  memset(T->idx, 0, sizeof T->idx);
+  T->used = 0;
+}
 
-/* Misra-Gries step: every count drops by the smallest one and the zeros leave. */
+/* The slot of key, or the empty slot where it goes. */
+static uint32_t count_slot(const count_table_t *T, uint64_t key)
+{
+  uint32_t h = hash64(key, CNT_BITS);
+  while (T->idx[h] != 0 && T->ent[T->idx[h] - 1].key != key) h = (h + 1) & (CNT_SLOTS - 1);
+  return h;
+}
+
+/* The k-th smallest of a[0..n) (from 0), a reordered: Hoare's selection. */
+static int64_t select_kth(int64_t *a, int n, int k)
+{
+  int lo = 0, hi = n - 1;
+  while (lo < hi) {
+    const int64_t pivot = a[lo + (hi - lo) / 2];
+    int i = lo, j = hi;
+    while (i <= j) {
+      while (a[i] < pivot) ++i;
+      while (a[j] > pivot) --j;
+      if (i <= j) {
+        const int64_t x = a[i];
+        a[i++] = a[j];
+        a[j--] = x;
+      }
+    }
+    if (k <= j) hi = j;
+    else if (k >= i) lo = i;
+    else return a[k];
+  }
+  return a[k];
+}
+
+/* Misra-Gries step on a full table (CNT_CAP = 2 * CNT_KEYS keys): every count drops by d, the
+ * CNT_KEYS-th smallest, and the zeros leave. At least CNT_KEYS + 1 counts are >= d, so a shrink
+ * removes at least d * CNT_KEYS of the share's entries, and the decrements of a share of n_s
+ * entries sum to at most n_s / CNT_KEYS: the bound lut_build relies on. Dropping the median
+ * rather than the smallest count frees half the table each time, where many values counted
+ * twice or more (a symmetric matrix's pairs) left the smallest-count step shrinking every few
+ * hundred values. */
 static void count_shrink(count_table_t *T)
 {
-  int64_t least = INT64_MAX;
-  for (int i = 0; i < CNT_SLOTS; ++i)
-    if (T->slot[i].n > 0 && T->slot[i].n < least) least = T->slot[i].n;
-  vcount_t keep[CNT_KEYS];
+  const int n = T->used;
+  for (int i = 0; i < n; ++i) T->rank[i] = T->ent[i].n;
+  const int64_t d = select_kth(T->rank, n, n / 2 - 1);
   int nk = 0;
-  for (int i = 0; i < CNT_SLOTS; ++i)
-    if (T->slot[i].n > least) keep[nk++] = (vcount_t){T->slot[i].key, T->slot[i].n - least};
-  memset(T, 0, sizeof *T);
-  T->shrunk = 1;
-  for (int i = 0; i < nk; ++i) count_insert(T, keep[i].key, keep[i].n);
+  for (int i = 0; i < n; ++i)
+    if (T->ent[i].n > d) T->ent[nk++] = (vcount_t){T->ent[i].key, T->ent[i].n - d};
+  count_clear(T);
+  T->lost += d;
+  for (T->used = 0; T->used < nk; ++T->used)
+    T->idx[count_slot(T, T->ent[T->used].key)] = (uint16_t)(T->used + 1);
 }
 
 static void count_insert(count_table_t *T, uint64_t key, int64_t n)
 {
   for (;;) {
-    uint32_t h = hash64(key, CNT_BITS);
-    for (;;) {
-      vcount_t *s = &T->slot[h];
-      if (s->n == 0) break;
-      if (s->key == key) {
-        s->n += n;
-        return;
-      }
-      h = (h + 1) & (CNT_SLOTS - 1);
+    const uint32_t h = count_slot(T, key);
+    if (T->idx[h] != 0) {
+      T->ent[T->idx[h] - 1].n += n;
+      return;
     }
-    if (T->used < CNT_KEYS) {
-      T->slot[h].key = key;
-      T->slot[h].n = n;
-      T->used++;
+    if (T->used < CNT_CAP) {
+      T->ent[T->used++] = (vcount_t){key, n};
+      T->idx[h] = (uint16_t)T->used;
       return;
     }
     count_shrink(T); /* full: make room, then insert again */
@@ -174,13 +218,18 @@ typedef struct lut_job {
   int64_t *ccount;       /* nt * ncand exact counts, thread t's at t * ncand */
   size_t ncand;
   int mixed;             /* count the values rounded to float */
+  const vcount_t *cand;  /* ncand: the candidates by index */
 } lut_job_t;
+
+#define RECOUNT_SCAN 8 /* up to this many candidates, each value is compared with all of them */
 
 static void lut_count_share(void *arg, int t)
 {
   lut_job_t *J = arg;
   const int64_t nnz = J->A->nnz, a = nnz * t / J->nt, b = nnz * (t + 1) / J->nt;
   count_table_t *T = &J->tables[t];
+  count_clear(T); /* here: the thread that uses the table touches it first */
+  T->lost = 0;
   const double *v = J->A->val;
   const int mx = J->mixed;
   int64_t p = a;
@@ -203,6 +252,13 @@ static void lut_recount_share(void *arg, int t)
   int64_t *cnt = J->ccount + (size_t)t * J->ncand;
   const double *v = J->A->val;
   const int mx = J->mixed;
+  if (J->ncand <= RECOUNT_SCAN) { /* the usual case after the pruning: no branch per value */
+    for (int64_t p = a; p < b; ++p) {
+      const uint64_t key = dbits(rounded(v[p], mx));
+      for (size_t i = 0; i < J->ncand; ++i) cnt[i] += key == J->cand[i].key;
+    }
+    return;
+  }
   int64_t p = a;
   while (p < b) {
     const uint64_t key = dbits(rounded(v[p], mx));
@@ -252,55 +308,105 @@ static int lut_find(const lut_index_t *X, uint64_t key)
  * number of threads nt (the layout must not depend on the machine that built it).
  *
  * Let D be the number of distinct values of A. Exact case, D <= CNT_KEYS: no share holds more
- * than CNT_KEYS distinct values, so no thread table ever shrinks; the merged counts are the
+ * than CNT_KEYS distinct values, so no thread table (CNT_CAP keys) ever shrinks; the merged
+ * counts are the
  * exact counts of all D values, and the table is the top 256 by (count desc, key asc), a
  * function of A alone. Detection for any split: if no table shrank, the merged set is exactly
  * the D values, so "no shrink and merged distinct <= CNT_KEYS" holds iff D <= CNT_KEYS (a
- * shrink needs > CNT_KEYS distinct values in one share, hence D > CNT_KEYS; without a shrink
+ * shrink needs > CNT_CAP distinct values in one share, hence D > CNT_KEYS; without a shrink
  * the merged count is D). The two conditions together are therefore a property of A, not of
- * the split, although each alone is not (3000 distinct values shrink one thread's table but
+ * the split, although each alone is not (5000 distinct values shrink one thread's table but
  * not, spread evenly, three threads' tables).
  *
- * Otherwise, D > CNT_KEYS: the merged counts are lower bounds that depend on the split. The
- * candidates are counted again exactly (a second parallel pass), and only values whose exact
- * count c satisfies c * CNT_KEYS > nnz are eligible; the table is the top 256 of those by
- * (exact count desc, key asc). Every eligible value is a candidate for any split: in a share
- * of n_s entries, each shrink takes `least` from each of the CNT_KEYS stored counts (the table
- * is full), so the sum S of the `least`s over the shrinks is at most n_s / CNT_KEYS; a value
+ * Otherwise, D > CNT_KEYS: after a shrink the merged counts are lower bounds that depend on the
+ * split. The candidates are counted again exactly (a second parallel pass), and only values
+ * whose exact count c satisfies c * CNT_KEYS > nnz are eligible; the table is the top 256 of
+ * those by (exact count desc, key asc). Every eligible value is a candidate for any split: in a share
+ * of n_s entries, each shrink lowers the stored counts by d and removes at least d * CNT_KEYS
+ * entries' worth (count_shrink), so the sum S of the d's is at most n_s / CNT_KEYS; a value
  * loses at most S of its count and leaves the table only when all of it is lost, so a value
  * with c_s > n_s / CNT_KEYS in the share is still there at the end. If c * CNT_KEYS > nnz,
  * some share has c_s * CNT_KEYS > n_s (pigeonhole: otherwise summing over the shares gives
  * c * CNT_KEYS <= nnz). So the eligible set and its exact counts are functions of A alone.
  *
+ * Only the eligible values matter there, so the recount skips the candidates that cannot be
+ * eligible: a value's count in share t is at most its count in t's table (0 when absent) plus
+ * the table's loss bound (count_table_t.lost, the S above), so a candidate whose merged count
+ * plus the sum of the bounds is at most nnz / CNT_KEYS is not eligible. On matrices of mostly
+ * distinct values this leaves a handful of the ~CNT_KEYS candidates, and the recount's look-ups
+ * mostly miss at the first slot. Without any shrink (bound 0) the merged counts are exact and
+ * no recount is needed.
+ *
  * The counts only choose the table; chunk membership is decided exactly through X. */
+static void heap_down(vcount_t *h, size_t n, size_t i)
+{
+  for (;;) { /* by_count order: the root is the last of the heap's values */
+    size_t w = i;
+    const size_t l = 2 * i + 1, r = l + 1;
+    if (l < n && by_count(&h[l], &h[w]) > 0) w = l;
+    if (r < n && by_count(&h[r], &h[w]) > 0) w = r;
+    if (w == i) return;
+    const vcount_t x = h[i];
+    h[i] = h[w];
+    h[w] = x;
+    i = w;
+  }
+}
+
+/* The first k of a[0..n) in by_count order moved to a[0..k) and sorted: a heap of the best k
+ * seen so far instead of a sort of all n (n is up to nt * CNT_CAP). Returns min(n, k). */
+static size_t top_by_count(vcount_t *a, size_t n, size_t k)
+{
+  if (n > k) {
+    for (size_t i = k / 2; i-- > 0;) heap_down(a, k, i);
+    for (size_t i = k; i < n; ++i)
+      if (by_count(&a[i], &a[0]) < 0) {
+        a[0] = a[i];
+        heap_down(a, k, 0);
+      }
+    n = k;
+  }
+  qsort(a, n, sizeof *a, by_count);
+  return n;
+}
+
 static gs_status_t lut_build(gs_bccoo_t *L, const gs_csr_t *A, int nt, lut_index_t *X)
 {
   gs_status_t st = GS_SUCCESS;
-  lut_job_t J = {A, nt, calloc((size_t)nt, sizeof(count_table_t)), 0, NULL, NULL, NULL, 0,
-                 L->mixed};
+  lut_job_t J = {A, nt, malloc((size_t)nt * sizeof(count_table_t)), 0, NULL, NULL, NULL, 0,
+                 L->mixed, NULL};
   vcount_t *all = NULL;
   uint64_t *ckey = NULL;
   int32_t *cidx = NULL;
   if (!J.tables) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory counting values");
   gs_mm_parallel(nt, lut_count_share, &J);
-  all = malloc((size_t)nt * CNT_KEYS * sizeof *all);
+  all = malloc((size_t)nt * CNT_CAP * sizeof *all);
   if (!all) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory counting values");
   size_t na = 0;
-  int shrunk = 0;
+  int64_t bound = 0; /* the sum of the tables' loss bounds */
   for (int t = 0; t < nt; ++t) {
-    shrunk |= J.tables[t].shrunk;
-    for (int i = 0; i < CNT_SLOTS; ++i)
-      if (J.tables[t].slot[i].n > 0) all[na++] = J.tables[t].slot[i];
+    bound += J.tables[t].lost;
+    memcpy(all + na, J.tables[t].ent, (size_t)J.tables[t].used * sizeof *all);
+    na += (size_t)J.tables[t].used;
   }
-  qsort(all, na, sizeof *all, by_key);
-  size_t nu = 0;
-  for (size_t i = 0; i < na; ++i) {
-    if (nu > 0 && all[nu - 1].key == all[i].key) all[nu - 1].n += all[i].n;
-    else all[nu++] = all[i];
+  size_t nu = na; /* one table's keys are distinct: only several need merging */
+  if (nt > 1) {
+    qsort(all, na, sizeof *all, by_key);
+    nu = 0;
+    for (size_t i = 0; i < na; ++i) {
+      if (nu > 0 && all[nu - 1].key == all[i].key) all[nu - 1].n += all[i].n;
+      else all[nu++] = all[i];
+    }
   }
-  if (shrunk || nu > CNT_KEYS) { /* D > CNT_KEYS: recount the candidates exactly */
+  if (bound > 0 || nu > CNT_KEYS) { /* D > CNT_KEYS: only the eligible values, counted exactly */
+    size_t ne = 0;
+    for (size_t i = 0; i < nu; ++i)
+      if ((all[i].n + bound) * (int64_t)CNT_KEYS > (int64_t)A->nnz) all[ne++] = all[i];
+    nu = ne;
+  }
+  if (bound > 0 && nu > 0) { /* the counts are lower bounds: count the candidates again */
     int cbits = 1;
-    while (((size_t)1 << cbits) < 2 * nu) ++cbits;
+    while (((size_t)1 << cbits) < 4 * nu) ++cbits; /* at most a quarter full: misses are short */
     const size_t ns = (size_t)1 << cbits;
     ckey = malloc(ns * sizeof *ckey);
     cidx = calloc(ns, sizeof *cidx);
@@ -316,6 +422,7 @@ static gs_status_t lut_build(gs_bccoo_t *L, const gs_csr_t *A, int nt, lut_index
     J.ckey = ckey;
     J.cidx = cidx;
     J.ncand = nu;
+    J.cand = all;
     gs_mm_parallel(nt, lut_recount_share, &J);
     size_t ne = 0;
     for (size_t i = 0; i < nu; ++i) {
@@ -325,8 +432,7 @@ static gs_status_t lut_build(gs_bccoo_t *L, const gs_csr_t *A, int nt, lut_index
     }
     nu = ne;
   }
-  qsort(all, nu, sizeof *all, by_count);
-  L->lut_size = nu < BCCOO_LUT_SIZE ? (int)nu : BCCOO_LUT_SIZE;
+  L->lut_size = (int)top_by_count(all, nu, BCCOO_LUT_SIZE);
   memset(X, 0, sizeof *X);
   for (int i = 0; i < L->lut_size; ++i) {
     L->lut[i] = bits_d(all[i].key);
@@ -359,71 +465,97 @@ typedef struct build_job {
   atomic_int failed;     /* a row offset over 8 bits (never: a layout bug) */
 } build_job_t;
 
-/* Thread rows and entry sources of chunk c: trow[t], and src[t*K + k] = the CSR position of
- * entry k of thread t, -1 for padding. */
-static void chunk_map(const build_job_t *J, int64_t c, gs_idx_t *trow, int64_t *src)
+/* The row holding padded position pos: the last r with prow[r] <= pos (the last row for the
+ * tail chunk's padding threads, which lie past prow[m]). */
+static gs_idx_t row_of(const build_job_t *J, int64_t pos)
 {
-  const gs_bccoo_t *L = J->L;
-  const int K = L->K, BK = BCCOO_THREADS * K;
-  const int64_t pos0 = c * BK, P = J->prow[L->m];
-  /* the row holding pos0: the last r with prow[r] <= pos0 (the last row for the tail) */
-  gs_idx_t lo = 0, hi = L->m - 1;
+  gs_idx_t lo = 0, hi = J->L->m - 1;
   while (lo < hi) {
     const gs_idx_t mid = lo + (hi - lo + 1) / 2;
-    if (J->prow[mid] <= pos0) lo = mid;
+    if (J->prow[mid] <= pos) lo = mid;
     else hi = mid - 1;
   }
-  gs_idx_t r = lo;
-  for (int t = 0; t < BCCOO_THREADS; ++t) {
-    const int64_t p = pos0 + (int64_t)t * K;
-    if (p < P)
-      while (J->prow[r + 1] <= p) ++r;
-    trow[t] = r;
-    const int64_t len = J->A->row_ptr[r + 1] - J->A->row_ptr[r];
-    for (int k = 0; k < K; ++k) {
-      const int64_t q = p + k - J->prow[r];
-      src[t * K + k] = p < P && q < len ? J->A->row_ptr[r] + q : -1;
-    }
-  }
+  return lo;
 }
 
+/* row_of(p) searched from row r <= row_of(p) on (a chunk's thread rows only grow). */
+static gs_idx_t row_from(const build_job_t *J, gs_idx_t r, int64_t p)
+{
+  const int64_t last = J->prow[J->L->m] - 1;
+  if (p > last) p = last; /* the tail's padding threads: the last row */
+  while (J->prow[r + 1] <= p) ++r;
+  return r;
+}
+
+/* Entries of row r before padded position p, the row's padding not counted. */
+static int64_t row_entries_before(const build_job_t *J, gs_idx_t r, int64_t p)
+{
+  const int64_t len = J->A->row_ptr[r + 1] - J->A->row_ptr[r], q = p - J->prow[r];
+  return q < len ? q : len;
+}
+
+/* Whether every value of A's entries [a, b) is in the table (runs of equal values looked up
+ * once). */
+static int values_in_lut(const build_job_t *J, int64_t a, int64_t b)
+{
+  const double *v = J->A->val;
+  uint64_t prev = 0;
+  for (int64_t s = a; s < b; ++s) {
+    const uint64_t key = dbits(rounded(v[s], J->mixed));
+    if ((s == a || key != prev) && lut_find(J->X, key) < 0) return 0;
+    prev = key;
+  }
+  return 1;
+}
+
+static int values_f32(const double *v, int64_t a, int64_t b)
+{
+  for (int64_t s = a; s < b; ++s)
+    if (!f32_exact(v[s])) return 0;
+  return 1;
+}
+
+/* Chunk c's entries are one range of A: the padded positions [c*B*K, (c+1)*B*K) hold, in order,
+ * the end of row r0 from its entry pos0 - prow[r0] on, the whole rows between, and the start of
+ * row r1 up to the chunk's end, each followed by its padding. So its columns and values are
+ * scanned in place, without mapping its B*K padded entries first. */
 static void pass_encode(void *arg, int t)
 {
   build_job_t *J = arg;
   gs_bccoo_t *L = J->L;
   const int K = L->K, BK = BCCOO_THREADS * K;
   const int64_t c0 = L->nchunks * t / J->nt, c1 = L->nchunks * (t + 1) / J->nt;
-  gs_idx_t trow[BCCOO_THREADS];
-  int64_t src[BK_MAX];
+  const gs_off_t *rp = J->A->row_ptr;
+  const gs_idx_t *colv = J->A->col;
+  gs_idx_t r0 = c0 < c1 ? row_of(J, c0 * BK) : 0;
   for (int64_t c = c0; c < c1; ++c) {
-    chunk_map(J, c, trow, src);
-    const gs_idx_t r0 = trow[0], r1 = trow[BCCOO_THREADS - 1];
-    gs_idx_t lo = -1, hi = -1;
-    int all_lut = J->X != NULL, all_f32 = J->use_f32;
-    for (int e = 0; e < BK; ++e) {
-      if (src[e] < 0) continue;
-      const gs_idx_t col = J->A->col[src[e]];
-      const double v = rounded(J->A->val[src[e]], J->mixed);
-      if (lo < 0 || col < lo) lo = col;
-      if (col > hi) hi = col;
-      if (all_lut && lut_find(J->X, dbits(v)) < 0) all_lut = 0;
-      if (all_f32 && !J->mixed && !f32_exact(v)) all_f32 = 0; /* mixed: floats already */
+    const int64_t pos0 = c * BK, end = pos0 + BK;
+    r0 = row_from(J, r0, pos0);
+    const gs_idx_t r1 = row_from(J, r0, end - K); /* the row of thread B - 1 */
+    const int64_t a = rp[r0] + row_entries_before(J, r0, pos0);
+    const int64_t b = rp[r1] + row_entries_before(J, r1, end);
+    gs_idx_t lo = 0, hi = 0;
+    if (a < b) lo = hi = colv[a];
+    for (int64_t s = a + 1; s < b; ++s) {
+      lo = colv[s] < lo ? colv[s] : lo;
+      hi = colv[s] > hi ? colv[s] : hi;
     }
-    if (lo < 0) lo = hi = 0;
     if (r1 - r0 > 255 && L->compressed) atomic_store(&J->failed, 1);
     int enc;
     if (L->compressed) {
       const int64_t span = (int64_t)hi - lo;
       /* the all-ones offset is the padding sentinel: 8 bits hold spans up to 254 */
       const int col = span < 255 ? BCCOO_COL_8 : span < 65535 ? BCCOO_COL_16 : BCCOO_COL_32;
-      const int val = all_lut ? BCCOO_VAL_LUT : all_f32 ? BCCOO_VAL_F32 : BCCOO_VAL_F64;
+      /* mixed: the values are floats already */
+      const int val = J->X && values_in_lut(J, a, b)                            ? BCCOO_VAL_LUT
+                      : J->use_f32 && (J->mixed || values_f32(J->A->val, a, b)) ? BCCOO_VAL_F32
+                                                                                : BCCOO_VAL_F64;
       enc = BCCOO_ENC(r0 == r1 ? BCCOO_ROW_NONE : BCCOO_ROW_8, col, val);
     } else {
       enc = BCCOO_ENC(BCCOO_ROW_32, BCCOO_COL_32, J->mixed ? BCCOO_VAL_F32 : BCCOO_VAL_F64);
       lo = 0; /* absolute columns */
     }
-    const int64_t end = (c + 1) * BK;
-    if (c > 0 && c * BK > J->prow[r0]) enc |= BCCOO_HEAD_SHARED;
+    if (c > 0 && pos0 > J->prow[r0]) enc |= BCCOO_HEAD_SHARED;
     if (c + 1 < L->nchunks && J->prow[r1 + 1] > end) enc |= BCCOO_TAIL_SHARED;
     J->enc[c] = (uint8_t)enc;
     J->size[c] = bccoo_blob_bytes(enc, K);
@@ -432,11 +564,26 @@ static void pass_encode(void *arg, int t)
   }
 }
 
-/* Writes the w low bytes of v, little-endian, as element `byte_i / w` of thread t. */
-static void put(uint8_t *sec, int P, int t, int byte_i, uint64_t v, int w)
+static inline void put_bytes(uint8_t *p, uint64_t v, int w)
 {
-  uint8_t *p = sec + bccoo_pos(P, t, byte_i);
   for (int b = 0; b < w; ++b) p[b] = (uint8_t)(v >> (8 * b));
+}
+
+static inline void put_all(uint8_t *p, const size_t *off, const uint64_t *v, int n, int w)
+{
+  for (int k = 0; k < n; ++k) put_bytes(p + off[k], v[k], w);
+}
+
+/* Writes the w low bytes of v[k], little-endian, at p + off[k] for k < n: one loop per width
+ * (w = 1, 2, 4 or 8), where the compiler merges each element's constant-width byte stores. */
+static void put_le(uint8_t *p, const size_t *off, const uint64_t *v, int n, int w)
+{
+  switch (w) {
+  case 1: put_all(p, off, v, n, 1); break;
+  case 2: put_all(p, off, v, n, 2); break;
+  case 4: put_all(p, off, v, n, 4); break;
+  default: put_all(p, off, v, n, 8); break;
+  }
 }
 
 static uint64_t get(const uint8_t *sec, int P, int t, int byte_i, int w)
@@ -447,16 +594,46 @@ static uint64_t get(const uint8_t *sec, int P, int t, int byte_i, int w)
   return v;
 }
 
+/* The last table look-up of a pass (runs of equal values are looked up once). */
+typedef struct lut_memo {
+  uint64_t key;
+  int idx;
+} lut_memo_t;
+
+/* bits[k] = what a chunk of value kind vk stores for entry s + k of A, k < n. */
+static void value_bits(const build_job_t *J, int64_t s, int n, int vk, lut_memo_t *memo,
+                       uint64_t *bits)
+{
+  const double *val = J->A->val + s;
+  for (int k = 0; k < n; ++k) {
+    const double v = rounded(val[k], J->mixed);
+    if (vk == BCCOO_VAL_LUT) {
+      const uint64_t key = dbits(v);
+      if (key != memo->key) *memo = (lut_memo_t){key, lut_find(J->X, key)};
+      bits[k] = (uint64_t)memo->idx;
+    } else if (vk == BCCOO_VAL_F32) {
+      const float f = (float)v;
+      uint32_t u;
+      memcpy(&u, &f, sizeof u);
+      bits[k] = u;
+    } else {
+      bits[k] = dbits(v);
+    }
+  }
+}
+
 static void pass_write(void *arg, int t)
 {
   build_job_t *J = arg;
   gs_bccoo_t *L = J->L;
   const int K = L->K;
   const int64_t c0 = L->nchunks * t / J->nt, c1 = L->nchunks * (t + 1) / J->nt;
-  gs_idx_t trow[BCCOO_THREADS];
-  int64_t src[BK_MAX];
+  const gs_off_t *rp = J->A->row_ptr;
+  const gs_idx_t *colv = J->A->col;
+  size_t coff[BCCOO_K_MAX], voff[BCCOO_K_MAX];
+  uint64_t cbits[BCCOO_K_MAX], vbits[BCCOO_K_MAX], rbits; /* one thread's, staged */
+  lut_memo_t memo = {dbits(L->lut[0]), J->X ? lut_find(J->X, dbits(L->lut[0])) : -1};
   for (int64_t c = c0; c < c1; ++c) {
-    chunk_map(J, c, trow, src);
     const int enc = (int)(L->chunk[c].pe & 0xff);
     const int rw = bccoo_row_width(enc), cw = bccoo_col_width(enc), vw = bccoo_val_width(enc);
     const int vk = BCCOO_ENC_VAL(enc);
@@ -464,25 +641,28 @@ static void pass_write(void *arg, int t)
     uint8_t *cols = rows + bccoo_row_bytes(enc), *vals = cols + bccoo_col_bytes(enc, K);
     const gs_idx_t r0 = L->chunk[c].row, c0col = L->chunk[c].col;
     const uint64_t pad = bccoo_col_pad(cw);
+    /* entry k of thread th lies at bccoo_pos(K * w, th, k * w) = th * W + that of thread 0 */
+    for (int k = 0; k < K; ++k) {
+      coff[k] = bccoo_pos(K * cw, 0, k * cw);
+      voff[k] = bccoo_pos(K * vw, 0, k * vw);
+    }
+    const size_t cstep = bccoo_pos(K * cw, 1, 0), vstep = bccoo_pos(K * vw, 1, 0);
+    gs_idx_t r = r0;
     for (int th = 0; th < BCCOO_THREADS; ++th) {
-      if (rw > 0) put(rows, rw, th, 0, (uint64_t)(trow[th] - r0), rw);
-      for (int k = 0; k < K; ++k) {
-        const int64_t s = src[th * K + k];
-        put(cols, K * cw, th, k * cw, s < 0 ? pad : (uint64_t)(J->A->col[s] - c0col), cw);
-        const double v = s < 0 ? 0.0 : rounded(J->A->val[s], J->mixed);
-        uint64_t bits;
-        if (vk == BCCOO_VAL_LUT) {
-          bits = s < 0 ? 0u : (uint64_t)lut_find(J->X, dbits(v));
-        } else if (vk == BCCOO_VAL_F32) {
-          const float f = (float)v;
-          uint32_t u;
-          memcpy(&u, &f, sizeof u);
-          bits = u;
-        } else {
-          bits = dbits(v);
-        }
-        put(vals, K * vw, th, k * vw, bits, vw);
+      const int64_t p = c * BCCOO_THREADS * K + (int64_t)th * K;
+      r = row_from(J, r, p);
+      rbits = (uint64_t)(r - r0);
+      if (rw > 0) put_le(rows + bccoo_pos(rw, th, 0), coff, &rbits, 1, rw); /* coff[0] = 0 */
+      const int64_t q = row_entries_before(J, r, p), s0 = rp[r] + q;
+      const int nreal = (int)(row_entries_before(J, r, p + K) - q);
+      for (int k = 0; k < nreal; ++k) cbits[k] = (uint64_t)(colv[s0 + k] - c0col);
+      value_bits(J, s0, nreal, vk, &memo, vbits);
+      for (int k = nreal; k < K; ++k) { /* padding: the sentinel column, value bits 0 */
+        cbits[k] = pad;
+        vbits[k] = 0;
       }
+      put_le(cols + (size_t)th * cstep, coff, cbits, K, cw);
+      put_le(vals + (size_t)th * vstep, voff, vbits, K, vw);
     }
   }
 }

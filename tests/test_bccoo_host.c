@@ -570,7 +570,7 @@ static void test_threads_same_layout(void)
   gs_csr_destroy(&A);
 }
 
-/* More distinct values than a thread's counting table holds (2048), plus a few frequent
+/* More distinct values than a thread's counting table holds (4096), plus a few frequent
  * ones: the frequent values are in the table, and the layout is the same bit for bit on 1, 2,
  * 3 and 7 threads (the per-thread Misra-Gries counts depend on the split; the table must not),
  * in both precisions (mixed: the counts are of rounded values). The first half of the rows uses
