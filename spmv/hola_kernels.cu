@@ -1167,10 +1167,10 @@ static gs_status_t hola_memory(const void *data, gs_spmv_mem_t *mem)
   mem->device_bytes = ((size_t)A->m + 1) * sizeof(int32_t) +
                       (size_t)A->nnz * (sizeof(gs_idx_t) + sizeof(double)) + extra;
   if (d->d_valf) mem->device_bytes += (size_t)A->nnz * sizeof(float);
-  /* op N: CSR + x + y (gs_csr_bytes_per_apply, 8-byte values) and the block info. */
-  mem->bytes_per_apply = gs_csr_bytes_per_apply(A->m, A->n, A->nnz, sizeof(int32_t)) -
-                         (size_t)A->nnz * (sizeof(double) - vbytes) +
-                         (size_t)d->n.nblocks * sizeof(int4);
+  /* op N: CSR (values of vbytes) + x + y, and the block info. */
+  mem->bytes_per_apply =
+      gs_csr_bytes_per_apply_typed(A->m, A->n, A->nnz, sizeof(int32_t), vbytes, sizeof(double)) +
+      (size_t)d->n.nblocks * sizeof(int4);
   /* op T: CSR and x once, y scaled (read + write) then updated by atomics (at least one
    * read-modify-write per entry of y). */
   mem->bytes_per_apply_t = ((size_t)A->m + 1) * sizeof(int32_t) +
