@@ -173,30 +173,25 @@ void gs_batch_host_rowstats(const gs_batch_host_t *H, gs_batch_rowstats_t *st)
   st->ell_fill = H->nnz > 0 ? padded / (double)H->nnz : 1.0;
 }
 
-/* The automatic choice, from the paper's conclusions (section 4.2): ELL wins on balanced rows
- * (Figure 3: DWT992, GR_30_30, NOS3) and collapses under padding; CSR-I wins when the entries
- * gather in few rows (Figure 4, right); elsewhere CSR with threads per row from each problem's
- * mean row length, which batch-csr-warp runs with more loads in flight than batch-csr-smart
- * (row bounds by shuffles, two rows per group) and, in batches of tiny problems, without a
- * whole block per problem: it also takes tiny problems (mean <= GS_BATCH_WARP_ROWS / 2 rows)
- * before ELL, whose one block per problem is mostly idle there. The thresholds are ours, to be
- * tuned by the benchmark (bench/batch.sh). */
+/* The automatic choice, from runs 105-106 (H100, bench/batch.sh): batch-csr-stream was the
+ * fastest of the batched kernels on every batch of 10-2,000 rows, generated (Laplacians and
+ * random, 1,000 / 10,000 / 100,000 problems) and real (the small matrices of the test set,
+ * repeated), at 1.01-1.41x the byte floor, where the paper's picks ran 1.4-3.7x: ELL for
+ * balanced rows (1.12-1.82x), CSR-I for skewed ones (1.73-3.59x), CSR-smart (csr-warp,
+ * 1.41-2.28x). On tiny problems with balanced rows (100,000 Laplacians of 10-100 rows) a thread
+ * a row in 64-thread blocks (batch-csr-scalar) ran 161 us against 195 for batch-csr-stream;
+ * on tiny random problems stream led (295 against 301). */
 const char *gs_batch_rule(const gs_batch_rowstats_t *st, const char **why)
 {
   const char *w, *name;
-  if (st->long_row < 8.0 && st->mean_m <= GS_BATCH_WARP_ROWS / 2) {
-    name = "batch-csr-warp";
-    w = "tiny problems (mean rows <= 64): several per block, one warp each";
-  } else if (st->ell_fill <= 1.25) {
-    name = "batch-ell";
-    w = "balanced rows: ELL padding <= 1.25x the entries";
-  } else if (st->long_row >= 8.0) {
-    name = "batch-csr-i";
-    w = "a row of 8x or more its problem's mean length: balanced entry shares per warp";
+  if (st->mean_m <= 64.0 && st->ell_fill <= 1.25) {
+    name = "batch-csr-scalar";
+    w = "tiny problems with balanced rows (mean rows <= 64, ELL padding <= 1.25x): a thread a "
+        "row, small blocks";
   } else {
-    name = "batch-csr-warp";
-    w = "irregular but not skewed rows: threads per row from each problem's mean row length, "
-        "32-row tiles per warp";
+    name = "batch-csr-stream";
+    w = "chunks of whole rows: coalesced entry loads whatever the row lengths, products summed "
+        "from shared memory";
   }
   if (why) *why = w;
   return name;
@@ -277,6 +272,34 @@ gs_status_t gs_batch_warp_schedule(const gs_batch_host_t *H, int32_t **sched, in
   *nlarge = nl;
   *nwblocks = nw;
   return GS_SUCCESS;
+}
+
+gs_status_t gs_batch_work_order(const gs_batch_host_t *H, int32_t **order)
+{
+  const int n = H->count;
+  work_t *w = malloc(((size_t)n + 1) * sizeof *w);
+  int32_t *o = malloc(((size_t)n + 1) * sizeof *o);
+  if (!w || !o) {
+    free(w);
+    free(o);
+    return GS_ERROR(GS_ERR_HOST_MEMORY, "batch-csr-stream: out of host memory for the order");
+  }
+  for (int32_t i = 0; i < n; ++i) {
+    w[i].work = (int64_t)H->prob[i].nnz + H->prob[i].m;
+    w[i].i = i;
+  }
+  qsort(w, (size_t)n, sizeof *w, cmp_work_desc);
+  for (int32_t k = 0; k < n; ++k) o[k] = w[k].i;
+  free(w);
+  *order = o;
+  return GS_SUCCESS;
+}
+
+int gs_batch_stream_threads(double mean_m)
+{
+  int t = 64;
+  while (t < 512 && 2.0 * t < mean_m) t <<= 1;
+  return t;
 }
 
 gs_status_t gs_batch_coo_rows(const gs_batch_host_t *H, int32_t **rows)

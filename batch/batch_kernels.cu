@@ -48,7 +48,7 @@
 #define GS_BATCH_XCAP 3072 /* doubles of x staged per block (24 KiB) */
 #define GS_BATCH_YCAP 2048 /* doubles of y accumulated per block by csr-i and coo (16 KiB) */
 
-enum { MODE_SCALAR = 0, MODE_VECTOR = 1, MODE_SMART = 2, MODE_WARP = 3 };
+enum { MODE_SCALAR = 0, MODE_VECTOR = 1, MODE_SMART = 2, MODE_WARP = 3, MODE_STREAM = 4 };
 
 typedef struct batch_data {
   gs_context_t *ctx;
@@ -61,7 +61,8 @@ typedef struct batch_data {
   size_t extra_bytes;
   const int32_t *d_rows;  /* coo: row of each entry */
   const int32_t *d_start; /* csr-i: start rows */
-  const int32_t *d_sched; /* csr-warp: the schedule (gs_batch_warp_schedule) */
+  const int32_t *d_sched; /* csr-warp: the schedule (gs_batch_warp_schedule); csr-stream: the
+                             problems in decreasing work (gs_batch_work_order) */
   int32_t nlarge, nwblocks; /* csr-warp: problems run by a block, blocks of warp problems */
   const int64_t *d_eoff;  /* ell: per-problem offsets */
   const int32_t *d_eci;
@@ -190,6 +191,92 @@ batch_warp_kernel(gs_batch_dev_t A, const int32_t *__restrict__ sched, int32_t n
     warp_tiles<true>(rp, ci, val, gs_batch_smem, p.m, W, 32 * warp, 32 * nw, alpha, beta, y + p.row);
   else
     warp_tiles<false>(rp, ci, val, xs, p.m, W, 32 * warp, 32 * nw, alpha, beta, y + p.row);
+}
+
+/* batch-csr-stream (ours: CSR-stream of Greathouse and Daga's CSR-adaptive, SC14, inside one
+ * block per problem): the block walks its problem in chunks of whole rows, at most T rows and
+ * at most GS_BATCH_STREAM_E T entries each. A chunk's entries are loaded by all T threads at
+ * consecutive addresses (coalesced, E loads in flight per thread whatever the row lengths) and
+ * their products val * x[col] stored in shared memory; then thread t sums row r0 + t from
+ * there, left to right. A row longer than a chunk (CSR-vectorL) takes the whole block: strided
+ * partial sums and a tree in shared memory. The chunk's row count comes from one barrier
+ * (__syncthreads_count over "row r0 + t ends inside the chunk", true on a prefix of the
+ * threads since row pointers do not decrease). Blocks run the problems in decreasing work
+ * (order[], built at prepare), so the largest start first and the small ones fill the tail. */
+#define GS_BATCH_STREAM_E 8
+
+template <int T, bool STAGED>
+static __device__ __forceinline__ void stream_rows(const int32_t *__restrict__ rp,
+                                                   const gs_idx_t *__restrict__ ci,
+                                                   const double *__restrict__ val,
+                                                   const double *x, int32_t m, double *buf,
+                                                   double alpha, double beta,
+                                                   double *__restrict__ y)
+{
+  constexpr int32_t CAP = GS_BATCH_STREAM_E * T;
+  const int t = threadIdx.x;
+  for (int32_t r0 = 0; r0 < m;) { /* block-uniform: r0 and every count below are */
+    const int32_t base = rp[r0], r = r0 + t;
+    const int32_t rs = r < m ? rp[r] : 0, re = r < m ? rp[r + 1] : 0;
+    const int nrows = __syncthreads_count(r < m && re - base <= CAP);
+    if (nrows == 0) { /* row r0 alone holds more than CAP entries */
+      const int32_t end = rp[r0 + 1];
+      double s = 0.0;
+      for (int32_t k = base + t; k < end; k += T) s += val[k] * (STAGED ? x[ci[k]] : __ldg(&x[ci[k]]));
+      buf[t] = s;
+      __syncthreads();
+      for (int h = T / 2; h > 0; h >>= 1) {
+        if (t < h) buf[t] += buf[t + h];
+        __syncthreads();
+      }
+      if (t == 0) y[r0] = beta == 0.0 ? alpha * buf[0] : alpha * buf[0] + beta * y[r0];
+      __syncthreads(); /* buf is the next chunk's */
+      r0 += 1;
+      continue;
+    }
+    const int32_t cnt = rp[r0 + nrows] - base;
+    double v[GS_BATCH_STREAM_E];
+    gs_idx_t c[GS_BATCH_STREAM_E];
+#pragma unroll
+    for (int j = 0; j < GS_BATCH_STREAM_E; ++j) { /* every load first: E in flight */
+      const int32_t k = t + j * T;
+      v[j] = k < cnt ? val[base + k] : 0.0;
+      c[j] = k < cnt ? ci[base + k] : 0;
+    }
+#pragma unroll
+    for (int j = 0; j < GS_BATCH_STREAM_E; ++j) {
+      const int32_t k = t + j * T;
+      if (k < cnt) buf[k] = v[j] * (STAGED ? x[c[j]] : __ldg(&x[c[j]]));
+    }
+    __syncthreads();
+    if (t < nrows) {
+      double s = 0.0;
+      for (int32_t k = rs - base; k < re - base; ++k) s += buf[k];
+      y[r] = beta == 0.0 ? alpha * s : alpha * s + beta * y[r];
+    }
+    __syncthreads(); /* buf is the next chunk's */
+    r0 += nrows;
+  }
+}
+
+template <int T>
+static __global__ void __launch_bounds__(T)
+batch_stream_kernel(gs_batch_dev_t A, const int32_t *__restrict__ order, int32_t xcap,
+                    double alpha, const double *__restrict__ x, double beta,
+                    double *__restrict__ y)
+{
+  extern __shared__ double gs_batch_smem[];
+  const gs_batch_prob_t p = A.prob[order[blockIdx.x]];
+  const int32_t *rp = A.rp + p.rp;
+  const gs_idx_t *ci = A.ci + p.ent;
+  const double *val = A.val + p.val;
+  double *buf = gs_batch_smem + xcap;
+  if (p.n <= xcap) {
+    gs_batch_stage(x + p.col, p.n, gs_batch_smem, xcap);
+    stream_rows<T, true>(rp, ci, val, gs_batch_smem, p.m, buf, alpha, beta, y + p.row);
+  } else {
+    stream_rows<T, false>(rp, ci, val, x + p.col, p.m, buf, alpha, beta, y + p.row);
+  }
 }
 
 /* Where csr-i and coo add their sums: shared y (zeroed) when the problem fits, else global y
@@ -329,6 +416,17 @@ static gs_status_t upload_extra(batch_data_t *d, int n, const void *const *src,
   return GS_SUCCESS;
 }
 
+/* batch-csr-stream's shared memory (x and one chunk's products) may pass the 48 KiB a launch
+ * gets without asking: raise the kernel's limit to what this batch needs. */
+static gs_status_t stream_smem_limit(int threads, size_t bytes)
+{
+  const void *fn = threads == 64    ? (const void *)batch_stream_kernel<64>
+                   : threads == 128 ? (const void *)batch_stream_kernel<128>
+                   : threads == 256 ? (const void *)batch_stream_kernel<256>
+                                    : (const void *)batch_stream_kernel<512>;
+  return GS_CUDA(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
+}
+
 static gs_status_t prepare_kind(gs_batch_t *B, int kind, int mode, double max_fill, void **data)
 {
   const gs_batch_host_t *H = &B->H;
@@ -349,6 +447,18 @@ static gs_status_t prepare_kind(gs_batch_t *B, int kind, int mode, double max_fi
   case GS_BATCH_K_SMART:
     work = rs->mean_m * (mode == MODE_VECTOR ? 32 : mode == MODE_SMART ? fmax(1.0, fmin(32.0, rs->mean_row)) : 1);
     d->bytes_per_apply = gs_batch_floor_bytes(H);
+    if (mode == MODE_STREAM) {
+      GS_TRY(gs_batch_work_order(H, &sched));
+      const void *src[1] = {sched};
+      size_t bytes[1] = {(size_t)H->count * sizeof *sched};
+      void *dst[1];
+      GS_TRY(upload_extra(d, 1, src, bytes, dst));
+      d->d_sched = (const int32_t *)dst[0];
+      d->bytes_per_apply += bytes[0];
+      d->threads = gs_batch_stream_threads(rs->mean_m);
+      d->ycap = GS_BATCH_STREAM_E * d->threads; /* the chunk's products */
+      GS_TRY(stream_smem_limit(d->threads, ((size_t)d->xcap + d->ycap) * sizeof(double)));
+    }
     if (mode == MODE_WARP) {
       GS_TRY(gs_batch_warp_schedule(H, &sched, &d->nlarge, &d->nwblocks));
       int32_t xn = 0; /* x is staged for the block problems only */
@@ -405,6 +515,7 @@ static gs_status_t prepare_kind(gs_batch_t *B, int kind, int mode, double max_fi
   default: GS_FAIL(GS_ERR_INTERNAL, "batch: unknown kernel kind %d", kind);
   }
   if (mode == MODE_WARP) d->threads = 32 * GS_BATCH_WARP_PER_BLOCK; /* the kernel's indexing */
+  else if (mode == MODE_STREAM) ; /* set above */
   else if (kind != GS_BATCH_K_CSRI) d->threads = gs_batch_block_threads(work);
   else d->threads = d->nwarps * 32;
   *data = d;
@@ -433,6 +544,17 @@ static gs_status_t apply(gs_batch_t *B, void *data, double alpha, const double *
       batch_warp_kernel<<<blocks, t, smem, s>>>(B->dev, d->d_sched, d->nlarge, d->xcap, alpha, x,
                                                 beta, y);
       return GS_CHECK_LAUNCH(s, "batch_warp_kernel");
+    }
+    if (d->mode == MODE_STREAM) {
+      if (t == 64)
+        batch_stream_kernel<64><<<grid, t, smem, s>>>(B->dev, d->d_sched, d->xcap, alpha, x, beta, y);
+      else if (t == 128)
+        batch_stream_kernel<128><<<grid, t, smem, s>>>(B->dev, d->d_sched, d->xcap, alpha, x, beta, y);
+      else if (t == 256)
+        batch_stream_kernel<256><<<grid, t, smem, s>>>(B->dev, d->d_sched, d->xcap, alpha, x, beta, y);
+      else
+        batch_stream_kernel<512><<<grid, t, smem, s>>>(B->dev, d->d_sched, d->xcap, alpha, x, beta, y);
+      return GS_CHECK_LAUNCH(s, "batch_stream_kernel");
     }
     if (d->mode == MODE_SCALAR)
       batch_csr_kernel<MODE_SCALAR><<<grid, t, smem, s>>>(B->dev, d->xcap, alpha, x, beta, y);
@@ -470,7 +592,10 @@ static void describe(const void *data, char *buf, size_t len)
   int k = snprintf(buf, len, "%d threads per block, x in shared memory up to %d columns",
                    d->threads, (int)d->xcap);
   if (k < 0 || (size_t)k >= len) return;
-  if (d->ycap) k += snprintf(buf + k, len - k, ", y up to %d rows", (int)d->ycap);
+  if (d->mode == MODE_STREAM)
+    k += snprintf(buf + k, len - k, ", chunks of up to %d rows and %d entries, largest problems first",
+                  d->threads, (int)d->ycap);
+  else if (d->ycap) k += snprintf(buf + k, len - k, ", y up to %d rows", (int)d->ycap);
   if (k < 0 || (size_t)k >= len) return;
   if (d->kind == GS_BATCH_K_CSRI) snprintf(buf + k, len - k, ", %d warps of equal entries", d->nwarps);
   if (d->mode == MODE_WARP)
@@ -491,6 +616,7 @@ PREPARE(prepare_csri, GS_BATCH_K_CSRI, 0)
 PREPARE(prepare_coo, GS_BATCH_K_COO, 0)
 PREPARE(prepare_ell, GS_BATCH_K_ELL, 0)
 PREPARE(prepare_warp, GS_BATCH_K_SMART, MODE_WARP)
+PREPARE(prepare_stream, GS_BATCH_K_CSR, MODE_STREAM)
 
 #define OPS(var, name, summary, kind, prep)                                                     \
   static const gs_batch_ops_t var = {GS_BATCH_OPS_VERSION, name, summary, kind, 0u, prep, apply, \
@@ -511,8 +637,12 @@ OPS(ops_warp, "batch-csr-warp",
     "small problems a warp each (8 a block), large a block; 32-row tiles, shuffled row bounds",
     GS_BATCH_K_SMART, prepare_warp)
 
+OPS(ops_stream, "batch-csr-stream",
+    "chunks of whole rows: coalesced entry loads, products in shared memory, a thread sums a row",
+    GS_BATCH_K_CSR, prepare_stream)
+
 /* Our kernels first, then the vendor baselines (batch/batch_cusparse.cu). */
 extern "C" const gs_batch_ops_t *const gs_batch_formats[] = {
-    &ops_scalar, &ops_vector, &ops_smart, &ops_csri, &ops_coo, &ops_ell, &ops_warp,
+    &ops_scalar, &ops_vector, &ops_smart, &ops_csri, &ops_coo, &ops_ell, &ops_warp, &ops_stream,
     &gs_batch_cusparse_ops, &gs_batch_cusparse2_ops};
 extern "C" const int gs_batch_nformats = (int)(sizeof gs_batch_formats / sizeof gs_batch_formats[0]);

@@ -214,6 +214,57 @@ static void test_kernels_packed(void)
   CU_ASSERT_EQUAL(gs_device_bytes_in_use(ctx), 0);
 }
 
+/* batch-csr-stream's chunks: a row longer than any chunk (9000 entries: over E T at every block
+ * size, so the whole block sums it; x too long to stage) and one of 3000 (x staged; longer
+ * than a chunk at T = 64); a problem of 3000 rows of one or
+ * two entries (chunks bounded by T rows, not by entries); random rows ending chunks anywhere.
+ * Alone these make T = 512; with 100 1x1 problems beside them, T = 64 (chunks of 512). */
+static gs_csr_t *wide_long_row(uint64_t *s, gs_idx_t m, gs_idx_t n)
+{
+  gs_csr_t *A = gs_test_random_csr(s, m, n, 3.0 / n), *B = NULL;
+  gs_coo_t *C = NULL;
+  if (!A || gs_coo_create(&C, m, n, A->nnz + n) != GS_SUCCESS) goto out;
+  for (gs_idx_t i = 0; i < m; ++i)
+    if (i != m / 2)
+      for (gs_off_t k = A->row_ptr[i]; k < A->row_ptr[i + 1]; ++k)
+        if (gs_coo_push(C, i, A->col[k], A->val[k]) != GS_SUCCESS) goto out;
+  for (gs_idx_t j = 0; j < n; ++j)
+    if (gs_coo_push(C, m / 2, j, 2.0 * gs_test_uniform(s) - 1.0) != GS_SUCCESS) goto out;
+  gs_coo_to_csr(&B, C);
+out:
+  gs_coo_destroy(&C);
+  gs_csr_destroy(&A);
+  return B;
+}
+
+static void test_kernels_stream_chunks(void)
+{
+  uint64_t s = gs_test_seed() ^ 0x1c;
+  for (int rep = 0; rep < 2; ++rep) {
+    gs_csr_t *A[MAXP + 100];
+    int count = 0;
+    double one = 2.0;
+    A[count++] = wide_long_row(&s, 7, 9000);                  /* x beyond shared memory */
+    A[count++] = wide_long_row(&s, 40, 3000);                 /* staged, a 3000-entry row */
+    A[count++] = gs_test_random_csr(&s, 3000, 3000, 1.5 / 3000); /* short rows, many chunks */
+    A[count++] = gs_test_random_csr(&s, 2000, 1500, 0.006);   /* about 9 a row */
+    A[count++] = gs_test_random_csr(&s, 700, 5000, 0.004);    /* x from global memory */
+    if (rep)
+      for (int k = 0; k < 100; ++k) A[count++] = gs_test_csr_from_dense(1, 1, &one);
+    for (int i = 0; i < count; ++i) CU_ASSERT_PTR_NOT_NULL_FATAL(A[i]);
+    gs_batch_t *B = NULL;
+    CU_ASSERT_EQUAL_FATAL(gs_batch_create(&B, ctx, count, (const gs_csr_t *const *)A), GS_SUCCESS);
+    gs_batch_spmv_t *S = NULL;
+    CU_ASSERT_FATAL(gs_batch_spmv_create(&S, B, "batch-csr-stream", 0.0) == GS_SUCCESS);
+    CU_ASSERT_PTR_NOT_NULL(strstr(gs_batch_spmv_describe(S), rep ? "64 threads" : "512 threads"));
+    gs_batch_spmv_destroy(&S);
+    check_kernels(B, A, count, &s, rep ? "stream chunks, T = 64" : "stream chunks, T = 512");
+    gs_batch_destroy(&B);
+    for (int i = 0; i < count; ++i) gs_csr_destroy(&A[i]);
+  }
+  CU_ASSERT_EQUAL(gs_device_bytes_in_use(ctx), 0);
+}
+
 static void test_apply_rules(void)
 {
   uint64_t s = gs_test_seed() ^ 0x13;
@@ -493,6 +544,7 @@ int main(void)
       {"every kernel on generated and shared-pattern batches", test_kernels_generated_and_shared},
       {"uniform batches: cuSPARSE's strided baselines and every kernel", test_kernels_uniform},
       {"batch-csr-warp's packed path on the issue's edge cases", test_kernels_packed},
+      {"batch-csr-stream's chunks and long rows", test_kernels_stream_chunks},
       {"apply rules and auto", test_apply_rules},
       {"batched CG/BiCGSTAB match gs_solve per problem", test_solvers_match_single},
       {"a singular problem stops alone", test_singular_problem},

@@ -205,12 +205,12 @@ static void test_ell_fill_and_auto_rule(void)
   gs_batch_host_t H;
   gs_batch_rowstats_t rs;
   gs_csr_t **L = NULL;
-  /* Laplacians: balanced rows (fill < 1.25) -> ell */
-  CU_ASSERT_FATAL(gs_batch_gen(&L, "laplace", 20, 30, 200, gs_test_next(&s)) == GS_SUCCESS);
+  /* Laplacians of more than 64 rows on average: balanced rows (fill < 1.25), not tiny -> stream */
+  CU_ASSERT_FATAL(gs_batch_gen(&L, "laplace", 20, 130, 200, gs_test_next(&s)) == GS_SUCCESS);
   CU_ASSERT_FATAL(gs_batch_host_build(&H, 20, (const gs_csr_t *const *)L) == GS_SUCCESS);
   gs_batch_host_rowstats(&H, &rs);
-  CU_ASSERT(rs.ell_fill < 1.25);
-  CU_ASSERT_STRING_EQUAL(gs_batch_rule(&rs, NULL), "batch-ell");
+  CU_ASSERT(rs.ell_fill < 1.25 && rs.mean_m > 64.0);
+  CU_ASSERT_STRING_EQUAL(gs_batch_rule(&rs, NULL), "batch-csr-stream");
   gs_batch_ell_t E;
   CU_ASSERT_FATAL(gs_batch_ell_build(&H, 0.0, &E) == GS_SUCCESS);
   for (int i = 0; i < H.count; ++i)
@@ -218,32 +218,40 @@ static void test_ell_fill_and_auto_rule(void)
   gs_batch_ell_free(&E);
   gs_batch_host_free(&H);
   gs_batch_gen_free(&L, 20);
-  /* one long row: the fill guard refuses, the rule takes csr-i */
+  /* one long row: the fill guard refuses, the rule takes stream */
   push(&b, gs_test_long_row(&s, 300));
   CU_ASSERT_FATAL(gs_batch_host_build(&H, b.count, (const gs_csr_t *const *)b.A) == GS_SUCCESS);
   gs_batch_host_rowstats(&H, &rs);
   CU_ASSERT(rs.long_row >= 8.0);
-  CU_ASSERT_STRING_EQUAL(gs_batch_rule(&rs, NULL), "batch-csr-i");
+  CU_ASSERT_STRING_EQUAL(gs_batch_rule(&rs, NULL), "batch-csr-stream");
   CU_ASSERT_EQUAL(gs_batch_ell_build(&H, 3.0, &E), GS_ERR_FORMAT_FILL);
   CU_ASSERT_PTR_NOT_NULL(strstr(gs_last_error(), "max_fill"));
   CU_ASSERT_EQUAL(gs_batch_host_apply_kind(&H, GS_BATCH_K_ELL, 1, 3.0, 1.0, NULL, 0.0, NULL),
                   GS_ERR_FORMAT_FILL);
   gs_batch_host_free(&H);
   free_in(&b);
-  /* random rows of 2..17 entries: irregular, not skewed -> csr-warp */
+  /* random rows of 2..17 entries: irregular -> stream */
   CU_ASSERT_FATAL(gs_batch_gen(&L, "random", 20, 80, 200, gs_test_next(&s)) == GS_SUCCESS);
   CU_ASSERT_FATAL(gs_batch_host_build(&H, 20, (const gs_csr_t *const *)L) == GS_SUCCESS);
   gs_batch_host_rowstats(&H, &rs);
   CU_ASSERT(rs.mean_m > 64.0);
-  CU_ASSERT_STRING_EQUAL(gs_batch_rule(&rs, NULL), "batch-csr-warp");
+  CU_ASSERT_STRING_EQUAL(gs_batch_rule(&rs, NULL), "batch-csr-stream");
   gs_batch_host_free(&H);
   gs_batch_gen_free(&L, 20);
-  /* tiny Laplacians: balanced, but a block each would idle -> csr-warp before ell */
+  /* tiny Laplacians: balanced rows -> a thread a row */
   CU_ASSERT_FATAL(gs_batch_gen(&L, "laplace", 20, 10, 60, gs_test_next(&s)) == GS_SUCCESS);
   CU_ASSERT_FATAL(gs_batch_host_build(&H, 20, (const gs_csr_t *const *)L) == GS_SUCCESS);
   gs_batch_host_rowstats(&H, &rs);
   CU_ASSERT(rs.ell_fill < 1.25 && rs.mean_m <= 64.0);
-  CU_ASSERT_STRING_EQUAL(gs_batch_rule(&rs, NULL), "batch-csr-warp");
+  CU_ASSERT_STRING_EQUAL(gs_batch_rule(&rs, NULL), "batch-csr-scalar");
+  gs_batch_host_free(&H);
+  gs_batch_gen_free(&L, 20);
+  /* tiny random problems: unbalanced rows -> stream */
+  CU_ASSERT_FATAL(gs_batch_gen(&L, "random", 20, 10, 60, gs_test_next(&s)) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_batch_host_build(&H, 20, (const gs_csr_t *const *)L) == GS_SUCCESS);
+  gs_batch_host_rowstats(&H, &rs);
+  CU_ASSERT(rs.ell_fill > 1.25 && rs.mean_m <= 64.0);
+  CU_ASSERT_STRING_EQUAL(gs_batch_rule(&rs, NULL), "batch-csr-stream");
   gs_batch_host_free(&H);
   gs_batch_gen_free(&L, 20);
 }
@@ -287,6 +295,40 @@ static void test_warp_schedule(void)
     gs_batch_host_free(&H);
     gs_batch_gen_free(&L, count);
   }
+}
+
+/* batch-csr-stream's order: a permutation of the problems in decreasing work (nnz + m), ties by
+ * index; its block size the power of two >= half the mean rows in [64, 512]. */
+static void test_work_order(void)
+{
+  uint64_t s = gs_test_seed() ^ 0x9;
+  const int count = 300;
+  gs_csr_t **L = NULL;
+  CU_ASSERT_FATAL(gs_batch_gen(&L, "random", count, 1, 50, gs_test_next(&s)) == GS_SUCCESS);
+  gs_batch_host_t H;
+  CU_ASSERT_FATAL(gs_batch_host_build(&H, count, (const gs_csr_t *const *)L) == GS_SUCCESS);
+  int32_t *order = NULL;
+  CU_ASSERT_FATAL(gs_batch_work_order(&H, &order) == GS_SUCCESS);
+  int *seen = calloc((size_t)count, sizeof *seen);
+  for (int k = 0; k < count; ++k) {
+    CU_ASSERT_FATAL(order[k] >= 0 && order[k] < count);
+    seen[order[k]]++;
+    if (k > 0) {
+      const gs_batch_prob_t *a = &H.prob[order[k - 1]], *b = &H.prob[order[k]];
+      const int64_t wa = (int64_t)a->nnz + a->m, wb = (int64_t)b->nnz + b->m;
+      CU_ASSERT(wa > wb || (wa == wb && order[k - 1] < order[k]));
+    }
+  }
+  for (int i = 0; i < count; ++i) CU_ASSERT_EQUAL(seen[i], 1);
+  free(seen);
+  free(order);
+  gs_batch_host_free(&H);
+  gs_batch_gen_free(&L, count);
+  CU_ASSERT_EQUAL(gs_batch_stream_threads(0.0), 64);
+  CU_ASSERT_EQUAL(gs_batch_stream_threads(128.0), 64);
+  CU_ASSERT_EQUAL(gs_batch_stream_threads(128.5), 128);
+  CU_ASSERT_EQUAL(gs_batch_stream_threads(1000.0), 512);
+  CU_ASSERT_EQUAL(gs_batch_stream_threads(1e9), 512);
 }
 
 static void test_smart_width(void)
@@ -437,7 +479,7 @@ static void test_bad_arguments(void)
   CU_ASSERT_EQUAL(gs_batch_count(NULL), 0);
   CU_ASSERT_PTR_NULL(gs_batch_format_name(-1));
   CU_ASSERT_PTR_NULL(gs_batch_format_name(gs_batch_format_count()));
-  CU_ASSERT_EQUAL(gs_batch_format_count(), 9);
+  CU_ASSERT_EQUAL(gs_batch_format_count(), 10);
   int vendor = 0;
   for (int k = 0; k < gs_batch_format_count(); ++k) {
     CU_ASSERT(!strncmp(gs_batch_format_name(k), "batch-", 6) && gs_batch_format_summary(k)[0]);
@@ -460,6 +502,7 @@ int main(void)
       {"ell fill guard and the auto rule", test_ell_fill_and_auto_rule},
       {"csr-smart width and block threads", test_smart_width},
       {"csr-warp schedule", test_warp_schedule},
+      {"csr-stream order and block size", test_work_order},
       {"generators", test_generators},
       {"uniform batches: shared generator, the strided check", test_uniform_batches},
       {"bad arguments", test_bad_arguments},

@@ -32,6 +32,16 @@ int gs_test_main(const char *suite, CU_TestInfo *tests, int needs_gpu)
   }
   printf("%s: seed %llu (set GS_TEST_SEED to repeat)\n", suite,
          (unsigned long long)gs_test_seed());
+  /* GS_TEST_ONLY=TEXT runs the tests whose name contains TEXT (e.g. one test under a sanitizer) */
+  const char *only = getenv("GS_TEST_ONLY");
+  if (only && *only) {
+    int k = 0;
+    for (int i = 0; tests[i].pName; ++i)
+      if (strstr(tests[i].pName, only)) tests[k++] = tests[i];
+    tests[k].pName = NULL;
+    tests[k].pTestFunc = NULL;
+    printf("%s: GS_TEST_ONLY=%s: %d test(s)\n", suite, only, k);
+  }
   if (CU_initialize_registry() != CUE_SUCCESS) return 1;
   CU_SuiteInfo suites[] = {{suite, NULL, NULL, NULL, NULL, tests}, CU_SUITE_INFO_NULL};
   if (CU_register_suites(suites) != CUE_SUCCESS) {

@@ -8,8 +8,10 @@
 
 #include "gpusolve.h"
 
-/** Runs one suite; returns the process exit code: 0 all passed, 1 failures, 77 when the suite
- *  needs a GPU and none is present (ctest counts that as skipped). */
+/** Runs one suite; returns the process exit code: 0 all passed, 1 failures (or no test run), 77
+ *  when the suite needs a GPU and none is present (ctest counts that as skipped).
+ *  GS_TEST_ONLY=TEXT keeps the tests whose name contains TEXT (tests[] is filtered in place),
+ *  e.g. to run one test under compute-sanitizer. */
 int gs_test_main(const char *suite, CU_TestInfo *tests, int needs_gpu);
 
 /** Seed of this run: $GS_TEST_SEED if set, else drawn from the clock; printed once. */
