@@ -828,7 +828,7 @@ static gs_status_t compare_rounded(const gs_csr_t *A, const char *name, const ch
 }
 
 /* Backend `name`'s host apply with `options` plus precision=float on A, for a backend whose
- * host apply computes as its float kernels (hola: x and y read as floats, every
+ * host apply computes as its float kernels (hola, bcoo, bccoo: x and y read as floats, every
  * operation rounded to float): within the float product's bound (gs_test_spmv_compare_float,
  * x and y drawn as floats), every result a float, and for (alpha, beta) = (1, 0) outside the
  * bound of double arithmetic on the same rounded values where op(A) x has an entry of at least
@@ -1351,7 +1351,7 @@ static void test_float_bound(void)
  * layout its kernels read (the one of mixed: the host apply sums in double, so it checks the
  * layout, not float arithmetic): within the bound of values rounded to float, bit for bit the
  * mixed layout's product where the backend takes mixed too, and not the double product;
- * except the emulations of float kernels (hola: x, y and every operation in
+ * except the emulations of float kernels (hola, bcoo, bccoo: x, y and every operation in
  * float), held to the float product's bound (compare_float) and, in double sums, apart from
  * their mixed product; every other backend refuses with GS_ERR_UNSUPPORTED naming itself and
  * the precision. The flagged set is the one docs/formats.md lists. */
@@ -1374,7 +1374,7 @@ static void test_float_precision(void)
     for (int b = 0; b < gs_spmv_backend_count(); ++b) {
       const char *name = gs_spmv_backend_name(b);
       const unsigned f = gs_spmv_backend_flags(b);
-      const int float_sums = is(name, "hola");
+      const int float_sums = is(name, "hola") || is(name, "bcoo") || is(name, "bccoo");
       for (int op = 0; op < 2; ++op) {
         const gs_op_t o = op ? GS_OP_T : GS_OP_N;
         const gs_idx_t len = op ? A->n : A->m;
@@ -1439,12 +1439,12 @@ static void test_float_precision(void)
   CU_ASSERT(taken > 0);
   CU_ASSERT(refused > 0);
   static const char *const flagged[] = {"csr-scalar", "csr-vector", "coo", "ell", "dia", "hyb",
-                                        "sellp", "hola", "cusparse-csr"};
+                                        "sellp", "hola", "bcoo", "bccoo", "cusparse-csr"};
   for (size_t k = 0; k < sizeof flagged / sizeof *flagged; ++k)
     if (gs_spmv_backend_find(flagged[k]) >= 0)
       CU_ASSERT(gs_spmv_backend_flags(gs_spmv_backend_find(flagged[k])) & GS_SPMV_FLAG_FLOAT);
   /* those whose kernels stay double-vector (no float slot) */
-  static const char *const unflagged[] = {"bcoo", "bccoo", "csr-adaptive", "merge", "csr5", "pkt",
+  static const char *const unflagged[] = {"csr-adaptive", "merge", "csr5", "pkt",
                                           "cusparse-csr2", "cusparse-coo", "cusparse-sell"};
   for (size_t k = 0; k < sizeof unflagged / sizeof *unflagged; ++k)
     if (gs_spmv_backend_find(unflagged[k]) >= 0)
