@@ -30,6 +30,11 @@
  * VAL_F32 is already widened to double before its product, and sums, scans, carries and
  * atomics are double. bcoo's single encoding is a template parameter (UVW, the bytes of a value:
  * 8, or 4 when mixed), so its double instances are the kernels as they were.
+ * precision=float: the same layout (gs_bccoo_opts_t.mixed = 2), and the kernels' second
+ * template parameter T (the type of bccoo_args<T>'s table, vectors, scalars and carries, and of
+ * the sums, scans and atomics) float instead of double: the table is uploaded and staged as
+ * floats (1 KiB; its values are floats), VAL_F32 is read as is, sums use fmaf. The double and
+ * mixed instances (T = double) compile to the code they had before T was added.
  *
  * op N (bccoo_n_kernel): each thread sums its K products in order; the block then runs the
  * segmented scan of section 2.2 (Listing 1.2): a warp-level Hillis-Steele suffix scan keyed by
@@ -52,7 +57,8 @@
  * once (8n) + y once (8m) + the carries (16 per shared row). op T: the blobs, records and
  * table + 8m (x) + 3 * 8n (y scaled, then updated by atomics), as for CSR's op T. The blobs
  * weigh what their encodings weigh: 4 bytes a value in VAL_F32 chunks (every non-table chunk
- * in mixed precision), 1 in table chunks.
+ * in mixed precision), 1 in table chunks. In float precision a table entry, a vector entry
+ * and a carry weigh 4 bytes instead of 8.
  *
  * Offsets: chunk numbers and blob offsets in 64 bits; rows and columns 32-bit (the backends are
  * not flagged WIDE). */

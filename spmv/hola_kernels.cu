@@ -76,17 +76,19 @@
  * scaled by beta beforehand (gs_launch_scale). Not deterministic (atomics), as csr-vector's T.
  *
  * Precision (gs_precision_t): every kernel that takes the product's arguments is a template on
- * the value type Val it reads (hola_args<Val>): double, the shared CSR's values, or float
- * (precision=mixed: prepare rounds the shared values once, on the device, into a float array of
- * this backend's own, gs_dcsr_round_values, as csr-vector does; the shared CSR stays double).
- * Values are widened to double as they are loaded (op N's pairs: 8-byte float2 loads in place
- * of 16-byte double2, or 8 bytes of floats a pair from the copy engine's stages, which then
- * hold 8 bytes an entry instead of 12; op T's one value a lane, 4 bytes instead of 8), so the
- * products, the register transpose, the sums,
- * the shuffles, the shared-memory partial sums and carries and every atomic stay double; only
- * the value stream halves. The fix-up kernel reads no values: its float instantiation is the
- * double one's code. The double instantiations compile to the code they had before the
- * template (same PTX, same registers).
+ * the value type Val it reads and on the type T of x, y, alpha, beta, the products, sums,
+ * shuffles, shared-memory partials, carries and atomics (hola_args<Val, T>). <double, double>:
+ * double precision, the shared CSR's values. <float, double>: mixed (prepare rounds the shared
+ * values once, on the device, into a float array of this backend's own, gs_dcsr_round_values,
+ * as csr-vector does; the shared CSR stays double); values are widened to double as they are
+ * loaded (op N's pairs: 8-byte float2 loads in place of 16-byte double2, or 8 bytes of floats a
+ * pair from the copy engine's stages, which then hold 8 bytes an entry instead of 12; op T's
+ * one value a lane, 4 bytes instead of 8), so everything else stays double and only the value
+ * stream halves. <float, float>: float precision on the same float copy, the pairs kept as
+ * float2 through the register transpose, the sums, shuffles, partials, carries and atomics in
+ * float (4-byte x and y). The fix-up kernel reads no values: its <float, double> instantiation
+ * is the double one's code. The double and mixed instantiations compile to the code they had
+ * before T was added (same PTX, same registers).
  * Offsets: 32-bit (the backend is not flagged WIDE, spmv.c refuses wider matrices), entry
  * positions inside a block in int, block starts in 64 bits where b * NPB + NPB could pass
  * 2^31 - 1. */
