@@ -122,7 +122,9 @@ typedef struct gs_bccoo {
   int K;
   int compressed;          /* 0: bcoo (ROW_32, COL_32 absolute, VAL_F64 everywhere; VAL_F32 when
                               mixed) */
-  int mixed;               /* values rounded to float at the build (precision=mixed) */
+  int mixed;               /* values rounded to float at the build (precision=mixed and float) */
+  int fl;                  /* precision=float: the layout of mixed; on the device the table and
+                              the carries are floats, and the host emulation computes in float */
   int64_t nchunks;
   int64_t padded;          /* stored entries, padding included: nchunks * B * K */
   gs_bccoo_chunk_t *chunk; /* nchunks */
@@ -145,7 +147,8 @@ typedef struct gs_bccoo_opts {
   int threads;    /* 0: gs_mm_threads() */
   int mixed;      /* 1: precision=mixed: every value rounded to float once (see the values
                      section above); f32 is then implied. The finite values must lie within
-                     the float range (spmv.c refuses others before any build). */
+                     the float range (spmv.c refuses others before any build). 2:
+                     precision=float, the same layout, with gs_bccoo_t.fl set. */
 } gs_bccoo_opts_t;
 
 /** The automatic entries per thread for A: the K of {1, 2, 4, 8} (bcoo) or {1, ..., 32}
@@ -169,6 +172,8 @@ void gs_bccoo_decode_thread(const gs_bccoo_t *L, int64_t c, int t, gs_idx_t *row
  *  per-chunk segment sums written by the first thread of each row, rows shared between chunks
  *  through the carry slots and the fix-up in chunk order (op N); op T scales y by beta, then
  *  adds each entry's product with the thread's factor alpha*x[row] (zero factors skipped).
+ *  A float layout (L->fl) computes as the float kernels: alpha, beta, x and y read as floats,
+ *  every product, sum and scaling rounded to float (y holds float values on return).
  *  Allocates the carries (GS_ERR_HOST_MEMORY). */
 gs_status_t gs_bccoo_apply_host(const gs_bccoo_t *L, gs_op_t op, double alpha, const double *x,
                                 double beta, double *y);
@@ -176,7 +181,8 @@ gs_status_t gs_bccoo_apply_host(const gs_bccoo_t *L, gs_op_t op, double alpha, c
 /** One line: K, chunks, the encoding histogram, bytes per entry, LUT size, build time. */
 void gs_bccoo_describe(const gs_bccoo_t *L, char *buf, size_t len);
 
-/** Bytes of the device layout: blobs, records, LUT, carries. */
+/** Bytes of the device layout: blobs, records, LUT, carries (the table and the carries in
+ *  doubles, or in floats for a float layout). */
 size_t gs_bccoo_device_bytes(const gs_bccoo_t *L);
 
 #ifdef __cplusplus

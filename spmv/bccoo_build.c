@@ -691,6 +691,9 @@ gs_status_t gs_bccoo_build(gs_bccoo_t **out, const gs_csr_t *A, const gs_bccoo_o
   if (opts->k < 0 || opts->k > kmax || (opts->k & (opts->k - 1)) != 0)
     return GS_ERROR(GS_ERR_INVALID_ARG, "%s build: K must be 0 or a power of two up to %d, not %d",
                     opts->compressed ? "bccoo" : "bcoo", kmax, opts->k);
+  if (opts->mixed < 0 || opts->mixed > 2)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "bccoo build: mixed must be 0, 1 or 2, not %d",
+                    opts->mixed);
   const double t0 = gs_wall_seconds();
   L = calloc(1, sizeof *L);
   if (!L) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory building bccoo");
@@ -698,7 +701,8 @@ gs_status_t gs_bccoo_build(gs_bccoo_t **out, const gs_csr_t *A, const gs_bccoo_o
   L->n = A->n;
   L->nnz = A->nnz;
   L->compressed = opts->compressed != 0;
-  L->mixed = opts->mixed != 0;
+  L->mixed = opts->mixed != 0; /* float (2) has the values of mixed */
+  L->fl = opts->mixed == 2;
   L->K = opts->k ? opts->k : gs_bccoo_choose_k(A, L->compressed);
   L->threads = opts->threads > 0 ? opts->threads : gs_mm_threads();
   const int K = L->K, BK = BCCOO_THREADS * K;
@@ -789,9 +793,15 @@ void gs_bccoo_decode_thread(const gs_bccoo_t *L, int64_t c, int t, gs_idx_t *row
   }
 }
 
-static void out_row(double *y, gs_idx_t r, double alpha, double s, double beta)
+/* v rounded to float when fl (a float layout), else v itself. The emulation's float
+ * arithmetic: on float operands a double product is exact and a double sum rounds once more
+ * finely, so rounding each double result to float gives the float result of the operation. */
+static inline double to_prec(double v, int fl) { return fl ? (double)(float)v : v; }
+
+static void out_row(double *y, gs_idx_t r, double alpha, double s, double beta, int fl)
 {
-  y[r] = beta == 0.0 ? alpha * s : alpha * s + beta * y[r];
+  y[r] = beta == 0.0 ? to_prec(alpha * s, fl)
+                     : to_prec(to_prec(alpha * s, fl) + to_prec(beta * y[r], fl), fl);
 }
 
 gs_status_t gs_bccoo_apply_host(const gs_bccoo_t *L, gs_op_t op, double alpha, const double *x,
@@ -802,8 +812,16 @@ gs_status_t gs_bccoo_apply_host(const gs_bccoo_t *L, gs_op_t op, double alpha, c
   const gs_idx_t ylen = op == GS_OP_N ? L->m : L->n;
   if ((ylen > 0 && !y) || (L->nchunks > 0 && alpha != 0.0 && !x))
     return GS_ERROR(GS_ERR_INVALID_ARG, "bccoo host apply: NULL vector");
+  const int fl = L->fl;
+#define FR(v) to_prec((v), fl)
+  alpha = FR(alpha); /* float: the float product's scalars and y */
+  beta = FR(beta);
+  if (fl)
+    for (gs_idx_t i = 0; i < ylen; ++i) y[i] = FR(y[i]);
   if (alpha == 0.0 || L->nchunks == 0) { /* BLAS: A and x are not read */
     gs_fmt_scale_host(ylen, beta, y);
+    if (fl)
+      for (gs_idx_t i = 0; i < ylen; ++i) y[i] = FR(y[i]);
     return GS_SUCCESS;
   }
   const int K = L->K;
@@ -811,14 +829,16 @@ gs_status_t gs_bccoo_apply_host(const gs_bccoo_t *L, gs_op_t op, double alpha, c
   double sum[BCCOO_THREADS], val[BCCOO_K_MAX];
   if (op == GS_OP_T) {
     gs_fmt_scale_host(ylen, beta, y);
+    if (fl)
+      for (gs_idx_t i = 0; i < ylen; ++i) y[i] = FR(y[i]);
     for (int64_t c = 0; c < L->nchunks; ++c)
       for (int t = 0; t < BCCOO_THREADS; ++t) {
         gs_idx_t r;
         gs_bccoo_decode_thread(L, c, t, &r, col, val);
-        const double f = alpha * x[r];
+        const double f = FR(alpha * FR(x[r]));
         if (f == 0.0) continue; /* a zero factor adds nothing (no 0 * Inf), as the kernel */
         for (int k = 0; k < K; ++k)
-          if (col[k] >= 0) y[col[k]] += val[k] * f;
+          if (col[k] >= 0) y[col[k]] = FR(y[col[k]] + FR(val[k] * f));
       }
     return GS_SUCCESS;
   }
@@ -830,18 +850,18 @@ gs_status_t gs_bccoo_apply_host(const gs_bccoo_t *L, gs_op_t op, double alpha, c
       gs_bccoo_decode_thread(L, c, t, &trow[t], col, val);
       double s = 0.0;
       for (int k = 0; k < K; ++k)
-        if (col[k] >= 0) s += val[k] * x[col[k]];
+        if (col[k] >= 0) s = FR(s + FR(val[k] * FR(x[col[k]])));
       sum[t] = s;
     }
     /* the segmented sum: one value per run of equal rows, given to the run's first thread */
     for (int t = 0; t < BCCOO_THREADS;) {
       int u = t + 1;
       double s = sum[t];
-      while (u < BCCOO_THREADS && trow[u] == trow[t]) s += sum[u++];
+      while (u < BCCOO_THREADS && trow[u] == trow[t]) s = FR(s + sum[u++]);
       const int first = t == 0, last = u == BCCOO_THREADS;
       if (first && (enc & BCCOO_HEAD_SHARED)) carry[2 * c] = s;
       else if (last && (enc & BCCOO_TAIL_SHARED)) carry[2 * c + 1] = s;
-      else out_row(y, trow[t], alpha, s, beta);
+      else out_row(y, trow[t], alpha, s, beta, fl);
       t = u;
     }
   }
@@ -853,19 +873,21 @@ gs_status_t gs_bccoo_apply_host(const gs_bccoo_t *L, gs_op_t op, double alpha, c
       continue;
     double s = carry[2 * c + 1];
     for (int64_t k = c + 1; k < L->nchunks; ++k) {
-      s += carry[2 * k];
+      s = FR(s + carry[2 * k]);
       if (!(k + 1 < L->nchunks && L->chunk[k + 1].row == R)) break;
     }
-    out_row(y, R, alpha, s, beta);
+    out_row(y, R, alpha, s, beta, fl);
   }
+#undef FR
   free(carry);
   return GS_SUCCESS;
 }
 
 size_t gs_bccoo_device_bytes(const gs_bccoo_t *L)
 {
-  return L->blob_bytes + (size_t)L->nchunks * (sizeof(gs_bccoo_chunk_t) + 2 * sizeof(double)) +
-         (L->lut_size > 0 ? BCCOO_LUT_SIZE * sizeof(double) : 0);
+  const size_t v = L->fl ? sizeof(float) : sizeof(double); /* the table's and carries' type */
+  return L->blob_bytes + (size_t)L->nchunks * (sizeof(gs_bccoo_chunk_t) + 2 * v) +
+         (L->lut_size > 0 ? BCCOO_LUT_SIZE * v : 0);
 }
 
 void gs_bccoo_describe(const gs_bccoo_t *L, char *buf, size_t len)

@@ -30,6 +30,11 @@
  * VAL_F32 is already widened to double before its product, and sums, scans, carries and
  * atomics are double. bcoo's single encoding is a template parameter (UVW, the bytes of a value:
  * 8, or 4 when mixed), so its double instances are the kernels as they were.
+ * precision=float: the same layout (gs_bccoo_opts_t.mixed = 2), and the kernels' second
+ * template parameter T (the type of bccoo_args<T>'s table, vectors, scalars and carries, and of
+ * the sums, scans and atomics) float instead of double: the table is uploaded and staged as
+ * floats (1 KiB; its values are floats), VAL_F32 is read as is, sums use fmaf. The double and
+ * mixed instances (T = double) compile to the code they had before T was added.
  *
  * op N (bccoo_n_kernel): each thread sums its K products in order; the block then runs the
  * segmented scan of section 2.2 (Listing 1.2): a warp-level Hillis-Steele suffix scan keyed by
@@ -52,7 +57,8 @@
  * once (8n) + y once (8m) + the carries (16 per shared row). op T: the blobs, records and
  * table + 8m (x) + 3 * 8n (y scaled, then updated by atomics), as for CSR's op T. The blobs
  * weigh what their encodings weigh: 4 bytes a value in VAL_F32 chunks (every non-table chunk
- * in mixed precision), 1 in table chunks.
+ * in mixed precision), 1 in table chunks. In float precision a table entry, a vector entry
+ * and a carry weigh 4 bytes instead of 8.
  *
  * Offsets: chunk numbers and blob offsets in 64 bits; rows and columns 32-bit (the backends are
  * not flagged WIDE). */
@@ -75,25 +81,30 @@ typedef struct bccoo_data {
   gs_context_t *ctx;
   gs_idx_t m, n;
   int K, compressed, lut_size;
-  int mixed;                   /* values rounded to float at the build (precision=mixed) */
+  int mixed;                   /* values rounded to float at the build (precision=mixed, float) */
+  int fl;                      /* precision=float: float table, carries, vectors and sums */
   int64_t nchunks, carries;
   size_t blob_bytes, device_bytes;
   unsigned grid;               /* persistent blocks */
   int4 *d_chunk;               /* nchunks records (gs_bccoo_chunk_t) */
   uint8_t *d_blob;
-  double *d_lut;               /* BCCOO_LUT_SIZE, or NULL when no chunk uses the table */
-  double *d_carry;             /* 2 * nchunks */
+  void *d_lut;                 /* BCCOO_LUT_SIZE doubles (floats in float precision), or NULL
+                                  when no chunk uses the table */
+  void *d_carry;               /* 2 * nchunks doubles (floats in float precision) */
   char describe[512];
 } bccoo_data_t;
 
+/* A product's arguments; T is the type of the table, the vectors, the sums and the carries:
+ * double (double and mixed precision), or float (precision=float). */
+template <typename T>
 struct bccoo_args {
   const int4 *__restrict__ chunk;
   const uint8_t *__restrict__ blob;
-  const double *__restrict__ lut;
-  const double *__restrict__ x;
-  double *y;
-  double *carry;
-  double alpha, beta;
+  const T *__restrict__ lut;
+  const T *__restrict__ x;
+  T *y;
+  T *carry;
+  T alpha, beta;
   int64_t nchunks;
 };
 
@@ -141,19 +152,23 @@ static __device__ __forceinline__ uint32_t field(const uint32_t (&w)[N], int i)
   else return (w[i / 4] >> (8 * (i % 4))) & 0xffu;
 }
 
-template <int VW, int N>
-static __device__ __forceinline__ double value(const uint32_t (&w)[N], int i, const double *lut)
+/* Value i as T (a float layout stores no doubles: its VAL_F64 case is never taken). */
+template <int VW, typename T, int N>
+static __device__ __forceinline__ T value(const uint32_t (&w)[N], int i, const T *lut)
 {
-  if constexpr (VW == 8) return __hiloint2double((int)w[2 * i + 1], (int)w[2 * i]);
-  else if constexpr (VW == 4) return (double)__uint_as_float(w[i]);
+  if constexpr (VW == 8) return (T)__hiloint2double((int)w[2 * i + 1], (int)w[2 * i]);
+  else if constexpr (VW == 4) return (T)__uint_as_float(w[i]);
   else return lut[field<1>(w, i)];
 }
 
+static __device__ __forceinline__ double fma_t(double a, double b, double c) { return fma(a, b, c); }
+static __device__ __forceinline__ float fma_t(float a, float b, float c) { return fmaf(a, b, c); }
+
 /* One thread's K entries of a chunk, decoded: row offset, then the entries through f(col, v)
  * for the non-padding ones (col absolute). Template widths: no per-entry branch on the format. */
-template <int K, int RW, int CW, int VW, class F>
+template <int K, int RW, int CW, int VW, typename T, class F>
 static __device__ __forceinline__ int visit(const uint8_t *blob, int t, int basecol,
-                                            const double *lut, F &f)
+                                            const T *lut, F &f)
 {
   constexpr int PC = K * CW, PV = K * VW;
   constexpr uint32_t pad = CW == 1 ? 0xffu : CW == 2 ? 0xffffu : 0xffffffffu;
@@ -178,35 +193,37 @@ static __device__ __forceinline__ int visit(const uint8_t *blob, int t, int base
 }
 
 /* Per-entry work of op N: the thread's sum of products, in entry order. */
+template <typename T>
 struct sum_op {
-  const double *__restrict__ x;
-  double s;
+  const T *__restrict__ x;
+  T s;
   __device__ void begin(int) {}
-  __device__ void entry(int c, double v, bool real)
+  __device__ void entry(int c, T v, bool real)
   {
-    const double t = fma(v, __ldg(x + c), s); /* x[c] of a padding entry may be Inf: t unused */
+    const T t = fma_t(v, __ldg(x + c), s); /* x[c] of a padding entry may be Inf: t unused */
     s = real ? t : s;
   }
 };
 
 /* Per-entry work of op T: v * alpha * x[row] into y[c]; nothing when the factor is zero. */
+template <typename T>
 struct scatter_op {
-  const double *__restrict__ x;
-  double *y;
-  double alpha, f;
+  const T *__restrict__ x;
+  T *y;
+  T alpha, f;
   int baserow;
   __device__ void begin(int rowoff) { f = alpha * __ldg(x + baserow + rowoff); }
-  __device__ void entry(int c, double v, bool real)
+  __device__ void entry(int c, T v, bool real)
   {
-    if (real && f != 0.0) atomicAdd(y + c, v * f);
+    if (real && f != T(0)) atomicAdd(y + c, v * f);
   }
 };
 
 /* The chunk's encoding picks the specialisation, once per chunk. bcoo has one encoding, whose
  * value width UVW (8, or 4 in mixed precision) is a template parameter; bccoo ignores UVW. */
-template <int K, bool COMPRESSED, int UVW, class F>
+template <int K, bool COMPRESSED, int UVW, typename T, class F>
 static __device__ __forceinline__ int visit_chunk(int enc, const uint8_t *blob, int t,
-                                                  int basecol, const double *lut, F &f)
+                                                  int basecol, const T *lut, F &f)
 {
   if constexpr (!COMPRESSED) {
     return visit<K, 4, 4, UVW>(blob, t, basecol, lut, f);
@@ -235,7 +252,8 @@ struct chunk_rec {
   const uint8_t *blob;
 };
 
-static __device__ __forceinline__ chunk_rec read_chunk(const bccoo_args &a, int64_t c)
+template <typename T>
+static __device__ __forceinline__ chunk_rec read_chunk(const bccoo_args<T> &a, int64_t c)
 {
   const int4 r = __ldg(a.chunk + c); /* one address for the whole block: a broadcast */
   const uint64_t pe = ((uint64_t)(uint32_t)r.w << 32) | (uint32_t)r.z;
@@ -248,38 +266,40 @@ static __device__ __forceinline__ chunk_rec read_chunk(const bccoo_args &a, int6
 }
 
 /* The look-up table to shared memory, once per block (bccoo with a table only). */
-template <bool COMPRESSED>
-static __device__ __forceinline__ void stage_lut(const bccoo_args &a, double *s_lut)
+template <bool COMPRESSED, typename T>
+static __device__ __forceinline__ void stage_lut(const bccoo_args<T> &a, T *s_lut)
 {
   if (COMPRESSED && a.lut) s_lut[threadIdx.x] = __ldg(a.lut + threadIdx.x);
   __syncthreads();
 }
 
-static __device__ __forceinline__ void write_y(const bccoo_args &a, int row, double s)
+template <typename T>
+static __device__ __forceinline__ void write_y(const bccoo_args<T> &a, int row, T s)
 {
-  a.y[row] = a.beta == 0.0 ? a.alpha * s : a.alpha * s + a.beta * a.y[row];
+  a.y[row] = a.beta == T(0) ? a.alpha * s : a.alpha * s + a.beta * a.y[row];
 }
 
 /* ---- op N ---------------------------------------------------------------------------------- */
-template <int K, bool COMPRESSED, int UVW>
-static __global__ void __launch_bounds__(B) bccoo_n_kernel(bccoo_args a)
+template <int K, bool COMPRESSED, int UVW, typename T>
+static __global__ void __launch_bounds__(B) bccoo_n_kernel(bccoo_args<T> a)
 {
-  __shared__ double s_lut[COMPRESSED ? BCCOO_LUT_SIZE : 1];
+  __shared__ T s_lut[COMPRESSED ? BCCOO_LUT_SIZE : 1];
   __shared__ int s_first_row[WARPS], s_last_row[WARPS];
-  __shared__ double s_first_sum[WARPS];
+  __shared__ T s_first_sum[WARPS];
   const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
   stage_lut<COMPRESSED>(a, s_lut);
 
   for (int64_t c = blockIdx.x; c < a.nchunks; c += gridDim.x) {
     const chunk_rec k = read_chunk(a, c);
-    sum_op op{a.x, 0.0};
-    const int row = k.row + visit_chunk<K, COMPRESSED, UVW>(k.enc, k.blob, t, k.col, s_lut, op);
-    double s = op.s;
+    sum_op<T> op{a.x, T(0)};
+    const int row = k.row + visit_chunk<K, COMPRESSED, UVW>(k.enc, k.blob, t, k.col,
+                                                            (const T *)s_lut, op);
+    T s = op.s;
     /* Listing 1.2: suffix scan over the warp keyed by the row */
 #pragma unroll
     for (int o = 1; o < 32; o <<= 1) {
       const int r2 = __shfl_down_sync(FULL_MASK, row, o);
-      const double s2 = __shfl_down_sync(FULL_MASK, s, o);
+      const T s2 = __shfl_down_sync(FULL_MASK, s, o);
       if (lane + o < 32 && r2 == row) s += s2;
     }
     const int prev = __shfl_up_sync(FULL_MASK, row, 1);
@@ -309,13 +329,14 @@ static __global__ void __launch_bounds__(B) bccoo_n_kernel(bccoo_args a)
 
 /* Rows shared between chunks: the chunk where such a row starts sums the row's carries in chunk
  * order (its tail slot, then each following chunk's head slot while the row goes on). */
-static __global__ void __launch_bounds__(256) bccoo_fixup_kernel(bccoo_args a)
+template <typename T>
+static __global__ void __launch_bounds__(256) bccoo_fixup_kernel(bccoo_args<T> a)
 {
   GS_GRID_STRIDE(c, a.nchunks - 1) {
     const chunk_rec k = read_chunk(a, c);
     const int R = __ldg(&a.chunk[c + 1].x);
     if (!(k.enc & BCCOO_TAIL_SHARED) || ((k.enc & BCCOO_HEAD_SHARED) && k.row == R)) continue;
-    double s = a.carry[2 * c + 1];
+    T s = a.carry[2 * c + 1];
     for (int64_t j = c + 1; j < a.nchunks; ++j) {
       s += a.carry[2 * j];
       if (!(j + 1 < a.nchunks && __ldg(&a.chunk[j + 1].x) == R)) break;
@@ -325,35 +346,42 @@ static __global__ void __launch_bounds__(256) bccoo_fixup_kernel(bccoo_args a)
 }
 
 /* ---- op T ---------------------------------------------------------------------------------- */
-template <int K, bool COMPRESSED, int UVW>
-static __global__ void __launch_bounds__(B) bccoo_t_kernel(bccoo_args a)
+template <int K, bool COMPRESSED, int UVW, typename T>
+static __global__ void __launch_bounds__(B) bccoo_t_kernel(bccoo_args<T> a)
 {
-  __shared__ double s_lut[COMPRESSED ? BCCOO_LUT_SIZE : 1];
+  __shared__ T s_lut[COMPRESSED ? BCCOO_LUT_SIZE : 1];
   stage_lut<COMPRESSED>(a, s_lut);
   for (int64_t c = blockIdx.x; c < a.nchunks; c += gridDim.x) {
     const chunk_rec k = read_chunk(a, c);
-    scatter_op op{a.x, a.y, a.alpha, 0.0, k.row};
-    visit_chunk<K, COMPRESSED, UVW>(k.enc, k.blob, threadIdx.x, k.col, s_lut, op);
+    scatter_op<T> op{a.x, a.y, a.alpha, T(0), k.row};
+    visit_chunk<K, COMPRESSED, UVW>(k.enc, k.blob, threadIdx.x, k.col, (const T *)s_lut, op);
   }
 }
 
 /* ---- backend ------------------------------------------------------------------------------- */
 
-/* The kernel of (op, K, compressed, mixed): bccoo's kernels read every encoding, mixed or
- * not; bcoo's are instantiated per value width (8 bytes, or 4 when mixed). */
+/* The kernel of (op, K, compressed, mixed) for vectors of T: bccoo's kernels read every
+ * encoding, mixed or not; bcoo's are instantiated per value width (8 bytes, or 4 when mixed;
+ * a float layout is a mixed one). */
+template <typename T>
 static const void *kernel_of(gs_op_t op, int K, int compressed, int mixed)
 {
 #define BCCOO_PICK(KK)                                                                        \
   if (K == KK && compressed)                                                                  \
-    return op == GS_OP_N ? (const void *)bccoo_n_kernel<KK, true, 8>                          \
-                         : (const void *)bccoo_t_kernel<KK, true, 8>;
+    return op == GS_OP_N ? (const void *)bccoo_n_kernel<KK, true, 8, T>                       \
+                         : (const void *)bccoo_t_kernel<KK, true, 8, T>;
 #define BCOO_PICK(KK)                                                                         \
   if (K == KK && !compressed) {                                                               \
-    if (op == GS_OP_N)                                                                        \
-      return mixed ? (const void *)bccoo_n_kernel<KK, false, 4>                               \
-                   : (const void *)bccoo_n_kernel<KK, false, 8>;                              \
-    return mixed ? (const void *)bccoo_t_kernel<KK, false, 4>                                 \
-                 : (const void *)bccoo_t_kernel<KK, false, 8>;                                \
+    if constexpr (sizeof(T) == sizeof(float)) { /* float: the 4-byte values of mixed */       \
+      return op == GS_OP_N ? (const void *)bccoo_n_kernel<KK, false, 4, T>                    \
+                           : (const void *)bccoo_t_kernel<KK, false, 4, T>;                   \
+    } else {                                                                                  \
+      if (op == GS_OP_N)                                                                      \
+        return mixed ? (const void *)bccoo_n_kernel<KK, false, 4, T>                          \
+                     : (const void *)bccoo_n_kernel<KK, false, 8, T>;                         \
+      return mixed ? (const void *)bccoo_t_kernel<KK, false, 4, T>                            \
+                   : (const void *)bccoo_t_kernel<KK, false, 8, T>;                           \
+    }                                                                                         \
   }
   BCCOO_PICK(1)
   BCCOO_PICK(2)
@@ -370,36 +398,51 @@ static const void *kernel_of(gs_op_t op, int K, int compressed, int mixed)
   return NULL;
 }
 
-static gs_status_t bccoo_apply(gs_context_t *ctx, void *data, gs_op_t op, double alpha,
-                               const double *d_x, double beta, double *d_y)
+/* One launcher for both vector types T (double, or float in float precision, whose table and
+ * carries prepare made floats). */
+template <typename T>
+static gs_status_t bccoo_apply_t(gs_context_t *ctx, const bccoo_data_t *d, gs_op_t op, T alpha,
+                                 const T *d_x, T beta, T *d_y)
 {
-  const bccoo_data_t *d = (const bccoo_data_t *)data;
   cudaStream_t s = ctx->stream;
-  bccoo_args a;
+  bccoo_args<T> a;
   a.chunk = d->d_chunk;
   a.blob = d->d_blob;
-  a.lut = d->d_lut;
+  a.lut = (const T *)d->d_lut;
   a.x = d_x;
   a.y = d_y;
-  a.carry = d->d_carry;
+  a.carry = (T *)d->d_carry;
   a.alpha = alpha;
   a.beta = beta;
   a.nchunks = d->nchunks;
   if (op == GS_OP_T) {
     GS_CHECK(gs_launch_scale(s, d->n, beta, d_y));
-    a.beta = 1.0;
+    a.beta = T(1);
   }
   /* No chunk, or no column (every entry is padding, and x, of length 0, must not be read by
    * the padding entries' gathers): A x = 0 */
   if (d->nchunks == 0 || d->n == 0)
     return op == GS_OP_N ? gs_launch_scale(s, d->m, beta, d_y) : GS_SUCCESS;
   void *params[] = {&a};
-  GS_CHECK(GS_CUDA(cudaLaunchKernel(kernel_of(op, d->K, d->compressed, d->mixed), dim3(d->grid),
-                                    dim3(B), params, 0, s)));
+  GS_CHECK(GS_CUDA(cudaLaunchKernel(kernel_of<T>(op, d->K, d->compressed, d->mixed),
+                                    dim3(d->grid), dim3(B), params, 0, s)));
   GS_CHECK(GS_CHECK_LAUNCH(s, op == GS_OP_N ? "bccoo_n_kernel" : "bccoo_t_kernel"));
   if (op == GS_OP_T || d->carries == 0) return GS_SUCCESS;
-  bccoo_fixup_kernel<<<gs_grid_blocks(d->nchunks - 1, 256), 256, 0, s>>>(a);
+  bccoo_fixup_kernel<T><<<gs_grid_blocks(d->nchunks - 1, 256), 256, 0, s>>>(a);
   return GS_CHECK_LAUNCH(s, "bccoo_fixup_kernel");
+}
+
+static gs_status_t bccoo_apply(gs_context_t *ctx, void *data, gs_op_t op, double alpha,
+                               const double *d_x, double beta, double *d_y)
+{
+  return bccoo_apply_t(ctx, (const bccoo_data_t *)data, op, alpha, d_x, beta, d_y);
+}
+
+/* precision=float (spmv.c calls this slot only for a product prepared in float precision). */
+static gs_status_t bccoo_apply_f32(gs_context_t *ctx, void *data, gs_op_t op, float alpha,
+                                   const float *d_x, float beta, float *d_y)
+{
+  return bccoo_apply_t(ctx, (const bccoo_data_t *)data, op, alpha, d_x, beta, d_y);
 }
 
 static void bccoo_destroy(void *data)
@@ -437,7 +480,8 @@ static gs_bccoo_opts_t opts_of(const gs_spmv_cfg_t *cfg, int compressed)
   o.compressed = compressed;
   o.lut = compressed && cfg->v[BCCOO_OPT_LUT] != 0.0;
   o.f32 = compressed && cfg->v[BCCOO_OPT_F32] != 0.0;
-  o.mixed = cfg->precision == GS_PRECISION_MIXED; /* values rounded at the build */
+  /* values rounded at the build: 1 mixed, 2 float (the same layout) */
+  o.mixed = cfg->precision == GS_PRECISION_FLOAT ? 2 : cfg->precision == GS_PRECISION_MIXED;
   return o;
 }
 
@@ -456,6 +500,7 @@ static gs_status_t prepare_common(gs_context_t *ctx, gs_matrix_t *A, const gs_sp
   d->K = L->K;
   d->compressed = compressed;
   d->mixed = L->mixed;
+  d->fl = L->fl;
   d->nchunks = L->nchunks;
   d->carries = L->carries;
   d->blob_bytes = L->blob_bytes;
@@ -465,14 +510,22 @@ static gs_status_t prepare_common(gs_context_t *ctx, gs_matrix_t *A, const gs_sp
     GS_TRY(gs_upload(ctx, (void **)&d->d_chunk, L->chunk,
                      (size_t)L->nchunks * sizeof(gs_bccoo_chunk_t), "bccoo chunk records"));
     GS_TRY(gs_upload(ctx, (void **)&d->d_blob, L->blob, L->blob_bytes, "bccoo blobs"));
-    if (L->lut_size > 0)
-      GS_TRY(gs_upload(ctx, (void **)&d->d_lut, L->lut, sizeof L->lut, "bccoo look-up table"));
-    GS_TRY(gs_dmalloc(ctx, (void **)&d->d_carry, 2 * (size_t)L->nchunks * sizeof(double),
-                      "bccoo carries"));
+    const size_t vec = L->fl ? sizeof(float) : sizeof(double); /* table and carries */
+    if (L->lut_size > 0 && !L->fl) {
+      GS_TRY(gs_upload(ctx, &d->d_lut, L->lut, sizeof L->lut, "bccoo look-up table"));
+    } else if (L->lut_size > 0) { /* float: the table's values are floats (rounded at the build) */
+      float lutf[BCCOO_LUT_SIZE];
+      for (int i = 0; i < BCCOO_LUT_SIZE; ++i) lutf[i] = (float)L->lut[i];
+      GS_TRY(gs_upload(ctx, &d->d_lut, lutf, sizeof lutf, "bccoo look-up table"));
+    }
+    GS_TRY(gs_dmalloc(ctx, &d->d_carry, 2 * (size_t)L->nchunks * vec, "bccoo carries"));
     /* persistent blocks: as many as are resident at once (the op N kernel, the larger one) */
     int per_sm = 0;
     GS_TRY(GS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &per_sm, kernel_of(GS_OP_N, L->K, compressed, L->mixed), B, 0)));
+        &per_sm,
+        L->fl ? kernel_of<float>(GS_OP_N, L->K, compressed, L->mixed)
+              : kernel_of<double>(GS_OP_N, L->K, compressed, L->mixed),
+        B, 0)));
     int64_t g = (int64_t)(per_sm > 0 ? per_sm : 1) * (ctx->sm_count > 0 ? ctx->sm_count : 1);
     if (g > L->nchunks) g = L->nchunks;
     d->grid = (unsigned)g;
@@ -507,12 +560,13 @@ static gs_status_t bccoo_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spm
 static gs_status_t bccoo_memory(const void *data, gs_spmv_mem_t *mem)
 {
   const bccoo_data_t *d = (const bccoo_data_t *)data;
+  /* the table, the vectors and the carries: 8 bytes an entry, 4 in float precision */
+  const size_t v = d->fl ? sizeof(float) : sizeof(double);
   const size_t layout = d->blob_bytes + (size_t)d->nchunks * sizeof(gs_bccoo_chunk_t) +
-                        (d->lut_size > 0 ? BCCOO_LUT_SIZE * sizeof(double) : 0);
+                        (d->lut_size > 0 ? BCCOO_LUT_SIZE * v : 0);
   mem->device_bytes = d->device_bytes;
-  mem->bytes_per_apply = layout + ((size_t)d->n + d->m) * sizeof(double) +
-                         (size_t)d->carries * 2 * sizeof(double);
-  mem->bytes_per_apply_t = layout + (size_t)d->m * sizeof(double) + 3 * (size_t)d->n * sizeof(double);
+  mem->bytes_per_apply = layout + ((size_t)d->n + d->m) * v + (size_t)d->carries * 2 * v;
+  mem->bytes_per_apply_t = layout + (size_t)d->m * v + 3 * (size_t)d->n * v;
   return GS_SUCCESS;
 }
 
@@ -549,14 +603,14 @@ extern "C" const gs_spmv_ops_t gs_spmv_bcoo_ops = {
     GS_SPMV_OPS_VERSION, "bcoo",
     "balanced COO: chunks of 256 x K entries, one row per thread, block segmented scan "
     "(Aliaga et al., Euro-Par 2020 W, 2.1-2.2); T by atomics",
-    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_MIXED, bcoo_options,
-    bcoo_prepare, bccoo_apply,
-    bccoo_memory, bccoo_destroy, bcoo_host_apply, bccoo_describe};
+    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_MIXED | GS_SPMV_FLAG_FLOAT,
+    bcoo_options, bcoo_prepare, bccoo_apply,
+    bccoo_memory, bccoo_destroy, bcoo_host_apply, bccoo_describe, bccoo_apply_f32};
 
 extern "C" const gs_spmv_ops_t gs_spmv_bccoo_ops = {
     GS_SPMV_OPS_VERSION, "bccoo",
     "balanced compressed COO: per-chunk 8-bit rows, 8/16/32-bit columns, 1-byte value table "
     "indices or float/double values (Aliaga et al., Euro-Par 2020 W, 2.3); T by atomics",
-    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_MIXED, bccoo_options,
-    bccoo_prepare,
-    bccoo_apply, bccoo_memory, bccoo_destroy, bccoo_host_apply, bccoo_describe};
+    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_MIXED | GS_SPMV_FLAG_FLOAT,
+    bccoo_options, bccoo_prepare,
+    bccoo_apply, bccoo_memory, bccoo_destroy, bccoo_host_apply, bccoo_describe, bccoo_apply_f32};

@@ -46,12 +46,14 @@ void gs_hola_block_rows_host(const gs_csr_t *A, int npt, gs_idx_t *brs);
 /** y = alpha*op(A)*x + beta*y computed with HOLA's decomposition: the blocks of Algorithm 2, the
  *  per-thread row starts and end-of-row bits of Algorithm 4 (with the empty-row rule of section
  *  3.3), per-thread partial sums in entry order, leftovers combined per row, rows shared between
- *  blocks summed in block order. Same arithmetic split as the kernels, sequential. `mixed`
- *  (precision=mixed): A's values are rounded once to float first (gs_fmt_round_values, the
- *  rounding of the device copy) and read widened, as the mixed kernels read them. Allocates
+ *  blocks summed in block order. Same arithmetic split as the kernels, sequential. In mixed and
+ *  float precision (prec) A's values are rounded once to float first (gs_fmt_round_values, the
+ *  rounding of the device copy) and read widened, as the mixed kernels read them; in float
+ *  precision alpha, beta, x and y are read as floats too and every product, sum and scaling is
+ *  rounded to float, as the float kernels compute (y holds float values on return). Allocates
  *  (GS_ERR_HOST_MEMORY); A must have at most INT32_MAX entries. */
-gs_status_t gs_hola_apply_host(const gs_csr_t *A, int npt, int mixed, gs_op_t op, double alpha,
-                               const double *x, double beta, double *y);
+gs_status_t gs_hola_apply_host(const gs_csr_t *A, int npt, gs_precision_t prec, gs_op_t op,
+                               double alpha, const double *x, double beta, double *y);
 
 #ifdef __cplusplus
 }

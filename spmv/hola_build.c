@@ -39,6 +39,21 @@ void gs_hola_block_rows_host(const gs_csr_t *A, int npt, gs_idx_t *brs)
   brs[nb] = A->m;
 }
 
+/* v rounded to float when fl (precision=float), else v itself. The emulation's float arithmetic:
+ * on float operands a double product is exact and a double sum rounds once more finely, so
+ * rounding each double result to float gives the float result of the same operation. */
+static inline double to_prec(double v, int fl) { return fl ? (double)(float)v : v; }
+
+/* y = beta y (gs_fmt_scale_host), each product rounded to float when fl. */
+static void scale_host(gs_idx_t len, double beta, double *y, int fl)
+{
+  if (fl)
+    for (gs_idx_t i = 0; i < len; ++i) y[i] = to_prec(y[i], 1);
+  gs_fmt_scale_host(len, beta, y);
+  if (fl)
+    for (gs_idx_t i = 0; i < len; ++i) y[i] = to_prec(y[i], 1);
+}
+
 /* The row (local index, in [lo_r, hi_r]) holding absolute entry pos: the kernels' binary
  * search for warps flagged for empty rows. */
 static int row_of_entry(const gs_csr_t *A, gs_idx_t lo, int64_t pos, int lo_r, int hi_r)
@@ -51,19 +66,24 @@ static int row_of_entry(const gs_csr_t *A, gs_idx_t lo, int64_t pos, int lo_r, i
   return lo_r;
 }
 
-gs_status_t gs_hola_apply_host(const gs_csr_t *A, int npt, int mixed, gs_op_t op, double alpha,
-                               const double *x, double beta, double *y)
+/* Emulates y = alpha op(A) x + beta y at precision prec; float: alpha, beta, x and y are read
+ * as floats and every product, sum and scaling is rounded to float (FR below, to_prec). */
+gs_status_t gs_hola_apply_host(const gs_csr_t *A, int npt, gs_precision_t prec, gs_op_t op,
+                               double alpha, const double *x, double beta, double *y)
 {
-  const int T = HOLA_THREADS;
+  const int T = HOLA_THREADS, fl = prec == GS_PRECISION_FLOAT;
   const int64_t npb = (int64_t)npt * T, nb = gs_hola_blocks(A->nnz, npt);
   const gs_idx_t ylen = op == GS_OP_N ? A->m : A->n;
+#define FR(v) to_prec((v), fl)
+  alpha = FR(alpha); /* float: the float product's scalars */
+  beta = FR(beta);
   if (alpha == 0.0) { /* the BLAS rule: neither A nor x is read */
-    gs_fmt_scale_host(ylen, beta, y);
+    scale_host(ylen, beta, y, fl);
     return GS_SUCCESS;
   }
   gs_status_t st = GS_SUCCESS;
-  float *valf = NULL; /* mixed: the values rounded once; val is then NULL (gs_fmt_val) */
-  const gs_val_t *val = mixed ? NULL : A->val;
+  float *valf = NULL; /* mixed, float: the values rounded once; val is then NULL (gs_fmt_val) */
+  const gs_val_t *val = prec != GS_PRECISION_DOUBLE ? NULL : A->val;
   gs_idx_t *brs = (gs_idx_t *)malloc(((size_t)nb + 1) * sizeof *brs);
   double *carry = (double *)calloc(2 * (size_t)nb + 1, sizeof *carry);
   gs_idx_t *slot1_row = (gs_idx_t *)malloc(((size_t)nb + 1) * sizeof *slot1_row);
@@ -75,8 +95,10 @@ gs_status_t gs_hola_apply_host(const gs_csr_t *A, int npt, int mixed, gs_op_t op
     st = GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory emulating hola");
     goto cleanup;
   }
-  if (mixed) GS_TRY(gs_fmt_round_values(&valf, A->val, (size_t)A->nnz, "hola values"));
-  if (op == GS_OP_T || nb == 0) gs_fmt_scale_host(ylen, beta, y);
+  if (!val) GS_TRY(gs_fmt_round_values(&valf, A->val, (size_t)A->nnz, "hola values"));
+  if (fl) /* float: y as the float vector it stands for (NaN stays NaN: unread when beta = 0) */
+    for (gs_idx_t i = 0; i < ylen; ++i) y[i] = FR(y[i]);
+  if (op == GS_OP_T || nb == 0) scale_host(ylen, beta, y, fl);
   if (nb == 0) goto cleanup;
   gs_hola_block_rows_host(A, npt, brs);
   for (int64_t b = 0; b < nb; ++b) {
@@ -90,17 +112,19 @@ gs_status_t gs_hola_apply_host(const gs_csr_t *A, int npt, int mixed, gs_op_t op
     if (A->row_ptr[first + 1] >= bend) { /* the long-row path: one row */
       const int before = A->row_ptr[first] < bstart, after = A->row_ptr[first + 1] > bend;
       if (op == GS_OP_T) {
-        const double f = alpha * x[first];
+        const double f = FR(alpha * FR(x[first]));
         if (f != 0.0)
-          for (int64_t p = bstart; p < bend; ++p) y[A->col[p]] += gs_fmt_val(val, valf, p) * f;
+          for (int64_t p = bstart; p < bend; ++p)
+            y[A->col[p]] = FR(y[A->col[p]] + FR(gs_fmt_val(val, valf, p) * f));
         continue;
       }
       double s = 0.0;
-      for (int64_t p = bstart; p < bend; ++p) s += gs_fmt_val(val, valf, p) * x[A->col[p]];
+      for (int64_t p = bstart; p < bend; ++p)
+        s = FR(s + FR(gs_fmt_val(val, valf, p) * FR(x[A->col[p]])));
       for (int r = 0; r < nrows; ++r)
-        if (lo + r != first) y[lo + r] = beta == 0.0 ? 0.0 : beta * y[lo + r];
+        if (lo + r != first) y[lo + r] = beta == 0.0 ? 0.0 : FR(beta * y[lo + r]);
       if (!before && !after) {
-        y[first] = beta == 0.0 ? alpha * s : alpha * s + beta * y[first];
+        y[first] = beta == 0.0 ? FR(alpha * s) : FR(FR(alpha * s) + FR(beta * y[first]));
       } else {
         carry[2 * b + (before ? 0 : 1)] = s;
         if (!before) slot1_row[b] = first;
@@ -132,10 +156,11 @@ gs_status_t gs_hola_apply_host(const gs_csr_t *A, int npt, int mixed, gs_op_t op
         const int e = t * npt + i;
         if (e >= cnt) break;
         if (op == GS_OP_T) {
-          const double f = alpha * x[lo + row];
-          if (f != 0.0) y[A->col[bstart + e]] += gs_fmt_val(val, valf, bstart + e) * f;
+          const double f = FR(alpha * FR(x[lo + row]));
+          const gs_idx_t c = A->col[bstart + e];
+          if (f != 0.0) y[c] = FR(y[c] + FR(gs_fmt_val(val, valf, bstart + e) * f));
         } else {
-          acc += gs_fmt_val(val, valf, bstart + e) * x[A->col[bstart + e]];
+          acc = FR(acc + FR(gs_fmt_val(val, valf, bstart + e) * FR(x[A->col[bstart + e]])));
         }
         if (bits[t] & (1u << i)) {
           if (op == GS_OP_N) out[row] = acc; /* the plain store of the row's last entry */
@@ -149,10 +174,10 @@ gs_status_t gs_hola_apply_host(const gs_csr_t *A, int npt, int mixed, gs_op_t op
     if (op == GS_OP_T) continue;
     /* Leftovers are added after every row's plain store (the kernel's barrier). */
     for (int t = 0; t < T; ++t)
-      if (left[t] != 0.0 && lrow[t] < nrows) out[lrow[t]] += left[t];
+      if (left[t] != 0.0 && lrow[t] < nrows) out[lrow[t]] = FR(out[lrow[t]] + left[t]);
     for (int r = 0; r < nrows; ++r) {
       if ((r == 0 && cut_begin) || (r == nrows - 1 && cut_end)) continue;
-      y[lo + r] = beta == 0.0 ? alpha * out[r] : alpha * out[r] + beta * y[lo + r];
+      y[lo + r] = beta == 0.0 ? FR(alpha * out[r]) : FR(FR(alpha * out[r]) + FR(beta * y[lo + r]));
     }
     if (cut_begin) carry[2 * b] = out[0];
     if (cut_end) {
@@ -166,9 +191,10 @@ gs_status_t gs_hola_apply_host(const gs_csr_t *A, int npt, int mixed, gs_op_t op
       if (R < 0) continue;
       const int64_t be = (A->row_ptr[R + 1] - 1) / npb;
       double s = carry[2 * b + 1];
-      for (int64_t k = b + 1; k <= be; ++k) s += carry[2 * k];
-      y[R] = beta == 0.0 ? alpha * s : alpha * s + beta * y[R];
+      for (int64_t k = b + 1; k <= be; ++k) s = FR(s + carry[2 * k]);
+      y[R] = beta == 0.0 ? FR(alpha * s) : FR(FR(alpha * s) + FR(beta * y[R]));
     }
+#undef FR
 cleanup:
   free(valf);
   free(brs);

@@ -76,17 +76,19 @@
  * scaled by beta beforehand (gs_launch_scale). Not deterministic (atomics), as csr-vector's T.
  *
  * Precision (gs_precision_t): every kernel that takes the product's arguments is a template on
- * the value type Val it reads (hola_args<Val>): double, the shared CSR's values, or float
- * (precision=mixed: prepare rounds the shared values once, on the device, into a float array of
- * this backend's own, gs_dcsr_round_values, as csr-vector does; the shared CSR stays double).
- * Values are widened to double as they are loaded (op N's pairs: 8-byte float2 loads in place
- * of 16-byte double2, or 8 bytes of floats a pair from the copy engine's stages, which then
- * hold 8 bytes an entry instead of 12; op T's one value a lane, 4 bytes instead of 8), so the
- * products, the register transpose, the sums,
- * the shuffles, the shared-memory partial sums and carries and every atomic stay double; only
- * the value stream halves. The fix-up kernel reads no values: its float instantiation is the
- * double one's code. The double instantiations compile to the code they had before the
- * template (same PTX, same registers).
+ * the value type Val it reads and on the type T of x, y, alpha, beta, the products, sums,
+ * shuffles, shared-memory partials, carries and atomics (hola_args<Val, T>). <double, double>:
+ * double precision, the shared CSR's values. <float, double>: mixed (prepare rounds the shared
+ * values once, on the device, into a float array of this backend's own, gs_dcsr_round_values,
+ * as csr-vector does; the shared CSR stays double); values are widened to double as they are
+ * loaded (op N's pairs: 8-byte float2 loads in place of 16-byte double2, or 8 bytes of floats a
+ * pair from the copy engine's stages, which then hold 8 bytes an entry instead of 12; op T's
+ * one value a lane, 4 bytes instead of 8), so everything else stays double and only the value
+ * stream halves. <float, float>: float precision on the same float copy, the pairs kept as
+ * float2 through the register transpose, the sums, shuffles, partials, carries and atomics in
+ * float (4-byte x and y). The fix-up kernel reads no values: its <float, double> instantiation
+ * is the double one's code. The double and mixed instantiations compile to the code they had
+ * before T was added (same PTX, same registers).
  * Offsets: 32-bit (the backend is not flagged WIDE, spmv.c refuses wider matrices), entry
  * positions inside a block in int, block starts in 64 bits where b * NPB + NPB could pass
  * 2^31 - 1. */
@@ -129,9 +131,11 @@ typedef struct hola_data {
   gs_dcsr_t A;         /* borrowed shared device CSR */
   hola_split_t n;      /* op N's split */
   hola_split_t t;      /* op T's split: its own arrays when t.npt != n.npt, else n's */
-  double *d_carry;     /* 2 * n.nblocks: partial sums of rows shared between blocks (op N) */
-  float *d_valf;       /* precision=mixed: this backend's float copy of the shared values (nnz),
-                          read in place of A.d_val; NULL in double precision */
+  void *d_carry;       /* 2 * n.nblocks partial sums of rows shared between blocks (op N), of
+                          the vector type: doubles, or floats in float precision */
+  float *d_valf;       /* precision=mixed or float: this backend's float copy of the shared
+                          values (nnz), read in place of A.d_val; NULL in double precision */
+  size_t vec_bytes;    /* bytes of an entry of x, y and the carries: 8, or 4 in float precision */
   double prepare_ms;   /* the row-start and block-info kernels, for describe */
   int rows;            /* op T adds in row order, lane = row (NPT <= 8) */
   int pipe;            /* op N: 0, the one-block-per-share launch; 2 or 3, the pipelined
@@ -141,18 +145,19 @@ typedef struct hola_data {
 } hola_data_t;
 
 /* What every kernel of a product reads, for values stored as Val: double (the shared CSR's), or
- * float (precision=mixed: the backend's float copy, hola_data_t.d_valf). */
-template <typename Val>
+ * float (precision=mixed and float: the backend's float copy, hola_data_t.d_valf), and for
+ * vectors, scalars and carries of type T: double, or float in float precision. */
+template <typename Val, typename T>
 struct hola_args {
   const int32_t *__restrict__ rp;
   const gs_idx_t *__restrict__ col;
   const Val *__restrict__ val;
   const gs_idx_t *__restrict__ brs;
   const int4 *__restrict__ info;
-  const double *__restrict__ x;
-  double *__restrict__ y;
-  double *carry;
-  double alpha, beta;
+  const T *__restrict__ x;
+  T *__restrict__ y;
+  T *carry;
+  T alpha, beta;
   gs_idx_t m;
   int32_t nnz;
   int64_t nblocks;
@@ -171,28 +176,41 @@ static __global__ void hola_rowstarts_kernel(gs_idx_t m, const int32_t *__restri
 }
 
 /* ---- register helpers -------------------------------------------------------------------- */
-/* Two consecutive stored values in one load (16 bytes of doubles, 8 of floats), widened to the
- * double2 the products and the transpose work on: the loads are the only place Val shows. */
+/* Two consecutive stored values in one load (16 bytes of doubles, 8 of floats), turned into
+ * the pair of T (vec2<T>: double2, or float2 in float precision) the products and the transpose
+ * work on: the loads are the only place Val shows. */
 template <typename Val> struct val_pair;
 template <> struct val_pair<double> { typedef double2 type; };
 template <> struct val_pair<float> { typedef float2 type; };
-static __device__ __forceinline__ double2 widen(double2 v) { return v; }
-static __device__ __forceinline__ double2 widen(float2 v) { return make_double2(v.x, v.y); }
+template <typename T> struct vec2;
+template <> struct vec2<double> { typedef double2 type; };
+template <> struct vec2<float> { typedef float2 type; };
+static __device__ __forceinline__ double2 pair2(double a, double b) { return make_double2(a, b); }
+static __device__ __forceinline__ float2 pair2(float a, float b) { return make_float2(a, b); }
+/* Loaded pair v as a pair of T (the tag's type): widened to double in double and mixed
+ * precision, kept in float precision. */
+static __device__ __forceinline__ double2 widen(double2 v, double) { return v; }
+static __device__ __forceinline__ double2 widen(float2 v, double) { return make_double2(v.x, v.y); }
+static __device__ __forceinline__ float2 widen(float2 v, float) { return v; }
 
 static __device__ __forceinline__ double2 sel(bool c, double2 a, double2 b)
 {
   return make_double2(c ? a.x : b.x, c ? a.y : b.y);
 }
+static __device__ __forceinline__ float2 sel(bool c, float2 a, float2 b)
+{
+  return make_float2(c ? a.x : b.x, c ? a.y : b.y);
+}
 
 /* a[j] <- a[(j - r) mod V] for a lane-dependent r in [0, V): log2(V) stages of selects, every
  * register index a compile-time constant (a run-time index would move the array to local
  * memory). */
-template <int V>
-static __device__ __forceinline__ void rotate(double2 (&a)[V], int r)
+template <int V, typename P>
+static __device__ __forceinline__ void rotate(P (&a)[V], int r)
 {
 #pragma unroll
   for (int s = 1; s < V; s <<= 1) {
-    double2 t[V];
+    P t[V];
 #pragma unroll
     for (int j = 0; j < V; ++j) t[j] = a[(j - s + V) % V];
 #pragma unroll
@@ -204,6 +222,10 @@ static __device__ __forceinline__ double2 shfl2(double2 v, int src)
 {
   return make_double2(__shfl_sync(FULL_MASK, v.x, src), __shfl_sync(FULL_MASK, v.y, src));
 }
+static __device__ __forceinline__ float2 shfl2(float2 v, int src)
+{
+  return make_float2(__shfl_sync(FULL_MASK, v.x, src), __shfl_sync(FULL_MASK, v.y, src));
+}
 
 /* Algorithm 5, lines 11-25: on entry lane l holds items l + 32*i (i < V) of its warp's chunk
  * (an item is two consecutive entries), on return items l*V + k (k < V). Round j: the receiver
@@ -211,19 +233,19 @@ static __device__ __forceinline__ double2 shfl2(double2 v, int src)
  * matrix), from lane (t mod L)*V + k, whose register (t/L) it needs; so sender s offers
  * register (s - j) mod V in round j (a reversal plus a rotation by s beforehand) and the
  * receiver undoes the rotation by t/L afterwards. */
-template <int V>
-static __device__ __forceinline__ void warp_transpose(double2 (&r)[V], int lane)
+template <int V, typename P>
+static __device__ __forceinline__ void warp_transpose(P (&r)[V], int lane)
 {
   if (V == 1) return;
   constexpr int L = 32 / V;
-  double2 s[V];
+  P s[V];
 #pragma unroll
   for (int j = 0; j < V; ++j) s[j] = r[(V - j) % V];
-  rotate<V>(s, lane % V); /* s[j] = r[(lane - j) mod V] */
+  rotate(s, lane % V); /* s[j] = r[(lane - j) mod V] */
   const int q = lane / L;
 #pragma unroll
   for (int j = 0; j < V; ++j) r[j] = shfl2(s[j], (lane % L) * V + (j + q) % V);
-  rotate<V>(r, q); /* r[k] = item lane*V + k */
+  rotate(r, q); /* r[k] = item lane*V + k */
 }
 
 /* The row (local index) holding block entry p, for a warp in empty-row mode: the first local
@@ -242,9 +264,9 @@ static __device__ __forceinline__ int row_of_entry(const int32_t *__restrict__ r
 /* A block's partial sum of a row it shares with other blocks, for hola_fixup_kernel (slot 0:
  * the block's first row, begun in an earlier block; slot 1: its last row, continued in a later
  * one). A plain store: the kernel boundary orders it before the fix-up. */
-template <typename Val>
-static __device__ __forceinline__ void hola_carry(const hola_args<Val> &a, int64_t b, int slot,
-                                                  double v)
+template <typename Val, typename T>
+static __device__ __forceinline__ void hola_carry(const hola_args<Val, T> &a, int64_t b, int slot,
+                                                  T v)
 {
   a.carry[2 * b + slot] = v;
 }
@@ -255,8 +277,8 @@ static __device__ __forceinline__ void hola_carry(const hola_args<Val> &a, int64
  * pass (Merrill & Garland, SC16) in place of the paper's atomics into a zeroed y: a separate
  * launch costs less than the threadfence + counter of a last-block-done scheme (measured on the
  * H100: -20% on Pareto and normal rows) and the sum does not depend on block timing. */
-template <int NPB, typename Val>
-static __global__ void hola_fixup_kernel(hola_args<Val> a)
+template <int NPB, typename Val, typename T>
+static __global__ void hola_fixup_kernel(hola_args<Val, T> a)
 {
   gs_pdl_wait(); /* launched after the op N kernel (launch_after): its carries and y */
   GS_GRID_STRIDE(b, a.nblocks - 1) {
@@ -264,29 +286,29 @@ static __global__ void hola_fixup_kernel(hola_args<Val> a)
     const int64_t end = (b + 1) * (int64_t)NPB; /* first entry of block b + 1 */
     if ((int64_t)a.rp[R] >= end || (int64_t)a.rp[R] < b * (int64_t)NPB) continue;
     const int64_t be = ((int64_t)a.rp[R + 1] - 1) / NPB;
-    double s = a.carry[2 * b + 1];
+    T s = a.carry[2 * b + 1];
     for (int64_t k = b + 1; k <= be; ++k) s += a.carry[2 * k];
-    a.y[R] = a.beta == 0.0 ? a.alpha * s : a.alpha * s + a.beta * a.y[R];
+    a.y[R] = a.beta == T(0) ? a.alpha * s : a.alpha * s + a.beta * a.y[R];
   }
 }
 
 /* Loads the warp's items in the coalesced order: item i of lane l is entries
  * e = wbase + 2*(l + 32*i) and e + 1 (block-relative), products val * x[col] (op N) or the
  * values with their columns (op T). Entries at or past cnt are zero (column -1). */
-template <int V, bool FULL, typename Val>
-static __device__ __forceinline__ void load_items(const hola_args<Val> &a, int64_t bstart, int cnt,
-                                                  int wbase, int lane, double2 (&v)[V],
-                                                  int2 (&c)[V])
+template <int V, bool FULL, typename Val, typename T>
+static __device__ __forceinline__ void load_items(const hola_args<Val, T> &a, int64_t bstart,
+                                                  int cnt, int wbase, int lane,
+                                                  typename vec2<T>::type (&v)[V], int2 (&c)[V])
 {
   typedef typename val_pair<Val>::type P;
 #pragma unroll
   for (int i = 0; i < V; ++i) {
     const int e = wbase + 2 * (lane + 32 * i);
     if (FULL || e + 1 < cnt) {
-      v[i] = widen(__ldg(reinterpret_cast<const P *>(a.val + bstart + e)));
+      v[i] = widen(__ldg(reinterpret_cast<const P *>(a.val + bstart + e)), T());
       c[i] = __ldg(reinterpret_cast<const int2 *>(a.col + bstart + e));
     } else {
-      v[i] = make_double2(e < cnt ? (double)a.val[bstart + e] : 0.0, 0.0);
+      v[i] = pair2(e < cnt ? (T)a.val[bstart + e] : T(0), T(0));
       c[i] = make_int2(e < cnt ? a.col[bstart + e] : -1, -1);
     }
   }
@@ -295,18 +317,18 @@ static __device__ __forceinline__ void load_items(const hola_args<Val> &a, int64
 /* The gathers of x for the loaded entries (column -1: 0), issued as soon as the column ids
  * arrive; multiply() forms the products later, so the gathers stay in flight while the block
  * does its row bookkeeping. */
-template <int V, typename Val>
-static __device__ __forceinline__ void gather_x(const hola_args<Val> &a, const int2 (&c)[V],
-                                                double2 (&xv)[V])
+template <int V, typename Val, typename T>
+static __device__ __forceinline__ void gather_x(const hola_args<Val, T> &a, const int2 (&c)[V],
+                                                typename vec2<T>::type (&xv)[V])
 {
 #pragma unroll
   for (int i = 0; i < V; ++i)
-    xv[i] = make_double2(c[i].x >= 0 ? __ldg(&a.x[c[i].x]) : 0.0,
-                         c[i].y >= 0 ? __ldg(&a.x[c[i].y]) : 0.0);
+    xv[i] = pair2(c[i].x >= 0 ? __ldg(&a.x[c[i].x]) : T(0),
+                  c[i].y >= 0 ? __ldg(&a.x[c[i].y]) : T(0));
 }
 
-template <int V>
-static __device__ __forceinline__ void multiply(double2 (&v)[V], const double2 (&xv)[V])
+template <int V, typename P>
+static __device__ __forceinline__ void multiply(P (&v)[V], const P (&xv)[V])
 {
 #pragma unroll
   for (int i = 0; i < V; ++i) {
@@ -370,8 +392,8 @@ static __global__ void hola_blockinfo_kernel(const int32_t *__restrict__ rp,
   }
 }
 
-template <int NPB, typename Val>
-static __device__ __forceinline__ hola_block block_rows(const hola_args<Val> &a, int64_t b)
+template <int NPB, typename Val, typename T>
+static __device__ __forceinline__ hola_block block_rows(const hola_args<Val, T> &a, int64_t b)
 {
   hola_block k;
   k.bstart = b * NPB;
@@ -389,20 +411,20 @@ static __device__ __forceinline__ hola_block block_rows(const hola_args<Val> &a,
 }
 /* Algorithm 4 (AssignRowsLocal), one thread per local row; `buffer` says whether the output
  * buffer holds the rows (else y of the block's own rows is scaled by beta here). */
-template <int NPT, typename Val>
-static __device__ __forceinline__ void assign_rows(const hola_args<Val> &a, const hola_block &k,
+template <int NPT, typename Val, typename T>
+static __device__ __forceinline__ void assign_rows(const hola_args<Val, T> &a, const hola_block &k,
                                                    int *s_start, unsigned *s_bits, int *s_flag,
-                                                   double *s_out, bool buffer, bool op_n)
+                                                   T *s_out, bool buffer, bool op_n)
 {
   for (int r = threadIdx.x; r < k.nrows; r += HOLA_THREADS) {
     const gs_idx_t R = k.lo + r;
     const int64_t ra = (int64_t)a.rp[R] - k.bstart, rb = (int64_t)a.rp[R + 1] - k.bstart;
     if (op_n) {
       const bool shared_row = (r == 0 && k.cut_begin) || (r == k.nrows - 1 && k.cut_end);
-      if (!buffer && !shared_row) a.y[R] = a.beta == 0.0 ? 0.0 : a.beta * a.y[R];
+      if (!buffer && !shared_row) a.y[R] = a.beta == T(0) ? T(0) : a.beta * a.y[R];
     }
     if (ra == rb) { /* empty: the warp whose entries it falls between must skip it */
-      if (op_n && buffer) s_out[r] = 0.0;
+      if (op_n && buffer) s_out[r] = T(0);
       if (ra > 0 && ra < k.cnt) s_flag[(ra - 1) / (32 * NPT)] = 1;
       continue;
     }
@@ -414,34 +436,34 @@ static __device__ __forceinline__ void assign_rows(const hola_args<Val> &a, cons
 
 /* ---- op N --------------------------------------------------------------------------------- */
 
-/* The shared memory of one block's share (op N). */
-template <int NPT>
+/* The shared memory of one block's share (op N); sums of T. */
+template <int NPT, typename T>
 struct hola_n_smem {
-  double out[NPT * HOLA_THREADS]; /* the output buffer, a slot per local row */
+  T out[NPT * HOLA_THREADS];      /* the output buffer, a slot per local row */
   int start[HOLA_THREADS];        /* each thread's first local row */
   unsigned bits[HOLA_THREADS];    /* each thread's end-of-row mask */
   int flag[HOLA_WARPS];           /* warps with empty rows between their entries */
-  double red[HOLA_WARPS];         /* the long-row path's warp sums */
-  double cut[2];                  /* shared rows' partials when the buffer is off */
+  T red[HOLA_WARPS];              /* the long-row path's warp sums */
+  T cut[2];                       /* shared rows' partials when the buffer is off */
 };
 
 /* Steps 1 and 3-5 of one share b (Algorithm 3, after the loads): v holds the loaded values in
  * the coalesced order and xv the gathered x. Ends without a barrier: a caller that reuses sm
  * for another share synchronizes first. */
-template <int NPT, typename Val>
-static __device__ __forceinline__ void hola_n_share(const hola_args<Val> &a, int64_t b,
+template <int NPT, typename Val, typename T>
+static __device__ __forceinline__ void hola_n_share(const hola_args<Val, T> &a, int64_t b,
                                                     const hola_block &k,
-                                                    double2 (&v)[NPT / 2],
-                                                    const double2 (&xv)[NPT / 2],
-                                                    hola_n_smem<NPT> &sm)
+                                                    typename vec2<T>::type (&v)[NPT / 2],
+                                                    const typename vec2<T>::type (&xv)[NPT / 2],
+                                                    hola_n_smem<NPT, T> &sm)
 {
   constexpr int NPB = NPT * HOLA_THREADS, V = NPT / 2;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
 
   /* Long-row path (3.3): every entry of the block in one row. */
   if (k.one_row) {
-    multiply<V>(v, xv);
-    double s = 0.0;
+    multiply(v, xv);
+    T s = T(0);
 #pragma unroll
     for (int i = 0; i < V; ++i) s += v[i].x + v[i].y;
 #pragma unroll
@@ -449,17 +471,17 @@ static __device__ __forceinline__ void hola_n_share(const hola_args<Val> &a, int
     if (lane == 0) sm.red[warp] = s;
     for (int r = tid; r < k.nrows; r += HOLA_THREADS) { /* the block's empty rows */
       const gs_idx_t R = k.lo + r;
-      if (R != k.first) a.y[R] = a.beta == 0.0 ? 0.0 : a.beta * a.y[R];
+      if (R != k.first) a.y[R] = a.beta == T(0) ? T(0) : a.beta * a.y[R];
     }
     __syncthreads();
     if (warp == 0) {
-      double t = lane < HOLA_WARPS ? sm.red[lane] : 0.0;
+      T t = lane < HOLA_WARPS ? sm.red[lane] : T(0);
 #pragma unroll
       for (int o = 16; o > 0; o >>= 1) t += __shfl_xor_sync(FULL_MASK, t, o);
       const bool before = k.before, after = k.after;
       if (!before && !after) {
         if (lane == 0)
-          a.y[k.first] = a.beta == 0.0 ? a.alpha * t : a.alpha * t + a.beta * a.y[k.first];
+          a.y[k.first] = a.beta == T(0) ? a.alpha * t : a.alpha * t + a.beta * a.y[k.first];
       } else {
         if (lane == 0) hola_carry(a, b, before ? 0 : 1, t);
       }
@@ -471,18 +493,18 @@ static __device__ __forceinline__ void hola_n_share(const hola_args<Val> &a, int
   sm.start[tid] = k.nrows; /* threads past the last entry keep an out-of-range row */
   sm.bits[tid] = 0;
   if (tid < HOLA_WARPS) sm.flag[tid] = 0;
-  if (tid < 2) sm.cut[tid] = 0.0;
+  if (tid < 2) sm.cut[tid] = T(0);
   __syncthreads();
   assign_rows<NPT>(a, k, sm.start, sm.bits, sm.flag, sm.out, buffer, true);
-  multiply<V>(v, xv);
-  warp_transpose<V>(v, lane);
+  multiply(v, xv);
+  warp_transpose(v, lane);
   __syncthreads();
 
   int row = sm.start[tid];
   const unsigned bits = sm.bits[tid];
   const bool flagged = sm.flag[warp] != 0;
   /* Sink of a row's sum: the buffer, or (many empty rows) y and the two shared-row slots. */
-  auto sink = [&](int r, double t, bool plain) {
+  auto sink = [&](int r, T t, bool plain) {
     if (r >= k.nrows) return;
     if (buffer) {
       if (plain) sm.out[r] = t;
@@ -496,13 +518,13 @@ static __device__ __forceinline__ void hola_n_share(const hola_args<Val> &a, int
     }
   };
 
-  double t = 0.0;
+  T t = T(0);
 #pragma unroll
   for (int i = 0; i < NPT; ++i) {
     t += (i & 1) ? v[i / 2].y : v[i / 2].x;
     if (bits & (1u << i)) {
       sink(row, t, true);
-      t = 0.0;
+      t = T(0);
       if (!flagged) ++row;
       else row = row_of_entry(a.rp, k.lo, k.bstart + tid * NPT + i + 1, row + 1, k.nrows);
     }
@@ -516,7 +538,7 @@ static __device__ __forceinline__ void hola_n_share(const hola_args<Val> &a, int
     bool stop = __shfl_down_sync(FULL_MASK, head, 1) || lane == 31;
 #pragma unroll
     for (int o = 1; o < 32; o <<= 1) {
-      const double tin = __shfl_down_sync(FULL_MASK, t, o);
+      const T tin = __shfl_down_sync(FULL_MASK, t, o);
       const bool sin = __shfl_down_sync(FULL_MASK, stop, o);
       if (!stop) {
         t += tin;
@@ -524,7 +546,7 @@ static __device__ __forceinline__ void hola_n_share(const hola_args<Val> &a, int
       }
     }
     if (head) sink(row, t, false);
-  } else if (t != 0.0) {
+  } else if (t != T(0)) {
     sink(row, t, false);
   }
   __syncthreads();
@@ -535,8 +557,8 @@ static __device__ __forceinline__ void hola_n_share(const hola_args<Val> &a, int
     const int64_t end_row = k.lo + k.nrows - (k.cut_end ? 1 : 0);
     for (int64_t R = (first_row & ~(int64_t)31) + tid; R < end_row; R += HOLA_THREADS) {
       if (R < first_row) continue;
-      const double s = sm.out[R - k.lo];
-      a.y[R] = a.beta == 0.0 ? a.alpha * s : a.alpha * s + a.beta * a.y[R];
+      const T s = sm.out[R - k.lo];
+      a.y[R] = a.beta == T(0) ? a.alpha * s : a.alpha * s + a.beta * a.y[R];
     }
   }
   if (tid == 0 && k.cut_begin) hola_carry(a, b, 0, buffer ? sm.out[0] : sm.cut[0]);
@@ -544,19 +566,20 @@ static __device__ __forceinline__ void hola_n_share(const hola_args<Val> &a, int
 }
 
 /* One block per share (the paper's launch). */
-template <int NPT, typename Val>
+template <int NPT, typename Val, typename T>
 static __global__ void __launch_bounds__(HOLA_THREADS, NPT <= 8 ? HOLA_MIN_BLOCKS : 1)
-hola_n_kernel(hola_args<Val> a)
+hola_n_kernel(hola_args<Val, T> a)
 {
   constexpr int NPB = NPT * HOLA_THREADS, V = NPT / 2;
-  __shared__ hola_n_smem<NPT> sm;
+  typedef typename vec2<T>::type P2;
+  __shared__ hola_n_smem<NPT, T> sm;
   const int lane = threadIdx.x & 31, wbase = (threadIdx.x >> 5) * 32 * NPT;
   const int64_t b = blockIdx.x;
   gs_pdl_trigger(); /* the fix-up kernel may be scheduled once the last wave has started */
 
   /* The entries first: their loads depend on nothing, so they are in flight while the row
    * bookkeeping waits for the block info and row_ptr (a block's latency chain is its cost). */
-  double2 v[V];
+  P2 v[V];
   int2 c[V];
   {
     const int64_t bstart = b * NPB;
@@ -564,7 +587,7 @@ hola_n_kernel(hola_args<Val> a)
     if (cnt == NPB) load_items<V, true>(a, bstart, cnt, wbase, lane, v, c);
     else load_items<V, false>(a, bstart, cnt, wbase, lane, v, c);
   }
-  double2 xv[V];
+  P2 xv[V];
   gather_x<V>(a, c, xv);
   hola_n_share<NPT>(a, b, block_rows<NPB>(a, b), v, xv, sm);
 }
@@ -610,8 +633,8 @@ static __device__ __forceinline__ void mbar_wait(uint64_t *bar, unsigned parity)
 /* One thread: the values and column ids of share b into the stage buffers sv, sc; completion
  * (bytes arrived) on bar. The fence orders the block's earlier ordinary reads of the stage
  * (before the caller's barrier) before the copy engine's writes. */
-template <int NPB, typename Val>
-static __device__ __forceinline__ void hola_stage_issue(const hola_args<Val> &a, int64_t b,
+template <int NPB, typename Val, typename T>
+static __device__ __forceinline__ void hola_stage_issue(const hola_args<Val, T> &a, int64_t b,
                                                         Val *sv, gs_idx_t *sc, uint64_t *bar)
 {
   const unsigned vbytes = NPB * sizeof(Val), cbytes = NPB * sizeof(gs_idx_t);
@@ -637,18 +660,19 @@ static size_t hola_pipe_smem(int npt, int stages, size_t val_bytes)
   return (size_t)stages * npt * HOLA_THREADS * (val_bytes + sizeof(gs_idx_t));
 }
 
-template <int NPT, int STAGES, typename Val>
-static __global__ void __launch_bounds__(HOLA_THREADS) hola_np_kernel(hola_args<Val> a)
+template <int NPT, int STAGES, typename Val, typename T>
+static __global__ void __launch_bounds__(HOLA_THREADS) hola_np_kernel(hola_args<Val, T> a)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
   __trap(); /* never launched: hola_pipe_setup checks the binary's target */
 #else
   constexpr int NPB = NPT * HOLA_THREADS, V = NPT / 2;
+  typedef typename vec2<T>::type P2;
   extern __shared__ __align__(16) unsigned char hola_dyn[];
   Val *s_val = reinterpret_cast<Val *>(hola_dyn);
   gs_idx_t *s_col = reinterpret_cast<gs_idx_t *>(s_val + STAGES * NPB);
   __shared__ __align__(8) uint64_t s_bar[STAGES];
-  __shared__ hola_n_smem<NPT> sm;
+  __shared__ hola_n_smem<NPT, T> sm;
   const int tid = threadIdx.x, lane = tid & 31, wbase = (tid >> 5) * 32 * NPT;
   const int64_t G = gridDim.x, whole = a.nnz / NPB; /* shares [0, whole) are full */
   gs_pdl_trigger(); /* the fix-up kernel's launch overlaps this one */
@@ -677,7 +701,7 @@ static __global__ void __launch_bounds__(HOLA_THREADS) hola_np_kernel(hola_args<
       if (bn < whole)
         hola_stage_issue<NPB>(a, bn, s_val + sn * NPB, s_col + sn * NPB, &s_bar[sn]);
     }
-    double2 v[V];
+    P2 v[V];
     int2 c[V];
     if (b < whole) {
       mbar_wait(&s_bar[st], parity);
@@ -686,14 +710,14 @@ static __global__ void __launch_bounds__(HOLA_THREADS) hola_np_kernel(hola_args<
 #pragma unroll
       for (int i = 0; i < V; ++i) {
         const int e = wbase + 2 * (lane + 32 * i);
-        v[i] = widen(*reinterpret_cast<const typename val_pair<Val>::type *>(sv + e));
+        v[i] = widen(*reinterpret_cast<const typename val_pair<Val>::type *>(sv + e), T());
         c[i] = *reinterpret_cast<const int2 *>(sc + e);
       }
     } else {
       const int64_t bstart = b * NPB;
       load_items<V, false>(a, bstart, (int)((int64_t)a.nnz - bstart), wbase, lane, v, c);
     }
-    double2 xv[V];
+    P2 xv[V];
     gather_x<V>(a, c, xv);
     hola_n_share<NPT>(a, b, block_rows<NPB>(a, b), v, xv, sm);
     __syncthreads(); /* sm and the stage are free for the next share */
@@ -711,21 +735,21 @@ static __global__ void __launch_bounds__(HOLA_THREADS) hola_np_kernel(hola_args<
  * holds entry l). Where consecutive entries share a column (a ballot finds any), the warp first
  * sums each run of equal columns with a segmented scan and only the run's last lane adds;
  * otherwise every entry adds its own product. Padding entries (column -1) add nothing. */
-static __device__ __forceinline__ void scatter_one(double *__restrict__ y, int c, double p,
-                                                   int lane)
+template <typename T>
+static __device__ __forceinline__ void scatter_one(T *__restrict__ y, int c, T p, int lane)
 {
   const int cprev = __shfl_up_sync(FULL_MASK, c, 1);
   const bool starts = lane == 0 || c != cprev;
   if (__all_sync(FULL_MASK, starts)) {
-    if (c >= 0 && p != 0.0) atomicAdd(&y[c], p);
+    if (c >= 0 && p != T(0)) atomicAdd(&y[c], p);
     return;
   }
   /* inclusive segmented scan: (a, b) -> b.start ? b : (a.sum + b.sum, a.start) */
-  double s = p;
+  T s = p;
   bool st = starts;
 #pragma unroll
   for (int o = 1; o < 32; o <<= 1) {
-    const double in = __shfl_up_sync(FULL_MASK, s, o);
+    const T in = __shfl_up_sync(FULL_MASK, s, o);
     const bool sin = __shfl_up_sync(FULL_MASK, st, o);
     if (lane >= o && !st) {
       s += in;
@@ -734,7 +758,7 @@ static __device__ __forceinline__ void scatter_one(double *__restrict__ y, int c
   }
   const int cnext = __shfl_down_sync(FULL_MASK, c, 1);
   const bool ends = lane == 31 || cnext != c;
-  if (ends && c >= 0 && s != 0.0) atomicAdd(&y[c], s);
+  if (ends && c >= 0 && s != T(0)) atomicAdd(&y[c], s);
 }
 
 /* op T with the warp's entries in the loaded order one per lane (lane l, step j: entry
@@ -743,14 +767,14 @@ static __device__ __forceinline__ void scatter_one(double *__restrict__ y, int c
  * atomics touch few sectors of y: op T is bound by L2 atomic traffic, and loading entry pairs
  * (16-byte loads, as op N does) spread each atomic instruction over 64 entries and measured
  * 1.07-1.41x slower on the H100 (lap27 343 against 243 us). Rows from the same bookkeeping. */
-template <int NPT, bool ROWS, typename Val>
-static __global__ void __launch_bounds__(HOLA_THREADS) hola_t_kernel(hola_args<Val> a)
+template <int NPT, bool ROWS, typename Val, typename T>
+static __global__ void __launch_bounds__(HOLA_THREADS) hola_t_kernel(hola_args<Val, T> a)
 {
   constexpr int NPB = NPT * HOLA_THREADS;
   __shared__ int s_start[HOLA_THREADS];
   __shared__ unsigned s_bits[HOLA_THREADS];
   __shared__ int s_flag[HOLA_WARPS];
-  __shared__ double s_p[ROWS ? NPB : 1]; /* ROWS: the block's products, in entry order */
+  __shared__ T s_p[ROWS ? NPB : 1];      /* ROWS: the block's products, in entry order */
   __shared__ int s_c[ROWS ? NPB : 1];    /* and their columns */
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -759,12 +783,12 @@ static __global__ void __launch_bounds__(HOLA_THREADS) hola_t_kernel(hola_args<V
   const int64_t bstart = b * NPB;
   const int cnt = (int)min((int64_t)NPB, (int64_t)a.nnz - bstart);
 
-  double v[NPT];
+  T v[NPT];
   int c[NPT];
 #pragma unroll
   for (int j = 0; j < NPT; ++j) {
     const int e = wbase + 32 * j + lane;
-    v[j] = e < cnt ? (double)__ldg(&a.val[bstart + e]) : 0.0;
+    v[j] = e < cnt ? (T)__ldg(&a.val[bstart + e]) : T(0);
     c[j] = e < cnt ? __ldg(&a.col[bstart + e]) : -1;
   }
   const hola_block k = block_rows<NPB>(a, b);
@@ -773,8 +797,8 @@ static __global__ void __launch_bounds__(HOLA_THREADS) hola_t_kernel(hola_args<V
   gs_pdl_wait();
 
   if (k.one_row) { /* one row: one factor */
-    const double f = a.alpha * __ldg(&a.x[k.first]);
-    if (f == 0.0) return;
+    const T f = a.alpha * __ldg(&a.x[k.first]);
+    if (f == T(0)) return;
 #pragma unroll
     for (int j = 0; j < NPT; ++j) scatter_one(a.y, c[j], v[j] * f, lane);
     return;
@@ -784,14 +808,14 @@ static __global__ void __launch_bounds__(HOLA_THREADS) hola_t_kernel(hola_args<V
   s_bits[tid] = 0;
   if (tid < HOLA_WARPS) s_flag[tid] = 0;
   __syncthreads();
-  assign_rows<NPT>(a, k, s_start, s_bits, s_flag, NULL, true, false);
+  assign_rows<NPT>(a, k, s_start, s_bits, s_flag, (T *)NULL, true, false);
   __syncthreads();
 
   const bool flagged = s_flag[warp] != 0; /* entries of this warp belong to its own threads */
 #pragma unroll
   for (int j = 0; j < NPT; ++j) {
     const int e = wbase + 32 * j + lane;
-    double f = 0.0;
+    T f = T(0);
     if (e < cnt) {
       const int owner = e / NPT, bit = e % NPT;
       const int r = !flagged
@@ -800,7 +824,7 @@ static __global__ void __launch_bounds__(HOLA_THREADS) hola_t_kernel(hola_args<V
       f = a.alpha * __ldg(&a.x[k.lo + r]);
     }
     /* A zero factor adds nothing (and no 0 * Inf), as csr-vector's transpose skips the row. */
-    const double p = f == 0.0 ? 0.0 : v[j] * f;
+    const T p = f == T(0) ? T(0) : v[j] * f;
     if (!ROWS) {
       scatter_one(a.y, c[j], p, lane);
     } else if (e < cnt) {
@@ -836,13 +860,13 @@ static __global__ void __launch_bounds__(HOLA_THREADS) hola_t_kernel(hola_args<V
     }
     if (longest <= 2 * ((sum + 31) / 32)) {
       for (int i = 0; i < len; ++i) {
-        const double p = s_p[s0 + i];
-        if (p != 0.0) atomicAdd(&a.y[s_c[s0 + i]], p);
+        const T p = s_p[s0 + i];
+        if (p != T(0)) atomicAdd(&a.y[s_c[s0 + i]], p);
       }
     } else {
       for (int e0 = lo; e0 < hi; e0 += 32) {
         const int e = e0 + lane;
-        scatter_one(a.y, e < hi ? s_c[e] : -1, e < hi ? s_p[e] : 0.0, lane);
+        scatter_one(a.y, e < hi ? s_c[e] : -1, e < hi ? s_p[e] : T(0), lane);
       }
     }
   }
@@ -851,12 +875,12 @@ static __global__ void __launch_bounds__(HOLA_THREADS) hola_t_kernel(hola_args<V
 /* ---- backend ------------------------------------------------------------------------------ */
 
 /* The compiled pipelined kernels: 4 or 8 non-zeros per thread, 2 or 3 stages. */
-template <typename Val>
-static void (*hola_np_fn(int npt, int stages))(hola_args<Val>)
+template <typename Val, typename T>
+static void (*hola_np_fn(int npt, int stages))(hola_args<Val, T>)
 {
-  typedef void (*fn_t)(hola_args<Val>);
-  static const fn_t k[2][2] = {{hola_np_kernel<4, 2, Val>, hola_np_kernel<4, 3, Val>},
-                               {hola_np_kernel<8, 2, Val>, hola_np_kernel<8, 3, Val>}};
+  typedef void (*fn_t)(hola_args<Val, T>);
+  static const fn_t k[2][2] = {{hola_np_kernel<4, 2, Val, T>, hola_np_kernel<4, 3, Val, T>},
+                               {hola_np_kernel<8, 2, Val, T>, hola_np_kernel<8, 3, Val, T>}};
   return k[npt == 8][stages == 3];
 }
 
@@ -864,9 +888,9 @@ static void (*hola_np_fn(int npt, int stages))(hola_args<Val>)
  * finished (programmatic dependent launch, sm_90: ignored elsewhere): for a kernel that calls
  * gs_pdl_wait() before it touches what that kernel writes. Only ever after a kernel of ours that
  * calls gs_pdl_trigger(), and whose own launch waited for everything before it. */
-template <class K, typename Val>
+template <class K, typename Val, typename T>
 static gs_status_t launch_after(K kernel, unsigned grid, unsigned block, cudaStream_t s,
-                                const hola_args<Val> &args, const char *name)
+                                const hola_args<Val, T> &args, const char *name)
 {
   cudaLaunchAttribute at[1];
   at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
@@ -882,23 +906,23 @@ static gs_status_t launch_after(K kernel, unsigned grid, unsigned block, cudaStr
   return GS_CHECK_LAUNCH(s, name);
 }
 
-template <typename Val>
+template <typename Val, typename T>
 static gs_status_t hola_launch(cudaStream_t s, const hola_data_t *d, gs_op_t op,
-                               const hola_args<Val> &args, int after_scale)
+                               const hola_args<Val, T> &args, int after_scale)
 {
   if (op == GS_OP_N) {
     const int npt = d->n.npt;
     const unsigned g = (unsigned)d->n.nblocks;
     const unsigned gf = gs_grid_blocks(d->n.nblocks > 1 ? d->n.nblocks - 1 : 1, 256);
     if (d->pipe) {
-      hola_np_fn<Val>(npt, d->pipe)<<<d->pgrid, HOLA_THREADS,
-                                      hola_pipe_smem(npt, d->pipe, sizeof(Val)), s>>>(args);
+      hola_np_fn<Val, T>(npt, d->pipe)<<<d->pgrid, HOLA_THREADS,
+                                         hola_pipe_smem(npt, d->pipe, sizeof(Val)), s>>>(args);
       GS_CHECK(GS_CHECK_LAUNCH(s, "hola_np_kernel"));
     } else {
       switch (npt) {
-      case 4: hola_n_kernel<4, Val><<<g, HOLA_THREADS, 0, s>>>(args); break;
-      case 8: hola_n_kernel<8, Val><<<g, HOLA_THREADS, 0, s>>>(args); break;
-      default: hola_n_kernel<16, Val><<<g, HOLA_THREADS, 0, s>>>(args); break;
+      case 4: hola_n_kernel<4, Val, T><<<g, HOLA_THREADS, 0, s>>>(args); break;
+      case 8: hola_n_kernel<8, Val, T><<<g, HOLA_THREADS, 0, s>>>(args); break;
+      default: hola_n_kernel<16, Val, T><<<g, HOLA_THREADS, 0, s>>>(args); break;
       }
       GS_CHECK(GS_CHECK_LAUNCH(s, "hola_n_kernel"));
     }
@@ -906,20 +930,22 @@ static gs_status_t hola_launch(cudaStream_t s, const hola_data_t *d, gs_op_t op,
     /* the fix-up right behind the kernel whose carries it sums (both trigger / wait) */
     const char *fx = "hola_fixup_kernel";
     switch (npt) {
-    case 4: return launch_after(hola_fixup_kernel<4 * HOLA_THREADS, Val>, gf, 256, s, args, fx);
-    case 8: return launch_after(hola_fixup_kernel<8 * HOLA_THREADS, Val>, gf, 256, s, args, fx);
+    case 4:
+      return launch_after(hola_fixup_kernel<4 * HOLA_THREADS, Val, T>, gf, 256, s, args, fx);
+    case 8:
+      return launch_after(hola_fixup_kernel<8 * HOLA_THREADS, Val, T>, gf, 256, s, args, fx);
     default:
-      return launch_after(hola_fixup_kernel<16 * HOLA_THREADS, Val>, gf, 256, s, args, fx);
+      return launch_after(hola_fixup_kernel<16 * HOLA_THREADS, Val, T>, gf, 256, s, args, fx);
     }
   }
   const unsigned g = (unsigned)d->t.nblocks;
-  void (*k)(hola_args<Val>);
+  void (*k)(hola_args<Val, T>);
   switch (d->t.npt * 2 + (d->rows ? 1 : 0)) {
-  case 8: k = hola_t_kernel<4, false, Val>; break;
-  case 9: k = hola_t_kernel<4, true, Val>; break;
-  case 16: k = hola_t_kernel<8, false, Val>; break;
-  case 17: k = hola_t_kernel<8, true, Val>; break;
-  default: k = hola_t_kernel<16, false, Val>; break;
+  case 8: k = hola_t_kernel<4, false, Val, T>; break;
+  case 9: k = hola_t_kernel<4, true, Val, T>; break;
+  case 16: k = hola_t_kernel<8, false, Val, T>; break;
+  case 17: k = hola_t_kernel<8, true, Val, T>; break;
+  default: k = hola_t_kernel<16, false, Val, T>; break;
   }
   /* right behind y = beta y (scale_kernel triggers), its loads overlap the scaling; after
    * anything else, an ordinary launch */
@@ -928,15 +954,14 @@ static gs_status_t hola_launch(cudaStream_t s, const hola_data_t *d, gs_op_t op,
   return GS_CHECK_LAUNCH(s, "hola_t_kernel");
 }
 
-/* The value array the kernels read (the shared double one, or the float copy) picks the
- * instantiation. */
-template <typename Val>
+/* The value array the kernels read (the shared double one, or the float copy) and the vector
+ * type T (double, or float in float precision) pick the instantiation. */
+template <typename Val, typename T>
 static gs_status_t hola_apply_values(cudaStream_t s, const hola_data_t *d, const Val *val,
-                                     gs_op_t op, double alpha, const double *d_x, double beta,
-                                     double *d_y)
+                                     gs_op_t op, T alpha, const T *d_x, T beta, T *d_y)
 {
   const hola_split_t *sp = op == GS_OP_T ? &d->t : &d->n;
-  hola_args<Val> args;
+  hola_args<Val, T> args;
   args.rp = d->A.d_row_ptr32;
   args.col = d->A.d_col;
   args.val = val;
@@ -944,7 +969,7 @@ static gs_status_t hola_apply_values(cudaStream_t s, const hola_data_t *d, const
   args.info = sp->d_info;
   args.x = d_x;
   args.y = d_y;
-  args.carry = d->d_carry;
+  args.carry = (T *)d->d_carry;
   args.alpha = alpha;
   args.beta = beta;
   args.m = d->A.m;
@@ -953,8 +978,8 @@ static gs_status_t hola_apply_values(cudaStream_t s, const hola_data_t *d, const
   if (op == GS_OP_T) {
     GS_CHECK(gs_launch_scale(s, d->A.n, beta, d_y)); /* launches nothing when beta = 1 */
     if (sp->nblocks == 0) return GS_SUCCESS;
-    args.beta = 1.0;
-    return hola_launch(s, d, op, args, beta != 1.0 && d->A.n > 0);
+    args.beta = T(1);
+    return hola_launch(s, d, op, args, beta != T(1) && d->A.n > 0);
   }
   if (sp->nblocks == 0) return gs_launch_scale(s, d->A.m, beta, d_y); /* no entries */
   return hola_launch(s, d, op, args, 0);
@@ -966,6 +991,16 @@ static gs_status_t hola_apply(gs_context_t *ctx, void *data, gs_op_t op, double 
   const hola_data_t *d = (const hola_data_t *)data;
   if (d->d_valf) return hola_apply_values(ctx->stream, d, d->d_valf, op, alpha, d_x, beta, d_y);
   return hola_apply_values(ctx->stream, d, d->A.d_val, op, alpha, d_x, beta, d_y);
+}
+
+/* precision=float: the float copy of the values, float vectors (spmv.c calls this slot only for
+ * a product prepared in float precision, whose prepare made d_valf when nnz > 0; with nnz = 0
+ * there are no blocks and only y = beta y runs). */
+static gs_status_t hola_apply_f32(gs_context_t *ctx, void *data, gs_op_t op, float alpha,
+                                  const float *d_x, float beta, float *d_y)
+{
+  const hola_data_t *d = (const hola_data_t *)data;
+  return hola_apply_values(ctx->stream, d, (const float *)d->d_valf, op, alpha, d_x, beta, d_y);
 }
 
 static void hola_destroy(void *data)
@@ -1007,15 +1042,17 @@ static gs_status_t hola_pipe_setup(gs_context_t *ctx, hola_data_t *d, int npt, i
   d->pipe = 0;
   d->pipe_note = "";
   if (stages == 0 || nblocks < 1) return GS_SUCCESS; /* not asked for, or nothing to stream */
-  /* the values the copy engine streams: the shared doubles, or the float copy (mixed) */
-  const int mixed = d->d_valf != NULL;
+  /* the values the copy engine streams: the shared doubles, or the float copy (mixed, float);
+   * the kernel that will run: <double, double>, <float, double> or <float, float> */
+  const int mixed = d->d_valf != NULL, fl = d->vec_bytes == sizeof(float);
   const uintptr_t vals = mixed ? (uintptr_t)d->d_valf : (uintptr_t)d->A.d_val;
   if (npt > 8) why = "16 non-zeros per thread";
   else if ((vals | (uintptr_t)d->A.d_col) % 16 != 0)
     why = "the CSR arrays are not 16-byte aligned";
   const size_t sh = hola_pipe_smem(npt, stages, mixed ? sizeof(float) : sizeof(double));
-  const void *fn = mixed ? (const void *)hola_np_fn<float>(npt, stages)
-                         : (const void *)hola_np_fn<double>(npt, stages);
+  const void *fn = fl      ? (const void *)hola_np_fn<float, float>(npt, stages)
+                  : mixed ? (const void *)hola_np_fn<float, double>(npt, stages)
+                          : (const void *)hola_np_fn<double, double>(npt, stages);
   int per_sm = 0;
   if (!why) { /* the copy engine is sm_90's: a build for older targets compiles a trap */
     cudaFuncAttributes fa;
@@ -1100,8 +1137,10 @@ static gs_status_t hola_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv
   if (!d) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory preparing hola");
   d->ctx = ctx;
   GS_TRY(gs_matrix_device_csr(A, &d->A));
-  /* mixed: the float copy first, so that the pipelined kernel's checks see what it streams */
-  if (cfg->precision == GS_PRECISION_MIXED) GS_TRY(gs_dcsr_round_values(ctx, &d->A, &d->d_valf));
+  /* mixed and float: the float copy first, so that the pipelined kernel's checks see what it
+   * streams */
+  d->vec_bytes = cfg->precision == GS_PRECISION_FLOAT ? sizeof(float) : sizeof(double);
+  if (gs_cfg_float_values(cfg)) GS_TRY(gs_dcsr_round_values(ctx, &d->A, &d->d_valf));
   {
     const gs_features_t *f = gs_matrix_features(A);
     const int npt = gs_hola_npt(d->A.nnz, f ? f->row_mean : 0.0, req);
@@ -1133,7 +1172,7 @@ static gs_status_t hola_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv
     d->rows = npt <= 8 && (tr == 1 || (tr == 2 && npt == 8 && f &&
                                        f->row_std <= 0.5 * f->row_mean));
     if (d->n.nblocks > 0)
-      GS_TRY(gs_dmalloc(ctx, (void **)&d->d_carry, 2 * (size_t)d->n.nblocks * sizeof(double),
+      GS_TRY(gs_dmalloc(ctx, &d->d_carry, 2 * (size_t)d->n.nblocks * d->vec_bytes,
                         "hola carries"));
     /* Algorithm 2 and the block info, timed with events on the stream: their cost is the
      * backend's own prepare (describe reports it; gs_spmv_create's wall time adds the
@@ -1160,22 +1199,23 @@ static gs_status_t hola_memory(const void *data, gs_spmv_mem_t *mem)
 {
   const hola_data_t *d = (const hola_data_t *)data;
   const gs_dcsr_t *A = &d->A;
-  const size_t extra = hola_split_bytes(&d->n) + (size_t)d->n.nblocks * 2 * sizeof(double) +
+  const size_t vec = d->vec_bytes; /* x, y and the carries: 8 bytes, 4 in float precision */
+  const size_t extra = hola_split_bytes(&d->n) + (size_t)d->n.nblocks * 2 * vec +
                        (d->t.d_brs != d->n.d_brs ? hola_split_bytes(&d->t) : 0);
-  /* The values read: the shared doubles, or (mixed) the float copy held besides them. */
+  /* The values read: the shared doubles, or (mixed, float) the float copy held besides them. */
   const size_t vbytes = d->d_valf ? sizeof(float) : sizeof(double);
   mem->device_bytes = ((size_t)A->m + 1) * sizeof(int32_t) +
                       (size_t)A->nnz * (sizeof(gs_idx_t) + sizeof(double)) + extra;
   if (d->d_valf) mem->device_bytes += (size_t)A->nnz * sizeof(float);
-  /* op N: CSR (values of vbytes) + x + y, and the block info. */
+  /* op N: CSR (values of vbytes) + x + y (entries of vec), and the block info. */
   mem->bytes_per_apply =
-      gs_csr_bytes_per_apply_typed(A->m, A->n, A->nnz, sizeof(int32_t), vbytes, sizeof(double)) +
+      gs_csr_bytes_per_apply_typed(A->m, A->n, A->nnz, sizeof(int32_t), vbytes, vec) +
       (size_t)d->n.nblocks * sizeof(int4);
   /* op T: CSR and x once, y scaled (read + write) then updated by atomics (at least one
    * read-modify-write per entry of y). */
   mem->bytes_per_apply_t = ((size_t)A->m + 1) * sizeof(int32_t) +
                            (size_t)A->nnz * (sizeof(gs_idx_t) + vbytes) +
-                           (size_t)A->m * sizeof(double) + 4 * (size_t)A->n * sizeof(double) +
+                           (size_t)A->m * vec + 4 * (size_t)A->n * vec +
                            (size_t)d->t.nblocks * sizeof(int4);
   return GS_SUCCESS;
 }
@@ -1206,8 +1246,8 @@ static gs_status_t hola_host_apply(const gs_csr_t *A, const gs_spmv_cfg_t *cfg, 
   if (req != 0 && (req < HOLA_NPT_MIN || req > HOLA_NPT_MAX))
     return GS_ERROR(GS_ERR_INVALID_ARG, "hola: npt must be 0, 4, 8 or 16, not %d", req);
   const double mean = A->m > 0 ? (double)A->nnz / A->m : 0.0;
-  return gs_hola_apply_host(A, gs_hola_npt(A->nnz, mean, req),
-                            cfg->precision == GS_PRECISION_MIXED, op, alpha, x, beta, y);
+  return gs_hola_apply_host(A, gs_hola_npt(A->nnz, mean, req), (gs_precision_t)cfg->precision,
+                            op, alpha, x, beta, y);
 }
 
 extern "C" const gs_spmv_ops_t gs_spmv_hola_ops = {
@@ -1215,6 +1255,6 @@ extern "C" const gs_spmv_ops_t gs_spmv_hola_ops = {
     "HOLA: CSR, equal non-zeros per block and thread, bit-mask rows, register transpose "
     "(Steinberger et al., ICS17); T by atomics",
     GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_SHARED_CSR |
-        GS_SPMV_FLAG_LIGHT | GS_SPMV_FLAG_MIXED,
+        GS_SPMV_FLAG_LIGHT | GS_SPMV_FLAG_MIXED | GS_SPMV_FLAG_FLOAT,
     hola_options, hola_prepare, hola_apply,
-    hola_memory, hola_destroy, hola_host_apply, hola_describe};
+    hola_memory, hola_destroy, hola_host_apply, hola_describe, hola_apply_f32};

@@ -4,7 +4,8 @@
  * 255/256/257 distinct values, column jumps at the width limits, empty rows at chunk edges,
  * and the host emulation of the kernels against the CSR product within its rounding bound;
  * every layout of check_all again in mixed precision (values rounded once to float: the table
- * of rounded values, no double chunk, bcoo in floats) within the bound of float values. */
+ * of rounded values, no double chunk, bcoo in floats) within the bound of float values; in
+ * float precision the same layout and the emulation in float arithmetic. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -726,6 +727,81 @@ static void test_mixed(void)
   gs_csr_destroy(&A);
 }
 
+/* precision=float (gs_bccoo_opts_t.mixed = 2): the layout of mixed byte for byte (records,
+ * blobs, table, encodings), flagged fl, with 4 bytes less a carry and half the table's bytes on
+ * the device; the emulation computes in float: on float x and y, every result a float, within
+ * the float product's bound (gs_test_spmv_compare_float) and outside the double one (the
+ * rounding to float took place); the registry's host apply (flag FLOAT) is that emulation bit
+ * for bit, ops N and T, every K of both backends; mixed = 3 is refused. */
+static void test_float(void)
+{
+  gs_csr_t *A = gs_test_random_csr(rng(), 300, 200, 0.05);
+  CU_ASSERT_FATAL(A != NULL);
+  gs_csr_t *Af = NULL;
+  CU_ASSERT_FATAL(gs_csr_copy(&Af, A) == GS_SUCCESS);
+  for (gs_off_t p = 0; p < Af->nnz; ++p) Af->val[p] = (double)(float)Af->val[p];
+  double x[300], y0[300], y[300], yr[300];
+  float xf[300], y0f[300], yf[300];
+  for (int i = 0; i < 300; ++i) {
+    x[i] = xf[i] = (float)rnd();
+    y0[i] = y0f[i] = (float)rnd();
+  }
+  static const int ks[] = {0, 1, 2, 4, 8, 16, 32};
+  for (int compressed = 0; compressed < 2; ++compressed)
+    for (size_t ik = 0; ik < sizeof ks / sizeof *ks; ++ik) {
+      if (!compressed && ks[ik] > BCOO_K_MAX) break;
+      const char *name = compressed ? "bccoo" : "bcoo";
+      CU_ASSERT(gs_spmv_backend_flags(gs_spmv_backend_find(name)) & GS_SPMV_FLAG_FLOAT);
+      gs_bccoo_opts_t om = {ks[ik], compressed, compressed, compressed, 0, 1}, of = om;
+      of.mixed = 2;
+      gs_bccoo_t *M = NULL, *F = NULL;
+      CU_ASSERT_FATAL(gs_bccoo_build(&M, A, &om) == GS_SUCCESS);
+      CU_ASSERT_FATAL(gs_bccoo_build(&F, A, &of) == GS_SUCCESS);
+      check_layout(F, A, &of);
+      CU_ASSERT(F->fl && F->mixed && !M->fl);
+      CU_ASSERT_EQUAL_FATAL(F->nchunks, M->nchunks);
+      CU_ASSERT_EQUAL_FATAL(F->blob_bytes, M->blob_bytes);
+      CU_ASSERT(memcmp(F->blob, M->blob, F->blob_bytes) == 0);
+      CU_ASSERT(memcmp(F->chunk, M->chunk, (size_t)F->nchunks * sizeof *F->chunk) == 0);
+      CU_ASSERT(F->lut_size == M->lut_size && memcmp(F->lut, M->lut, sizeof F->lut) == 0);
+      CU_ASSERT(memcmp(F->kind_count, M->kind_count, sizeof F->kind_count) == 0);
+      CU_ASSERT_EQUAL(gs_bccoo_device_bytes(M) - gs_bccoo_device_bytes(F),
+                      (size_t)F->nchunks * 2 * 4 + (F->lut_size > 0 ? BCCOO_LUT_SIZE * 4 : 0));
+      char opt[64], label[96];
+      snprintf(opt, sizeof opt, "%s.k=%d,precision=float", name, ks[ik]);
+      snprintf(label, sizeof label, "%s K=%d float emulation", name, F->K);
+      for (int op = 0; op < 2; ++op) {
+        const gs_op_t t = op ? GS_OP_T : GS_OP_N;
+        const int len = op ? A->n : A->m;
+        for (int c = 0; c < 3; ++c) {
+          const double alpha = c == 0 ? 1.0 : c == 1 ? -1.5 : 2.5, beta = c == 0 ? 0.0 : -0.5;
+          for (int i = 0; i < len; ++i) y[i] = yr[i] = beta == 0.0 ? NAN : y0[i];
+          CU_ASSERT_EQUAL_FATAL(gs_bccoo_apply_host(F, t, alpha, x, beta, y), GS_SUCCESS);
+          int floats = 1;
+          for (int i = 0; i < len; ++i) {
+            yf[i] = (float)y[i];
+            floats &= (double)yf[i] == y[i];
+          }
+          CU_ASSERT(floats);
+          CU_ASSERT(gs_test_spmv_ok_float(A, t, (float)alpha, xf, (float)beta, y0f, yf, label));
+          if (c == 0) CU_ASSERT(gs_test_spmv_compare(Af, t, alpha, x, beta, y0, y).ratio > 1.0);
+          CU_ASSERT_EQUAL_FATAL(gs_spmv_host_apply(name, A, opt, t, alpha, x, beta, yr),
+                                GS_SUCCESS);
+          CU_ASSERT(memcmp(yr, y, (size_t)len * sizeof *y) == 0);
+        }
+      }
+      gs_bccoo_destroy(&M);
+      gs_bccoo_destroy(&F);
+    }
+  gs_bccoo_t *L = NULL;
+  gs_bccoo_opts_t o = {1, 1, 1, 1, 0, 3};
+  CU_ASSERT_EQUAL(gs_bccoo_build(&L, A, &o), GS_ERR_INVALID_ARG);
+  CU_ASSERT(strstr(gs_last_error(), "mixed") != NULL);
+  CU_ASSERT_PTR_NULL(L);
+  gs_csr_destroy(&Af);
+  gs_csr_destroy(&A);
+}
+
 static void test_registry_and_arguments(void)
 {
   const double a[] = {1, 2, 0, 3, 0, 4};
@@ -783,6 +859,8 @@ int main(void)
       {"registry options and bad arguments", test_registry_and_arguments},
       {"precision=mixed: rounded values in the table, no doubles, registry, float range",
        test_mixed},
+      {"precision=float: the mixed layout, float table and carries, float arithmetic",
+       test_float},
       CU_TEST_INFO_NULL};
   return gs_test_main("bccoo_host", tests, 0);
 }

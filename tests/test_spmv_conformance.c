@@ -805,7 +805,10 @@ static void float_one(gs_matrix_t *A, const char *name, const char *options, con
  * honoured) through float_one, x and y drawn in float from this run's seed; then the kernel
  * paths the defaults may not reach: csr-vector's plain groups of each width next to its row
  * blocks, hyb all COO and with a narrow ELL part, sellp's reduction shapes (a group spanning
- * warps with C < 32 and with C >= 32, 1024 threads, a warp a row, rows sorted). */
+ * warps with C < 32 and with C >= 32, 1024 threads, a warp a row, rows sorted), and as in the
+ * mixed part bccoo's and bcoo's K (bccoo's 16 and 32 too) and bccoo without its table, hola's
+ * non-zeros per thread (op N and op T's entry and row orders; 16 has no row order) and its
+ * pipelined op N at both stage counts, on grids of 2 and 3 blocks too. */
 static void float_on(const gs_csr_t *H, const char *label)
 {
   gs_matrix_t *A = NULL;
@@ -840,7 +843,23 @@ static void float_on(const gs_csr_t *H, const char *label)
       {"sellp", "sellp.c=8,sellp.t=8,sellp.sigma=64,sellp.max_fill=100"},
       {"sellp", "sellp.c=64,sellp.t=4,sellp.sigma=1,sellp.max_fill=100"},
       {"sellp", "sellp.c=32,sellp.t=32,sellp.sigma=1000,sellp.max_fill=100"},
-      {"sellp", "sellp.c=1,sellp.t=32,sellp.max_fill=100"}};
+      {"sellp", "sellp.c=1,sellp.t=32,sellp.max_fill=100"},
+      {"bccoo", "bccoo.k=1"},
+      {"bccoo", "bccoo.k=8"},
+      {"bccoo", "bccoo.k=16"},
+      {"bccoo", "bccoo.k=32"},
+      {"bccoo", "bccoo.lut=0"},
+      {"bcoo", "bcoo.k=1"},
+      {"bcoo", "bcoo.k=8"},
+      {"hola", "hola.npt=4,hola.rows=0"},
+      {"hola", "hola.npt=4,hola.rows=1"},
+      {"hola", "hola.npt=8,hola.rows=0"},
+      {"hola", "hola.npt=8,hola.rows=1"},
+      {"hola", "hola.npt=16"},
+      {"hola", "hola.npt=4,hola.pipe=2"},
+      {"hola", "hola.npt=4,hola.pipe=3,hola.pgrid=2"},
+      {"hola", "hola.npt=8,hola.pipe=2,hola.pgrid=3"},
+      {"hola", "hola.npt=8,hola.pipe=3"}};
   for (size_t i = 0; i < sizeof variants / sizeof *variants; ++i)
     if (gs_spmv_backend_find(variants[i][0]) >= 0 && selected(variants[i][0]))
       float_one(A, variants[i][0], variants[i][1], label, x, y0, y, d_x, d_y);
@@ -853,9 +872,11 @@ static void float_on(const gs_csr_t *H, const char *label)
   CU_ASSERT_EQUAL(gs_device_bytes_in_use(ctx), base); /* every backend gave back what it took */
 }
 
-/* The float part, on the matrices of the mixed part (random, stencil row blocks, one long row
- * for csr-vector's chunks and hyb's COO tail) plus an empty-row pattern and nnz = 0; then the
- * refusals that need a device: a value beyond the float range, auto, a solve. */
+/* The float part, on the matrices of the mixed part (random, stencil row blocks, the 27-point
+ * stencil whose rounded values are all bccoo table indices, one long row for csr-vector's
+ * chunks and hyb's COO tail, scattered empty rows and runs of them for hola's flagged warps and
+ * many-empty-rows mode) plus an empty-row pattern and nnz = 0; then the refusals that need a
+ * device: a value beyond the float range, auto, a solve. */
 static void test_float_precision(void)
 {
   uint64_t s = gs_test_seed() ^ 0xc2b2ae35u;
@@ -867,8 +888,18 @@ static void test_float_precision(void)
   for (gs_off_t p = 0; p < A->nnz; ++p) A->val[p] *= 1.0 + 0.1 * gs_test_uniform(&s);
   float_on(A, "laplace 27-pt 30^3, perturbed values");
   gs_csr_destroy(&A);
+  CU_ASSERT_FATAL(gs_gen_laplace(&A, 24, 24, 24, 27) == GS_SUCCESS); /* bccoo: table only */
+  for (gs_off_t p = 0; p < A->nnz; ++p) A->val[p] += A->val[p] * 0x1p-40 * gs_test_uniform(&s);
+  float_on(A, "laplace 27-pt 24^3, values 26 and -1 perturbed by 2^-40");
+  gs_csr_destroy(&A);
   A = build_long_row_9000(&s); /* long-row chunks (atomics), a COO tail */
   float_on(A, "one row of 9000 entries");
+  gs_csr_destroy(&A);
+  A = build_scattered_empty_rows(&s, 20000, 3000, 8000, 6000);
+  float_on(A, "20000x3000, 1-6 entries or empty, rows 8000-13999 empty");
+  gs_csr_destroy(&A);
+  A = build_empty_runs(&s, 60000, 2000);
+  float_on(A, "60000x2000, runs of 300-5000 empty rows");
   gs_csr_destroy(&A);
   A = gs_test_empty_rows(gs_test_random_csr(&s, 500, 500, 0.02), 3);
   CU_ASSERT_FATAL(A != NULL);
