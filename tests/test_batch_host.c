@@ -205,11 +205,11 @@ static void test_ell_fill_and_auto_rule(void)
   gs_batch_host_t H;
   gs_batch_rowstats_t rs;
   gs_csr_t **L = NULL;
-  /* Laplacians of more than 64 rows on average: balanced rows (fill < 1.25), not tiny -> stream */
-  CU_ASSERT_FATAL(gs_batch_gen(&L, "laplace", 20, 130, 200, gs_test_next(&s)) == GS_SUCCESS);
+  /* Laplacians of more than 128 rows on average: balanced rows (fill < 1.25), not small -> stream */
+  CU_ASSERT_FATAL(gs_batch_gen(&L, "laplace", 20, 200, 300, gs_test_next(&s)) == GS_SUCCESS);
   CU_ASSERT_FATAL(gs_batch_host_build(&H, 20, (const gs_csr_t *const *)L) == GS_SUCCESS);
   gs_batch_host_rowstats(&H, &rs);
-  CU_ASSERT(rs.ell_fill < 1.25 && rs.mean_m > 64.0);
+  CU_ASSERT(rs.ell_fill < 1.25 && rs.mean_m > 128.0);
   CU_ASSERT_STRING_EQUAL(gs_batch_rule(&rs, NULL), "batch-csr-stream");
   gs_batch_ell_t E;
   CU_ASSERT_FATAL(gs_batch_ell_build(&H, 0.0, &E) == GS_SUCCESS);
@@ -234,15 +234,15 @@ static void test_ell_fill_and_auto_rule(void)
   CU_ASSERT_FATAL(gs_batch_gen(&L, "random", 20, 80, 200, gs_test_next(&s)) == GS_SUCCESS);
   CU_ASSERT_FATAL(gs_batch_host_build(&H, 20, (const gs_csr_t *const *)L) == GS_SUCCESS);
   gs_batch_host_rowstats(&H, &rs);
-  CU_ASSERT(rs.mean_m > 64.0);
+  CU_ASSERT(rs.mean_m > 64.0 && rs.ell_fill > 1.25);
   CU_ASSERT_STRING_EQUAL(gs_batch_rule(&rs, NULL), "batch-csr-stream");
   gs_batch_host_free(&H);
   gs_batch_gen_free(&L, 20);
-  /* tiny Laplacians: balanced rows -> a thread a row */
-  CU_ASSERT_FATAL(gs_batch_gen(&L, "laplace", 20, 10, 60, gs_test_next(&s)) == GS_SUCCESS);
+  /* small Laplacians: balanced rows -> a thread a row */
+  CU_ASSERT_FATAL(gs_batch_gen(&L, "laplace", 20, 10, 120, gs_test_next(&s)) == GS_SUCCESS);
   CU_ASSERT_FATAL(gs_batch_host_build(&H, 20, (const gs_csr_t *const *)L) == GS_SUCCESS);
   gs_batch_host_rowstats(&H, &rs);
-  CU_ASSERT(rs.ell_fill < 1.25 && rs.mean_m <= 64.0);
+  CU_ASSERT(rs.ell_fill < 1.25 && rs.mean_m <= 128.0);
   CU_ASSERT_STRING_EQUAL(gs_batch_rule(&rs, NULL), "batch-csr-scalar");
   gs_batch_host_free(&H);
   gs_batch_gen_free(&L, 20);
@@ -250,7 +250,7 @@ static void test_ell_fill_and_auto_rule(void)
   CU_ASSERT_FATAL(gs_batch_gen(&L, "random", 20, 10, 60, gs_test_next(&s)) == GS_SUCCESS);
   CU_ASSERT_FATAL(gs_batch_host_build(&H, 20, (const gs_csr_t *const *)L) == GS_SUCCESS);
   gs_batch_host_rowstats(&H, &rs);
-  CU_ASSERT(rs.ell_fill > 1.25 && rs.mean_m <= 64.0);
+  CU_ASSERT(rs.ell_fill > 1.25 && rs.mean_m <= 128.0);
   CU_ASSERT_STRING_EQUAL(gs_batch_rule(&rs, NULL), "batch-csr-stream");
   gs_batch_host_free(&H);
   gs_batch_gen_free(&L, 20);

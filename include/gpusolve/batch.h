@@ -79,7 +79,7 @@ size_t gs_batch_device_bytes(const gs_batch_t *B);
  * entries all threads load at consecutive addresses, products summed a thread a row from shared
  * memory, a row longer than a chunk summed by the whole block; blocks take the problems largest
  * first). "auto" picks one of them from the batch's row statistics (gs_batch_auto_format):
- * batch-csr-stream, or batch-csr-scalar for tiny problems with balanced rows.
+ * batch-csr-stream, or batch-csr-scalar for small problems with balanced rows.
  * Vendor baselines in the same table (flag GS_BATCH_FORMAT_VENDOR, never chosen by "auto"):
  * "batch-cusparse" and "batch-cusparse2", cuSPARSE's own strided batches (cusparseSpMM with
  * one column per problem, CUSPARSE_SPMM_CSR_ALG1 and CSR_ALG2, at most 65,535 problems a call).
