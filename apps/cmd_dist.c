@@ -484,6 +484,10 @@ int cmd_spmv_dist(int argc, char **argv)
   printf("time     product %.2f us, local product alone %.2f us, halo exchange alone %.2f us, "
          "overlap %.0f%% (median of %d, slowest rank)\n", t.product_s * 1e6, t.local_s * 1e6,
          t.halo_s * 1e6, 100.0 * t.overlap, t.reps);
+  if (t.exchange_end_s > 0.0)
+    printf("timeline after the product's start: exchange ended %.2f us, local product started "
+           "%.2f us and ended %.2f us (median, slowest rank)\n", t.exchange_end_s * 1e6,
+           t.local_start_s * 1e6, t.local_end_s * 1e6);
   printf("halo     %.3f MB received per product, all ranks\n", (double)t.halo_bytes / 1e6);
   rc = agree(&a, ok ? CLI_OK : CLI_DEVICE);
 done:

@@ -127,6 +127,9 @@ typedef struct gs_dist_part {
   size_t bytes;
   /* bench: 0 product, 1 local only, 2 halo only */
   int mode;
+  /* bench timeline (timing events, else NULL): recorded where the exchange ended (comm
+   * stream), and where the local product started and ended (main stream) inside a product */
+  cudaEvent_t ev_tx, ev_tl, ev_ls;
 } gs_dist_part_t;
 
 struct gs_dist_matrix {

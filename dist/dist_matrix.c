@@ -94,7 +94,10 @@ gs_status_t gs_dist_part_apply(gs_dist_part_t *P, double alpha, const double *d_
      * (run 52: product = local + exchange, no overlap). In a CUDA Graph both are branches. */
     GS_CHECK(GS_CUDA(cudaEventRecord(R->ev_packed, s)));
     GS_CHECK(exchange_post(P, d_x));
+    if (P->ev_tx) GS_CHECK(GS_CUDA(cudaEventRecord(P->ev_tx, R->comm_stream)));
+    if (P->ev_ls) GS_CHECK(GS_CUDA(cudaEventRecord(P->ev_ls, s)));
     if (P->mode != 2) GS_CHECK(gs_spmv_apply(P->Sd, GS_OP_N, alpha, d_x, beta, d_y));
+    if (P->ev_tl) GS_CHECK(GS_CUDA(cudaEventRecord(P->ev_tl, s)));
     GS_CHECK(GS_CUDA(cudaStreamWaitEvent(s, R->ev_recvd, 0))); /* join */
   } else {
     if (exch && P->nsend > 0)
@@ -415,7 +418,7 @@ typedef struct {
   const double *x;
   double *y;
   int reps;
-  double *med; /* 3 per rank: product, local, halo */
+  double *med; /* BENCH_FIGS per rank */
   double halo_bytes; /* process mode: all ranks' received bytes */
 } spmv_job_t;
 
@@ -467,17 +470,28 @@ static int cmp_double(const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
+/* Median of ms[0..reps) in seconds (sorts ms). */
+static double median_s(double *ms, int reps)
+{
+  qsort(ms, (size_t)reps, sizeof *ms, cmp_double);
+  return 1e-3 * ms[reps / 2];
+}
+
+#define BENCH_FIGS 6 /* per rank: product, local, halo, exchange end, local end, local start */
+
 static gs_status_t bench_rank(gs_dist_rank_t *R, void *user)
 {
   spmv_job_t *j = (spmv_job_t *)user;
   gs_dist_part_t *P = &j->A->p[R->rank];
   gs_context_t *ctx = R->ctx;
   const int reps = j->reps;
-  cudaEvent_t *ev = calloc(2 * (size_t)reps, sizeof *ev);
-  double *ms = malloc((size_t)reps * sizeof *ms);
+  const int nccl = R->D->transport == GS_DIST_NCCL;
+  double *fig = j->med + BENCH_FIGS * R->rank;
+  cudaEvent_t *ev = calloc(2 * (size_t)reps + 3, sizeof *ev);
+  double *ms = malloc(4 * (size_t)reps * sizeof *ms);
   int made = 0;
   gs_status_t st = ev && ms ? part_vectors(P) : GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory");
-  for (; st == GS_SUCCESS && made < 2 * reps; ++made)
+  for (; st == GS_SUCCESS && made < 2 * reps + 3; ++made)
     st = GS_CUDA(cudaEventCreate(&ev[made]));
   if (st == GS_SUCCESS) st = GS_CUDA(cudaMemsetAsync(P->d_x, 0, (size_t)P->rows * 8, ctx->stream));
   st = gs_dist_agree(R, st);
@@ -496,15 +510,33 @@ static gs_status_t bench_rank(gs_dist_rank_t *R, void *user)
       st = GS_CUDA(cudaEventElapsedTime(&t, ev[2 * k], ev[2 * k + 1]));
       ms[k] = t;
     }
-    if (st == GS_SUCCESS) {
-      qsort(ms, (size_t)reps, sizeof *ms, cmp_double);
-      j->med[3 * R->rank + mode] = 1e-3 * ms[reps / 2];
-    }
+    if (st == GS_SUCCESS) fig[mode] = median_s(ms, reps);
   }
+  /* the timeline of one product at a time (NCCL, with an exchange): when, after its start,
+   * the exchange and the local product ended; an exchange that ends near the local product's
+   * end waited for it (no overlap) */
   P->mode = 0;
+  const int timeline = nccl && R->D->n > 1 && P->nsend + P->nhalo > 0;
+  if (timeline) P->ev_tx = ev[2 * reps], P->ev_tl = ev[2 * reps + 1], P->ev_ls = ev[2 * reps + 2];
+  for (int k = 0; st == GS_SUCCESS && timeline && k < reps; ++k) {
+    float a = 0.0f, b = 0.0f, c = 0.0f;
+    st = GS_CUDA(cudaEventRecord(ev[0], ctx->stream));
+    if (st == GS_SUCCESS) st = gs_dist_part_apply(P, 1.0, P->d_x, 0.0, P->d_y);
+    if (st == GS_SUCCESS) st = GS_CUDA(cudaStreamSynchronize(ctx->stream));
+    if (st == GS_SUCCESS) st = GS_CUDA(cudaEventElapsedTime(&a, ev[0], P->ev_tx));
+    if (st == GS_SUCCESS) st = GS_CUDA(cudaEventElapsedTime(&b, ev[0], P->ev_tl));
+    if (st == GS_SUCCESS) st = GS_CUDA(cudaEventElapsedTime(&c, ev[0], P->ev_ls));
+    ms[reps + k] = a, ms[2 * reps + k] = b, ms[3 * reps + k] = c;
+  }
+  P->ev_tx = P->ev_tl = P->ev_ls = NULL;
+  if (st == GS_SUCCESS && timeline) {
+    fig[3] = median_s(ms + reps, reps);
+    fig[4] = median_s(ms + 2 * reps, reps);
+    fig[5] = median_s(ms + 3 * reps, reps);
+  }
   if (st == GS_SUCCESS && R->D->local >= 0) { /* the slowest rank's times, all ranks' bytes */
     double h = (double)P->nhalo * (double)sizeof(double);
-    st = gs_dist_proc_reduce(R, j->med + 3 * R->rank, 3, 1);
+    st = gs_dist_proc_reduce(R, fig, BENCH_FIGS, 1);
     if (st == GS_SUCCESS) st = gs_dist_proc_reduce(R, &h, 1, 0);
     j->halo_bytes = h;
   }
@@ -521,16 +553,20 @@ gs_status_t gs_dist_spmv_bench(gs_dist_matrix_t *A, int reps, gs_dist_spmv_timin
   if (reps < 1 || reps > 100000)
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_dist_spmv_bench: reps %d (1 to 100000)", reps);
   memset(t, 0, sizeof *t);
-  double *med = calloc(3 * (size_t)A->D->n, sizeof *med);
+  double *med = calloc(BENCH_FIGS * (size_t)A->D->n, sizeof *med);
   if (!med) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory");
   spmv_job_t j = {A, 1.0, 0.0, NULL, NULL, reps, med, 0.0};
   const gs_status_t st = gs_dist_run(A->D, bench_rank, &j);
   if (st == GS_SUCCESS) {
     for (int r = 0; r < A->D->n; ++r) { /* process mode: its rank holds the reduced figures */
       if (!gs_dist_is_local(A->D, r)) continue;
-      if (med[3 * r] > t->product_s) t->product_s = med[3 * r];
-      if (med[3 * r + 1] > t->local_s) t->local_s = med[3 * r + 1];
-      if (med[3 * r + 2] > t->halo_s) t->halo_s = med[3 * r + 2];
+      const double *f = med + BENCH_FIGS * r;
+      if (f[0] > t->product_s) t->product_s = f[0];
+      if (f[1] > t->local_s) t->local_s = f[1];
+      if (f[2] > t->halo_s) t->halo_s = f[2];
+      if (f[3] > t->exchange_end_s) t->exchange_end_s = f[3];
+      if (f[4] > t->local_end_s) t->local_end_s = f[4];
+      if (f[5] > t->local_start_s) t->local_start_s = f[5];
       t->halo_bytes += (long)A->p[r].nhalo * (long)sizeof(double);
     }
     if (A->D->local >= 0) t->halo_bytes = (long)j.halo_bytes;

@@ -152,6 +152,10 @@ gs_status_t gs_dist_spmv(gs_dist_matrix_t *A, double alpha, const double *x, dou
  *  they ran one after the other (0 also when a product has no exchange). */
 typedef struct gs_dist_spmv_timing {
   double product_s, local_s, halo_s, overlap;
+  /* a product's timeline (NCCL with an exchange, else 0): when, after the product's start, the
+   * exchange ended and the local product started and ended (medians of products run one at a
+   * time, the slowest rank's). An exchange that ends after the local product waited for it. */
+  double exchange_end_s, local_start_s, local_end_s;
   long halo_bytes; /* bytes received per product, all ranks together */
   int reps;
 } gs_dist_spmv_timing_t;
