@@ -170,6 +170,7 @@ gs_status_t gs_cg_solve(gs_solver_t *s, double *x, double *work, double *h_work)
  * replacements in a row the solve stops as stagnation (QUDA stops after max_res_increase,
  * default 1, in a row). x is then the last iterate, not the best. */
 #define GS_RELIABLE_INCREASES 3
+_Static_assert(GS_RELIABLE_INCREASES == 3, "gs_cg_replace's stop detail says 3");
 
 gs_status_t gs_cg_replace(gs_solver_t *s, void *user, int window, int *next_it,
                           gs_reason_t *reason)
@@ -180,6 +181,12 @@ gs_status_t gs_cg_replace(gs_solver_t *s, void *user, int window, int *next_it,
   const gs_idx_t n = s->n;
   const int done = s->h_s->halt_done; /* the iteration that halted: x and r updated, p not */
   const int c = (done - 1) & 1;       /* its rho in S->rho[c]; the next iteration's in c ^ 1 */
+  /* first the halt off (reductions of a vector table may skip their work while one stands),
+   * and the device's count of the pass (the kernel-by-kernel path had not counted it) */
+  GS_CHECK(gs_solver_clear_halt(s));
+  s->h_s->iter = done;
+  GS_CHECK(GS_CUDA(cudaMemcpyAsync(&S->iter, &s->h_s->iter, sizeof S->iter,
+                                   cudaMemcpyHostToDevice, stream)));
   GS_CHECK(gs_solver_residual(s, v->x, v->r));                  /* r <- b - A x (double A)   */
   GS_CHECK(s->vec->nrm2(s, n, v->r, &S->rnorm));                /* ||r||                     */
   GS_CHECK(GS_CUDA(cudaMemcpyAsync(&S->rel_max, &S->rnorm, sizeof S->rnorm,
@@ -188,10 +195,6 @@ gs_status_t gs_cg_replace(gs_solver_t *s, void *user, int window, int *next_it,
     GS_CHECK(gs_solver_precond(s, v->r, v->z));                 /* z <- M^-1 r               */
     GS_CHECK(s->vec->dot(s, n, v->r, v->z, &S->rho[c ^ 1]));    /* rho <- r^T z              */
   } /* without M, the direction kernel takes rho = ||r||^2 */
-  GS_CHECK(gs_solver_clear_halt(s));
-  s->h_s->iter = done; /* the device's count (the kernel-by-kernel path had not counted it) */
-  GS_CHECK(GS_CUDA(cudaMemcpyAsync(&S->iter, &s->h_s->iter, sizeof S->iter,
-                                   cudaMemcpyHostToDevice, stream)));
   GS_CHECK(GS_CUDA(cudaEventRecord(s->total[1], stream))); /* the solve's end, if it ends here */
   GS_CHECK(gs_solver_fetch(s));
   const double rn = s->h_s->rnorm;
