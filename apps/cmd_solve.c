@@ -53,15 +53,22 @@ static const char *usage_text =
     "  --precision P     double (default); mixed: the products read float matrix values\n"
     "                    (double vectors and sums), so x solves the rounded matrix: the\n"
     "                    residual of the double A is reported beside; mixed-refine:\n"
-    "                    iterative refinement, the solver's iterations on the mixed\n"
-    "                    product to --inner-rtol, the residual b - Ax and the test in\n"
-    "                    double (the accuracy of double). Formats with mixed kernels only\n"
+    "                    the iterations on the mixed product, the residual b - Ax and\n"
+    "                    the test in double (the accuracy of double): cg as one CG\n"
+    "                    with reliable updates (r replaced by b - Ax now and then, see\n"
+    "                    --reliable-delta), the other solvers as iterative refinement\n"
+    "                    (inner solves to --inner-rtol). Formats with mixed kernels only\n"
     "                    ('mixed' in gpusolve spmv --list --verbose; --format all lists the\n"
     "                    others as unsupported); without --format, csr-vector (auto times\n"
     "                    double products and is refused); square systems (not cgnr, lsqr)\n"
     "                    (float, float vectors too, is for spmv and check: refused here)\n"
     "  --inner-rtol R    mixed-refine: relative tolerance of each inner solve (default 1e-6)\n"
-    "  --max-outer N     mixed-refine: limit on refinement steps (default 100)\n"
+    "  --max-outer N     mixed-refine: limit on refinement steps, or on cg's reliable\n"
+    "                    updates (default 100)\n"
+    "  --reliable-delta D\n"
+    "                    mixed-refine with cg: replace r by b - Ax when ||r|| falls below\n"
+    "                    D times its largest value since the last replacement (default\n"
+    "                    0.1); 0: cg runs the refinement loop as the other solvers do\n"
     "  --rtol R          relative tolerance (default 1e-8)\n"
     "  --atol A          absolute tolerance (default 0)\n"
     "  --maxit N         iteration limit (default 10000; GMRES: inner iterations)\n"
@@ -202,7 +209,12 @@ static void print_single(const result_t *r, int ones, int persist_note)
 {
   const gs_solve_stats_t *s = &r->stats;
   const unsigned fl = gs_method_flags(s->method);
-  if (g_prec == PREC_REFINE)
+  if (g_prec == PREC_REFINE && r->refine.reliable)
+    printf("refine   cg with reliable updates: %d iterations on the mixed product, r replaced "
+           "by b - Ax %d time%s (%ld double products, %.4f s)\n", r->refine.inner_iterations,
+           r->refine.outer, r->refine.outer == 1 ? "" : "s", r->refine.outer_spmv,
+           r->refine.seconds_outer_spmv);
+  else if (g_prec == PREC_REFINE)
     printf("refine   %d step%s of iterative refinement, %d inner iterations in all (mixed "
            "precision; last inner solve: %s)\n", r->refine.outer, r->refine.outer == 1 ? "" : "s",
            r->refine.inner_iterations, gs_reason_string(r->refine.last_inner_reason));
@@ -298,6 +310,9 @@ static void json_result(cli_json_t *j, const result_t *r, int ones, int with_his
     json_int(j, "inner_iterations", r->refine.inner_iterations);
     json_str(j, "last_inner_reason", gs_reason_string(r->refine.last_inner_reason));
     json_num(j, "inner_s", r->refine.seconds_inner);
+    json_str(j, "refine_scheme", r->refine.reliable ? "reliable" : "loop");
+    json_int(j, "outer_spmv", r->refine.outer_spmv);
+    json_num(j, "outer_spmv_s", r->refine.seconds_outer_spmv);
   }
   json_num(j, "true_residual_norm", s->true_residual_norm);
   if (gs_method_flags(s->method) & GS_METHOD_LEAST_SQUARES) {
@@ -467,6 +482,10 @@ int cmd_solve(int argc, char **argv)
     } else if ((r = cli_opt(argc, argv, &i, "--max-outer", &v)) != 0) {
       if (r < 0 || cli_parse_int("--max-outer", v, 1, 1000000, &max_outer)) return CLI_BAD_INPUT;
       inner_given = 1;
+    } else if ((r = cli_opt(argc, argv, &i, "--reliable-delta", &v)) != 0) {
+      if (r < 0 || cli_parse_double("--reliable-delta", v, 0.0, 0.999, &ropts.reliable_delta))
+        return CLI_BAD_INPUT;
+      inner_given = 1;
     } else if ((r = cli_opt(argc, argv, &i, "--precond", &v)) != 0) {
       if (r < 0) return CLI_BAD_INPUT;
       pc = v;
@@ -525,8 +544,8 @@ int cmd_solve(int argc, char **argv)
            : !strcmp(precision, "mixed-refine") ? PREC_REFINE : PREC_DOUBLE;
   ropts.max_outer = (int)max_outer;
   if (inner_given && g_prec != PREC_REFINE)
-    return cli_fail(CLI_BAD_INPUT, "solve: --inner-rtol and --max-outer go with --precision "
-                    "mixed-refine");
+    return cli_fail(CLI_BAD_INPUT, "solve: --inner-rtol, --max-outer and --reliable-delta go "
+                    "with --precision mixed-refine");
   if (g_prec != PREC_DOUBLE && format && !strcmp(format, "auto"))
     return cli_fail(CLI_BAD_INPUT, "solve: --format auto selects among double products; with "
                     "--precision %s name a format (csr-vector, ell, dia, hyb, ...)", precision);
@@ -641,7 +660,9 @@ int cmd_solve(int argc, char **argv)
     printf("solver   %s%s, precond %s (setup %.2f ms), rtol %g, atol %g, maxit %ld",
            gs_method_string(m), why, pc, 1e3 * gs_precond_setup_seconds(M), rtol, atol, maxit);
     if (g_prec == PREC_MIXED) printf(", mixed precision (float values)");
-    if (g_prec == PREC_REFINE)
+    if (g_prec == PREC_REFINE && m == GS_SOLVER_CG && ropts.reliable_delta > 0.0)
+      printf(", mixed precision with reliable updates (delta %g)", ropts.reliable_delta);
+    else if (g_prec == PREC_REFINE)
       printf(", mixed-precision iterative refinement (inner rtol %g)", ropts.inner_rtol);
     if (m == GS_SOLVER_GMRES) printf(", restart %ld", restart);
     printf("\ndevice   %s\n", gs_context_device_name(ctx));

@@ -2,7 +2,10 @@
  * Methods for Sparse Linear Systems, 2nd ed., Algorithm 9.1), for symmetric positive definite
  * A and M. Scalars stay on the device: alpha = rho / p^T A p and beta = rho' / rho are formed
  * inside the fused update kernels (vec_kernels.cu), which also refuse the step when
- * p^T A p <= 0 (indefinite A: GS_DIVERGED_INDEFINITE) instead of taking it. */
+ * p^T A p <= 0 (indefinite A: GS_DIVERGED_INDEFINITE) instead of taking it.
+ * With reliable updates (gs_solver_use_reliable, for gs_solve_refine) the same iteration runs on
+ * a mixed-precision product and its residual is replaced by the true one now and then: see
+ * gs_cg_replace at the end of the file. */
 #include <math.h>
 #include <stddef.h>
 
@@ -126,15 +129,93 @@ gs_status_t gs_cg_solve(gs_solver_t *s, double *x, double *work, double *h_work)
 
   GS_CHECK(gs_solver_residual(s, s->opts.x0_given ? x : NULL, v.r)); /* r <- b - A x0        */
   GS_CHECK(s->vec->nrm2(s, n, v.r, &S->rnorm));                       /* ||r||                */
+  if (s->rel.A_res) /* reliable updates: the largest ||r|| so far is the start's (true) one */
+    GS_CHECK(GS_CUDA(cudaMemcpyAsync(&S->rel_max, &S->rnorm, sizeof S->rnorm,
+                                     cudaMemcpyDeviceToDevice, s->ctx->stream)));
   if (s->M) GS_CHECK(gs_solver_precond(s, v.r, v.z));               /* z <- M^-1 r          */
   GS_CHECK(s->vec->dot(s, n, v.r, v.z, &S->rho[0]));                  /* rho <- r^T z         */
   GS_CHECK(s->vec->copy(s, n, v.z, v.p));                             /* p <- z               */
   GS_CHECK(gs_solver_fetch(s));
-  s->stats->rnorm0 = s->h_s->rnorm;
+  s->stats->rnorm0 = s->rel.last = s->h_s->rnorm;
   reason = initial_reason(s, gs_solver_check(s, 0, s->h_s->rnorm, window));
   /* Iteration 1 runs call by call (timed products for the stats); graphs from iteration 2. */
   GS_CHECK(gs_solver_iterate_many(s, cg_iteration, cg_iterations, &v, x, 2,
                                   CG_VEC_N(s->M != NULL), window, &reason));
   s->stats->reason = reason;
   return GS_SUCCESS;
+}
+
+/* ---- reliable updates ------------------------------------------------------------------------
+ * Mixed-precision CG with reliable updates (Sleijpen and van der Vorst 1996, "Reliable updated
+ * residuals in hybrid Bi-CG methods", Computing 56; the scheme of QUDA's mixed-precision CG,
+ * Clark et al. 2010, "Solving lattice QCD systems of equations using mixed precision solvers on
+ * GPUs"): ONE CG iteration sequence, cg_iteration above unchanged, whose products q = A p read
+ * float matrix values (the operator of setup, a mixed product), with x, r, p, z and all sums in
+ * double. The recurrence r <- r - alpha q then drifts from b - A x by (A_f - A)(x - x_j), about
+ * u_f ||A|| ||x - x_j|| since the last replacement at x_j (u_f = 2^-24): some cond(A) u_f times
+ * the largest ||r|| since then. Before that drift matters, the device's test (reliable_due in
+ * vec_kernels.cu) halts the iteration after its x and r updates when ||r|| has fallen below delta
+ * times the largest ||r|| since the last replacement, or meets tol; here, at the next check,
+ *   r <- b - A x on the double operator A_res; ||r||; that maximum <- ||r||;
+ *   z <- M^-1 r; rho <- r^T z;
+ *   stop if ||r|| <= max(rtol ||b||, atol) (the true residual alone ends the solve);
+ *   else p <- z + (rho / rho_old) p, and the iterations go on.
+ * p is kept, so the Krylov space CG has built goes on (a refinement step's new solve starts
+ * from nothing: 236 iterations against CG's 161 on lap27); beta comes from the replaced r, as in
+ * QUDA; nothing is re-orthogonalized (QUDA also projects r out of p there; not done here). Each
+ * replacement costs one double product, one M^-1, two reductions and a host round trip:
+ * about log(||r0|| / tol) / log(1 / delta) of them in a solve, 10 for 1e-10 at delta 0.1.
+ * The segments converge while cond(A) u_f is well below delta; where the drift dominates, the
+ * true residual at each replacement exceeds the one before: after GS_RELIABLE_INCREASES such
+ * replacements in a row the solve stops as stagnation (QUDA stops after max_res_increase,
+ * default 1, in a row). x is then the last iterate, not the best. */
+#define GS_RELIABLE_INCREASES 3
+_Static_assert(GS_RELIABLE_INCREASES == 3, "gs_cg_replace's stop detail says 3");
+
+gs_status_t gs_cg_replace(gs_solver_t *s, void *user, int window, int *next_it,
+                          gs_reason_t *reason)
+{
+  const cg_vecs_t *v = (const cg_vecs_t *)user;
+  gs_dscalars_t *S = s->d_s;
+  cudaStream_t stream = s->ctx->stream;
+  const gs_idx_t n = s->n;
+  const int done = s->h_s->halt_done; /* the iteration that halted: x and r updated, p not */
+  const int c = (done - 1) & 1;       /* its rho in S->rho[c]; the next iteration's in c ^ 1 */
+  /* first the halt off (reductions of a vector table may skip their work while one stands),
+   * and the device's count of the pass (the kernel-by-kernel path had not counted it) */
+  GS_CHECK(gs_solver_clear_halt(s));
+  s->h_s->iter = done;
+  GS_CHECK(GS_CUDA(cudaMemcpyAsync(&S->iter, &s->h_s->iter, sizeof S->iter,
+                                   cudaMemcpyHostToDevice, stream)));
+  GS_CHECK(gs_solver_residual(s, v->x, v->r));                  /* r <- b - A x (double A)   */
+  GS_CHECK(s->vec->nrm2(s, n, v->r, &S->rnorm));                /* ||r||                     */
+  GS_CHECK(GS_CUDA(cudaMemcpyAsync(&S->rel_max, &S->rnorm, sizeof S->rnorm,
+                                   cudaMemcpyDeviceToDevice, stream))); /* max ||r|| <- ||r|| */
+  if (s->M) {
+    GS_CHECK(gs_solver_precond(s, v->r, v->z));                 /* z <- M^-1 r               */
+    GS_CHECK(s->vec->dot(s, n, v->r, v->z, &S->rho[c ^ 1]));    /* rho <- r^T z              */
+  } /* without M, the direction kernel takes rho = ||r||^2 */
+  GS_CHECK(GS_CUDA(cudaEventRecord(s->total[1], stream))); /* the solve's end, if it ends here */
+  GS_CHECK(gs_solver_fetch(s));
+  const double rn = s->h_s->rnorm;
+  s->rel.updates++;
+  s->rel.increases = rn > s->rel.last ? s->rel.increases + 1 : 0;
+  s->rel.last = rn;
+  *next_it = done + 1;
+  *reason = gs_solver_check(s, done, rn, window); /* the monitor sees the true norm */
+  if (*reason == GS_REASON_NONE && s->rel.increases >= GS_RELIABLE_INCREASES) {
+    *reason = GS_DIVERGED_STAGNATION;
+    s->stats->detail = "the true residual ||b - Ax|| grew at 3 reliable updates in a row: the "
+                       "mixed-precision product no longer resolves the system (cond(A) 2^-24 "
+                       "near delta or above)";
+  } else if (*reason == GS_REASON_NONE && s->rel.updates >= s->rel.max_updates) {
+    *reason = GS_DIVERGED_MAXIT;
+    s->stats->detail = "reliable update limit (max_outer)";
+  }
+  if (*reason != GS_REASON_NONE) { /* r is b - A x of the x returned: run() need not form it */
+    s->h_s->true_rnorm = rn;
+    s->h_s->true_done = 1;
+    return GS_SUCCESS;
+  }
+  return gs_kernel_cg_direction(stream, n, S, c, !s->M, done, v->p, v->z); /* p <- z + beta p */
 }

@@ -146,7 +146,8 @@ static gs_status_t flush_events(gs_solver_t *s)
   for (int k = 0; k < s->ev_used; ++k) {
     float ms = 0.0f;
     GS_CHECK(GS_CUDA(cudaEventElapsedTime(&ms, ev[2 * k], ev[2 * k + 1])));
-    if (s->ev_kind[k]) s->stats->seconds_precond += 1e-3 * ms;
+    if (s->ev_kind[k] == 1) s->stats->seconds_precond += 1e-3 * ms;
+    else if (s->ev_kind[k] == 2) s->rel.seconds += 1e-3 * ms; /* reliable updates' A_res */
     else s->stats->seconds_spmv += 1e-3 * ms;
   }
   s->ev_used = 0;
@@ -209,7 +210,15 @@ gs_status_t gs_solver_residual(gs_solver_t *s, const double *d_x, double *d_r)
 {
   GS_CHECK(s->vec->copy(s, s->m, s->d_b, d_r));
   if (!d_x) return GS_SUCCESS;
-  return gs_solver_spmv(s, -1.0, d_x, 1.0, d_r); /* r <- b - A x */
+  if (!s->rel.A_res) return gs_solver_spmv(s, -1.0, d_x, 1.0, d_r); /* r <- b - A x */
+  /* reliable updates: the double product, timed apart from the iteration's (run() scales the
+   * graph-replayed products by the mean of the eager ones, which these would skew) */
+  int slot;
+  GS_CHECK(timed_begin(s, 2, &slot));
+  GS_CHECK(gs_operator_apply(s->rel.A_res, GS_OP_N, -1.0, d_x, 1.0, d_r)); /* r <- b - A x */
+  s->stats->spmv_count++;
+  s->rel.products++;
+  return timed_end(s, slot);
 }
 
 gs_status_t gs_solver_start_shadow(gs_solver_t *s, const double *d_x, double *d_r,
@@ -495,7 +504,10 @@ gs_status_t gs_solver_iterate_many(gs_solver_t *s, gs_iteration_fn body, gs_iter
       st->rnorm0 = s->best = s->h_s->rnorm0;
       s->best_it = 0;
     }
-    *reason = gs_solver_check(s, it - 1, s->h_s->rnorm, window);
+    if (s->h_s->halt == GS_HALT_RELIABLE) /* CG's reliable update: r <- b - A x, and on */
+      GS_CHECK(gs_cg_replace(s, user, window, &it, reason));
+    else
+      *reason = gs_solver_check(s, it - 1, s->h_s->rnorm, window);
     if (*reason == GS_REASON_NONE && staged) GS_CHECK(auto_revise(s, staged, it - 1, d_x));
     if (auto_k && !s->opts.monitor && !persist_k) { /* GS_CHECK_INTERVAL_S between checks */
       const double now = gs_wall_seconds(), per_it = (now - t_last) / todo;
@@ -593,6 +605,15 @@ void gs_solver_destroy(gs_solver_t **s)
 
 gs_method_t gs_solver_method(const gs_solver_t *s) { return s ? s->method : GS_SOLVER_AUTO; }
 
+void gs_solver_use_reliable(gs_solver_t *s, gs_operator_t *A_res, double delta, int max_updates)
+{
+  if (!s) return;
+  const int on = A_res && delta > 0.0;
+  s->rel.A_res = on ? A_res : NULL;
+  s->rel.delta = on ? delta : 0.0;
+  s->rel.max_updates = max_updates;
+}
+
 void gs_solver_use_vecops(gs_solver_t *s, const gs_vecops_t *vec, void *user, gs_idx_t n_global)
 {
   if (!s) return;
@@ -608,6 +629,9 @@ static const char *persist_why_not(const gs_solver_t *s, const gs_operator_t *A,
   gs_spmv_t *S = gs_operator_spmv(A);
   if (s->method != GS_SOLVER_CG && s->method != GS_SOLVER_BICGSTAB)
     return "only cg and bicgstab have them";
+  if (s->rel.A_res)
+    return "CG with reliable updates (mixed-refine) multiplies with two products, and the "
+           "persistent kernel has one of its own";
   if (s->vec != &gs_vecops_cuda)
     return "the solve runs through another vector table than the single-GPU one (distributed)";
   if (!S || gs_operator_is_transposed(A))
@@ -703,6 +727,15 @@ gs_status_t gs_solver_setup(gs_solver_t *s, gs_operator_t *A, gs_precond_t *M)
   if (M && gs_precond_size(M) != n)
     return GS_ERROR(GS_ERR_DIMENSION, "gs_solve: the preconditioner has order %d, the matrix %d",
                     (int)gs_precond_size(M), (int)n);
+  if (s->rel.A_res) {
+    if (o.method != GS_SOLVER_CG)
+      return GS_ERROR(GS_ERR_UNSUPPORTED, "gs_solve: reliable updates are CG's (the method is "
+                      "%s)", name);
+    if (gs_operator_context(s->rel.A_res) != s->ctx || gs_operator_rows(s->rel.A_res) != m ||
+        gs_operator_cols(s->rel.A_res) != n)
+      return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solve: the residual operator of the reliable "
+                      "updates is not of the operator's size and context");
+  }
   GS_CHECK(gs_context_activate(s->ctx));
   release(s);
 
@@ -901,9 +934,11 @@ static gs_status_t run(gs_solver_t *s, double *d_x)
   stats->seconds_total = 1e-3 * ms;
   /* Products and preconditioner calls replayed from graphs were not timed one by one: count
    * them at the mean time of those that were. */
-  const long gs = stats->spmv_count - s->eager_spmv, gp = stats->precond_count - s->eager_precond;
+  const long own = stats->spmv_count - s->rel.products; /* the reliable updates' stand apart */
+  const long gs = own - s->eager_spmv, gp = stats->precond_count - s->eager_precond;
   if (s->graph_runs > 0 && s->eager_spmv > 0 && gs > 0)
-    stats->seconds_spmv *= (double)stats->spmv_count / (double)s->eager_spmv;
+    stats->seconds_spmv *= (double)own / (double)s->eager_spmv;
+  stats->seconds_spmv += s->rel.seconds;
   if (s->graph_runs > 0 && s->eager_precond > 0 && gp > 0)
     stats->seconds_precond *= (double)stats->precond_count / (double)s->eager_precond;
   return GS_SUCCESS;
@@ -968,6 +1003,10 @@ gs_status_t gs_solver_solve(gs_solver_t *s, const double *d_b, double *d_x,
   memset(s->h_s, 0, sizeof *s->h_s);
   s->h_s->one = 1.0;
   s->h_s->minus_one = -1.0;
+  s->h_s->rel_delta = s->rel.delta; /* the device's reliable-update test (0: off) */
+  s->rel.updates = s->rel.increases = 0;
+  s->rel.last = s->rel.seconds = 0.0;
+  s->rel.products = 0;
   GS_TRY(GS_CUDA(cudaMemcpyAsync(s->d_s, s->h_s, sizeof *s->h_s, cudaMemcpyHostToDevice,
                                  s->ctx->stream)));
   GS_TRY(GS_CUBLAS(cublasGetPointerMode(s->ctx->cublas, &old_mode)));

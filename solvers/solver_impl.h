@@ -42,8 +42,12 @@ enum {
   GS_HALT_LSQR = 6,          /* LSQR's stopping tests ended it: halt_what is its istop (1, 2, 4,
                                 5, 6, or GS_LSQR_ISTOP_ATOL); halt_done counts the iteration
                                 that met the test, whose x update is taken */
-  GS_HALT_CONVERGED = 7      /* the device's test (gs_kernel_iteration_end): ||r|| <= tol after
+  GS_HALT_CONVERGED = 7,     /* the device's test (gs_kernel_iteration_end): ||r|| <= tol after
                                 iteration halt_done; not a failure */
+  GS_HALT_RELIABLE = 8       /* CG with reliable updates (S->rel_delta > 0): the recurrence
+                                ||r|| of iteration halt_done fell below rel_delta * rel_max, or
+                                met tol; x and r are updated, p is not. Not a stop: the host
+                                replaces r by b - A x and goes on (gs_cg_replace) */
 };
 
 /* `done` argument of the kernels below meaning "the iterations the device counted" (S->iter):
@@ -122,6 +126,10 @@ typedef struct gs_dscalars {
   double xnorm;    /* ||x|| at the end of an LSQR solve */
   gs_lsqr_scalars_t ls;
   gs_pipecg_scalars_t pipe;
+  double rel_delta; /* CG's reliable updates (gs_solver_use_reliable): the threshold delta of
+                       the device's test, 0 when off */
+  double rel_max;   /* the largest recurrence ||r|| since the last reliable update (or the
+                       start), raised by the direction kernels */
   double one, zero, minus_one; /* constants for cuBLAS in device pointer mode */
   /* halt, halt_what, halt_done, true_done stay adjacent: a restart pass clears them in one
    * memset */
@@ -262,6 +270,21 @@ typedef struct gs_vecops {
  *  distributed). The distributed solver (dist/dist_solve.c) sets its reducing table so. */
 void gs_solver_use_vecops(gs_solver_t *s, const gs_vecops_t *vec, void *user, gs_idx_t n_global);
 
+/** Makes s a mixed-precision CG with reliable updates (gs_solve_refine; Sleijpen and van der
+ *  Vorst 1996): the iterations multiply with the operator of the next gs_solver_setup (the mixed
+ *  product), and every residual b - A x (the start, each reliable update, the end) with A_res, a
+ *  double product of the same matrix (borrowed; it must outlive the solves). delta in (0, 1) is
+ *  the update threshold, max_updates >= 1 a limit on the updates of a solve; A_res NULL or delta
+ *  0 turns it off. The next setup refuses it for another method than CG (GS_ERR_UNSUPPORTED)
+ *  and runs no persistent iterations (they multiply with a product of their own). No checks
+ *  here: gs_solve_refine validates. */
+void gs_solver_use_reliable(gs_solver_t *s, gs_operator_t *A_res, double delta, int max_updates);
+/** After a check that found the RELIABLE halt (in gs_solver_iterate_many): replaces r by
+ *  b - A_res x and goes on, or decides to stop on that true residual (*reason); *next_it is the
+ *  iteration to run next. `user` is the iteration body's (CG's vectors). solvers/cg.c. */
+gs_status_t gs_cg_replace(gs_solver_t *s, void *user, int window, int *next_it,
+                          gs_reason_t *reason);
+
 /** The single-GPU table: cuBLAS in device pointer mode on the context's handle. */
 extern const gs_vecops_t gs_vecops_cuda;
 /** The table a solver set up on ctx uses: gs_vecops_cuda, or under the test hook
@@ -296,7 +319,7 @@ struct gs_solver {
   cudaEvent_t total[2];     /* the solve on the GPU timeline */
   /* CUDA event pairs around SpMV and preconditioner calls, summed at each fetch */
   cudaEvent_t *events;      /* 2 * ev_cap: a start and an end per timed call */
-  unsigned char *ev_kind;   /* 0 SpMV, 1 preconditioner */
+  unsigned char *ev_kind;   /* 0 SpMV, 1 preconditioner, 2 the reliable updates' A_res */
   int ev_cap, ev_used, ev_made;
   /* ---- per solve ---- */
   gs_solve_opts_t opts;     /* of the pass running: method resolved, restart <= n; maxit and
@@ -333,6 +356,19 @@ struct gs_solver {
   double best;
   int best_it;
   int it_base;              /* iterations of earlier passes (restarts from the true residual) */
+  /* Reliable updates (gs_solver_use_reliable; CG only): the iteration multiplies with A (a
+   * mixed product), the residuals b - A x with A_res (a double product of the same matrix). */
+  struct {
+    gs_operator_t *A_res;   /* borrowed; NULL: off */
+    double delta;           /* the update threshold, in (0, 1); 0: off */
+    int max_updates;        /* a limit on the updates of one solve */
+    /* per solve (gs_solver_solve resets them) */
+    int updates;            /* residual replacements r <- b - A_res x taken */
+    int increases;          /* consecutive updates whose ||b - Ax|| exceeded the previous one's */
+    double last;            /* ||b - Ax|| at the last update (or the start) */
+    long products;          /* products with A_res (counted in stats->spmv_count as well) */
+    double seconds;         /* their event time (added to stats->seconds_spmv at the end) */
+  } rel;
 };
 
 /** The SpMV product behind an operator made by gs_operator_from_spmv, else NULL. */
@@ -445,7 +481,9 @@ gs_status_t gs_kernel_cg_norm_rho(cudaStream_t stream, gs_dscalars_t *S, int slo
 /** CG, after rho[c ^ 1] = r^T z (or, with no preconditioner, rho_new = rnorm^2, stored):
  *  p = z + (rho[c ^ 1] / rho[c]) p. Halts INDEFINITE_PC when rho_new < 0, BREAKDOWN when
  *  rho_new = 0 (the host tests convergence first), NANINF when not finite. (CGNR's loop, which
- *  has no device-side test, relies on every launched iteration being a real one.) */
+ *  has no device-side test, relies on every launched iteration being a real one.) With
+ *  reliable updates (S->rel_delta > 0) it first halts RELIABLE with done + 1 when ||r|| <= tol
+ *  or ||r|| < rel_delta * rel_max, leaving p, and otherwise raises rel_max to ||r||. */
 gs_status_t gs_kernel_cg_direction(cudaStream_t stream, gs_idx_t n, gs_dscalars_t *S, int c,
                                    int rho_from_rnorm, int done, double *p, const double *z);
 /** BiCGSTAB, after rho[c] = r~^T r: p = r (first) or p = r + beta (p - omega v) with
@@ -539,7 +577,8 @@ gs_status_t gs_kernel_cg_update_norm(cudaStream_t stream, gs_idx_t n, gs_dscalar
                                      gs_red_t *red, int c, double *x, double *r, const double *p,
                                      const double *q);
 /** gs_kernel_cg_direction with done from the device, followed by gs_kernel_iteration_end, in
- *  one launch. */
+ *  one launch (the reliable-update test before the direction, as there; the count of the
+ *  iteration it halts in includes it). */
 gs_status_t gs_kernel_cg_direction_end(cudaStream_t stream, gs_idx_t n, gs_dscalars_t *S, int c,
                                        int rho_from_rnorm, double *p, const double *z);
 /** x = alpha x (alpha from the host). */

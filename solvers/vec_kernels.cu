@@ -67,6 +67,28 @@ __device__ static bool cg_beta(gs_dscalars_t *S, int c, int rho_from_rnorm, int 
   return true;
 }
 
+/* Reliable updates (S->rel_delta > 0 only: gs_solver_use_reliable, gs_cg_replace in cg.c):
+ * whether the recurrence residual of this iteration, updated with the mixed product, is to be
+ * replaced by the true b - A x before the direction update: when ||r|| has fallen below
+ * rel_delta times the largest ||r|| since the last replacement (Sleijpen and van der Vorst 1996,
+ * "Reliable updated residuals in hybrid Bi-CG methods", the test of their section 3; the
+ * mixed-precision CG of Clark et al. 2010), or meets tol (only the true residual may end the
+ * solve). Every thread decides the same. */
+__device__ static bool reliable_due(const gs_dscalars_t *S)
+{
+  const double d = S->rel_delta;
+  return d > 0.0 && (S->rnorm <= S->tol || S->rnorm < d * S->rel_max);
+}
+
+/* After a direction update that was not due for replacement: rel_max = max(rel_max, ||r||), by
+ * thread (0, 0). Another block of the same kernel may still read rel_max in reliable_due and
+ * get either value: both give the same answer, since for delta <= 1, ||r|| < delta max(m, ||r||)
+ * exactly when ||r|| < delta m. */
+__device__ static void reliable_track(gs_dscalars_t *S)
+{
+  if (S->rel_delta > 0.0 && first_thread() && S->rnorm > S->rel_max) S->rel_max = S->rnorm;
+}
+
 static __global__ void __launch_bounds__(GS_VEC_THREADS)
 cg_update_kernel(gs_idx_t n, gs_dscalars_t *S, int c, int done, double *__restrict__ x,
                  double *__restrict__ r, const double *__restrict__ p,
@@ -86,9 +108,14 @@ cg_direction_kernel(gs_idx_t n, gs_dscalars_t *S, int c, int rho_from_rnorm, int
                     double *__restrict__ p, const double *__restrict__ z)
 {
   if (S->halt) return;
+  if (reliable_due(S)) { /* x and r of this iteration stand; the host replaces r, then p */
+    halt(S, GS_HALT_RELIABLE, GS_WHAT_NONE, done_of(S, done) + 1);
+    return;
+  }
   double beta;
   if (!cg_beta(S, c, rho_from_rnorm, done_of(S, done), &beta)) return;
   GS_GRID_STRIDE(i, n) p[i] = z[i] + beta * p[i]; /* p <- z + beta p */
+  reliable_track(S);
 }
 
 extern "C" gs_status_t gs_kernel_cg_update(cudaStream_t stream, gs_idx_t n, gs_dscalars_t *S,
@@ -800,10 +827,12 @@ cg_direction_end_kernel(gs_idx_t n, gs_dscalars_t *S, int c, int rho_from_rnorm,
 {
   if (S->halt) return;
   const int done = S->iter;
-  if (S->rnorm <= S->tol) { /* converged: this iteration counts, no direction needed */
+  const bool replace = reliable_due(S);
+  if (replace || S->rnorm <= S->tol) { /* converged, or (reliable updates) the true residual is
+                                          due: this iteration counts, no direction yet */
     if (first_thread()) {
       S->iter = done + 1;
-      halt(S, GS_HALT_CONVERGED, GS_WHAT_NONE, done + 1);
+      halt(S, replace ? GS_HALT_RELIABLE : GS_HALT_CONVERGED, GS_WHAT_NONE, done + 1);
     }
     return;
   }
@@ -811,6 +840,7 @@ cg_direction_end_kernel(gs_idx_t n, gs_dscalars_t *S, int c, int rho_from_rnorm,
   if (!cg_beta(S, c, rho_from_rnorm, done, &beta)) return;
   GS_GRID_STRIDE(i, n) p[i] = z[i] + beta * p[i];
   if (first_thread()) S->iter = done + 1;
+  reliable_track(S);
 }
 
 extern "C" gs_status_t gs_kernel_cg_direction_end(cudaStream_t stream, gs_idx_t n,

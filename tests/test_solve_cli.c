@@ -132,6 +132,12 @@ static void test_bad_options(void)
     {"solve --inner-rtol 1e-3", "mixed-refine"},
     {"solve --precision mixed-refine --inner-rtol 1", "--inner-rtol"},
     {"solve --precision mixed-refine --max-outer 0", "--max-outer"},
+    {"solve --reliable-delta 0.1", "mixed-refine"},
+    {"solve --precision mixed-refine --reliable-delta 1", "--reliable-delta"},
+    {"solve --precision mixed-refine --reliable-delta -0.1", "--reliable-delta"},
+    {"solve --precision mixed-refine --reliable-delta", "--reliable-delta"},
+    /* the value parses: the next thing refused is the missing matrix */
+    {"solve /nonexistent/A.mtx --precision mixed-refine --reliable-delta 0", "/nonexistent/A.mtx"},
     {"solve --precision mixed --format auto", "auto"},
     {"solve --precision mixed-refine --solver lsqr", "least-squares"},
     {"spmv --precision half", "'half'"},

@@ -324,12 +324,21 @@ gs_method_t gs_solve_auto_method(const gs_matrix_t *A);
 
 /* ---- mixed-precision iterative refinement ----------------------------------------------------
  * Solves A x = b to double accuracy with the Krylov work done on a mixed-precision product
- * (float values, gs_precision_t): the outer loop forms the true residual r = b - A x with a
- * double product S, solves A d = r with opts' method on the mixed product S_inner to the loose
- * relative tolerance inner_rtol, and takes x += d, until ||b - A x|| <= max(rtol ||b||, atol)
- * on that double residual. Each step reduces the error by about max(inner_rtol,
- * cond(A) u_f), u_f = 2^-24, so it converges when cond(A) u_f is well below 1 (Moler 1967;
- * Higham, Accuracy and Stability, ch. 12; Carson and Higham 2018). */
+ * (float values, gs_precision_t), stopping only when the residual b - A x formed with a double
+ * product S meets ||b - A x|| <= max(rtol ||b||, atol). Two schemes:
+ *  - CG (reliable_delta > 0, the default): ONE CG iteration sequence on the mixed product
+ *    S_inner, x, r, p and the sums in double, whose recurrence residual is replaced by the true
+ *    b - A x (on S) whenever ||r|| has fallen below reliable_delta times its largest value since
+ *    the last replacement, and when it meets the tolerance: reliable updates (Sleijpen and van
+ *    der Vorst 1996; the mixed-precision CG of Clark et al. 2010). The direction p is kept
+ *    across a replacement, so CG keeps its Krylov space and needs about the iterations of a
+ *    double CG, each with a cheaper product.
+ *  - the other methods (and CG with reliable_delta = 0): iterative refinement, an outer loop that
+ *    forms r = b - A x on S, solves A d = r with opts' method on S_inner to the loose relative
+ *    tolerance inner_rtol (a new Krylov solve each step), and takes x += d. Each step reduces
+ *    the error by about max(inner_rtol, cond(A) u_f), u_f = 2^-24 (Moler 1967; Higham, Accuracy
+ *    and Stability, ch. 12; Carson and Higham 2018).
+ * Both converge when cond(A) u_f is well below 1 (reliable updates: below reliable_delta). */
 
 /** Options of the refinement besides gs_solve_opts_t; start from gs_refine_opts_default(). */
 typedef struct gs_refine_opts {
@@ -338,6 +347,12 @@ typedef struct gs_refine_opts {
   double min_reduction; /* a step that leaves ||b - Ax|| above min_reduction times its value
                            before stops the refinement (GS_DIVERGED_STAGNATION: the inner
                            solves no longer resolve the correction); in (0, 1], default 0.5 */
+  double reliable_delta; /* CG: reliable updates, the residual replaced by b - A x when ||r||
+                            falls below reliable_delta times its largest value since the last
+                            replacement; in (0, 1), default 0.1 (QUDA's default). 0: CG runs the
+                            refinement loop as the other methods do. With reliable updates,
+                            inner_rtol and min_reduction are not used and max_outer limits the
+                            replacements. Not yet measured on a GPU against the loop. */
 } gs_refine_opts_t;
 
 /** Fills the defaults listed above. */
@@ -345,30 +360,44 @@ void gs_refine_opts_default(gs_refine_opts_t *o);
 
 /** What the refinement did besides gs_solve_stats_t. */
 typedef struct gs_refine_stats {
-  int outer;                     /* refinement steps taken (x += d), a reverted one included */
-  int inner_iterations;          /* Krylov iterations of all inner solves (= stats.iterations) */
-  gs_reason_t last_inner_reason; /* why the last inner solve stopped (GS_REASON_NONE: none ran) */
-  double seconds_inner;          /* the inner solves' own seconds_total, summed */
+  int outer;                     /* refinement steps taken (x += d), a reverted one included;
+                                    reliable updates: residual replacements r <- b - A x */
+  int inner_iterations;          /* Krylov iterations of all inner solves (= stats.iterations);
+                                    reliable updates: CG's iterations */
+  gs_reason_t last_inner_reason; /* why the last inner solve stopped (GS_REASON_NONE: none ran);
+                                    reliable updates: why the one iteration stopped */
+  double seconds_inner;          /* the inner solves' own seconds_total, summed; reliable
+                                    updates: the solve's seconds_total */
+  int reliable;                  /* 1: CG with reliable updates ran, 0: the refinement loop */
+  long outer_spmv;               /* products with the double S (residuals; also in
+                                    stats.spmv_count) */
+  double seconds_outer_spmv;     /* their time (CUDA events; also in stats.seconds_spmv) */
 } gs_refine_stats_t;
 
 /**
- * Mixed-precision iterative refinement (above). The outer residual and the stopping test are
- * on S, which must be a double product (gs_spmv_precision(S) == GS_PRECISION_DOUBLE); S_inner is
- * normally the mixed product of the same matrix (gs_spmv_create with "precision=mixed"), any
- * format; M (or NULL) preconditions the inner solves. opts: the method (AUTO resolved from the
- * matrix; the least-squares methods CGNR and LSQR are GS_ERR_UNSUPPORTED), rtol, atol, maxit
- * (a limit on the inner iterations of all steps together), x0_given, check_every, graphs,
- * timing; the monitor is not called (each inner solve has a tolerance of its own).
+ * Mixed-precision refinement (above). The residuals and the stopping test are on S, which must
+ * be a double product (gs_spmv_precision(S) == GS_PRECISION_DOUBLE); S_inner is normally the
+ * mixed product of the same matrix (gs_spmv_create with "precision=mixed"), any format; M (or
+ * NULL) preconditions the Krylov iterations. opts: the method (AUTO resolved from the matrix;
+ * the least-squares methods CGNR and LSQR are GS_ERR_UNSUPPORTED), rtol, atol, maxit (a limit
+ * on the Krylov iterations of all steps together), x0_given, check_every, graphs, timing.
+ * With reliable updates (method CG, ropts.reliable_delta > 0) the monitor is called as in
+ * gs_solve, with the recurrence ||r|| and, at each replacement, the true ||b - A x||;
+ * opts.persistent resolves to off (GS_PERSISTENT_ON is GS_ERR_UNSUPPORTED). In the refinement
+ * loop the monitor is not called (each inner solve has a tolerance of its own).
  * Stops, as a reason in stats (the function returns GS_SUCCESS):
  *   converged (GS_CONVERGED_RTOL/ATOL): the double ||b - A x|| met the tolerance;
- *   GS_DIVERGED_STAGNATION: a step reduced ||b - A x|| by less than ropts.min_reduction (a step
- *     that increased it, or made it NaN, is undone: x is the best iterate);
- *   GS_DIVERGED_MAXIT: maxit inner iterations or max_outer steps;
- *   GS_DIVERGED_NANINF: ||b|| or the initial residual is not finite.
- * stats: iterations = inner iterations in all, true_residual_norm and rel_residual of the
- * returned x on S, spmv_count = outer and inner products (outer ones on S), seconds_total on
- * the GPU timeline from the first residual to the last, seconds_spmv the inner solves' and the
- * outer products' (CUDA events), seconds_setup the inner solver's setup.
+ *   GS_DIVERGED_STAGNATION: the loop: a step reduced ||b - A x|| by less than
+ *     ropts.min_reduction (a step that increased it, or made it NaN, is undone: x is the best
+ *     iterate); reliable updates: the true ||b - A x|| grew at 3 replacements in a row (x is the
+ *     last iterate);
+ *   GS_DIVERGED_MAXIT: maxit Krylov iterations, or max_outer steps (replacements);
+ *   GS_DIVERGED_NANINF: ||b|| or a residual is not finite;
+ *   reliable updates, as CG in gs_solve: GS_DIVERGED_INDEFINITE, GS_DIVERGED_BREAKDOWN.
+ * stats: iterations = Krylov iterations in all, true_residual_norm and rel_residual of the
+ * returned x on S, spmv_count = products on S and on S_inner (rstats.outer_spmv on S),
+ * seconds_total on the GPU timeline from the first residual to the last, seconds_spmv both
+ * kinds of products (CUDA events), seconds_setup the inner solver's setup.
  * @return GS_ERR_INVALID_ARG for NULL arguments, aliasing x and b, products of different
  *         matrices or contexts, a mixed S, bad ropts; GS_ERR_DIMENSION for a rectangular
  *         matrix; the errors of gs_solver_create, setup and solve.
