@@ -130,6 +130,10 @@ typedef struct gs_dscalars {
                        the device's test, 0 when off */
   double rel_max;   /* the largest recurrence ||r|| since the last reliable update (or the
                        start), raised by the direction kernels */
+  double rel_rho;   /* rho[c] of the iteration that halted for a reliable update, kept there:
+                       the iterations a graph or batch launched after the halt still run their
+                       cuBLAS reductions (which do not test the halt), and the next one's
+                       r^T z lands in rho[c]; gs_cg_replace restores it for beta */
   double one, zero, minus_one; /* constants for cuBLAS in device pointer mode */
   /* halt, halt_what, halt_done, true_done stay adjacent: a restart pass clears them in one
    * memset */

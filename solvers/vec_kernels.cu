@@ -109,6 +109,7 @@ cg_direction_kernel(gs_idx_t n, gs_dscalars_t *S, int c, int rho_from_rnorm, int
 {
   if (S->halt) return;
   if (reliable_due(S)) { /* x and r of this iteration stand; the host replaces r, then p */
+    if (first_thread()) S->rel_rho = S->rho[c]; /* beta's denominator, kept (rel_rho) */
     halt(S, GS_HALT_RELIABLE, GS_WHAT_NONE, done_of(S, done) + 1);
     return;
   }
@@ -832,6 +833,7 @@ cg_direction_end_kernel(gs_idx_t n, gs_dscalars_t *S, int c, int rho_from_rnorm,
                                           due: this iteration counts, no direction yet */
     if (first_thread()) {
       S->iter = done + 1;
+      S->rel_rho = S->rho[c]; /* beta's denominator, kept for gs_cg_replace (rel_rho) */
       halt(S, replace ? GS_HALT_RELIABLE : GS_HALT_CONVERGED, GS_WHAT_NONE, done + 1);
     }
     return;
