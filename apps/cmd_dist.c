@@ -488,6 +488,8 @@ int cmd_spmv_dist(int argc, char **argv)
     printf("timeline after the product's start: exchange ended %.2f us, local product started "
            "%.2f us and ended %.2f us (median, slowest rank)\n", t.exchange_end_s * 1e6,
            t.local_start_s * 1e6, t.local_end_s * 1e6);
+  if (t.products_s > 0.0)
+    printf("         both products without the exchange %.2f us\n", t.products_s * 1e6);
   printf("halo     %.3f MB received per product, all ranks\n", (double)t.halo_bytes / 1e6);
   rc = agree(&a, ok ? CLI_OK : CLI_DEVICE);
 done:

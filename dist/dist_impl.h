@@ -125,7 +125,7 @@ typedef struct gs_dist_part {
   int capturable;
   double *d_x, *d_y;             /* gs_dist_spmv / bench vectors (rows each) */
   size_t bytes;
-  /* bench: 0 product, 1 local only, 2 halo only */
+  /* bench: 0 product, 1 local only, 2 halo only, 3 both products without the exchange */
   int mode;
   /* bench timeline (timing events, else NULL): recorded where the exchange ended (comm
    * stream), and where the local product started and ended (main stream) inside a product */

@@ -85,13 +85,21 @@ gs_status_t gs_dist_part_apply(gs_dist_part_t *P, double alpha, const double *d_
   gs_dist_rank_t *R = P->R;
   cudaStream_t s = R->ctx->stream;
   const int nccl = R->D->transport == GS_DIST_NCCL;
-  /* mode 1 (bench): the local product alone; 2: the exchange alone */
-  const int exch = P->mode != 1 && R->D->n > 1 && (nccl ? P->nsend + P->nhalo > 0 : 1);
+  /* mode 1 (bench): the local product alone; 2: the exchange alone; 3: both products, no
+   * exchange */
+  const int exch = P->mode != 1 && P->mode != 3 && R->D->n > 1 &&
+                   (nccl ? P->nsend + P->nhalo > 0 : 1);
   if (exch && nccl) {
     /* fork: the exchange (packing, NCCL's kernel: a few blocks) is posted first on the
-     * high-priority comm stream, then the local product fills the other SMs beside it; posted
-     * the other way round, the product's blocks took every SM and the exchange waited for them
-     * (run 52: product = local + exchange, no overlap). In a CUDA Graph both are branches. */
+     * high-priority comm stream, then the local product fills the other SMs beside it. In a
+     * CUDA Graph both are branches. Measured (runs 109-111, 2x H200, 27-point 176^3): the
+     * exchange ends 40-60 us into a 387 us product, beside the local product; the product is
+     * 12 us above both products without an exchange (20 us alone), so 40% of it is hidden.
+     * Posting the local product first (the host spends ~25 us in ncclGroupEnd before the
+     * local launch, which the timeline shows one product at a time), fewer NCCL CTAs
+     * (NCCL_MAX_CTAS 1-8) and per-node priorities in the solvers' graphs changed the product
+     * and CG's iteration by less than their spread (386.4 against 386.8 us; 489-498 against
+     * 494 us) or slowed the all-reduces (fewer CTAs: +1-15% an iteration). */
     GS_CHECK(GS_CUDA(cudaEventRecord(R->ev_packed, s)));
     GS_CHECK(exchange_post(P, d_x));
     if (P->ev_tx) GS_CHECK(GS_CUDA(cudaEventRecord(P->ev_tx, R->comm_stream)));
@@ -105,7 +113,7 @@ gs_status_t gs_dist_part_apply(gs_dist_part_t *P, double alpha, const double *d_
     if (exch) GS_CHECK(exchange_host(P));
     if (P->mode != 2) GS_CHECK(gs_spmv_apply(P->Sd, GS_OP_N, alpha, d_x, beta, d_y));
   }
-  if (P->mode == 0 && P->So) {
+  if ((P->mode == 0 || P->mode == 3) && P->So) {
     GS_CHECK(gs_spmv_apply(P->So, GS_OP_N, alpha, P->d_halo, 0.0, P->d_offy));
     GS_CHECK(gs_dist_scatter_add(s, P->noff, P->d_off_rows, P->d_offy, d_y));
   }
@@ -477,7 +485,8 @@ static double median_s(double *ms, int reps)
   return 1e-3 * ms[reps / 2];
 }
 
-#define BENCH_FIGS 6 /* per rank: product, local, halo, exchange end, local end, local start */
+#define BENCH_FIGS 7 /* per rank: product, local, halo, exchange end, local end, local start,
+                        * both products without the exchange */
 
 static gs_status_t bench_rank(gs_dist_rank_t *R, void *user)
 {
@@ -495,7 +504,7 @@ static gs_status_t bench_rank(gs_dist_rank_t *R, void *user)
     st = GS_CUDA(cudaEventCreate(&ev[made]));
   if (st == GS_SUCCESS) st = GS_CUDA(cudaMemsetAsync(P->d_x, 0, (size_t)P->rows * 8, ctx->stream));
   st = gs_dist_agree(R, st);
-  for (int mode = 0; st == GS_SUCCESS && mode < 3; ++mode) {
+  for (int mode = 0; st == GS_SUCCESS && mode < 4; ++mode) {
     P->mode = mode;
     for (int w = 0; st == GS_SUCCESS && w < 5; ++w) /* warm-up */
       st = gs_dist_part_apply(P, 1.0, P->d_x, 0.0, P->d_y);
@@ -510,7 +519,7 @@ static gs_status_t bench_rank(gs_dist_rank_t *R, void *user)
       st = GS_CUDA(cudaEventElapsedTime(&t, ev[2 * k], ev[2 * k + 1]));
       ms[k] = t;
     }
-    if (st == GS_SUCCESS) fig[mode] = median_s(ms, reps);
+    if (st == GS_SUCCESS) fig[mode < 3 ? mode : 6] = median_s(ms, reps);
   }
   /* the timeline of one product at a time (NCCL, with an exchange): when, after its start,
    * the exchange and the local product ended; an exchange that ends near the local product's
@@ -567,11 +576,16 @@ gs_status_t gs_dist_spmv_bench(gs_dist_matrix_t *A, int reps, gs_dist_spmv_timin
       if (f[3] > t->exchange_end_s) t->exchange_end_s = f[3];
       if (f[4] > t->local_end_s) t->local_end_s = f[4];
       if (f[5] > t->local_start_s) t->local_start_s = f[5];
+      if (f[6] > t->products_s) t->products_s = f[6];
       t->halo_bytes += (long)A->p[r].nhalo * (long)sizeof(double);
     }
     if (A->D->local >= 0) t->halo_bytes = (long)j.halo_bytes;
-    const double lo = t->local_s < t->halo_s ? t->local_s : t->halo_s;
-    double ov = lo > 0.0 && t->halo_bytes > 0 ? (t->local_s + t->halo_s - t->product_s) / lo : 0.0;
+    /* what the exchange added to both products, against what it costs alone (run 111: the
+     * off-diagonal product and its scatter-add, which follow the join, cost ~15 us; leaving
+     * them out, as this did before, read 40% overlap as 0%) */
+    const double lo = t->products_s < t->halo_s ? t->products_s : t->halo_s;
+    double ov = lo > 0.0 && t->halo_bytes > 0 ? (t->products_s + t->halo_s - t->product_s) / lo
+                                              : 0.0;
     t->overlap = ov < 0.0 ? 0.0 : ov > 1.0 ? 1.0 : ov;
     t->reps = reps;
   }

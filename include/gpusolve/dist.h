@@ -147,15 +147,17 @@ gs_status_t gs_dist_spmv(gs_dist_matrix_t *A, double alpha, const double *x, dou
 
 /** Timing of the distributed product, seconds per product (medians over reps, CUDA events
  *  on every rank, the slowest rank's): the whole product, the local (diagonal block) product
- *  alone, and the halo exchange alone. overlap = (local + halo - product) / min(local, halo),
- *  clamped to [0, 1]: 1 when the exchange is hidden entirely behind the local product, 0 when
- *  they ran one after the other (0 also when a product has no exchange). */
+ *  alone, the halo exchange alone, and both products (local and off-diagonal) without the
+ *  exchange. overlap = (products + halo - product) / min(products, halo), clamped to [0, 1]:
+ *  1 when the exchange is hidden entirely behind the local product, 0 when they ran one after
+ *  the other (0 also when a product has no exchange). */
 typedef struct gs_dist_spmv_timing {
   double product_s, local_s, halo_s, overlap;
   /* a product's timeline (NCCL with an exchange, else 0): when, after the product's start, the
    * exchange ended and the local product started and ended (medians of products run one at a
    * time, the slowest rank's). An exchange that ends after the local product waited for it. */
   double exchange_end_s, local_start_s, local_end_s;
+  double products_s; /* the local and off-diagonal products without the exchange */
   long halo_bytes; /* bytes received per product, all ranks together */
   int reps;
 } gs_dist_spmv_timing_t;
