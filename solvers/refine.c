@@ -41,7 +41,7 @@ void gs_refine_opts_default(gs_refine_opts_t *o)
   o->inner_rtol = 1e-6;
   o->max_outer = 100;
   o->min_reduction = 0.5;
-  o->reliable_delta = 0.1; /* QUDA's default (Clark et al. 2010); not yet tuned on a GPU here */
+  o->reliable_delta = 0.1; /* QUDA's default (Clark et al. 2010); measured at 0.1 only (run 110) */
 }
 
 typedef struct refine {
