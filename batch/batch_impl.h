@@ -61,6 +61,7 @@ typedef struct gs_batch_rowstats {
   double mean_m, mean_nnz, mean_row; /* per problem; mean_row = nnz / rows over the batch */
   double ell_fill;   /* sum_i m_i * maxrow_i / nnz: ELL's padding factor (1 = none) */
   double long_row;   /* max over problems of maxrow_i / mean row length of problem i */
+  int idx16;         /* every problem within the 16-bit kernels' limits (gs_batch_idx16_build) */
 } gs_batch_rowstats_t;
 void gs_batch_host_rowstats(const gs_batch_host_t *H, gs_batch_rowstats_t *st);
 /** The automatic rule (see gs_batch_auto_format). */
@@ -138,9 +139,21 @@ typedef struct gs_batch_ell {
 gs_status_t gs_batch_ell_build(const gs_batch_host_t *H, double max_fill, gs_batch_ell_t *E);
 void gs_batch_ell_free(gs_batch_ell_t *E);
 
+/** batch-csr-scalar16 and batch-csr-stream16: the batch's row pointers (relative to each
+ *  problem's first entry) and local columns as 16-bit unsigned integers, at the same offsets as
+ *  H->rp and H->ci (H->nrp and H->nci entries), so that a problem's arrays are reached through
+ *  its descriptor as in the 32-bit layout. 10 bytes an entry instead of 12. A problem of more
+ *  than GS_BATCH_IDX16_MAX_NNZ entries or GS_BATCH_IDX16_MAX_N columns does not fit: refused
+ *  with GS_ERR_UNSUPPORTED naming it. */
+#define GS_BATCH_IDX16_MAX_NNZ 65535
+#define GS_BATCH_IDX16_MAX_N 65536
+gs_status_t gs_batch_idx16_build(const gs_batch_host_t *H, const char *who, uint16_t **rp16,
+                                 uint16_t **ci16);
+
 /** Host applies on those layouts: y = alpha A x + beta y per problem (BLAS rules). `kind` is one
  *  of the GS_BATCH_K_* values. */
-enum { GS_BATCH_K_CSR = 0, GS_BATCH_K_SMART, GS_BATCH_K_CSRI, GS_BATCH_K_COO, GS_BATCH_K_ELL };
+enum { GS_BATCH_K_CSR = 0, GS_BATCH_K_SMART, GS_BATCH_K_CSRI, GS_BATCH_K_COO, GS_BATCH_K_ELL,
+       GS_BATCH_K_CSR16 };
 /* (batch-csr-warp sums a row as batch-csr-smart does: W strided partial sums, then their tree:
  *  its host layout is GS_BATCH_K_SMART's.) */
 gs_status_t gs_batch_host_apply_kind(const gs_batch_host_t *H, int kind, int nwarps,

@@ -15,6 +15,11 @@
  *                     at prepare (section 3.5); lanes find their rows by walking the row pointers
  *   batch-coo         warps take 32-entry chunks, the row of each entry is stored (section 3.3)
  *   batch-ell         a thread per row over the problem's padded, column-major ELL (section 3.6)
+ *   batch-csr-scalar16, batch-csr-stream16
+ *                     batch-csr-scalar and batch-csr-stream (below) reading 16-bit copies of the
+ *                     row pointers and columns (gs_batch_idx16_build), for batches whose every
+ *                     problem has at most 65,535 entries and 65,536 columns (others refused):
+ *                     10 bytes an entry instead of 12, 2 a row pointer instead of 4
  *   batch-csr-warp    ours, beyond the paper's one block per problem: in batches of many
  *                     problems, each of at most GS_BATCH_WARP_ROWS rows takes ONE warp, eight to
  *                     a block (no barrier, x through the read-only path); larger problems keep a
@@ -34,7 +39,7 @@
  * Assumptions: the batch's CSR is valid (checked at gs_batch_create), rows sorted by position in
  *   row pointers; with beta == 0 y is written and never read; x and y do not overlap.
  * Byte models (gs_batch_mem_t.bytes_per_apply, beta = 0): CSR kinds 4 (m + 1) + 12 nnz + 8 n +
- *   8 m; csr-i adds 4 (nw + 1) per problem, csr-warp its schedule (4 bytes a problem); coo
+ *   8 m (the 16-bit kinds 2 (m + 1) + 10 nnz + 8 n + 8 m); csr-i adds 4 (nw + 1) per problem, csr-warp its schedule (4 bytes a problem); coo
  *   16 nnz + 8 n + 8 m; ell 12 padded + 8 n + 8 m. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +54,7 @@
 #define GS_BATCH_YCAP 2048 /* doubles of y accumulated per block by csr-i and coo (16 KiB) */
 
 enum { MODE_SCALAR = 0, MODE_VECTOR = 1, MODE_SMART = 2, MODE_WARP = 3, MODE_STREAM = 4 };
+/* kind GS_BATCH_K_CSR16 runs MODE_SCALAR or MODE_STREAM on the 16-bit index copies */
 
 typedef struct batch_data {
   gs_context_t *ctx;
@@ -63,6 +69,7 @@ typedef struct batch_data {
   const int32_t *d_start; /* csr-i: start rows */
   const int32_t *d_sched; /* csr-warp: the schedule (gs_batch_warp_schedule); csr-stream: the
                              problems in decreasing work (gs_batch_work_order) */
+  const uint16_t *d_rp16, *d_ci16; /* kind GS_BATCH_K_CSR16: gs_batch_idx16_build's arrays */
   int32_t nlarge, nwblocks; /* csr-warp: problems run by a block, blocks of warp problems */
   const int64_t *d_eoff;  /* ell: per-problem offsets */
   const int32_t *d_eci;
@@ -205,9 +212,9 @@ batch_warp_kernel(gs_batch_dev_t A, const int32_t *__restrict__ sched, int32_t n
  * (order[], built at prepare), so the largest start first and the small ones fill the tail. */
 #define GS_BATCH_STREAM_E 8
 
-template <int T, bool STAGED>
-static __device__ __forceinline__ void stream_rows(const int32_t *__restrict__ rp,
-                                                   const gs_idx_t *__restrict__ ci,
+template <int T, bool STAGED, typename RI, typename CI>
+static __device__ __forceinline__ void stream_rows(const RI *__restrict__ rp,
+                                                   const CI *__restrict__ ci,
                                                    const double *__restrict__ val,
                                                    const double *x, int32_t m, double *buf,
                                                    double alpha, double beta,
@@ -236,7 +243,7 @@ static __device__ __forceinline__ void stream_rows(const int32_t *__restrict__ r
     }
     const int32_t cnt = rp[r0 + nrows] - base;
     double v[GS_BATCH_STREAM_E];
-    gs_idx_t c[GS_BATCH_STREAM_E];
+    int32_t c[GS_BATCH_STREAM_E];
 #pragma unroll
     for (int j = 0; j < GS_BATCH_STREAM_E; ++j) { /* every load first: E in flight */
       const int32_t k = t + j * T;
@@ -259,23 +266,54 @@ static __device__ __forceinline__ void stream_rows(const int32_t *__restrict__ r
   }
 }
 
-template <int T>
+/* IDX16 (batch-csr-stream16): the row pointers and columns from the 16-bit copies rp16, ci16
+ * (gs_batch_idx16_build: same offsets as the batch's 32-bit arrays) instead of A.rp, A.ci. */
+template <int T, bool IDX16>
 static __global__ void __launch_bounds__(T)
-batch_stream_kernel(gs_batch_dev_t A, const int32_t *__restrict__ order, int32_t xcap,
-                    double alpha, const double *__restrict__ x, double beta,
+batch_stream_kernel(gs_batch_dev_t A, const uint16_t *__restrict__ rp16,
+                    const uint16_t *__restrict__ ci16, const int32_t *__restrict__ order,
+                    int32_t xcap, double alpha, const double *__restrict__ x, double beta,
                     double *__restrict__ y)
 {
   extern __shared__ double gs_batch_smem[];
   const gs_batch_prob_t p = A.prob[order[blockIdx.x]];
-  const int32_t *rp = A.rp + p.rp;
-  const gs_idx_t *ci = A.ci + p.ent;
   const double *val = A.val + p.val;
   double *buf = gs_batch_smem + xcap;
-  if (p.n <= xcap) {
-    gs_batch_stage(x + p.col, p.n, gs_batch_smem, xcap);
-    stream_rows<T, true>(rp, ci, val, gs_batch_smem, p.m, buf, alpha, beta, y + p.row);
+  if (p.n <= xcap) gs_batch_stage(x + p.col, p.n, gs_batch_smem, xcap); /* block-uniform */
+  if (IDX16) {
+    const uint16_t *rp = rp16 + p.rp, *ci = ci16 + p.ent;
+    if (p.n <= xcap)
+      stream_rows<T, true>(rp, ci, val, gs_batch_smem, p.m, buf, alpha, beta, y + p.row);
+    else
+      stream_rows<T, false>(rp, ci, val, x + p.col, p.m, buf, alpha, beta, y + p.row);
   } else {
-    stream_rows<T, false>(rp, ci, val, x + p.col, p.m, buf, alpha, beta, y + p.row);
+    const int32_t *rp = A.rp + p.rp;
+    const gs_idx_t *ci = A.ci + p.ent;
+    if (p.n <= xcap)
+      stream_rows<T, true>(rp, ci, val, gs_batch_smem, p.m, buf, alpha, beta, y + p.row);
+    else
+      stream_rows<T, false>(rp, ci, val, x + p.col, p.m, buf, alpha, beta, y + p.row);
+  }
+}
+
+/* batch-csr-scalar16: batch-csr-scalar (a thread per row, each row left to right) on the 16-bit
+ * copies of the row pointers and columns. */
+static __global__ void __launch_bounds__(256)
+batch_scalar16_kernel(gs_batch_dev_t A, const uint16_t *__restrict__ rp16,
+                      const uint16_t *__restrict__ ci16, int32_t xcap, double alpha,
+                      const double *__restrict__ x, double beta, double *__restrict__ y)
+{
+  extern __shared__ double gs_batch_smem[];
+  const gs_batch_prob_t p = A.prob[blockIdx.x];
+  const double *xs = gs_batch_stage(x + p.col, p.n, gs_batch_smem, xcap);
+  const uint16_t *rp = rp16 + p.rp, *ci = ci16 + p.ent;
+  const double *val = A.val + p.val;
+  double *yi = y + p.row;
+  for (int32_t r = threadIdx.x; r < p.m; r += blockDim.x) {
+    const int32_t e = rp[r + 1];
+    double sum = 0.0;
+    for (int32_t k = rp[r]; k < e; ++k) sum += val[k] * xs[ci[k]];
+    yi[r] = beta == 0.0 ? alpha * sum : alpha * sum + beta * yi[r];
   }
 }
 
@@ -418,12 +456,13 @@ static gs_status_t upload_extra(batch_data_t *d, int n, const void *const *src,
 
 /* batch-csr-stream's shared memory (x and one chunk's products) may pass the 48 KiB a launch
  * gets without asking: raise the kernel's limit to what this batch needs. */
+template <bool IDX16>
 static gs_status_t stream_smem_limit(int threads, size_t bytes)
 {
-  const void *fn = threads == 64    ? (const void *)batch_stream_kernel<64>
-                   : threads == 128 ? (const void *)batch_stream_kernel<128>
-                   : threads == 256 ? (const void *)batch_stream_kernel<256>
-                                    : (const void *)batch_stream_kernel<512>;
+  const void *fn = threads == 64    ? (const void *)batch_stream_kernel<64, IDX16>
+                   : threads == 128 ? (const void *)batch_stream_kernel<128, IDX16>
+                   : threads == 256 ? (const void *)batch_stream_kernel<256, IDX16>
+                                    : (const void *)batch_stream_kernel<512, IDX16>;
   return GS_CUDA(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
 }
 
@@ -433,6 +472,7 @@ static gs_status_t prepare_kind(gs_batch_t *B, int kind, int mode, double max_fi
   const gs_batch_rowstats_t *rs = &B->st;
   gs_status_t st = GS_SUCCESS;
   int32_t *rows = NULL, *start = NULL, *sched = NULL;
+  uint16_t *rp16 = NULL, *ci16 = NULL;
   gs_batch_ell_t E = {NULL, NULL, NULL};
   batch_data_t *d = (batch_data_t *)calloc(1, sizeof *d);
   if (!d) return GS_ERROR(GS_ERR_HOST_MEMORY, "batch: out of host memory");
@@ -445,9 +485,26 @@ static gs_status_t prepare_kind(gs_batch_t *B, int kind, int mode, double max_fi
   switch (kind) {
   case GS_BATCH_K_CSR:
   case GS_BATCH_K_SMART:
+  case GS_BATCH_K_CSR16:
     work = rs->mean_m * (mode == MODE_VECTOR ? 32 : mode == MODE_SMART ? fmax(1.0, fmin(32.0, rs->mean_row)) : 1);
     d->bytes_per_apply = gs_batch_floor_bytes(H);
-    if (mode == MODE_STREAM) {
+    if (kind == GS_BATCH_K_CSR16) { /* 2 bytes a row pointer and a column instead of 4 */
+      GS_TRY(gs_batch_idx16_build(H, mode == MODE_STREAM ? "batch-csr-stream16" : "batch-csr-scalar16",
+                                  &rp16, &ci16));
+      if (mode == MODE_STREAM) GS_TRY(gs_batch_work_order(H, &sched));
+      const void *src[3] = {rp16, ci16, sched};
+      size_t bytes[3] = {H->nrp * sizeof *rp16, H->nci * sizeof *ci16,
+                         sched ? (size_t)H->count * sizeof *sched : 0};
+      void *dst[3];
+      GS_TRY(upload_extra(d, 3, src, bytes, dst));
+      d->d_rp16 = (const uint16_t *)dst[0];
+      d->d_ci16 = (const uint16_t *)dst[1];
+      d->d_sched = (const int32_t *)dst[2];
+      d->bytes_per_apply -= ((size_t)H->row_off[H->count] + (size_t)H->count) *
+                                (sizeof(int32_t) - sizeof(uint16_t)) +
+                            (size_t)H->nnz * (sizeof(gs_idx_t) - sizeof(uint16_t));
+      d->bytes_per_apply += bytes[2];
+    } else if (mode == MODE_STREAM) {
       GS_TRY(gs_batch_work_order(H, &sched));
       const void *src[1] = {sched};
       size_t bytes[1] = {(size_t)H->count * sizeof *sched};
@@ -455,9 +512,13 @@ static gs_status_t prepare_kind(gs_batch_t *B, int kind, int mode, double max_fi
       GS_TRY(upload_extra(d, 1, src, bytes, dst));
       d->d_sched = (const int32_t *)dst[0];
       d->bytes_per_apply += bytes[0];
+    }
+    if (mode == MODE_STREAM) {
       d->threads = gs_batch_stream_threads(rs->mean_m);
       d->ycap = GS_BATCH_STREAM_E * d->threads; /* the chunk's products */
-      GS_TRY(stream_smem_limit(d->threads, ((size_t)d->xcap + d->ycap) * sizeof(double)));
+      const size_t smem = ((size_t)d->xcap + d->ycap) * sizeof(double);
+      GS_TRY(kind == GS_BATCH_K_CSR16 ? stream_smem_limit<true>(d->threads, smem)
+                                      : stream_smem_limit<false>(d->threads, smem));
     }
     if (mode == MODE_WARP) {
       GS_TRY(gs_batch_warp_schedule(H, &sched, &d->nlarge, &d->nwblocks));
@@ -524,6 +585,8 @@ cleanup:
   free(rows);
   free(start);
   free(sched);
+  free(rp16);
+  free(ci16);
   gs_batch_ell_free(&E);
   destroy(B, d);
   return st;
@@ -539,6 +602,7 @@ static gs_status_t apply(gs_batch_t *B, void *data, double alpha, const double *
   switch (d->kind) {
   case GS_BATCH_K_CSR:
   case GS_BATCH_K_SMART:
+  case GS_BATCH_K_CSR16:
     if (d->mode == MODE_WARP) {
       const unsigned blocks = (unsigned)(d->nlarge + d->nwblocks);
       batch_warp_kernel<<<blocks, t, smem, s>>>(B->dev, d->d_sched, d->nlarge, d->xcap, alpha, x,
@@ -546,15 +610,21 @@ static gs_status_t apply(gs_batch_t *B, void *data, double alpha, const double *
       return GS_CHECK_LAUNCH(s, "batch_warp_kernel");
     }
     if (d->mode == MODE_STREAM) {
-      if (t == 64)
-        batch_stream_kernel<64><<<grid, t, smem, s>>>(B->dev, d->d_sched, d->xcap, alpha, x, beta, y);
-      else if (t == 128)
-        batch_stream_kernel<128><<<grid, t, smem, s>>>(B->dev, d->d_sched, d->xcap, alpha, x, beta, y);
-      else if (t == 256)
-        batch_stream_kernel<256><<<grid, t, smem, s>>>(B->dev, d->d_sched, d->xcap, alpha, x, beta, y);
-      else
-        batch_stream_kernel<512><<<grid, t, smem, s>>>(B->dev, d->d_sched, d->xcap, alpha, x, beta, y);
+#define STREAM_LAUNCH(TT, I16)                                                                  \
+  batch_stream_kernel<TT, I16><<<grid, t, smem, s>>>(B->dev, d->d_rp16, d->d_ci16, d->d_sched,  \
+                                                     d->xcap, alpha, x, beta, y)
+      const bool i16 = d->kind == GS_BATCH_K_CSR16;
+      if (t == 64) i16 ? STREAM_LAUNCH(64, true) : STREAM_LAUNCH(64, false);
+      else if (t == 128) i16 ? STREAM_LAUNCH(128, true) : STREAM_LAUNCH(128, false);
+      else if (t == 256) i16 ? STREAM_LAUNCH(256, true) : STREAM_LAUNCH(256, false);
+      else i16 ? STREAM_LAUNCH(512, true) : STREAM_LAUNCH(512, false);
+#undef STREAM_LAUNCH
       return GS_CHECK_LAUNCH(s, "batch_stream_kernel");
+    }
+    if (d->kind == GS_BATCH_K_CSR16) {
+      batch_scalar16_kernel<<<grid, t, smem, s>>>(B->dev, d->d_rp16, d->d_ci16, d->xcap, alpha, x,
+                                                  beta, y);
+      return GS_CHECK_LAUNCH(s, "batch_scalar16_kernel");
     }
     if (d->mode == MODE_SCALAR)
       batch_csr_kernel<MODE_SCALAR><<<grid, t, smem, s>>>(B->dev, d->xcap, alpha, x, beta, y);
@@ -598,6 +668,7 @@ static void describe(const void *data, char *buf, size_t len)
   else if (d->ycap) k += snprintf(buf + k, len - k, ", y up to %d rows", (int)d->ycap);
   if (k < 0 || (size_t)k >= len) return;
   if (d->kind == GS_BATCH_K_CSRI) snprintf(buf + k, len - k, ", %d warps of equal entries", d->nwarps);
+  if (d->kind == GS_BATCH_K_CSR16) snprintf(buf + k, len - k, ", 16-bit row pointers and columns");
   if (d->mode == MODE_WARP)
     snprintf(buf + k, len - k, "; %d problems a block, %d blocks of up to %d one-warp problems",
              (int)d->nlarge, (int)d->nwblocks, GS_BATCH_WARP_PER_BLOCK);
@@ -617,6 +688,8 @@ PREPARE(prepare_coo, GS_BATCH_K_COO, 0)
 PREPARE(prepare_ell, GS_BATCH_K_ELL, 0)
 PREPARE(prepare_warp, GS_BATCH_K_SMART, MODE_WARP)
 PREPARE(prepare_stream, GS_BATCH_K_CSR, MODE_STREAM)
+PREPARE(prepare_scalar16, GS_BATCH_K_CSR16, MODE_SCALAR)
+PREPARE(prepare_stream16, GS_BATCH_K_CSR16, MODE_STREAM)
 
 #define OPS(var, name, summary, kind, prep)                                                     \
   static const gs_batch_ops_t var = {GS_BATCH_OPS_VERSION, name, summary, kind, 0u, prep, apply, \
@@ -641,8 +714,15 @@ OPS(ops_stream, "batch-csr-stream",
     "chunks of whole rows: coalesced entry loads, products in shared memory, a thread sums a row",
     GS_BATCH_K_CSR, prepare_stream)
 
+OPS(ops_scalar16, "batch-csr-scalar16",
+    "batch-csr-scalar on 16-bit row pointers and columns (problems of <= 65,535 entries)",
+    GS_BATCH_K_CSR16, prepare_scalar16)
+OPS(ops_stream16, "batch-csr-stream16",
+    "batch-csr-stream on 16-bit row pointers and columns (problems of <= 65,535 entries)",
+    GS_BATCH_K_CSR16, prepare_stream16)
+
 /* Our kernels first, then the vendor baselines (batch/batch_cusparse.cu). */
 extern "C" const gs_batch_ops_t *const gs_batch_formats[] = {
     &ops_scalar, &ops_vector, &ops_smart, &ops_csri, &ops_coo, &ops_ell, &ops_warp, &ops_stream,
-    &gs_batch_cusparse_ops, &gs_batch_cusparse2_ops};
+    &ops_scalar16, &ops_stream16, &gs_batch_cusparse_ops, &gs_batch_cusparse2_ops};
 extern "C" const int gs_batch_nformats = (int)(sizeof gs_batch_formats / sizeof gs_batch_formats[0]);

@@ -39,6 +39,9 @@ static void check_kernels(gs_batch_t *B, gs_csr_t *const *A, int count, uint64_t
                           const char *what)
 {
   const int uni = uniform(A, count);
+  int fits16 = 1; /* within the 16-bit kernels' limits (batch-csr-scalar16, -stream16) */
+  for (int i = 0; i < count; ++i)
+    fits16 &= A[i]->nnz <= GS_BATCH_IDX16_MAX_NNZ && A[i]->n <= GS_BATCH_IDX16_MAX_N;
   static const double ab[][2] = {{1.0, 0.0}, {2.5, -1.0}, {-1.0, 0.5}, {0.0, 2.0}, {0.0, 0.0}};
   const gs_off_t *ro = gs_batch_row_offsets(B), *co = gs_batch_col_offsets(B);
   const size_t nx = (size_t)co[count], ny = (size_t)ro[count];
@@ -51,6 +54,14 @@ static void check_kernels(gs_batch_t *B, gs_csr_t *const *A, int count, uint64_t
     if (k >= 0 && (gs_batch_format_flags(k) & GS_BATCH_FORMAT_VENDOR) && !uni) {
       CU_ASSERT_EQUAL(st, GS_ERR_UNSUPPORTED);
       CU_ASSERT_PTR_NOT_NULL(strstr(gs_last_error(), "patterns differ"));
+      CU_ASSERT_PTR_NULL(S);
+      CU_ASSERT_EQUAL(gs_batch_host_apply(B, name, 0.0, 1.0, x, 0.0, y), GS_ERR_UNSUPPORTED);
+      continue;
+    }
+    const size_t nl = strlen(name);
+    if (nl > 2 && !strcmp(name + nl - 2, "16") && !fits16) { /* a problem too large for them */
+      CU_ASSERT_EQUAL(st, GS_ERR_UNSUPPORTED);
+      CU_ASSERT_PTR_NOT_NULL(strstr(gs_last_error(), "16-bit"));
       CU_ASSERT_PTR_NULL(S);
       CU_ASSERT_EQUAL(gs_batch_host_apply(B, name, 0.0, 1.0, x, 0.0, y), GS_ERR_UNSUPPORTED);
       continue;
@@ -180,6 +191,26 @@ static void test_kernels_uniform(void)
     gs_csr_destroy(&P);
   }
   CU_ASSERT_EQUAL(gs_device_bytes_in_use(ctx), 0);
+}
+
+/* The 16-bit kernels at their limits: a problem of 65,535 entries over 65,536 columns (last row
+ * pointer and column 65,535; x from global memory; rows longer than batch-csr-stream's chunk)
+ * among small ones, then one entry more, which every 16-bit kernel refuses and the others run. */
+static void test_kernels_idx16_limits(void)
+{
+  uint64_t s = gs_test_seed() ^ 0x19;
+  for (int over = 0; over < 2; ++over) {
+    gs_csr_t *A[5] = {gs_test_random_csr(&s, 30, 20, 0.2),
+                      gs_test_two_wide_rows(&s, GS_BATCH_IDX16_MAX_N, GS_BATCH_IDX16_MAX_NNZ + over),
+                      gs_test_random_csr(&s, 300, 300, 0.02), gs_test_long_row(&s, 100),
+                      gs_test_random_csr(&s, 1, 1, 1.0)};
+    for (int i = 0; i < 5; ++i) CU_ASSERT_FATAL(A[i] != NULL);
+    gs_batch_t *B = NULL;
+    CU_ASSERT_EQUAL_FATAL(gs_batch_create(&B, ctx, 5, (const gs_csr_t *const *)A), GS_SUCCESS);
+    check_kernels(B, A, 5, &s, over ? "65,536 entries" : "65,535 entries");
+    gs_batch_destroy(&B);
+    for (int i = 0; i < 5; ++i) gs_csr_destroy(&A[i]);
+  }
 }
 
 /* batch-csr-warp packs small problems a warp each only in batches of at least
@@ -545,6 +576,7 @@ int main(void)
       {"uniform batches: cuSPARSE's strided baselines and every kernel", test_kernels_uniform},
       {"batch-csr-warp's packed path on the issue's edge cases", test_kernels_packed},
       {"batch-csr-stream's chunks and long rows", test_kernels_stream_chunks},
+      {"16-bit kernels at their limits", test_kernels_idx16_limits},
       {"apply rules and auto", test_apply_rules},
       {"batched CG/BiCGSTAB match gs_solve per problem", test_solvers_match_single},
       {"a singular problem stops alone", test_singular_problem},

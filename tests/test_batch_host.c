@@ -69,7 +69,7 @@ static void check_layout(const gs_batch_host_t *H, const batch_in_t *b)
 
 static const char *kind_name(int kind)
 {
-  static const char *names[] = {"csr", "csr-smart", "csr-i", "coo", "ell"};
+  static const char *names[] = {"csr", "csr-smart", "csr-i", "coo", "ell", "csr16"};
   return names[kind];
 }
 
@@ -82,14 +82,32 @@ static void check_products(const gs_batch_host_t *H, uint64_t *s)
   double *x = malloc((nx + 1) * sizeof *x), *y0 = malloc((ny + 1) * sizeof *y0);
   double *y = malloc((ny + 1) * sizeof *y);
   CU_ASSERT_FATAL(x && y0 && y);
-  for (int kind = GS_BATCH_K_CSR; kind <= GS_BATCH_K_ELL; ++kind)
+  int fits16 = 1; /* every problem within the 16-bit kernels' limits */
+  for (int i = 0; i < H->count; ++i)
+    fits16 &= H->prob[i].nnz <= GS_BATCH_IDX16_MAX_NNZ && H->prob[i].n <= GS_BATCH_IDX16_MAX_N;
+  for (int kind = GS_BATCH_K_CSR; kind <= GS_BATCH_K_CSR16; ++kind)
     for (int nw = 1; nw <= (kind == GS_BATCH_K_CSRI ? 8 : 1); nw += (nw < 4 ? 1 : 4))
       for (size_t c = 0; c < sizeof ab / sizeof ab[0]; ++c) {
         const double alpha = ab[c][0], beta = ab[c][1];
         for (size_t k = 0; k < nx; ++k) x[k] = alpha == 0.0 ? NAN : 2.0 * gs_test_uniform(s) - 1.0;
         for (size_t k = 0; k < ny; ++k) y0[k] = beta == 0.0 ? NAN : 2.0 * gs_test_uniform(s) - 1.0;
         memcpy(y, y0, ny * sizeof *y);
-        CU_ASSERT_FATAL(gs_batch_host_apply_kind(H, kind, nw, 1e9, alpha, x, beta, y) == GS_SUCCESS);
+        const gs_status_t st = gs_batch_host_apply_kind(H, kind, nw, 1e9, alpha, x, beta, y);
+        if (kind == GS_BATCH_K_CSR16 && !fits16) { /* refused, naming the 16-bit limit */
+          CU_ASSERT_EQUAL(st, GS_ERR_UNSUPPORTED);
+          CU_ASSERT_PTR_NOT_NULL(strstr(gs_last_error(), "16-bit"));
+          continue;
+        }
+        CU_ASSERT_FATAL(st == GS_SUCCESS);
+        if (kind == GS_BATCH_K_CSR16 && alpha != 0.0) { /* csr's order on the same entries */
+          double *yc = malloc((ny + 1) * sizeof *yc);
+          CU_ASSERT_FATAL(yc != NULL);
+          memcpy(yc, y0, ny * sizeof *yc);
+          CU_ASSERT_FATAL(gs_batch_host_apply_kind(H, GS_BATCH_K_CSR, 1, 1e9, alpha, x, beta, yc) ==
+                          GS_SUCCESS);
+          CU_ASSERT(!memcmp(y, yc, ny * sizeof *y)); /* bit for bit */
+          free(yc);
+        }
         for (int i = 0; i < H->count; ++i) {
           const gs_batch_prob_t *p = &H->prob[i];
           gs_csr_t *A = NULL;
@@ -198,6 +216,19 @@ static void test_csri_starts(void)
 
 /* ELL pads each problem to its own longest row and refuses a batch whose padding exceeds
  * max_fill; the automatic rule follows the row statistics. */
+/* The rule's pick for a batch of these row statistics: `base` where a problem exceeds the 16-bit
+ * limits, its 16-bit twin (base16) where every problem fits (these generated batches do). */
+static void check_rule(gs_batch_rowstats_t *rs, const char *base)
+{
+  char twin[64];
+  snprintf(twin, sizeof twin, "%s16", base);
+  CU_ASSERT_EQUAL(rs->idx16, 1);
+  CU_ASSERT_STRING_EQUAL(gs_batch_rule(rs, NULL), twin);
+  rs->idx16 = 0;
+  CU_ASSERT_STRING_EQUAL(gs_batch_rule(rs, NULL), base);
+  rs->idx16 = 1;
+}
+
 static void test_ell_fill_and_auto_rule(void)
 {
   uint64_t s = gs_test_seed() ^ 0x4;
@@ -210,7 +241,7 @@ static void test_ell_fill_and_auto_rule(void)
   CU_ASSERT_FATAL(gs_batch_host_build(&H, 20, (const gs_csr_t *const *)L) == GS_SUCCESS);
   gs_batch_host_rowstats(&H, &rs);
   CU_ASSERT(rs.ell_fill < 1.25 && rs.mean_m > 128.0);
-  CU_ASSERT_STRING_EQUAL(gs_batch_rule(&rs, NULL), "batch-csr-stream");
+  check_rule(&rs, "batch-csr-stream");
   gs_batch_ell_t E;
   CU_ASSERT_FATAL(gs_batch_ell_build(&H, 0.0, &E) == GS_SUCCESS);
   for (int i = 0; i < H.count; ++i)
@@ -223,7 +254,7 @@ static void test_ell_fill_and_auto_rule(void)
   CU_ASSERT_FATAL(gs_batch_host_build(&H, b.count, (const gs_csr_t *const *)b.A) == GS_SUCCESS);
   gs_batch_host_rowstats(&H, &rs);
   CU_ASSERT(rs.long_row >= 8.0);
-  CU_ASSERT_STRING_EQUAL(gs_batch_rule(&rs, NULL), "batch-csr-stream");
+  check_rule(&rs, "batch-csr-stream");
   CU_ASSERT_EQUAL(gs_batch_ell_build(&H, 3.0, &E), GS_ERR_FORMAT_FILL);
   CU_ASSERT_PTR_NOT_NULL(strstr(gs_last_error(), "max_fill"));
   CU_ASSERT_EQUAL(gs_batch_host_apply_kind(&H, GS_BATCH_K_ELL, 1, 3.0, 1.0, NULL, 0.0, NULL),
@@ -235,7 +266,7 @@ static void test_ell_fill_and_auto_rule(void)
   CU_ASSERT_FATAL(gs_batch_host_build(&H, 20, (const gs_csr_t *const *)L) == GS_SUCCESS);
   gs_batch_host_rowstats(&H, &rs);
   CU_ASSERT(rs.mean_m > 64.0 && rs.ell_fill > 1.25);
-  CU_ASSERT_STRING_EQUAL(gs_batch_rule(&rs, NULL), "batch-csr-stream");
+  check_rule(&rs, "batch-csr-stream");
   gs_batch_host_free(&H);
   gs_batch_gen_free(&L, 20);
   /* small Laplacians: balanced rows -> a thread a row */
@@ -243,7 +274,7 @@ static void test_ell_fill_and_auto_rule(void)
   CU_ASSERT_FATAL(gs_batch_host_build(&H, 20, (const gs_csr_t *const *)L) == GS_SUCCESS);
   gs_batch_host_rowstats(&H, &rs);
   CU_ASSERT(rs.ell_fill < 1.25 && rs.mean_m <= 128.0);
-  CU_ASSERT_STRING_EQUAL(gs_batch_rule(&rs, NULL), "batch-csr-scalar");
+  check_rule(&rs, "batch-csr-scalar");
   gs_batch_host_free(&H);
   gs_batch_gen_free(&L, 20);
   /* tiny random problems: unbalanced rows -> stream */
@@ -251,7 +282,7 @@ static void test_ell_fill_and_auto_rule(void)
   CU_ASSERT_FATAL(gs_batch_host_build(&H, 20, (const gs_csr_t *const *)L) == GS_SUCCESS);
   gs_batch_host_rowstats(&H, &rs);
   CU_ASSERT(rs.ell_fill > 1.25 && rs.mean_m <= 128.0);
-  CU_ASSERT_STRING_EQUAL(gs_batch_rule(&rs, NULL), "batch-csr-stream");
+  check_rule(&rs, "batch-csr-stream");
   gs_batch_host_free(&H);
   gs_batch_gen_free(&L, 20);
 }
@@ -451,6 +482,51 @@ static void test_uniform_batches(void)
 
 /* Every argument is checked, with a message naming the fault; the public entry points refuse
  * without a context before touching a device. */
+/* The 16-bit layout at its limits: a problem of 65,535 entries over 65,536 columns fits (its
+ * last row pointer and column are 65,535, the largest 16-bit values), one entry or one column
+ * more is refused with the problem named; the copies hold the 32-bit values exactly. */
+static void test_idx16_limits(void)
+{
+  uint64_t s = gs_test_seed() ^ 0x16;
+  gs_csr_t *A[3] = {gs_test_random_csr(&s, 30, 20, 0.2),
+                    gs_test_two_wide_rows(&s, GS_BATCH_IDX16_MAX_N, GS_BATCH_IDX16_MAX_NNZ),
+                    gs_test_random_csr(&s, 5, 5, 0.5)};
+  CU_ASSERT_FATAL(A[0] && A[1] && A[2]);
+  CU_ASSERT_EQUAL(A[1]->row_ptr[2], 65535);
+  CU_ASSERT_EQUAL(A[1]->col[A[1]->nnz - 1], 65535);
+  gs_batch_host_t H;
+  uint16_t *rp16 = NULL, *ci16 = NULL;
+  CU_ASSERT_FATAL(gs_batch_host_build(&H, 3, (const gs_csr_t *const *)A) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_batch_idx16_build(&H, "t", &rp16, &ci16) == GS_SUCCESS);
+  gs_batch_rowstats_t rs;
+  gs_batch_host_rowstats(&H, &rs);
+  CU_ASSERT_EQUAL(rs.idx16, 1);
+  for (size_t k = 0; k < H.nrp; ++k) CU_ASSERT_EQUAL_FATAL((int32_t)rp16[k], H.rp[k]);
+  for (size_t k = 0; k < H.nci; ++k) CU_ASSERT_EQUAL_FATAL((gs_idx_t)ci16[k], H.ci[k]);
+  free(rp16);
+  free(ci16);
+  check_products(&H, &s); /* the 16-bit host apply among the others, bit for bit csr's */
+  gs_batch_host_free(&H);
+  for (int over = 0; over < 2; ++over) { /* one entry more; one column more */
+    gs_csr_destroy(&A[1]);
+    A[1] = over ? gs_test_two_wide_rows(&s, GS_BATCH_IDX16_MAX_N + 1, 100)
+                : gs_test_two_wide_rows(&s, GS_BATCH_IDX16_MAX_N, GS_BATCH_IDX16_MAX_NNZ + 1);
+    CU_ASSERT_FATAL(A[1] != NULL);
+    CU_ASSERT_FATAL(gs_batch_host_build(&H, 3, (const gs_csr_t *const *)A) == GS_SUCCESS);
+    rp16 = ci16 = (uint16_t *)1;
+    CU_ASSERT_EQUAL(gs_batch_idx16_build(&H, "batch-csr-stream16", &rp16, &ci16),
+                    GS_ERR_UNSUPPORTED);
+    CU_ASSERT_PTR_NULL(rp16);
+    CU_ASSERT_PTR_NULL(ci16);
+    CU_ASSERT_PTR_NOT_NULL(strstr(gs_last_error(), "batch-csr-stream16: problem 1 "));
+    gs_batch_host_rowstats(&H, &rs);
+    CU_ASSERT_EQUAL(rs.idx16, 0); /* auto keeps the 32-bit kernels */
+    check_products(&H, &s); /* the others still right, the 16-bit one refused */
+    gs_batch_host_free(&H);
+  }
+  for (int i = 0; i < 3; ++i) gs_csr_destroy(&A[i]);
+}
+
 static void test_bad_arguments(void)
 {
   uint64_t s = gs_test_seed() ^ 0x6;
@@ -479,7 +555,7 @@ static void test_bad_arguments(void)
   CU_ASSERT_EQUAL(gs_batch_count(NULL), 0);
   CU_ASSERT_PTR_NULL(gs_batch_format_name(-1));
   CU_ASSERT_PTR_NULL(gs_batch_format_name(gs_batch_format_count()));
-  CU_ASSERT_EQUAL(gs_batch_format_count(), 10);
+  CU_ASSERT_EQUAL(gs_batch_format_count(), 12);
   int vendor = 0;
   for (int k = 0; k < gs_batch_format_count(); ++k) {
     CU_ASSERT(!strncmp(gs_batch_format_name(k), "batch-", 6) && gs_batch_format_summary(k)[0]);
@@ -505,6 +581,7 @@ int main(void)
       {"csr-stream order and block size", test_work_order},
       {"generators", test_generators},
       {"uniform batches: shared generator, the strided check", test_uniform_batches},
+      {"16-bit indices at their limits", test_idx16_limits},
       {"bad arguments", test_bad_arguments},
       CU_TEST_INFO_NULL};
   return gs_test_main("batch_host", tests, 0);

@@ -556,6 +556,22 @@ out:
   return B;
 }
 
+gs_csr_t *gs_test_two_wide_rows(uint64_t *s, gs_idx_t n, gs_off_t nnz)
+{
+  gs_csr_t *A = NULL;
+  if (nnz < 0 || nnz > n || gs_csr_create(&A, 2, n, nnz) != GS_SUCCESS) return NULL;
+  const gs_off_t a = (nnz + 1) / 2, b = nnz / 2;
+  const gs_idx_t last_odd = (n - 1) % 2 ? n - 1 : n - 2;
+  A->row_ptr[0] = 0;
+  A->row_ptr[1] = a;
+  A->row_ptr[2] = nnz;
+  for (gs_off_t k = 0; k < a; ++k) A->col[k] = (gs_idx_t)(2 * k);
+  for (gs_off_t k = 0; k < b; ++k) A->col[a + k] = (gs_idx_t)(last_odd - 2 * (b - 1 - k));
+  for (gs_off_t k = 0; k < nnz; ++k) A->val[k] = 2.0 * gs_test_uniform(s) - 1.0;
+  if (gs_csr_validate(A) != GS_SUCCESS) gs_csr_destroy(&A);
+  return A;
+}
+
 gs_csr_t *gs_test_long_row(uint64_t *s, gs_idx_t n)
 {
   gs_csr_t *A = gs_test_random_csr(s, n, n, 2.0 / n), *B = NULL;

@@ -155,6 +155,11 @@ int gs_test_have_matrix(const char *name);
 
 /** A with the rows i % every == 1 emptied (A is consumed; NULL on failure). */
 gs_csr_t *gs_test_empty_rows(gs_csr_t *A, int every);
+/** A 2 x n matrix of nnz random entries: row 0 at the even columns from 0, row 1 at the odd
+ *  columns ending at the last odd column below n (nnz <= n; NULL on failure). With n = 65536
+ *  and nnz = 65535 it is the largest problem the 16-bit batched kernels take: its last row
+ *  pointer is 65535 and its last column 65535. */
+gs_csr_t *gs_test_two_wide_rows(uint64_t *state, gs_idx_t n, gs_off_t nnz);
 /** Sparse n x n random matrix with row 3 full (one long row). */
 gs_csr_t *gs_test_long_row(uint64_t *state, gs_idx_t n);
 /** The issue's mixed batch in a random order: 1x1, empty rows, wide and tall, nnz = 0, a 5 x 4000
