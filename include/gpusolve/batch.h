@@ -78,8 +78,12 @@ size_t gs_batch_device_bytes(const gs_batch_t *B);
  * "batch-csr-stream" (CSR-stream of CSR-adaptive inside a block: chunks of whole rows whose
  * entries all threads load at consecutive addresses, products summed a thread a row from shared
  * memory, a row longer than a chunk summed by the whole block; blocks take the problems largest
- * first). "auto" picks one of them from the batch's row statistics (gs_batch_auto_format):
- * batch-csr-stream, or batch-csr-scalar for small problems with balanced rows.
+ * first), and "batch-csr-scalar16" and "batch-csr-stream16", the same two on 16-bit row
+ * pointers and columns (10 bytes an entry instead of 12), which take only batches whose every
+ * problem has at most 65,535 entries and 65,536 columns (others: GS_ERR_UNSUPPORTED).
+ * "auto" picks one of them from the batch's row statistics (gs_batch_auto_format):
+ * batch-csr-stream, or batch-csr-scalar for small problems with balanced rows, each as its
+ * 16-bit twin where the batch fits it.
  * Vendor baselines in the same table (flag GS_BATCH_FORMAT_VENDOR, never chosen by "auto"):
  * "batch-cusparse" and "batch-cusparse2", cuSPARSE's own strided batches (cusparseSpMM with
  * one column per problem, CUSPARSE_SPMM_CSR_ALG1 and CSR_ALG2, at most 65,535 problems a call).
