@@ -162,7 +162,7 @@ void gs_batch_host_rowstats(const gs_batch_host_t *H, gs_batch_rowstats_t *st)
   for (int i = 0; i < H->count; ++i) {
     const gs_batch_prob_t *p = &H->prob[i];
     padded += (double)p->m * p->maxrow;
-    st->idx16 &= p->nnz <= GS_BATCH_IDX16_MAX_NNZ && p->n <= GS_BATCH_IDX16_MAX_N;
+    st->idx16 &= gs_batch_prob_fits16(p);
     if (p->m > 0 && p->nnz > 0) {
       double ratio = p->maxrow / ((double)p->nnz / p->m);
       if (ratio > st->long_row) st->long_row = ratio;
@@ -190,22 +190,17 @@ void gs_batch_host_rowstats(const gs_batch_host_t *H, gs_batch_rowstats_t *st)
  * random 10,000: stream16 421.3 against 482.1). */
 const char *gs_batch_rule(const gs_batch_rowstats_t *st, const char **why)
 {
-  const char *w, *name;
-  if (st->mean_m <= 128.0 && st->ell_fill <= 1.25) {
-    name = st->idx16 ? "batch-csr-scalar16" : "batch-csr-scalar";
-    w = st->idx16 ? "small problems with balanced rows (mean rows <= 128, ELL padding <= 1.25x): "
-                    "a thread a row, small blocks, 16-bit indices"
-                  : "small problems with balanced rows (mean rows <= 128, ELL padding <= 1.25x): "
-                    "a thread a row, small blocks";
-  } else {
-    name = st->idx16 ? "batch-csr-stream16" : "batch-csr-stream";
-    w = st->idx16 ? "chunks of whole rows: coalesced entry loads whatever the row lengths, "
-                    "products summed from shared memory, 16-bit indices"
-                  : "chunks of whole rows: coalesced entry loads whatever the row lengths, "
-                    "products summed from shared memory";
-  }
-  if (why) *why = w;
-  return name;
+  /* [scalar or stream][16-bit twin] */
+  static const char *const names[2][2] = {{"batch-csr-scalar", "batch-csr-scalar16"},
+                                          {"batch-csr-stream", "batch-csr-stream16"}};
+  static const char *const whys[2] = {
+      "small problems with balanced rows (mean rows <= 128, ELL padding <= 1.25x): a thread a "
+      "row, small blocks",
+      "chunks of whole rows: coalesced entry loads whatever the row lengths, products summed "
+      "from shared memory"};
+  const int stream = !(st->mean_m <= 128.0 && st->ell_fill <= 1.25);
+  if (why) *why = whys[stream];
+  return names[stream][st->idx16 != 0];
 }
 
 gs_status_t gs_batch_host_uniform(const gs_batch_host_t *H, const char *who)
@@ -414,7 +409,7 @@ gs_status_t gs_batch_idx16_build(const gs_batch_host_t *H, const char *who, uint
   *ci16 = NULL;
   for (int i = 0; i < H->count; ++i) {
     const gs_batch_prob_t *p = &H->prob[i];
-    if (p->nnz > GS_BATCH_IDX16_MAX_NNZ || p->n > GS_BATCH_IDX16_MAX_N)
+    if (!gs_batch_prob_fits16(p))
       return GS_ERROR(GS_ERR_UNSUPPORTED, "%s: problem %d (%d x %d, %d entries) does not fit "
                       "16-bit indices (at most %d entries and %d columns a problem)", who, i,
                       (int)p->m, (int)p->n, (int)p->nnz, GS_BATCH_IDX16_MAX_NNZ,

@@ -61,7 +61,7 @@ typedef struct gs_batch_rowstats {
   double mean_m, mean_nnz, mean_row; /* per problem; mean_row = nnz / rows over the batch */
   double ell_fill;   /* sum_i m_i * maxrow_i / nnz: ELL's padding factor (1 = none) */
   double long_row;   /* max over problems of maxrow_i / mean row length of problem i */
-  int idx16;         /* every problem within the 16-bit kernels' limits (gs_batch_idx16_build) */
+  int idx16;         /* every problem within the 16-bit kernels' limits (gs_batch_prob_fits16) */
 } gs_batch_rowstats_t;
 void gs_batch_host_rowstats(const gs_batch_host_t *H, gs_batch_rowstats_t *st);
 /** The automatic rule (see gs_batch_auto_format). */
@@ -147,6 +147,11 @@ void gs_batch_ell_free(gs_batch_ell_t *E);
  *  with GS_ERR_UNSUPPORTED naming it. */
 #define GS_BATCH_IDX16_MAX_NNZ 65535
 #define GS_BATCH_IDX16_MAX_N 65536
+/** Whether problem p is within those limits. */
+static inline int gs_batch_prob_fits16(const gs_batch_prob_t *p)
+{
+  return p->nnz <= GS_BATCH_IDX16_MAX_NNZ && p->n <= GS_BATCH_IDX16_MAX_N;
+}
 gs_status_t gs_batch_idx16_build(const gs_batch_host_t *H, const char *who, uint16_t **rp16,
                                  uint16_t **ci16);
 

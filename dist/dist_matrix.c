@@ -485,8 +485,10 @@ static double median_s(double *ms, int reps)
   return 1e-3 * ms[reps / 2];
 }
 
-#define BENCH_FIGS 7 /* per rank: product, local, halo, exchange end, local end, local start,
-                        * both products without the exchange */
+/* A rank's figures: the medians of bench modes 0-3 (gs_dist_part_apply's P->mode), then the
+ * timeline's */
+enum { FIG_PRODUCT, FIG_LOCAL, FIG_HALO, FIG_PRODUCTS, FIG_X_END, FIG_L_END, FIG_L_START,
+       BENCH_FIGS };
 
 static gs_status_t bench_rank(gs_dist_rank_t *R, void *user)
 {
@@ -504,7 +506,7 @@ static gs_status_t bench_rank(gs_dist_rank_t *R, void *user)
     st = GS_CUDA(cudaEventCreate(&ev[made]));
   if (st == GS_SUCCESS) st = GS_CUDA(cudaMemsetAsync(P->d_x, 0, (size_t)P->rows * 8, ctx->stream));
   st = gs_dist_agree(R, st);
-  for (int mode = 0; st == GS_SUCCESS && mode < 4; ++mode) {
+  for (int mode = 0; st == GS_SUCCESS && mode <= FIG_PRODUCTS; ++mode) {
     P->mode = mode;
     for (int w = 0; st == GS_SUCCESS && w < 5; ++w) /* warm-up */
       st = gs_dist_part_apply(P, 1.0, P->d_x, 0.0, P->d_y);
@@ -519,7 +521,7 @@ static gs_status_t bench_rank(gs_dist_rank_t *R, void *user)
       st = GS_CUDA(cudaEventElapsedTime(&t, ev[2 * k], ev[2 * k + 1]));
       ms[k] = t;
     }
-    if (st == GS_SUCCESS) fig[mode < 3 ? mode : 6] = median_s(ms, reps);
+    if (st == GS_SUCCESS) fig[mode] = median_s(ms, reps); /* FIG_PRODUCT + mode */
   }
   /* the timeline of one product at a time (NCCL, with an exchange): when, after its start,
    * the exchange and the local product ended; an exchange that ends near the local product's
@@ -539,9 +541,9 @@ static gs_status_t bench_rank(gs_dist_rank_t *R, void *user)
   }
   P->ev_tx = P->ev_tl = P->ev_ls = NULL;
   if (st == GS_SUCCESS && timeline) {
-    fig[3] = median_s(ms + reps, reps);
-    fig[4] = median_s(ms + 2 * reps, reps);
-    fig[5] = median_s(ms + 3 * reps, reps);
+    fig[FIG_X_END] = median_s(ms + reps, reps);
+    fig[FIG_L_END] = median_s(ms + 2 * reps, reps);
+    fig[FIG_L_START] = median_s(ms + 3 * reps, reps);
   }
   if (st == GS_SUCCESS && R->D->local >= 0) { /* the slowest rank's times, all ranks' bytes */
     double h = (double)P->nhalo * (double)sizeof(double);
@@ -567,16 +569,13 @@ gs_status_t gs_dist_spmv_bench(gs_dist_matrix_t *A, int reps, gs_dist_spmv_timin
   spmv_job_t j = {A, 1.0, 0.0, NULL, NULL, reps, med, 0.0};
   const gs_status_t st = gs_dist_run(A->D, bench_rank, &j);
   if (st == GS_SUCCESS) {
+    double *const out[BENCH_FIGS] = {&t->product_s,  &t->local_s,        &t->halo_s,
+                                     &t->products_s, &t->exchange_end_s, &t->local_end_s,
+                                     &t->local_start_s}; /* in FIG_* order */
     for (int r = 0; r < A->D->n; ++r) { /* process mode: its rank holds the reduced figures */
       if (!gs_dist_is_local(A->D, r)) continue;
-      const double *f = med + BENCH_FIGS * r;
-      if (f[0] > t->product_s) t->product_s = f[0];
-      if (f[1] > t->local_s) t->local_s = f[1];
-      if (f[2] > t->halo_s) t->halo_s = f[2];
-      if (f[3] > t->exchange_end_s) t->exchange_end_s = f[3];
-      if (f[4] > t->local_end_s) t->local_end_s = f[4];
-      if (f[5] > t->local_start_s) t->local_start_s = f[5];
-      if (f[6] > t->products_s) t->products_s = f[6];
+      for (int f = 0; f < BENCH_FIGS; ++f) /* the slowest rank's */
+        if (med[BENCH_FIGS * r + f] > *out[f]) *out[f] = med[BENCH_FIGS * r + f];
       t->halo_bytes += (long)A->p[r].nhalo * (long)sizeof(double);
     }
     if (A->D->local >= 0) t->halo_bytes = (long)j.halo_bytes;
