@@ -163,7 +163,31 @@ csr_stream_kernel(const O *__restrict__ rp, const gs_idx_t *__restrict__ col,
   for (gs_idx_t r = tid / G; r < nrows; r += STREAM_THREADS / G) {
     const int lo = (int)(rp[r0 + r] - base), hi = (int)(rp[r0 + r + 1] - base);
     T t = T(0);
-    for (int k = lo + lane; k < hi; k += G) t += (T)s_val[k] * __ldg(&x[s_col[k]]);
+    int k = lo + lane;
+    /* Eight gathers of x in flight before their products, then four, then one at a time (the
+     * summation order of one at a time, so the sums are unchanged): a loop of one gather per
+     * step waits for each, and those waits, 27 a row, bound the stencil's blocks (H200, ncu:
+     * DRAM at 46% of its peak, 22 cycles a warp between issues). Runs 115-116 (H200): 27-point
+     * 100^3 125.0 -> 111.0 us, mixed 97.5 -> 86.9; Pareto rows 166.8 -> 115.3; power-law
+     * rows 589 -> 249; 5-point 1000^2 36.6 -> 32.7. Staging the entries by asynchronous
+     * copies (cp.async) as well was slower on the large matrices (27-point 121.5 us, 5-point
+     * 37.9) and 1.05-1.08x faster only on small ones (cage10, bcsstk16): not kept. */
+    for (; k + 7 * G < hi; k += 8 * G) {
+      T xv[8];
+#pragma unroll
+      for (int j = 0; j < 8; ++j) xv[j] = __ldg(&x[s_col[k + j * G]]);
+#pragma unroll
+      for (int j = 0; j < 8; ++j) t += (T)s_val[k + j * G] * xv[j];
+    }
+    if (k + 3 * G < hi) {
+      T xv[4];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) xv[j] = __ldg(&x[s_col[k + j * G]]);
+#pragma unroll
+      for (int j = 0; j < 4; ++j) t += (T)s_val[k + j * G] * xv[j];
+      k += 4 * G;
+    }
+    for (; k < hi; k += G) t += (T)s_val[k] * __ldg(&x[s_col[k]]);
     for (int off = G / 2; off > 0; off /= 2) t += __shfl_xor_sync(mask, t, off, G);
     if (lane == 0) y[r0 + r] = beta == T(0) ? alpha * t : alpha * t + beta * y[r0 + r];
   }
