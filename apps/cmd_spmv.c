@@ -16,17 +16,19 @@ static const char *usage_text =
     "       gpusolve spmv --list\n\n"
     "Benchmarks y = A*x (and y = A^T*x with --transpose) with each SpMV format. Without a\n"
     "matrix it uses the built-in 27-point Laplacian on a 64^3 grid. Per format: prepare time,\n"
-    "device bytes, median and minimum time of one product (CUDA events, after warm-up, at\n"
-    "least N runs (default 100) or 2 s), GFLOP/s (2 nnz / t), bytes per nonzero (B/nz) and\n"
-    "effective GB/s from the format's own byte model, % of the device's measured copy\n"
-    "bandwidth, speed-up over cusparse-csr in the same run, and the max relative error against\n"
-    "the host CSR reference (of the double matrix: about 1e-7 in mixed and float precision).\n\n"
+    "device bytes, median and minimum time of one product (CUDA events, after 10 warm-up\n"
+    "runs; at least N runs (default 100) and 0.2 s, ending after 2 s once 10 are done),\n"
+    "GFLOP/s (2 nnz / t), bytes per nonzero (B/nz) and effective GB/s from the format's own\n"
+    "byte model, % of the device's measured copy bandwidth, speed-up over cusparse-csr in the\n"
+    "same run, and the max relative error against the host CSR reference (of the double\n"
+    "matrix: about 1e-7 in mixed and float precision).\n\n"
     "  --format LIST   comma-separated format names, or all (default); auto (a row of its\n"
     "                  own with all) is the automatic selection amortised over --runs\n"
     "                  products: which format it picked, and its time as a fraction of the\n"
     "                  best format of the run\n"
     "  --no-cache      auto: measure its candidates even when the cache knows the matrix\n"
-    "  --transpose     also benchmark the transpose product where a format supports it\n"
+    "  --transpose     also benchmark the transpose product where a format supports it;\n"
+    "                  auto then chooses among the formats that have it\n"
     "  --runs N        minimum timed runs per format (default 100)\n"
     "  --max-fill F    fill limit of the padded formats ELL/DIA (default 3)\n"
     "  --vector-width W  csr-vector as plain groups of W threads per row (1, 2, 4, 8, 16,\n"
@@ -323,6 +325,7 @@ int cmd_spmv(int argc, char **argv)
     gs_select_opts_default(&so);
     so.expected_products = (double)runs;
     so.use_cache = !no_cache;
+    so.need_transpose = transpose; /* else it may pick a backend without A^T x (csr-adaptive) */
     double t0 = cli_now();
     st = gs_spmv_create_auto(&S, ctx, A, opts, &so);
     if (st == GS_SUCCESS) st = gs_context_sync(ctx);
