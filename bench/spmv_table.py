@@ -2,7 +2,10 @@
 """bench/spmv_table.py: one table from `gpusolve spmv --json` documents (one file per matrix).
 
 Usage: python3 bench/spmv_table.py FORMAT [BASELINE] FILE.json...
-For each matrix: the format's op N and op T medians (us), their speed-up over the baseline
+       python3 bench/spmv_table.py all [BASELINE] FILE.json...
+With FORMAT all: one row per format of the documents and one column per matrix, op N then op
+T, each cell "median us (speed-up over the baseline)", or the status of a refused product
+(refused, unsupported); the best of each column in bold. Otherwise, for each matrix: the format's op N and op T medians (us), their speed-up over the baseline
 (default cusparse-csr) in the same run, the format's % of the device's copy bandwidth (its own
 byte model), op T over its own op N, and its prepare time in products (the kernel time a describe line reports, else the wall time). Geometric means last.
 """
@@ -24,6 +27,44 @@ def gmean(v):
     return math.exp(sum(math.log(x) for x in v) / len(v)) if v else float("nan")
 
 
+def grid(base, files):
+    docs = []
+    for f in files:
+        with open(f) as fh:
+            docs.append(json.load(fh))
+    names = [d["matrix"].split("/")[-1].split(".")[0] for d in docs]
+    fmts = []
+    for d in docs:
+        for r in d["results"]:
+            if r["format"] not in fmts:
+                fmts.append(r["format"])
+    for op in ("N", "T"):
+        print("\nop %s: median us (x %s in the same run)\n" % (op, base))
+        print("| format | " + " | ".join(names) + " |")
+        print("|" + "---|" * (len(names) + 1))
+        best = []
+        for d in docs:
+            t = [r["median_us"] for r in d["results"]
+                 if r["op"] == op and r["status"] == "ok" and r["format"] != "auto"]
+            best.append(min(t) if t else None)
+        for fm in fmts:
+            cells = []
+            for d, b in zip(docs, best):
+                r = next((r for r in d["results"] if r["format"] == fm and r["op"] == op), None)
+                bn = pick(d, base, op)
+                if r is None:
+                    cells.append("-")
+                elif r["status"] != "ok":
+                    cells.append(r["status"])
+                else:
+                    c = "%.1f" % r["median_us"]
+                    if bn:
+                        c += " (%.2f)" % (bn["median_us"] / r["median_us"])
+                    cells.append("**%s**" % c if r["median_us"] == b and fm != "auto" else c)
+            print("| %s | " % fm + " | ".join(cells) + " |")
+    return 0
+
+
 def main(argv):
     if len(argv) < 3:
         print(__doc__)
@@ -33,6 +74,8 @@ def main(argv):
     files = argv[2:]
     if not files[0].endswith(".json"):
         base, files = files[0], files[1:]
+    if fmt == "all":
+        return grid(base, files)
     hdr = ("matrix", "nnz", "N us", "base N", "N x", "N %bw", "T us", "base T", "T x", "T/N",
            "prep/N")
     print("| " + " | ".join(hdr) + " |")
