@@ -114,31 +114,40 @@ csr_vector_kernel(gs_idx_t m, const O *__restrict__ rp, const gs_idx_t *__restri
   }
 }
 
-/* csr-vector's blocked path (CSR-Adaptive's CSR-stream idea, Greathouse & Daga, SC14, over Bell
- * & Garland's CSR vector): the host cuts the rows into blocks whose entries fit in shared
- * memory (at most STREAM_CAP entries and STREAM_ROWS rows). A block of STREAM_THREADS threads
- * first copies its contiguous slice of col/val into shared memory, fully coalesced; then groups
- * of G threads each reduce one row out of shared memory, G the largest power of two (<= 32)
- * with rows * G <= threads, so that short rows get one thread each. With G = 1 neighbouring
- * threads take neighbouring rows, and their gathers of x touch neighbouring entries of x, as in
- * ELL: one-row-per-group CSR vector gathers x in entry order instead, which on a 27-point
- * stencil touched ~6x more cache lines per warp and left it at 0.72x cuSPARSE on the H100.
+/* csr-vector's blocked path (CSR-Adaptive's CSR-Stream, Greathouse & Daga, SC14, over Bell &
+ * Garland's CSR vector): the host cuts the rows into blocks whose entries fit in shared memory
+ * (at most STREAM_CAP entries and STREAM_ROWS rows). A block of STREAM_N_THREADS threads first
+ * stages the products val * x of its entries in shared memory: each thread issues all its
+ * STREAM_CAP / STREAM_N_THREADS column and value loads (coalesced), then all its gathers of x,
+ * so that they are in flight together; then groups of G threads each sum one row's products in
+ * entry order, G the largest power of two (<= 32) with rows * G <= threads, so that short rows
+ * get one thread each. Mixed precision loads float values and stages double products.
+ *   History (measured, same process): an earlier kernel staged columns and values and gathered
+ * x in the reduction, a thread a row, so that neighbouring threads gathered neighbouring x (a
+ * warp gathering in entry order touches ~6x more cache lines of x on a 27-point stencil); its
+ * gathers, one at a time and then eight deep, waited on each other. Staging the products with
+ * every load in flight beat it everywhere (H200, run 120; that kernel with eight-deep gathers ->
+ * this one, median us): 27-point 100^3 113.6 -> 103.9, Pareto rows 117.5 -> 85.9 (mixed 108.3 ->
+ * 80.4), power-law rows 252.9 -> 174.2 (227.1 -> 168.2), 5-point 1000^2 34.0 -> 28.0, bcsstk16
+ * 10.5 -> 8.8; equal on cage10 and on the 27-point mixed (89.3, 89.8). 128 threads a block
+ * (16 entries each) ran 1.1-1.4x slower than 256.
  * A row longer than STREAM_CAP gets a block of its own that only applies beta to its y entry;
  * the row itself is cut into chunks of STREAM_CAP entries, one block each (csr_chunk_kernel,
  * launched next), whose sums are added to y with atomics: a 100k-entry row left to one block
  * kept Pareto rows at 0.45x cusparse-csr. Such rows are summed in a run-dependent order. */
-#define STREAM_THREADS 128
+#define STREAM_THREADS 128   /* op T row blocks and the long-row chunks */
+#define STREAM_N_THREADS 256 /* op N row blocks */
 #define STREAM_CAP 2048
 #define STREAM_ROWS 1024
 
 template <typename O, typename Val, typename T>
-static __global__ void __launch_bounds__(STREAM_THREADS)
+static __global__ void __launch_bounds__(STREAM_N_THREADS)
 csr_stream_kernel(const O *__restrict__ rp, const gs_idx_t *__restrict__ col,
                   const Val *__restrict__ val, const gs_idx_t *__restrict__ blocks,
                   const T *__restrict__ x, T alpha, T beta, T *__restrict__ y)
 {
-  __shared__ Val s_val[STREAM_CAP]; /* float in mixed precision: half the bytes */
-  __shared__ gs_idx_t s_col[STREAM_CAP];
+  constexpr int TH = STREAM_N_THREADS, IPT = STREAM_CAP / TH;
+  __shared__ T s_prod[STREAM_CAP]; /* the block's products val * x, in entry order */
   /* One block per row block (nblocks <= m < 2^31, within CUDA's grid limit), r0 + r < r1 <= m;
    * base in O; positions inside the block k < cnt <= STREAM_CAP in 32 bits. */
   const int tid = threadIdx.x;
@@ -151,43 +160,32 @@ csr_stream_kernel(const O *__restrict__ rp, const gs_idx_t *__restrict__ col,
     return;
   }
   const int cnt = (int)(rp[r1] - base);
-  for (int k = tid; k < cnt; k += STREAM_THREADS) { /* stage the block's entries */
-    s_val[k] = ld_stream(&val[base + k]);
-    s_col[k] = ld_stream(&col[base + k]);
+  {
+    const gs_idx_t *c = col + base;
+    const Val *v = val + base;
+    gs_idx_t ci[IPT];
+    Val vi[IPT];
+#pragma unroll
+    for (int i = 0; i < IPT; ++i) { /* every load first: IPT of each in flight */
+      const int k = tid + i * TH;
+      ci[i] = k < cnt ? ld_stream(&c[k]) : 0;
+      vi[i] = k < cnt ? ld_stream(&v[k]) : Val(0);
+    }
+#pragma unroll
+    for (int i = 0; i < IPT; ++i) {
+      const int k = tid + i * TH;
+      if (k < cnt) s_prod[k] = (T)vi[i] * __ldg(&x[ci[i]]);
+    }
   }
   __syncthreads();
-  int G = 1;                                              /* threads per row in this block */
-  while (G < 32 && nrows * (2 * G) <= STREAM_THREADS) G *= 2;
+  int G = 1; /* threads per row in this block */
+  while (G < 32 && nrows * (2 * G) <= TH) G *= 2;
   const int lane = tid & (G - 1);
   const unsigned mask = G == 32 ? 0xffffffffu : ((1u << G) - 1u) << ((tid & 31) & ~(G - 1));
-  for (gs_idx_t r = tid / G; r < nrows; r += STREAM_THREADS / G) {
+  for (gs_idx_t r = tid / G; r < nrows; r += TH / G) {
     const int lo = (int)(rp[r0 + r] - base), hi = (int)(rp[r0 + r + 1] - base);
     T t = T(0);
-    int k = lo + lane;
-    /* Eight gathers of x in flight before their products, then four, then one at a time (the
-     * summation order of one at a time, so the sums are unchanged): a loop of one gather per
-     * step waits for each, and those waits, 27 a row, bound the stencil's blocks (H200, ncu:
-     * DRAM at 46% of its peak, 22 cycles a warp between issues). Runs 115-116 (H200): 27-point
-     * 100^3 125.0 -> 111.0 us, mixed 97.5 -> 86.9; Pareto rows 166.8 -> 115.3; power-law
-     * rows 589 -> 249; 5-point 1000^2 36.6 -> 32.7. Staging the entries by asynchronous
-     * copies (cp.async) as well was slower on the large matrices (27-point 121.5 us, 5-point
-     * 37.9) and 1.05-1.08x faster only on small ones (cage10, bcsstk16): not kept. */
-    for (; k + 7 * G < hi; k += 8 * G) {
-      T xv[8];
-#pragma unroll
-      for (int j = 0; j < 8; ++j) xv[j] = __ldg(&x[s_col[k + j * G]]);
-#pragma unroll
-      for (int j = 0; j < 8; ++j) t += (T)s_val[k + j * G] * xv[j];
-    }
-    if (k + 3 * G < hi) {
-      T xv[4];
-#pragma unroll
-      for (int j = 0; j < 4; ++j) xv[j] = __ldg(&x[s_col[k + j * G]]);
-#pragma unroll
-      for (int j = 0; j < 4; ++j) t += (T)s_val[k + j * G] * xv[j];
-      k += 4 * G;
-    }
-    for (; k < hi; k += G) t += (T)s_val[k] * __ldg(&x[s_col[k]]);
+    for (int k = lo + lane; k < hi; k += G) t += s_prod[k];
     for (int off = G / 2; off > 0; off /= 2) t += __shfl_xor_sync(mask, t, off, G);
     if (lane == 0) y[r0 + r] = beta == T(0) ? alpha * t : alpha * t + beta * y[r0 + r];
   }
@@ -281,9 +279,9 @@ static gs_status_t launch_vector(cudaStream_t s, const csr_data_t *d, const O *r
 {
   const gs_dcsr_t *A = &d->A;
   if (d->nblocks > 0) {
-    csr_stream_kernel<O, Val, T><<<d->nblocks, STREAM_THREADS, 0, s>>>(rp, A->d_col, val,
-                                                                      d->d_blocks, x, alpha,
-                                                                      beta, y);
+    csr_stream_kernel<O, Val, T><<<d->nblocks, STREAM_N_THREADS, 0, s>>>(rp, A->d_col, val,
+                                                                        d->d_blocks, x, alpha,
+                                                                        beta, y);
     GS_CHECK(GS_CHECK_LAUNCH(s, "csr_stream_kernel"));
     if (d->nchunks == 0) return GS_SUCCESS;
     csr_chunk_kernel<O, Val, T><<<d->nchunks, STREAM_THREADS, 0, s>>>(0, rp, A->d_col, val,
