@@ -6,7 +6,8 @@
 # format against cuSPARSE in the same run; then the format x matrix table of both products
 # (bench/spmv_table.py all).
 # Usage: bash bench/spmv_papers.sh [build/apps/gpusolve] [OUTDIR] [MATRIX.mtx[.gz] ...]
-#   (needs a GPU; OUTDIR gets one text table and one JSON document per matrix)
+#   (needs a GPU; OUTDIR gets one JSON document per matrix, each printed as it is done, and
+#   table.md, the table of all of them)
 set -euo pipefail
 cli=${1:-build/apps/gpusolve}
 out=${2:-bench-out}
@@ -20,8 +21,8 @@ json=()
 for f in "$out/lap27.mtx" "$out/normal.mtx" "$out/pareto.mtx" "$out/powerlaw.mtx" "$@"; do
   m=$(basename "$f"); m=${m%%.*}
   echo "=== $m"
-  "$cli" spmv "$f" --format all --transpose --runs 200 | tee "$out/spmv_$m.txt"
   "$cli" spmv "$f" --format all --transpose --runs 200 --json > "$out/spmv_$m.json"
+  python3 "$(dirname "$0")/spmv_table.py" all "$out/spmv_$m.json"
   json+=("$out/spmv_$m.json")
 done
 python3 "$(dirname "$0")/spmv_table.py" all "${json[@]}" | tee "$out/table.md"
