@@ -35,14 +35,23 @@ typedef struct gs_spmv_cfg {
   int precision; /* gs_precision_t: "precision=mixed" reaches only backends flagged
                     GS_SPMV_FLAG_MIXED, "precision=float" only those flagged
                     GS_SPMV_FLAG_FLOAT (spmv.c refuses it for the others) */
+  int build;     /* GS_SPMV_BUILD_DEVICE (default): the layout is built on the GPU from the
+                    matrix's shared device CSR where the backend can; GS_SPMV_BUILD_HOST: the
+                    host builder (the reference the conformance suite compares against) */
 } gs_spmv_cfg_t;
+
+#define GS_SPMV_BUILD_DEVICE 0
+#define GS_SPMV_BUILD_HOST 1
+/** Whether cfg asks for the host builder ("build=host"). */
+static inline int gs_cfg_host_build(const gs_spmv_cfg_t *cfg) { return cfg->build == GS_SPMV_BUILD_HOST; }
 
 /** Whether cfg's precision stores float values (mixed and float: the values rounded once at
  *  prepare, the same layout; float also takes float vectors). 0 is GS_PRECISION_DOUBLE. */
 static inline int gs_cfg_float_values(const gs_spmv_cfg_t *cfg) { return cfg->precision != 0; }
 
-/** The generic option key spmv.c resolves itself (no backend may declare it). */
+/** The generic option keys spmv.c resolves itself (no backend may declare them). */
 #define GS_SPMV_PRECISION_KEY "precision"
+#define GS_SPMV_BUILD_KEY "build"
 
 /** The padding guard every padded format declares in the same words (ell, dia, cusparse-sell). */
 #define GS_SPMV_OPTION_MAX_FILL                                                                 \

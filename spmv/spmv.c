@@ -152,19 +152,39 @@ int gs_precision_find(const char *name)
   return -1;
 }
 
-/* The generic pair "[backend.]precision=VALUE" (pair p of plen characters; blen > 0: the
- * backend name that starts it): validated whatever ops is, applied to cfg when it names ops or
- * no backend. Whether the backend takes the value is gs_spmv_create's check (refuse_precision),
- * so that a refusal names the backend. */
-static gs_status_t precision_pair(const char *p, size_t plen, size_t blen, const char *val,
-                                  size_t vlen, const gs_spmv_ops_t *ops, gs_spmv_cfg_t *cfg)
+/* The generic options every backend receives, resolved by spmv.c (no backend may declare
+ * them): "[backend.]precision=double|mixed|float" and "[backend.]build=device|host". */
+static const char *const build_names[] = {"device", "host"};
+static const struct {
+  const char *key;
+  const char *const *names;
+  int count;
+  const char *choices; /* for the message */
+} GENERIC[] = {
+    {GS_SPMV_PRECISION_KEY, precision_names, N_PRECISIONS, "double, mixed or float"},
+    {GS_SPMV_BUILD_KEY, build_names, 2, "device or host"},
+};
+#define N_GENERIC ((int)(sizeof GENERIC / sizeof *GENERIC))
+
+static void generic_set(gs_spmv_cfg_t *cfg, int g, int value)
 {
-  int prec = -1;
-  for (int i = 0; i < N_PRECISIONS; ++i)
-    if (strlen(precision_names[i]) == vlen && !strncmp(val, precision_names[i], vlen)) prec = i;
-  if (prec < 0)
-    return GS_ERROR(GS_ERR_INVALID_ARG, "SpMV option '%.*s': the precision must be double, "
-                    "mixed or float", (int)plen, p);
+  if (g == 0) cfg->precision = value;
+  else cfg->build = value;
+}
+
+/* Generic pair g, "[backend.]KEY=VALUE" (pair p of plen characters; blen > 0: the backend name
+ * that starts it): validated whatever ops is, applied to cfg when it names ops or no backend.
+ * Whether the backend takes the value is gs_spmv_create's check (refuse_precision), so that a
+ * refusal names the backend. */
+static gs_status_t generic_pair(int g, const char *p, size_t plen, size_t blen, const char *val,
+                                size_t vlen, const gs_spmv_ops_t *ops, gs_spmv_cfg_t *cfg)
+{
+  int v = -1;
+  for (int i = 0; i < GENERIC[g].count; ++i)
+    if (strlen(GENERIC[g].names[i]) == vlen && !strncmp(val, GENERIC[g].names[i], vlen)) v = i;
+  if (v < 0)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "SpMV option '%.*s': the %s must be %s", (int)plen, p,
+                    GENERIC[g].key, GENERIC[g].choices);
   int named = 0; /* the backend the pair names (blen > 0) */
   for (int i = 0; blen > 0 && i < gs_spmv_registry_count; ++i)
     if (strlen(gs_spmv_registry[i]->name) == blen && !strncmp(gs_spmv_registry[i]->name, p, blen))
@@ -173,7 +193,7 @@ static gs_status_t precision_pair(const char *p, size_t plen, size_t blen, const
     return GS_ERROR(GS_ERR_INVALID_ARG, "SpMV option '%.*s': unknown backend '%.*s'", (int)plen,
                     p, (int)blen, p);
   if (ops && cfg && (blen == 0 || (strlen(ops->name) == blen && !strncmp(ops->name, p, blen))))
-    cfg->precision = prec;
+    generic_set(cfg, g, v);
   return GS_SUCCESS;
 }
 
@@ -219,8 +239,11 @@ static gs_status_t options_apply(const char *options, const gs_spmv_ops_t *ops, 
     size_t klen = (size_t)(eq - key), blen = dot ? (size_t)(dot - p) : 0;
     const char *val = eq + 1;
     size_t vlen = plen - (size_t)(val - p);
-    if (klen == strlen(GS_SPMV_PRECISION_KEY) && !strncmp(key, GS_SPMV_PRECISION_KEY, klen)) {
-      GS_CHECK(precision_pair(p, plen, dot ? blen : 0, val, vlen, ops, cfg));
+    int g = -1;
+    for (int k = 0; k < N_GENERIC; ++k)
+      if (klen == strlen(GENERIC[k].key) && !strncmp(key, GENERIC[k].key, klen)) g = k;
+    if (g >= 0) {
+      GS_CHECK(generic_pair(g, p, plen, dot ? blen : 0, val, vlen, ops, cfg));
       p += end ? (size_t)(end - p) : strlen(p);
       continue;
     }

@@ -60,6 +60,57 @@ static int same_bits_again(gs_spmv_t *S, gs_op_t op, double alpha, const double 
   return same;
 }
 
+/* A backend that builds its layout on the GPU (GS_SPMV_FLAG_DEVICE_BUILD) against its host
+ * builder (build=host, the reference): the same device bytes, and the same bits of op N, and of
+ * op T, wherever both products are flagged deterministic (the same layout through the same
+ * kernels); otherwise the host bound of conform_one holds for both (checked there). */
+static void device_vs_host_build(gs_matrix_t *A, const char *name, const char *options,
+                                 const char *label, double *d_x, double *d_y)
+{
+  const int b = gs_spmv_backend_find(name);
+  if (b < 0 || !(gs_spmv_backend_flags(b) & GS_SPMV_FLAG_DEVICE_BUILD) || wide) return;
+  const gs_csr_t *M = gs_matrix_host(A);
+  char ho[256], dopt[256];
+  snprintf(ho, sizeof ho, "%s%sbuild=host", options ? options : "", options ? "," : "");
+  snprintf(dopt, sizeof dopt, "%s%sbuild=device", options ? options : "", options ? "," : "");
+  gs_spmv_t *Sd = NULL, *Sh = NULL;
+  gs_status_t sd = gs_spmv_create(&Sd, ctx, A, name, dopt);
+  gs_status_t sh = gs_spmv_create(&Sh, ctx, A, name, ho);
+  CU_ASSERT_EQUAL(sd, sh); /* both build, or both refuse (fill) */
+  if (sd != sh)
+    fprintf(stderr, "  %s %s on %s: device build %d, host build %d (%s)\n", name,
+            options ? options : "", label, (int)sd, (int)sh, gs_last_error());
+  if (sd == GS_SUCCESS && sh == GS_SUCCESS) {
+    gs_spmv_mem_t md, mh;
+    CU_ASSERT(gs_spmv_memory(Sd, &md) == GS_SUCCESS && gs_spmv_memory(Sh, &mh) == GS_SUCCESS);
+    CU_ASSERT_EQUAL(md.device_bytes, mh.device_bytes);
+    size_t len = (size_t)(M->m > M->n ? M->m : M->n) + 1;
+    double *yd = malloc(len * sizeof *yd), *yh = malloc(len * sizeof *yh);
+    CU_ASSERT_FATAL(yd && yh);
+    for (int op = 0; op < 2; ++op) {
+      const unsigned det = op ? GS_SPMV_CAP_DETERMINISTIC_T : GS_SPMV_CAP_DETERMINISTIC;
+      const gs_op_t o = op ? GS_OP_T : GS_OP_N;
+      if (!gs_spmv_supports(Sd, o) || !(gs_spmv_caps(Sd) & det) || !(gs_spmv_caps(Sh) & det))
+        continue;
+      const size_t n = (size_t)(op ? M->n : M->m);
+      if (n == 0) continue;
+      CU_ASSERT(gs_spmv_apply(Sd, o, 1.0, d_x, 0.0, d_y) == GS_SUCCESS);
+      CU_ASSERT(gs_copy_to_host(ctx, yd, d_y, n * sizeof *yd) == GS_SUCCESS);
+      CU_ASSERT(gs_spmv_apply(Sh, o, 1.0, d_x, 0.0, d_y) == GS_SUCCESS);
+      CU_ASSERT(gs_copy_to_host(ctx, yh, d_y, n * sizeof *yh) == GS_SUCCESS);
+      const int same = memcmp(yd, yh, n * sizeof *yd) == 0;
+      CU_ASSERT(same);
+      if (!same)
+        fprintf(stderr, "  %s %s on %s: op %c of the device-built layout differs from the "
+                "host-built one\n", name, options ? options : "", label, op ? 'T' : 'N');
+    }
+    free(yd);
+    free(yh);
+  }
+  gs_spmv_destroy(&Sd);
+  gs_spmv_destroy(&Sh);
+}
+
 /* One backend with options on one matrix: every op and alpha/beta case against the host; a
  * product flagged deterministic is run twice and must give the same bits. */
 static void conform_one(gs_matrix_t *A, const char *name, const char *options,
@@ -114,6 +165,7 @@ static void conform_one(gs_matrix_t *A, const char *name, const char *options,
   }
   gs_spmv_destroy(&S);
   CU_ASSERT_PTR_NULL(S);
+  device_vs_host_build(A, name, options, label, d_x, d_y);
 }
 
 /* Runs every backend on H; returns the number of failures (CUnit asserts record each). */

@@ -161,9 +161,12 @@ enum {
   GS_SPMV_FLAG_MIXED = 1u << 6, /* takes precision=mixed: kernels on float values with double
                                   vectors and accumulation (see gs_precision_t); its host
                                   layout, if any, rounds the same values */
-  GS_SPMV_FLAG_FLOAT = 1u << 7 /* takes precision=float: kernels on float values, float
+  GS_SPMV_FLAG_FLOAT = 1u << 7, /* takes precision=float: kernels on float values, float
                                   vectors and float accumulation (gs_spmv_apply_float); its host
                                   layout, if any, is the float-valued one of mixed */
+  GS_SPMV_FLAG_DEVICE_BUILD = 1u << 8 /* builds its layout on the GPU from the shared device
+                                  CSR (the default, option build=device); build=host runs the
+                                  host builder instead, the reference for the same layout */
 };
 
 /** Number of registered backends; they are indexed 0..count-1 in a fixed order. */
