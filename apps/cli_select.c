@@ -26,10 +26,18 @@ void cli_selection_line(FILE *f, const gs_selection_t *sel)
   } else if (!sel->measured)
     fprintf(f, "auto chose %s (rule only: %s; %.2f ms)\n", sel->chosen_name, sel->rule.row,
             1e3 * sel->seconds);
-  else
-    fprintf(f, "auto chose %s (%d candidate%s measured, cache %s, %.0f expected products; "
-            "%.2f ms)\n", sel->chosen_name, sel->ntimes, sel->ntimes == 1 ? "" : "s",
-            cli_cache_state(sel->cache), sel->expected_products, 1e3 * sel->seconds);
+  else {
+    int measured = 0, skipped = 0;
+    for (int c = 0; c < sel->ntimes; ++c) {
+      measured += sel->times[c].status == GS_SUCCESS;
+      skipped += sel->times[c].status == GS_SELECT_SKIPPED;
+    }
+    fprintf(f, "auto chose %s (pool of %d: %d timed or cached, %d skipped by their predicted "
+            "cost; cache %s; %.0f expected products", sel->chosen_name, sel->ntimes, measured,
+            skipped, cli_cache_state(sel->cache), sel->expected_products);
+    if (sel->expected_products_t > 0.0) fprintf(f, " + %.0f of A^T x", sel->expected_products_t);
+    fprintf(f, "; %.2f ms)\n", 1e3 * sel->seconds);
+  }
 }
 
 void cli_selection_details(FILE *f, const gs_selection_t *sel)
@@ -51,6 +59,9 @@ void cli_selection_details(FILE *f, const gs_selection_t *sel)
     const gs_select_time_t *t = &sel->times[c];
     if (t->status == GS_SELECT_DEFERRED)
       fprintf(f, "  %c %-14s not measured\n", c == sel->chosen ? '*' : ' ', t->name);
+    else if (t->status == GS_SELECT_SKIPPED)
+      fprintf(f, "  %c %-14s skipped: predicted prepare + products at its byte bound (%.3f us) "
+              "cannot beat the best\n", c == sel->chosen ? '*' : ' ', t->name, 1e6 * t->bound_s);
     else if (t->status != GS_SUCCESS)
       fprintf(f, "  %c %-14s failed (status %d)\n", c == sel->chosen ? '*' : ' ', t->name,
               (int)t->status);
@@ -60,6 +71,11 @@ void cli_selection_details(FILE *f, const gs_selection_t *sel)
     else if (!sel->measured)
       fprintf(f, "  %c %-14s prepare %.3f ms\n", c == sel->chosen ? '*' : ' ', t->name,
               1e3 * t->prepare_s);
+    else if (sel->expected_products_t > 0.0)
+      fprintf(f, "  %c %-14s prepare %9.3f ms + %.0f x %9.3f us + %.0f x %9.3f us (A^T x) = "
+              "%10.3f ms\n", c == sel->chosen ? '*' : ' ', t->name, 1e3 * t->prepare_s,
+              sel->expected_products, 1e6 * t->spmv_s, sel->expected_products_t,
+              1e6 * t->spmv_t_s, 1e3 * t->cost_s);
     else
       fprintf(f, "  %c %-14s prepare %9.3f ms + %.0f x %9.3f us = %10.3f ms\n",
               c == sel->chosen ? '*' : ' ', t->name, 1e3 * t->prepare_s, sel->expected_products,
@@ -114,6 +130,10 @@ void cli_selection_json(cli_json_t *j, const char *key, const gs_selection_t *se
   json_bool(j, "symmetric", x->symmetric);
   json_obj_end(j);
   cli_rule_json(j, "rule", &sel->rule);
+  json_arr_begin(j, "pool"); /* what the selection could measure, in its order */
+  for (int c = 0; c < sel->pool.n; ++c) json_str(j, NULL, sel->pool.names[c]);
+  json_arr_end(j);
+  json_num(j, "expected_products_t", sel->expected_products_t);
   json_arr_begin(j, "candidates");
   for (int c = 0; c < sel->ntimes; ++c) {
     const gs_select_time_t *t = &sel->times[c];
@@ -121,10 +141,14 @@ void cli_selection_json(cli_json_t *j, const char *key, const gs_selection_t *se
     json_str(j, "format", t->name);
     json_str(j, "status", t->status == GS_SUCCESS          ? "ok"
                           : t->status == GS_SELECT_DEFERRED ? "not measured"
+                          : t->status == GS_SELECT_SKIPPED  ? "skipped"
                                                             : "fail");
     json_num(j, "prepare_ms", t->status == GS_SUCCESS ? 1e3 * t->prepare_s : NAN);
     json_num(j, "spmv_us", t->status == GS_SUCCESS && (sel->measured || sel->staged)
                                ? 1e6 * t->spmv_s : NAN);
+    json_num(j, "spmv_t_us", t->status == GS_SUCCESS && t->spmv_t_s > 0.0 ? 1e6 * t->spmv_t_s
+                                                                          : NAN);
+    json_num(j, "bound_us", t->status == GS_SELECT_SKIPPED ? 1e6 * t->bound_s : NAN);
     json_num(j, "cost_ms", 1e3 * t->cost_s); /* null when not measured */
     json_obj_end(j);
   }

@@ -197,7 +197,7 @@ int cmd_select(int argc, char **argv)
     if (!rule_only && also > 0 && rec.measured) {
       gs_select_time_t t[GS_SELECT_MAX];
       memcpy(t, rec.times, sizeof t);
-      const int k = gs_select_decide(t, rec.ntimes, (double)also);
+      const int k = gs_select_decide(t, rec.ntimes, (double)also, 0.0);
       if (k >= 0) measured_also = rec.times[k].name;
     }
     const double t_also = measured_also ? time_of(o, nb, measured_also) : NAN;

@@ -324,8 +324,11 @@ int cmd_spmv(int argc, char **argv)
     gs_select_opts_t so;
     gs_select_opts_default(&so);
     so.expected_products = (double)runs;
+    /* --transpose runs as many A^T x products besides: they are timed and weighed too (and
+     * only formats with A^T x qualify) */
+    so.expected_products_t = transpose ? (double)runs : 0.0;
     so.use_cache = !no_cache;
-    so.need_transpose = transpose; /* else it may pick a backend without A^T x (csr-adaptive) */
+    so.need_transpose = transpose;
     double t0 = cli_now();
     st = gs_spmv_create_auto(&S, ctx, A, opts, &so);
     if (st == GS_SUCCESS) st = gs_context_sync(ctx);

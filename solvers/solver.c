@@ -12,6 +12,7 @@
 #include "gpusolve/timer.h"
 #include "precond/precond_impl.h"
 #include "solvers/solver_impl.h"
+#include "spmv/auto_cache.h"
 #include "spmv/spmv_impl.h"
 
 /* ---- names ----------------------------------------------------------------------------------- */
@@ -419,16 +420,37 @@ static gs_status_t one_iteration(gs_solver_t *s, gs_iteration_fn body, void *use
 }
 
 /* At a check (stream idle): the staged "auto" product's revision (spmv/auto.c) with the products
- * left by the residual's rate so far; a switch of backend drops the graphs holding the old
- * kernels (captured again at the next iteration). */
+ * run so far and the products left by the residual's recent rate: over the last quarter of the
+ * pass's iterations (at least GS_REVISE_MIN_IT), from the check points kept; a switch of backend
+ * drops the graphs holding the old kernels (captured again at the next iteration). */
 static gs_status_t auto_revise(gs_solver_t *s, gs_spmv_t *S, int it, const double *d_x)
 {
-  if (!S || it < GS_REVISE_MIN_IT) return GS_SUCCESS;
-  const double ppi = (double)s->stats->spmv_count / (double)it;
-  const double left = gs_select_remaining_products(it, s->stats->rnorm0, s->h_s->rnorm, s->tol,
-                                                   s->opts.maxit, ppi);
+  if (!S) return GS_SUCCESS;
+  if (s->rev.n > 0 && s->rev.it[s->rev.n - 1] >= it) s->rev.n = 0; /* a new pass */
+  if (s->rev.n == 0) { /* the pass's start */
+    s->rev.it[0] = 0;
+    s->rev.r[0] = s->stats->rnorm0;
+    s->rev.n = 1;
+  }
+  if (s->rev.n == GS_REVISE_HISTORY) { /* drop the oldest but the start */
+    memmove(&s->rev.it[1], &s->rev.it[2], (GS_REVISE_HISTORY - 2) * sizeof s->rev.it[0]);
+    memmove(&s->rev.r[1], &s->rev.r[2], (GS_REVISE_HISTORY - 2) * sizeof s->rev.r[0]);
+    s->rev.n--;
+  }
+  s->rev.it[s->rev.n] = it;
+  s->rev.r[s->rev.n] = s->h_s->rnorm;
+  s->rev.n++;
+  if (it < GS_REVISE_MIN_IT) return GS_SUCCESS;
+  long window = it / 4 > GS_REVISE_MIN_IT ? it / 4 : GS_REVISE_MIN_IT;
+  int w = 0; /* the latest check point at least `window` iterations back */
+  for (int k = 0; k < s->rev.n - 1; ++k)
+    if (s->rev.it[k] <= it - window) w = k;
+  const double ppi = (double)s->stats->spmv_count / (double)(s->it_base + it);
+  const double left = gs_select_remaining_products(s->rev.it[w], s->rev.r[w], it, s->h_s->rnorm,
+                                                   s->tol, s->opts.maxit - s->it_base, ppi);
   int switched = 0;
-  GS_CHECK(gs_spmv_auto_revise(S, (long)(s->it_base + it), left, &switched));
+  GS_CHECK(gs_spmv_auto_revise(S, (long)(s->it_base + it), (double)s->stats->spmv_count, left,
+                               &switched));
   if (switched) {
     gs_operator_refresh_caps(s->A);
     graphs_drop(s);

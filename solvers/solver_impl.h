@@ -298,6 +298,8 @@ const gs_vecops_t *gs_vecops_for(const gs_context_t *ctx);
 
 /* The solver object (gs_solver_t of include/gpusolve/solver.h): made once by setup (work
  * vectors, pinned scalars, events, cuBLAS mode), used by any number of solves. */
+/* check points the staged selection's window keeps (solver.c auto_revise) */
+#define GS_REVISE_HISTORY 16
 struct gs_solver {
   gs_context_t *ctx;
   gs_solve_opts_t given;    /* as given to gs_solver_create */
@@ -360,6 +362,13 @@ struct gs_solver {
   double best;
   int best_it;
   int it_base;              /* iterations of earlier passes (restarts from the true residual) */
+  /* the staged "auto" selection's window: the residual norms at the recent checks of the pass,
+   * from which the forecast of the products left takes the recent rate */
+  struct {
+    long it[GS_REVISE_HISTORY];
+    double r[GS_REVISE_HISTORY];
+    int n;
+  } rev;
   /* Reliable updates (gs_solver_use_reliable; CG only): the iteration multiplies with A (a
    * mixed product), the residuals b - A x with A_res (a double product of the same matrix). */
   struct {
@@ -441,6 +450,7 @@ gs_status_t gs_solver_iterate_many(gs_solver_t *s, gs_iteration_fn body, gs_iter
 /* A staged "auto" product (gpusolve/select.h) is revised at the checks from this many
  * iterations on, when the residual's rate says how many products are left. */
 #define GS_REVISE_MIN_IT 8
+
 #define GS_CHECK_INTERVAL_S 200e-6
 #define GS_CHECK_MAX 64
 /* Automatic k of the persistent iterations (they stop on the device; see gs_solver_iterate_many):

@@ -1,10 +1,12 @@
-/* spmv/auto.c: the "auto" format: the rule stage (spmv/auto_rule.c) names a few candidates, the
- * measured stage prepares each, times a few products and keeps the one of least
- *   prepare + expected_products * t_spmv
- * (the amortisation the paper leaves as future work, section 5.3 item 3), and a cache keyed by
- * the matrix (pattern and values), the GPU's name, the package version, the options and the
- * candidates lets a second run of the same matrix skip the measuring: it stores the measured
- * times, not the choice, so that a run expecting another number of products decides anew.
+/* spmv/auto.c: the "auto" format. The rule stage (spmv/auto_rule.c) names candidates; the pool
+ * adds every format that needs no layout of its own and every one built on the GPU; the
+ * measured stage prepares and times the pool's candidates, light ones first, skipping one whose
+ * predicted prepare plus the products at its byte-model bound cannot beat the best so far, and
+ * keeps the one of least
+ *   prepare + expected_n * t_N + expected_t * t_T
+ * (the amortisation the paper leaves as future work, section 5.3 item 3). A cache keyed by the
+ * matrix (pattern and values), the GPU's name, the package version and the options holds the
+ * measured times of every format and op, so that spmv, select and solve reuse each other's.
  *
  * The product auto returns IS the chosen backend's (gs_spmv_t with that backend's ops and data,
  * plus the selection record): its results are that backend's bit for bit.
@@ -121,21 +123,18 @@ uint64_t gs_select_matrix_hash(const gs_csr_t *A)
   return finish(h);
 }
 
-/* The file of one key: the matrix, the GPU, the version, the options, the transpose need and
- * the candidate list (another list is another question). */
-static void cache_file(const char *dir, const gs_select_key_t *k, const gs_select_rule_t *rule,
-                       char *path, size_t len)
+/* The file of one key: the matrix, the GPU, the version and the options. */
+static void cache_file(const char *dir, const gs_select_key_t *k, char *path, size_t len)
 {
-  uint64_t h = mix(k->matrix_hash, 1);
+  uint64_t h = mix(k->matrix_hash, 2);
   h = hash_bytes(h, k->gpu, strlen(k->gpu));
   h = hash_bytes(h, gs_version(), strlen(gs_version()));
   h = hash_bytes(h, k->options, strlen(k->options));
-  h = mix(h, (uint64_t)k->need_transpose);
-  for (int c = 0; c < rule->n; ++c) h = hash_bytes(h, rule->names[c], strlen(rule->names[c]) + 1);
   snprintf(path, len, "%s/%016llx.sel", dir, (unsigned long long)finish(h));
 }
 
-#define CACHE_MAGIC "gpusolve-select 1"
+#define CACHE_MAGIC "gpusolve-select 2"
+#define CACHE_MAX 64 /* entries a file holds: every format of the registry, with room */
 
 /* Reads a line into buf without its newline; 0 at end of file or for a line too long. */
 static int read_line(FILE *f, char *buf, size_t len)
@@ -156,24 +155,25 @@ static int keyed(const char *line, const char *key, const char **value)
   return 1;
 }
 
-int gs_select_cache_load(const char *dir, const gs_select_key_t *k, const gs_select_rule_t *rule,
-                         gs_selection_t *sel)
+/* Reads the key's file into t[0..*n): 1 when it is the key's (a stale file of another key by
+ * collision, GPU or version is a plain miss, 0), -1 when it does not parse (warned), 0 when
+ * there is none. */
+static int cache_read(const char *path, const gs_select_key_t *k, gs_select_time_t *t, int *n,
+                      gs_selection_t *sel)
 {
-  char path[1024], line[1024];
+  char line[1024];
   const char *v;
-  int ok = 0, lineno = 0;
-  if (!dir || !k || !rule || !sel) return 0;
-  cache_file(dir, k, rule, path, sizeof path);
+  int lineno = 0;
+  *n = 0;
   FILE *f = fopen(path, "r");
   if (!f) {
-    if (errno != ENOENT) warn(sel, "cannot read the selection cache file %s: %s", path,
-                              strerror(errno));
+    if (errno != ENOENT)
+      warn(sel, "cannot read the selection cache file %s: %s", path, strerror(errno));
     return 0;
   }
   char want_matrix[32];
   snprintf(want_matrix, sizeof want_matrix, "%016llx", (unsigned long long)k->matrix_hash);
-  gs_select_time_t t[GS_SELECT_MAX];
-  int same = 1, n = -1;
+  int same = 1;
 #define NEXT() (++lineno, read_line(f, line, sizeof line))
   if (!NEXT() || strcmp(line, CACHE_MAGIC) != 0) goto corrupt;
   if (!NEXT() || !keyed(line, "version", &v)) goto corrupt;
@@ -184,49 +184,65 @@ int gs_select_cache_load(const char *dir, const gs_select_key_t *k, const gs_sel
   same &= !strcmp(v, want_matrix);
   if (!NEXT() || !keyed(line, "options", &v)) goto corrupt;
   same &= !strcmp(v, k->options);
-  if (!NEXT() || !keyed(line, "transpose", &v) || (strcmp(v, "0") && strcmp(v, "1")))
-    goto corrupt;
-  same &= (v[0] == '1') == (k->need_transpose != 0);
-  if (!NEXT() || !keyed(line, "candidates", &v)) goto corrupt;
+  if (!NEXT() || !keyed(line, "formats", &v)) goto corrupt;
   char *end = NULL;
   long cnt = strtol(v, &end, 10);
-  if (end == v || *end || cnt < 1 || cnt > GS_SELECT_MAX) goto corrupt;
-  n = (int)cnt;
-  same &= n == rule->n;
-  for (int c = 0; c < n; ++c) {
+  if (end == v || *end || cnt < 0 || cnt > CACHE_MAX) goto corrupt;
+  for (int c = 0; c < (int)cnt; ++c) {
     char name[GS_SELECT_NAME + 1];
     int status = 0, used = 0;
-    double prep = 0, spmv = 0;
+    double prep = 0, tn = 0, tt = 0;
     if (!NEXT()) goto corrupt;
-    if (sscanf(line, "%32s %d %lg %lg%n", name, &status, &prep, &spmv, &used) != 4 ||
+    if (sscanf(line, "%32s %d %lg %lg %lg%n", name, &status, &prep, &tn, &tt, &used) != 5 ||
         line[used] != '\0' || strlen(name) >= GS_SELECT_NAME || !isfinite(prep) ||
-        !isfinite(spmv) || prep < 0 || spmv < 0 || status > (int)GS_SELECT_DEFERRED)
+        !isfinite(tn) || !isfinite(tt) || prep < 0 || tn < 0 || tt < 0 || status > 0 ||
+        (status == 0 && !(tn > 0)))
       goto corrupt;
-    if (c < rule->n) same &= !strcmp(name, rule->names[c]);
+    memset(&t[c], 0, sizeof t[c]);
     snprintf(t[c].name, sizeof t[c].name, "%s", name);
     t[c].status = (gs_status_t)status;
     t[c].prepare_s = prep;
-    t[c].spmv_s = spmv;
+    t[c].spmv_s = tn;
+    t[c].spmv_t_s = tt;
     t[c].cost_s = INFINITY;
   }
   if (!NEXT() || strcmp(line, "end") != 0) goto corrupt;
 #undef NEXT
-  if (same) { /* a stale file (another GPU, version, matrix by collision) is a plain miss */
-    memcpy(sel->times, t, (size_t)n * sizeof *t);
-    sel->ntimes = n;
-    snprintf(sel->cache_file, sizeof sel->cache_file, "%s", path);
-    ok = 1;
-  }
   fclose(f);
-  return ok;
+  if (!same) return 0;
+  *n = (int)cnt;
+  return 1;
 corrupt:
   fclose(f);
-  {
-    char where[64];
-    snprintf(where, sizeof where, "line %d", lineno);
-    warn(sel, "ignoring the corrupt selection cache file %s (%s)", path, where);
+  warn(sel, "ignoring the corrupt selection cache file %s (line %d)", path, lineno);
+  return -1;
+}
+
+int gs_select_cache_load(const char *dir, const gs_select_key_t *k, int need_t,
+                         gs_selection_t *sel)
+{
+  char path[1024];
+  gs_select_time_t t[CACHE_MAX];
+  int n = 0, filled = 0;
+  if (!dir || !k || !sel) return 0;
+  cache_file(dir, k, path, sizeof path);
+  if (cache_read(path, k, t, &n, sel) != 1) return 0;
+  snprintf(sel->cache_file, sizeof sel->cache_file, "%s", path);
+  for (int c = 0; c < sel->ntimes; ++c) {
+    gs_select_time_t *x = &sel->times[c];
+    if (x->status != GS_SELECT_DEFERRED) continue;
+    for (int i = 0; i < n; ++i)
+      if (!strcmp(t[i].name, x->name) &&
+          (t[i].status != GS_SUCCESS || !need_t || t[i].spmv_t_s > 0.0)) {
+        x->status = t[i].status;
+        x->prepare_s = t[i].prepare_s;
+        x->spmv_s = t[i].spmv_s;
+        x->spmv_t_s = t[i].spmv_t_s;
+        x->cost_s = INFINITY;
+        filled++;
+      }
   }
-  return 0;
+  return filled;
 }
 
 /* mkdir -p, mode 0755 for what it creates; 0 or an errno. */
@@ -246,17 +262,34 @@ static int make_dirs(const char *dir)
   return 0;
 }
 
-void gs_select_cache_store(const char *dir, const gs_select_key_t *k,
-                           const gs_select_rule_t *rule, gs_selection_t *sel)
+void gs_select_cache_store(const char *dir, const gs_select_key_t *k, gs_selection_t *sel)
 {
   char path[1024], tmp[1100];
-  if (!dir || !k || !rule || !sel || sel->ntimes != rule->n) return;
+  gs_select_time_t t[CACHE_MAX];
+  int n = 0;
+  if (!dir || !k || !sel) return;
   int e = make_dirs(dir);
   if (e) {
     warn(sel, "cannot create the selection cache folder %s: %s", dir, strerror(e));
     return;
   }
-  cache_file(dir, k, rule, path, sizeof path);
+  cache_file(dir, k, path, sizeof path);
+  if (cache_read(path, k, t, &n, sel) != 1) n = 0; /* merge into what the file knows */
+  for (int c = 0; c < sel->ntimes; ++c) {
+    const gs_select_time_t *x = &sel->times[c];
+    if (x->status == GS_SELECT_DEFERRED || x->status == GS_SELECT_SKIPPED || x->status > 0 ||
+        (x->status == GS_SUCCESS && !(x->spmv_s > 0.0)))
+      continue;
+    int i = 0;
+    while (i < n && strcmp(t[i].name, x->name)) ++i;
+    if (i == n) {
+      if (n == CACHE_MAX) continue;
+      memset(&t[n++], 0, sizeof *t);
+    }
+    const double known_t = t[i].spmv_t_s; /* an op T time another run measured stays */
+    t[i] = *x;
+    if (x->status == GS_SUCCESS && !(x->spmv_t_s > 0.0)) t[i].spmv_t_s = known_t;
+  }
   snprintf(tmp, sizeof tmp, "%s/.sel.XXXXXX", dir);
   int fd = mkstemp(tmp);
   if (fd < 0) {
@@ -271,13 +304,13 @@ void gs_select_cache_store(const char *dir, const gs_select_key_t *k,
     warn(sel, "cannot write the selection cache in %s: %s", dir, strerror(e));
     return;
   }
-  fprintf(f, "%s\nversion %s\ngpu %s\nmatrix %016llx\noptions %s\ntranspose %d\ncandidates %d\n",
-          CACHE_MAGIC, gs_version(), k->gpu, (unsigned long long)k->matrix_hash, k->options,
-          k->need_transpose ? 1 : 0, sel->ntimes);
-  for (int c = 0; c < sel->ntimes; ++c)
-    fprintf(f, "%s %d %.17g %.17g\n", sel->times[c].name, (int)sel->times[c].status,
-            sel->times[c].status == GS_SUCCESS ? sel->times[c].prepare_s : 0.0,
-            sel->times[c].status == GS_SUCCESS ? sel->times[c].spmv_s : 0.0);
+  fprintf(f, "%s\nversion %s\ngpu %s\nmatrix %016llx\noptions %s\nformats %d\n", CACHE_MAGIC,
+          gs_version(), k->gpu, (unsigned long long)k->matrix_hash, k->options, n);
+  for (int c = 0; c < n; ++c) {
+    const int ok = t[c].status == GS_SUCCESS;
+    fprintf(f, "%s %d %.17g %.17g %.17g\n", t[c].name, (int)t[c].status, ok ? t[c].prepare_s : 0.0,
+            ok ? t[c].spmv_s : 0.0, ok ? t[c].spmv_t_s : 0.0);
+  }
   fprintf(f, "end\n");
   int bad = ferror(f);
   if (fclose(f) != 0) bad = 1;
@@ -292,7 +325,27 @@ void gs_select_cache_store(const char *dir, const gs_select_key_t *k,
 
 /* ---- the selection ----------------------------------------------------------------------------- */
 
-/* Prepares candidate c (timed); on failure records it in t and returns the status. */
+/* The record and what the stages need, freed by S with free(&state->sel). */
+typedef struct auto_state {
+  gs_selection_t sel; /* first member */
+  int cache;          /* the cache is keyed and usable */
+  int use_cache;      /* as asked */
+  int need_transpose;
+  int ruled;          /* the features, the rule and the pool have run */
+  double expected_n, expected_t;
+  double bw;          /* the best bandwidth measured so far: bytes_per_apply / t (bytes/s) */
+  double tried_s;     /* a solve's seconds spent preparing and timing candidates */
+  char dir[1024];     /* the cache folder asked for ("" for the default) */
+  gs_select_key_t key;
+  char options[1024];
+} auto_state_t;
+
+/* A measured format may run at this much more than the best bandwidth seen before it is skipped
+ * for its bytes: the byte model is a bound of the layout's traffic, not of the kernel's
+ * efficiency, and a compressed layout's kernel can reach a higher fraction of the peak. */
+#define BW_SLACK 1.3
+
+/* Prepares candidate t (timed); on failure records it in t and returns the status. */
 static gs_status_t prepare(gs_context_t *ctx, gs_matrix_t *A, const char *options,
                            gs_select_time_t *t, gs_spmv_t **S)
 {
@@ -301,108 +354,10 @@ static gs_status_t prepare(gs_context_t *ctx, gs_matrix_t *A, const char *option
   return st;
 }
 
-/* Measures every candidate; leaves the best prepared one in *best (or NULL when none ran). */
-static gs_status_t measure(gs_context_t *ctx, gs_matrix_t *A, const char *options,
-                           const gs_select_opts_t *o, gs_selection_t *sel, gs_spmv_t **best,
-                           char *last_error, size_t lelen)
-{
-  gs_status_t st = GS_SUCCESS;
-  const gs_csr_t *H = gs_matrix_host(A);
-  const size_t len = (size_t)(H->m > H->n ? H->m : H->n) + 1;
-  double *h = NULL, *d_x = NULL, *d_y = NULL;
-  int bi = -1;
-  *best = NULL;
-  h = malloc(len * sizeof *h);
-  if (!h) return GS_ERROR(GS_ERR_HOST_MEMORY, "auto: out of host memory");
-  for (size_t i = 0; i < len; ++i) h[i] = 1.0;
-  GS_TRY(gs_dmalloc(ctx, (void **)&d_x, len * sizeof *d_x, "auto: x"));
-  GS_TRY(gs_dmalloc(ctx, (void **)&d_y, len * sizeof *d_y, "auto: y"));
-  GS_TRY(gs_copy_to_device(ctx, d_x, h, len * sizeof *h));
-  gs_spmv_time_opts_t to;
-  gs_spmv_time_opts_default(&to);
-  to.warmup = o->warmup;
-  to.min_runs = o->runs;
-  to.max_runs = o->runs;
-  to.min_seconds = 0.0;
-  to.max_seconds = 0.5; /* one very slow candidate stops after 10 products */
-  /* The shared device CSR is uploaded once for every backend that reads it (and stays with the
-   * matrix): the first such candidate would otherwise pay it alone (48 ms of 11M entries on
-   * H100, more than its whole build) and lose to a format with its own layout. Uploaded and
-   * timed here, recorded apart, charged to no candidate. A failure here is left to the
-   * candidates' prepares to report. */
-  int shared = 0;
-  for (int c = 0; c < sel->rule.n; ++c) {
-    const int b = gs_spmv_backend_find(sel->rule.names[c]);
-    if (b >= 0 && (gs_spmv_backend_flags(b) & GS_SPMV_FLAG_SHARED_CSR)) shared = 1;
-  }
-  if (shared) {
-    gs_dcsr_t dcsr;
-    const double t0 = gs_wall_seconds();
-    if (gs_matrix_device_csr(A, &dcsr) == GS_SUCCESS && gs_context_sync(ctx) == GS_SUCCESS)
-      sel->shared_csr_s = gs_wall_seconds() - t0;
-  }
-  sel->ntimes = sel->rule.n;
-  for (int c = 0; c < sel->rule.n; ++c) {
-    gs_select_time_t *t = &sel->times[c];
-    gs_spmv_t *S = NULL;
-    gs_spmv_timing_t tm;
-    snprintf(t->name, sizeof t->name, "%s", sel->rule.names[c]);
-    t->cost_s = INFINITY;
-    if (prepare(ctx, A, options, t, &S) == GS_SUCCESS &&
-        (t->status = gs_spmv_time(S, GS_OP_N, d_x, d_y, &to, &tm)) == GS_SUCCESS) {
-      t->spmv_s = tm.median_s;
-      t->cost_s = t->prepare_s + o->expected_products * t->spmv_s;
-      if (bi < 0 || t->cost_s < sel->times[bi].cost_s) { /* ties: the better-ranked stays */
-        gs_spmv_destroy(best);
-        *best = S;
-        S = NULL;
-        bi = c;
-      }
-    }
-    if (t->status != GS_SUCCESS)
-      snprintf(last_error, lelen, "%s: %s", t->name, gs_last_error());
-    gs_spmv_destroy(&S);
-  }
-cleanup:
-  gs_dfree(ctx, d_x);
-  gs_dfree(ctx, d_y);
-  free(h);
-  if (st != GS_SUCCESS) gs_spmv_destroy(best);
-  return st;
-}
-
-/* ---- the staged selection of a solve ------------------------------------------------------------
- *
- * A solve does not know its number of products before its first iterations, and a format's
- * build can cost more than a whole short solve (DIA of a 26M-entry Laplacian: 150-180 ms against
- * 17 ms of CG). So the solve starts at once with the rule's best light candidate (on the shared
- * device CSR, no build), and at each host check the solver passes its estimate of the products
- * left; gs_spmv_auto_revise then times the current format (once), switches to a candidate of
- * known times when that saves more than its prepare, or prepares and times ONE deferred
- * candidate whose predicted prepare is at most GS_SELECT_TRY_SHARE of the remaining SpMV time,
- * taking it when it is faster. A wasted try therefore costs at most that share of what was
- * left; the cache remembers every time measured, so a second solve of the matrix knows. */
-
-/* The record and what the revisions need, freed by S with free(&state->sel). */
-typedef struct auto_state {
-  gs_selection_t sel; /* first member */
-  int cache;          /* the cache is keyed (after the rule ran) and usable */
-  int use_cache;      /* as asked */
-  int need_transpose;
-  int ruled;          /* the features and the rule have run (at a revision) */
-  char dir[1024];     /* the cache folder asked for ("" for the default) */
-  gs_select_key_t key;
-  char options[1024];
-} auto_state_t;
-
-static int light(const char *name)
-{
-  const int b = gs_spmv_backend_find(name);
-  return b >= 0 && (gs_spmv_backend_flags(b) & GS_SPMV_FLAG_LIGHT);
-}
-
-/* Times S over a few products into t (status, spmv_s). */
-static gs_status_t time_one(gs_spmv_t *S, gs_select_time_t *t)
+/* Times S's op N (and op T when want_t) over warmup + runs products each into t (spmv_s,
+ * spmv_t_s, status), and raises the best bandwidth seen from S's byte model. */
+static gs_status_t time_ops(auto_state_t *a, gs_spmv_t *S, gs_select_time_t *t, int warmup,
+                            int runs, double max_s, int want_t)
 {
   gs_status_t st = GS_SUCCESS;
   gs_context_t *ctx = gs_spmv_context(S);
@@ -411,84 +366,199 @@ static gs_status_t time_one(gs_spmv_t *S, gs_select_time_t *t)
   double *d_x = NULL, *d_y = NULL;
   GS_TRY(gs_dmalloc(ctx, (void **)&d_x, len * sizeof *d_x, "auto: x"));
   GS_TRY(gs_dmalloc(ctx, (void **)&d_y, len * sizeof *d_y, "auto: y"));
-  GS_TRY(GS_CUDA(cudaMemsetAsync(d_x, 0, len * sizeof *d_x, ctx->stream))); /* speed does not
-                                                                        depend on x's values */
+  /* the speed does not depend on x's values */
+  GS_TRY(GS_CUDA(cudaMemsetAsync(d_x, 0, len * sizeof *d_x, ctx->stream)));
   gs_spmv_time_opts_t to;
   gs_spmv_time_opts_default(&to);
-  to.warmup = 2;
-  to.min_runs = to.max_runs = 10;
+  to.warmup = warmup;
+  to.min_runs = to.max_runs = runs;
   to.min_seconds = 0.0;
-  to.max_seconds = 0.1;
+  to.max_seconds = max_s; /* one very slow candidate stops after 10 products */
   gs_spmv_timing_t tm;
   GS_TRY(gs_spmv_time(S, GS_OP_N, d_x, d_y, &to, &tm));
   t->spmv_s = tm.median_s;
+  t->spmv_t_s = 0.0;
+  if (want_t) {
+    if (!gs_spmv_supports(S, GS_OP_T))
+      GS_FAIL(GS_ERR_UNSUPPORTED, "%s has no transpose product for this matrix", t->name);
+    GS_TRY(gs_spmv_time(S, GS_OP_T, d_x, d_y, &to, &tm));
+    t->spmv_t_s = tm.median_s;
+  }
   t->status = GS_SUCCESS;
+  gs_spmv_mem_t mem;
+  if (gs_spmv_memory(S, &mem) == GS_SUCCESS && mem.bytes_per_apply > 0 && t->spmv_s > 0.0 &&
+      (double)mem.bytes_per_apply / t->spmv_s > a->bw)
+    a->bw = (double)mem.bytes_per_apply / t->spmv_s;
 cleanup:
   gs_dfree(ctx, d_x);
   gs_dfree(ctx, d_y);
+  if (st != GS_SUCCESS) t->status = st;
   return st;
 }
 
-static void staged_store(auto_state_t *a)
+/* The fastest one product of candidate `name` could run: its byte bound at BW_SLACK times the
+ * best bandwidth measured; 0 while nothing is measured or the model does not know it. */
+static double time_bound(const auto_state_t *a, const char *name)
 {
-  if (a->cache) gs_select_cache_store(a->dir, &a->key, &a->sel.rule, &a->sel);
+  const double bytes = gs_select_bytes_bound(name, &a->sel.features);
+  return a->bw > 0.0 && bytes > 0.0 ? bytes / (BW_SLACK * a->bw) : 0.0;
 }
 
-/* The staged list: the rule's candidates, then the light formats it does not name (cheap to
- * try during the solve: the rule ranks formats by SpMV speed, not by whole solves, and may name
- * one light format or none), in the order of their whole-solve record on the H100 set
- * (bench/solve_auto.py, 2026-11): cusparse-csr, csr-vector, hola, cusparse-csr2, csr-scalar. */
-static void staged_extend(gs_select_rule_t *r, int need_transpose)
+/* Predicted prepare seconds of candidate t: its own measured prepare when known, else the
+ * model's for its kind. */
+static double prepare_predicted(const gs_select_time_t *t, double nnz)
 {
-  static const char *const light_order[] = {"cusparse-csr", "csr-vector", "hola", "cusparse-csr2",
-                                            "csr-scalar"};
-  for (size_t i = 0; i < sizeof light_order / sizeof *light_order && r->n < GS_SELECT_MAX; ++i) {
-    const int b = gs_spmv_backend_find(light_order[i]);
-    if (b < 0 || (need_transpose && !(gs_spmv_backend_flags(b) & GS_SPMV_FLAG_TRANSPOSE)))
+  if (t->status == GS_SUCCESS && t->prepare_s > 0.0) return t->prepare_s;
+  const int b = gs_spmv_backend_find(t->name);
+  return gs_select_prepare_estimate(b >= 0 ? gs_spmv_backend_flags(b) : 0u, nnz);
+}
+
+/* The record's times for sel->pool, every entry deferred. */
+static void times_from_pool(gs_selection_t *sel)
+{
+  sel->ntimes = sel->pool.n;
+  for (int c = 0; c < sel->pool.n; ++c) {
+    memset(&sel->times[c], 0, sizeof sel->times[c]);
+    snprintf(sel->times[c].name, sizeof sel->times[c].name, "%s", sel->pool.names[c]);
+    sel->times[c].status = GS_SELECT_DEFERRED;
+    sel->times[c].cost_s = INFINITY;
+  }
+}
+
+/* Keys the cache (a->key, a->dir) for A; a->cache = 1 when usable. */
+static void cache_key(auto_state_t *a, gs_context_t *ctx, const gs_csr_t *H)
+{
+  gs_selection_t *sel = &a->sel;
+  a->cache = 0;
+  if (!a->use_cache) return;
+  if (!a->dir[0] && gs_select_cache_dir(a->dir, sizeof a->dir) != GS_SUCCESS) {
+    warn(sel, "%s%s", gs_last_error(), " (the selection is not cached)");
+    return;
+  }
+  if (strlen(a->options) >= sizeof a->key.options) return; /* cannot key it */
+  memset(&a->key, 0, sizeof a->key);
+  a->key.matrix_hash = gs_select_matrix_hash(H);
+  snprintf(a->key.gpu, sizeof a->key.gpu, "%s", gs_context_device_name(ctx));
+  snprintf(a->key.options, sizeof a->key.options, "%s", a->options);
+  a->cache = 1;
+}
+
+static void cache_fill(auto_state_t *a)
+{
+  gs_selection_t *sel = &a->sel;
+  if (!a->cache) {
+    sel->cache = GS_SELECT_CACHE_OFF;
+    return;
+  }
+  const int got = gs_select_cache_load(a->dir, &a->key, a->need_transpose, sel);
+  sel->cache = got > 0 ? GS_SELECT_CACHE_HIT : GS_SELECT_CACHE_MISS;
+}
+
+static void cache_store(auto_state_t *a)
+{
+  if (a->cache) gs_select_cache_store(a->dir, &a->key, &a->sel);
+}
+
+/* The measured stage over the pool: known (cached) times are used as they are; the others are
+ * prepared and timed in the pool's order, light ones first, unless their predicted prepare plus
+ * the products at their byte bound (the measuring's included) cannot beat the best cost so far.
+ * Leaves the best prepared product in *best (NULL when the best is a cached one not prepared
+ * here, or none ran). */
+static gs_status_t measure(gs_context_t *ctx, gs_matrix_t *A, auto_state_t *a,
+                           const gs_select_opts_t *o, gs_spmv_t **best, char *last_error,
+                           size_t lelen)
+{
+  gs_selection_t *sel = &a->sel;
+  const double nnz = (double)gs_matrix_host(A)->nnz;
+  const int want_t = a->expected_t > 0.0;
+  const double measuring = GS_SELECT_MEASURE_PRODUCTS * (want_t ? 2.0 : 1.0);
+  int bi = -1;
+  double best_cost = INFINITY;
+  *best = NULL;
+  /* The shared device CSR is uploaded once for every backend that reads it (and stays with the
+   * matrix): the first such candidate would otherwise pay it alone and lose to a format with
+   * its own layout. Uploaded and timed here, recorded apart, charged to no candidate. A failure
+   * here is left to the candidates' prepares to report. */
+  int shared = 0;
+  for (int c = 0; c < sel->ntimes; ++c) {
+    const int b = gs_spmv_backend_find(sel->times[c].name);
+    if (b >= 0 && (gs_spmv_backend_flags(b) & GS_SPMV_FLAG_SHARED_CSR)) shared = 1;
+  }
+  if (shared) {
+    gs_dcsr_t dcsr;
+    const double t0 = gs_wall_seconds();
+    if (gs_matrix_device_csr(A, &dcsr) == GS_SUCCESS && gs_context_sync(ctx) == GS_SUCCESS)
+      sel->shared_csr_s = gs_wall_seconds() - t0;
+  }
+  /* the incumbent of the known times; their bandwidth seeds the bounds */
+  for (int c = 0; c < sel->ntimes; ++c) {
+    gs_select_time_t *t = &sel->times[c];
+    if (t->status != GS_SUCCESS) continue;
+    const double cost = t->prepare_s + a->expected_n * t->spmv_s + a->expected_t * t->spmv_t_s;
+    if (cost < best_cost) best_cost = cost;
+    const double bytes = gs_select_bytes_bound(t->name, &sel->features);
+    if (bytes > 0.0 && t->spmv_s > 0.0 && bytes / t->spmv_s > a->bw) a->bw = bytes / t->spmv_s;
+  }
+  for (int c = 0; c < sel->ntimes; ++c) {
+    gs_select_time_t *t = &sel->times[c];
+    gs_spmv_t *S = NULL;
+    if (t->status != GS_SELECT_DEFERRED) continue; /* known, or failed before */
+    const double bound = time_bound(a, t->name);
+    if (!gs_select_worth_measuring(prepare_predicted(t, nnz), bound,
+                                   a->expected_n + a->expected_t + measuring, best_cost)) {
+      t->status = GS_SELECT_SKIPPED;
+      t->bound_s = bound;
       continue;
-    int have = 0;
-    for (int c = 0; c < r->n; ++c) have |= !strcmp(r->names[c], light_order[i]);
-    if (!have) snprintf(r->names[r->n++], sizeof r->names[0], "%s", light_order[i]);
-  }
-}
-
-/* 1 when a cached record has candidates a staged selection never measured. */
-static int any_deferred(const gs_selection_t *sel)
-{
-  for (int c = 0; c < sel->ntimes; ++c)
-    if (sel->times[c].status == GS_SELECT_DEFERRED) return 1;
-  return 0;
-}
-
-/* The staged record before its start: the cached times (hit) or every candidate deferred. */
-static void staged_begin(gs_selection_t *sel, int hit)
-{
-  sel->staged = 1;
-  sel->measured = 0;
-  sel->cache = hit ? GS_SELECT_CACHE_HIT : sel->cache;
-  if (!hit) {
-    sel->ntimes = sel->rule.n;
-    for (int c = 0; c < sel->rule.n; ++c) {
-      snprintf(sel->times[c].name, sizeof sel->times[c].name, "%s", sel->rule.names[c]);
-      sel->times[c].status = GS_SELECT_DEFERRED;
-      sel->times[c].prepare_s = sel->times[c].spmv_s = 0.0;
     }
+    if (prepare(ctx, A, a->options, t, &S) == GS_SUCCESS &&
+        time_ops(a, S, t, o->warmup, o->runs, 0.5, want_t) == GS_SUCCESS) {
+      const double cost = t->prepare_s + a->expected_n * t->spmv_s + a->expected_t * t->spmv_t_s;
+      if (cost < best_cost) { /* ties: the earlier stays */
+        gs_spmv_destroy(best);
+        *best = S;
+        S = NULL;
+        bi = c;
+        best_cost = cost;
+      }
+    }
+    if (t->status != GS_SUCCESS)
+      snprintf(last_error, lelen, "%s: %s", t->name, gs_last_error());
+    gs_spmv_destroy(&S);
   }
-  for (int c = 0; c < sel->ntimes; ++c) sel->times[c].cost_s = INFINITY;
+  sel->chosen = gs_select_decide(sel->times, sel->ntimes, a->expected_n, a->expected_t);
+  if (*best && sel->chosen != bi) gs_spmv_destroy(best); /* a cached one won */
+  return GS_SUCCESS;
 }
 
-/* The staged start: the light candidate of least known SpMV time (the cache's), else the rule's
- * first light one that prepares. GS_ERR_UNSUPPORTED when the list has no light candidate (the
- * caller then measures every candidate). */
+/* ---- the staged selection of a solve ------------------------------------------------------------
+ *
+ * A solve does not know its number of products before its first iterations. So it starts at
+ * once with a light format (on the shared device CSR, no build), and at each host check the
+ * solver passes the products run so far and its forecast of the products left;
+ * gs_spmv_auto_revise then times the current format (once), runs the features, the rule and the
+ * cache lookup once their cost is paid by the products' time, switches to a candidate of known
+ * times that saves more than its prepare, or prepares and times ONE candidate of the pool once
+ * the products' time reaches its predicted prepare plus what the earlier tries cost (a spent-
+ * time trigger: a wasted try costs at most the time already spent on products), while the
+ * forecast says it could still pay back. The cache remembers every time measured. */
+
+static int light(const char *name)
+{
+  const int b = gs_spmv_backend_find(name);
+  return b >= 0 && (gs_spmv_backend_flags(b) & GS_SPMV_FLAG_LIGHT);
+}
+
+/* The staged start: the light candidate of least known SpMV time, else the pool's first light
+ * one that prepares. GS_ERR_UNSUPPORTED when the pool has no light candidate. */
 static gs_status_t staged_start(gs_context_t *ctx, gs_matrix_t *A, auto_state_t *a, gs_spmv_t **S,
                                 char *last_error, size_t lelen)
 {
   gs_selection_t *sel = &a->sel;
   int order[GS_SELECT_MAX], n = 0;
-  for (int c = 0; c < sel->rule.n; ++c)
-    if (light(sel->rule.names[c])) order[n++] = c;
+  for (int c = 0; c < sel->ntimes; ++c)
+    if (light(sel->times[c].name)) order[n++] = c;
   if (n == 0) return GS_ERR_UNSUPPORTED;
-  for (int i = 1; i < n; ++i) /* known times first, fastest first; the rule's order otherwise */
+  for (int i = 1; i < n; ++i) /* known times first, fastest first; the pool's order otherwise */
     for (int j = i; j > 0; --j) {
       const gs_select_time_t *p = &sel->times[order[j - 1]], *q = &sel->times[order[j]];
       const int swap = q->status == GS_SUCCESS &&
@@ -512,66 +582,45 @@ static gs_status_t staged_start(gs_context_t *ctx, gs_matrix_t *A, auto_state_t 
   return GS_SUCCESS;
 }
 
-/* The first revision that can afford it runs the features, the rule and the cache lookup, which a
- * staged start skips (one O(nnz) pass, 1-2 ns per entry, plus the cache key's hash: on a 26M-entry
- * matrix 30-60 ms, more than many whole solves): the list becomes the rule's candidates then the
- * light formats, keeping the times measured so far; the cache fills in what it knows. */
+/* The features, the rule, the pool and the cache, once a revision can afford them (one O(nnz)
+ * pass and the key's hash: on a 26M-entry matrix 30-60 ms, more than many whole solves): the
+ * list becomes the pool, keeping the times measured so far; the cache fills in what it knows. */
 static void staged_rule(auto_state_t *a, gs_spmv_t *S)
 {
   gs_selection_t *sel = &a->sel;
   gs_matrix_t *A = gs_spmv_matrix(S);
   const gs_csr_t *H = gs_matrix_host(A);
-  gs_select_rule_t r;
+  gs_select_rule_t r, pool;
   a->ruled = 1;
   if (gs_select_features_with(H, gs_matrix_features(A), &sel->features) != GS_SUCCESS ||
-      gs_select_rule(&sel->features, a->options, a->need_transpose, &r) != GS_SUCCESS)
+      gs_select_rule(&sel->features, a->options, a->need_transpose, &r) != GS_SUCCESS ||
+      gs_select_pool(&sel->features, a->options, a->need_transpose, &r, &pool) != GS_SUCCESS)
     return; /* keep the light list */
-  staged_extend(&r, a->need_transpose);
   gs_select_time_t t[GS_SELECT_MAX];
   int chosen = -1;
-  for (int c = 0; c < r.n; ++c) {
-    snprintf(t[c].name, sizeof t[c].name, "%s", r.names[c]);
+  for (int c = 0; c < pool.n; ++c) {
+    memset(&t[c], 0, sizeof t[c]);
+    snprintf(t[c].name, sizeof t[c].name, "%s", pool.names[c]);
     t[c].status = GS_SELECT_DEFERRED;
-    t[c].prepare_s = t[c].spmv_s = 0.0;
     t[c].cost_s = INFINITY;
     for (int k = 0; k < sel->ntimes; ++k)
-      if (!strcmp(sel->times[k].name, r.names[c])) {
+      if (!strcmp(sel->times[k].name, pool.names[c])) {
         t[c] = sel->times[k];
         if (k == sel->chosen) chosen = c;
       }
   }
-  if (chosen < 0) return; /* cannot happen: the running format is light, so listed */
+  if (chosen < 0) return; /* cannot happen: the running format is light, so in the pool */
   sel->rule = r;
-  memcpy(sel->times, t, sizeof t);
-  sel->ntimes = r.n;
+  sel->pool = pool;
+  memcpy(sel->times, t, (size_t)pool.n * sizeof *t);
+  sel->ntimes = pool.n;
   sel->chosen = chosen;
-  if (!a->use_cache) return;
-  if (!a->dir[0] && gs_select_cache_dir(a->dir, sizeof a->dir) != GS_SUCCESS) {
-    warn(sel, "%s%s", gs_last_error(), " (the selection is not cached)");
-    return;
-  }
-  const char *opt = a->options;
-  if (strlen(opt) >= sizeof a->key.options) return; /* cannot key it */
-  memset(&a->key, 0, sizeof a->key);
-  a->key.matrix_hash = gs_select_matrix_hash(H);
-  snprintf(a->key.gpu, sizeof a->key.gpu, "%s", gs_context_device_name(gs_spmv_context(S)));
-  snprintf(a->key.options, sizeof a->key.options, "%s", opt);
-  a->key.need_transpose = a->need_transpose;
-  a->cache = 1;
-  gs_selection_t *got = calloc(1, sizeof *got);
-  if (got && gs_select_cache_load(a->dir, &a->key, &sel->rule, got)) {
-    sel->cache = GS_SELECT_CACHE_HIT;
-    snprintf(sel->cache_file, sizeof sel->cache_file, "%s", got->cache_file);
-    for (int c = 0; c < sel->ntimes && c < got->ntimes; ++c)
-      if (sel->times[c].status == GS_SELECT_DEFERRED) sel->times[c] = got->times[c];
-  } else {
-    sel->cache = GS_SELECT_CACHE_MISS;
-    if (got && got->warning[0]) warn(sel, "%s", got->warning);
-  }
-  free(got);
+  cache_key(a, gs_spmv_context(S), H);
+  cache_fill(a);
 }
 
-gs_status_t gs_spmv_auto_revise(gs_spmv_t *S, long iterations, double remaining, int *switched)
+gs_status_t gs_spmv_auto_revise(gs_spmv_t *S, long iterations, double products_done,
+                                double remaining, int *switched)
 {
   gs_status_t st = GS_SUCCESS;
   if (switched) *switched = 0;
@@ -581,23 +630,27 @@ gs_status_t gs_spmv_auto_revise(gs_spmv_t *S, long iterations, double remaining,
   const double t0 = gs_wall_seconds();
   gs_context_t *ctx = gs_spmv_context(S);
   gs_matrix_t *A = gs_spmv_matrix(S);
+  const double nnz = (double)gs_matrix_host(A)->nnz;
   gs_select_time_t *cur = &sel->times[sel->chosen];
   gs_spmv_t *C = NULL;
   sel->remaining_products = remaining;
-  /* timing the current format costs about 12 products: only when they are a small share */
-  if (cur->status != GS_SUCCESS && remaining < 12.0 / GS_SELECT_TRY_SHARE) goto done;
+  /* timing the current format costs about 12 products: only once as many have run */
+  if (cur->status != GS_SUCCESS && products_done < GS_SELECT_MEASURE_PRODUCTS) goto done;
   if (cur->status != GS_SUCCESS) { /* the current format's time, once */
-    if (time_one(S, cur) != GS_SUCCESS) {
+    const double before = gs_wall_seconds();
+    if (time_ops(a, S, cur, 2, 10, 0.1, 0) != GS_SUCCESS) {
       sel->staged = 0; /* cannot compare: keep what runs */
       goto done;
     }
-    staged_store(a);
+    a->tried_s += gs_wall_seconds() - before;
+    cache_store(a);
   }
-  const double t_cur = cur->spmv_s;
-  if (!a->ruled) { /* the rule and the cache, once the time left can carry them */
-    const double nnz = (double)gs_matrix_host(A)->nnz;
-    if (!gs_select_worth_trying(GS_SELECT_FEATURE_S_PER_NNZ * nnz, remaining, t_cur)) goto done;
+  const double t_cur = cur->spmv_s, spent = products_done * t_cur;
+  if (!a->ruled) { /* the rule, the pool and the cache, once the products have paid for them */
+    if (a->tried_s + GS_SELECT_FEATURE_S_PER_NNZ * nnz > spent) goto done;
+    const double before = gs_wall_seconds();
     staged_rule(a, S);
+    a->tried_s += gs_wall_seconds() - before;
     cur = &sel->times[sel->chosen];
   }
   /* a candidate of known times that pays for its prepare over what is left */
@@ -614,34 +667,44 @@ gs_status_t gs_spmv_auto_revise(gs_spmv_t *S, long iterations, double remaining,
       best_cost = cost;
     }
   }
-  if (best < 0) { /* else one deferred candidate worth its predicted prepare, in rule order */
+  if (best < 0) { /* else the pool's first candidate the trigger lets through */
     for (int c = 0; c < sel->ntimes && best < 0; ++c) {
-      const gs_select_time_t *t = &sel->times[c];
-      const int b = gs_spmv_backend_find(t->name);
-      if (c != sel->chosen && t->status == GS_SELECT_DEFERRED && b >= 0 &&
-          gs_select_worth_trying(gs_select_prepare_estimate(gs_spmv_backend_flags(b),
-                                                            (double)gs_matrix_host(A)->nnz),
-                                 remaining, t_cur))
-        best = c;
+      gs_select_time_t *t = &sel->times[c];
+      if (c == sel->chosen || t->status != GS_SELECT_DEFERRED) continue;
+      const double bound = time_bound(a, t->name);
+      if (bound >= t_cur) { /* its bytes alone make it slower: never worth a build */
+        t->status = GS_SELECT_SKIPPED;
+        t->bound_s = bound;
+        continue;
+      }
+      const double prep = prepare_predicted(t, nnz);
+      if (a->tried_s + prep > spent) break; /* the pool's order: the next waits for its turn */
+      if (gs_select_should_try(spent, a->tried_s, prep, remaining, t_cur, bound)) best = c;
+      /* else it could not pay back what is left: the next one may */
     }
     if (best < 0) goto done;
   }
   gs_select_time_t *t = &sel->times[best];
   const int was_known = t->status == GS_SUCCESS;
-  const double known_spmv = t->spmv_s;
+  const gs_select_time_t known = *t;
+  const double before = gs_wall_seconds();
   if (prepare(ctx, A, a->options, t, &C) != GS_SUCCESS) { /* status records the failure */
-    staged_store(a);
+    a->tried_s += gs_wall_seconds() - before;
+    cache_store(a);
     goto done;
   }
   if (!was_known) {
     sel->tried++;
-    if (time_one(C, t) != GS_SUCCESS) {
-      t->status = GS_ERR_CUDA;
+    if (time_ops(a, C, t, 2, 10, 0.1, 0) != GS_SUCCESS) {
+      a->tried_s += gs_wall_seconds() - before;
       goto done;
     }
-    staged_store(a);
+    a->tried_s += gs_wall_seconds() - before;
+    cache_store(a);
   } else {
-    t->spmv_s = known_spmv;
+    const double prep = t->prepare_s;
+    *t = known;
+    t->prepare_s = prep;
   }
   if (gs_select_worth_switching(0.0, t->spmv_s, t_cur, remaining) &&
       gs_spmv_take_backend(S, &C) == GS_SUCCESS) {
@@ -665,7 +728,7 @@ gs_status_t gs_spmv_create_auto(gs_spmv_t **out, gs_context_t *ctx, gs_matrix_t 
   gs_selection_t *sel = NULL;
   gs_spmv_t *S = NULL;
   gs_select_opts_t o;
-  char last_error[512] = "", dir[1024] = "";
+  char last_error[512] = "";
   const double t0 = gs_wall_seconds();
   if (!out) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_spmv_create_auto: out is NULL");
   *out = NULL;
@@ -675,64 +738,57 @@ gs_status_t gs_spmv_create_auto(gs_spmv_t **out, gs_context_t *ctx, gs_matrix_t 
                     "another context");
   if (opts) o = *opts;
   else gs_select_opts_default(&o);
-  if (!(o.expected_products > 0.0) || !isfinite(o.expected_products) || o.warmup < 0 ||
+  if (!(o.expected_products > 0.0) || !isfinite(o.expected_products) ||
+      !(o.expected_products_t >= 0.0) || !isfinite(o.expected_products_t) || o.warmup < 0 ||
       o.runs < 1 || o.runs > 100000)
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_spmv_create_auto: need expected_products > 0 "
-                    "(%g), warmup >= 0 (%d) and 1 <= runs <= 100000 (%d)", o.expected_products,
-                    o.warmup, o.runs);
+                    "(%g), expected_products_t >= 0 (%g), warmup >= 0 (%d) and 1 <= runs <= "
+                    "100000 (%d)", o.expected_products, o.expected_products_t, o.warmup, o.runs);
   /* its timings and the solves it serves apply double vectors */
   GS_CHECK(gs_spmv_options_refuse_float("auto", options));
+  if (strlen(options ? options : "") >= sizeof ((auto_state_t *)0)->options)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_spmv_create_auto: the option string is too long");
   auto_state_t *as = calloc(1, sizeof *as);
   if (!as) return GS_ERROR(GS_ERR_HOST_MEMORY, "auto: out of host memory");
   sel = &as->sel;
+  snprintf(as->options, sizeof as->options, "%s", options ? options : "");
+  as->use_cache = o.use_cache && !o.rule_only;
+  as->need_transpose = o.need_transpose || o.expected_products_t > 0.0;
+  as->expected_n = o.expected_products;
+  as->expected_t = o.expected_products_t;
+  if (o.cache_dir) snprintf(as->dir, sizeof as->dir, "%s", o.cache_dir);
   const gs_csr_t *H = gs_matrix_host(A);
   sel->expected_products = o.expected_products;
+  sel->expected_products_t = o.expected_products_t;
   sel->chosen = -1;
   int started = 0;
-  /* staged: no features, rule or cache now (the first revision that can afford them runs them);
-   * the options go with the record for the revisions' prepares */
-  if (o.staged && !o.rule_only && strlen(options ? options : "") < sizeof as->options) {
-    snprintf(as->options, sizeof as->options, "%s", options ? options : "");
-    as->use_cache = o.use_cache;
-    as->need_transpose = o.need_transpose;
-    if (o.cache_dir) snprintf(as->dir, sizeof as->dir, "%s", o.cache_dir);
-    sel->rule.row = "staged: the light formats; the rule runs at the solve's first revision";
-    staged_extend(&sel->rule, o.need_transpose);
-    staged_begin(sel, 0);
+  /* staged: no features, rule or cache now (a revision runs them once the products paid) */
+  if (o.staged && !o.rule_only) {
+    sel->rule.row = "staged: the light formats; the rule and the pool at the solve's revisions";
+    static const gs_select_features_t none;
+    GS_TRY(gs_select_pool(&none, as->options, as->need_transpose, &sel->rule, &sel->pool));
+    int k = 0; /* the light ones only (the pool puts them first) */
+    while (k < sel->pool.n && light(sel->pool.names[k])) ++k;
+    sel->pool.n = k;
+    times_from_pool(sel);
+    sel->staged = 1;
     if (staged_start(ctx, A, as, &S, last_error, sizeof last_error) == GS_SUCCESS && S)
       started = 1; /* gs_spmv_auto_revise goes on during the solve */
     else { /* no light format prepares: the measured stage below, from a clean record */
       memset(sel, 0, sizeof *sel);
       sel->chosen = -1;
       sel->expected_products = o.expected_products;
+      sel->expected_products_t = o.expected_products_t;
     }
   }
   if (!started) {
     GS_TRY(gs_select_features_with(H, gs_matrix_features(A), &sel->features)); /* cached */
-    GS_TRY(gs_select_rule(&sel->features, options, o.need_transpose, &sel->rule));
+    GS_TRY(gs_select_rule(&sel->features, options, as->need_transpose, &sel->rule));
+    as->ruled = 1;
   }
-
-  gs_select_key_t key;
-  memset(&key, 0, sizeof key);
-  int cache = o.use_cache && !o.rule_only && !started;
-  if (cache) {
-    if (o.cache_dir) {
-      snprintf(dir, sizeof dir, "%s", o.cache_dir);
-    } else if (gs_select_cache_dir(dir, sizeof dir) != GS_SUCCESS) {
-      warn(sel, "%s%s", gs_last_error(), " (the selection is not cached)");
-      cache = 0;
-    }
-  }
-  if (cache) {
-    key.matrix_hash = gs_select_matrix_hash(H);
-    snprintf(key.gpu, sizeof key.gpu, "%s", gs_context_device_name(ctx));
-    snprintf(key.options, sizeof key.options, "%s", options ? options : "");
-    key.need_transpose = o.need_transpose;
-    if (strlen(options ? options : "") >= sizeof key.options) cache = 0; /* cannot key it */
-  }
-
   if (started) {
   } else if (o.rule_only) { /* the rule's order, first that prepares */
+    sel->pool = sel->rule;
     for (int c = 0; c < sel->rule.n && !S; ++c) {
       gs_select_time_t *t = &sel->times[c];
       snprintf(t->name, sizeof t->name, "%s", sel->rule.names[c]);
@@ -741,33 +797,31 @@ gs_status_t gs_spmv_create_auto(gs_spmv_t **out, gs_context_t *ctx, gs_matrix_t 
       else snprintf(last_error, sizeof last_error, "%s: %s", t->name, gs_last_error());
       sel->ntimes = c + 1;
     }
-  } else if (cache && gs_select_cache_load(dir, &key, &sel->rule, sel) &&
-             !any_deferred(sel)) {
-    sel->cache = GS_SELECT_CACHE_HIT;
-    sel->measured = 1;
-    /* best cached cost first; a candidate that fails now is marked and the next one tried */
-    int c;
-    while ((c = gs_select_decide(sel->times, sel->ntimes, o.expected_products)) >= 0) {
-      double prep = 0.0;
-      gs_status_t ps = gs_spmv_create_timed(&S, ctx, A, sel->times[c].name, options, &prep);
-      if (ps == GS_SUCCESS) {
-        sel->chosen = c;
-        break;
-      }
-      snprintf(last_error, sizeof last_error, "%s: %s", sel->times[c].name, gs_last_error());
-      sel->times[c].status = ps;
-    }
   } else {
-    sel->cache = cache ? GS_SELECT_CACHE_MISS : GS_SELECT_CACHE_OFF;
+    GS_TRY(gs_select_pool(&sel->features, options, as->need_transpose, &sel->rule, &sel->pool));
+    times_from_pool(sel);
+    cache_key(as, ctx, H);
+    cache_fill(as);
     sel->measured = 1;
-    GS_TRY(measure(ctx, A, options, &o, sel, &S, last_error, sizeof last_error));
-    sel->chosen = gs_select_decide(sel->times, sel->ntimes, o.expected_products);
-    if (S && cache) gs_select_cache_store(dir, &key, &sel->rule, sel);
+    GS_TRY(measure(ctx, A, as, &o, &S, last_error, sizeof last_error));
+    /* a cached best not prepared here: prepare it; one that fails now is marked, the next
+     * tried */
+    while (!S && sel->chosen >= 0) {
+      double prep = 0.0;
+      gs_status_t ps = gs_spmv_create_timed(&S, ctx, A, sel->times[sel->chosen].name, options,
+                                            &prep);
+      if (ps == GS_SUCCESS) break;
+      snprintf(last_error, sizeof last_error, "%s: %s", sel->times[sel->chosen].name,
+               gs_last_error());
+      sel->times[sel->chosen].status = ps;
+      sel->chosen = gs_select_decide(sel->times, sel->ntimes, as->expected_n, as->expected_t);
+    }
+    if (S) cache_store(as);
   }
   if (!S || sel->chosen < 0)
     GS_FAIL(GS_ERR_UNSUPPORTED, "auto: none of the %d candidate formats could be prepared "
-            "(last: %s)", sel->rule.n, last_error);
-  snprintf(sel->chosen_name, sizeof sel->chosen_name, "%s", sel->rule.names[sel->chosen]);
+            "(last: %s)", sel->pool.n, last_error);
+  snprintf(sel->chosen_name, sizeof sel->chosen_name, "%s", sel->pool.names[sel->chosen]);
   if (sel->staged) snprintf(sel->first_name, sizeof sel->first_name, "%s", sel->chosen_name);
   sel->seconds = gs_wall_seconds() - t0;
   gs_spmv_attach_selection(S, sel);

@@ -1,39 +1,87 @@
-/* spmv/auto_cache.h: the selection cache of the "auto" format (spmv/auto.c), for the library and
- * the host test suites (not installed). Everything here runs without a GPU: the GPU's name is a
- * field of the key, so a test can ask for "another GPU". */
+/* spmv/auto_cache.h: the internals of the "auto" selection (spmv/auto.c, spmv/auto_rule.c), for
+ * the library, the solvers and the host test suites (not installed): the cache of measured
+ * times, and the pure host arithmetic of the decisions. Everything here runs without a GPU: the
+ * GPU's name is a field of the key, so a test can ask for "another GPU". */
 #ifndef GS_SPMV_AUTO_CACHE_H
 #define GS_SPMV_AUTO_CACHE_H
-
 #include <stdint.h>
-
 #include "gpusolve/select.h"
-
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/** What a cached answer depends on besides the package version and the candidate list. */
+/* ---- the cache ------------------------------------------------------------------------------
+ * One file per (matrix, GPU, package version, option string) holds the times of every format
+ * measured on it, op N and op T, by whichever command measured them (spmv, select, solve):
+ * a later run of any of them reuses what is known and measures only the rest. */
+
+/** What a cached time depends on besides the format and the op. */
 typedef struct gs_select_key {
   uint64_t matrix_hash; /* gs_select_matrix_hash: sizes, pattern and values */
   char gpu[256];        /* gs_context_device_name */
   char options[512];    /* the backend option string ("" for none) */
-  int need_transpose;
 } gs_select_key_t;
 
+/** The cache folder: $XDG_CACHE_HOME/gpusolve when XDG_CACHE_HOME is set to an absolute path,
+ *  else $HOME/.cache/gpusolve. GS_ERR_INVALID_ARG when neither is set or buf is too small. */
+gs_status_t gs_select_cache_dir(char *buf, size_t len);
 /** 64-bit hash of A's sizes, row pointers, columns and values. */
 uint64_t gs_select_matrix_hash(const gs_csr_t *A);
+/** Fills in, for each of sel->times[0..sel->ntimes) still GS_SELECT_DEFERRED, what the key's
+ *  file knows of that format (its status, prepare and op N time; its op T time too, which must
+ *  be known when need_t). Returns how many it filled; sel->cache_file names the file when it
+ *  was read. 0 for no file or a file of another key (a plain miss); a file that does not parse
+ *  appends "ignoring the corrupt selection cache file ..." to sel->warning. */
+int gs_select_cache_load(const char *dir, const gs_select_key_t *key, int need_t,
+                         gs_selection_t *sel);
+/** Merges the measured entries of sel->times (status GS_SUCCESS or a prepare's error; not the
+ *  deferred or skipped ones) into the key's file, keeping the formats it knew that sel did not
+ *  measure, creating `dir` as needed, through a temporary file renamed into place. Failures
+ *  append to sel->warning only. */
+void gs_select_cache_store(const char *dir, const gs_select_key_t *key, gs_selection_t *sel);
 
-/** Looks the key and the rule's candidate list up in `dir`. 1 on a hit: sel->times[0..n) and
- *  sel->ntimes hold the cached times (cost_s not yet computed) and sel->cache_file the file.
- *  0 on a miss: no file, a file of another key (a plain miss), or a file that does not parse,
- *  which appends "ignoring the corrupt selection cache file ..." to sel->warning. */
-int gs_select_cache_load(const char *dir, const gs_select_key_t *key,
-                         const gs_select_rule_t *rule, gs_selection_t *sel);
+/* ---- the measured stage's arithmetic -------------------------------------------------------- */
 
-/** Writes sel->times (sel->ntimes must equal rule->n) under the key, creating `dir` as needed,
- *  through a temporary file renamed into place. Failures append to sel->warning only. */
-void gs_select_cache_store(const char *dir, const gs_select_key_t *key,
-                           const gs_select_rule_t *rule, gs_selection_t *sel);
+/** A lower bound of the bytes one op N product of backend `name` moves on a matrix of features
+ *  f (its stored entries at the fewest bytes its layout can give them, x read once, y written
+ *  once): with the best bandwidth measured so far, the fastest the format could run. 0 for a
+ *  backend the model does not know (never skipped for its speed). */
+double gs_select_bytes_bound(const char *name, const gs_select_features_t *f);
+/** Whether a candidate of predicted prepare prep_est, at best t_bound seconds a product, could
+ *  beat the incumbent's cost over `products` products (its measuring included). */
+int gs_select_worth_measuring(double prep_est, double t_bound, double products,
+                              double incumbent_cost);
+
+/* ---- the staged selection of a solve -------------------------------------------------------- */
+
+/** The products a solve has left at iteration `it` of residual norm r, from its rate over the
+ *  recent window since iteration it_prev (norm r_prev): log(r_prev / r) / (it - it_prev)
+ *  extrapolated to tol, capped at maxit; the cap alone when the norm has not decreased over
+ *  the window, 0 at or below tol or with no window (it <= it_prev). Times products a step. */
+double gs_select_remaining_products(long it_prev, double r_prev, long it, double r, double tol,
+                                    long maxit, double products_per_iteration);
+/** The predicted prepare seconds of a backend with `flags` (GS_SPMV_FLAG_*) on a matrix of nnz
+ *  entries: a fixed cost and a cost per entry, by kind: light (on the shared CSR), built on the
+ *  GPU, built on the host. */
+double gs_select_prepare_estimate(unsigned flags, double nnz);
+/** The spent-time trigger: whether to build and time a candidate of predicted prepare prep_est
+ *  now, with spent_s seconds of products run so far and tried_s seconds already spent trying
+ *  others: when the products' time reaches what the tries would then have cost, and the
+ *  forecast of `remaining` products at t_cur, against the candidate's bound t_bound, could
+ *  still pay the prepare back (near convergence it cannot: the trying stops). */
+int gs_select_should_try(double spent_s, double tried_s, double prep_est, double remaining,
+                         double t_cur, double t_bound);
+/** Whether to switch to a candidate of known times (prepare_s: 0 when it is prepared already)
+ *  from one taking t_cur: it must save more than its prepare over the remaining products, and
+ *  be at least GS_SELECT_SWITCH_MARGIN faster (timing noise). */
+int gs_select_worth_switching(double prepare_s, double t_new, double t_cur, double remaining);
+#define GS_SELECT_SWITCH_MARGIN 0.03
+/** The staged selection's estimate of the features pass and the cache key's hash, per entry
+ *  (measured on the H100 machine's host, 2026-11: 1.3 ns an entry for the features of the
+ *  26M-entry Laplacian, about as much again for the hash). */
+#define GS_SELECT_FEATURE_S_PER_NNZ 3e-9
+/** Products of the measuring itself: warm-up and timed runs of one candidate's op. */
+#define GS_SELECT_MEASURE_PRODUCTS 12.0
 
 #ifdef __cplusplus
 }

@@ -40,6 +40,7 @@
 
 #include "core/error.h"
 #include "gpusolve/select.h"
+#include "spmv/auto_cache.h"
 #include "spmv/sell.h"
 #include "spmv/spmv_impl.h"
 
@@ -316,48 +317,156 @@ gs_status_t gs_select_rule(const gs_select_features_t *f, const char *options, i
   return GS_SUCCESS;
 }
 
+/* ==== the pool ================================================================================ */
+
+/* The formats that need no layout of their own, in the order of their whole-solve record on the
+ * H100 set (bench/solve_auto.py, 2026-11); other light formats follow in registry order. */
+static const char *const LIGHT_ORDER[] = {"cusparse-csr", "csr-vector", "hola", "cusparse-csr2",
+                                          "csr-scalar"};
+
+static int in_list(const gs_select_rule_t *r, const char *name)
+{
+  for (int k = 0; k < r->n; ++k)
+    if (!strcmp(r->names[k], name)) return 1;
+  return 0;
+}
+
+/* Appends backend b to the pool when not there, not refused and room is left. */
+static gs_status_t pool_add(gs_select_rule_t *pool, int b, const gs_select_features_t *f,
+                            const char *options, int need_t)
+{
+  const char *name = gs_spmv_backend_name(b);
+  if (!name || in_list(pool, name) || pool->n >= GS_SELECT_MAX) return GS_SUCCESS;
+  int no = 1;
+  GS_CHECK(refuses(b, name, f, options, need_t, pool, &no));
+  if (!no) snprintf(pool->names[pool->n++], GS_SELECT_NAME, "%s", name);
+  return GS_SUCCESS;
+}
+
+gs_status_t gs_select_pool(const gs_select_features_t *f, const char *options, int need_t,
+                           const gs_select_rule_t *rule, gs_select_rule_t *pool)
+{
+  if (!f || !rule || !pool) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_select_pool: NULL argument");
+  gs_select_rule_t p;
+  memset(&p, 0, sizeof p);
+  GS_CHECK(gs_spmv_options_check(options));
+  p.row = rule->row;
+  snprintf(p.excluded, sizeof p.excluded, "%s", rule->excluded);
+  const int nb = gs_spmv_backend_count();
+  for (size_t i = 0; i < sizeof LIGHT_ORDER / sizeof *LIGHT_ORDER; ++i) {
+    const int b = gs_spmv_backend_find(LIGHT_ORDER[i]);
+    if (b >= 0) GS_CHECK(pool_add(&p, b, f, options, need_t));
+  }
+  for (int b = 0; b < nb; ++b)
+    if (gs_spmv_backend_flags(b) & GS_SPMV_FLAG_LIGHT) GS_CHECK(pool_add(&p, b, f, options, need_t));
+  for (int c = 0; c < rule->n; ++c) {
+    const int b = gs_spmv_backend_find(rule->names[c]);
+    if (b >= 0) GS_CHECK(pool_add(&p, b, f, options, need_t));
+  }
+  /* the device-built formats the rule did not name, least byte bound first (a stable
+   * selection sort over at most the registry) */
+  int rest[GS_SELECT_MAX], nr = 0;
+  for (int b = 0; b < nb && nr < GS_SELECT_MAX; ++b)
+    if ((gs_spmv_backend_flags(b) & GS_SPMV_FLAG_DEVICE_BUILD) &&
+        !in_list(&p, gs_spmv_backend_name(b)))
+      rest[nr++] = b;
+  for (int i = 0; i < nr; ++i) {
+    int m = i;
+    for (int j = i + 1; j < nr; ++j)
+      if (gs_select_bytes_bound(gs_spmv_backend_name(rest[j]), f) <
+          gs_select_bytes_bound(gs_spmv_backend_name(rest[m]), f))
+        m = j;
+    const int t = rest[m];
+    memmove(&rest[i + 1], &rest[i], (size_t)(m - i) * sizeof *rest);
+    rest[i] = t;
+    GS_CHECK(pool_add(&p, rest[i], f, options, need_t));
+  }
+  if (p.n == 0)
+    return GS_ERROR(GS_ERR_UNSUPPORTED, "auto: no registered SpMV format can take this matrix "
+                    "(%s)", p.excluded[0] ? p.excluded : "none registered");
+  *pool = p;
+  return GS_SUCCESS;
+}
+
+/* Byte model: the fewest bytes a layout can store an entry in, by format (double values, 32-bit
+ * indices): CSR-like 12 (+ 4 a row), COO 16, padded formats 12 (8 for DIA) a stored slot,
+ * bccoo 2 (a 1-byte look-up index and a 1-byte column offset) where at most 256 values repeat,
+ * else 5 (a float value and a 1-byte offset), pkt 12 (16-bit local row and column, the value).
+ * Vectors: x read and y written once. */
+double gs_select_bytes_bound(const char *name, const gs_select_features_t *f)
+{
+  if (!name || !f) return 0.0;
+  const double nnz = (double)f->nnz, m = (double)f->rows, vec = 8.0 * ((double)f->rows + f->cols);
+  static const char *const csr_like[] = {"csr-scalar", "csr-vector", "csr-adaptive", "hola",
+                                         "merge", "csr5", "cusparse-csr", "cusparse-csr2"};
+  for (size_t i = 0; i < sizeof csr_like / sizeof *csr_like; ++i)
+    if (!strcmp(name, csr_like[i])) return 12.0 * nnz + 4.0 * m + vec;
+  if (!strcmp(name, "coo") || !strcmp(name, "cusparse-coo") || !strcmp(name, "cusparse-coo2"))
+    return 16.0 * nnz + vec;
+  if (!strcmp(name, "bcoo") || !strcmp(name, "hyb")) return 12.0 * nnz + vec;
+  if (!strcmp(name, "ell")) return 12.0 * f->ell_slots + vec;
+  if (!strcmp(name, "dia")) return 8.0 * f->dia_slots + vec;
+  if (!strcmp(name, "sellp") || !strcmp(name, "cusparse-sell")) return 12.0 * f->sell_slots + vec;
+  if (!strcmp(name, "bccoo"))
+    return ((double)f->distinct_values <= T(T_FEW_VALUES) ? 2.0 : 5.0) * nnz + vec;
+  if (!strcmp(name, "pkt")) return 12.0 * nnz + vec;
+  return 0.0;
+}
+
+int gs_select_worth_measuring(double prep_est, double t_bound, double products,
+                              double incumbent_cost)
+{
+  if (!isfinite(incumbent_cost)) return 1; /* nothing measured yet */
+  const double b = t_bound > 0.0 ? t_bound : 0.0, n = products > 0.0 ? products : 0.0;
+  return (prep_est > 0.0 ? prep_est : 0.0) + n * b < incumbent_cost;
+}
+
 /* ==== the measured stage's decision ========================================================== */
 
-int gs_select_decide(gs_select_time_t *t, int n, double expected_products)
+int gs_select_decide(gs_select_time_t *t, int n, double expected_n, double expected_t)
 {
   int best = -1;
   if (!t || n <= 0) return -1;
   for (int k = 0; k < n; ++k) {
-    t[k].cost_s = t[k].status == GS_SUCCESS ? t[k].prepare_s + expected_products * t[k].spmv_s
-                                            : INFINITY;
+    t[k].cost_s = t[k].status == GS_SUCCESS
+                      ? t[k].prepare_s + expected_n * t[k].spmv_s + expected_t * t[k].spmv_t_s
+                      : INFINITY;
     if (t[k].status == GS_SUCCESS && (best < 0 || t[k].cost_s < t[best].cost_s)) best = k;
   }
   return best;
 }
 
-/* ---- the staged selection of a solve (gpusolve/select.h) ------------------------------------- */
+/* ---- the staged selection of a solve ------------------------------------------------------- */
 
-double gs_select_remaining_products(long it, double r0, double r, double tol, long maxit,
-                                    double products_per_iteration)
+double gs_select_remaining_products(long it_prev, double r_prev, long it, double r, double tol,
+                                    long maxit, double products_per_iteration)
 {
-  double left = maxit > it ? (double)(maxit - it) : 0.0;
-  /* never more than GS_SELECT_HORIZON times the iterations done: early rates mislead (BiCGSTAB's
-   * norm often rises first, CG's falls fast, then slowly), and a solve that runs on is revised
-   * again at later checks with a longer horizon */
-  if (left > GS_SELECT_HORIZON * (double)it) left = GS_SELECT_HORIZON * (double)it;
-  double its = left;
-  if (it > 0 && r0 > 0.0 && r > 0.0 && tol > 0.0 && r < r0 && isfinite(r0)) {
+  if (it <= it_prev || it_prev < 0) return 0.0; /* no window: no data */
+  const double ppi = products_per_iteration > 0.0 ? products_per_iteration : 1.0;
+  double its = maxit > it ? (double)(maxit - it) : 0.0;
+  if (r_prev > 0.0 && r > 0.0 && tol > 0.0 && r < r_prev && isfinite(r_prev)) {
     if (r <= tol) return 0.0;
-    const double rate = log(r0 / r) / (double)it; /* decades (natural) per iteration so far */
+    /* the recent rate, not the mean since iteration 0: CG's early drop would make a slow
+     * tail look short (G3_circuit: 781 products forecast at iteration 1000, 5,600 left) */
+    const double rate = log(r_prev / r) / (double)(it - it_prev);
     const double need = log(r / tol) / rate;
     if (need < its) its = need;
+  } else if (r > 0.0 && tol > 0.0 && r <= tol) {
+    return 0.0;
   }
-  return its * (products_per_iteration > 0.0 ? products_per_iteration : 1.0);
+  return its * ppi;
 }
 
-/* Prepare model. The rates are the largest measured on an H100 over the selection set of
- * bench/data/select-h100.json and bench/select.sh (2026-11, 25 matrices; per entry, matrices of
- * 1M+ entries): hyb 15.9 ns, bccoo 12.5, ell 9.9, cusparse-sell 10.9, dia 6.9, bcoo 7.4 (coo's
- * 26 ns on the power-law rows is above the model: coo is no candidate of the rule); the small
- * matrices' builds are dominated by a fixed 1-11 ms (thread start-up, allocations). The light
- * formats: 0.1-0.6 ms (cuSPARSE's descriptors and buffer, HOLA's row-start kernel). */
+/* Prepare model. Host builds: the largest rates measured on an H100 over the selection set of
+ * bench/data/select-h100.json (2026-11, 25 matrices, per entry on matrices of 1M+ entries):
+ * hyb 15.9 ns, bccoo 12.5, ell 9.9, dia 6.9 (pkt's are far above: it is never in the rule).
+ * Device builds: a few passes over the CSR at the GPU's bandwidth (12 bytes an entry, 0.005 ns
+ * at 2.5 TB/s a pass), bounded here at 0.1 ns an entry, plus the allocations and the reads
+ * of a few scalars. The light formats: 0.1-0.6 ms (cuSPARSE's descriptors and buffer). */
 #define PREP_LIGHT_S 0.6e-3
 #define PREP_LIGHT_PER_NNZ 0.05e-9
+#define PREP_DEVICE_S 1e-3
+#define PREP_DEVICE_PER_NNZ 0.1e-9
 #define PREP_FIXED_S 4e-3
 #define PREP_PER_NNZ 16e-9
 
@@ -365,12 +474,19 @@ double gs_select_prepare_estimate(unsigned flags, double nnz)
 {
   if (!(nnz > 0.0)) nnz = 0.0;
   if (flags & GS_SPMV_FLAG_LIGHT) return PREP_LIGHT_S + PREP_LIGHT_PER_NNZ * nnz;
+  if (flags & GS_SPMV_FLAG_DEVICE_BUILD) return PREP_DEVICE_S + PREP_DEVICE_PER_NNZ * nnz;
   return PREP_FIXED_S + PREP_PER_NNZ * nnz;
 }
 
-int gs_select_worth_trying(double prep_est, double remaining, double t_cur)
+int gs_select_should_try(double spent_s, double tried_s, double prep_est, double remaining,
+                         double t_cur, double t_bound)
 {
-  return remaining > 0.0 && t_cur > 0.0 && prep_est <= GS_SELECT_TRY_SHARE * remaining * t_cur;
+  if (!(remaining > 0.0) || !(t_cur > 0.0)) return 0;
+  const double prep = prep_est > 0.0 ? prep_est : 0.0;
+  if ((tried_s > 0.0 ? tried_s : 0.0) + prep > spent_s) return 0; /* not yet paid for */
+  if (t_bound >= t_cur) return 0; /* its bytes alone make it slower */
+  const double best = t_bound > 0.0 ? t_bound : 0.0;
+  return remaining * (t_cur - best) > prep + GS_SELECT_MEASURE_PRODUCTS * t_cur;
 }
 
 int gs_select_worth_switching(double prepare_s, double t_new, double t_cur, double remaining)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "spmv/auto_cache.h"
 #include "spmv/spmv_impl.h"
 #include "tests/testutil.h"
 
@@ -223,7 +224,8 @@ static void test_paths(void)
 }
 
 /* The staged selection of a solve: it starts with a light backend and measures nothing else; the
- * revisions, given a huge number of products left, try every deferred candidate one per call and
+ * revisions, given a huge number of products run and left, try every candidate of the pool one
+ * per call (or skip it for its byte bound) and
  * end on the fastest measured (within the switching margin), whose product is then S's bit for
  * bit; the generation changes with each switch; a solve through a staged product converges; the
  * second staged selection of the matrix knows the measured times from the cache. */
@@ -253,9 +255,9 @@ static void test_staged(void)
     }
     const unsigned g0 = gs_spmv_generation(S);
     int switched_total = 0;
-    for (int call = 0; call <= sel->rule.n; ++call) {
+    for (int call = 0; call <= GS_SELECT_MAX; ++call) { /* one candidate of the pool a call */
       int sw = -1;
-      CU_ASSERT_FATAL(gs_spmv_auto_revise(S, 10 + call, 1e12, &sw) == GS_SUCCESS);
+      CU_ASSERT_FATAL(gs_spmv_auto_revise(S, 10 + call, 1e9, 1e12, &sw) == GS_SUCCESS);
       CU_ASSERT(sw == 0 || sw == 1);
       switched_total += sw == 1;
       CU_ASSERT_STRING_EQUAL(gs_spmv_name(S), sel->chosen_name);
@@ -298,7 +300,7 @@ static void test_staged(void)
     { /* the first revision that can afford it runs the rule and finds every time in the cache,
          then takes the fastest at once (its prepare is nothing against 1e12 products) */
       int sw = -1;
-      CU_ASSERT_FATAL(gs_spmv_auto_revise(T, 10, 1e12, &sw) == GS_SUCCESS);
+      CU_ASSERT_FATAL(gs_spmv_auto_revise(T, 10, 1e9, 1e12, &sw) == GS_SUCCESS);
       const gs_selection_t *ts = gs_spmv_selection(T);
       CU_ASSERT_EQUAL(ts->cache, GS_SELECT_CACHE_HIT);
       CU_ASSERT_EQUAL(ts->tried, 0);

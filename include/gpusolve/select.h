@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 /** Most candidates the rule keeps, and the room for one backend name. */
-#define GS_SELECT_MAX 8
+#define GS_SELECT_MAX 32
 #define GS_SELECT_NAME 32
 /** Distinct values are counted up to this many; more reads as GS_SELECT_DISTINCT_CAP + 1. */
 #define GS_SELECT_DISTINCT_CAP 65536
@@ -73,9 +73,17 @@ typedef struct gs_select_time {
                           GS_SELECT_DEFERRED when a staged selection has not measured it */
   double prepare_s;    /* gs_spmv_create_timed: layout build + upload (the shared device CSR
                           excluded, see gs_selection_t.shared_csr_s) */
-  double spmv_s;       /* median of the timed products */
-  double cost_s;       /* prepare_s + expected_products * spmv_s (INFINITY when not measured) */
+  double spmv_s;       /* median of the timed products, op N */
+  double spmv_t_s;     /* the same for op T, when the caller runs A^T x products (0 otherwise) */
+  double cost_s;       /* prepare_s + expected_products * spmv_s + expected_products_t *
+                          spmv_t_s (INFINITY when not measured) */
+  double bound_s;      /* a skipped candidate's byte-model bound of one product (op N): what it
+                          could at best reach, which with its predicted prepare could not beat
+                          the incumbent; 0 otherwise */
 } gs_select_time_t;
+/** Status of a candidate the measured stage did not prepare because its predicted prepare plus
+ *  the products at its byte-model bound could not beat the best measured so far. */
+#define GS_SELECT_SKIPPED ((gs_status_t)2)
 
 /** Where the measured stage's times came from. */
 typedef enum gs_select_cache_state {
@@ -87,8 +95,11 @@ typedef enum gs_select_cache_state {
 /** The record of one selection: what the rule said, what was measured, what was chosen. */
 typedef struct gs_selection {
   gs_select_features_t features;
-  gs_select_rule_t rule;
-  double expected_products;
+  gs_select_rule_t rule;           /* the rule's answer */
+  gs_select_rule_t pool;           /* the candidates measured or tried (gs_select_pool); times
+                                      and chosen index it */
+  double expected_products;        /* op N products the choice was made for */
+  double expected_products_t;      /* op T products besides */
   int measured;                   /* the measured stage ran (or came from the cache) */
   gs_select_cache_state_t cache;
   char cache_file[1024];          /* the cache file read or written, or "" */
@@ -96,9 +107,9 @@ typedef struct gs_selection {
                                      before the candidates were timed when one of them reads it
                                      (GS_SPMV_FLAG_SHARED_CSR) and charged to none of them: the
                                      CSR backends share it; 0 when none reads it or it was there */
-  int ntimes;                     /* = rule.n when measured */
+  int ntimes;                     /* = pool.n */
   gs_select_time_t times[GS_SELECT_MAX];
-  int chosen;                     /* index into rule.names (and times) */
+  int chosen;                     /* index into pool.names (and times) */
   char chosen_name[GS_SELECT_NAME];
   double seconds;                 /* wall time of the whole selection, chosen prepare included */
   char warning[1024];             /* non-fatal trouble (corrupt cache file, unwritable cache
@@ -117,8 +128,10 @@ typedef struct gs_selection {
 
 /** How gs_spmv_create_auto selects; start from gs_select_opts_default(). */
 typedef struct gs_select_opts {
-  double expected_products; /* products the caller will run (a solve: maxit * products per
-                               iteration); > 0, default 1000 */
+  double expected_products; /* op N products the caller will run (a solve: maxit * products
+                               per iteration); > 0, default 1000 */
+  double expected_products_t; /* op T products the caller will run besides (default 0; > 0
+                               times op T too and needs a transpose) */
   int rule_only;            /* 1: take the rule's first candidate, measure nothing */
   int use_cache;            /* 1 (default): read and write the cache */
   const char *cache_dir;    /* NULL: gs_select_cache_dir() */
@@ -151,41 +164,17 @@ gs_status_t gs_spmv_create_auto(gs_spmv_t **S, gs_context_t *ctx, gs_matrix_t *A
 /** The selection record of a product made by "auto" (owned by S), NULL for any other. */
 const gs_selection_t *gs_spmv_selection(const gs_spmv_t *S);
 
-/** Index of the candidate of least cost_s = prepare_s + expected_products * spmv_s among those
- *  with status GS_SUCCESS (cost_s is filled in for every entry); a tie goes to the earlier
- *  (better-ranked) one. -1 when none succeeded. Pure host code. */
-int gs_select_decide(gs_select_time_t *t, int n, double expected_products);
-
-/** Staged selection, pure host arithmetic (gs_spmv_auto_revise's tests, documented in
- *  docs/cli.md): the products a solve has left after `it` iterations, from the residual
- *  norms r0 (start) and r (now), the tolerance tol, the iteration limit maxit and the products
- *  per iteration: the linear rate log(r0 / r) / it extrapolated to tol, capped at the limit and
- *  at GS_SELECT_HORIZON * it iterations (the cap alone when the norm has not decreased). */
-double gs_select_remaining_products(long it, double r0, double r, double tol, long maxit,
-                                    double products_per_iteration);
-/** The predicted prepare seconds of a backend with `flags` (GS_SPMV_FLAG_*) on a matrix of nnz
- *  entries: a fixed cost for those on the shared device CSR, a fixed cost plus a cost per entry
- *  for the others (the largest rates measured over the selection set, spmv/auto_rule.c). */
-double gs_select_prepare_estimate(unsigned flags, double nnz);
-/** Whether a deferred candidate of predicted prepare time prep_est is worth preparing and timing
- *  with `remaining` products left at t_cur seconds each: prep_est <= GS_SELECT_TRY_SHARE of the
- *  remaining SpMV time. */
-int gs_select_worth_trying(double prep_est, double remaining, double t_cur);
-/** Whether to switch to a candidate of known times (prepare_s: 0 when it is prepared already)
- *  from one taking t_cur: it must save more than its prepare over the remaining products, and
- *  be at least GS_SELECT_SWITCH_MARGIN faster (timing noise). */
-int gs_select_worth_switching(double prepare_s, double t_new, double t_cur, double remaining);
-#define GS_SELECT_TRY_SHARE 0.2
-#define GS_SELECT_HORIZON 3.0
-/** The staged selection's estimate of the features pass and the cache key's hash, per entry
- *  (H100 host, 2026-11: 1.3 ns/entry for the features of the 26M-entry Laplacian, about as much
- *  again for the hash). */
-#define GS_SELECT_FEATURE_S_PER_NNZ 3e-9
-#define GS_SELECT_SWITCH_MARGIN 0.03
-
-/** The cache folder: $XDG_CACHE_HOME/gpusolve when XDG_CACHE_HOME is set to an absolute path,
- *  else $HOME/.cache/gpusolve. GS_ERR_INVALID_ARG when neither is set or buf is too small. */
-gs_status_t gs_select_cache_dir(char *buf, size_t len);
+/** Index of the candidate of least cost_s = prepare_s + expected_n * spmv_s + expected_t *
+ *  spmv_t_s among those with status GS_SUCCESS (cost_s is filled in for every entry); a tie goes
+ *  to the earlier (better-ranked) one. -1 when none succeeded. Pure host code. */
+int gs_select_decide(gs_select_time_t *t, int n, double expected_n, double expected_t);
+/** The candidate pool of the measured stage and of a solve: the formats that need no layout of
+ *  their own (GS_SPMV_FLAG_LIGHT) first, then the rule's candidates in its order, then every
+ *  format that builds its layout on the GPU (GS_SPMV_FLAG_DEVICE_BUILD), least byte-model
+ *  bound first; none that would refuse the matrix (the rule's filters). pool->row is the rule's
+ *  row. No cap: a candidate's prepare is predicted and skipped when it cannot pay. */
+gs_status_t gs_select_pool(const gs_select_features_t *f, const char *options, int need_transpose,
+                           const gs_select_rule_t *rule, gs_select_rule_t *pool);
 
 #ifdef __cplusplus
 }
