@@ -355,7 +355,7 @@ static gs_status_t prepare(gs_context_t *ctx, gs_matrix_t *A, const char *option
 }
 
 /* Times S's op N (and op T when want_t) over warmup + runs products each into t (spmv_s,
- * spmv_t_s, status), and raises the best bandwidth seen from S's byte model. */
+ * spmv_t_s, status), and raises the best bandwidth seen. */
 static gs_status_t time_ops(auto_state_t *a, gs_spmv_t *S, gs_select_time_t *t, int warmup,
                             int runs, double max_s, int want_t)
 {
@@ -385,10 +385,9 @@ static gs_status_t time_ops(auto_state_t *a, gs_spmv_t *S, gs_select_time_t *t, 
     t->spmv_t_s = tm.median_s;
   }
   t->status = GS_SUCCESS;
-  gs_spmv_mem_t mem;
-  if (gs_spmv_memory(S, &mem) == GS_SUCCESS && mem.bytes_per_apply > 0 && t->spmv_s > 0.0 &&
-      (double)mem.bytes_per_apply / t->spmv_s > a->bw)
-    a->bw = (double)mem.bytes_per_apply / t->spmv_s;
+  /* the bandwidth of the byte bound (the same model as the bounds, for cached times too) */
+  const double bytes = gs_select_bytes_bound(t->name, &a->sel.features);
+  if (bytes > 0.0 && t->spmv_s > 0.0 && bytes / t->spmv_s > a->bw) a->bw = bytes / t->spmv_s;
 cleanup:
   gs_dfree(ctx, d_x);
   gs_dfree(ctx, d_y);

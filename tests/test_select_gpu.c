@@ -79,7 +79,7 @@ static void test_auto_is_the_chosen_backend(void)
     CU_ASSERT_FATAL(sel != NULL);
     CU_ASSERT_STRING_EQUAL(gs_spmv_name(S), sel->chosen_name);
     CU_ASSERT(sel->measured && sel->cache == GS_SELECT_CACHE_MISS);
-    CU_ASSERT(sel->chosen >= 0 && sel->chosen < sel->ntimes && sel->ntimes == sel->rule.n);
+    CU_ASSERT(sel->chosen >= 0 && sel->chosen < sel->ntimes && sel->ntimes == sel->pool.n);
     CU_ASSERT_STRING_EQUAL(sel->warning, "");
     /* the choice is the least cost of the record, each cost prepare + N * t */
     for (int c = 0; c < sel->ntimes; ++c)
@@ -130,6 +130,7 @@ static void test_auto_is_the_chosen_backend(void)
     free(y2);
     char chosen[GS_SELECT_NAME];
     snprintf(chosen, sizeof chosen, "%s", sel->chosen_name);
+    const double chosen_cost = sel->times[sel->chosen].cost_s;
     gs_spmv_destroy(&S);
     gs_spmv_destroy(&D);
     CU_ASSERT_EQUAL(gs_device_bytes_in_use(ctx), base); /* the candidates left nothing behind */
@@ -138,7 +139,13 @@ static void test_auto_is_the_chosen_backend(void)
     CU_ASSERT_FATAL(gs_spmv_create_auto(&S, ctx, A, NULL, &so) == GS_SUCCESS);
     sel = gs_spmv_selection(S);
     CU_ASSERT_EQUAL(sel->cache, GS_SELECT_CACHE_HIT);
-    CU_ASSERT_STRING_EQUAL(sel->chosen_name, chosen);
+    /* the same choice, or one the first run skipped and this one measured at a lower cost
+     * (the bounds tighten as the known bandwidth grows) */
+    for (int c = 0; c < sel->ntimes; ++c)
+      if (!strcmp(sel->times[c].name, chosen)) {
+        CU_ASSERT(sel->times[c].status == GS_SUCCESS && sel->times[c].cost_s == chosen_cost);
+        CU_ASSERT(sel->times[sel->chosen].cost_s <= chosen_cost);
+      }
     gs_spmv_destroy(&S);
     gs_matrix_destroy(&A);
     gs_csr_destroy(&H);
@@ -304,9 +311,11 @@ static void test_staged(void)
       const gs_selection_t *ts = gs_spmv_selection(T);
       CU_ASSERT_EQUAL(ts->cache, GS_SELECT_CACHE_HIT);
       CU_ASSERT_EQUAL(ts->tried, 0);
-      for (int c = 0; c < ts->ntimes; ++c) {
-        CU_ASSERT(ts->times[c].status != GS_SELECT_DEFERRED);
-      }
+      for (int c = 0; c < ts->ntimes; ++c) /* what the first selection measured is known */
+        for (int d = 0; d < sel->ntimes; ++d)
+          if (!strcmp(sel->times[d].name, ts->times[c].name) && sel->times[d].status <= 0) {
+            CU_ASSERT(ts->times[c].status != GS_SELECT_DEFERRED);
+          }
       const double tt = ts->times[ts->chosen].spmv_s;
       for (int c = 0; c < ts->ntimes; ++c)
         if (ts->times[c].status == GS_SUCCESS) {
