@@ -29,6 +29,11 @@
  *   gs_grid_blocks (common_kernels.h); coo_spmv_kernel gets one hardware warp per persistent
  *   warp (their number is the device's resident warps, far below the grid cap).
  *
+ * Build: by default (build=device) the layout is built on the GPU from the matrix's shared
+ *   device CSR (spmv/bg_devbuild.cu: row array by head marks and a max scan, columns and values
+ *   copied, values rounded there in mixed and float precision, touched rows and columns
+ *   counted); build=host runs gs_coo_layout_build and uploads it. Both give the same bytes, and
+ *   gs_coo_dev_plan sizes the partition and carries for either.
  * Precision: the kernels are templates on the stored value type Val and on the vector type T of
  *   x, y, alpha, the scans, the carries and the atomics: <double, double> in double precision,
  *   <float, double> in mixed (the builder rounds the values once, gs_coo_layout_round, and the
@@ -49,6 +54,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "spmv/bg_devbuild.h"
 #include "spmv/common_kernels.h"
 #include "spmv/device_util.cuh"
 #include "spmv/formats_kernels.h"
@@ -141,11 +147,43 @@ extern "C" void gs_coo_dev_free(gs_coo_dev_t *D)
   memset(D, 0, sizeof *D);
 }
 
+extern "C" gs_status_t gs_coo_dev_plan(gs_context_t *ctx, gs_coo_dev_t *D, int rounded)
+{
+  int blocks_per_sm = 0;
+  /* as many persistent warps as are resident at once (CUSP: max_active_blocks * SMs), for the
+   * instantiation that will run: <double, double> for a double layout; a rounded layout serves
+   * mixed (<float, double>) or float precision (<float, float>), which the layout cannot tell
+   * apart, so both are asked and the smaller taken (never more warps than fit at once) */
+  GS_CHECK(GS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &blocks_per_sm, rounded ? (const void *)coo_spmv_kernel<float, double>
+                              : (const void *)coo_spmv_kernel<double, double>,
+      GS_FMT_BLOCK, 0)));
+  if (rounded) {
+    int bf = 0;
+    GS_CHECK(GS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &bf, (const void *)coo_spmv_kernel<float, float>, GS_FMT_BLOCK, 0)));
+    if (bf < blocks_per_sm) blocks_per_sm = bf;
+  }
+  if (blocks_per_sm < 1) blocks_per_sm = 1;
+  gs_coo_partition(D->nnz, (int64_t)blocks_per_sm * (GS_FMT_BLOCK / 32) * ctx->sm_count,
+                   &D->warps, &D->interval);
+  if ((int64_t)D->warps * 32 > (int64_t)GS_GRID_MAX_BLOCKS * GS_FMT_BLOCK) /* coo_spmv_kernel */
+    return GS_ERROR(GS_ERR_INTERNAL, "COO: %d persistent warps exceed one grid", (int)D->warps);
+  GS_CHECK(gs_dmalloc(ctx, (void **)&D->d_carry_row, (size_t)D->warps * sizeof(gs_idx_t),
+                      "COO carry rows"));
+  GS_CHECK(gs_dmalloc(ctx, &D->d_carry_val, (size_t)D->warps * sizeof(gs_val_t),
+                      "COO carry values")); /* doubles, or floats in float precision */
+  D->val_bytes = rounded ? sizeof(float) : sizeof(gs_val_t);
+  D->bytes = (size_t)D->nnz * (2 * sizeof(gs_idx_t) + D->val_bytes) +
+             (size_t)D->warps * (sizeof(gs_idx_t) + sizeof(gs_val_t));
+  D->vec_bytes = sizeof(gs_val_t); /* a float product's backend sets 4 (gs_coo_dev_t) */
+  return GS_SUCCESS;
+}
+
 extern "C" gs_status_t gs_coo_dev_upload(gs_context_t *ctx, const gs_coo_layout_t *L,
                                          gs_coo_dev_t *D)
 {
   gs_status_t st = GS_SUCCESS;
-  int blocks_per_sm = 0;
   size_t nnz = (size_t)L->nnz;
   memset(D, 0, sizeof *D);
   D->ctx = ctx;
@@ -154,39 +192,13 @@ extern "C" gs_status_t gs_coo_dev_upload(gs_context_t *ctx, const gs_coo_layout_
   D->nnz = L->nnz;
   D->rows_touched = L->rows_touched;
   D->cols_touched = L->cols_touched;
-  /* as many persistent warps as are resident at once (CUSP: max_active_blocks * SMs), for the
-   * instantiation that will run: <double, double> for a double layout; a rounded layout serves
-   * mixed (<float, double>) or float precision (<float, float>), which the upload cannot tell
-   * apart, so both are asked and the smaller taken (never more warps than fit at once) */
-  GS_TRY(GS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      &blocks_per_sm, L->valf ? (const void *)coo_spmv_kernel<float, double>
-                              : (const void *)coo_spmv_kernel<double, double>,
-      GS_FMT_BLOCK, 0)));
-  if (L->valf) {
-    int bf = 0;
-    GS_TRY(GS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &bf, (const void *)coo_spmv_kernel<float, float>, GS_FMT_BLOCK, 0)));
-    if (bf < blocks_per_sm) blocks_per_sm = bf;
-  }
-  if (blocks_per_sm < 1) blocks_per_sm = 1;
-  gs_coo_partition(L->nnz, (int64_t)blocks_per_sm * (GS_FMT_BLOCK / 32) * ctx->sm_count,
-                   &D->warps, &D->interval);
-  if ((int64_t)D->warps * 32 > (int64_t)GS_GRID_MAX_BLOCKS * GS_FMT_BLOCK) /* coo_spmv_kernel */
-    GS_FAIL(GS_ERR_INTERNAL, "COO: %d persistent warps exceed one grid", (int)D->warps);
   GS_TRY(gs_upload(ctx, (void **)&D->d_row, L->row, nnz * sizeof(gs_idx_t), "COO rows"));
   GS_TRY(gs_upload(ctx, (void **)&D->d_col, L->col, nnz * sizeof(gs_idx_t), "COO columns"));
-  D->val_bytes = L->valf ? sizeof(float) : sizeof(gs_val_t);
   if (L->valf)
     GS_TRY(gs_upload(ctx, (void **)&D->d_valf, L->valf, nnz * sizeof(float), "COO values"));
   else
     GS_TRY(gs_upload(ctx, (void **)&D->d_val, L->val, nnz * sizeof(gs_val_t), "COO values"));
-  GS_TRY(gs_dmalloc(ctx, (void **)&D->d_carry_row, (size_t)D->warps * sizeof(gs_idx_t),
-                    "COO carry rows"));
-  GS_TRY(gs_dmalloc(ctx, &D->d_carry_val, (size_t)D->warps * sizeof(gs_val_t),
-                    "COO carry values")); /* doubles, or floats in float precision */
-  D->bytes = nnz * (2 * sizeof(gs_idx_t) + D->val_bytes) +
-             (size_t)D->warps * (sizeof(gs_idx_t) + sizeof(gs_val_t));
-  D->vec_bytes = sizeof(gs_val_t); /* a float product's backend sets 4 (gs_coo_dev_t) */
+  GS_TRY(gs_coo_dev_plan(ctx, D, L->valf != NULL));
 cleanup:
   if (st != GS_SUCCESS) gs_coo_dev_free(D);
   return st;
@@ -275,11 +287,19 @@ static gs_status_t coo_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_
   gs_coo_dev_t *D = NULL;
   *caps &= ~(unsigned)GS_SPMV_CAP_DETERMINISTIC_T; /* op T adds into y with atomics */
   *data = NULL;
-  GS_TRY(gs_coo_layout_build(&L, gs_matrix_host(A)));
-  if (gs_cfg_float_values(cfg)) GS_TRY(gs_coo_layout_round(L)); /* once, here */
-  D = (gs_coo_dev_t *)calloc(1, sizeof *D);
-  if (!D) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory preparing coo");
-  GS_TRY(gs_coo_dev_upload(ctx, L, D));
+  if (gs_cfg_host_build(cfg)) { /* build=host: the reference builder, then the upload */
+    GS_TRY(gs_coo_layout_build(&L, gs_matrix_host(A)));
+    if (gs_cfg_float_values(cfg)) GS_TRY(gs_coo_layout_round(L)); /* once, here */
+    D = (gs_coo_dev_t *)calloc(1, sizeof *D);
+    if (!D) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory preparing coo");
+    GS_TRY(gs_coo_dev_upload(ctx, L, D));
+  } else { /* the same layout built on the GPU from the shared device CSR (bg_devbuild.cu) */
+    gs_dcsr_t C;
+    GS_TRY(gs_matrix_device_csr(A, &C));
+    D = (gs_coo_dev_t *)calloc(1, sizeof *D);
+    if (!D) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory preparing coo");
+    GS_TRY(gs_bg_coo_build(ctx, &C, 0, -1, gs_cfg_float_values(cfg), D));
+  }
   if (cfg->precision == GS_PRECISION_FLOAT) D->vec_bytes = sizeof(float);
   *data = D;
   D = NULL;
@@ -339,7 +359,8 @@ extern "C" const gs_spmv_ops_t gs_spmv_coo_ops = {
     "coo",
     "COO, one thread per entry, warp segmented reduction with persistent warps "
     "(Bell & Garland, SC09, 3.4)",
-    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_MIXED | GS_SPMV_FLAG_FLOAT,
+    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_MIXED | GS_SPMV_FLAG_FLOAT |
+        GS_SPMV_FLAG_SHARED_CSR | GS_SPMV_FLAG_DEVICE_BUILD,
     NULL,
     coo_prepare,
     coo_apply,

@@ -22,6 +22,10 @@
  *   once per row (coalesced), the atomics scatter. Atomics meet in a run-dependent order, so
  *   op = T is not bitwise deterministic (prepare clears GS_SPMV_CAP_DETERMINISTIC_T).
  *
+ * Build: by default (build=device) the layout is built on the GPU from the matrix's shared
+ *   device CSR (spmv/bg_devbuild.cu: the longest row read back for the fill guard, then one
+ *   pass writing every slot of the slab, values rounded there in mixed and float precision);
+ *   build=host runs gs_ell_layout_build and uploads it. Both give the same bytes.
  * Precision: both kernels are templates on the stored value type Val and on the vector type T
  *   of x, y, alpha, beta, the sum and the atomics: <double, double> in double precision, <float,
  *   double> in mixed (the builder rounds the values once, gs_ell_layout_round, and the float
@@ -41,6 +45,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "spmv/bg_devbuild.h"
 #include "spmv/common_kernels.h"
 #include "spmv/device_util.cuh"
 #include "spmv/formats_kernels.h"
@@ -194,6 +199,20 @@ static void ell_destroy(void *data)
 enum { ELL_OPT_MAX_FILL };
 static const gs_spmv_option_t ell_options[] = {GS_SPMV_OPTION_MAX_FILL, GS_SPMV_OPTION_END};
 
+/* gs_ell_layout_build's fill guard (CUSP's, csr_to_other.h) with its message, for the device
+ * build: refuse before allocating when the m*K stored slots exceed max_fill * nnz (alignment
+ * rows are layout, not fill). */
+static gs_status_t ell_check_fill(gs_idx_t m, gs_idx_t K, gs_off_t nnz, double max_fill)
+{
+  double slots = (double)m * (double)K;
+  if (slots > max_fill * (double)nnz)
+    return GS_ERROR(GS_ERR_FORMAT_FILL,
+                    "ell refused: padding to %d entries per row would store %.1fx the nonzeros "
+                    "(limit %gx)",
+                    (int)K, slots / (double)nnz, max_fill);
+  return GS_SUCCESS;
+}
+
 static gs_status_t ell_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_cfg_t *cfg,
                                void **data, unsigned *caps)
 {
@@ -202,13 +221,26 @@ static gs_status_t ell_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_
   gs_ell_layout_t *L = NULL;
   ell_data_t *D = NULL;
   *data = NULL;
-  GS_TRY(gs_ell_layout_build(&L, gs_matrix_host(A), cfg->v[ELL_OPT_MAX_FILL]));
-  if (gs_cfg_float_values(cfg)) GS_TRY(gs_ell_layout_round(L)); /* once, here */
-  D = (ell_data_t *)calloc(1, sizeof *D);
-  if (!D) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory preparing ell");
-  D->entries = L->entries;
-  D->vec_bytes = cfg->precision == GS_PRECISION_FLOAT ? sizeof(float) : sizeof(gs_val_t);
-  GS_TRY(gs_ell_dev_upload(ctx, L, &D->dev));
+  if (gs_cfg_host_build(cfg)) { /* build=host: the reference builder, then the upload */
+    GS_TRY(gs_ell_layout_build(&L, gs_matrix_host(A), cfg->v[ELL_OPT_MAX_FILL]));
+    if (gs_cfg_float_values(cfg)) GS_TRY(gs_ell_layout_round(L)); /* once, here */
+    D = (ell_data_t *)calloc(1, sizeof *D);
+    if (!D) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory preparing ell");
+    D->entries = L->entries;
+    D->vec_bytes = cfg->precision == GS_PRECISION_FLOAT ? sizeof(float) : sizeof(gs_val_t);
+    GS_TRY(gs_ell_dev_upload(ctx, L, &D->dev));
+  } else { /* the same layout built on the GPU from the shared device CSR (bg_devbuild.cu) */
+    gs_dcsr_t C;
+    gs_idx_t K = 0;
+    GS_TRY(gs_matrix_device_csr(A, &C));
+    GS_TRY(gs_bg_longest_row(ctx, &C, &K));
+    GS_TRY(ell_check_fill(C.m, K, C.nnz, cfg->v[ELL_OPT_MAX_FILL]));
+    D = (ell_data_t *)calloc(1, sizeof *D);
+    if (!D) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory preparing ell");
+    D->entries = C.nnz; /* K is the longest row: every entry has its slot */
+    D->vec_bytes = cfg->precision == GS_PRECISION_FLOAT ? sizeof(float) : sizeof(gs_val_t);
+    GS_TRY(gs_bg_ell_build(ctx, &C, K, gs_cfg_float_values(cfg), &D->dev));
+  }
   *data = D;
   D = NULL;
 cleanup:
@@ -265,7 +297,8 @@ extern "C" const gs_spmv_ops_t gs_spmv_ell_ops = {
     "ell",
     "ELLPACK, column-major padded to 32, one thread per row (Bell & Garland, SC09, 3.2); "
     "refuses fill; T by atomics",
-    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_MIXED | GS_SPMV_FLAG_FLOAT,
+    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_MIXED | GS_SPMV_FLAG_FLOAT |
+        GS_SPMV_FLAG_SHARED_CSR | GS_SPMV_FLAG_DEVICE_BUILD,
     ell_options,
     ell_prepare,
     ell_apply,

@@ -15,6 +15,10 @@
  *   atomicAdd.
  * Memory access and assumptions: those of the two kernels (see their banners).
  *
+ * Build: by default (build=device) both parts are built on the GPU from the matrix's shared
+ *   device CSR (spmv/bg_devbuild.cu: K from a device row-length histogram through the same
+ *   gs_hyb_k_rule, the ELL slab of each row's first K entries, the COO part of the entries past
+ *   K); build=host runs gs_hyb_layout_build and uploads it. Both give the same bytes.
  * Precision: precision=mixed and float round both parts once at prepare (gs_hyb_layout_round)
  *   and upload floats; the ELL and COO kernels then run their <float, double> instantiations
  *   (mixed: double x, y and sums) or their <float, float> ones (float: float x, y, sums and
@@ -31,6 +35,7 @@
 #include <stdlib.h>
 
 #include "core/error.h"
+#include "spmv/bg_devbuild.h"
 #include "spmv/common_kernels.h"
 #include "spmv/formats_kernels.h"
 
@@ -64,14 +69,28 @@ static gs_status_t hyb_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_
   gs_hyb_layout_t *L = NULL;
   hyb_data_t *D = NULL;
   *data = NULL;
-  GS_TRY(gs_hyb_layout_build(&L, gs_matrix_host(A), (int)cfg->v[HYB_OPT_K]));
-  if (gs_cfg_float_values(cfg)) GS_TRY(gs_hyb_layout_round(L)); /* once, here */
-  D = (hyb_data_t *)calloc(1, sizeof *D);
-  if (!D) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory preparing hyb");
-  D->ell_entries = L->ell->entries;
-  D->vec_bytes = cfg->precision == GS_PRECISION_FLOAT ? sizeof(float) : sizeof(gs_val_t);
-  GS_TRY(gs_ell_dev_upload(ctx, L->ell, &D->ell));
-  GS_TRY(gs_coo_dev_upload(ctx, L->coo, &D->coo));
+  if (gs_cfg_host_build(cfg)) { /* build=host: the reference builder, then the upload */
+    GS_TRY(gs_hyb_layout_build(&L, gs_matrix_host(A), (int)cfg->v[HYB_OPT_K]));
+    if (gs_cfg_float_values(cfg)) GS_TRY(gs_hyb_layout_round(L)); /* once, here */
+    D = (hyb_data_t *)calloc(1, sizeof *D);
+    if (!D) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory preparing hyb");
+    D->ell_entries = L->ell->entries;
+    D->vec_bytes = cfg->precision == GS_PRECISION_FLOAT ? sizeof(float) : sizeof(gs_val_t);
+    GS_TRY(gs_ell_dev_upload(ctx, L->ell, &D->ell));
+    GS_TRY(gs_coo_dev_upload(ctx, L->coo, &D->coo));
+  } else { /* the same layout built on the GPU from the shared device CSR (bg_devbuild.cu) */
+    gs_dcsr_t C;
+    gs_idx_t K = 0, max_len = 0;
+    const int fv = gs_cfg_float_values(cfg);
+    GS_TRY(gs_matrix_device_csr(A, &C));
+    GS_TRY(gs_bg_hyb_width(ctx, &C, (int)cfg->v[HYB_OPT_K], &K, &max_len));
+    D = (hyb_data_t *)calloc(1, sizeof *D);
+    if (!D) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory preparing hyb");
+    D->vec_bytes = cfg->precision == GS_PRECISION_FLOAT ? sizeof(float) : sizeof(gs_val_t);
+    GS_TRY(gs_bg_ell_build(ctx, &C, K, fv, &D->ell));
+    GS_TRY(gs_bg_coo_build(ctx, &C, K, max_len, fv, &D->coo));
+    D->ell_entries = (int64_t)C.nnz - D->coo.nnz; /* min(length, K) summed over the rows */
+  }
   *data = D;
   D = NULL;
 cleanup:
@@ -135,7 +154,8 @@ extern "C" const gs_spmv_ops_t gs_spmv_hyb_ops = {
     "hyb",
     "HYB, ELL for the first K entries per row + COO for the rest, K by histogram "
     "(Bell & Garland, SC09, 3.5)",
-    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_MIXED | GS_SPMV_FLAG_FLOAT,
+    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_MIXED | GS_SPMV_FLAG_FLOAT |
+        GS_SPMV_FLAG_SHARED_CSR | GS_SPMV_FLAG_DEVICE_BUILD,
     hyb_options,
     hyb_prepare,
     hyb_apply,
