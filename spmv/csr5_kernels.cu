@@ -18,7 +18,8 @@
  *                      descriptor (y_offset + the lane's bits below it) -> empty_offset.
  *  csr5_transpose_kernel  a thread per stored slot: val, col of the full tiles transposed into
  *                      the tile's column-major order (writes coalesced, reads inside one tile).
- *  Three scalars are read back to size the last two arrays and the grids.
+ *  Three scalars are read back to size the last two arrays and the grids. build=host runs
+ *  gs_csr5_build (spmv/csr5_build.c) instead and uploads its arrays: the same bytes.
  * op N, one launch of csr5_spmv_kernel: 128-thread blocks, one task per warp:
  *  - full tile t (section 4, Algorithm 1): the lane's descriptor (words coalesced); sigma loads
  *    of col and val at t W + j 32 + l (coalesced: the transposed storage), issued 8 at a time
@@ -728,8 +729,48 @@ static gs_status_t csr5_convert_run(void *arg)
   return csr5_convert(cv->ctx, cv->d);
 }
 
+/* build=host, the reference: the layout of gs_csr5_build (spmv/csr5_build.c) on the host CSR,
+ * uploaded into d (sizes set, d->A the shared CSR; m > 0). The same arrays as csr5_convert's. */
+static gs_status_t csr5_upload_host(gs_context_t *ctx, const gs_csr_t *h, int sigma_req,
+                                    csr5_data_t *d)
+{
+  gs_status_t st = GS_SUCCESS;
+  gs_csr5_t *L = NULL;
+  const size_t nt = (size_t)d->ntiles;
+  GS_TRY(gs_csr5_build(&L, h, sigma_req));
+  if (L->sigma != d->sigma || L->ntiles != d->ntiles || L->nnz_full != d->nnz_full)
+    GS_FAIL(GS_ERR_INTERNAL, "csr5: host layout of sigma %d, %lld tiles; expected %d, %lld",
+            L->sigma, (long long)L->ntiles, d->sigma, (long long)d->ntiles);
+  d->tail_row0 = L->tail_row0;
+  d->tail_row1 = L->tail_row1;
+  d->n_empty = L->n_empty;
+  d->n_dirty = L->n_dirty;
+  d->n_cont = L->n_cont;
+  d->n_eoff = L->empty_ptr[nt];
+  GS_TRY(gs_upload(ctx, (void **)&d->d_tile_ptr, L->tile_ptr, (nt + 1) * sizeof(uint32_t),
+                   "csr5 tile_ptr"));
+  GS_TRY(gs_upload(ctx, (void **)&d->d_desc, L->tile_desc,
+                   nt * d->words * CSR5_OMEGA * sizeof(uint32_t), "csr5 tile_desc"));
+  GS_TRY(gs_upload(ctx, (void **)&d->d_empty_ptr, L->empty_ptr, (nt + 1) * sizeof(uint32_t),
+                   "csr5 empty_ptr"));
+  GS_TRY(gs_upload(ctx, (void **)&d->d_carry_row, L->carry_row, (nt + 1) * sizeof(int32_t),
+                   "csr5 carry_row"));
+  GS_TRY(gs_dmalloc(ctx, (void **)&d->d_carry, (nt + 1) * sizeof(double), "csr5 carries"));
+  GS_TRY(gs_upload(ctx, (void **)&d->d_col, L->col, (size_t)d->nnz_full * sizeof(gs_idx_t),
+                   "csr5 columns"));
+  GS_TRY(gs_upload(ctx, (void **)&d->d_val, L->val, (size_t)d->nnz_full * sizeof(double),
+                   "csr5 values"));
+  GS_TRY(gs_upload(ctx, (void **)&d->d_empty_rows, L->empty_rows,
+                   (size_t)d->n_empty * sizeof(int32_t), "csr5 empty rows"));
+  GS_TRY(gs_upload(ctx, (void **)&d->d_empty_offset, L->empty_offset,
+                   (size_t)d->n_eoff * sizeof(int32_t), "csr5 empty_offset"));
+cleanup:
+  gs_csr5_destroy(&L);
+  return st;
+}
+
 static gs_status_t csr5_prepare_data(gs_context_t *ctx, gs_matrix_t *A, int sigma_req,
-                                     csr5_data_t **out)
+                                     int host_build, csr5_data_t **out)
 {
   gs_status_t st = GS_SUCCESS;
   *out = NULL;
@@ -755,6 +796,11 @@ static gs_status_t csr5_prepare_data(gs_context_t *ctx, gs_matrix_t *A, int sigm
     *out = d;
     return GS_SUCCESS;
   }
+  if (host_build) {
+    GS_TRY(csr5_upload_host(ctx, gs_matrix_host(A), sigma_req, d));
+    *out = d;
+    return GS_SUCCESS;
+  }
   csr5_preload();
   {
     csr5_conv_t cv = {ctx, d};
@@ -771,7 +817,7 @@ static gs_status_t csr5_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv
                                 void **out, unsigned *caps)
 {
   csr5_data_t *d = NULL;
-  GS_CHECK(csr5_prepare_data(ctx, A, (int)cfg->v[CSR5_OPT_SIGMA], &d));
+  GS_CHECK(csr5_prepare_data(ctx, A, (int)cfg->v[CSR5_OPT_SIGMA], gs_cfg_host_build(cfg), &d));
   *caps &= ~(unsigned)GS_SPMV_CAP_DETERMINISTIC_T; /* op T adds with atomics */
   *out = d;
   return GS_SUCCESS;
@@ -915,7 +961,7 @@ extern "C" gs_status_t gs_csr5_device_layout(gs_context_t *ctx, gs_matrix_t *A, 
   gs_csr5_t *L = (gs_csr5_t *)calloc(1, sizeof *L);
   if (!L) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory downloading csr5");
   GS_TRY(gs_context_activate(ctx));
-  GS_TRY(csr5_prepare_data(ctx, A, sigma, &d));
+  GS_TRY(csr5_prepare_data(ctx, A, sigma, 0, &d));
   {
     const size_t nt = (size_t)d->ntiles;
     L->m = d->A.m;
@@ -963,5 +1009,7 @@ extern "C" const gs_spmv_ops_t gs_spmv_csr5_ops = {
     GS_SPMV_OPS_VERSION, "csr5",
     "CSR5: 32 x sigma tiles of entries stored transposed, bit-flag descriptors, warp segmented "
     "sum, carry fix-up (Liu & Vinter, ICS15); op T by atomics",
-    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_SHARED_CSR, csr5_options,
+    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_SHARED_CSR |
+        GS_SPMV_FLAG_DEVICE_BUILD,
+    csr5_options,
     csr5_prepare, csr5_apply, csr5_memory, csr5_destroy, csr5_host_apply, csr5_describe};

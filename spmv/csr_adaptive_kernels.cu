@@ -20,6 +20,9 @@
  *    adapt_fixup_kernel, next on the stream, gives each long row a warp that sums its chunks'
  *    partials (lane-strided, then a butterfly) and writes y. The HiPC paper adds the chunks
  *    with atomics; the second kernel keeps the sum order fixed.
+ * Prepare: the row blocks, chunks and long-row table are built on the GPU from the shared CSR
+ *   (spmv/rowblock_devbuild.cu: the host greedy's chain of block starts by pointer doubling,
+ *   one synchronization); build=host runs gs_adapt_layout_build and uploads: the same tables.
  * Determinism: no atomics anywhere; op N is bitwise reproducible run to run.
  * op T: none (GS_SPMV_FLAG_TRANSPOSE unset): it would scatter with atomics exactly as
  *   csr-vector's transpose does over the same kind of row blocks.
@@ -43,6 +46,7 @@
 #include "spmv/common_kernels.h"
 #include "spmv/csr_adaptive.h"
 #include "spmv/device_util.cuh"
+#include "spmv/rowblock_devbuild.h"
 #include "spmv/spmv_impl.h"
 
 #define ADAPT_WARPS (ADAPT_THREADS / 32)
@@ -57,7 +61,7 @@ typedef struct adapt_data {
   int64_t *d_chunks;    /* 2 * nchunks: (row, first entry) */
   gs_idx_t *d_longs;    /* 2 * (nlong + 1): (row, first chunk), then (m, nchunks) */
   double *d_partial;    /* nchunks: each chunk's sum */
-  double build_ms;      /* the host's block build, for describe */
+  double build_ms;      /* the block build (wall time, GPU or host), for describe */
 } adapt_data_t;
 
 struct adapt_args {
@@ -230,22 +234,13 @@ static void adapt_destroy(void *data)
   free(d);
 }
 
-static gs_status_t adapt_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_cfg_t *cfg,
-                                 void **out, unsigned *caps)
+/* The host's split (build=host, the reference): gs_adapt_layout_build on the host CSR,
+ * uploaded. */
+static gs_status_t adapt_blocks_host(gs_context_t *ctx, gs_matrix_t *A, adapt_data_t *d)
 {
   gs_status_t st = GS_SUCCESS;
   gs_adapt_layout_t *L = NULL;
-  (void)cfg;
-  (void)caps; /* op N deterministic, capturable: the defaults */
-  adapt_data_t *d = (adapt_data_t *)calloc(1, sizeof *d);
-  if (!d) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory preparing csr-adaptive");
-  d->ctx = ctx;
-  GS_TRY(gs_matrix_device_csr(A, &d->A));
-  {
-    const double t0 = gs_wall_seconds();
-    GS_TRY(gs_adapt_layout_build(&L, gs_matrix_host(A)));
-    d->build_ms = 1e3 * (gs_wall_seconds() - t0);
-  }
+  GS_TRY(gs_adapt_layout_build(&L, gs_matrix_host(A)));
   d->nblocks = L->nblocks;
   d->nchunks = L->nchunks;
   d->nlong = L->nlong;
@@ -258,13 +253,52 @@ static gs_status_t adapt_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spm
                      2 * (size_t)L->nchunks * sizeof *L->chunks, "csr-adaptive chunks"));
     GS_TRY(gs_upload(ctx, (void **)&d->d_longs, L->longs,
                      2 * ((size_t)L->nlong + 1) * sizeof *L->longs, "csr-adaptive long rows"));
-    GS_TRY(gs_dmalloc(ctx, (void **)&d->d_partial, (size_t)L->nchunks * sizeof(double),
-                      "csr-adaptive partials"));
   }
+cleanup:
+  gs_adapt_layout_destroy(&L);
+  return st;
+}
+
+/* The same split built on the GPU from the shared device CSR (spmv/rowblock_devbuild.cu):
+ * block_end's greedy (budget ADAPT_NNZ, at most ADAPT_ROWS rows), VectorL chunks of the rows
+ * longer than ADAPT_LONG (each a block of one row: it exceeds the budget) and the long-row
+ * table; the grid check and its message as the host builder's. */
+static gs_status_t adapt_blocks_device(gs_context_t *ctx, adapt_data_t *d)
+{
+  gs_rowblocks_t rb;
+  GS_CHECK(gs_rowblocks_build(ctx, &d->A, ADAPT_NNZ, ADAPT_ROWS, ADAPT_LONG, 1, "csr-adaptive",
+                              &rb));
+  d->nblocks = rb.nblocks;
+  d->d_blocks = rb.d_blocks;
+  d->nchunks = rb.nchunks;
+  d->d_chunks = rb.d_chunks;
+  d->nlong = rb.nlong;
+  d->d_longs = rb.d_longs;
+  d->stream_blocks = rb.nblocks - rb.single_rows;
+  d->vector_blocks = rb.single_rows - rb.nlong;
+  return GS_SUCCESS;
+}
+
+static gs_status_t adapt_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_cfg_t *cfg,
+                                 void **out, unsigned *caps)
+{
+  gs_status_t st = GS_SUCCESS;
+  (void)caps; /* op N deterministic, capturable: the defaults */
+  adapt_data_t *d = (adapt_data_t *)calloc(1, sizeof *d);
+  if (!d) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory preparing csr-adaptive");
+  d->ctx = ctx;
+  GS_TRY(gs_matrix_device_csr(A, &d->A));
+  {
+    const double t0 = gs_wall_seconds();
+    GS_TRY(gs_cfg_host_build(cfg) ? adapt_blocks_host(ctx, A, d) : adapt_blocks_device(ctx, d));
+    d->build_ms = 1e3 * (gs_wall_seconds() - t0);
+  }
+  if (d->nchunks > 0)
+    GS_TRY(gs_dmalloc(ctx, (void **)&d->d_partial, (size_t)d->nchunks * sizeof(double),
+                      "csr-adaptive partials"));
   *out = d;
   d = NULL;
 cleanup:
-  gs_adapt_layout_destroy(&L);
   adapt_destroy(d);
   return st;
 }
@@ -313,5 +347,7 @@ extern "C" const gs_spmv_ops_t gs_spmv_csr_adaptive_ops = {
     GS_SPMV_OPS_VERSION, "csr-adaptive",
     "CSR-Adaptive: row blocks by non-zero budget, CSR-Stream/Vector/VectorL (Greathouse & Daga, "
     "SC14; HiPC15), deterministic; no op T",
-    GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_WIDE | GS_SPMV_FLAG_SHARED_CSR, NULL, adapt_prepare,
-    adapt_apply, adapt_memory, adapt_destroy, adapt_host_apply, adapt_describe};
+    GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_WIDE | GS_SPMV_FLAG_SHARED_CSR |
+        GS_SPMV_FLAG_DEVICE_BUILD,
+    NULL, adapt_prepare, adapt_apply, adapt_memory, adapt_destroy, adapt_host_apply,
+    adapt_describe};

@@ -32,6 +32,7 @@
 #include "core/error.h"
 #include "spmv/common_kernels.h"
 #include "spmv/device_util.cuh"
+#include "spmv/rowblock_devbuild.h"
 #include "spmv/spmv_impl.h"
 
 #define CSR_BLOCK 256
@@ -115,13 +116,14 @@ csr_vector_kernel(gs_idx_t m, const O *__restrict__ rp, const gs_idx_t *__restri
 }
 
 /* csr-vector's blocked path (CSR-Adaptive's CSR-Stream, Greathouse & Daga, SC14, over Bell &
- * Garland's CSR vector): the host cuts the rows into blocks whose entries fit in shared memory
- * (at most STREAM_CAP entries and STREAM_ROWS rows). A block of STREAM_N_THREADS threads first
- * stages the products val * x of its entries in shared memory: each thread issues all its
- * STREAM_CAP / STREAM_N_THREADS column and value loads (coalesced), then all its gathers of x,
- * so that they are in flight together; then groups of G threads each sum one row's products in
- * entry order, G the largest power of two (<= 32) with rows * G <= threads, so that short rows
- * get one thread each. Mixed precision loads float values and stages double products.
+ * Garland's CSR vector): prepare cuts the rows into blocks whose entries fit in shared memory
+ * (at most STREAM_CAP entries and STREAM_ROWS rows), on the GPU from the shared CSR
+ * (spmv/rowblock_devbuild.cu; build=host: the host greedy stream_blocks, the same bounds). A
+ * block of STREAM_N_THREADS threads first stages the products val * x of its entries in shared
+ * memory: each thread issues all its STREAM_CAP / STREAM_N_THREADS column and value loads
+ * (coalesced), then all its gathers of x, so that they are in flight together; then groups of
+ * G threads each sum one row's products in entry order, G the largest power of two (<= 32) with
+ * rows * G <= threads, so that short rows get one thread each. Mixed precision loads float values and stages double products.
  *   History (measured, same process): an earlier kernel staged columns and values and gathered
  * x in the reduction, a thread a row, so that neighbouring threads gathered neighbouring x (a
  * warp gathering in entry order touches ~6x more cache lines of x on a 27-point stencil); its
@@ -368,17 +370,26 @@ static int smart_width(const gs_csr_t *h)
   return w;
 }
 
-/* Cuts rows into blocks whose entries fit STREAM_CAP (a longer row is a block of its own), of
- * at most STREAM_THREADS / G rows, G the power of two with mean * STREAM_THREADS / G <= CAP: the
- * kernel then runs G threads per row and keeps every thread busy (with one row per thread
- * and 27 entries a row, 2048 entries hold only 75 rows, leaving 53 of 128 threads idle).
- * Returns the block bounds (malloc'd, nblocks + 1 entries). */
-static gs_idx_t *stream_blocks(const gs_csr_t *h, gs_idx_t *nblocks)
+/* Row blocks hold at most STREAM_THREADS / G rows, G the power of two with
+ * mean * STREAM_THREADS / G <= CAP: the kernel then runs G threads per row and keeps every
+ * thread busy (with one row per thread and 27 entries a row, 2048 entries hold only 75 rows,
+ * leaving 53 of 128 threads idle); STREAM_ROWS when G = 1. Shared by the host and device
+ * builds, from m and nnz only. */
+static gs_idx_t stream_max_rows(gs_idx_t m, gs_off_t nnz)
 {
-  const double mean = h->m > 0 ? (double)h->nnz / h->m : 0.0;
+  const double mean = m > 0 ? (double)nnz / m : 0.0;
   int G = 1;
   while (G < 32 && mean * STREAM_THREADS / G > STREAM_CAP) G *= 2;
-  const gs_idx_t max_rows = G == 1 ? STREAM_ROWS : STREAM_THREADS / G;
+  return G == 1 ? STREAM_ROWS : STREAM_THREADS / G;
+}
+
+/* Cuts rows into blocks whose entries fit STREAM_CAP (a longer row is a block of its own), of
+ * at most stream_max_rows rows: the host's greedy, the reference of build=host (the default
+ * build, spmv/rowblock_devbuild.cu, gives the same bounds on the GPU). Returns the block bounds
+ * (malloc'd, nblocks + 1 entries). */
+static gs_idx_t *stream_blocks(const gs_csr_t *h, gs_idx_t *nblocks)
+{
+  const gs_idx_t max_rows = stream_max_rows(h->m, h->nnz);
   size_t cap = 1024, n = 0; /* size_t: doubling a 32-bit cap would overflow past 2^30 blocks */
   gs_idx_t *b = (gs_idx_t *)malloc(cap * sizeof *b);
   if (!b) return NULL;
@@ -474,17 +485,13 @@ static const gs_spmv_option_t csr_vector_options[] = {
      GS_OPTK_POW2, 0, 0, 32},
     GS_SPMV_OPTION_END};
 
-static gs_status_t csr_vector_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_cfg_t *cfg,
-                                      void **out, unsigned *caps)
+/* The host's row blocks (build=host, the reference): stream_blocks and long_row_chunks on the
+ * host CSR, uploaded. */
+static gs_status_t csr_blocks_host(gs_context_t *ctx, const gs_csr_t *h, csr_data_t *d)
 {
-  const gs_csr_t *h = gs_matrix_host(A);
-  const int width = (int)cfg->v[CSR_OPT_WIDTH];
-  int w = width > 0 ? width : smart_width(h);
-  gs_status_t st = csr_prepare_common(ctx, A, w, cfg, out, caps);
-  if (st != GS_SUCCESS || width > 0 || !want_blocks(gs_matrix_features(A))) return st;
-  csr_data_t *d = (csr_data_t *)*out;
   gs_idx_t *hb = stream_blocks(h, &d->nblocks);
   int64_t *hc = NULL;
+  gs_status_t st;
   if (hb) hc = long_row_chunks(h, &d->nchunks);
   if (!hb || !hc) {
     st = GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory cutting CSR row blocks");
@@ -497,6 +504,33 @@ static gs_status_t csr_vector_prepare(gs_context_t *ctx, gs_matrix_t *A, const g
   }
   free(hb);
   free(hc);
+  return st;
+}
+
+/* The same blocks built on the GPU from the shared device CSR (spmv/rowblock_devbuild.cu):
+ * stream_blocks' greedy with its row cap, and chunks of the rows longer than STREAM_CAP. */
+static gs_status_t csr_blocks_device(gs_context_t *ctx, csr_data_t *d)
+{
+  gs_rowblocks_t rb;
+  GS_CHECK(gs_rowblocks_build(ctx, &d->A, STREAM_CAP, stream_max_rows(d->A.m, d->A.nnz),
+                              STREAM_CAP, 0, NULL, &rb));
+  d->nblocks = rb.nblocks;
+  d->d_blocks = rb.d_blocks;
+  d->nchunks = rb.nchunks;
+  d->d_chunks = rb.d_chunks;
+  return GS_SUCCESS;
+}
+
+static gs_status_t csr_vector_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_cfg_t *cfg,
+                                      void **out, unsigned *caps)
+{
+  const gs_csr_t *h = gs_matrix_host(A);
+  const int width = (int)cfg->v[CSR_OPT_WIDTH];
+  int w = width > 0 ? width : smart_width(h);
+  gs_status_t st = csr_prepare_common(ctx, A, w, cfg, out, caps);
+  if (st != GS_SUCCESS || width > 0 || !want_blocks(gs_matrix_features(A))) return st;
+  csr_data_t *d = (csr_data_t *)*out;
+  st = gs_cfg_host_build(cfg) ? csr_blocks_host(ctx, h, d) : csr_blocks_device(ctx, d);
   if (st != GS_SUCCESS) {
     csr_destroy(d);
     *out = NULL;
@@ -566,5 +600,6 @@ extern "C" const gs_spmv_ops_t gs_spmv_csr_vector_ops = {
     GS_SPMV_OPS_VERSION, "csr-vector",
     "CSR vector: row blocks staged in shared memory, 1-32 threads per row; transpose by atomics",
     GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_WIDE | GS_SPMV_FLAG_SHARED_CSR |
-        GS_SPMV_FLAG_LIGHT | GS_SPMV_FLAG_MIXED | GS_SPMV_FLAG_FLOAT, csr_vector_options,
+        GS_SPMV_FLAG_LIGHT | GS_SPMV_FLAG_MIXED | GS_SPMV_FLAG_FLOAT | GS_SPMV_FLAG_DEVICE_BUILD,
+    csr_vector_options,
     csr_vector_prepare, csr_apply, csr_memory, csr_destroy, NULL, csr_describe, csr_apply_f32};

@@ -9,7 +9,8 @@
  * Prepare (merge_tiles_kernel, timed, shown by describe): the row coordinate of each tile
  * boundary by a bounded binary search along its diagonal in row_ptr, one thread per boundary:
  * ntiles + 1 row indices, the only preprocessing (the paper runs this search before every
- * product; the matrix does not change between ours, so it runs once).
+ * product; the matrix does not change between ours, so it runs once). On the GPU from the
+ * shared CSR; build=host runs the same search on the host (gs_merge_search_host) and uploads.
  * op N, one tile (merge_spmv_kernel):
  *  1. Staging: the tile's non-zeros [nz_start, nz_end) are read coalesced (col, val through
  *     ld.global.nc.L1::no_allocate, IPT independent loads per thread in flight), x gathered,
@@ -350,6 +351,21 @@ static gs_status_t merge_tiles_run(void *d)
   return merge_tiles_launch(m->ctx->stream, m);
 }
 
+/* build=host, the reference: the same tile boundaries by gs_merge_search_host on the host CSR,
+ * uploaded into d->d_tile_row (allocated by the caller). */
+static gs_status_t merge_tiles_host(gs_context_t *ctx, const gs_csr_t *h, merge_data_t *d)
+{
+  const size_t count = (size_t)d->ntiles + 1;
+  const int64_t tile = (int64_t)MERGE_THREADS * d->ipt, total = (int64_t)h->m + h->nnz;
+  gs_idx_t *rows = (gs_idx_t *)malloc(count * sizeof *rows);
+  if (!rows) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory searching merge tiles");
+  for (int64_t b = 0; b <= d->ntiles; ++b)
+    rows[b] = gs_merge_search_host(h, b * tile < total ? b * tile : total);
+  const gs_status_t st = gs_copy_to_device(ctx, d->d_tile_row, rows, count * sizeof *rows);
+  free(rows);
+  return st;
+}
+
 static gs_status_t merge_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_cfg_t *cfg,
                                  void **out, unsigned *caps)
 {
@@ -373,10 +389,14 @@ static gs_status_t merge_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spm
     GS_TRY(gs_dmalloc(ctx, (void **)&d->d_tile_row, (nt + 1) * sizeof(gs_idx_t),
                       "merge tile rows"));
     GS_TRY(gs_dmalloc(ctx, (void **)&d->d_carry, nt * sizeof(double), "merge carries"));
-    /* The tile search, timed with events on the stream: the backend's own prepare (describe
-     * reports it). Run once untimed first: a kernel's first launch loads its module (CUDA's
-     * lazy loading), a cost of the process, not of the matrix. */
-    GS_TRY(gs_timed_launch(ctx->stream, merge_tiles_run, d, 1, &d->prepare_ms));
+    if (gs_cfg_host_build(cfg)) {
+      GS_TRY(merge_tiles_host(ctx, gs_matrix_host(A), d));
+    } else {
+      /* The tile search, timed with events on the stream: the backend's own prepare (describe
+       * reports it). Run once untimed first: a kernel's first launch loads its module (CUDA's
+       * lazy loading), a cost of the process, not of the matrix. */
+      GS_TRY(gs_timed_launch(ctx->stream, merge_tiles_run, d, 1, &d->prepare_ms));
+    }
   }
   *out = d;
   d = NULL;
@@ -428,6 +448,7 @@ extern "C" const gs_spmv_ops_t gs_spmv_merge_ops = {
     GS_SPMV_OPS_VERSION, "merge",
     "merge-based CSR: equal shares of rows + non-zeros per thread, 2D merge-path search, "
     "carry fix-up, deterministic (Merrill & Garland, SC16); no op T",
-    GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_WIDE | GS_SPMV_FLAG_SHARED_CSR | GS_SPMV_FLAG_LIGHT,
+    GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_WIDE | GS_SPMV_FLAG_SHARED_CSR | GS_SPMV_FLAG_LIGHT |
+        GS_SPMV_FLAG_DEVICE_BUILD,
     merge_options,
     merge_prepare, merge_apply, merge_memory, merge_destroy, merge_host_apply, merge_describe};
