@@ -16,10 +16,15 @@
  * Work division and memory access are cuSPARSE's own. What this file decides:
  *  - Storage. The CSR backends read the matrix's shared device CSR (gs_matrix_device_csr), no
  *    second copy. COO reads the shared column and value arrays (CSR order is COO's row-major
- *    order) plus its own row-index array, expanded on the host and uploaded once. SELL uploads
- *    its own layout, built on the host by spmv/sell_build.c (slice 32, column-major within a
- *    slice, column -1 in padding), since cuSPARSE converts nothing into SELL; it refuses
- *    layouts over opts->max_fill like every padded format.
+ *    order) plus its own row-index array, expanded on the device from the shared row pointers
+ *    (coo_mark_kernel writes row i at entry rp[i] of every non-empty row into a zeroed array,
+ *    and an in-place inclusive max-scan, cub::DeviceScan, carries each row index over its
+ *    entries: three bandwidth-bound passes, balanced whatever the row lengths). SELL builds
+ *    its own layout (slice 32, column-major within a slice, column -1 in padding), since
+ *    cuSPARSE converts nothing into SELL: on the device from the shared CSR by
+ *    spmv/sell_devbuild.cu, byte for byte spmv/sell_build.c's; it refuses layouts over
+ *    opts->max_fill like every padded format. build=host expands the COO rows and builds the
+ *    SELL layout on the host (spmv/sell_build.c) and uploads them, the reference.
  *  - Workspace. Everything is sized and allocated in prepare, never in apply: per supported op
  *    one matrix descriptor, one x and one y dense-vector descriptor of that op's lengths
  *    (x: n, y: m for N; x: m, y: n for T) and one workspace sized by cusparseSpMV_bufferSize
@@ -48,14 +53,18 @@
  * (cusparse-csr in float precision: (m+1)*4 + nnz*(4+4), x and y 4 bytes an entry.)
  * device_bytes counts the arrays this backend reads, the shared CSR arrays included, plus its
  * workspaces. */
+#include <cub/device/device_scan.cuh>
 #include <cuda_runtime.h>
 #include <cusparse.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/error.h"
 #include "spmv/common_kernels.h"
+#include "spmv/device_util.cuh"
 #include "spmv/sell.h"
+#include "spmv/sell_devbuild.h"
 #include "spmv/spmv_impl.h"
 
 typedef enum { CUSP_CSR, CUSP_COO, CUSP_SELL } cusp_format_t;
@@ -134,8 +143,52 @@ static void cusp_destroy(void *data)
 
 /* ---- prepare ------------------------------------------------------------------------------- */
 
-/* Uploads what the format needs beyond the shared CSR and creates one matrix descriptor per op
- * (the descriptors only point at the arrays). */
+/* row[rp[i]] = i for every non-empty row i (row zeroed before): the first entry of each row
+ * carries its row index; the max-scan after it fills the rest of the row. */
+static __global__ void coo_mark_kernel(const int32_t *__restrict__ rp, int64_t m,
+                                       int32_t *__restrict__ row)
+{
+  GS_GRID_STRIDE(i, m)
+  {
+    const int32_t b = rp[i];
+    if (b < rp[i + 1]) row[b] = (int32_t)i;
+  }
+}
+
+/* The scan's operator: row indices only grow along the entries. */
+struct coo_max_op {
+  __device__ __forceinline__ int32_t operator()(int32_t a, int32_t b) const
+  {
+    return a > b ? a : b;
+  }
+};
+
+/* d_row = the row of every entry of the shared CSR (nnz >= 1), on the device. */
+static gs_status_t coo_rows_device(gs_context_t *ctx, const gs_dcsr_t *csr, int32_t *d_row)
+{
+  gs_status_t st = GS_SUCCESS;
+  void *d_temp = NULL;
+  size_t temp = 0;
+  const int64_t nnz = csr->nnz;
+  GS_TRY(GS_CUDA(cub::DeviceScan::InclusiveScan(NULL, temp, (const int32_t *)NULL,
+                                                (int32_t *)NULL, coo_max_op(), nnz,
+                                                ctx->stream)));
+  GS_TRY(gs_dmalloc(ctx, &d_temp, temp, "COO row scan"));
+  GS_TRY(GS_CUDA(cudaMemsetAsync(d_row, 0, (size_t)nnz * sizeof(int32_t), ctx->stream)));
+  coo_mark_kernel<<<gs_grid_blocks(csr->m, 256), 256, 0, ctx->stream>>>(csr->d_row_ptr32,
+                                                                        csr->m, d_row);
+  GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "coo_mark_kernel"));
+  GS_TRY(GS_CUDA(cub::DeviceScan::InclusiveScan(d_temp, temp, d_row, d_row, coo_max_op(), nnz,
+                                                ctx->stream))); /* in place */
+  GS_TRY(GS_CUDA(cudaStreamSynchronize(ctx->stream))); /* the scan's storage is idle */
+cleanup:
+  if (st != GS_SUCCESS && d_temp) cudaStreamSynchronize(ctx->stream);
+  gs_dfree(ctx, d_temp);
+  return st;
+}
+
+/* Uploads (build=host) or builds on the device what the format needs beyond the shared CSR and
+ * creates one matrix descriptor per op (the descriptors only point at the arrays). */
 static gs_status_t cusp_matrix(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_cfg_t *cfg,
                                cusp_data_t *d)
 {
@@ -143,8 +196,13 @@ static gs_status_t cusp_matrix(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_
   const gs_csr_t *h = gs_matrix_host(A);
   gs_idx_t *h_row = NULL;
   gs_sell_t *S = NULL;
+  gs_sell_dev_shape_t sh;
+  gs_sell_dev_t L;
   gs_dcsr_t csr;
   const int64_t m = d->m, n = d->n, nnz = d->nnz;
+  const int host_build = gs_cfg_host_build(cfg);
+  memset(&sh, 0, sizeof sh);
+  memset(&L, 0, sizeof L);
 
   if (d->vtype != CUDA_R_64F && d->kind->format != CUSP_CSR) /* only CSR is flagged float */
     GS_FAIL(GS_ERR_INTERNAL, "%s reached in float precision", d->kind->alg_name);
@@ -165,12 +223,19 @@ static gs_status_t cusp_matrix(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_
     break;
   case CUSP_COO:
     GS_TRY(gs_matrix_device_csr(A, &csr));
-    h_row = (gs_idx_t *)malloc((size_t)nnz * sizeof *h_row);
-    if (!h_row) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory expanding COO row indices");
-    for (gs_idx_t i = 0; i < h->m; ++i)
-      for (gs_off_t p = h->row_ptr[i]; p < h->row_ptr[i + 1]; ++p) h_row[p] = i;
-    GS_TRY(gs_upload(ctx, (void **)&d->d_coo_row, h_row, (size_t)nnz * sizeof *h_row,
-                     "COO row indices"));
+    if (host_build) {
+      h_row = (gs_idx_t *)malloc((size_t)nnz * sizeof *h_row);
+      if (!h_row) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory expanding COO row indices");
+      for (gs_idx_t i = 0; i < h->m; ++i)
+        for (gs_off_t p = h->row_ptr[i]; p < h->row_ptr[i + 1]; ++p) h_row[p] = i;
+      GS_TRY(gs_upload(ctx, (void **)&d->d_coo_row, h_row, (size_t)nnz * sizeof *h_row,
+                       "COO row indices"));
+    } else {
+      if (csr.wide) GS_FAIL(GS_ERR_INTERNAL, "cusparse-coo reached with 64-bit offsets");
+      GS_TRY(gs_dmalloc(ctx, (void **)&d->d_coo_row, (size_t)nnz * sizeof(gs_idx_t),
+                        "COO row indices"));
+      GS_TRY(coo_rows_device(ctx, &csr, d->d_coo_row));
+    }
     d->matrix_bytes = (size_t)nnz * (2 * sizeof(gs_idx_t) + sizeof(gs_val_t));
     for (int k = 0; k < d->nops; ++k)
       GS_TRY(GS_CUSPARSE(cusparseCreateConstCoo(&d->op[k].A, m, n, nnz, d->d_coo_row, csr.d_col,
@@ -178,28 +243,44 @@ static gs_status_t cusp_matrix(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_
                                                 CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F)));
     break;
   case CUSP_SELL:
-    GS_TRY(gs_sell_build(&S, h, GS_SELL_SLICE_SIZE, cfg->v[SELL_OPT_MAX_FILL]));
-    GS_TRY(gs_upload(ctx, (void **)&d->d_sell_ptr, S->slice_ptr,
-                     ((size_t)S->nslices + 1) * sizeof(gs_idx_t), "SELL slice offsets"));
-    GS_TRY(gs_upload(ctx, (void **)&d->d_sell_col, S->col, (size_t)S->slots * sizeof(gs_idx_t),
-                     "SELL column indices"));
-    GS_TRY(gs_upload(ctx, (void **)&d->d_sell_val, S->val, (size_t)S->slots * sizeof(gs_val_t),
-                     "SELL values"));
-    d->sell_slots = S->slots;
-    d->sell_slices = S->nslices;
-    d->sell_width = S->max_width;
-    d->matrix_bytes = ((size_t)S->nslices + 1) * sizeof(gs_idx_t) +
-                      (size_t)S->slots * (sizeof(gs_idx_t) + sizeof(gs_val_t));
+    if (host_build) {
+      GS_TRY(gs_sell_build(&S, h, GS_SELL_SLICE_SIZE, cfg->v[SELL_OPT_MAX_FILL]));
+      GS_TRY(gs_upload(ctx, (void **)&d->d_sell_ptr, S->slice_ptr,
+                       ((size_t)S->nslices + 1) * sizeof(gs_idx_t), "SELL slice offsets"));
+      GS_TRY(gs_upload(ctx, (void **)&d->d_sell_col, S->col, (size_t)S->slots * sizeof(gs_idx_t),
+                       "SELL column indices"));
+      GS_TRY(gs_upload(ctx, (void **)&d->d_sell_val, S->val, (size_t)S->slots * sizeof(gs_val_t),
+                       "SELL values"));
+      d->sell_slots = S->slots;
+      d->sell_slices = S->nslices;
+      d->sell_width = S->max_width;
+    } else { /* gs_sell_build's layout (C = 32, P = 1, no sorting), on the device */
+      const gs_sell_params_t p = {GS_SELL_SLICE_SIZE, 1, 1, cfg->v[SELL_OPT_MAX_FILL], "SELL"};
+      GS_TRY(gs_matrix_device_csr(A, &csr));
+      if (csr.wide) GS_FAIL(GS_ERR_INTERNAL, "cusparse-sell reached with 64-bit offsets");
+      GS_TRY(gs_sell_dev_build(ctx, &csr, &p, 0, &sh, &L));
+      d->d_sell_ptr = L.d_slice_ptr;
+      d->d_sell_col = L.d_col;
+      d->d_sell_val = L.d_val;
+      memset(&L, 0, sizeof L); /* d owns them now */
+      d->sell_slots = (gs_idx_t)sh.slots;
+      d->sell_slices = sh.nslices;
+      d->sell_width = sh.max_width;
+    }
+    d->matrix_bytes = ((size_t)d->sell_slices + 1) * sizeof(gs_idx_t) +
+                      (size_t)d->sell_slots * (sizeof(gs_idx_t) + sizeof(gs_val_t));
     for (int k = 0; k < d->nops; ++k)
       GS_TRY(GS_CUSPARSE(cusparseCreateConstSlicedEll(
-          &d->op[k].A, m, n, nnz, S->slots, S->slice_size, d->d_sell_ptr, d->d_sell_col,
-          d->d_sell_val, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
-          CUDA_R_64F)));
+          &d->op[k].A, m, n, nnz, d->sell_slots, GS_SELL_SLICE_SIZE, d->d_sell_ptr,
+          d->d_sell_col, d->d_sell_val, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+          CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F)));
     break;
   }
 cleanup:
   free(h_row);
   gs_sell_destroy(&S);
+  gs_sell_dev_free(ctx, &L);
+  gs_sell_dev_shape_free(ctx, &sh);
   return st;
 }
 
@@ -390,20 +471,23 @@ extern "C" const gs_spmv_ops_t gs_spmv_cusparse_csr2_ops = {
 
 extern "C" const gs_spmv_ops_t gs_spmv_cusparse_coo_ops = {
     GS_SPMV_OPS_VERSION, "cusparse-coo", "cuSPARSE SpMV on COO, CUSPARSE_SPMV_COO_ALG1 (baseline)",
-    GS_SPMV_FLAG_VENDOR | GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_SHARED_CSR, NULL,
+    GS_SPMV_FLAG_VENDOR | GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_SHARED_CSR |
+        GS_SPMV_FLAG_DEVICE_BUILD, NULL,
     prepare_coo, cusp_apply, cusp_memory,
     cusp_destroy, NULL /* host_apply: plain CSR (COO in the same order) */, cusp_describe};
 
 extern "C" const gs_spmv_ops_t gs_spmv_cusparse_coo2_ops = {
     GS_SPMV_OPS_VERSION, "cusparse-coo2",
     "cuSPARSE SpMV on COO, CUSPARSE_SPMV_COO_ALG2: deterministic for op N (baseline)",
-    GS_SPMV_FLAG_VENDOR | GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_SHARED_CSR, NULL,
+    GS_SPMV_FLAG_VENDOR | GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_SHARED_CSR |
+        GS_SPMV_FLAG_DEVICE_BUILD, NULL,
     prepare_coo2, cusp_apply, cusp_memory,
     cusp_destroy, NULL /* host_apply: plain CSR (COO in the same order) */, cusp_describe};
 
 extern "C" const gs_spmv_ops_t gs_spmv_cusparse_sell_ops = {
     GS_SPMV_OPS_VERSION, "cusparse-sell",
     "cuSPARSE SpMV on sliced ELL (slice 32), CUSPARSE_SPMV_SELL_ALG1 (baseline)",
-    GS_SPMV_FLAG_VENDOR | GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT, sell_options,
+    GS_SPMV_FLAG_VENDOR | GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT |
+        GS_SPMV_FLAG_SHARED_CSR | GS_SPMV_FLAG_DEVICE_BUILD, sell_options,
     prepare_sell,
     cusp_apply, cusp_memory, cusp_destroy, host_apply_sell, cusp_describe};

@@ -45,10 +45,25 @@
  *   a*slots_in_range (values whose column lies inside the
  *   matrix: what the kernels read, explicit zeros inside occupied diagonals included)
  *   + 4*ndiag (offsets) + v*n (x, read once) + v*m (y written once); op = T reads the same
- *   slots, x of m and writes y of n: the same total. */
+ *   slots, x of m and writes y of n: the same total.
+ *
+ * Device build (the default; build=host runs spmv/dia_build.c and uploads): the layout is made
+ *   from the matrix's shared device CSR, byte for byte the host builder's, in four passes:
+ *   dia_mark_kernel (g lanes a row, g from the mean row length: one thread a row for the short
+ *   rows of banded matrices) stores 1 in flag[col - row + m - 1] for every entry (every writer
+ *   stores the same value); dia_count_kernel counts the occupied diagonals and the slots whose
+ *   column lies inside the matrix (block sums, one atomic a block); an exclusive scan of the
+ *   flags (cub::DeviceScan) numbers the diagonals in increasing offset order, as the host's
+ *   loop does. One read-back (ndiag, slots in range) and a stream sync; then the fill guard
+ *   with the host's message, dia_offsets_kernel writes the offsets, the values are cleared
+ *   (0.0 and 0.0f are all-zero bytes: the host's calloc padding) and dia_scatter_kernel writes
+ *   each entry at val[diag*pitch + row], rounded to float (__double2float_rn, the host's cast)
+ *   in mixed and float precision. Scratch: 8 (m + n) bytes of flags and diagonal numbers. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <cub/device/device_scan.cuh>
 
 #include "core/error.h"
 #include "spmv/common_kernels.h"
@@ -125,6 +140,197 @@ static void dia_destroy(void *data)
 enum { DIA_OPT_MAX_FILL };
 static const gs_spmv_option_t dia_options[] = {GS_SPMV_OPTION_MAX_FILL, GS_SPMV_OPTION_END};
 
+/* ---- the device build (banner) ------------------------------------------------------------ */
+
+#define DIA_BUILD_BLOCK 256
+#define DIA_REDUCE_BLOCKS 1024 /* grid cap of dia_count_kernel (an atomic a block) */
+
+/* Lanes a row of the build kernels: one thread a row while rows are short (consecutive threads
+ * then write consecutive rows of one diagonal), up to a warp for long rows. */
+static int dia_build_lanes_log2(gs_idx_t m, gs_off_t nnz)
+{
+  const double mean = m > 0 ? (double)nnz / (double)m : 0.0;
+  int l = 0;
+  while (l < 5 && 16.0 * (double)(1 << l) <= mean) ++l;
+  return l;
+}
+
+/* flag[col - row + m - 1] = 1 for every entry: the occupied diagonals. 2^logg lanes a row take
+ * its entries lane, lane + 2^logg, ... (coalesced column reads). */
+static __global__ void dia_mark_kernel(const int32_t *__restrict__ rp, const int32_t *__restrict__ col,
+                                       int64_t m, int logg, int32_t *__restrict__ flag)
+{
+  const int g = 1 << logg;
+  GS_GRID_STRIDE(t, m << logg)
+  {
+    const int64_t row = t >> logg;
+    for (int64_t p = rp[row] + (t & (g - 1)), e = rp[row + 1]; p < e; p += g)
+      flag[(int64_t)col[p] - row + m - 1] = 1;
+  }
+}
+
+/* v summed over the block, valid in thread 0; every thread of the block calls it. */
+static __device__ unsigned long long dia_block_sum(unsigned long long v)
+{
+  __shared__ unsigned long long s_part[DIA_BUILD_BLOCK / 32];
+  for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  __syncthreads(); /* an earlier call's readers are done with s_part */
+  if (lane == 0) s_part[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < (int)(blockDim.x >> 5) ? s_part[lane] : 0ull;
+    for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
+  }
+  return v;
+}
+
+/* stat[0] += occupied diagonals, stat[1] += their slots whose column lies in 0..n-1 (rows i
+ * with 0 <= i + offset < n: the host's slots_in_range). Each thread sums its own; one block sum
+ * and one atomic each per block at the end (grid capped at DIA_REDUCE_BLOCKS). */
+static __global__ void __launch_bounds__(DIA_BUILD_BLOCK)
+dia_count_kernel(const int32_t *__restrict__ flag, int64_t m, int64_t n,
+                 unsigned long long *stat)
+{
+  unsigned long long nd = 0, in = 0;
+  GS_GRID_STRIDE(s, m + n - 1)
+  if (flag[s]) {
+    const int64_t o = s - (m - 1), lo = o < 0 ? -o : 0, hi = n - o < m ? n - o : m;
+    nd += 1;
+    in += hi > lo ? (unsigned long long)(hi - lo) : 0ull;
+  }
+  nd = dia_block_sum(nd); /* every thread of the block reaches both */
+  in = dia_block_sum(in);
+  if (threadIdx.x == 0 && nd > 0) {
+    atomicAdd(&stat[0], nd);
+    atomicAdd(&stat[1], in);
+  }
+}
+
+/* offsets[diag_of[s]] = s - (m - 1) for every occupied s: increasing offsets. */
+static __global__ void dia_offsets_kernel(const int32_t *__restrict__ flag,
+                                          const int32_t *__restrict__ diag_of, int64_t m,
+                                          int64_t span, int32_t *__restrict__ offsets)
+{
+  GS_GRID_STRIDE(s, span)
+  if (flag[s]) offsets[diag_of[s]] = (int32_t)(s - (m - 1));
+}
+
+/* val[diag_of[col - row + m - 1] * pitch + row] = the entry (as V: double, or float rounded to
+ * nearest as the host's cast); every slot is written at most once, the rest stays 0. */
+template <typename V>
+static __global__ void dia_scatter_kernel(const int32_t *__restrict__ rp,
+                                          const int32_t *__restrict__ col,
+                                          const double *__restrict__ val,
+                                          const int32_t *__restrict__ diag_of, int64_t m,
+                                          int logg, int64_t pitch, V *__restrict__ out)
+{
+  const int g = 1 << logg;
+  GS_GRID_STRIDE(t, m << logg)
+  {
+    const int64_t row = t >> logg;
+    for (int64_t p = rp[row] + (t & (g - 1)), e = rp[row + 1]; p < e; p += g)
+      out[(int64_t)diag_of[(int64_t)col[p] - row + m - 1] * pitch + row] = (V)val[p];
+  }
+}
+
+static size_t dia_align(size_t b) { return (b + 255) / 256 * 256; }
+
+/* D's layout from the shared device CSR (D->m, n, nnz, pitch, val_bytes set by the caller). */
+static gs_status_t dia_build_device(gs_context_t *ctx, const gs_dcsr_t *A, double max_fill,
+                                    int float_values, dia_data_t *D)
+{
+  gs_status_t st = GS_SUCCESS;
+  char *d_scratch = NULL;
+  unsigned long long h_stat[2] = {0, 0};
+  const int64_t m = A->m, n = A->n, span = m + n - 1;
+  size_t temp = 0;
+  if (A->nnz == 0) return GS_SUCCESS; /* no diagonals (m or n may be 0: span unused) */
+  if (A->wide) return GS_ERROR(GS_ERR_INTERNAL, "dia reached with 64-bit offsets");
+  {
+    const int logg = dia_build_lanes_log2(A->m, A->nnz);
+    GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, temp, (const int32_t *)NULL,
+                                                 (int32_t *)NULL, span, ctx->stream)));
+    const size_t fb = dia_align((size_t)span * sizeof(int32_t)), sb = dia_align(sizeof h_stat);
+    GS_TRY(gs_dmalloc(ctx, (void **)&d_scratch, 2 * fb + sb + temp, "DIA build scratch"));
+    int32_t *d_flag = (int32_t *)d_scratch, *d_diag = (int32_t *)(d_scratch + fb);
+    unsigned long long *d_stat = (unsigned long long *)(d_scratch + 2 * fb);
+    GS_TRY(GS_CUDA(cudaMemsetAsync(d_flag, 0, (size_t)span * sizeof(int32_t), ctx->stream)));
+    GS_TRY(GS_CUDA(cudaMemsetAsync(d_stat, 0, sizeof h_stat, ctx->stream)));
+    dia_mark_kernel<<<gs_grid_blocks(m << logg, DIA_BUILD_BLOCK), DIA_BUILD_BLOCK, 0,
+                      ctx->stream>>>(A->d_row_ptr32, A->d_col, m, logg, d_flag);
+    GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "dia_mark_kernel"));
+    const unsigned cgrid = gs_grid_blocks(span, DIA_BUILD_BLOCK);
+    dia_count_kernel<<<cgrid < DIA_REDUCE_BLOCKS ? cgrid : DIA_REDUCE_BLOCKS, DIA_BUILD_BLOCK, 0,
+                       ctx->stream>>>(d_flag, m, n, d_stat);
+    GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "dia_count_kernel"));
+    GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(d_scratch + 2 * fb + sb, temp, d_flag, d_diag,
+                                                 span, ctx->stream)));
+    GS_TRY(GS_CUDA(cudaMemcpyAsync(h_stat, d_stat, sizeof h_stat, cudaMemcpyDeviceToHost,
+                                   ctx->stream)));
+    GS_TRY(GS_CUDA(cudaStreamSynchronize(ctx->stream)));
+    D->ndiag = (gs_idx_t)h_stat[0];
+    D->slots_in_range = (int64_t)h_stat[1];
+
+    /* CUSP's guard, as gs_dia_layout_build words it */
+    const double slots = (double)D->ndiag * (double)A->m;
+    if (slots > max_fill * (double)A->nnz)
+      GS_FAIL(GS_ERR_FORMAT_FILL,
+              "dia refused: %d diagonals would store %.1fx the nonzeros (limit %gx)",
+              (int)D->ndiag, slots / (double)A->nnz, max_fill);
+
+    const size_t nval = (size_t)D->pitch * (size_t)D->ndiag;
+    GS_TRY(gs_dmalloc(ctx, (void **)&D->d_offsets, (size_t)D->ndiag * sizeof(int32_t),
+                      "DIA offsets"));
+    if (float_values)
+      GS_TRY(gs_dmalloc(ctx, (void **)&D->d_valf, nval * sizeof(float), "DIA values"));
+    else
+      GS_TRY(gs_dmalloc(ctx, (void **)&D->d_val, nval * sizeof(gs_val_t), "DIA values"));
+    dia_offsets_kernel<<<gs_grid_blocks(span, DIA_BUILD_BLOCK), DIA_BUILD_BLOCK, 0,
+                         ctx->stream>>>(d_flag, d_diag, m, span, D->d_offsets);
+    GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "dia_offsets_kernel"));
+    const unsigned grid = gs_grid_blocks(m << logg, DIA_BUILD_BLOCK);
+    if (float_values) {
+      GS_TRY(GS_CUDA(cudaMemsetAsync(D->d_valf, 0, nval * sizeof(float), ctx->stream)));
+      dia_scatter_kernel<float><<<grid, DIA_BUILD_BLOCK, 0, ctx->stream>>>(
+          A->d_row_ptr32, A->d_col, A->d_val, d_diag, m, logg, D->pitch, D->d_valf);
+    } else {
+      GS_TRY(GS_CUDA(cudaMemsetAsync(D->d_val, 0, nval * sizeof(gs_val_t), ctx->stream)));
+      dia_scatter_kernel<double><<<grid, DIA_BUILD_BLOCK, 0, ctx->stream>>>(
+          A->d_row_ptr32, A->d_col, A->d_val, d_diag, m, logg, D->pitch, D->d_val);
+    }
+    GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "dia_scatter_kernel"));
+    GS_TRY(GS_CUDA(cudaStreamSynchronize(ctx->stream))); /* the scratch is idle before it goes */
+  }
+cleanup:
+  if (st != GS_SUCCESS && d_scratch) cudaStreamSynchronize(ctx->stream);
+  gs_dfree(ctx, d_scratch);
+  return st; /* on failure the caller's dia_destroy frees what D holds */
+}
+
+/* The host builder (build=host): gs_dia_layout_build on the host CSR, uploaded. */
+static gs_status_t dia_build_host(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_cfg_t *cfg,
+                                  dia_data_t *D)
+{
+  gs_status_t st = GS_SUCCESS;
+  gs_dia_layout_t *L = NULL;
+  size_t nval = 0;
+  GS_TRY(gs_dia_layout_build(&L, gs_matrix_host(A), cfg->v[DIA_OPT_MAX_FILL]));
+  if (gs_cfg_float_values(cfg)) GS_TRY(gs_dia_layout_round(L)); /* once, here */
+  D->ndiag = L->ndiag;
+  D->slots_in_range = L->slots_in_range;
+  nval = (size_t)L->pitch * (size_t)L->ndiag;
+  GS_TRY(gs_upload(ctx, (void **)&D->d_offsets, L->offsets, (size_t)L->ndiag * sizeof(int32_t),
+                   "DIA offsets"));
+  if (L->valf)
+    GS_TRY(gs_upload(ctx, (void **)&D->d_valf, L->valf, nval * sizeof(float), "DIA values"));
+  else
+    GS_TRY(gs_upload(ctx, (void **)&D->d_val, L->val, nval * sizeof(gs_val_t), "DIA values"));
+cleanup:
+  gs_dia_layout_destroy(&L);
+  return st;
+}
+
 static gs_status_t dia_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_cfg_t *cfg,
                                void **data, unsigned *caps)
 {
@@ -132,35 +338,37 @@ static gs_status_t dia_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_
    * DETERMINISTIC_T, so it is raised here. */
   *caps |= GS_SPMV_CAP_DETERMINISTIC_T;
   gs_status_t st = GS_SUCCESS;
-  gs_dia_layout_t *L = NULL;
   dia_data_t *D = NULL;
-  size_t nval = 0;
+  gs_dcsr_t csr;
   *data = NULL;
-  GS_TRY(gs_dia_layout_build(&L, gs_matrix_host(A), cfg->v[DIA_OPT_MAX_FILL]));
-  if (gs_cfg_float_values(cfg)) GS_TRY(gs_dia_layout_round(L)); /* once, here */
   D = (dia_data_t *)calloc(1, sizeof *D);
   if (!D) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory preparing dia");
   D->ctx = ctx;
-  D->m = L->m;
-  D->n = L->n;
-  D->ndiag = L->ndiag;
-  D->nnz = gs_matrix_host(A)->nnz;
-  D->pitch = L->pitch;
-  D->slots_in_range = L->slots_in_range;
-  nval = (size_t)L->pitch * (size_t)L->ndiag;
-  GS_TRY(gs_upload(ctx, (void **)&D->d_offsets, L->offsets, (size_t)L->ndiag * sizeof(int32_t),
-                   "DIA offsets"));
   D->val_bytes = gs_cfg_float_values(cfg) ? sizeof(float) : sizeof(gs_val_t);
   D->vec_bytes = cfg->precision == GS_PRECISION_FLOAT ? sizeof(float) : sizeof(gs_val_t);
-  if (L->valf)
-    GS_TRY(gs_upload(ctx, (void **)&D->d_valf, L->valf, nval * sizeof(float), "DIA values"));
-  else
-    GS_TRY(gs_upload(ctx, (void **)&D->d_val, L->val, nval * sizeof(gs_val_t), "DIA values"));
-  D->bytes = (size_t)L->ndiag * sizeof(int32_t) + nval * D->val_bytes;
+  if (gs_cfg_host_build(cfg)) {
+    GS_TRY(dia_build_host(ctx, A, cfg, D));
+    D->m = gs_matrix_host(A)->m;
+    D->n = gs_matrix_host(A)->n;
+    D->nnz = (gs_idx_t)gs_matrix_host(A)->nnz;
+  } else {
+    GS_TRY(gs_matrix_device_csr(A, &csr));
+    /* the kernel forms row + offset in 32 bits: the host builder's first refusal, word for word */
+    if ((int64_t)csr.m + (int64_t)csr.n >= ((int64_t)1 << 31))
+      GS_FAIL(GS_ERR_UNSUPPORTED, "dia: rows + columns (%lld) must be below 2^31",
+              (long long)csr.m + csr.n);
+    D->m = csr.m;
+    D->n = csr.n;
+    D->nnz = (gs_idx_t)csr.nnz;
+    D->pitch = gs_fmt_pitch(csr.m);
+    GS_TRY(dia_build_device(ctx, &csr, cfg->v[DIA_OPT_MAX_FILL], gs_cfg_float_values(cfg), D));
+  }
+  D->pitch = gs_fmt_pitch(D->m);
+  D->bytes = (size_t)D->ndiag * sizeof(int32_t) +
+             (size_t)D->pitch * (size_t)D->ndiag * D->val_bytes;
   *data = D;
   D = NULL;
 cleanup:
-  gs_dia_layout_destroy(&L);
   dia_destroy(D);
   return st;
 }
@@ -224,7 +432,8 @@ extern "C" const gs_spmv_ops_t gs_spmv_dia_ops = {
     "dia",
     "DIA, diagonals column-major padded to 32, one thread per row (Bell & Garland, SC09, 3.1); "
     "refuses fill; T by gather",
-    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_MIXED | GS_SPMV_FLAG_FLOAT,
+    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_MIXED | GS_SPMV_FLAG_FLOAT |
+        GS_SPMV_FLAG_SHARED_CSR | GS_SPMV_FLAG_DEVICE_BUILD,
     dia_options,
     dia_prepare,
     dia_apply,

@@ -52,7 +52,19 @@
  *         read once: the cache-resident ideal) + vm (y written once).
  *   op T: (4 + a) slots + 4(slices + 1) + 4m (permutation, when stored) + vm (x, read once) + vn
  *         (the scale pass writes y) + 2vn (atomic read-modify-write, once per column, as ell
- *         counts). */
+ *         counts).
+ *
+ * Device build (the default; build=host runs gs_sellp_build on the host CSR and uploads): the
+ *   layout comes from the matrix's shared device CSR through spmv/sell_devbuild.cu, byte for
+ *   byte gs_sellp_build's: C, T and sigma are chosen by sellp_choose_device, gs_sellp_choose's
+ *   rules on the longest row read back from the device (sell_len_kernel); an automatic sigma
+ *   compares the slot counts of the unsorted and the window-sorted layouts only when sorting
+ *   moves a row (known from the same read-back for the power-of-two or whole-matrix window:
+ *   otherwise both counts are equal and sigma is 1 without counting). The stable window sort is
+ *   a CUB radix sort; then slice widths, a scan, the host's refusals, and one pass that writes
+ *   every slot. Sync points: the lengths' summary, each slot count (one, or two with an
+ *   automatic sigma whose window moves rows), the end of the fill. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +73,7 @@
 #include "gpusolve/timer.h"
 #include "spmv/common_kernels.h"
 #include "spmv/device_util.cuh"
+#include "spmv/sell_devbuild.h"
 #include "spmv/sellp.h"
 #include "spmv/spmv_impl.h"
 
@@ -199,36 +212,159 @@ static int log2i(gs_idx_t v)
   return l;
 }
 
-static gs_status_t sellp_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_cfg_t *cfg,
-                                 void **data, unsigned *caps)
+static int is_pow2_opt(double v)
 {
-  *caps &= ~(unsigned)GS_SPMV_CAP_DETERMINISTIC_T; /* op T adds into y with atomics */
+  return v >= 1.0 && v == floor(v) && ((long)v & ((long)v - 1)) == 0;
+}
+
+/* gs_sellp_choose (spmv/sellp_build.c) on the device CSR, rule for rule and message for message,
+ * with the row lengths' summary of gs_sell_dev_lengths in place of the host's loops and
+ * gs_sell_dev_shape in place of gs_sell_count. *sh gets the shape of the chosen (C, T, sigma):
+ * its stored order and slice offsets, ready for gs_sell_dev_check and gs_sell_dev_fill. */
+static gs_status_t sellp_choose_device(gs_context_t *ctx, const gs_dcsr_t *A,
+                                       const gs_spmv_cfg_t *cfg, const int32_t *d_len,
+                                       const gs_sell_dev_rows_t *rows, gs_sellp_shape_t *out,
+                                       gs_sell_dev_shape_t *sh)
+{
+  gs_status_t st = GS_SUCCESS;
+  gs_sell_dev_shape_t sh1, shw;
+  memset(&sh1, 0, sizeof sh1);
+  memset(&shw, 0, sizeof shw);
+  memset(sh, 0, sizeof *sh);
+  const double c = cfg->v[SELLP_OPT_C], t = cfg->v[SELLP_OPT_T], sg = cfg->v[SELLP_OPT_SIGMA];
+  const double max_fill = cfg->v[SELLP_OPT_MAX_FILL];
+  const gs_off_t row_max = rows->row_max;
+  int moves = 0;
+  if ((c != 0.0 && (!is_pow2_opt(c) || c > GS_SELLP_C_MAX)) ||
+      (t != 0.0 && (!is_pow2_opt(t) || t > GS_SELLP_T_MAX)) || sg < 0.0 || sg != floor(sg) ||
+      sg > INT32_MAX)
+    return GS_ERROR(GS_ERR_INVALID_ARG,
+                    "sellp: c must be 0 or a power of two <= %d, t 0 or a power of two <= %d, "
+                    "sigma an integer >= 0 (c = %g, t = %g, sigma = %g)",
+                    GS_SELLP_C_MAX, GS_SELLP_T_MAX, c, t, sg);
+  gs_idx_t T = t != 0.0 ? (gs_idx_t)t : gs_sellp_auto_threads(A->m, A->nnz);
+  if (t == 0.0)
+    while (T < GS_SELLP_T_MAX && row_max > (gs_off_t)GS_SELLP_SERIAL_AUTO * T) T *= 2;
+  gs_idx_t C = c != 0.0 ? (gs_idx_t)c : (T < 32 ? 32 / T : 1);
+  if (t == 0.0)
+    while ((int64_t)C * T > GS_SELLP_GROUP_MAX) T /= 2;
+  if (row_max > (gs_off_t)GS_SELLP_SERIAL_MAX * T)
+    return GS_ERROR(GS_ERR_FORMAT_FILL,
+                    "sellp: the longest row has %lld entries, %lld steps for each of its %d "
+                    "threads (limit %d): rows this uneven suit hola, merge or csr-adaptive",
+                    (long long)row_max, (long long)((row_max + T - 1) / T), (int)T,
+                    GS_SELLP_SERIAL_MAX);
+  if ((int64_t)C * T > GS_SELLP_GROUP_MAX)
+    return GS_ERROR(GS_ERR_INVALID_ARG,
+                    "sellp: a slice of c = %d rows at t = %d threads a row is %lld threads, more "
+                    "than a block's %d",
+                    (int)C, (int)T, (long long)C * T, GS_SELLP_GROUP_MAX);
+  out->C = C;
+  out->T = T;
+  if (sg != 0.0) {
+    out->sigma = (gs_idx_t)sg;
+    GS_TRY(gs_sell_dev_moves(ctx, d_len, rows, out->sigma, &moves));
+    GS_TRY(gs_sell_dev_shape(ctx, d_len, rows, C, T, out->sigma, moves, sh));
+    return GS_SUCCESS;
+  }
+  /* Automatic sigma: sort when it pays (gs_sellp_choose's rule). */
+  out->sigma = 1;
+  {
+    const int64_t window = (int64_t)GS_SELLP_SIGMA_SLICES * C;
+    const gs_idx_t sigw = (gs_idx_t)(window < A->m ? window : A->m);
+    if (A->m > 1) GS_TRY(gs_sell_dev_moves(ctx, d_len, rows, sigw, &moves));
+    /* no row moves (or m <= 1): both counts are the unsorted one, which neither pays nor
+     * rescues, and sigma stays 1 */
+    GS_TRY(gs_sell_dev_shape(ctx, d_len, rows, C, T, 1, 0, &sh1));
+    if (moves) {
+      GS_TRY(gs_sell_dev_shape(ctx, d_len, rows, C, T, sigw, 1, &shw));
+      const double slot_bytes = gs_cfg_float_values(cfg) ? 8.0 : 12.0;
+      const int pays = slot_bytes * (double)(sh1.slots - shw.slots) > 8.0 * (double)A->m;
+      const int rescues = max_fill > 0.0 && (double)sh1.used > max_fill * (double)A->nnz &&
+                          (double)shw.used <= max_fill * (double)A->nnz;
+      if (pays || rescues) out->sigma = sigw;
+    }
+    if (out->sigma == 1) {
+      *sh = sh1;
+      memset(&sh1, 0, sizeof sh1);
+    } else {
+      *sh = shw;
+      memset(&shw, 0, sizeof shw);
+    }
+  }
+cleanup:
+  gs_sell_dev_shape_free(ctx, &sh1);
+  gs_sell_dev_shape_free(ctx, &shw);
+  if (st != GS_SUCCESS) gs_sell_dev_shape_free(ctx, sh);
+  return st;
+}
+
+/* The layout built on the device (the default): d's arrays, counts and shape. */
+static gs_status_t sellp_build_device(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_cfg_t *cfg,
+                                      sellp_data_t *d)
+{
+  gs_status_t st = GS_SUCCESS;
+  gs_dcsr_t csr;
+  int32_t *d_len = NULL;
+  gs_sell_dev_rows_t rows;
+  gs_sell_dev_shape_t sh;
+  gs_sell_dev_t L;
+  gs_sellp_shape_t shape = {0, 0, 0};
+  memset(&sh, 0, sizeof sh);
+  memset(&L, 0, sizeof L);
+  GS_TRY(gs_matrix_device_csr(A, &csr));
+  if (csr.wide) GS_FAIL(GS_ERR_INTERNAL, "sellp reached with 64-bit offsets");
+  GS_TRY(gs_sell_dev_lengths(ctx, &csr, &d_len, &rows));
+  GS_TRY(sellp_choose_device(ctx, &csr, cfg, d_len, &rows, &shape, &sh));
+  {
+    const gs_sell_params_t p = {shape.C, shape.T, shape.sigma, cfg->v[SELLP_OPT_MAX_FILL],
+                                "SELL-P"};
+    GS_TRY(gs_sell_dev_check(&sh, csr.nnz, &p));
+  }
+  GS_TRY(gs_sell_dev_fill(ctx, &csr, &sh, gs_cfg_float_values(cfg), &L));
+  d->m = csr.m;
+  d->n = csr.n;
+  d->nnz = csr.nnz;
+  d->C = shape.C;
+  d->T = shape.T;
+  d->sigma = shape.sigma;
+  d->nslices = sh.nslices;
+  d->slots = (gs_idx_t)sh.slots;
+  d->max_width = sh.max_width;
+  d->used = sh.used;
+  d->d_ptr = L.d_slice_ptr;
+  d->d_col = L.d_col;
+  d->d_val = L.d_val;
+  d->d_valf = L.d_valf;
+  d->d_perm = sh.d_perm; /* the order moves to d (NULL: rows in order) */
+  memset(&L, 0, sizeof L);
+  sh.d_perm = NULL;
+cleanup:
+  gs_sell_dev_free(ctx, &L);
+  gs_sell_dev_shape_free(ctx, &sh);
+  gs_dfree(ctx, d_len); /* idle: every step above ends in a stream sync */
+  return st;
+}
+
+/* The host builder (build=host): gs_sellp_build on the host CSR, uploaded. */
+static gs_status_t sellp_build_host(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_cfg_t *cfg,
+                                    sellp_data_t *d)
+{
   gs_status_t st = GS_SUCCESS;
   gs_sell_t *S = NULL;
-  *data = NULL;
-  sellp_data_t *d = (sellp_data_t *)calloc(1, sizeof *d);
-  if (!d) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory preparing sellp");
-  d->ctx = ctx;
-  const double t0 = gs_wall_seconds();
   GS_TRY(gs_sellp_build(&S, gs_matrix_host(A), cfg)); /* rounded there in mixed precision */
-  d->build_ms = 1e3 * (gs_wall_seconds() - t0);
   d->m = S->m;
   d->n = S->n;
   d->nnz = S->nnz;
   d->C = S->slice_size;
   d->T = S->pad;
   d->sigma = S->sigma;
-  d->logC = log2i(d->C);
-  d->logG = log2i(d->C * d->T);
   d->nslices = S->nslices;
   d->slots = S->slots;
   d->max_width = S->max_width;
   d->used = S->used;
-  d->val_bytes = S->valf ? sizeof(float) : sizeof(gs_val_t);
-  d->vec_bytes = cfg->precision == GS_PRECISION_FLOAT ? sizeof(float) : sizeof(gs_val_t);
   GS_TRY(gs_upload(ctx, (void **)&d->d_ptr, S->slice_ptr,
                    ((size_t)S->nslices + 1) * sizeof(gs_idx_t), "SELL-P slice offsets"));
-  d->bytes = ((size_t)S->nslices + 1) * sizeof(gs_idx_t);
   if (S->slots > 0) {
     GS_TRY(gs_upload(ctx, (void **)&d->d_col, S->col, (size_t)S->slots * sizeof(gs_idx_t),
                      "SELL-P columns"));
@@ -238,17 +374,40 @@ static gs_status_t sellp_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spm
     else
       GS_TRY(gs_upload(ctx, (void **)&d->d_val, S->val, (size_t)S->slots * sizeof(gs_val_t),
                        "SELL-P values"));
-    d->bytes += (size_t)S->slots * (sizeof(gs_idx_t) + d->val_bytes);
   }
-  if (S->perm) {
+  if (S->perm)
     GS_TRY(gs_upload(ctx, (void **)&d->d_perm, S->perm, (size_t)S->m * sizeof(gs_idx_t),
                      "SELL-P row permutation"));
-    d->bytes += (size_t)S->m * sizeof(gs_idx_t);
-  }
+cleanup:
+  gs_sell_destroy(&S);
+  return st;
+}
+
+static gs_status_t sellp_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_cfg_t *cfg,
+                                 void **data, unsigned *caps)
+{
+  *caps &= ~(unsigned)GS_SPMV_CAP_DETERMINISTIC_T; /* op T adds into y with atomics */
+  gs_status_t st = GS_SUCCESS;
+  *data = NULL;
+  sellp_data_t *d = (sellp_data_t *)calloc(1, sizeof *d);
+  if (!d) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory preparing sellp");
+  d->ctx = ctx;
+  const double t0 = gs_wall_seconds();
+  if (gs_cfg_host_build(cfg))
+    GS_TRY(sellp_build_host(ctx, A, cfg, d));
+  else
+    GS_TRY(sellp_build_device(ctx, A, cfg, d));
+  d->build_ms = 1e3 * (gs_wall_seconds() - t0);
+  d->logC = log2i(d->C);
+  d->logG = log2i(d->C * d->T);
+  d->val_bytes = gs_cfg_float_values(cfg) ? sizeof(float) : sizeof(gs_val_t);
+  d->vec_bytes = cfg->precision == GS_PRECISION_FLOAT ? sizeof(float) : sizeof(gs_val_t);
+  d->bytes = ((size_t)d->nslices + 1) * sizeof(gs_idx_t);
+  if (d->slots > 0) d->bytes += (size_t)d->slots * (sizeof(gs_idx_t) + d->val_bytes);
+  if (d->d_perm) d->bytes += (size_t)d->m * sizeof(gs_idx_t);
   *data = d;
   d = NULL;
 cleanup:
-  gs_sell_destroy(&S);
   sellp_destroy(d);
   return st;
 }
@@ -323,7 +482,8 @@ extern "C" const gs_spmv_ops_t gs_spmv_sellp_ops = {
     "sellp",
     "SELL-P: slices of C rows padded to a multiple of T, T threads a row, rows sorted in sigma "
     "windows (Anzt, Tomov & Dongarra, UT-EECS-14-727, 3); refuses fill; T by atomics",
-    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_MIXED | GS_SPMV_FLAG_FLOAT,
+    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_MIXED | GS_SPMV_FLAG_FLOAT |
+        GS_SPMV_FLAG_SHARED_CSR | GS_SPMV_FLAG_DEVICE_BUILD,
     sellp_options,
     sellp_prepare,
     sellp_apply,
