@@ -82,6 +82,32 @@ gs_status_t gs_pkt_build(gs_pkt_t **out, const gs_csr_t *A, const gs_spmv_cfg_t 
 
 void gs_pkt_destroy(gs_pkt_t **P);
 
+/* ---- what the host builder and the device builder (spmv/pkt_devbuild.cu) share -------------- */
+
+#define GS_PKT_MAX_CANDIDATES 16 /* rows-a-packet candidates at most (64 .. 4096: 7) */
+
+/** The options resolved against a matrix of m x n with nnz entries: the checks and messages
+ *  of gs_pkt_build (GS_ERR_UNSUPPORTED, GS_ERR_INVALID_ARG, GS_ERR_DIMENSION). */
+typedef struct gs_pkt_plan {
+  gs_idx_t W, R_fixed; /* window; rows a packet fixed by rows or packets (0: chosen) */
+  int try_given, try_rcm; /* orders to model */
+} gs_pkt_plan_t;
+gs_status_t gs_pkt_plan(gs_idx_t m, gs_idx_t n, int64_t nnz, const gs_spmv_cfg_t *cfg,
+                        gs_pkt_plan_t *pl);
+/** Threads a packet of R rows (B, see gs_pkt_t). */
+int gs_pkt_threads(gs_idx_t R);
+/** The rows-a-packet candidates modelled, in order, into Rs (GS_PKT_MAX_CANDIDATES); returns
+ *  their count (>= 1). */
+int gs_pkt_candidates(gs_idx_t m, gs_idx_t R_fixed, gs_idx_t *Rs);
+/** The modelled bytes of one op N product (the kernels' banner) from a pass's totals. */
+double gs_pkt_cost(int64_t slots, int64_t window_cols, int64_t rem, int64_t rem_rows,
+                   gs_idx_t m, int64_t npk, int reordered);
+/** The candidate with the fewest modelled bytes among those giving at least
+ *  min(GS_PKT_MIN_PACKETS, ceil(m / 64)) packets (ties: the first), else the first; and its
+ *  cost (the first's when none qualifies). */
+void gs_pkt_choose(gs_idx_t m, const gs_idx_t *Rs, const double *costs, int count,
+                   gs_idx_t *R_out, double *cost_out);
+
 /** Bytes one product moves under the layout's model (the kernels' banner): op N and op T. */
 void gs_pkt_bytes(const gs_pkt_t *P, size_t *bytes_n, size_t *bytes_t);
 

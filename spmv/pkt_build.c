@@ -44,7 +44,7 @@ void gs_pkt_destroy(gs_pkt_t **P)
 /* Threads a packet: about GS_PKT_ROWS_A_THREAD rows a thread (so that the greedy fill can even
  * out row lengths; one row a thread is ELL's padding), a whole number of warps, at most
  * GS_PKT_BLOCK. */
-static int pkt_threads(gs_idx_t R)
+int gs_pkt_threads(gs_idx_t R)
 {
   int64_t b = ((int64_t)R / GS_PKT_ROWS_A_THREAD + 31) / 32 * 32;
   return b < 32 ? 32 : b < GS_PKT_BLOCK ? (int)b : GS_PKT_BLOCK;
@@ -247,12 +247,17 @@ static void pkt_pass(const gs_csr_t *Ap, gs_idx_t R, gs_idx_t W, int B, int reor
 }
 
 /* Bytes one op N product moves under the model of the kernels' banner. */
-static double pkt_cost(const pkt_stats_t *st, gs_idx_t m, int64_t npk, int reordered)
+double gs_pkt_cost(int64_t slots, int64_t window_cols, int64_t rem, int64_t rem_rows,
+                   gs_idx_t m, int64_t npk, int reordered)
 {
   const double ix = reordered ? 4.0 : 0.0; /* the permutation beside each x and y entry */
-  return 12.0 * (double)st->slots + (8.0 + ix) * (double)st->window_cols +
-         (8.0 + ix) * (double)m + 20.0 * (double)npk + 24.0 * (double)st->rem +
-         16.0 * (double)st->rem_rows;
+  return 12.0 * (double)slots + (8.0 + ix) * (double)window_cols + (8.0 + ix) * (double)m +
+         20.0 * (double)npk + 24.0 * (double)rem + 16.0 * (double)rem_rows;
+}
+
+static double pkt_cost(const pkt_stats_t *st, gs_idx_t m, int64_t npk, int reordered)
+{
+  return gs_pkt_cost(st->slots, st->window_cols, st->rem, st->rem_rows, m, npk, reordered);
 }
 
 /* ---- the build ----------------------------------------------------------------------------- */
@@ -311,34 +316,96 @@ cleanup:
  * candidates that give at least min(GS_PKT_MIN_PACKETS, ceil(m / 64)) packets (one block a
  * packet: fewer would leave most of the device idle, which the byte model cannot see), else
  * (no candidate does) the smallest R. */
+int gs_pkt_candidates(gs_idx_t m, gs_idx_t R_fixed, gs_idx_t *Rs)
+{
+  const gs_idx_t Rlo = R_fixed > 0 ? R_fixed : GS_PKT_ROWS_AUTO_MIN;
+  const gs_idx_t Rhi = R_fixed > 0 ? R_fixed : GS_PKT_ROWS_AUTO_MAX;
+  int count = 0;
+  for (gs_idx_t R = Rlo; R <= Rhi; R *= 2) {
+    Rs[count++] = R;
+    if (R >= m || R_fixed > 0) break; /* one packet already: larger R changes nothing */
+  }
+  return count;
+}
+
+void gs_pkt_choose(gs_idx_t m, const gs_idx_t *Rs, const double *costs, int count,
+                   gs_idx_t *R_out, double *cost_out)
+{
+  const int64_t want0 = m == 0 ? 0 : ((int64_t)m - 1) / GS_PKT_ROWS_AUTO_MIN + 1;
+  const int64_t want = want0 < GS_PKT_MIN_PACKETS ? want0 : GS_PKT_MIN_PACKETS;
+  gs_idx_t best_R = Rs[0];
+  double best = INFINITY;
+  for (int k = 0; k < count; ++k) {
+    const int64_t npk = m == 0 ? 0 : ((int64_t)m - 1) / Rs[k] + 1;
+    if (npk >= want && costs[k] < best) {
+      best = costs[k];
+      best_R = Rs[k];
+    }
+  }
+  *R_out = best_R;
+  *cost_out = best < INFINITY ? best : costs[0];
+}
+
+/* The best R for Ap and its cost, or the given R: the fewest modelled bytes among the
+ * candidates that give at least min(GS_PKT_MIN_PACKETS, ceil(m / 64)) packets (one block a
+ * packet: fewer would leave most of the device idle, which the byte model cannot see), else
+ * (no candidate does) the smallest R. */
 static gs_status_t pick_rows(const gs_csr_t *Ap, gs_idx_t R_fixed, gs_idx_t W, int reordered,
                              gs_idx_t *R_out, double *cost_out)
 {
   pkt_scratch_t s;
   pkt_stats_t ps;
   const gs_idx_t m = Ap->m;
-  const gs_idx_t Rlo = R_fixed > 0 ? R_fixed : GS_PKT_ROWS_AUTO_MIN;
-  const gs_idx_t Rhi = R_fixed > 0 ? R_fixed : GS_PKT_ROWS_AUTO_MAX;
-  const int64_t want0 = m == 0 ? 0 : ((int64_t)m - 1) / GS_PKT_ROWS_AUTO_MIN + 1;
-  const int64_t want = want0 < GS_PKT_MIN_PACKETS ? want0 : GS_PKT_MIN_PACKETS;
-  gs_idx_t best_R = Rlo;
-  double best = INFINITY, first = INFINITY;
-  GS_CHECK(scratch_alloc(&s, Ap->n, W, Rhi));
-  for (gs_idx_t R = Rlo; R <= Rhi; R *= 2) {
-    const int B = pkt_threads(R);
-    pkt_pass(Ap, R, W, B, reordered, &s, NULL, NULL, &ps);
+  gs_idx_t Rs[GS_PKT_MAX_CANDIDATES];
+  double costs[GS_PKT_MAX_CANDIDATES];
+  const int count = gs_pkt_candidates(m, R_fixed, Rs);
+  GS_CHECK(scratch_alloc(&s, Ap->n, W, Rs[count - 1]));
+  for (int k = 0; k < count; ++k) {
+    const gs_idx_t R = Rs[k];
+    pkt_pass(Ap, R, W, gs_pkt_threads(R), reordered, &s, NULL, NULL, &ps);
     const int64_t npk = m == 0 ? 0 : ((int64_t)m - 1) / R + 1;
-    const double c = pkt_cost(&ps, m, npk, reordered);
-    if (R == Rlo) first = c;
-    if (npk >= want && c < best) {
-      best = c;
-      best_R = R;
-    }
-    if (R >= m || R_fixed > 0) break; /* one packet already: larger R changes nothing */
+    costs[k] = pkt_cost(&ps, m, npk, reordered);
   }
   scratch_free(&s);
-  *R_out = best_R;
-  *cost_out = best < INFINITY ? best : first;
+  gs_pkt_choose(m, Rs, costs, count, R_out, cost_out);
+  return GS_SUCCESS;
+}
+
+gs_status_t gs_pkt_plan(gs_idx_t m, gs_idx_t n, int64_t nnz, const gs_spmv_cfg_t *cfg,
+                        gs_pkt_plan_t *pl)
+{
+  if (nnz > INT32_MAX)
+    return GS_ERROR(GS_ERR_UNSUPPORTED, "pkt: %lld entries, more than 2^31-1 (32-bit positions "
+                    "of the remainder)", (long long)nnz);
+  const double w = cfg->v[PKT_OPT_WINDOW], rows = cfg->v[PKT_OPT_ROWS];
+  const double packets = cfg->v[PKT_OPT_PACKETS], reorder = cfg->v[PKT_OPT_REORDER];
+  if (w < 0 || w > GS_PKT_WINDOW_MAX || w != floor(w) || rows < 0 || rows > GS_PKT_ROWS_MAX ||
+      rows != floor(rows) || packets < 0 || packets != floor(packets) || packets > INT32_MAX ||
+      (reorder != 0 && reorder != 1 && reorder != 2))
+    return GS_ERROR(GS_ERR_INVALID_ARG,
+                    "pkt: window must be 0 or 1-%d, rows 0 or 1-%d, packets an integer >= 0, "
+                    "reorder 0 (auto), 1 (rcm) or 2 (none) (window = %g, rows = %g, packets = "
+                    "%g, reorder = %g)",
+                    GS_PKT_WINDOW_MAX, GS_PKT_ROWS_MAX, w, rows, packets, reorder);
+  if (rows != 0 && packets != 0)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "pkt: give rows (%g) or packets (%g), not both", rows,
+                    packets);
+  const int square = m == n;
+  if (reorder == GS_PKT_REORDER_RCM && !square)
+    return GS_ERROR(GS_ERR_DIMENSION,
+                    "pkt: reorder=1 (RCM) needs a square matrix, this one is %d x %d (reorder=0 "
+                    "or 2 keeps its order)", (int)m, (int)n);
+  pl->W = w != 0 ? (gs_idx_t)w : GS_PKT_WINDOW_AUTO;
+  pl->R_fixed = (gs_idx_t)rows;
+  if (packets != 0) { /* ceil(m / packets), one row a packet when more packets than rows */
+    int64_t r = m == 0 ? 1 : ((int64_t)m + (int64_t)packets - 1) / (int64_t)packets;
+    if (r > GS_PKT_ROWS_MAX)
+      return GS_ERROR(GS_ERR_INVALID_ARG, "pkt: %g packets of %d rows are %lld rows a packet, "
+                      "more than %d", packets, (int)m, (long long)r, GS_PKT_ROWS_MAX);
+    pl->R_fixed = (gs_idx_t)r;
+  }
+  pl->try_given = reorder != GS_PKT_REORDER_RCM;
+  pl->try_rcm = square && m > 1 && reorder != GS_PKT_REORDER_NONE;
   return GS_SUCCESS;
 }
 
@@ -356,42 +423,14 @@ gs_status_t gs_pkt_build(gs_pkt_t **out, const gs_csr_t *A, const gs_spmv_cfg_t 
   if (!A || !cfg) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_pkt_build: NULL argument");
   if (A->m < 0 || A->n < 0 || A->nnz < 0)
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_pkt_build: negative size");
-  if (A->nnz > INT32_MAX)
-    return GS_ERROR(GS_ERR_UNSUPPORTED, "pkt: %lld entries, more than 2^31-1 (32-bit positions "
-                    "of the remainder)", (long long)A->nnz);
-  const double w = cfg->v[PKT_OPT_WINDOW], rows = cfg->v[PKT_OPT_ROWS];
-  const double packets = cfg->v[PKT_OPT_PACKETS], reorder = cfg->v[PKT_OPT_REORDER];
-  if (w < 0 || w > GS_PKT_WINDOW_MAX || w != floor(w) || rows < 0 || rows > GS_PKT_ROWS_MAX ||
-      rows != floor(rows) || packets < 0 || packets != floor(packets) || packets > INT32_MAX ||
-      (reorder != 0 && reorder != 1 && reorder != 2))
-    return GS_ERROR(GS_ERR_INVALID_ARG,
-                    "pkt: window must be 0 or 1-%d, rows 0 or 1-%d, packets an integer >= 0, "
-                    "reorder 0 (auto), 1 (rcm) or 2 (none) (window = %g, rows = %g, packets = "
-                    "%g, reorder = %g)",
-                    GS_PKT_WINDOW_MAX, GS_PKT_ROWS_MAX, w, rows, packets, reorder);
-  if (rows != 0 && packets != 0)
-    return GS_ERROR(GS_ERR_INVALID_ARG, "pkt: give rows (%g) or packets (%g), not both", rows,
-                    packets);
-  const int square = A->m == A->n;
-  if (reorder == GS_PKT_REORDER_RCM && !square)
-    return GS_ERROR(GS_ERR_DIMENSION,
-                    "pkt: reorder=1 (RCM) needs a square matrix, this one is %d x %d (reorder=0 "
-                    "or 2 keeps its order)", (int)A->m, (int)A->n);
-  const gs_idx_t W = w != 0 ? (gs_idx_t)w : GS_PKT_WINDOW_AUTO;
-  gs_idx_t R_fixed = (gs_idx_t)rows;
-  if (packets != 0) { /* ceil(m / packets), one row a packet when more packets than rows */
-    int64_t r = A->m == 0 ? 1 : ((int64_t)A->m + (int64_t)packets - 1) / (int64_t)packets;
-    if (r > GS_PKT_ROWS_MAX)
-      return GS_ERROR(GS_ERR_INVALID_ARG, "pkt: %g packets of %d rows are %lld rows a packet, "
-                      "more than %d", packets, (int)A->m, (long long)r, GS_PKT_ROWS_MAX);
-    R_fixed = (gs_idx_t)r;
-  }
+  gs_pkt_plan_t pl;
+  GS_CHECK(gs_pkt_plan(A->m, A->n, A->nnz, cfg, &pl));
+  const gs_idx_t W = pl.W, R_fixed = pl.R_fixed;
 
   /* the order: the given one, RCM, or the one the model prefers */
   gs_idx_t R0 = 0, R1 = 0;
   double c0 = INFINITY, c1 = INFINITY;
-  const int try_given = reorder != GS_PKT_REORDER_RCM;
-  const int try_rcm = square && A->m > 1 && reorder != GS_PKT_REORDER_NONE;
+  const int try_given = pl.try_given, try_rcm = pl.try_rcm;
   if (try_given) GS_TRY(pick_rows(A, R_fixed, W, 0, &R0, &c0));
   if (try_rcm) {
     rcm = malloc((size_t)A->m * sizeof *rcm);
@@ -411,7 +450,7 @@ gs_status_t gs_pkt_build(gs_pkt_t **out, const gs_csr_t *A, const gs_spmv_cfg_t 
   P->nnz = A->nnz;
   P->R = R;
   P->W = W;
-  P->B = pkt_threads(R);
+  P->B = gs_pkt_threads(R);
   P->npackets = A->m == 0 ? 0 : (gs_idx_t)(((int64_t)A->m - 1) / R + 1);
   P->reordered = use_rcm;
   if (use_rcm) {

@@ -55,6 +55,7 @@
 #include "spmv/device_util.cuh"
 #include "spmv/formats_kernels.h"
 #include "spmv/pkt.h"
+#include "spmv/pkt_devbuild.h"
 #include "spmv/spmv_impl.h"
 
 static __device__ __forceinline__ uint32_t ld_stream_word(const uint32_t *p)
@@ -195,17 +196,77 @@ static const gs_spmv_option_t pkt_options[] = {
      GS_OPTK_INT, 0, 0, 2},
     GS_SPMV_OPTION_END};
 
-static gs_status_t pkt_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_cfg_t *cfg,
-                               void **data, unsigned *caps)
+/* The dynamic shared memory of a packet block, 8 (widest window + R) bytes; past 48 KB the
+ * kernels get the opt-in limit, past the device's limit the layout is refused. */
+static gs_status_t pkt_shared(gs_context_t *ctx, pkt_data_t *d)
 {
-  *caps &= ~(unsigned)GS_SPMV_CAP_DETERMINISTIC_T; /* op T adds with atomics */
+  int optin = 0;
+  d->shared = ((size_t)d->max_cols + (size_t)d->R) * sizeof(double);
+  GS_CHECK(GS_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                                          ctx->device)));
+  if (d->shared > (size_t)optin)
+    return GS_ERROR(GS_ERR_UNSUPPORTED,
+                    "pkt: a packet needs %zu bytes of shared memory (window %d + rows %d "
+                    "doubles), the device allows %d a block: lower pkt.window or pkt.rows",
+                    d->shared, (int)d->max_cols, (int)d->R, optin);
+  if (d->shared > 48 * 1024) {
+    GS_CHECK(GS_CUDA(cudaFuncSetAttribute((const void *)pkt_spmv_kernel,
+                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          (int)d->shared)));
+    GS_CHECK(GS_CUDA(cudaFuncSetAttribute((const void *)pkt_spmv_t_kernel,
+                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          (int)d->shared)));
+  }
+  return GS_SUCCESS;
+}
+
+/* build=device: spmv/pkt_devbuild.cu builds the arrays, d takes them over. */
+static gs_status_t pkt_prepare_device(gs_context_t *ctx, gs_matrix_t *A,
+                                      const gs_spmv_cfg_t *cfg, pkt_data_t *d)
+{
+  gs_pkt_dev_t D;
+  double t0 = gs_wall_seconds();
+  GS_CHECK(gs_pkt_dev_build(ctx, A, cfg, &D));
+  d->build_ms = 1e3 * (gs_wall_seconds() - t0);
+  d->m = D.m;
+  d->n = D.n;
+  d->nnz = D.nnz;
+  d->R = D.R;
+  d->W = D.W;
+  d->B = D.B;
+  d->npackets = D.npackets;
+  d->max_cols = D.max_cols;
+  d->reordered = D.reordered;
+  d->slots = D.slots;
+  d->in_packets = D.in_packets;
+  d->long_moved = D.long_moved;
+  d->window_cols = D.window_cols;
+  d->bytes_n = D.bytes_n;
+  d->bytes_t = D.bytes_t;
+  d->d_ptr = D.d_ptr;
+  d->d_col0 = D.d_col0;
+  d->d_ncols = D.d_ncols;
+  d->d_idx = D.d_idx;
+  d->d_val = D.d_val;
+  d->d_perm = D.d_perm;
+  d->rem = D.rem;
+  d->has_rem = D.has_rem; /* d owns the arrays from here on (pkt_destroy frees them) */
+  if (d->npackets > 0)
+    d->bytes += ((size_t)d->npackets + 1) * sizeof(int64_t) +
+                2 * (size_t)d->npackets * sizeof(gs_idx_t);
+  if (d->slots > 0) d->bytes += (size_t)d->slots * (sizeof(uint32_t) + sizeof(double));
+  if (d->d_perm) d->bytes += (size_t)d->m * sizeof(gs_idx_t);
+  if (d->has_rem) d->bytes += d->rem.bytes;
+  GS_CHECK(pkt_shared(ctx, d));
+  return GS_SUCCESS;
+}
+
+/* build=host: gs_pkt_build on the host CSR, then the arrays uploaded. */
+static gs_status_t pkt_prepare_host(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_cfg_t *cfg,
+                                    pkt_data_t *d)
+{
   gs_status_t st = GS_SUCCESS;
   gs_pkt_t *P = NULL;
-  int optin = 0;
-  *data = NULL;
-  pkt_data_t *d = (pkt_data_t *)calloc(1, sizeof *d);
-  if (!d) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory preparing pkt");
-  d->ctx = ctx;
   double t0 = gs_wall_seconds();
   GS_TRY(gs_pkt_build(&P, gs_matrix_host(A), cfg));
   d->build_ms = 1e3 * (gs_wall_seconds() - t0);
@@ -225,22 +286,7 @@ static gs_status_t pkt_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_
   d->window_cols = P->window_cols;
   gs_pkt_bytes(P, &d->bytes_n, &d->bytes_t);
 
-  d->shared = ((size_t)P->max_cols + (size_t)P->R) * sizeof(double);
-  GS_TRY(GS_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
-                                        ctx->device)));
-  if (d->shared > (size_t)optin)
-    GS_FAIL(GS_ERR_UNSUPPORTED,
-            "pkt: a packet needs %zu bytes of shared memory (window %d + rows %d doubles), the "
-            "device allows %d a block: lower pkt.window or pkt.rows",
-            d->shared, (int)P->max_cols, (int)P->R, optin);
-  if (d->shared > 48 * 1024) {
-    GS_TRY(GS_CUDA(cudaFuncSetAttribute((const void *)pkt_spmv_kernel,
-                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        (int)d->shared)));
-    GS_TRY(GS_CUDA(cudaFuncSetAttribute((const void *)pkt_spmv_t_kernel,
-                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        (int)d->shared)));
-  }
+  GS_TRY(pkt_shared(ctx, d));
 
   if (P->npackets > 0) {
     GS_TRY(gs_upload(ctx, (void **)&d->d_ptr, P->slot_ptr,
@@ -270,12 +316,27 @@ static gs_status_t pkt_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_
     d->bytes += d->rem.bytes;
   }
   d->upload_ms = 1e3 * (gs_wall_seconds() - t0);
-  *data = d;
-  d = NULL;
 cleanup:
   gs_pkt_destroy(&P);
-  pkt_destroy(d);
   return st;
+}
+
+static gs_status_t pkt_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_cfg_t *cfg,
+                               void **data, unsigned *caps)
+{
+  *caps &= ~(unsigned)GS_SPMV_CAP_DETERMINISTIC_T; /* op T adds with atomics */
+  *data = NULL;
+  pkt_data_t *d = (pkt_data_t *)calloc(1, sizeof *d);
+  if (!d) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory preparing pkt");
+  d->ctx = ctx;
+  const gs_status_t st = gs_cfg_host_build(cfg) ? pkt_prepare_host(ctx, A, cfg, d)
+                                                : pkt_prepare_device(ctx, A, cfg, d);
+  if (st != GS_SUCCESS) {
+    pkt_destroy(d);
+    return st;
+  }
+  *data = d;
+  return GS_SUCCESS;
 }
 
 static unsigned pkt_grid(gs_idx_t npackets)
@@ -341,7 +402,8 @@ extern "C" const gs_spmv_ops_t gs_spmv_pkt_ops = {
     "pkt",
     "packets: RCM-ordered row blocks whose x window is staged in shared memory, the rest in a "
     "COO remainder (Bell & Garland, NVR-2008-004); T by atomics",
-    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT,
+    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_SHARED_CSR |
+        GS_SPMV_FLAG_DEVICE_BUILD,
     pkt_options,
     pkt_prepare,
     pkt_apply,
