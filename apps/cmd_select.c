@@ -53,7 +53,7 @@ static void print_thresholds(void)
 {
   const char *name, *help;
   double v;
-  printf("thresholds (spmv/auto_rule.c):\n");
+  printf("thresholds (select/rule.c):\n");
   for (int k = 0; gs_select_threshold(k, &name, &v, &help); ++k)
     printf("  %-15s %-10g %s\n", name, v, help);
 }

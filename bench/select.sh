@@ -5,7 +5,7 @@
 # measured stage, the latter twice: for $PRODUCTS products (default 1000, the library's default:
 # a whole solve, prepare counts) and for $ALSO_PRODUCTS (default 1000000: prepare amortised away,
 # the setting of the SpMV-speed targets), both from the same measured times. The data to
-# re-derive the thresholds of spmv/auto_rule.c from (bench/select_fit.py).
+# re-derive the thresholds of select/rule.c from (bench/select_fit.py).
 #
 #   bench/select.sh DIR [GPUSOLVE] [MIN_NNZ]      (defaults: build/apps/gpusolve, 10000)
 #

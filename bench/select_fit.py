@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/select_fit.py: the rule of the "auto" format (spmv/auto_rule.c) against measured data.
+"""bench/select_fit.py: the rule of the "auto" format (select/rule.c) against measured data.
 
     bench/select_fit.py JSON... [--c FILE] [--set NAME=VALUE]... [--cases OUT]
 
@@ -9,7 +9,7 @@ it prints the rule's row, its candidates, its first choice, the oracle (fastest 
 first choice's speed as a fraction of the oracle's, and whether a candidate is within 3 % of the
 oracle; then per row how many matrices it took, and the geomeans.
 
-The table (RULES and THRESHOLDS) is read from the C source (--c, default spmv/auto_rule.c), so a
+The table (RULES and THRESHOLDS) is read from the C source (--c, default select/rule.c), so a
 proposed table is a modified copy of that file, and --set overrides single thresholds. What is
 re-implemented here is the rest of gs_select_rule: the predicates (holds()), the filters
 (refuses(): max_fill 3 of the padded formats, ell_fill, registration = present in the JSON's

@@ -1,4 +1,4 @@
-/* spmv/auto.c: the "auto" format. The rule stage (spmv/auto_rule.c) names candidates; the pool
+/* select/auto.c: the "auto" format. The rule stage (select/rule.c) names candidates; the pool
  * adds every format that needs no layout of its own and every one built on the GPU; the
  * measured stage prepares and times the pool's candidates, light ones first, skipping one whose
  * predicted prepare plus the products at its byte-model bound cannot beat the best so far, and
@@ -33,8 +33,13 @@
 #include "gpusolve/select.h"
 #include "gpusolve/timer.h"
 #include "gpusolve/version.h"
-#include "spmv/auto_cache.h"
+#include "select/select_impl.h"
 #include "spmv/spmv_impl.h"
+
+const gs_selection_t *gs_spmv_selection(const gs_spmv_t *S)
+{
+  return gs_spmv_selection_mut((gs_spmv_t *)S);
+}
 
 void gs_select_opts_default(gs_select_opts_t *o)
 {

@@ -1,4 +1,4 @@
-/* spmv/bench.c: preparing and timing a backend (gs_spmv_create_timed, gs_spmv_time) and the
+/* select/bench.c: preparing and timing a backend (gs_spmv_create_timed, gs_spmv_time) and the
  * device's copy bandwidth, the one implementation behind `gpusolve spmv`, `gpusolve solve` and
  * the benchmark programs. Times are CUDA events on the context's stream, as DESIGN.md asks of
  * benchmarks (median of many runs after warm-up). */

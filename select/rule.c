@@ -1,4 +1,4 @@
-/* spmv/auto_rule.c: the rule stage of the "auto" format: the matrix's features in, a short ranked
+/* select/rule.c: the rule stage of the "auto" format: the matrix's features in, a short ranked
  * list of candidate backends out. Pure host code (no GPU), one table.
  *
  * Where it starts. Sedaghati, Ashari, Pouchet, Parthasarathy & Sadayappan, "Characterizing
@@ -40,7 +40,7 @@
 
 #include "core/error.h"
 #include "gpusolve/select.h"
-#include "spmv/auto_cache.h"
+#include "select/select_impl.h"
 #include "spmv/sell.h"
 #include "spmv/spmv_impl.h"
 

@@ -1,4 +1,4 @@
-/* spmv/auto_cache.h: the internals of the "auto" selection (spmv/auto.c, spmv/auto_rule.c), for
+/* select/select_impl.h: the internals of the "auto" selection (select/auto.c, select/rule.c), for
  * the library, the solvers and the host test suites (not installed): the cache of measured
  * times, and the pure host arithmetic of the decisions. Everything here runs without a GPU: the
  * GPU's name is a field of the key, so a test can ask for "another GPU". */
@@ -6,6 +6,7 @@
 #define GS_SPMV_AUTO_CACHE_H
 #include <stdint.h>
 #include "gpusolve/select.h"
+#include "gpusolve/spmv.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -71,6 +72,15 @@ double gs_select_prepare_estimate(unsigned flags, double nnz);
  *  still pay the prepare back (near convergence it cannot: the trying stops). */
 int gs_select_should_try(double spent_s, double tried_s, double prep_est, double remaining,
                          double t_cur, double t_bound);
+/** The staged "auto" selection's revision, called by a solver at a host check with the stream
+ *  idle, the iterations done, the products run so far and its forecast of the products left
+ *  (gs_select_remaining_products): may prepare and time one candidate of the pool (the spent-time
+ *  trigger of gs_select_should_try), and switches S to it (gs_spmv_take_backend) when
+ *  gs_select_worth_switching says so. *switched = 1 when S changed backend. A product that is
+ *  not a staged "auto" one is left alone (GS_SUCCESS). A failure to prepare or time a candidate
+ *  is recorded in the selection and is not an error of the solve. */
+gs_status_t gs_spmv_auto_revise(gs_spmv_t *S, long iterations, double products_done,
+                                double remaining_products, int *switched);
 /** Whether to switch to a candidate of known times (prepare_s: 0 when it is prepared already)
  *  from one taking t_cur: it must save more than its prepare over the remaining products, and
  *  be at least GS_SELECT_SWITCH_MARGIN faster (timing noise). */

@@ -12,7 +12,7 @@
 #include "gpusolve/timer.h"
 #include "precond/precond_impl.h"
 #include "solvers/solver_impl.h"
-#include "spmv/auto_cache.h"
+#include "select/select_impl.h"
 #include "spmv/spmv_impl.h"
 
 /* ---- names ----------------------------------------------------------------------------------- */
@@ -419,7 +419,7 @@ static gs_status_t one_iteration(gs_solver_t *s, gs_iteration_fn body, void *use
   return body(s, user, it);
 }
 
-/* At a check (stream idle): the staged "auto" product's revision (spmv/auto.c) with the products
+/* At a check (stream idle): the staged "auto" product's revision (select/auto.c) with the products
  * run so far and the products left by the residual's recent rate: over the last quarter of the
  * pass's iterations (at least GS_REVISE_MIN_IT), from the check points kept; a switch of backend
  * drops the graphs holding the old kernels (captured again at the next iteration). */

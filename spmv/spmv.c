@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "gpusolve/select.h"
 #include "spmv/common_kernels.h"
 #include "spmv/spmv_impl.h"
 
@@ -22,7 +21,7 @@ struct gs_spmv {
   unsigned caps;
   char who[64]; /* "backend 'dia'": the subject of apply's error messages */
   char describe[256];
-  gs_selection_t *sel; /* "auto": what was chosen and why (owned) */
+  struct gs_selection *sel; /* "auto": what was chosen and why (owned; select/auto.c) */
   unsigned generation; /* changes when a staged "auto" product takes another backend */
   gs_precision_t precision; /* chosen at prepare (the option string's precision) */
 };
@@ -336,7 +335,9 @@ gs_status_t gs_spmv_create(gs_spmv_t **out, gs_context_t *ctx, gs_matrix_t *A, c
   if (gs_matrix_context(A) != ctx)
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_spmv_create: the matrix was created on another "
                     "context");
-  if (name && !strcmp(name, "auto")) return gs_spmv_create_auto(out, ctx, A, options, NULL);
+  if (name && !strcmp(name, "auto")) /* the selection is a layer above the backends */
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_spmv_create: 'auto' is not a backend: the automatic "
+                    "selection is gs_spmv_create_auto (gpusolve/select.h)");
   int i = gs_spmv_backend_find(name);
   if (i < 0) return unknown_backend(name);
   memset(&cfg, 0, sizeof cfg);
@@ -383,15 +384,14 @@ void gs_spmv_destroy(gs_spmv_t **S)
 
 unsigned gs_spmv_caps(const gs_spmv_t *S) { return S ? S->caps : 0u; }
 
-void gs_spmv_attach_selection(gs_spmv_t *S, gs_selection_t *sel)
+void gs_spmv_attach_selection(gs_spmv_t *S, struct gs_selection *sel)
 {
   free(S->sel);
   S->sel = sel;
 }
 
-const gs_selection_t *gs_spmv_selection(const gs_spmv_t *S) { return S ? S->sel : NULL; }
 
-gs_selection_t *gs_spmv_selection_mut(gs_spmv_t *S) { return S ? S->sel : NULL; }
+struct gs_selection *gs_spmv_selection_mut(gs_spmv_t *S) { return S ? S->sel : NULL; }
 
 unsigned gs_spmv_generation(const gs_spmv_t *S) { return S ? S->generation : 0u; }
 

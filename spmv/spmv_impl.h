@@ -126,7 +126,7 @@ gs_status_t gs_spmv_dispatch(gs_spmv_t *S, gs_op_t op, double alpha, const doubl
 gs_status_t gs_spmv_option_resolve(int b, const char *options, const char *key, double *value,
                                    int *has);
 
-/** Hands a selection record (malloc'd) to S, which frees it (spmv/auto.c). */
+/** Hands a selection record (malloc'd) to S, which frees it (select/auto.c). */
 struct gs_selection;
 void gs_spmv_attach_selection(gs_spmv_t *S, struct gs_selection *sel);
 struct gs_selection *gs_spmv_selection_mut(gs_spmv_t *S);
@@ -138,16 +138,6 @@ struct gs_selection *gs_spmv_selection_mut(gs_spmv_t *S);
 gs_status_t gs_spmv_take_backend(gs_spmv_t *S, gs_spmv_t **from);
 /** Changes each time S takes another backend (0 for a product that never did). */
 unsigned gs_spmv_generation(const gs_spmv_t *S);
-
-/** The staged "auto" selection's revision, called by a solver at a host check with the stream
- *  idle, the iterations done, the products run so far and its forecast of the products left
- *  (gs_select_remaining_products): may prepare and time one candidate of the pool (the spent-time
- *  trigger of gs_select_should_try), and switches S to it (gs_spmv_take_backend) when
- *  gs_select_worth_switching says so. *switched = 1 when S changed backend. A product that is
- *  not a staged "auto" one is left alone (GS_SUCCESS). A failure to prepare or time a candidate
- *  is recorded in the selection and is not an error of the solve. */
-gs_status_t gs_spmv_auto_revise(gs_spmv_t *S, long iterations, double products_done,
-                                double remaining_products, int *switched);
 
 /** GS_ERR_UNSUPPORTED, naming `who`, when the option string asks some backend for
  *  precision=float: for the callers that apply double vectors through whatever backend the

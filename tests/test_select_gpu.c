@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "spmv/auto_cache.h"
+#include "select/select_impl.h"
 #include "spmv/spmv_impl.h"
 #include "tests/testutil.h"
 
@@ -165,7 +165,7 @@ static void test_paths(void)
   gs_select_opts_default(&so);
   so.cache_dir = cache;
 
-  /* gs_spmv_create(..., "auto") with the defaults: the user's cache, so here with no cache */
+  /* gs_spmv_create_auto with the defaults: the user's cache, so here with no cache */
   so.use_cache = 0;
   CU_ASSERT_FATAL(gs_spmv_create_auto(&S, ctx, A, NULL, &so) == GS_SUCCESS);
   CU_ASSERT_EQUAL(gs_spmv_selection(S)->cache, GS_SELECT_CACHE_OFF);

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "spmv/auto_cache.h"
+#include "select/select_impl.h"
 #include "gpusolve/spmv.h"
 #include "tests/testutil.h"
 
@@ -388,7 +388,7 @@ static void fill_times(gs_selection_t *sel, const gs_select_rule_t *r, uint64_t 
   }
 }
 
-/* The staged selection's arithmetic (spmv/auto_cache.h): the products left from the residual's
+/* The staged selection's arithmetic (select/select_impl.h): the products left from the residual's
  * recent rate, the prepare model and the decisions, on random inputs. */
 static void test_staged(void)
 {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/testhooks.h"
+#include "gpusolve/select.h"
 #include "tests/testutil.h"
 
 static gs_context_t *ctx;
@@ -976,9 +977,14 @@ static void test_float_precision(void)
   gs_csr_destroy(&A);
   CU_ASSERT_FATAL(gs_gen_laplace(&A, 20, 20, 1, 5) == GS_SUCCESS);
   CU_ASSERT_FATAL(gs_matrix_create(&M, ctx, A) == GS_SUCCESS);
-  CU_ASSERT_EQUAL(gs_spmv_create(&S, ctx, M, "auto", "precision=float"), GS_ERR_UNSUPPORTED);
+  CU_ASSERT_EQUAL(gs_spmv_create_auto(&S, ctx, M, "precision=float", NULL), GS_ERR_UNSUPPORTED);
   CU_ASSERT(strstr(gs_last_error(), "float") != NULL);
-  CU_ASSERT_EQUAL(gs_spmv_create(&S, ctx, M, "auto", "ell.precision=float"), GS_ERR_UNSUPPORTED);
+  CU_ASSERT_EQUAL(gs_spmv_create_auto(&S, ctx, M, "ell.precision=float", NULL),
+                  GS_ERR_UNSUPPORTED);
+  CU_ASSERT_PTR_NULL(S);
+  /* the selection is a layer above the dispatcher: "auto" is no backend of gs_spmv_create */
+  CU_ASSERT_EQUAL(gs_spmv_create(&S, ctx, M, "auto", NULL), GS_ERR_INVALID_ARG);
+  CU_ASSERT(strstr(gs_last_error(), "gs_spmv_create_auto") != NULL);
   CU_ASSERT_PTR_NULL(S);
   CU_ASSERT_FATAL(gs_spmv_create(&S, ctx, M, "csr-vector", "precision=float") == GS_SUCCESS);
   double *d_b = NULL;

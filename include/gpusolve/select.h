@@ -1,6 +1,6 @@
 /* gpusolve/select.h: automatic SpMV format selection (the "auto" format): a rule stage that maps
  * a matrix's features to a short ranked list of candidate backends (Sedaghati et al., PPAA 2015,
- * re-derived for our backends: spmv/auto_rule.c holds the table), then a measured stage that
+ * re-derived for our backends: select/rule.c holds the table), then a measured stage that
  * prepares each candidate, times a few products and keeps the one that minimises
  *   prepare + expected_products * t_spmv,
  * remembered in a small cache ($XDG_CACHE_HOME/gpusolve/, else ~/.cache/gpusolve/). */
