@@ -1,8 +1,9 @@
 /* spmv/bccoo_kernels.cu: the `bcoo` and `bccoo` backends, balanced COO and balanced compressed
  * COO with a value look-up table (Aliaga, Anzt, Quintana-Ortí, Tomás & Tsai, Euro-Par 2020
- * Workshops; "the paper" below). The layout (spmv/bccoo.h) is built on the host
- * (spmv/bccoo_build.c) and uploaded; both backends run the same kernels, `bcoo` instantiated for
- * its one uncompressed encoding, `bccoo` dispatching per chunk.
+ * Workshops; "the paper" below). The layout (spmv/bccoo.h) is built on the GPU from the shared
+ * device CSR (spmv/bccoo_devbuild.cu), or with build=host by the host builder
+ * (spmv/bccoo_build.c, the reference: the same bytes) and uploaded; both backends run the same
+ * kernels, `bcoo` instantiated for its one uncompressed encoding, `bccoo` dispatching per chunk.
  *
  * Work division (section 2.1): one block of B = 256 threads per chunk of B*K entries, thread t
  * its K consecutive entries, which lie in one row (rows padded to a multiple of K, empty rows to
@@ -68,6 +69,7 @@
 
 #include "core/error.h"
 #include "spmv/bccoo.h"
+#include "spmv/bccoo_devbuild.h"
 #include "spmv/common_kernels.h"
 #include "spmv/device_util.cuh"
 #include "spmv/spmv_impl.h"
@@ -490,11 +492,23 @@ static gs_status_t prepare_common(gs_context_t *ctx, gs_matrix_t *A, const gs_sp
 {
   gs_status_t st = GS_SUCCESS;
   gs_bccoo_t *L = NULL;
+  int device_built = 0;
   const gs_bccoo_opts_t o = opts_of(cfg, compressed);
   bccoo_data_t *d = (bccoo_data_t *)calloc(1, sizeof *d);
   if (!d) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory preparing bccoo");
   d->ctx = ctx;
-  GS_TRY(gs_bccoo_build(&L, gs_matrix_host(A), &o));
+  if (!gs_cfg_host_build(cfg)) { /* the layout built on the GPU (spmv/bccoo_devbuild.cu) */
+    gs_dcsr_t dcsr;
+    int fallback = 0;
+    GS_TRY(gs_matrix_device_csr(A, &dcsr));
+    L = (gs_bccoo_t *)calloc(1, sizeof *L);
+    if (!L) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory preparing bccoo");
+    GS_TRY(gs_bccoo_build_device(ctx, &dcsr, &o, L, (gs_bccoo_chunk_t **)&d->d_chunk,
+                                 &d->d_blob, &fallback));
+    if (fallback) gs_bccoo_destroy(&L); /* too many candidate values: the host's table */
+    else device_built = 1;
+  }
+  if (!L) GS_TRY(gs_bccoo_build(&L, gs_matrix_host(A), &o));
   d->m = L->m;
   d->n = L->n;
   d->K = L->K;
@@ -507,9 +521,11 @@ static gs_status_t prepare_common(gs_context_t *ctx, gs_matrix_t *A, const gs_sp
   d->lut_size = L->lut_size;
   d->device_bytes = gs_bccoo_device_bytes(L);
   if (L->nchunks > 0) {
-    GS_TRY(gs_upload(ctx, (void **)&d->d_chunk, L->chunk,
-                     (size_t)L->nchunks * sizeof(gs_bccoo_chunk_t), "bccoo chunk records"));
-    GS_TRY(gs_upload(ctx, (void **)&d->d_blob, L->blob, L->blob_bytes, "bccoo blobs"));
+    if (!device_built) {
+      GS_TRY(gs_upload(ctx, (void **)&d->d_chunk, L->chunk,
+                       (size_t)L->nchunks * sizeof(gs_bccoo_chunk_t), "bccoo chunk records"));
+      GS_TRY(gs_upload(ctx, (void **)&d->d_blob, L->blob, L->blob_bytes, "bccoo blobs"));
+    }
     const size_t vec = L->fl ? sizeof(float) : sizeof(double); /* table and carries */
     if (L->lut_size > 0 && !L->fl) {
       GS_TRY(gs_upload(ctx, &d->d_lut, L->lut, sizeof L->lut, "bccoo look-up table"));
@@ -533,7 +549,8 @@ static gs_status_t prepare_common(gs_context_t *ctx, gs_matrix_t *A, const gs_sp
   gs_bccoo_describe(L, d->describe, sizeof d->describe);
   {
     const size_t w = strlen(d->describe);
-    snprintf(d->describe + w, sizeof d->describe - w, "; %u persistent blocks", d->grid);
+    snprintf(d->describe + w, sizeof d->describe - w, "; %u persistent blocks%s", d->grid,
+             device_built ? "; built on the device" : "");
   }
   /* op N sums in a fixed order (carries, no atomics); op T adds with atomics. */
   *caps &= ~(unsigned)GS_SPMV_CAP_DETERMINISTIC_T;
@@ -603,7 +620,8 @@ extern "C" const gs_spmv_ops_t gs_spmv_bcoo_ops = {
     GS_SPMV_OPS_VERSION, "bcoo",
     "balanced COO: chunks of 256 x K entries, one row per thread, block segmented scan "
     "(Aliaga et al., Euro-Par 2020 W, 2.1-2.2); T by atomics",
-    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_MIXED | GS_SPMV_FLAG_FLOAT,
+    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_MIXED | GS_SPMV_FLAG_FLOAT |
+        GS_SPMV_FLAG_SHARED_CSR | GS_SPMV_FLAG_DEVICE_BUILD,
     bcoo_options, bcoo_prepare, bccoo_apply,
     bccoo_memory, bccoo_destroy, bcoo_host_apply, bccoo_describe, bccoo_apply_f32};
 
@@ -611,6 +629,7 @@ extern "C" const gs_spmv_ops_t gs_spmv_bccoo_ops = {
     GS_SPMV_OPS_VERSION, "bccoo",
     "balanced compressed COO: per-chunk 8-bit rows, 8/16/32-bit columns, 1-byte value table "
     "indices or float/double values (Aliaga et al., Euro-Par 2020 W, 2.3); T by atomics",
-    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_MIXED | GS_SPMV_FLAG_FLOAT,
+    GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_MIXED | GS_SPMV_FLAG_FLOAT |
+        GS_SPMV_FLAG_SHARED_CSR | GS_SPMV_FLAG_DEVICE_BUILD,
     bccoo_options, bccoo_prepare,
     bccoo_apply, bccoo_memory, bccoo_destroy, bccoo_host_apply, bccoo_describe, bccoo_apply_f32};
