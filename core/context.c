@@ -181,6 +181,7 @@ void gs_context_destroy(gs_context_t **ctx)
   if (c->cusparse) cusparseDestroy(c->cusparse);
   if (c->cublas) cublasDestroy(c->cublas);
   if (c->stream) cudaStreamDestroy(c->stream);
+  if (c->stage) cudaFreeHost(c->stage);
   gs_memtab_fini(&c->mem);
   free(c);
   *ctx = NULL;
@@ -192,6 +193,50 @@ gs_status_t gs_context_activate(const gs_context_t *ctx)
   if (cudaGetDevice(&cur) == cudaSuccess && cur == ctx->device) return GS_SUCCESS;
   (void)cudaGetLastError();
   return GS_CUDA(cudaSetDevice(ctx->device));
+}
+
+/* One buffer a context, kept between uploads: pinning costs about as much per byte as the copy
+ * it speeds up, so a buffer allocated for each upload would give back much of the gain. Grown
+ * (never shrunk) to the largest request; the holder flag lends it to one upload at a time, and
+ * the pinning itself runs outside the allocator's lock. */
+void *gs_context_staging_acquire(gs_context_t *ctx, size_t want, size_t *got)
+{
+  *got = 0;
+  if (!ctx || !want || !ctx->mem.lock_ok) return NULL;
+  pthread_mutex_lock(&ctx->mem.lock);
+  const int busy = ctx->stage_busy;
+  ctx->stage_busy = 1;
+  void *buf = ctx->stage;
+  size_t have = ctx->stage_bytes;
+  pthread_mutex_unlock(&ctx->mem.lock);
+  if (busy) return NULL;
+  if (have < want) {
+    if (buf) cudaFreeHost(buf);
+    buf = NULL;
+    have = 0;
+    if (gs_context_activate(ctx) == GS_SUCCESS &&
+        cudaHostAlloc(&buf, want, cudaHostAllocPortable) == cudaSuccess) {
+      have = want;
+    } else {
+      (void)cudaGetLastError();
+      buf = NULL;
+    }
+    pthread_mutex_lock(&ctx->mem.lock);
+    ctx->stage = buf;
+    ctx->stage_bytes = have;
+    if (!buf) ctx->stage_busy = 0;
+    pthread_mutex_unlock(&ctx->mem.lock);
+  }
+  *got = have;
+  return buf;
+}
+
+void gs_context_staging_release(gs_context_t *ctx)
+{
+  if (!ctx || !ctx->mem.lock_ok) return;
+  pthread_mutex_lock(&ctx->mem.lock);
+  ctx->stage_busy = 0;
+  pthread_mutex_unlock(&ctx->mem.lock);
 }
 
 int gs_context_device(const gs_context_t *ctx) { return ctx ? ctx->device : -1; }

@@ -39,6 +39,14 @@ void gs_memtab_fini(gs_memtab_t *M);
  *  on device 1 work from a thread whose current device is 0. */
 gs_status_t gs_context_activate(const gs_context_t *ctx);
 
+/** Lends ctx's pinned host staging buffer (for chunked host->device uploads, spmv/matrix.c),
+ *  grown to at least `want` bytes: *got is its size. NULL when another caller holds it, or when
+ *  the pinned allocation fails (the caller copies from pageable memory then). The buffer stays
+ *  with the context for the next upload, freed by gs_context_destroy; give it back with
+ *  gs_context_staging_release once every copy from it has completed. */
+void *gs_context_staging_acquire(gs_context_t *ctx, size_t want, size_t *got);
+void gs_context_staging_release(gs_context_t *ctx);
+
 #ifdef __cplusplus
 }
 #endif
@@ -57,6 +65,10 @@ struct gs_context {
   int test_vecops; /* test hook (core/testhooks.h): solvers set up on it take the vector table's
                       path (1: with its optional slots, 2: without) */
   int test_persist_per_sm; /* test hook: blocks an SM of the persistent kernels (0: the rule) */
+  /* pinned staging buffer of the uploads (gs_context_staging_acquire), guarded by mem.lock */
+  void *stage;
+  size_t stage_bytes;
+  int stage_busy;
 };
 
 #endif
