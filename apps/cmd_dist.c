@@ -28,9 +28,10 @@ static const char *solve_usage =
     "                         matrix and prints (needs a build with MPI)\n"
     "  --transport T          auto (default: nccl when built with it), nccl, host (stages through\n"
     "                         host memory; lets a GPU repeat in LIST, for testing)\n"
-    "  --format NAME          SpMV backend of each rank's diagonal block (default csr-vector)\n"
+    "  --format NAME          SpMV backend of each rank's diagonal block (default auto: each\n"
+    "                         rank selects for its own block; the ranks table names the choice)\n"
     "  --off-format NAME      backend of the off-diagonal (halo) blocks (default: the same,\n"
-    "                         coo where it refuses the block)\n"
+    "                         csr-vector under auto, coo where it refuses the block)\n"
     "  --spmv-opt K=V         option of the diagonal blocks' backend (repeatable)\n"
     "  --reorder rcm|none     reverse Cuthill-McKee before partitioning (smaller halos)\n"
     "  --solver NAME          cg, pipecg, bicgstab, gmres or auto (default)\n"
@@ -228,9 +229,9 @@ static int parse(int argc, char **argv, dargs_t *a, int solve)
       a->stencil != 9)
     return cli_fail(CLI_BAD_INPUT, "invalid value '%ld' for --stencil (3, 5, 7, 9 or 27)",
                     a->stencil);
-  if (!strcmp(a->mo.format, "auto") || gs_spmv_backend_find(a->mo.format) < 0)
-    return cli_fail(CLI_BAD_INPUT, "unknown SpMV format '%s' for --gpus (name a backend: "
-                    "'gpusolve spmv --list'; auto is not distributed)", a->mo.format);
+  if (strcmp(a->mo.format, "auto") != 0 && gs_spmv_backend_find(a->mo.format) < 0)
+    return cli_fail(CLI_BAD_INPUT, "unknown SpMV format '%s' for --gpus (name a backend of "
+                    "'gpusolve spmv --list', or auto)", a->mo.format);
   if (a->mo.off_format && gs_spmv_backend_find(a->mo.off_format) < 0)
     return cli_fail(CLI_BAD_INPUT, "unknown SpMV format '%s' for --off-format",
                     a->mo.off_format);
@@ -286,10 +287,23 @@ static int load(const dargs_t *a, gs_csr_t **H, char *label, size_t len)
   return agree(a, cli_job_bcast_csr(a->job, H));
 }
 
+/* The one-GPU product of --compare and of the spmv check: the backend named, or under auto the
+ * selection for the whole matrix on that GPU (the ranks' choices may differ from it and from
+ * each other, each being made for its own block). */
+static gs_status_t one_gpu_spmv(gs_spmv_t **S, gs_context_t *ctx, gs_matrix_t *M,
+                                const char *format, const char *options)
+{
+  if (strcmp(format, "auto") != 0) return gs_spmv_create(S, ctx, M, format, options);
+  gs_select_opts_t so;
+  gs_select_opts_default(&so);
+  return gs_spmv_create_auto(S, ctx, M, options, &so);
+}
+
 /* What print_parts shows of a rank, gathered to rank 0 in a job of processes. */
 typedef struct {
   long long rows, nnz_diag, nnz_off, off_rows, nhalo, nsend;
   int neighbours, device, ok, pad;
+  double select_s; /* the diagonal block's selection (format auto), 0 for a named format */
   char diag_format[32], off_format[32];
 } part_line_t;
 
@@ -305,7 +319,7 @@ static void print_parts(const dargs_t *a, const gs_dist_matrix_t *A, gs_dist_t *
     gs_context_t *ctx = gs_dist_context(D, r);
     if (!ctx || gs_dist_matrix_part(A, r, &p) != GS_SUCCESS) continue; /* another process's */
     L[r] = (part_line_t){p.rows, p.nnz_diag, p.nnz_off, p.off_rows, p.nhalo, p.nsend,
-                         p.neighbours, gs_context_device(ctx), 1, 0, "", ""};
+                         p.neighbours, gs_context_device(ctx), 1, 0, p.diag_select_s, "", ""};
     snprintf(L[r].diag_format, sizeof L[r].diag_format, "%s", p.diag_format);
     snprintf(L[r].off_format, sizeof L[r].off_format, "%s", p.off_format);
   }
@@ -334,9 +348,11 @@ static void print_part_lines(const dargs_t *a, const gs_dist_matrix_t *A, gs_dis
   for (int r = 0; r < gs_dist_ranks(D); ++r) {
     const part_line_t *p = &L[r];
     if (!p->ok) continue;
-    printf("  %4d %3d %10lld %11lld %11lld %9lld %9lld %9lld %5d  %s%s%s\n", r, p->device,
+    char chose[48] = "";
+    if (p->select_s > 0.0) snprintf(chose, sizeof chose, " (auto, %.1f ms)", 1e3 * p->select_s);
+    printf("  %4d %3d %10lld %11lld %11lld %9lld %9lld %9lld %5d  %s%s%s%s\n", r, p->device,
            p->rows, p->nnz_diag, p->nnz_off, p->off_rows, p->nhalo, p->nsend, p->neighbours,
-           p->diag_format, *p->off_format ? " + " : "", p->off_format);
+           p->diag_format, chose, *p->off_format ? " + " : "", p->off_format);
   }
 }
 
@@ -444,9 +460,10 @@ int cmd_spmv_dist(int argc, char **argv)
     const double err = gs_spmv_rel_error(H, GS_OP_N, 1.0, x, 0.0, NULL, y);
     /* one GPU, the same backend, on rank 0's device */
     double diff = -1.0;
+    char one_fmt[32] = "";
     ctx = gs_dist_context(D, gs_dist_process_rank(D) < 0 ? 0 : gs_dist_process_rank(D));
     if ((st = gs_matrix_create(&M1, ctx, H)) == GS_SUCCESS &&
-        (st = gs_spmv_create(&S1, ctx, M1, a.mo.format, a.spmv_opts)) == GS_SUCCESS &&
+        (st = one_gpu_spmv(&S1, ctx, M1, a.mo.format, a.spmv_opts)) == GS_SUCCESS &&
         (st = gs_dmalloc(ctx, (void **)&d_x, (size_t)n * 8, "x")) == GS_SUCCESS &&
         (st = gs_dmalloc(ctx, (void **)&d_y, (size_t)n * 8, "y")) == GS_SUCCESS &&
         (st = gs_copy_to_device(ctx, d_x, x, (size_t)n * 8)) == GS_SUCCESS &&
@@ -458,6 +475,7 @@ int cmd_spmv_dist(int argc, char **argv)
         den = fmax(den, fabs(y1[i]));
       }
       diff = den > 0.0 ? num / den : num;
+      snprintf(one_fmt, sizeof one_fmt, "%s", gs_spmv_name(S1));
     } else {
       printf("one GPU  %s could not be prepared on one GPU: %s\n", a.mo.format, gs_last_error());
     }
@@ -476,7 +494,8 @@ int cmd_spmv_dist(int argc, char **argv)
     ok = err >= 0.0 && err <= bound;
     printf("check    max |y - y_host| / max(|A||x|) = %.3g, bound %.3g (%s)", err, bound,
            ok ? "ok" : "FAILED");
-    if (diff >= 0.0) printf(", max |y - y_1gpu| / max |y_1gpu| = %.3g", diff);
+    if (diff >= 0.0)
+      printf(", max |y - y_1gpu| / max |y_1gpu| = %.3g (one GPU: %s)", diff, one_fmt);
     printf("\n");
   }
   gs_dist_spmv_timing_t t;
@@ -578,13 +597,15 @@ static void compare_one_gpu(const dargs_t *a, gs_dist_t *D, const gs_csr_t *H, c
   const size_t bytes = (size_t)n * sizeof(double);
   gs_status_t st;
   if ((st = gs_matrix_create(&M1, ctx, H)) == GS_SUCCESS &&
-      (st = gs_spmv_create(&S1, ctx, M1, a->mo.format, a->spmv_opts)) == GS_SUCCESS &&
+      (st = one_gpu_spmv(&S1, ctx, M1, a->mo.format, a->spmv_opts)) == GS_SUCCESS &&
       (!strcmp(a->pc, "none") || (st = gs_precond_create(&P1, ctx, M1, a->pc)) == GS_SUCCESS) &&
       (st = gs_dmalloc(ctx, (void **)&d_b, bytes, "b")) == GS_SUCCESS &&
       (st = gs_dmalloc(ctx, (void **)&d_x, bytes, "x")) == GS_SUCCESS &&
       (st = gs_copy_to_device(ctx, d_b, b, bytes)) == GS_SUCCESS &&
       (st = gs_solve(ctx, &o, S1, P1, d_b, d_x, &s1)) == GS_SUCCESS) {
     print_result("1 GPU", &s1, -1.0);
+    if (!strcmp(a->mo.format, "auto"))
+      printf("1 GPU    format %s (auto for the whole matrix)\n", gs_spmv_name(S1));
     double t1 = s1.iterations ? s1.seconds_total / s1.iterations : 0.0;
     double tn = s->iterations ? s->seconds_total / s->iterations : 0.0;
     if (a->steady) {

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "dist/dist_impl.h"
+#include "gpusolve/select.h"
 #include "spmv/common_kernels.h"
 #include "spmv/spmv_impl.h"
 
@@ -15,7 +16,7 @@ void gs_dist_matrix_opts_default(gs_dist_matrix_opts_t *o)
 {
   if (!o) return;
   memset(o, 0, sizeof *o);
-  o->format = "csr-vector";
+  o->format = "auto";
   o->options = "";
 }
 
@@ -138,10 +139,28 @@ typedef struct {
   gs_status_t lists;         /* rank 0's gs_dist_send_lists */
 } build_t;
 
+static int is_auto(const char *format) { return !strcmp(format, "auto"); }
+
+/* The diagonal block: the backend named, or "auto": each rank selects for its own block on its
+ * own GPU (gs_spmv_create_auto, measuring the candidates for the default number of products),
+ * so ranks whose blocks differ may choose differently; gs_dist_matrix_part names the choice. */
+static gs_status_t prepare_diag(gs_dist_part_t *P, const gs_dist_matrix_opts_t *o)
+{
+  gs_context_t *ctx = P->R->ctx;
+  if (!is_auto(o->format)) return gs_spmv_create(&P->Sd, ctx, P->Md, o->format, o->options);
+  gs_select_opts_t so;
+  gs_select_opts_default(&so);
+  return gs_spmv_create_auto(&P->Sd, ctx, P->Md, o->options, &so);
+}
+
+/* The off-diagonal block: off_format, else the diagonal block's backend; under "auto" it keeps
+ * csr-vector (the compressed halo rows are few and short: a selection there would cost more than
+ * it could win), and coo takes it where the named one refuses its mostly empty rows. */
 static gs_status_t prepare_off(gs_dist_part_t *P, const gs_dist_matrix_opts_t *o)
 {
   gs_context_t *ctx = P->R->ctx;
-  const char *fmt = o->off_format ? o->off_format : o->format;
+  const char *fmt = o->off_format ? o->off_format
+                                  : is_auto(o->format) ? "csr-vector" : o->format;
   const char *opt = o->off_format ? "" : o->options;
   gs_status_t st = gs_spmv_create(&P->So, ctx, P->Mo, fmt, opt);
   if (st != GS_SUCCESS && !o->off_format && strcmp(fmt, "coo") != 0 &&
@@ -215,7 +234,7 @@ static gs_status_t build_rank(gs_dist_rank_t *R, void *user)
     for (int q = 0; q < n; ++q) P->neighbours += counts(P->send_off, q) + counts(P->recv_off, q) > 0;
   }
   if (st == GS_SUCCESS) st = gs_matrix_create(&P->Md, ctx, blk->diag);
-  if (st == GS_SUCCESS) st = gs_spmv_create(&P->Sd, ctx, P->Md, b->o->format, b->o->options);
+  if (st == GS_SUCCESS) st = prepare_diag(P, b->o);
   gs_csr_t *Oc = NULL;
   gs_idx_t *off_rows = NULL;
   if (st == GS_SUCCESS && P->nhalo > 0) st = compress_off(blk->off, &Oc, &off_rows, &P->noff);
@@ -314,11 +333,11 @@ gs_status_t gs_dist_matrix_create(gs_dist_matrix_t **Ap, gs_dist_t *D, const gs_
   if (!D || !csr) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_dist_matrix_create: NULL argument");
   if (opts) o = *opts;
   else gs_dist_matrix_opts_default(&o);
-  if (!o.format) o.format = "csr-vector";
+  if (!o.format) o.format = "auto";
   if (!o.options) o.options = "";
-  if (!strcmp(o.format, "auto") || gs_spmv_backend_find(o.format) < 0)
+  if (!is_auto(o.format) && gs_spmv_backend_find(o.format) < 0)
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_dist_matrix_create: '%s' is not a backend of this "
-                    "build (name one: the distributed matrix does not select)", o.format);
+                    "build (name one, or auto)", o.format);
   if (o.off_format && gs_spmv_backend_find(o.off_format) < 0)
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_dist_matrix_create: unknown backend '%s' for the "
                     "off-diagonal blocks", o.off_format);
@@ -395,6 +414,8 @@ gs_status_t gs_dist_matrix_part(const gs_dist_matrix_t *A, int r, gs_dist_part_i
   out->diag_format = P->Sd ? gs_spmv_name(P->Sd) : "";
   out->off_format = P->So ? gs_spmv_name(P->So) : "";
   out->device_bytes = P->bytes;
+  const gs_selection_t *sel = P->Sd ? gs_spmv_selection(P->Sd) : NULL;
+  out->diag_select_s = sel ? sel->seconds : 0.0;
   return GS_SUCCESS;
 }
 

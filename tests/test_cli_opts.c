@@ -89,7 +89,6 @@ static void test_dist_bad_options(void)
   expect_bad_option("solve --gpus 0", "--gpus"); /* a count of 0 */
   expect_bad_option("solve --gpus 65", "--gpus"); /* more ranks than GS_DIST_MAX_RANKS */
   expect_bad_option("solve --gpus 2 --transport pigeon", "pigeon");
-  expect_bad_option("solve --gpus 2 --format auto", "auto");
   expect_bad_option("solve --gpus 2 --format nosuch", "nosuch");
   expect_bad_option("solve --gpus 2 --off-format nosuch", "nosuch");
   expect_bad_option("solve --gpus 2 --reorder amd", "amd");

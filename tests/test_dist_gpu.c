@@ -354,8 +354,6 @@ static void test_refusals(void)
   CU_ASSERT_EQUAL(gs_dist_matrix_create(&A, D, tiny, NULL), GS_ERR_DIMENSION);
   gs_dist_matrix_opts_t o;
   gs_dist_matrix_opts_default(&o);
-  o.format = "auto";
-  CU_ASSERT_EQUAL(gs_dist_matrix_create(&A, D, H, &o), GS_ERR_INVALID_ARG);
   o.format = "no-such";
   CU_ASSERT_EQUAL(gs_dist_matrix_create(&A, D, H, &o), GS_ERR_INVALID_ARG);
   CU_ASSERT(A == NULL);

@@ -105,9 +105,11 @@ typedef struct gs_dist_matrix gs_dist_matrix_t;
 
 /** Options of a distributed matrix (gs_dist_matrix_opts_default gives these defaults). */
 typedef struct gs_dist_matrix_opts {
-  const char *format;     /* SpMV backend of the diagonal blocks ("csr-vector"); not "auto" */
+  const char *format;     /* SpMV backend of the diagonal blocks; "auto" (the default): each
+                             rank selects for its own block (gs_spmv_create_auto) */
   const char *options;    /* its options string ("") */
-  const char *off_format; /* backend of the off-diagonal blocks; NULL: the same as `format`,
+  const char *off_format; /* backend of the off-diagonal blocks; NULL: the same as `format`
+                             (csr-vector when that is "auto"),
                              falling back to "coo" where that backend refuses the block (the
                              block is mostly empty rows, which padded formats refuse for fill) */
   int reorder;            /* 1: reverse Cuthill-McKee first (smaller halos on a badly numbered
@@ -134,6 +136,8 @@ typedef struct gs_dist_part_info {
   int neighbours;          /* ranks it exchanges with */
   const char *diag_format, *off_format; /* backends that serve its blocks ("" for none) */
   size_t device_bytes;     /* device memory of its blocks and buffers */
+  double diag_select_s;    /* wall time of the diagonal block's selection (format "auto",
+                              its chosen prepare included); 0 for a named format */
 } gs_dist_part_info_t;
 gs_status_t gs_dist_matrix_part(const gs_dist_matrix_t *A, int r, gs_dist_part_info_t *out);
 /** Bandwidth (max |i - j|) of the matrix as the ranks hold it (after any reordering). */
