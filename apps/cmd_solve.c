@@ -43,7 +43,8 @@ static const char *usage_text =
     "                    when its predicted build is a small share of the SpMV time left,\n"
     "                    and taken when faster. Times cached per matrix, GPU and version.\n"
     "                    all: solve with every format, one row each: prepare ms, SpMV ms,\n"
-    "                    solve s, iterations, relative residual, speed-up over cusparse-csr\n"
+    "                    solve s, total s (prepare + solve), iterations, relative residual,\n"
+    "                    speed-ups over cusparse-csr of the solve and of the total\n"
     "  --no-cache        auto: measure the candidates even when the cache knows the matrix,\n"
     "                    and write nothing ($XDG_CACHE_HOME/gpusolve, else ~/.cache/gpusolve)\n"
     "  --verbose, -v     auto: the features, the rule's row and every candidate's times;\n"
@@ -98,7 +99,8 @@ static const char *usage_text =
     "  --gpus LIST       solve across several GPUs (0,1 or a count): see\n"
     "                    'gpusolve solve --gpus 2 --help'\n"
     "  --plot FILE.svg   draw the per-format comparison (solve time with prepare time\n"
-    "                    stacked) or, with --monitor, the convergence history\n\n"
+    "                    stacked, the total and both speed-ups beside) or, with\n"
+    "                    --monitor, the convergence history\n\n"
     "Times: solve = the iteration on the GPU timeline (CUDA events), after a short untimed\n"
     "warm-up solve that takes the CUDA libraries' first-call costs; SpMV and preconditioner\n"
     "times are summed from events around each call; prepare = building the format.\n\n"
@@ -127,6 +129,11 @@ typedef struct result {
   const gs_selection_t *sel; /* --format auto: what it chose and why (a copy owned by cmd_solve) */
   char note[256];
   double prepare_ms, error, speedup;
+  /* total_s = what running this format costs a user end to end: its prepare (auto: the whole
+   * selection at creation) + the solve (auto: its revisions inside) + with --format all the
+   * shared device CSR's upload for a format that reads it, timed apart there (alone, it pays
+   * it in its prepare); speedup_total = cusparse-csr's total / this one's */
+  double total_s, speedup_total;
   gs_solve_stats_t stats;
   history_t hist;
 } result_t;
@@ -255,13 +262,28 @@ static void print_single(const result_t *r, int ones, int persist_note)
   }
 }
 
+/* --format auto: what the choice cost, in one line: the selection at creation (the features,
+ * the rule, the shared device CSR's upload, the timed candidates and the first format's
+ * prepare: the prepare column of a named format) and the revisions inside the solve (candidates
+ * built and timed on the side, counted in the solve's time), against the total. */
+static void print_choice(const result_t *r)
+{
+  const gs_selection_t *sel = r->sel;
+  printf("choice   %.2f ms: selection %.2f ms at creation (shared CSR upload %.2f ms), "
+         "revisions %.2f ms inside the solve (%d format%s tried, %d switch%s); total %.4f s = "
+         "prepare %.2f ms + solve %.4f s\n",
+         1e3 * (sel->seconds + sel->progress_s), 1e3 * sel->seconds, 1e3 * sel->shared_csr_s,
+         1e3 * sel->progress_s, sel->tried, sel->tried == 1 ? "" : "s", sel->switches,
+         sel->switches == 1 ? "" : "es", r->total_s, r->prepare_ms, r->stats.seconds_total);
+}
+
 /* lsq: a least-squares method, whose column rel.res is ||A^T r|| / ||A^T b|| instead of
  * ||r|| / ||b|| (what its convergence is about). */
 static void print_table(const result_t *rows, int n, int ones, int lsq)
 {
-  printf("\n%-15s %10s %10s %10s %10s %7s %10s %10s %9s  %s\n", "format", "prepare ms",
-         "SpMV ms", "us/SpMV", "solve s", "iters", lsq ? "rel.A^T r" : "rel.res",
-         ones ? "error" : "-", "speed-up", "stop");
+  printf("\n%-15s %10s %10s %10s %10s %10s %7s %10s %10s %8s %8s  %s\n", "format",
+         "prepare ms", "SpMV ms", "us/SpMV", "solve s", "total s", "iters",
+         lsq ? "rel.A^T r" : "rel.res", ones ? "error" : "-", "solve x", "total x", "stop");
   for (int i = 0; i < n; ++i) {
     const result_t *r = &rows[i];
     if (strcmp(r->status, "ok") != 0) {
@@ -269,13 +291,15 @@ static void print_table(const result_t *rows, int n, int ones, int lsq)
       continue;
     }
     const gs_solve_stats_t *s = &r->stats;
-    char sp[32] = "-", er[32] = "-";
+    char sp[32] = "-", spt[32] = "-", er[32] = "-";
     if (r->speedup > 0) snprintf(sp, sizeof sp, "%.2fx", r->speedup);
+    if (r->speedup_total > 0) snprintf(spt, sizeof spt, "%.2fx", r->speedup_total);
     if (ones) snprintf(er, sizeof er, "%.2e", r->error);
-    printf("%-15s %10.2f %10.3f %10.2f %10.4f %7d %10.2e %10s %9s  %s\n", r->format, r->prepare_ms,
-           1e3 * s->seconds_spmv,
+    printf("%-15s %10.2f %10.3f %10.2f %10.4f %10.4f %7d %10.2e %10s %8s %8s  %s\n", r->format,
+           r->prepare_ms, 1e3 * s->seconds_spmv,
            s->spmv_count ? 1e6 * s->seconds_spmv / (double)s->spmv_count : 0.0,
-           s->seconds_total, s->iterations, lsq ? s->rel_normal_residual : s->rel_residual, er, sp,
+           s->seconds_total, r->total_s, s->iterations,
+           lsq ? s->rel_normal_residual : s->rel_residual, er, sp, spt,
            gs_reason_string(s->reason));
   }
 }
@@ -339,6 +363,10 @@ static void json_result(cli_json_t *j, const result_t *r, int ones, int with_his
   json_num(j, "vector_bytes", s->vector_bytes);
   json_num(j, "setup_s", s->seconds_setup);
   json_num(j, "speedup_vs_cusparse_csr", r->speedup > 0 ? r->speedup : NAN);
+  json_num(j, "total_s", r->total_s);
+  json_num(j, "speedup_total_vs_cusparse_csr", r->speedup_total > 0 ? r->speedup_total : NAN);
+  if (r->sel) /* what choosing cost: the selection at creation + its revisions in the solve */
+    json_num(j, "choice_ms", 1e3 * (r->sel->seconds + r->sel->progress_s));
   if (with_history) {
     json_arr_begin(j, "history");
     for (int i = 0; i < r->hist.n; ++i) {
@@ -371,16 +399,28 @@ static int write_plot(const char *path, const char *label, const char *method, c
     free(s);
   } else {
     svg_bar_t *b = calloc((size_t)n + 1, sizeof *b);
-    if (!b) return cli_fail(CLI_DEVICE, "out of host memory");
+    char(*sp)[64] = calloc((size_t)n + 1, sizeof *sp);
+    if (!b || !sp) {
+      free(b);
+      free(sp);
+      return cli_fail(CLI_DEVICE, "out of host memory");
+    }
     for (int i = 0; i < n; ++i) {
       b[i].label = rows[i].format;
       if (strcmp(rows[i].status, "ok") != 0) b[i].note = rows[i].status;
       b[i].a = rows[i].stats.seconds_total;
-      b[i].b = 1e-3 * rows[i].prepare_ms;
+      b[i].b = rows[i].total_s - rows[i].stats.seconds_total; /* the shared upload's share too */
+      if (rows[i].speedup > 0 && rows[i].speedup_total > 0) {
+        snprintf(sp[i], sizeof sp[i], "(%.2fx solve, %.2fx total)", rows[i].speedup,
+                 rows[i].speedup_total);
+        b[i].extra = sp[i];
+      }
     }
-    snprintf(title, sizeof title, "%s: %s, precond %s", label, method, pc);
+    snprintf(title, sizeof title, "%s: %s, precond %s%s", label, method, pc,
+             n > 1 ? " (speed-ups over cusparse-csr)" : "");
     rc = svg_bars(path, title, "seconds", "solve", "prepare (format build + upload)", b, n);
     free(b);
+    free(sp);
   }
   return rc == 0 ? CLI_OK : cli_fail(CLI_BAD_INPUT, "solve: cannot write the plot %s", path);
 }
@@ -808,14 +848,25 @@ int cmd_solve(int argc, char **argv)
     }
   }
 
-  /* speed-up of the solve over cusparse-csr in this run */
-  double base = 0.0;
-  for (int k = 0; k < nsel; ++k)
-    if (!strcmp(rows[k].format, "cusparse-csr") && !strcmp(rows[k].status, "ok"))
-      base = rows[k].stats.seconds_total;
-  for (int k = 0; k < nsel; ++k)
-    if (base > 0 && !strcmp(rows[k].status, "ok") && rows[k].stats.seconds_total > 0)
-      rows[k].speedup = base / rows[k].stats.seconds_total;
+  /* totals, and the speed-ups of the solve and of the total over cusparse-csr in this run */
+  double base = 0.0, base_total = 0.0;
+  for (int k = 0; k < nsel; ++k) {
+    result_t *r = &rows[k];
+    if (strcmp(r->status, "ok") != 0) continue;
+    const int b = all ? gs_spmv_backend_find(r->format) : -1;
+    const int shared = b >= 0 && (gs_spmv_backend_flags(b) & GS_SPMV_FLAG_SHARED_CSR);
+    r->total_s = 1e-3 * r->prepare_ms + (shared ? shared_csr_s : 0.0) + r->stats.seconds_total;
+    if (!strcmp(r->format, "cusparse-csr")) {
+      base = r->stats.seconds_total;
+      base_total = r->total_s;
+    }
+  }
+  for (int k = 0; k < nsel; ++k) {
+    result_t *r = &rows[k];
+    if (strcmp(r->status, "ok") != 0) continue;
+    if (base > 0 && r->stats.seconds_total > 0) r->speedup = base / r->stats.seconds_total;
+    if (base_total > 0 && r->total_s > 0) r->speedup_total = base_total / r->total_s;
+  }
 
   if (json) {
     cli_json_t j;
@@ -852,16 +903,20 @@ int cmd_solve(int argc, char **argv)
       if (gs_spmv_backend_flags(k) & GS_SPMV_FLAG_SHARED_CSR)
         printf(" %s", gs_spmv_backend_name(k));
     printf(" (alone, each pays it in its prepare)\n");
+    printf("total s = prepare + solve, plus the shared upload for the formats that read it; "
+           "solve x and total x: speed-ups over cusparse-csr\n");
   } else if (rows[0].sel) {
     const gs_selection_t *sel = rows[0].sel;
     printf("format   %s (auto: prepare and selection %.2f ms, of which %.2f ms its own prepare)\n",
            sel->chosen_name, rows[0].prepare_ms, 1e3 * sel->times[sel->chosen].prepare_s);
     printf("         ");
     cli_selection_line(stdout, sel);
+    print_choice(&rows[0]);
     if (verbose) cli_selection_details(stdout, sel);
     print_single(&rows[0], err_ones, persist_note);
   } else {
-    printf("format   %s (prepare %.2f ms)\n", rows[0].format, rows[0].prepare_ms);
+    printf("format   %s (prepare %.2f ms; total %.4f s with the solve)\n", rows[0].format,
+           rows[0].prepare_ms, rows[0].total_s);
     print_single(&rows[0], err_ones, persist_note);
   }
   fflush(stdout);

@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 static const char *const palette[] = {"#4878d0", "#ee854a", "#6acc64", "#d65f5f", "#956cb4",
                                       "#8c613c", "#dc7ec0", "#797979", "#d5bb67", "#82c6e2"};
@@ -75,7 +76,12 @@ static int close_svg(FILE *f)
 int svg_bars(const char *path, const char *title, const char *unit, const char *a_name,
              const char *b_name, const svg_bar_t *bars, int n)
 {
-  const int W = 860, left = 170, right = 110, top = 62, row = 26, bottom = 44;
+  int extra = 0; /* room on the right for the longest value label */
+  for (int i = 0; i < n; ++i)
+    if (!bars[i].note && bars[i].extra && (int)strlen(bars[i].extra) > extra)
+      extra = (int)strlen(bars[i].extra);
+  const int W = 860 + 6 * extra, left = 170, right = 150 + 6 * extra, top = 62, row = 26,
+            bottom = 44;
   const int H = top + row * (n > 0 ? n : 1) + bottom;
   const double plot_w = W - left - right;
   FILE *f = open_svg(path, W, H);
@@ -85,7 +91,7 @@ int svg_bars(const char *path, const char *title, const char *unit, const char *
     if (!bars[i].note && bars[i].a + bars[i].b > vmax) vmax = bars[i].a + bars[i].b;
   double step = nice_step(vmax, 6), xmax = step * ceil(vmax / step);
   if (!(xmax > 0.0)) xmax = 1.0;
-  char buf[128];
+  char buf[256];
 
   text(f, W / 2.0, 22, "middle", 16, title);
   /* legend */
@@ -110,7 +116,8 @@ int svg_bars(const char *path, const char *title, const char *unit, const char *
             y + 4, wa, row - 8, palette[0]);
     fprintf(f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%d\" fill=\"%s\"/>\n",
             left + wa, y + 4, wb, row - 8, palette[1]);
-    snprintf(buf, sizeof buf, "%.3g + %.3g", bars[i].a, bars[i].b);
+    snprintf(buf, sizeof buf, "%.3g + %.3g = %.3g%s%s", bars[i].a, bars[i].b,
+             bars[i].a + bars[i].b, bars[i].extra ? " " : "", bars[i].extra ? bars[i].extra : "");
     text(f, left + wa + wb + 6, y + row * 0.65, "start", 11, buf);
   }
   fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n", left, top,

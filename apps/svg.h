@@ -4,11 +4,13 @@
 #define GS_APPS_SVG_H
 
 /** One bar: label, then two stacked parts (a drawn first). A bar with note != NULL is drawn
- *  as text only ("refused: ..."). */
+ *  as text only ("refused: ..."). The value label reads "a + b = a+b", then `extra` when set
+ *  (e.g. the speed-ups). */
 typedef struct svg_bar {
   const char *label;
   double a, b;
   const char *note;
+  const char *extra;
 } svg_bar_t;
 
 /** One line series: n points (x[i], y[i]); y must be > 0 on a log axis (others are skipped). */

@@ -1679,6 +1679,7 @@ static void cli_real_matrices(const char *svg, const char *xo)
   CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
   CU_ASSERT(strstr(out, "\"converged\":true") != NULL);
   CU_ASSERT(strstr(out, "\"solver\":\"cg\"") != NULL); /* auto: SPD */
+  CU_ASSERT(strstr(out, "\"total_s\":") != NULL && strstr(out, "\"choice_ms\":") != NULL);
   gs_val_t *x = NULL;
   gs_idx_t len = 0;
   CU_ASSERT_EQUAL(gs_mm_read_vector(xo, &x, &len), GS_SUCCESS);
@@ -1690,13 +1691,17 @@ static void cli_real_matrices(const char *svg, const char *xo)
   int rc = gs_test_cli(args, out, sizeof out, err, sizeof err);
   CU_ASSERT_EQUAL(rc, 0);
   if (rc != 0) fprintf(stderr, "  %s\n", err);
-  CU_ASSERT(strstr(out, "csr-vector") != NULL && strstr(out, "speed-up") != NULL);
+  CU_ASSERT(strstr(out, "csr-vector") != NULL && strstr(out, "solve x") != NULL &&
+            strstr(out, "total x") != NULL && strstr(out, "total s") != NULL);
   FILE *f = fopen(svg, "r");
   CU_ASSERT(f != NULL);
   if (f) {
-    char head[256] = "";
-    CU_ASSERT(fread(head, 1, sizeof head - 1, f) > 0);
-    CU_ASSERT(strstr(head, "<svg") != NULL);
+    static char body[1 << 16];
+    const size_t got = fread(body, 1, sizeof body - 1, f);
+    body[got] = '\0';
+    CU_ASSERT(got > 0);
+    CU_ASSERT(strstr(body, "<svg") != NULL);
+    CU_ASSERT(strstr(body, "x total)") != NULL); /* each bar: its total and both speed-ups */
     fclose(f);
   }
 
