@@ -310,7 +310,10 @@ static void test_staged(void)
       CU_ASSERT_FATAL(gs_spmv_auto_revise(T, 10, 1e9, 1e12, &sw) == GS_SUCCESS);
       const gs_selection_t *ts = gs_spmv_selection(T);
       CU_ASSERT_EQUAL(ts->cache, GS_SELECT_CACHE_HIT);
-      CU_ASSERT_EQUAL(ts->tried, 0);
+      int skipped = 0; /* what the first one skipped for its bound is not in the cache: it
+                          may be tried now, and nothing else */
+      for (int d = 0; d < sel->ntimes; ++d) skipped += sel->times[d].status == GS_SELECT_SKIPPED;
+      CU_ASSERT(ts->tried <= skipped);
       for (int c = 0; c < ts->ntimes; ++c) /* what the first selection measured is known */
         for (int d = 0; d < sel->ntimes; ++d)
           if (!strcmp(sel->times[d].name, ts->times[c].name) && sel->times[d].status <= 0) {
