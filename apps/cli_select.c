@@ -36,7 +36,8 @@ void cli_selection_line(FILE *f, const gs_selection_t *sel)
             "cost; cache %s; %.0f expected products", sel->chosen_name, sel->ntimes, measured,
             skipped, cli_cache_state(sel->cache), sel->expected_products);
     if (sel->expected_products_t > 0.0) fprintf(f, " + %.0f of A^T x", sel->expected_products_t);
-    fprintf(f, "; %.2f ms)\n", 1e3 * sel->seconds);
+    fprintf(f, "; %.2f ms: features %.2f, measuring %.2f)\n", 1e3 * sel->seconds,
+            1e3 * sel->features_s, 1e3 * sel->measuring_s);
   }
 }
 
@@ -109,6 +110,8 @@ void cli_selection_json(cli_json_t *j, const char *key, const gs_selection_t *se
   json_num(j, "expected_products", sel->expected_products);
   json_num(j, "seconds", sel->seconds);
   json_num(j, "shared_csr_ms", 1e3 * sel->shared_csr_s); /* charged to no candidate */
+  json_num(j, "features_ms", 1e3 * sel->features_s);
+  json_num(j, "measuring_ms", 1e3 * sel->measuring_s);
   json_bool(j, "staged", sel->staged || sel->first_name[0]);
   json_str(j, "first", sel->first_name[0] ? sel->first_name : NULL);
   json_int(j, "tried", sel->tried);

@@ -47,8 +47,8 @@ void gs_select_opts_default(gs_select_opts_t *o)
   memset(o, 0, sizeof *o);
   o->expected_products = 1000.0;
   o->use_cache = 1;
-  o->warmup = 2;
-  o->runs = 10;
+  o->warmup = 1;
+  o->runs = 7; /* GS_SELECT_MEASURE_PRODUCTS a candidate's op */
 }
 
 /* Appends to the record's warnings ("; " between them), truncating what does not fit. */
@@ -328,6 +328,89 @@ void gs_select_cache_store(const char *dir, const gs_select_key_t *k, gs_selecti
   snprintf(sel->cache_file, sizeof sel->cache_file, "%s", path);
 }
 
+/* ---- the prepare model ------------------------------------------------------------------------ */
+
+#define MODEL_MAGIC "gpusolve-prepare-model 1"
+
+/* Reads dir's model for gpu into names/rates (at most CACHE_MAX); the count, 0 for none. */
+static int model_read(const char *dir, const char *gpu, char names[][GS_SELECT_NAME],
+                      double *rates)
+{
+  char path[1100], line[1024];
+  const char *v;
+  int n = 0;
+  snprintf(path, sizeof path, "%s/prepare.model", dir);
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  if (!read_line(f, line, sizeof line) || strcmp(line, MODEL_MAGIC) ||
+      !read_line(f, line, sizeof line) || !keyed(line, "version", &v) || strcmp(v, gs_version()) ||
+      !read_line(f, line, sizeof line) || !keyed(line, "gpu", &v) || strcmp(v, gpu)) {
+    fclose(f);
+    return 0; /* another GPU or version: its model does not hold here */
+  }
+  while (n < CACHE_MAX && read_line(f, line, sizeof line) && strcmp(line, "end")) {
+    char name[GS_SELECT_NAME + 1];
+    double r = 0.0;
+    int used = 0;
+    if (sscanf(line, "%32s %lg%n", name, &r, &used) != 2 || line[used] || !isfinite(r) ||
+        !(r > 0.0) || strlen(name) >= GS_SELECT_NAME)
+      break; /* a damaged tail: what was read stays a hint */
+    snprintf(names[n], GS_SELECT_NAME, "%s", name);
+    rates[n++] = r;
+  }
+  fclose(f);
+  return n;
+}
+
+double gs_select_model_load(const char *dir, const char *gpu, const char *name)
+{
+  char names[CACHE_MAX][GS_SELECT_NAME];
+  double rates[CACHE_MAX];
+  if (!dir || !gpu || !name) return 0.0;
+  const int n = model_read(dir, gpu, names, rates);
+  for (int i = 0; i < n; ++i)
+    if (!strcmp(names[i], name)) return rates[i];
+  return 0.0;
+}
+
+void gs_select_model_store(const char *dir, const char *gpu, const char *name, double prepare_s,
+                           double nnz)
+{
+  char names[CACHE_MAX][GS_SELECT_NAME], path[1100], tmp[1100];
+  double rates[CACHE_MAX];
+  if (!dir || !gpu || !name || nnz < GS_SELECT_MODEL_MIN_NNZ || !(prepare_s > 0.0) ||
+      strchr(gpu, '\n') || make_dirs(dir))
+    return;
+  const double r = prepare_s / nnz;
+  int n = model_read(dir, gpu, names, rates), i = 0;
+  while (i < n && strcmp(names[i], name)) ++i;
+  if (i == n) {
+    if (n == CACHE_MAX) return;
+    snprintf(names[n], GS_SELECT_NAME, "%s", name);
+    rates[n++] = r;
+  } else if (r > rates[i] || rates[i] > 4.0 * r) {
+    rates[i] = r;
+  } else {
+    return; /* nothing new */
+  }
+  snprintf(path, sizeof path, "%s/prepare.model", dir);
+  snprintf(tmp, sizeof tmp, "%s/.model.XXXXXX", dir);
+  int fd = mkstemp(tmp);
+  if (fd < 0) return;
+  FILE *f = fdopen(fd, "w");
+  if (!f) {
+    close(fd);
+    unlink(tmp);
+    return;
+  }
+  fprintf(f, "%s\nversion %s\ngpu %s\n", MODEL_MAGIC, gs_version(), gpu);
+  for (int k = 0; k < n; ++k) fprintf(f, "%s %.6g\n", names[k], rates[k]);
+  fprintf(f, "end\n");
+  int bad = ferror(f);
+  if (fclose(f) != 0) bad = 1;
+  if (bad || rename(tmp, path) != 0) unlink(tmp);
+}
+
 /* ---- the selection ----------------------------------------------------------------------------- */
 
 /* The record and what the stages need, freed by S with free(&state->sel). */
@@ -339,7 +422,9 @@ typedef struct auto_state {
   int ruled;          /* the features, the rule and the pool have run */
   double expected_n, expected_t;
   double bw;          /* the best bandwidth measured so far: bytes_per_apply / t (bytes/s) */
-  double tried_s;     /* a solve's seconds spent preparing and timing candidates */
+  double tried_s;     /* seconds spent preparing and timing candidates (a solve's tries, the
+                         measured stage's measuring) */
+  double *d_x, *d_y;  /* the timing vectors of the measured stage (x of ones), or NULL */
   char dir[1024];     /* the cache folder asked for ("" for the default) */
   gs_select_key_t key;
   char options[1024];
@@ -368,16 +453,19 @@ static gs_status_t time_ops(auto_state_t *a, gs_spmv_t *S, gs_select_time_t *t, 
   gs_context_t *ctx = gs_spmv_context(S);
   const gs_csr_t *H = gs_matrix_host(gs_spmv_matrix(S));
   const size_t len = (size_t)(H->m > H->n ? H->m : H->n) + 1;
-  double *d_x = NULL, *d_y = NULL, *h = NULL;
-  GS_TRY(gs_dmalloc(ctx, (void **)&d_x, len * sizeof *d_x, "auto: x"));
-  GS_TRY(gs_dmalloc(ctx, (void **)&d_y, len * sizeof *d_y, "auto: y"));
-  /* x of ones: a zero x would let a transpose kernel that skips zero entries of x (their
-   * scatter adds nothing) look ten times faster than it runs (H100: csr-vector's A^T x 22 us
-   * against 238) */
-  h = malloc(len * sizeof *h);
-  if (!h) GS_FAIL(GS_ERR_HOST_MEMORY, "auto: out of host memory");
-  for (size_t i = 0; i < len; ++i) h[i] = 1.0;
-  GS_TRY(gs_copy_to_device(ctx, d_x, h, len * sizeof *h));
+  double *d_x = a->d_x, *d_y = a->d_y, *h = NULL;
+  const int own = !d_x; /* the measured stage lends its vectors to every candidate */
+  if (own) {
+    GS_TRY(gs_dmalloc(ctx, (void **)&d_x, len * sizeof *d_x, "auto: x"));
+    GS_TRY(gs_dmalloc(ctx, (void **)&d_y, len * sizeof *d_y, "auto: y"));
+    /* x of ones: a zero x would let a transpose kernel that skips zero entries of x (their
+     * scatter adds nothing) look ten times faster than it runs (H100: csr-vector's A^T x 22 us
+     * against 238) */
+    h = malloc(len * sizeof *h);
+    if (!h) GS_FAIL(GS_ERR_HOST_MEMORY, "auto: out of host memory");
+    for (size_t i = 0; i < len; ++i) h[i] = 1.0;
+    GS_TRY(gs_copy_to_device(ctx, d_x, h, len * sizeof *h));
+  }
   gs_spmv_time_opts_t to;
   gs_spmv_time_opts_default(&to);
   to.warmup = warmup;
@@ -399,8 +487,10 @@ static gs_status_t time_ops(auto_state_t *a, gs_spmv_t *S, gs_select_time_t *t, 
   const double bytes = gs_select_bytes_bound(t->name, &a->sel.features);
   if (bytes > 0.0 && t->spmv_s > 0.0 && bytes / t->spmv_s > a->bw) a->bw = bytes / t->spmv_s;
 cleanup:
-  gs_dfree(ctx, d_x);
-  gs_dfree(ctx, d_y);
+  if (own) {
+    gs_dfree(ctx, d_x);
+    gs_dfree(ctx, d_y);
+  }
   free(h);
   if (st != GS_SUCCESS) t->status = st;
   return st;
@@ -416,11 +506,24 @@ static double time_bound(const auto_state_t *a, const char *name)
 
 /* Predicted prepare seconds of candidate t: its own measured prepare when known, else the
  * model's for its kind. */
-static double prepare_predicted(const gs_select_time_t *t, double nnz)
+static double prepare_predicted(const auto_state_t *a, const gs_select_time_t *t, double nnz)
 {
   if (t->status == GS_SUCCESS && t->prepare_s > 0.0) return t->prepare_s;
   const int b = gs_spmv_backend_find(t->name);
-  return gs_select_prepare_estimate(b >= 0 ? gs_spmv_backend_flags(b) : 0u, nnz);
+  const double learned = a->cache ? gs_select_model_load(a->dir, a->key.gpu, t->name) : 0.0;
+  return gs_select_prepare_estimate_for(t->name, b >= 0 ? gs_spmv_backend_flags(b) : 0u, nnz,
+                                        learned);
+}
+
+/* Prepares candidate t (timed) and teaches the prepare model what it cost. */
+static gs_status_t prepare_learn(gs_context_t *ctx, gs_matrix_t *A, auto_state_t *a,
+                                 gs_select_time_t *t, gs_spmv_t **S)
+{
+  gs_status_t st = prepare(ctx, A, a->options, t, S);
+  if (st == GS_SUCCESS && a->cache)
+    gs_select_model_store(a->dir, a->key.gpu, t->name, t->prepare_s,
+                          (double)gs_matrix_host(A)->nnz);
+  return st;
 }
 
 /* The record's times for sel->pool, every entry deferred. */
@@ -509,19 +612,48 @@ static gs_status_t measure(gs_context_t *ctx, gs_matrix_t *A, auto_state_t *a,
     const double bytes = gs_select_bytes_bound(t->name, &sel->features);
     if (bytes > 0.0 && t->spmv_s > 0.0 && bytes / t->spmv_s > a->bw) a->bw = bytes / t->spmv_s;
   }
+  /* the vectors every candidate is timed with, once */
+  const gs_csr_t *H = gs_matrix_host(A);
+  const size_t len = (size_t)(H->m > H->n ? H->m : H->n) + 1;
+  double *h = malloc(len * sizeof *h);
+  if (h) {
+    for (size_t i = 0; i < len; ++i) h[i] = 1.0;
+    if (gs_dmalloc(ctx, (void **)&a->d_x, len * sizeof *h, "auto: x") != GS_SUCCESS ||
+        gs_dmalloc(ctx, (void **)&a->d_y, len * sizeof *h, "auto: y") != GS_SUCCESS ||
+        gs_copy_to_device(ctx, a->d_x, h, len * sizeof *h) != GS_SUCCESS) {
+      gs_dfree(ctx, a->d_x);
+      gs_dfree(ctx, a->d_y);
+      a->d_x = a->d_y = NULL; /* each candidate allocates its own then */
+    }
+    free(h);
+  }
+  gs_clear_error();
+  double t_inc = 0.0; /* the incumbent's op N time: what a wasted measurement runs at */
+  for (int c = 0; c < sel->ntimes; ++c)
+    if (sel->times[c].status == GS_SUCCESS &&
+        (t_inc == 0.0 || sel->times[c].spmv_s < t_inc))
+      t_inc = sel->times[c].spmv_s;
   for (int c = 0; c < sel->ntimes; ++c) {
     gs_select_time_t *t = &sel->times[c];
     gs_spmv_t *S = NULL;
     if (t->status != GS_SELECT_DEFERRED) continue; /* known, or failed before */
-    const double bound = time_bound(a, t->name);
-    if (!gs_select_worth_measuring(prepare_predicted(t, nnz), bound,
-                                   a->expected_n + a->expected_t + measuring, best_cost)) {
+    const double bound = time_bound(a, t->name), prep = prepare_predicted(a, t, nnz);
+    /* once something runs: only what could beat it, and within the measuring budget (a
+     * share of the incumbent's cost: the measuring is paid whoever wins) */
+    if (!gs_select_worth_measuring(prep, bound, a->expected_n + a->expected_t + measuring,
+                                   best_cost) ||
+        (isfinite(best_cost) &&
+         a->tried_s + prep + measuring * t_inc > GS_SELECT_MEASURE_SHARE * best_cost)) {
       t->status = GS_SELECT_SKIPPED;
       t->bound_s = bound;
       continue;
     }
-    if (prepare(ctx, A, a->options, t, &S) == GS_SUCCESS &&
-        time_ops(a, S, t, o->warmup, o->runs, 0.5, want_t) == GS_SUCCESS) {
+    const double before = gs_wall_seconds();
+    const int ok = prepare_learn(ctx, A, a, t, &S) == GS_SUCCESS &&
+                   time_ops(a, S, t, o->warmup, o->runs, 0.5, want_t) == GS_SUCCESS;
+    a->tried_s += gs_wall_seconds() - before;
+    if (ok && (t_inc == 0.0 || t->spmv_s < t_inc)) t_inc = t->spmv_s;
+    if (ok) {
       const double cost = t->prepare_s + a->expected_n * t->spmv_s + a->expected_t * t->spmv_t_s;
       if (cost < best_cost) { /* ties: the earlier stays */
         gs_spmv_destroy(best);
@@ -535,6 +667,9 @@ static gs_status_t measure(gs_context_t *ctx, gs_matrix_t *A, auto_state_t *a,
       snprintf(last_error, lelen, "%s: %s", t->name, gs_last_error());
     gs_spmv_destroy(&S);
   }
+  gs_dfree(ctx, a->d_x);
+  gs_dfree(ctx, a->d_y);
+  a->d_x = a->d_y = NULL;
   sel->chosen = gs_select_decide(sel->times, sel->ntimes, a->expected_n, a->expected_t);
   if (*best && sel->chosen != bi) gs_spmv_destroy(best); /* a cached one won */
   return GS_SUCCESS;
@@ -648,7 +783,7 @@ gs_status_t gs_spmv_auto_revise(gs_spmv_t *S, long iterations, double products_d
   if (cur->status != GS_SUCCESS && products_done < GS_SELECT_MEASURE_PRODUCTS) goto done;
   if (cur->status != GS_SUCCESS) { /* the current format's time, once */
     const double before = gs_wall_seconds();
-    if (time_ops(a, S, cur, 2, 10, 0.1, 0) != GS_SUCCESS) {
+    if (time_ops(a, S, cur, 1, 7, 0.1, 0) != GS_SUCCESS) {
       sel->staged = 0; /* cannot compare: keep what runs */
       goto done;
     }
@@ -660,7 +795,8 @@ gs_status_t gs_spmv_auto_revise(gs_spmv_t *S, long iterations, double products_d
     if (a->tried_s + GS_SELECT_FEATURE_S_PER_NNZ * nnz > spent) goto done;
     const double before = gs_wall_seconds();
     staged_rule(a, S);
-    a->tried_s += gs_wall_seconds() - before;
+    sel->features_s = gs_wall_seconds() - before;
+    a->tried_s += sel->features_s;
     cur = &sel->times[sel->chosen];
   }
   /* a candidate of known times that pays for its prepare over what is left */
@@ -687,7 +823,7 @@ gs_status_t gs_spmv_auto_revise(gs_spmv_t *S, long iterations, double products_d
         t->bound_s = bound;
         continue;
       }
-      const double prep = prepare_predicted(t, nnz);
+      const double prep = prepare_predicted(a, t, nnz);
       if (a->tried_s + prep > spent) break; /* the pool's order: the next waits for its turn */
       if (gs_select_should_try(spent, a->tried_s, prep, remaining, t_cur, bound)) best = c;
       /* else it could not pay back what is left: the next one may */
@@ -698,14 +834,14 @@ gs_status_t gs_spmv_auto_revise(gs_spmv_t *S, long iterations, double products_d
   const int was_known = t->status == GS_SUCCESS;
   const gs_select_time_t known = *t;
   const double before = gs_wall_seconds();
-  if (prepare(ctx, A, a->options, t, &C) != GS_SUCCESS) { /* status records the failure */
+  if (prepare_learn(ctx, A, a, t, &C) != GS_SUCCESS) { /* status records the failure */
     a->tried_s += gs_wall_seconds() - before;
     cache_store(a);
     goto done;
   }
   if (!was_known) {
     sel->tried++;
-    if (time_ops(a, C, t, 2, 10, 0.1, 0) != GS_SUCCESS) {
+    if (time_ops(a, C, t, 1, 7, 0.1, 0) != GS_SUCCESS) {
       a->tried_s += gs_wall_seconds() - before;
       goto done;
     }
@@ -775,11 +911,7 @@ gs_status_t gs_spmv_create_auto(gs_spmv_t **out, gs_context_t *ctx, gs_matrix_t 
   /* staged: no features, rule or cache now (a revision runs them once the products paid) */
   if (o.staged && !o.rule_only) {
     sel->rule.row = "staged: the light formats; the rule and the pool at the solve's revisions";
-    static const gs_select_features_t none;
-    GS_TRY(gs_select_pool(&none, as->options, as->need_transpose, &sel->rule, &sel->pool));
-    int k = 0; /* the light ones only (the pool puts them first) */
-    while (k < sel->pool.n && light(sel->pool.names[k])) ++k;
-    sel->pool.n = k;
+    GS_TRY(gs_select_light(as->options, as->need_transpose, &sel->pool));
     times_from_pool(sel);
     sel->staged = 1;
     if (staged_start(ctx, A, as, &S, last_error, sizeof last_error) == GS_SUCCESS && S)
@@ -792,8 +924,10 @@ gs_status_t gs_spmv_create_auto(gs_spmv_t **out, gs_context_t *ctx, gs_matrix_t 
     }
   }
   if (!started) {
+    const double tf = gs_wall_seconds();
     GS_TRY(gs_select_features_with(H, gs_matrix_features(A), &sel->features)); /* cached */
     GS_TRY(gs_select_rule(&sel->features, options, as->need_transpose, &sel->rule));
+    sel->features_s = gs_wall_seconds() - tf;
     as->ruled = 1;
   }
   if (started) {
@@ -814,6 +948,7 @@ gs_status_t gs_spmv_create_auto(gs_spmv_t **out, gs_context_t *ctx, gs_matrix_t 
     cache_fill(as);
     sel->measured = 1;
     GS_TRY(measure(ctx, A, as, &o, &S, last_error, sizeof last_error));
+    sel->measuring_s = as->tried_s;
     /* a cached best not prepared here: prepare it; one that fails now is marked, the next
      * tried */
     while (!S && sel->chosen >= 0) {

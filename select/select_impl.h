@@ -65,6 +65,29 @@ double gs_select_remaining_products(long it_prev, double r_prev, long it, double
  *  entries: a fixed cost and a cost per entry, by kind: light (on the shared CSR), built on the
  *  GPU, built on the host. */
 double gs_select_prepare_estimate(unsigned flags, double nnz);
+/** The prepare of backend `name`: gs_select_prepare_estimate, but for formats with a host stage
+ *  the flags do not tell (pkt's ordering), and from learned_per_nnz (> 0: seconds an entry this
+ *  machine measured for the format, gs_select_model_load) when known. */
+double gs_select_prepare_estimate_for(const char *name, unsigned flags, double nnz,
+                                      double learned_per_nnz);
+/** The formats that need no layout of their own (GS_SPMV_FLAG_LIGHT), appended to list in the
+ *  order of their whole-solve record (cusparse-csr first), skipping those already there or
+ *  without A^T x when need_t. */
+gs_status_t gs_select_light(const char *options, int need_t, gs_select_rule_t *list);
+
+/* ---- the prepare model, refreshed from measured builds ---------------------------------------
+ * One file in the cache folder, prepare.model, keyed by the GPU and the package version: per
+ * format, the largest prepare seconds an entry measured on matrices of GS_SELECT_MODEL_MIN_NNZ
+ * entries or more (small ones are dominated by fixed costs). */
+#define GS_SELECT_MODEL_MIN_NNZ 1e6
+/** The learned seconds an entry of backend `name` (0 when none), from dir's model for gpu. */
+double gs_select_model_load(const char *dir, const char *gpu, const char *name);
+/** Records a measured prepare (seconds) of `name` on nnz entries; failures are silent (the
+ *  model is a hint). Keeps the larger of the old and the new rate, unless the old one is more
+ *  than 4x the new one (a build that became faster: the new one replaces it). */
+void gs_select_model_store(const char *dir, const char *gpu, const char *name, double prepare_s,
+                           double nnz);
+
 /** The spent-time trigger: whether to build and time a candidate of predicted prepare prep_est
  *  now, with spent_s seconds of products run so far and tried_s seconds already spent trying
  *  others: when the products' time reaches what the tries would then have cost, and the
@@ -91,7 +114,10 @@ int gs_select_worth_switching(double prepare_s, double t_new, double t_cur, doub
  *  26M-entry Laplacian, about as much again for the hash). */
 #define GS_SELECT_FEATURE_S_PER_NNZ 3e-9
 /** Products of the measuring itself: warm-up and timed runs of one candidate's op. */
-#define GS_SELECT_MEASURE_PRODUCTS 12.0
+#define GS_SELECT_MEASURE_PRODUCTS 8.0
+/** The measured stage stops preparing new candidates once its measuring (their prepares and
+ *  timed products) has cost this share of the incumbent's expected products. */
+#define GS_SELECT_MEASURE_SHARE 0.05
 
 #ifdef __cplusplus
 }

@@ -112,6 +112,8 @@ typedef struct gs_selection {
   int chosen;                     /* index into pool.names (and times) */
   char chosen_name[GS_SELECT_NAME];
   double seconds;                 /* wall time of the whole selection, chosen prepare included */
+  double features_s;              /* of which the features pass and the rule (host, O(nnz)) */
+  double measuring_s;             /* of which the candidates' prepares and timed products */
   char warning[1024];             /* non-fatal trouble (corrupt cache file, unwritable cache
                                      folder), "" when none: the library never prints */
   /* ---- the staged selection of a solve (gs_select_opts_t.staged) ---- */
@@ -136,7 +138,7 @@ typedef struct gs_select_opts {
   int use_cache;            /* 1 (default): read and write the cache */
   const char *cache_dir;    /* NULL: gs_select_cache_dir() */
   int need_transpose;       /* 1: only backends with A^T x */
-  int warmup, runs;         /* products per candidate: untimed (default 2), timed (default 10) */
+  int warmup, runs;         /* products per candidate: untimed (default 1), timed (default 7) */
   int staged;               /* 0 (default): measure every candidate now for expected_products.
                                1 (a solve, where the number of products is not known before
                                the first iterations): prepare only the rule's best candidate
