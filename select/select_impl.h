@@ -117,7 +117,7 @@ int gs_select_worth_switching(double prepare_s, double t_new, double t_cur, doub
 #define GS_SELECT_MEASURE_PRODUCTS 8.0
 /** The measured stage stops preparing new candidates once its measuring (their prepares and
  *  timed products) has cost this share of the incumbent's expected products. */
-#define GS_SELECT_MEASURE_SHARE 0.05
+#define GS_SELECT_MEASURE_SHARE 0.25
 
 #ifdef __cplusplus
 }
