@@ -792,7 +792,8 @@ gs_status_t gs_spmv_auto_revise(gs_spmv_t *S, long iterations, double products_d
   }
   const double t_cur = cur->spmv_s, spent = products_done * t_cur;
   if (!a->ruled) { /* the rule, the pool and the cache, once the products have paid for them */
-    if (a->tried_s + GS_SELECT_FEATURE_S_PER_NNZ * nnz > spent) goto done;
+    const double per = GS_SELECT_FEATURE_S_PER_NNZ + (a->use_cache ? GS_SELECT_HASH_S_PER_NNZ : 0);
+    if (a->tried_s + per * nnz > spent) goto done;
     const double before = gs_wall_seconds();
     staged_rule(a, S);
     sel->features_s = gs_wall_seconds() - before;

@@ -109,10 +109,12 @@ gs_status_t gs_spmv_auto_revise(gs_spmv_t *S, long iterations, double products_d
  *  be at least GS_SELECT_SWITCH_MARGIN faster (timing noise). */
 int gs_select_worth_switching(double prepare_s, double t_new, double t_cur, double remaining);
 #define GS_SELECT_SWITCH_MARGIN 0.03
-/** The staged selection's estimate of the features pass and the cache key's hash, per entry
- *  (measured on the H100 machine's host, 2026-11: 1.3 ns an entry for the features of the
- *  26M-entry Laplacian, about as much again for the hash). */
-#define GS_SELECT_FEATURE_S_PER_NNZ 3e-9
+/** The staged selection's estimate of the features pass (the row-length and fill counts are
+ *  O(rows); the distinct values O(nnz), fast over repeated values and stopped at the cap) and,
+ *  when the cache is used, of the key's hash, per entry (H100 machine's host, 2026-11: 0.6-2 ns
+ *  an entry for the features of the 26M-entry Laplacian, 1.3 ns for the hash). */
+#define GS_SELECT_FEATURE_S_PER_NNZ 1e-9
+#define GS_SELECT_HASH_S_PER_NNZ 1.5e-9
 /** Products of the measuring itself: warm-up and timed runs of one candidate's op. */
 #define GS_SELECT_MEASURE_PRODUCTS 8.0
 /** The measured stage stops preparing new candidates once its measuring (their prepares and
