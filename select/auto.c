@@ -573,8 +573,9 @@ static void cache_store(auto_state_t *a)
 }
 
 /* The measured stage over the pool: known (cached) times are used as they are; the others are
- * prepared and timed in the pool's order, light ones first, unless their predicted prepare plus
- * the products at their byte bound (the measuring's included) cannot beat the best cost so far.
+ * prepared and timed, the baseline first, then the most promising (least predicted prepare plus
+ * products at the byte bound) first, unless they cannot beat the best cost so far or the
+ * measuring budget is spent.
  * Leaves the best prepared product in *best (NULL when the best is a cached one not prepared
  * here, or none ran). */
 static gs_status_t measure(gs_context_t *ctx, gs_matrix_t *A, auto_state_t *a,
@@ -633,10 +634,27 @@ static gs_status_t measure(gs_context_t *ctx, gs_matrix_t *A, auto_state_t *a,
     if (sel->times[c].status == GS_SUCCESS &&
         (t_inc == 0.0 || sel->times[c].spmv_s < t_inc))
       t_inc = sel->times[c].spmv_s;
-  for (int c = 0; c < sel->ntimes; ++c) {
+  for (;;) {
+    /* the next candidate: the pool's first (the baseline) while nothing is known, then the
+     * most promising, least predicted cost at its bound (the pool's order between equals) */
+    int c = -1;
+    double best_pred = INFINITY;
+    for (int k = 0; k < sel->ntimes; ++k) {
+      if (sel->times[k].status != GS_SELECT_DEFERRED) continue;
+      if (!isfinite(best_cost)) {
+        c = k;
+        break;
+      }
+      const double pred = prepare_predicted(a, &sel->times[k], nnz) +
+                          (a->expected_n + a->expected_t) * time_bound(a, sel->times[k].name);
+      if (pred < best_pred) {
+        best_pred = pred;
+        c = k;
+      }
+    }
+    if (c < 0) break;
     gs_select_time_t *t = &sel->times[c];
     gs_spmv_t *S = NULL;
-    if (t->status != GS_SELECT_DEFERRED) continue; /* known, or failed before */
     const double bound = time_bound(a, t->name), prep = prepare_predicted(a, t, nnz);
     /* once something runs: only what could beat it, and within the measuring budget (a
      * share of the incumbent's cost: the measuring is paid whoever wins) */

@@ -39,7 +39,9 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "gpusolve/io.h"
 #include "gpusolve/select.h"
+#include "io/mm_internal.h" /* gs_mm_parallel: the project's one way of starting threads */
 #include "select/select_impl.h"
 #include "spmv/sell.h"
 #include "spmv/spmv_impl.h"
@@ -143,6 +145,84 @@ static int holds(pred_t p, const gs_select_features_t *f)
   return 0;
 }
 
+/* ---- distinct values ---------------------------------------------------------------------- */
+
+enum { DV_SLOTS = 2 * GS_SELECT_DISTINCT_CAP }; /* a power of two, at most half full */
+
+typedef struct dv_set {
+  uint64_t *key;
+  unsigned char *used;
+  gs_off_t n; /* members; CAP + 1 means "more than the cap" */
+} dv_set_t;
+
+/* Inserts bits; 1 when it was new. */
+static int dv_insert(dv_set_t *d, uint64_t bits)
+{
+  size_t s = (size_t)((bits * 0x9E3779B97F4A7C15ull) >> 47) & (DV_SLOTS - 1);
+  while (d->used[s] && d->key[s] != bits) s = (s + 1) & (DV_SLOTS - 1);
+  if (d->used[s]) return 0;
+  d->used[s] = 1;
+  d->key[s] = bits;
+  d->n++;
+  return 1;
+}
+
+typedef struct dv_job {
+  const gs_csr_t *A;
+  dv_set_t *sets;
+  int nt;
+} dv_job_t;
+
+static void dv_share(void *arg, int t)
+{
+  dv_job_t *J = arg;
+  dv_set_t *d = &J->sets[t];
+  const gs_off_t lo = J->A->nnz * t / J->nt, hi = J->A->nnz * (t + 1) / J->nt;
+  uint64_t last[2] = {0, 0}; /* the two values seen last: stencils repeat a few values */
+  int nlast = 0;
+  for (gs_off_t p = lo; p < hi && d->n <= GS_SELECT_DISTINCT_CAP; ++p) {
+    uint64_t bits;
+    memcpy(&bits, &J->A->val[p], sizeof bits);
+    if ((nlast > 0 && bits == last[0]) || (nlast > 1 && bits == last[1])) continue;
+    last[1] = last[0];
+    last[0] = bits;
+    if (nlast < 2) ++nlast;
+    dv_insert(d, bits);
+  }
+}
+
+/* The number of distinct value bit patterns of A, up to GS_SELECT_DISTINCT_CAP (+ 1 beyond), on
+ * the reader's threads (gs_mm_threads) for large matrices. */
+static gs_status_t count_distinct(const gs_csr_t *A, gs_off_t *out)
+{
+  gs_status_t st = GS_SUCCESS;
+  int nt = A->nnz >= (gs_off_t)1 << 20 ? gs_mm_threads() : 1;
+  if (nt < 1) nt = 1;
+  if (nt > 64) nt = 64;
+  dv_set_t sets[64];
+  memset(sets, 0, sizeof sets);
+  for (int t = 0; t < nt; ++t) {
+    sets[t].key = malloc(DV_SLOTS * sizeof *sets[t].key);
+    sets[t].used = calloc(DV_SLOTS, 1);
+    if (!sets[t].key || !sets[t].used)
+      GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory counting distinct values");
+  }
+  dv_job_t J = {A, sets, nt};
+  gs_mm_parallel(nt, dv_share, &J);
+  for (int t = 1; t < nt && sets[0].n <= GS_SELECT_DISTINCT_CAP; ++t) {
+    if (sets[t].n > GS_SELECT_DISTINCT_CAP) sets[0].n = GS_SELECT_DISTINCT_CAP + 1;
+    for (size_t k = 0; k < DV_SLOTS && sets[0].n <= GS_SELECT_DISTINCT_CAP; ++k)
+      if (sets[t].used[k]) dv_insert(&sets[0], sets[t].key[k]);
+  }
+  *out = sets[0].n > GS_SELECT_DISTINCT_CAP ? GS_SELECT_DISTINCT_CAP + 1 : sets[0].n;
+cleanup:
+  for (int t = 0; t < nt; ++t) {
+    free(sets[t].key);
+    free(sets[t].used);
+  }
+  return st;
+}
+
 /* ==== features ============================================================================== */
 
 gs_status_t gs_select_features(const gs_csr_t *A, gs_select_features_t *f)
@@ -153,8 +233,6 @@ gs_status_t gs_select_features(const gs_csr_t *A, gs_select_features_t *f)
 gs_status_t gs_select_features_with(const gs_csr_t *A, const gs_features_t *known,
                                     gs_select_features_t *f)
 {
-  gs_status_t st = GS_SUCCESS;
-  uint64_t *set = NULL;
   gs_features_t g;
   if (!A || !f) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_select_features: NULL argument");
   memset(f, 0, sizeof *f);
@@ -189,36 +267,10 @@ gs_status_t gs_select_features_with(const gs_csr_t *A, const gs_features_t *know
   f->dia_fill = f->dia_slots / nz;
   f->sell_fill = f->sell_slots / nz;
 
-  /* Distinct values (bit patterns) by open addressing, counted up to the cap. */
-  enum { SLOTS = 2 * GS_SELECT_DISTINCT_CAP }; /* a power of two, at most half full */
-  set = malloc(SLOTS * sizeof *set);
-  unsigned char *used_slot = calloc(SLOTS, 1);
-  if (!set || !used_slot) {
-    free(used_slot);
-    GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory counting distinct values");
-  }
-  uint64_t last[2] = {0, 0}; /* the two values seen last: stencils repeat a few values */
-  int nlast = 0;
-  for (gs_off_t p = 0; p < A->nnz && f->distinct_values <= GS_SELECT_DISTINCT_CAP; ++p) {
-    uint64_t bits;
-    memcpy(&bits, &A->val[p], sizeof bits);
-    if ((nlast > 0 && bits == last[0]) || (nlast > 1 && bits == last[1])) continue;
-    last[1] = last[0];
-    last[0] = bits;
-    if (nlast < 2) ++nlast;
-    uint64_t h = bits * 0x9E3779B97F4A7C15ull;
-    size_t s = (size_t)(h >> 47) & (SLOTS - 1);
-    while (used_slot[s] && set[s] != bits) s = (s + 1) & (SLOTS - 1);
-    if (!used_slot[s]) {
-      used_slot[s] = 1;
-      set[s] = bits;
-      f->distinct_values++;
-    }
-  }
-  free(used_slot);
-cleanup:
-  free(set);
-  return st;
+  /* Distinct values (bit patterns), counted up to the cap: each thread counts its share into
+   * its own set, and the sets are merged (a union stops at the cap too). */
+  GS_CHECK(count_distinct(A, &f->distinct_values));
+  return GS_SUCCESS;
 }
 
 /* ==== the rule =============================================================================== */
