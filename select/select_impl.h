@@ -116,7 +116,9 @@ int gs_select_worth_switching(double prepare_s, double t_new, double t_cur, doub
 #define GS_SELECT_FEATURE_S_PER_NNZ 1e-9
 #define GS_SELECT_HASH_S_PER_NNZ 1.5e-9
 /** Products of the measuring itself: warm-up and timed runs of one candidate's op. */
-#define GS_SELECT_MEASURE_PRODUCTS 8.0
+#define GS_SELECT_MEASURE_PRODUCTS 12.0
+/** Extra warm-up products before the first timing of a selection (the GPU's clock ramp). */
+#define GS_SELECT_FIRST_WARMUP 20
 /** The measured stage stops preparing new candidates once its measuring (their prepares and
  *  timed products) has cost this share of the incumbent's expected products. */
 #define GS_SELECT_MEASURE_SHARE 0.25
