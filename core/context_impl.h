@@ -28,6 +28,7 @@ typedef struct gs_memtab {
   size_t cap, used; /* slots, slots not empty (live + tombstones) */
   size_t in_use, peak;
   long fail_after;  /* test hook (core/testhooks.h) */
+  int pool;         /* 0: not decided yet, 1: the device's stream-ordered pool, -1: cudaMalloc */
 } gs_memtab_t;
 
 gs_status_t gs_memtab_init(gs_memtab_t *M);

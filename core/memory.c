@@ -102,6 +102,37 @@ static size_t counter(const gs_context_t *ctx, int peak)
 size_t gs_device_bytes_in_use(const gs_context_t *ctx) { return counter(ctx, 0); }
 size_t gs_device_bytes_peak(const gs_context_t *ctx) { return counter(ctx, 1); }
 
+/* The device's default memory pool, kept from shrinking (release threshold: all): a layout
+ * built after another reuses the pages the earlier one gave back instead of mapping new ones
+ * (cudaMalloc of the 100-320 MB a format takes on a 26M-entry matrix dominates its GPU build).
+ * The allocation is taken on the context's stream and the stream synchronized, so the block is
+ * usable anywhere at once, as cudaMalloc's; cudaFree gives it back to the pool after the
+ * device's work, as before. GS_MEMPOOL=0 in the environment keeps plain cudaMalloc. */
+static cudaError_t pool_alloc(gs_context_t *ctx, void **d, size_t bytes)
+{
+  gs_memtab_t *M = &ctx->mem;
+  if (M->pool == 0) {
+    const char *e = getenv("GS_MEMPOOL");
+    int dev = 0, ok = !(e && e[0] == '0');
+    cudaMemPool_t mp;
+    uint64_t keep = UINT64_MAX;
+    if (ok && (cudaGetDevice(&dev) != cudaSuccess ||
+               cudaDeviceGetDefaultMemPool(&mp, dev) != cudaSuccess ||
+               cudaMemPoolSetAttribute(mp, cudaMemPoolAttrReleaseThreshold, &keep) != cudaSuccess))
+      ok = 0;
+    (void)cudaGetLastError();
+    M->pool = ok ? 1 : -1;
+  }
+  if (M->pool < 0) return cudaMalloc(d, bytes);
+  cudaError_t err = cudaMallocAsync(d, bytes, ctx->stream);
+  if (err == cudaSuccess) err = cudaStreamSynchronize(ctx->stream);
+  if (err != cudaSuccess && *d) {
+    cudaFree(*d);
+    *d = NULL;
+  }
+  return err;
+}
+
 gs_status_t gs_dmalloc(gs_context_t *ctx, void **p, size_t bytes, const char *what)
 {
   if (!p) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_dmalloc: p is NULL");
@@ -123,7 +154,7 @@ gs_status_t gs_dmalloc(gs_context_t *ctx, void **p, size_t bytes, const char *wh
   if (!ok) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory tracking device memory");
 
   void *d = NULL;
-  cudaError_t err = cudaMalloc(&d, bytes);
+  cudaError_t err = pool_alloc(ctx, &d, bytes);
   if (err != cudaSuccess) {
     (void)cudaGetLastError(); /* an allocation failure must not poison later launches */
     if (err == cudaErrorMemoryAllocation)
