@@ -425,6 +425,9 @@ typedef struct auto_state {
   double tried_s;     /* seconds spent preparing and timing candidates (a solve's tries, the
                          measured stage's measuring) */
   double *d_x, *d_y;  /* the timing vectors of the measured stage (x of ones), or NULL */
+  int model_n;        /* the prepare model read once when the cache was keyed (-1: not yet) */
+  char model_names[CACHE_MAX][GS_SELECT_NAME];
+  double model_rates[CACHE_MAX];
   char dir[1024];     /* the cache folder asked for ("" for the default) */
   gs_select_key_t key;
   char options[1024];
@@ -510,9 +513,10 @@ static double prepare_predicted(const auto_state_t *a, const gs_select_time_t *t
 {
   if (t->status == GS_SUCCESS && t->prepare_s > 0.0) return t->prepare_s;
   const int b = gs_spmv_backend_find(t->name);
-  const double learned = a->cache ? gs_select_model_load(a->dir, a->key.gpu, t->name) : 0.0;
-  return gs_select_prepare_estimate_for(t->name, b >= 0 ? gs_spmv_backend_flags(b) : 0u, nnz,
-                                        learned);
+  double learned = 0.0;
+  for (int k = 0; k < a->model_n; ++k)
+    if (!strcmp(a->model_names[k], t->name)) learned = a->model_rates[k];
+  return gs_select_prepare_estimate(b >= 0 ? gs_spmv_backend_flags(b) : 0u, nnz, learned);
 }
 
 /* Prepares candidate t (timed) and teaches the prepare model what it cost. */
@@ -554,6 +558,7 @@ static void cache_key(auto_state_t *a, gs_context_t *ctx, const gs_csr_t *H)
   snprintf(a->key.gpu, sizeof a->key.gpu, "%s", gs_context_device_name(ctx));
   snprintf(a->key.options, sizeof a->key.options, "%s", a->options);
   a->cache = 1;
+  a->model_n = model_read(a->dir, a->key.gpu, a->model_names, a->model_rates);
 }
 
 static void cache_fill(auto_state_t *a)

@@ -541,32 +541,25 @@ double gs_select_remaining_products(long it_prev, double r_prev, long it, double
 #define PREP_FIXED_S 4e-3
 #define PREP_PER_NNZ 16e-9
 
-double gs_select_prepare_estimate(unsigned flags, double nnz)
+/* Formats whose GPU build keeps an O(nnz) host stage (GS_SPMV_FLAG_HOST_STAGE: pkt's reverse
+ * Cuthill-McKee order; H100 machine, 2026-11: 21 ns an entry on the 27-point Laplacian, 145 on
+ * the power-law rows, the latter taken). */
+#define PREP_HOST_STAGE_PER_NNZ 150e-9
+
+double gs_select_prepare_estimate(unsigned flags, double nnz, double learned_per_nnz)
 {
   if (!(nnz > 0.0)) nnz = 0.0;
-  if (flags & GS_SPMV_FLAG_LIGHT) return PREP_LIGHT_S + PREP_LIGHT_PER_NNZ * nnz;
-  if (flags & GS_SPMV_FLAG_DEVICE_BUILD) return PREP_DEVICE_S + PREP_DEVICE_PER_NNZ * nnz;
-  return PREP_FIXED_S + PREP_PER_NNZ * nnz;
-}
-
-/* Formats whose build keeps a host stage the flags do not tell: pkt's reverse Cuthill-McKee
- * order (H100 machine, 2026-11: 21 ns an entry on the 27-point Laplacian, 145 on the power-law
- * rows, the latter taken). */
-#define PREP_PKT_PER_NNZ 150e-9
-
-double gs_select_prepare_estimate_for(const char *name, unsigned flags, double nnz,
-                                      double learned_per_nnz)
-{
-  double est = gs_select_prepare_estimate(flags, nnz);
-  if (name && !strcmp(name, "pkt")) est = PREP_FIXED_S + PREP_PKT_PER_NNZ * (nnz > 0 ? nnz : 0);
-  /* what this machine measured for the format: never below the model's fixed part */
-  if (learned_per_nnz > 0.0 && nnz > 0.0) {
-    const double fixed = (flags & GS_SPMV_FLAG_LIGHT) ? PREP_LIGHT_S
-                         : (flags & GS_SPMV_FLAG_DEVICE_BUILD) ? PREP_DEVICE_S
-                                                                : PREP_FIXED_S;
-    est = fixed + learned_per_nnz * nnz;
-  }
-  return est;
+  const double fixed = (flags & GS_SPMV_FLAG_LIGHT)          ? PREP_LIGHT_S
+                       : (flags & GS_SPMV_FLAG_HOST_STAGE)   ? PREP_FIXED_S
+                       : (flags & GS_SPMV_FLAG_DEVICE_BUILD) ? PREP_DEVICE_S
+                                                             : PREP_FIXED_S;
+  /* what this machine measured for the format, when known */
+  if (learned_per_nnz > 0.0) return fixed + learned_per_nnz * nnz;
+  const double per = (flags & GS_SPMV_FLAG_LIGHT)          ? PREP_LIGHT_PER_NNZ
+                     : (flags & GS_SPMV_FLAG_HOST_STAGE)   ? PREP_HOST_STAGE_PER_NNZ
+                     : (flags & GS_SPMV_FLAG_DEVICE_BUILD) ? PREP_DEVICE_PER_NNZ
+                                                           : PREP_PER_NNZ;
+  return fixed + per * nnz;
 }
 
 int gs_select_should_try(double spent_s, double tried_s, double prep_est, double remaining,

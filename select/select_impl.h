@@ -62,14 +62,10 @@ int gs_select_worth_measuring(double prep_est, double t_bound, double products,
 double gs_select_remaining_products(long it_prev, double r_prev, long it, double r, double tol,
                                     long maxit, double products_per_iteration);
 /** The predicted prepare seconds of a backend with `flags` (GS_SPMV_FLAG_*) on a matrix of nnz
- *  entries: a fixed cost and a cost per entry, by kind: light (on the shared CSR), built on the
- *  GPU, built on the host. */
-double gs_select_prepare_estimate(unsigned flags, double nnz);
-/** The prepare of backend `name`: gs_select_prepare_estimate, but for formats with a host stage
- *  the flags do not tell (pkt's ordering), and from learned_per_nnz (> 0: seconds an entry this
- *  machine measured for the format, gs_select_model_load) when known. */
-double gs_select_prepare_estimate_for(const char *name, unsigned flags, double nnz,
-                                      double learned_per_nnz);
+ *  entries: a fixed cost and a cost per entry by kind (light, built on the GPU, built on the GPU
+ *  with a host stage, built on the host), the cost per entry replaced by learned_per_nnz when
+ *  it is > 0 (seconds an entry this machine measured for the format, gs_select_model_load). */
+double gs_select_prepare_estimate(unsigned flags, double nnz, double learned_per_nnz);
 /** The formats that need no layout of their own (GS_SPMV_FLAG_LIGHT), appended to list in the
  *  order of their whole-solve record (cusparse-csr first), skipping those already there or
  *  without A^T x when need_t. */

@@ -156,6 +156,11 @@ typedef struct gs_bccoo_opts {
  *  per-thread cost of a row offset and of the segmented scan; for bccoo that weight is fitted
  *  to H100 timings); 16 and 32 only where they leave at least BCCOO_MIN_CHUNKS chunks. */
 int gs_bccoo_choose_k(const gs_csr_t *A, int compressed);
+/** gs_bccoo_choose_k's choice from the padded entry counts for K = 1, 2, 4, 8, 16, 32 (the
+ *  host counts them from the row pointers, the device build in one kernel pass). */
+int gs_bccoo_choose_k_padded(const int64_t pad[6], int compressed);
+/** The checks of gs_bccoo_build's options (K, the precision), shared by the device build. */
+gs_status_t gs_bccoo_check_opts(const gs_bccoo_opts_t *opts);
 
 /** Builds the layout of A. GS_ERR_INVALID_ARG for a bad K, GS_ERR_HOST_MEMORY, and
  *  GS_ERR_UNSUPPORTED when the padded entries or a column offset do not fit the layout. */

@@ -69,6 +69,18 @@ static inline double rounded(double v, int mixed) { return mixed ? (double)(floa
 
 static int64_t padded_len(gs_off_t len, int K) { return len == 0 ? K : (len + K - 1) / K * K; }
 
+gs_status_t gs_bccoo_check_opts(const gs_bccoo_opts_t *opts)
+{
+  const int kmax = opts->compressed ? BCCOO_K_MAX : BCOO_K_MAX;
+  if (opts->k < 0 || opts->k > kmax || (opts->k & (opts->k - 1)) != 0)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "%s build: K must be 0 or a power of two up to %d, not %d",
+                    opts->compressed ? "bccoo" : "bcoo", kmax, opts->k);
+  if (opts->mixed < 0 || opts->mixed > 2)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "bccoo build: mixed must be 0, 1 or 2, not %d",
+                    opts->mixed);
+  return GS_SUCCESS;
+}
+
 int gs_bccoo_choose_k(const gs_csr_t *A, int compressed)
 {
   static const int ks[] = {1, 2, 4, 8, 16, 32};
@@ -87,13 +99,19 @@ int gs_bccoo_choose_k(const gs_csr_t *A, int compressed)
    * K = 16 or 32 is taken only where it leaves at least BCCOO_MIN_CHUNKS chunks, else most
    * multiprocessors idle (bcsstk16 at K = 32, 38 chunks: 12.3 us against 10.4 at K = 8); the
    * smaller K, measured before, keep the plain model (a small matrix is launch-bound anyway). */
-  const double e = compressed ? 3.0 : 12.0, per_thread = compressed ? 12.0 : 4.0 + 2.0;
-  const int nk = compressed ? 6 : 4;
   int64_t pad[6] = {0}; /* the padded entries for each K, in one pass over the rows */
   for (gs_idx_t r = 0; r < A->m; ++r) {
     const gs_off_t len = A->row_ptr[r + 1] - A->row_ptr[r];
     for (int i = 0; i < 6; ++i) pad[i] += padded_len(len, ks[i]);
   }
+  return gs_bccoo_choose_k_padded(pad, compressed);
+}
+
+int gs_bccoo_choose_k_padded(const int64_t pad[6], int compressed)
+{
+  static const int ks[] = {1, 2, 4, 8, 16, 32};
+  const double e = compressed ? 3.0 : 12.0, per_thread = compressed ? 12.0 : 4.0 + 2.0;
+  const int nk = compressed ? 6 : 4;
   int best = 0;
   double best_cost = INFINITY;
   for (int i = 0; i < nk; ++i) {
@@ -687,13 +705,7 @@ gs_status_t gs_bccoo_build(gs_bccoo_t **out, const gs_csr_t *A, const gs_bccoo_o
   atomic_init(&J.failed, 0);
   if (!out || !A || !opts) return GS_ERROR(GS_ERR_INVALID_ARG, "bccoo build: NULL argument");
   *out = NULL;
-  const int kmax = opts->compressed ? BCCOO_K_MAX : BCOO_K_MAX;
-  if (opts->k < 0 || opts->k > kmax || (opts->k & (opts->k - 1)) != 0)
-    return GS_ERROR(GS_ERR_INVALID_ARG, "%s build: K must be 0 or a power of two up to %d, not %d",
-                    opts->compressed ? "bccoo" : "bcoo", kmax, opts->k);
-  if (opts->mixed < 0 || opts->mixed > 2)
-    return GS_ERROR(GS_ERR_INVALID_ARG, "bccoo build: mixed must be 0, 1 or 2, not %d",
-                    opts->mixed);
+  GS_CHECK(gs_bccoo_check_opts(opts));
   const double t0 = gs_wall_seconds();
   L = calloc(1, sizeof *L);
   if (!L) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory building bccoo");

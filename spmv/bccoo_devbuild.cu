@@ -614,27 +614,6 @@ static __global__ void __launch_bounds__(B) write_kernel(chunk_args a)
 
 /* ---- host side ----------------------------------------------------------------------------- */
 
-/* gs_bccoo_choose_k's choice from the padded sums (the same model, the same arithmetic). */
-static int choose_k(const unsigned long long pad[6], int compressed)
-{
-  static const int ks[] = {1, 2, 4, 8, 16, 32};
-  const double e = compressed ? 3.0 : 12.0, per_thread = compressed ? 12.0 : 4.0 + 2.0;
-  const int nk = compressed ? 6 : 4;
-  int best = 0;
-  double best_cost = INFINITY;
-  for (int i = 0; i < nk; ++i) {
-    const int64_t p = (int64_t)pad[i];
-    const int64_t chunks = (p + (int64_t)BCCOO_THREADS * ks[i] - 1) / ((int64_t)BCCOO_THREADS * ks[i]);
-    if (ks[i] > 8 && chunks < BCCOO_MIN_CHUNKS) break;
-    const double cost = (double)p * e + (double)(p / ks[i]) * per_thread;
-    if (cost <= best_cost) {
-      best_cost = cost;
-      best = ks[i];
-    }
-  }
-  return best;
-}
-
 /* The host's by_count: count descending, then bit pattern ascending. */
 static int by_count(const void *pa, const void *pb)
 {
@@ -679,13 +658,7 @@ extern "C" gs_status_t gs_bccoo_build_device(gs_context_t *ctx, const gs_dcsr_t 
   *d_chunk_out = NULL;
   *d_blob_out = NULL;
   *host_fallback = 0;
-  const int kmax = opts->compressed ? BCCOO_K_MAX : BCOO_K_MAX;
-  if (opts->k < 0 || opts->k > kmax || (opts->k & (opts->k - 1)) != 0)
-    return GS_ERROR(GS_ERR_INVALID_ARG, "%s build: K must be 0 or a power of two up to %d, not %d",
-                    opts->compressed ? "bccoo" : "bcoo", kmax, opts->k);
-  if (opts->mixed < 0 || opts->mixed > 2)
-    return GS_ERROR(GS_ERR_INVALID_ARG, "bccoo build: mixed must be 0, 1 or 2, not %d",
-                    opts->mixed);
+  GS_CHECK(gs_bccoo_check_opts(opts));
   if (A->wide || (A->m > 0 && !A->d_row_ptr32))
     return GS_ERROR(GS_ERR_INTERNAL, "bccoo device build: the matrix has 64-bit offsets");
   const double t0 = gs_wall_seconds();
@@ -769,7 +742,11 @@ extern "C" gs_status_t gs_bccoo_build_device(gs_context_t *ctx, const gs_dcsr_t 
   }
 
   {
-    L->K = opts->k ? opts->k : choose_k(h->pad, L->compressed);
+    {
+      int64_t pad[6];
+      for (int i = 0; i < 6; ++i) pad[i] = (int64_t)h->pad[i];
+      L->K = opts->k ? opts->k : gs_bccoo_choose_k_padded(pad, L->compressed);
+    }
     const int K = L->K;
     int lk = 0;
     while ((1 << lk) < K) ++lk;

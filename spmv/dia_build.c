@@ -6,6 +6,26 @@
 #include "core/error.h"
 #include "spmv/formats.h"
 
+gs_status_t gs_dia_check_shape(gs_idx_t m, gs_idx_t n)
+{
+  /* the kernel forms row + offset in 32 bits: it lies in (-m, m + n) */
+  if ((int64_t)m + (int64_t)n >= ((int64_t)1 << 31))
+    return GS_ERROR(GS_ERR_UNSUPPORTED, "dia: rows + columns (%lld) must be below 2^31",
+                    (long long)m + n);
+  return GS_SUCCESS;
+}
+
+gs_status_t gs_dia_check_fill(gs_idx_t ndiag, gs_idx_t m, gs_off_t nnz, double max_fill)
+{
+  /* CUSP's guard: ndiag diagonals of m slots each (pitch alignment is not fill) */
+  double slots = (double)ndiag * (double)m;
+  if (slots > max_fill * (double)nnz)
+    return GS_ERROR(GS_ERR_FORMAT_FILL,
+                    "dia refused: %d diagonals would store %.1fx the nonzeros (limit %gx)",
+                    (int)ndiag, slots / (double)nnz, max_fill);
+  return GS_SUCCESS;
+}
+
 gs_status_t gs_dia_layout_build(gs_dia_layout_t **out, const gs_csr_t *A, double max_fill)
 {
   gs_status_t st = GS_SUCCESS;
@@ -13,10 +33,7 @@ gs_status_t gs_dia_layout_build(gs_dia_layout_t **out, const gs_csr_t *A, double
   int32_t *diag_of = NULL; /* offset + (m - 1) -> diagonal index; -1 unoccupied */
   if (!out || !A) return GS_ERROR(GS_ERR_INVALID_ARG, "dia build: NULL argument");
   *out = NULL;
-  /* the kernel forms row + offset in 32 bits: it lies in (-m, m + n) */
-  if ((int64_t)A->m + (int64_t)A->n >= ((int64_t)1 << 31))
-    return GS_ERROR(GS_ERR_UNSUPPORTED, "dia: rows + columns (%lld) must be below 2^31",
-                    (long long)A->m + A->n);
+  GS_CHECK(gs_dia_check_shape(A->m, A->n));
   L = calloc(1, sizeof *L);
   if (!L) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory building DIA");
   L->m = A->m;
@@ -34,12 +51,7 @@ gs_status_t gs_dia_layout_build(gs_dia_layout_t **out, const gs_csr_t *A, double
     for (size_t s = 0; s < span; ++s)
       if (diag_of[s] == 0) diag_of[s] = L->ndiag++; /* each s is visited once */
 
-    /* CUSP's guard: ndiag diagonals of m slots each (pitch alignment is not fill) */
-    double slots = (double)L->ndiag * (double)A->m;
-    if (slots > max_fill * (double)A->nnz)
-      GS_FAIL(GS_ERR_FORMAT_FILL,
-              "dia refused: %d diagonals would store %.1fx the nonzeros (limit %gx)",
-              (int)L->ndiag, slots / (double)A->nnz, max_fill);
+    GS_TRY(gs_dia_check_fill(L->ndiag, A->m, A->nnz, max_fill));
 
     size_t nval = (size_t)L->pitch * (size_t)L->ndiag;
     L->offsets = malloc((size_t)L->ndiag * sizeof *L->offsets);

@@ -272,12 +272,7 @@ static gs_status_t dia_build_device(gs_context_t *ctx, const gs_dcsr_t *A, doubl
     D->ndiag = (gs_idx_t)h_stat[0];
     D->slots_in_range = (int64_t)h_stat[1];
 
-    /* CUSP's guard, as gs_dia_layout_build words it */
-    const double slots = (double)D->ndiag * (double)A->m;
-    if (slots > max_fill * (double)A->nnz)
-      GS_FAIL(GS_ERR_FORMAT_FILL,
-              "dia refused: %d diagonals would store %.1fx the nonzeros (limit %gx)",
-              (int)D->ndiag, slots / (double)A->nnz, max_fill);
+    GS_TRY(gs_dia_check_fill(D->ndiag, A->m, A->nnz, max_fill));
 
     const size_t nval = (size_t)D->pitch * (size_t)D->ndiag;
     GS_TRY(gs_dmalloc(ctx, (void **)&D->d_offsets, (size_t)D->ndiag * sizeof(int32_t),
@@ -353,10 +348,7 @@ static gs_status_t dia_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_
     D->nnz = (gs_idx_t)gs_matrix_host(A)->nnz;
   } else {
     GS_TRY(gs_matrix_device_csr(A, &csr));
-    /* the kernel forms row + offset in 32 bits: the host builder's first refusal, word for word */
-    if ((int64_t)csr.m + (int64_t)csr.n >= ((int64_t)1 << 31))
-      GS_FAIL(GS_ERR_UNSUPPORTED, "dia: rows + columns (%lld) must be below 2^31",
-              (long long)csr.m + csr.n);
+    GS_TRY(gs_dia_check_shape(csr.m, csr.n));
     D->m = csr.m;
     D->n = csr.n;
     D->nnz = (gs_idx_t)csr.nnz;

@@ -83,15 +83,21 @@ gs_status_t gs_ell_layout_build(gs_ell_layout_t **out, const gs_csr_t *A, double
   if (!out || !A) return GS_ERROR(GS_ERR_INVALID_ARG, "ell build: NULL argument");
   *out = NULL;
   gs_idx_t K = longest_row(A);
+  GS_CHECK(gs_ell_check_fill(A->m, K, A->nnz, max_fill));
+  return gs_ell_layout_build_k(out, A, K);
+}
+
+gs_status_t gs_ell_check_fill(gs_idx_t m, gs_idx_t K, gs_off_t nnz, double max_fill)
+{
   /* CUSP's guard (csr_to_other.h): refuse before allocating a padded array that would hold
    * mostly zeros; alignment rows (pitch - m) are layout, not fill, and are not counted. */
-  double slots = (double)A->m * (double)K;
-  if (slots > max_fill * (double)A->nnz)
+  double slots = (double)m * (double)K;
+  if (slots > max_fill * (double)nnz)
     return GS_ERROR(GS_ERR_FORMAT_FILL,
                     "ell refused: padding to %d entries per row would store %.1fx the nonzeros "
                     "(limit %gx)",
-                    (int)K, slots / (double)A->nnz, max_fill);
-  return gs_ell_layout_build_k(out, A, K);
+                    (int)K, slots / (double)nnz, max_fill);
+  return GS_SUCCESS;
 }
 
 void gs_ell_layout_destroy(gs_ell_layout_t **L)

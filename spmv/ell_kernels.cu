@@ -202,17 +202,6 @@ static const gs_spmv_option_t ell_options[] = {GS_SPMV_OPTION_MAX_FILL, GS_SPMV_
 /* gs_ell_layout_build's fill guard (CUSP's, csr_to_other.h) with its message, for the device
  * build: refuse before allocating when the m*K stored slots exceed max_fill * nnz (alignment
  * rows are layout, not fill). */
-static gs_status_t ell_check_fill(gs_idx_t m, gs_idx_t K, gs_off_t nnz, double max_fill)
-{
-  double slots = (double)m * (double)K;
-  if (slots > max_fill * (double)nnz)
-    return GS_ERROR(GS_ERR_FORMAT_FILL,
-                    "ell refused: padding to %d entries per row would store %.1fx the nonzeros "
-                    "(limit %gx)",
-                    (int)K, slots / (double)nnz, max_fill);
-  return GS_SUCCESS;
-}
-
 static gs_status_t ell_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_cfg_t *cfg,
                                void **data, unsigned *caps)
 {
@@ -234,7 +223,7 @@ static gs_status_t ell_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_
     gs_idx_t K = 0;
     GS_TRY(gs_matrix_device_csr(A, &C));
     GS_TRY(gs_bg_longest_row(ctx, &C, &K));
-    GS_TRY(ell_check_fill(C.m, K, C.nnz, cfg->v[ELL_OPT_MAX_FILL]));
+    GS_TRY(gs_ell_check_fill(C.m, K, C.nnz, cfg->v[ELL_OPT_MAX_FILL]));
     D = (ell_data_t *)calloc(1, sizeof *D);
     if (!D) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory preparing ell");
     D->entries = C.nnz; /* K is the longest row: every entry has its slot */

@@ -119,6 +119,9 @@ typedef struct gs_ell_layout {
  *  m*K exceed max_fill * nnz (alignment padding to the pitch is not counted), before allocating
  *  the layout; the message gives K, the ratio and the limit. */
 gs_status_t gs_ell_layout_build(gs_ell_layout_t **out, const gs_csr_t *A, double max_fill);
+/** ELL's fill guard on m rows padded to K for nnz entries (GS_ERR_FORMAT_FILL over
+ *  max_fill), shared by the host and the device builders. */
+gs_status_t gs_ell_check_fill(gs_idx_t m, gs_idx_t K, gs_off_t nnz, double max_fill);
 /** Builds ELL from the first min(K, length) entries of each row, never refusing (HYB's part). */
 gs_status_t gs_ell_layout_build_k(gs_ell_layout_t **out, const gs_csr_t *A, gs_idx_t K);
 void gs_ell_layout_destroy(gs_ell_layout_t **L);
@@ -150,6 +153,10 @@ typedef struct gs_dia_layout {
  *  the value array is allocated) and with GS_ERR_UNSUPPORTED when m + n >= 2^31 (row + offset
  *  and column - offset must not overflow 32 bits in the kernels). */
 gs_status_t gs_dia_layout_build(gs_dia_layout_t **out, const gs_csr_t *A, double max_fill);
+/** DIA's refusals, shared by the host and the device builders: rows + columns below 2^31 (the
+ *  kernel's 32-bit row + offset), and the fill guard on ndiag diagonals of m slots. */
+gs_status_t gs_dia_check_shape(gs_idx_t m, gs_idx_t n);
+gs_status_t gs_dia_check_fill(gs_idx_t ndiag, gs_idx_t m, gs_off_t nnz, double max_fill);
 void gs_dia_layout_destroy(gs_dia_layout_t **L);
 /** Turns L into a mixed layout: values rounded to float (valf), the doubles freed. */
 gs_status_t gs_dia_layout_round(gs_dia_layout_t *L);

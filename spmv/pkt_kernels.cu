@@ -403,7 +403,7 @@ extern "C" const gs_spmv_ops_t gs_spmv_pkt_ops = {
     "packets: RCM-ordered row blocks whose x window is staged in shared memory, the rest in a "
     "COO remainder (Bell & Garland, NVR-2008-004); T by atomics",
     GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_HOST_LAYOUT | GS_SPMV_FLAG_SHARED_CSR |
-        GS_SPMV_FLAG_DEVICE_BUILD,
+        GS_SPMV_FLAG_DEVICE_BUILD | GS_SPMV_FLAG_HOST_STAGE,
     pkt_options,
     pkt_prepare,
     pkt_apply,

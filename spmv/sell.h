@@ -77,6 +77,10 @@ gs_status_t gs_sell_build(gs_sell_t **out, const gs_csr_t *A, gs_idx_t slice_siz
  *  the 2^31 - 1 slot limit as above, both checked before the slot arrays are allocated; the
  *  refusal messages give the numbers (slots, nonzeros, ratio, limit, longest row, C, P). */
 gs_status_t gs_sell_build_p(gs_sell_t **out, const gs_csr_t *A, const gs_sell_params_t *p);
+/** gs_sell_build_p's refusals from its counts (slots beyond 32 bits, used slots over max_fill),
+ *  shared by the device build. */
+gs_status_t gs_sell_check(int64_t slots, int64_t used, gs_idx_t max_width, gs_off_t nnz,
+                          const gs_sell_params_t *p);
 /** The slot counts gs_sell_build_p would reach with p, without building the layout (its guard
  *  and the slot limit are not applied): *slots all stored slots (may pass 2^31 - 1), *used those
  *  of the rows that exist, *max_width the widest padded slice. GS_ERR_HOST_MEMORY when sorting

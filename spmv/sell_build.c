@@ -148,6 +148,27 @@ gs_status_t gs_sell_build(gs_sell_t **out, const gs_csr_t *A, gs_idx_t slice_siz
   return gs_sell_build_p(out, A, &p);
 }
 
+gs_status_t gs_sell_check(int64_t slots, int64_t used, gs_idx_t max_width, gs_off_t nnz,
+                          const gs_sell_params_t *p)
+{
+  const char *name = p->name ? p->name : "SELL";
+  if (slots > INT32_MAX)
+    return GS_ERROR(GS_ERR_FORMAT_FILL,
+                    "%s layout of this matrix needs %lld slots, more than 2^31-1 slots (32-bit "
+                    "slice offsets; slice %d rows, widths a multiple of %d)",
+                    name, (long long)slots, (int)p->slice_size, (int)p->pad);
+  /* The guard measures padding inside the rows (the cost of uneven row lengths), not the
+   * rows that only pad the last slice to C: those would refuse every matrix of few rows. */
+  if (p->max_fill > 0.0 && (double)used > p->max_fill * (double)nnz)
+    return GS_ERROR(GS_ERR_FORMAT_FILL,
+                    "%s fill refused: rows padded to %lld slots for %lld nonzeros (%.2fx, limit "
+                    "%.2fx; longest row %d, slice %d rows, widths a multiple of %d, sorting "
+                    "window %d)",
+                    name, (long long)used, (long long)nnz, (double)used / (double)(nnz ? nnz : 1),
+                    p->max_fill, (int)max_width, (int)p->slice_size, (int)p->pad, (int)p->sigma);
+  return GS_SUCCESS;
+}
+
 gs_status_t gs_sell_build_p(gs_sell_t **out, const gs_csr_t *A, const gs_sell_params_t *p)
 {
   gs_status_t st = GS_SUCCESS;
@@ -176,20 +197,7 @@ gs_status_t gs_sell_build_p(gs_sell_t **out, const gs_csr_t *A, const gs_sell_pa
   int64_t slots = 0, used = 0;
   gs_idx_t max_width = 0;
   sell_widths(A, S->perm, C, p->pad, S->slice_ptr, &slots, &used, &max_width);
-  if (slots > INT32_MAX)
-    GS_FAIL(GS_ERR_FORMAT_FILL,
-            "%s layout of this matrix needs %lld slots, more than 2^31-1 slots (32-bit slice "
-            "offsets; slice %d rows, widths a multiple of %d)",
-            name, (long long)slots, (int)p->slice_size, (int)p->pad);
-  /* The guard measures padding inside the rows (the cost of uneven row lengths), not the
-   * rows that only pad the last slice to C: those would refuse every matrix of few rows. */
-  if (p->max_fill > 0.0 && (double)used > p->max_fill * (double)A->nnz)
-    GS_FAIL(GS_ERR_FORMAT_FILL,
-            "%s fill refused: rows padded to %lld slots for %lld nonzeros (%.2fx, limit %.2fx; "
-            "longest row %d, slice %d rows, widths a multiple of %d, sorting window %d)",
-            name, (long long)used, (long long)A->nnz,
-            (double)used / (double)(A->nnz ? A->nnz : 1), p->max_fill, (int)max_width,
-            (int)p->slice_size, (int)p->pad, (int)p->sigma);
+  GS_TRY(gs_sell_check(slots, used, max_width, A->nnz, p));
   S->slots = (gs_idx_t)slots;
   S->used = used;
   S->max_width = max_width;

@@ -436,22 +436,7 @@ cleanup:
 gs_status_t gs_sell_dev_check(const gs_sell_dev_shape_t *sh, gs_off_t nnz,
                               const gs_sell_params_t *p)
 {
-  const char *name = p->name ? p->name : "SELL";
-  /* the messages of gs_sell_build_p (spmv/sell_build.c), word for word */
-  if (sh->slots > INT32_MAX)
-    return GS_ERROR(GS_ERR_FORMAT_FILL,
-                    "%s layout of this matrix needs %lld slots, more than 2^31-1 slots (32-bit "
-                    "slice offsets; slice %d rows, widths a multiple of %d)",
-                    name, (long long)sh->slots, (int)p->slice_size, (int)p->pad);
-  if (p->max_fill > 0.0 && (double)sh->used > p->max_fill * (double)nnz)
-    return GS_ERROR(GS_ERR_FORMAT_FILL,
-                    "%s fill refused: rows padded to %lld slots for %lld nonzeros (%.2fx, limit "
-                    "%.2fx; longest row %d, slice %d rows, widths a multiple of %d, sorting "
-                    "window %d)",
-                    name, (long long)sh->used, (long long)nnz,
-                    (double)sh->used / (double)(nnz ? nnz : 1), p->max_fill, (int)sh->max_width,
-                    (int)p->slice_size, (int)p->pad, (int)p->sigma);
-  return GS_SUCCESS;
+  return gs_sell_check(sh->slots, sh->used, sh->max_width, nnz, p);
 }
 
 void gs_sell_dev_free(gs_context_t *ctx, gs_sell_dev_t *L)

@@ -50,6 +50,17 @@ typedef struct gs_sellp_shape {
  * GS_ERR_INVALID_ARG when C*T > 1024, GS_ERR_HOST_MEMORY.
  */
 gs_status_t gs_sellp_choose(const gs_csr_t *A, const gs_spmv_cfg_t *cfg, gs_sellp_shape_t *out);
+/** The option checks, threads a row T and rows a slice C of gs_sellp_choose from the sizes and
+ *  the longest row (host or device count), with its refusals; out->sigma is the option's
+ *  (0: automatic). Shared by the host and the device builders. */
+gs_status_t gs_sellp_threads(const gs_spmv_cfg_t *cfg, gs_idx_t m, gs_off_t nnz,
+                             gs_off_t row_max, gs_sellp_shape_t *out);
+/** The window the automatic sigma tries: GS_SELLP_SIGMA_SLICES slices, at most m rows. */
+gs_idx_t gs_sellp_sigma_window(gs_idx_t C, gs_idx_t m);
+/** Whether sorting within the window pays (fewer bytes) or rescues (fill under max_fill), from
+ *  the slots and used slots unsorted (1) and sorted (w). */
+int gs_sellp_sort_pays(const gs_spmv_cfg_t *cfg, gs_idx_t m, gs_off_t nnz, int64_t slots1,
+                       int64_t used1, int64_t slotsw, int64_t usedw);
 
 /** The automatic T of an m-row matrix with nnz entries: the largest power of two <= 32 that
  *  leaves at least 8 entries a thread on the mean row length (1 below 16 entries a row, 32 from

@@ -28,11 +28,10 @@ gs_idx_t gs_sellp_auto_threads(gs_idx_t m, gs_off_t nnz)
   return T;
 }
 
-gs_status_t gs_sellp_choose(const gs_csr_t *A, const gs_spmv_cfg_t *cfg, gs_sellp_shape_t *out)
+gs_status_t gs_sellp_threads(const gs_spmv_cfg_t *cfg, gs_idx_t m, gs_off_t nnz,
+                             gs_off_t row_max, gs_sellp_shape_t *out)
 {
-  if (!A || !cfg || !out) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_sellp_choose: NULL argument");
   const double c = cfg->v[SELLP_OPT_C], t = cfg->v[SELLP_OPT_T], sg = cfg->v[SELLP_OPT_SIGMA];
-  const double max_fill = cfg->v[SELLP_OPT_MAX_FILL];
   if ((c != 0.0 && (!is_pow2(c) || c > GS_SELLP_C_MAX)) ||
       (t != 0.0 && (!is_pow2(t) || t > GS_SELLP_T_MAX)) || sg < 0.0 || sg != floor(sg) ||
       sg > INT32_MAX)
@@ -40,15 +39,12 @@ gs_status_t gs_sellp_choose(const gs_csr_t *A, const gs_spmv_cfg_t *cfg, gs_sell
                     "sellp: c must be 0 or a power of two <= %d, t 0 or a power of two <= %d, "
                     "sigma an integer >= 0 (c = %g, t = %g, sigma = %g)",
                     GS_SELLP_C_MAX, GS_SELLP_T_MAX, c, t, sg);
-  gs_idx_t T = t != 0.0 ? (gs_idx_t)t : gs_sellp_auto_threads(A->m, A->nnz);
+  gs_idx_t T = t != 0.0 ? (gs_idx_t)t : gs_sellp_auto_threads(m, nnz);
   /* SELL-P gives every row of a slice the same T threads, so the longest row is a chain of
    * row_max / T steps for its threads while the rest of the GPU idles (Pareto rows, H100: 11.7
    * ms against cuSPARSE CSR's 91 us at T = 2). The automatic T grows with the longest row, and
    * a row still longer than GS_SELLP_SERIAL_MAX steps a thread is refused, like too much fill:
    * rows that uneven belong to hola, merge or csr-adaptive. */
-  gs_off_t row_max = 0;
-  for (gs_idx_t i = 0; i < A->m; ++i)
-    if (A->row_ptr[i + 1] - A->row_ptr[i] > row_max) row_max = A->row_ptr[i + 1] - A->row_ptr[i];
   if (t == 0.0)
     while (T < GS_SELLP_T_MAX && row_max > (gs_off_t)GS_SELLP_SERIAL_AUTO * T) T *= 2;
   gs_idx_t C = c != 0.0 ? (gs_idx_t)c : (T < 32 ? 32 / T : 1);
@@ -67,28 +63,48 @@ gs_status_t gs_sellp_choose(const gs_csr_t *A, const gs_spmv_cfg_t *cfg, gs_sell
                     (int)C, (int)T, (long long)C * T, GS_SELLP_GROUP_MAX);
   out->C = C;
   out->T = T;
-  if (sg != 0.0) {
-    out->sigma = (gs_idx_t)sg;
-    return GS_SUCCESS;
-  }
+  out->sigma = (gs_idx_t)sg; /* 0: automatic, gs_sellp_sort_pays decides */
+  return GS_SUCCESS;
+}
 
-  /* Automatic sigma: sort when it pays. Sorting adds the permutation (4 bytes a row, read once
-   * a product) and scatters y's writes within a window; it saves 12 bytes a padding slot (8 in
-   * mixed precision: a 4-byte column and a float). */
-  out->sigma = 1;
+gs_idx_t gs_sellp_sigma_window(gs_idx_t C, gs_idx_t m)
+{
   const int64_t window = (int64_t)GS_SELLP_SIGMA_SLICES * C;
+  return (gs_idx_t)(window < m ? window : m);
+}
+
+/* Sorting adds the permutation (4 bytes a row, read once a product) and scatters y's writes
+ * within a window; it saves 12 bytes a padding slot (8 in mixed precision: a 4-byte column and
+ * a float), or brings the fill under max_fill. */
+int gs_sellp_sort_pays(const gs_spmv_cfg_t *cfg, gs_idx_t m, gs_off_t nnz, int64_t slots1,
+                       int64_t used1, int64_t slotsw, int64_t usedw)
+{
+  const double max_fill = cfg->v[SELLP_OPT_MAX_FILL];
+  const double slot_bytes = gs_cfg_float_values(cfg) ? 8.0 : 12.0;
+  const int pays = slot_bytes * (double)(slots1 - slotsw) > 8.0 * (double)m;
+  const int rescues = max_fill > 0.0 && (double)used1 > max_fill * (double)nnz &&
+                      (double)usedw <= max_fill * (double)nnz;
+  return pays || rescues;
+}
+
+gs_status_t gs_sellp_choose(const gs_csr_t *A, const gs_spmv_cfg_t *cfg, gs_sellp_shape_t *out)
+{
+  if (!A || !cfg || !out) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_sellp_choose: NULL argument");
+  gs_off_t row_max = 0;
+  for (gs_idx_t i = 0; i < A->m; ++i)
+    if (A->row_ptr[i + 1] - A->row_ptr[i] > row_max) row_max = A->row_ptr[i + 1] - A->row_ptr[i];
+  GS_CHECK(gs_sellp_threads(cfg, A->m, A->nnz, row_max, out));
+  if (out->sigma != 0) return GS_SUCCESS;
+  /* Automatic sigma: sort when it pays. */
+  out->sigma = 1;
   if (A->m <= 1) return GS_SUCCESS;
-  gs_sell_params_t p = {C, T, 1, 0.0, "SELL-P"};
+  gs_sell_params_t p = {out->C, out->T, 1, 0.0, "SELL-P"};
   int64_t slots1 = 0, used1 = 0, slotsw = 0, usedw = 0;
   gs_idx_t w1 = 0, ww = 0;
   GS_CHECK(gs_sell_count(A, &p, &slots1, &used1, &w1));
-  p.sigma = (gs_idx_t)(window < A->m ? window : A->m);
+  p.sigma = gs_sellp_sigma_window(out->C, A->m);
   GS_CHECK(gs_sell_count(A, &p, &slotsw, &usedw, &ww));
-  const double slot_bytes = gs_cfg_float_values(cfg) ? 8.0 : 12.0;
-  const int pays = slot_bytes * (double)(slots1 - slotsw) > 8.0 * (double)A->m;
-  const int rescues = max_fill > 0.0 && (double)used1 > max_fill * (double)A->nnz &&
-                      (double)usedw <= max_fill * (double)A->nnz;
-  if (pays || rescues) out->sigma = p.sigma;
+  if (gs_sellp_sort_pays(cfg, A->m, A->nnz, slots1, used1, slotsw, usedw)) out->sigma = p.sigma;
   return GS_SUCCESS;
 }
 

@@ -212,11 +212,6 @@ static int log2i(gs_idx_t v)
   return l;
 }
 
-static int is_pow2_opt(double v)
-{
-  return v >= 1.0 && v == floor(v) && ((long)v & ((long)v - 1)) == 0;
-}
-
 /* gs_sellp_choose (spmv/sellp_build.c) on the device CSR, rule for rule and message for message,
  * with the row lengths' summary of gs_sell_dev_lengths in place of the host's loops and
  * gs_sell_dev_shape in place of gs_sell_count. *sh gets the shape of the chosen (C, T, sigma):
@@ -231,38 +226,10 @@ static gs_status_t sellp_choose_device(gs_context_t *ctx, const gs_dcsr_t *A,
   memset(&sh1, 0, sizeof sh1);
   memset(&shw, 0, sizeof shw);
   memset(sh, 0, sizeof *sh);
-  const double c = cfg->v[SELLP_OPT_C], t = cfg->v[SELLP_OPT_T], sg = cfg->v[SELLP_OPT_SIGMA];
-  const double max_fill = cfg->v[SELLP_OPT_MAX_FILL];
-  const gs_off_t row_max = rows->row_max;
   int moves = 0;
-  if ((c != 0.0 && (!is_pow2_opt(c) || c > GS_SELLP_C_MAX)) ||
-      (t != 0.0 && (!is_pow2_opt(t) || t > GS_SELLP_T_MAX)) || sg < 0.0 || sg != floor(sg) ||
-      sg > INT32_MAX)
-    return GS_ERROR(GS_ERR_INVALID_ARG,
-                    "sellp: c must be 0 or a power of two <= %d, t 0 or a power of two <= %d, "
-                    "sigma an integer >= 0 (c = %g, t = %g, sigma = %g)",
-                    GS_SELLP_C_MAX, GS_SELLP_T_MAX, c, t, sg);
-  gs_idx_t T = t != 0.0 ? (gs_idx_t)t : gs_sellp_auto_threads(A->m, A->nnz);
-  if (t == 0.0)
-    while (T < GS_SELLP_T_MAX && row_max > (gs_off_t)GS_SELLP_SERIAL_AUTO * T) T *= 2;
-  gs_idx_t C = c != 0.0 ? (gs_idx_t)c : (T < 32 ? 32 / T : 1);
-  if (t == 0.0)
-    while ((int64_t)C * T > GS_SELLP_GROUP_MAX) T /= 2;
-  if (row_max > (gs_off_t)GS_SELLP_SERIAL_MAX * T)
-    return GS_ERROR(GS_ERR_FORMAT_FILL,
-                    "sellp: the longest row has %lld entries, %lld steps for each of its %d "
-                    "threads (limit %d): rows this uneven suit hola, merge or csr-adaptive",
-                    (long long)row_max, (long long)((row_max + T - 1) / T), (int)T,
-                    GS_SELLP_SERIAL_MAX);
-  if ((int64_t)C * T > GS_SELLP_GROUP_MAX)
-    return GS_ERROR(GS_ERR_INVALID_ARG,
-                    "sellp: a slice of c = %d rows at t = %d threads a row is %lld threads, more "
-                    "than a block's %d",
-                    (int)C, (int)T, (long long)C * T, GS_SELLP_GROUP_MAX);
-  out->C = C;
-  out->T = T;
-  if (sg != 0.0) {
-    out->sigma = (gs_idx_t)sg;
+  GS_CHECK(gs_sellp_threads(cfg, A->m, A->nnz, rows->row_max, out));
+  const gs_idx_t C = out->C, T = out->T;
+  if (out->sigma != 0) {
     GS_TRY(gs_sell_dev_moves(ctx, d_len, rows, out->sigma, &moves));
     GS_TRY(gs_sell_dev_shape(ctx, d_len, rows, C, T, out->sigma, moves, sh));
     return GS_SUCCESS;
@@ -270,19 +237,15 @@ static gs_status_t sellp_choose_device(gs_context_t *ctx, const gs_dcsr_t *A,
   /* Automatic sigma: sort when it pays (gs_sellp_choose's rule). */
   out->sigma = 1;
   {
-    const int64_t window = (int64_t)GS_SELLP_SIGMA_SLICES * C;
-    const gs_idx_t sigw = (gs_idx_t)(window < A->m ? window : A->m);
+    const gs_idx_t sigw = gs_sellp_sigma_window(C, A->m);
     if (A->m > 1) GS_TRY(gs_sell_dev_moves(ctx, d_len, rows, sigw, &moves));
     /* no row moves (or m <= 1): both counts are the unsorted one, which neither pays nor
      * rescues, and sigma stays 1 */
     GS_TRY(gs_sell_dev_shape(ctx, d_len, rows, C, T, 1, 0, &sh1));
     if (moves) {
       GS_TRY(gs_sell_dev_shape(ctx, d_len, rows, C, T, sigw, 1, &shw));
-      const double slot_bytes = gs_cfg_float_values(cfg) ? 8.0 : 12.0;
-      const int pays = slot_bytes * (double)(sh1.slots - shw.slots) > 8.0 * (double)A->m;
-      const int rescues = max_fill > 0.0 && (double)sh1.used > max_fill * (double)A->nnz &&
-                          (double)shw.used <= max_fill * (double)A->nnz;
-      if (pays || rescues) out->sigma = sigw;
+      if (gs_sellp_sort_pays(cfg, A->m, A->nnz, sh1.slots, sh1.used, shw.slots, shw.used))
+        out->sigma = sigw;
     }
     if (out->sigma == 1) {
       *sh = sh1;

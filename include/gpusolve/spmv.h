@@ -164,9 +164,11 @@ enum {
   GS_SPMV_FLAG_FLOAT = 1u << 7, /* takes precision=float: kernels on float values, float
                                   vectors and float accumulation (gs_spmv_apply_float); its host
                                   layout, if any, is the float-valued one of mixed */
-  GS_SPMV_FLAG_DEVICE_BUILD = 1u << 8 /* builds its layout on the GPU from the shared device
+  GS_SPMV_FLAG_DEVICE_BUILD = 1u << 8, /* builds its layout on the GPU from the shared device
                                   CSR (the default, option build=device); build=host runs the
                                   host builder instead, the reference for the same layout */
+  GS_SPMV_FLAG_HOST_STAGE = 1u << 9 /* its build keeps an O(nnz) stage on the host (pkt's
+                                  ordering): the selection predicts its prepare accordingly */
 };
 
 /** Number of registered backends; they are indexed 0..count-1 in a fixed order. */
