@@ -250,7 +250,11 @@ static int parse(int argc, char **argv, dargs_t *a, int solve)
                     "or auto with --gpus)", a->solver);
   if (gs_precond_find(a->pc) < 0)
     return cli_fail(CLI_BAD_INPUT,
-                    "solve: unknown preconditioner '%s' (none, jacobi, ilu0 or ic0)", a->pc);
+                    "solve: unknown preconditioner '%s' (none, jacobi, ilu0 or ic0 with --gpus)",
+                    a->pc);
+  if (!strcmp(a->pc, "amg"))
+    return cli_fail(CLI_BAD_INPUT, "solve: --precond amg has no distributed setup yet: with "
+                    "--gpus take none, jacobi, ilu0 or ic0 (per rank block), or solve on one GPU");
   return CLI_OK;
 }
 

@@ -49,7 +49,14 @@ static const char *usage_text =
     "                    and write nothing ($XDG_CACHE_HOME/gpusolve, else ~/.cache/gpusolve)\n"
     "  --verbose, -v     auto: the features, the rule's row and every candidate's times;\n"
     "                    why the iterations did not run as persistent kernels\n"
-    "  --precond NAME    none (default), jacobi, ilu0 or ic0\n"
+    "  --precond NAME    none (default), jacobi, ilu0, ic0 or amg (smoothed-aggregation\n"
+    "                    multigrid, set up on the GPU: the hierarchy is printed; see\n"
+    "                    docs/amg.md); --list-precond lists them with their options\n"
+    "  --precond-opt KEY=VALUE\n"
+    "                    an option of the preconditioner (repeatable), e.g. theta=0.08,\n"
+    "                    smoother=chebyshev, cycle=W, format=auto (amg.KEY also accepted);\n"
+    "                    a misspelt key or a value out of range is refused\n"
+    "  --amg-format NAME the SpMV format of every AMG level (= --precond-opt format=NAME)\n"
     CLI_SPMV_OPT_HELP
     "  --precision P     double (default); mixed: the products read float matrix values\n"
     "                    (double vectors and sums), so x solves the rounded matrix: the\n"
@@ -473,6 +480,67 @@ static gs_status_t residual_double(const gs_csr_t *H, const double *b, const dou
   return st;
 }
 
+/* --list-precond: the registry's preconditioners, each with its options. */
+static int print_precond_list(void)
+{
+  for (int i = 0; i < gs_precond_count(); ++i) {
+    printf("%-8s %s\n", gs_precond_name_at(i), gs_precond_summary_at(i));
+    gs_precond_option_info_t o;
+    for (int k = 0; gs_precond_option_at(i, k, &o); ++k)
+      printf("         %s.%s=%s%s%s  %s\n", gs_precond_name_at(i), o.key, o.def,
+             o.values ? "  (" : "", o.values ? o.values : "", o.help);
+  }
+  return CLI_OK;
+}
+
+/* The hierarchy of a multilevel preconditioner, as PyAMG prints it (nothing for the others). */
+static void print_hierarchy(const gs_precond_t *M)
+{
+  gs_precond_info_t in;
+  if (!M || gs_precond_info(M, &in) != GS_SUCCESS || in.levels == 0) return;
+  printf("amg      %d levels, operator complexity %.3f, grid complexity %.3f, %s-cycle, %s; "
+         "coarsest: %s\n", in.levels, in.operator_complexity, in.grid_complexity, in.cycle,
+         in.smoother, in.coarse);
+  printf("         level       rows      nonzeros  P nonzeros  rho(D^-1 A)  format\n");
+  for (int l = 0; l < in.levels; ++l)
+    printf("         %5d %10d %13lld %11lld  %11.4g  %s\n", l, (int)in.level[l].rows,
+           (long long)in.level[l].nnz, (long long)in.level[l].p_nnz, in.level[l].rho,
+           in.level[l].format);
+  double total = 0;
+  for (int k = 0; k < in.phases; ++k) total += in.phase[k].ms;
+  printf("         setup %.2f ms:", total);
+  for (int k = 0; k < in.phases; ++k)
+    printf("%s %s %.2f", k ? "," : "", in.phase[k].name, in.phase[k].ms);
+  printf("\n");
+}
+
+static void json_hierarchy(cli_json_t *j, const gs_precond_t *M)
+{
+  gs_precond_info_t in;
+  if (!M || gs_precond_info(M, &in) != GS_SUCCESS || in.levels == 0) return;
+  json_obj_begin(j, "hierarchy");
+  json_num(j, "operator_complexity", in.operator_complexity);
+  json_num(j, "grid_complexity", in.grid_complexity);
+  json_str(j, "cycle", in.cycle);
+  json_str(j, "smoother", in.smoother);
+  json_str(j, "coarse", in.coarse);
+  json_arr_begin(j, "levels");
+  for (int l = 0; l < in.levels; ++l) {
+    json_obj_begin(j, NULL);
+    json_int(j, "rows", in.level[l].rows);
+    json_int(j, "nnz", in.level[l].nnz);
+    json_int(j, "p_nnz", in.level[l].p_nnz);
+    json_num(j, "rho", in.level[l].rho);
+    json_str(j, "format", in.level[l].format);
+    json_obj_end(j);
+  }
+  json_arr_end(j);
+  json_obj_begin(j, "setup_ms");
+  for (int k = 0; k < in.phases; ++k) json_num(j, in.phase[k].name, in.phase[k].ms);
+  json_obj_end(j);
+  json_obj_end(j);
+}
+
 int cmd_solve(int argc, char **argv)
 {
   if (cli_has_opt(argc, argv, "--gpus") || cli_has_opt(argc, argv, "--distributed"))
@@ -483,7 +551,8 @@ int cmd_solve(int argc, char **argv)
   double rtol = 1e-8, atol = 0.0;
   long maxit = 10000, restart = 30, check_every = -1; /* -1: not given (automatic) */
   int graphs = 1, persistent = GS_PERSISTENT_DEFAULT; /* --persistent not given */
-  char spmv_opts[1024] = "", inner_opts[1024] = "";
+  char spmv_opts[1024] = "", inner_opts[1024] = "", pc_opts[1024] = "";
+  int amg_format_given = 0, list_precond = 0;
   const char *precision = "double";
   gs_refine_opts_t ropts;
   gs_refine_opts_default(&ropts);
@@ -492,7 +561,7 @@ int cmd_solve(int argc, char **argv)
 
   const cli_switch_t sw[] = {{"--json", NULL, &json},         {"--monitor", NULL, &monitor},
                              {"--no-cache", NULL, &no_cache}, {"--verbose", "-v", &verbose},
-                             {NULL, NULL, NULL}};
+                             {"--list-precond", NULL, &list_precond}, {NULL, NULL, NULL}};
   for (int i = 1; i < argc; ++i) {
     int r;
     const char *a = argv[i];
@@ -529,6 +598,16 @@ int cmd_solve(int argc, char **argv)
     } else if ((r = cli_opt(argc, argv, &i, "--precond", &v)) != 0) {
       if (r < 0) return CLI_BAD_INPUT;
       pc = v;
+    } else if ((r = cli_opt(argc, argv, &i, "--precond-opt", &v)) != 0 ||
+               (r = cli_opt(argc, argv, &i, "--amg-format", &v)) != 0) {
+      if (r < 0) return CLI_BAD_INPUT;
+      const int fmt = !strcmp(a, "--amg-format") || !strncmp(a, "--amg-format=", 13);
+      const size_t used = strlen(pc_opts);
+      if ((size_t)snprintf(pc_opts + used, sizeof pc_opts - used, "%s%s%s", used ? "," : "",
+                           fmt ? "amg.format=" : "", v) >= sizeof pc_opts - used)
+        return cli_fail(CLI_BAD_INPUT, "too many preconditioner options (at most %zu "
+                        "characters)", sizeof pc_opts - 1);
+      if (fmt) amg_format_given = 1;
     } else if ((r = cli_opt(argc, argv, &i, "--rtol", &v)) != 0) {
       if (r < 0 || cli_parse_double("--rtol", v, 0.0, 1e300, &rtol)) return CLI_BAD_INPUT;
     } else if ((r = cli_opt(argc, argv, &i, "--atol", &v)) != 0) {
@@ -574,9 +653,17 @@ int cmd_solve(int argc, char **argv)
   if (method < 0)
     return cli_fail(CLI_BAD_INPUT, "solve: unknown solver '%s' (cg, pipecg, bicgstab, gmres, "
                     "bicg, cgnr, lsqr or auto)", solver);
+  if (list_precond) return print_precond_list();
   if (gs_precond_find(pc) < 0)
-    return cli_fail(CLI_BAD_INPUT,
-                    "solve: unknown preconditioner '%s' (none, jacobi, ilu0 or ic0)", pc);
+    return cli_fail(CLI_BAD_INPUT, "solve: %s",
+                    (gs_precond_options_check(pc, NULL), gs_last_error()));
+  if (*pc_opts && !strcmp(pc, "none"))
+    return cli_fail(CLI_BAD_INPUT, "solve: --precond-opt and --amg-format set options of a "
+                    "preconditioner: name one with --precond");
+  if (amg_format_given && strcmp(pc, "amg") != 0)
+    return cli_fail(CLI_BAD_INPUT, "solve: --amg-format goes with --precond amg");
+  if (gs_precond_options_check(pc, pc_opts) != GS_SUCCESS)
+    return cli_fail(CLI_BAD_INPUT, "solve: %s", gs_last_error());
   if (cli_spmv_precision(spmv_opts) == GS_PRECISION_FLOAT) /* --spmv-opt [X.]precision=float */
     return cli_fail(CLI_BAD_INPUT, "solve: precision=float is for spmv and check (float "
                     "vectors); solve takes double, mixed or mixed-refine");
@@ -677,7 +764,8 @@ int cmd_solve(int argc, char **argv)
   /* x = 1 is the solution of b = A*1 when A has full column rank, which needs m >= n */
   const int err_ones = ones && nrows >= n;
   /* "none" needs no object (and a rectangular matrix has no preconditioner of its own) */
-  if (strcmp(pc, "none") != 0 && (st = gs_precond_create(&M, ctx, A, pc)) != GS_SUCCESS)
+  if (strcmp(pc, "none") != 0 &&
+      (st = gs_precond_create_opts(&M, ctx, A, pc, pc_opts)) != GS_SUCCESS)
     goto fail;
   if ((st = gs_dmalloc(ctx, (void **)&d_b, (size_t)nrows * sizeof *d_b, "b")) != GS_SUCCESS ||
       (st = gs_dmalloc(ctx, (void **)&d_x, (size_t)n * sizeof *d_x, "x")) != GS_SUCCESS ||
@@ -706,6 +794,7 @@ int cmd_solve(int argc, char **argv)
       printf(", mixed-precision iterative refinement (inner rtol %g)", ropts.inner_rtol);
     if (m == GS_SOLVER_GMRES) printf(", restart %ld", restart);
     printf("\ndevice   %s\n", gs_context_device_name(ctx));
+    print_hierarchy(M);
     if (monitor) printf("# iteration  ||r||  ||r||/||b||\n");
   }
 
@@ -885,6 +974,8 @@ int cmd_solve(int argc, char **argv)
     json_str(&j, "precision", precision);
     if (g_prec == PREC_REFINE) json_num(&j, "inner_rtol", ropts.inner_rtol);
     json_num(&j, "precond_setup_ms", 1e3 * gs_precond_setup_seconds(M));
+    if (*pc_opts) json_str(&j, "precond_options", pc_opts);
+    json_hierarchy(&j, M);
     json_num(&j, "rtol", rtol);
     json_num(&j, "atol", atol);
     json_int(&j, "maxit", maxit);

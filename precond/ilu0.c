@@ -371,10 +371,13 @@ static size_t ilu_bytes(const void *data)
 const gs_precond_ops_t gs_precond_ilu0_ops = {
   GS_PRECOND_OPS_VERSION, "ilu0", "incomplete LU without fill (cuSPARSE csrilu02 + SpSV)",
   ilu0_setup, ilu_apply, ilu_bytes, ilu_destroy,
-  0}; /* (L U)^-T would need two more triangular analyses, for op T */
+  GS_PRECOND_FLAG_CAPTURABLE,
+  NULL, NULL, NULL, NULL, NULL}; /* not symmetric: (L U)^-T would need two more triangular
+                                  analyses, for op T */
 
 const gs_precond_ops_t gs_precond_ic0_ops = {
   GS_PRECOND_OPS_VERSION, "ic0",
   "incomplete Cholesky without fill, symmetric A (cuSPARSE csric02 + SpSV)",
   ic0_setup, ilu_apply, ilu_bytes, ilu_destroy,
-  GS_PRECOND_FLAG_SYMMETRIC}; /* (L L^T)^T = L L^T */
+  GS_PRECOND_FLAG_SYMMETRIC | GS_PRECOND_FLAG_CAPTURABLE,
+  NULL, NULL, NULL, NULL, NULL}; /* (L L^T)^T = L L^T */

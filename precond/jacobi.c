@@ -95,4 +95,5 @@ static size_t jacobi_bytes(const void *data)
 const gs_precond_ops_t gs_precond_jacobi_ops = {
   GS_PRECOND_OPS_VERSION, "jacobi", "diagonal scaling z = D^-1 r (nonzero diagonal needed)",
   jacobi_setup, jacobi_apply, jacobi_bytes, jacobi_destroy,
-  GS_PRECOND_FLAG_SYMMETRIC}; /* D^T = D */
+  GS_PRECOND_FLAG_SYMMETRIC | GS_PRECOND_FLAG_CAPTURABLE,
+  NULL, NULL, NULL, NULL, NULL}; /* D^T = D */

@@ -277,7 +277,7 @@ const char *gs_solver_halt_detail(int halt, int what)
   if (halt == GS_HALT_INDEFINITE) return "p^T A p <= 0";
   if (halt == GS_HALT_INDEFINITE_PC)
     return "r^T M^-1 r < 0: the preconditioner is indefinite (ILU(0) of an SPD matrix can be; "
-           "try ic0 or jacobi)";
+           "for CG take ic0, amg or jacobi)";
   const int nan = halt == GS_HALT_NANINF;
   switch (what) {
   case GS_WHAT_PQ: return nan ? "p^T A p is not finite" : "p^T A p = 0";
@@ -492,6 +492,9 @@ gs_status_t gs_solver_iterate_many(gs_solver_t *s, gs_iteration_fn body, gs_iter
   if (want && !(gs_operator_caps(s->A) & GS_SPMV_CAP_CAPTURABLE)) {
     s->graph_off = 1;
     s->graph_note = "the operator's product cannot be captured into a CUDA Graph";
+  } else if (want && !gs_precond_is_capturable(s->M)) {
+    s->graph_off = 1;
+    s->graph_note = "the preconditioner's apply cannot be captured into a CUDA Graph";
   }
   if (s->graph_x != d_x) graphs_drop(s);
   s->graph_x = d_x;

@@ -53,6 +53,43 @@ cleanup:
   return st;
 }
 
+gs_status_t gs_matrix_adopt_device(gs_matrix_t **out, gs_context_t *ctx, gs_csr_t **h,
+                                   int32_t **d_rp, gs_idx_t **d_col, gs_val_t **d_val)
+{
+  gs_status_t st = GS_SUCCESS;
+  gs_matrix_t *A = NULL;
+  *out = NULL;
+  A = calloc(1, sizeof *A);
+  if (!A) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory creating a matrix");
+  A->ctx = ctx;
+  A->h = *h;
+  *h = NULL;
+  A->d_row_ptr32 = *d_rp;
+  A->d_col = *d_col;
+  A->d_val = *d_val;
+  *d_rp = NULL;
+  *d_col = NULL;
+  *d_val = NULL;
+  A->uploaded = 1;
+  if (A->h->nnz > INT32_MAX || !gs_csr_is_sorted(A->h))
+    GS_FAIL(GS_ERR_INTERNAL, "gs_matrix_adopt_device: unsorted rows or 64-bit offsets");
+  GS_TRY(gs_csr_features(A->h, &A->features));
+  *out = A;
+  A = NULL;
+cleanup:
+  if (st != GS_SUCCESS) { /* what was not moved into A yet */
+    gs_dfree(ctx, *d_rp);
+    gs_dfree(ctx, *d_col);
+    gs_dfree(ctx, *d_val);
+    *d_rp = NULL;
+    *d_col = NULL;
+    *d_val = NULL;
+    gs_csr_destroy(h);
+  }
+  gs_matrix_destroy(&A);
+  return st;
+}
+
 void gs_matrix_destroy(gs_matrix_t **A)
 {
   if (!A || !*A) return;

@@ -1,5 +1,5 @@
 /* gpusolve/precond.h: preconditioners z = M^-1 r for the Krylov solvers ("none", "jacobi",
- * "ilu0", "ic0"), behind a table of backends like the SpMV formats. */
+ * "ilu0", "ic0", "amg"), behind a table of backends like the SpMV formats. */
 #ifndef GPUSOLVE_PRECOND_H
 #define GPUSOLVE_PRECOND_H
 
@@ -13,6 +13,8 @@ extern "C" {
 /** A preconditioner set up for one matrix (opaque). */
 typedef struct gs_precond gs_precond_t;
 
+#define GS_PRECOND_OPT_DEFAULT_LEN 32
+
 /**
  * Sets up preconditioner `name` for the square matrix A:
  *   "none"    identity (z = r)
@@ -20,6 +22,9 @@ typedef struct gs_precond gs_precond_t;
  *   "ilu0"    incomplete LU with the pattern of A (cuSPARSE csrilu02); z = U^-1 L^-1 r
  *   "ic0"     incomplete Cholesky with the pattern of tril(A) (cuSPARSE csric02), for
  *             symmetric positive definite A; z = L^-T L^-1 r
+ *   "amg"     smoothed-aggregation algebraic multigrid, one V-cycle (or W-cycle) a product,
+ *             set up on the GPU, every level's product through the SpMV backends; options
+ *             through gs_precond_create_opts (docs/amg.md)
  * All device memory is allocated here (through gs_dmalloc); applying allocates nothing.
  * Synchronizes the context's stream.
  *
@@ -37,6 +42,33 @@ typedef struct gs_precond gs_precond_t;
  */
 gs_status_t gs_precond_create(gs_precond_t **M, gs_context_t *ctx, gs_matrix_t *A,
                               const char *name);
+
+/**
+ * gs_precond_create with options: "key=value" pairs separated by commas, each key plain
+ * ("theta=0.08") or qualified by the preconditioner's name ("amg.theta=0.08"); NULL or "" gives
+ * the defaults. Every key and value is checked against the preconditioner's option table
+ * (gs_precond_option_at): an unknown key, a key qualified by another name, or a value out of
+ * range or not one of the allowed words is GS_ERR_INVALID_ARG naming it.
+ */
+gs_status_t gs_precond_create_opts(gs_precond_t **M, gs_context_t *ctx, gs_matrix_t *A,
+                                   const char *name, const char *options);
+/** The option check of gs_precond_create_opts alone (no context, no matrix). */
+gs_status_t gs_precond_options_check(const char *name, const char *options);
+
+/**
+ * Sets M up again for A (the same order and context as before, typically new values on the
+ * same pattern, as hypre's precond_setup): with the options it was created with. On failure M
+ * is left empty (applying it is GS_ERR_INVALID_ARG) until a setup succeeds. Synchronizes.
+ */
+gs_status_t gs_precond_setup(gs_precond_t *M, gs_matrix_t *A);
+
+/**
+ * x <- sweeps of M's smoother on A x = b (AMG: the finest level's smoother), from x = 0 when
+ * x_nonzero is 0 (x is then write-only). Asynchronous, never allocates. GS_ERR_UNSUPPORTED for a
+ * preconditioner without a smoother.
+ */
+gs_status_t gs_precond_smooth(gs_precond_t *M, const gs_val_t *d_b, gs_val_t *d_x, int x_nonzero,
+                              int sweeps);
 
 /** Destroys M (NULL-safe) and sets *M = NULL. */
 void gs_precond_destroy(gs_precond_t **M);
@@ -63,6 +95,48 @@ int gs_precond_is_symmetric(const gs_precond_t *M);
 double gs_precond_setup_seconds(const gs_precond_t *M);
 /** Device bytes M holds (factors, diagonal, solve buffers). */
 size_t gs_precond_device_bytes(const gs_precond_t *M);
+
+/** Whether gs_precond_apply of M may be captured into a CUDA Graph (the solvers capture their
+ *  iterations only then). */
+int gs_precond_is_capturable(const gs_precond_t *M);
+
+/* ---- what a setup built (a multilevel hierarchy, its setup phases) ---------------------------- */
+#define GS_PRECOND_MAX_LEVELS 32
+#define GS_PRECOND_MAX_PHASES 16
+typedef struct gs_precond_level {
+  gs_idx_t rows;
+  int64_t nnz;      /* entries of the level's matrix */
+  int64_t p_nnz;    /* entries of its prolongator to the next coarser level (0: coarsest) */
+  double rho;       /* the estimate of rho(D^-1 A) the smoother and P use (0: not estimated) */
+  char format[24];  /* the SpMV format of the level's products */
+} gs_precond_level_t;
+typedef struct gs_precond_phase {
+  const char *name; /* static string */
+  double ms;
+} gs_precond_phase_t;
+typedef struct gs_precond_info {
+  int levels;                  /* 0 for single-level preconditioners */
+  gs_precond_level_t level[GS_PRECOND_MAX_LEVELS];
+  double operator_complexity;  /* sum of the levels' nnz / nnz of the finest */
+  double grid_complexity;      /* sum of the levels' rows / rows of the finest */
+  int phases;
+  gs_precond_phase_t phase[GS_PRECOND_MAX_PHASES];
+  char smoother[64];           /* "jacobi, weight 4/3 / rho, 1 sweep" */
+  char coarse[64];             /* "dense LU (n = 412)" */
+  char cycle[8];               /* "V", "W" */
+} gs_precond_info_t;
+/** What M's setup built (levels = 0 and no phases for a single-level preconditioner). */
+gs_status_t gs_precond_info(const gs_precond_t *M, gs_precond_info_t *out);
+
+/* ---- options of the registry's preconditioners --------------------------------------------- */
+typedef struct gs_precond_option_info {
+  const char *key;    /* "theta" */
+  const char *help;   /* one line */
+  char def[GS_PRECOND_OPT_DEFAULT_LEN]; /* the default as text */
+  const char *values; /* the allowed words ("jacobi|l1-jacobi|chebyshev"), or NULL for numbers */
+} gs_precond_option_info_t;
+/** Option k of preconditioner i; 0 when there is none (k past the end). */
+int gs_precond_option_at(int i, int k, gs_precond_option_info_t *out);
 
 /** Number of preconditioners, their names and one-line summaries (index 0..count-1). */
 int gs_precond_count(void);

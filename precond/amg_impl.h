@@ -1,0 +1,190 @@
+/* precond/amg_impl.h: smoothed-aggregation algebraic multigrid (not installed).
+ *
+ * Setup of one level, as PyAMG's smoothed_aggregation_solver (Vanek, Mandel and Brezina 1996;
+ * the parallel aggregation of Bell, Dalton and Olson, "Exposing fine-grained parallelism in
+ * algebraic multigrid methods", SISC 2012, Section 4):
+ *   1. d = diag(A)                                      gs_amg_diag_*
+ *   2. strength: entry (i, j), j != i, is strong when   gs_amg_strength_*
+ *        a_ij != 0 and |a_ij| >= theta * sqrt(|d_i| * |d_j|)
+ *      (PyAMG's symmetric_strength_of_connection). A row with no strong off-diagonal entry is
+ *      ISOLATED: it joins no aggregate (agg = -1: its row of T is zero).
+ *   3. aggregation from a distance-2 maximal independent set (MIS(2)) of the strength graph,
+ *      exactly as below, so that the host reference and the GPU give the same aggregates.
+ *   4. tentative prolongator T (one entry a row): T(i, agg[i]) = B_i / ||B restricted to the
+ *      aggregate||_2 (B = ones by default: 1 / sqrt(aggregate size)).
+ *   5. smoothed prolongator P = (I - omega D^-1 A) T, omega = (4/3) / rho(D^-1 A).
+ *   6. R = P^T, A_c = R (A P).
+ *
+ * MIS(2) (Bell et al. 2012, Algorithm 2 with the tuple of their Section 4.1). Ns(i) = the
+ * columns j != i of row i's strong entries. Node i's key is the 64-bit
+ *     key(i) = (rank << 62) | ((uint64)(gs_amg_hash(i) >> 1) << 31) | i
+ * with rank 2 for IN, 1 for UNDECIDED, 0 for OUT (i < 2^31). Isolated nodes take no part.
+ * Every node starts UNDECIDED; a round is
+ *     t1[i] = max of key(j) over j in {i} u Ns(i), j not isolated
+ *     t2[i] = max of t1[j]  over j in {i} u Ns(i), j not isolated
+ *     for each UNDECIDED i: IN when t2[i] == key(i); else OUT when t2[i] >> 62 == 2 (IN)
+ * (t1 and t2 are read from the previous step's arrays, never updated in place) and rounds
+ * repeat until no node is UNDECIDED.
+ * Aggregates:
+ *   a. the IN nodes are the roots, numbered 0, 1, ... in increasing node order;
+ *   b. every other non-isolated node i takes the aggregate of the root j in Ns(i) of largest
+ *      key(j) (the IN key), if it has one;
+ *   c. every node still without one takes the aggregate (as of the end of b) of the neighbour
+ *      j in Ns(i) that has one and the largest (gs_amg_hash(j) >> 1, j) (as key(j) with rank 0);
+ *      reads come from the array b wrote, writes go to a new one;
+ *   d. every non-isolated node still without one (possible only when the strength graph is not
+ *      symmetric) becomes an aggregate of its own, numbered after the roots in node order.
+ *
+ * Smoothed P, row i, for bit-identical host and GPU values: with w_i = -omega / d_i,
+ * the aggregates J met in row i of A (entries in column order, skipping columns j with
+ * agg[j] < 0) give the columns of row i in increasing J; for each J,
+ *     v_J = sum over row i's entries k with agg[col[k]] == J, in column order, of a_ik * t_col[k]
+ *     P(i, J) = w_i * v_J, plus t_i when J == agg[i] (t_i + w_i * v_J)
+ * each product and sum rounded on its own (no fused multiply-add: the kernels use __dmul_rn,
+ * __dadd_rn). Entries that are exactly 0 are kept. */
+#ifndef GS_AMG_IMPL_H
+#define GS_AMG_IMPL_H
+
+#include <stdint.h>
+
+#include "core/context_impl.h"
+#include "gpusolve/matrix.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* MIS(2) states (key bits 63..62). */
+enum { GS_AMG_OUT = 0, GS_AMG_UNDECIDED = 1, GS_AMG_IN = 2 };
+
+/** The node priority of the MIS(2) (a 32-bit mix of i: the finalizer of MurmurHash3). Host and
+ *  device share this definition. */
+#ifdef __CUDACC__
+__host__ __device__
+#endif
+static inline uint32_t gs_amg_hash(uint32_t i)
+{
+  uint32_t h = i * 0x9E3779B1u;
+  h ^= h >> 16;
+  h *= 0x85EBCA6Bu;
+  h ^= h >> 13;
+  h *= 0xC2B2AE35u;
+  h ^= h >> 16;
+  return h;
+}
+
+#ifdef __CUDACC__
+__host__ __device__
+#endif
+static inline uint64_t gs_amg_key(int rank, int32_t i)
+{
+  return ((uint64_t)rank << 62) | ((uint64_t)(gs_amg_hash((uint32_t)i) >> 1) << 31) |
+         (uint64_t)(uint32_t)i;
+}
+
+/* ---- host reference (precond/amg_host.c, pure C) ---------------------------------------------
+ * A: a square host CSR with sorted rows (gs_matrix_host's). Arrays are caller-allocated unless
+ * the function returns a gs_csr_t. */
+
+/** d[i] = a_ii (0 where row i stores none). */
+void gs_amg_diag_host(const gs_csr_t *A, double *d);
+/** strong[k] = 1 when entry k is strong (rule 2 above), else 0 (diagonal entries 0). */
+void gs_amg_strength_host(const gs_csr_t *A, const double *d, double theta, uint8_t *strong);
+/** agg[i] = the aggregate of node i (rules 3a-d), -1 for an isolated node; *naggs the number
+ *  of aggregates, *rounds the MIS(2) rounds. GS_ERR_HOST_MEMORY on allocation failure. */
+gs_status_t gs_amg_aggregate_host(const gs_csr_t *A, const uint8_t *strong, int32_t *agg,
+                                  int32_t *naggs, int *rounds);
+/** t[i] = T(i, agg[i]) (rule 4; B NULL: ones), 0 for agg[i] < 0. An aggregate whose B is zero
+ *  gets zeros. GS_ERR_HOST_MEMORY on allocation failure. */
+gs_status_t gs_amg_tentative_host(gs_idx_t n, const int32_t *agg, int32_t naggs,
+                                  const double *B, double *t);
+/** P = (I - omega D^-1 A) T (n x naggs, rows sorted, the rule above). Needs d_i != 0 for every
+ *  row (GS_ERR_INVALID_ARG naming the 1-based row otherwise). */
+gs_status_t gs_amg_smooth_p_host(const gs_csr_t *A, const double *d, const int32_t *agg,
+                                 const double *t, int32_t naggs, double omega, gs_csr_t **P);
+/** C = A B (host, rows sorted, no entries dropped; each sum in increasing k of A's row). */
+gs_status_t gs_amg_spgemm_host(const gs_csr_t *A, const gs_csr_t *B, gs_csr_t **C);
+/** A_c = P^T (A P). */
+gs_status_t gs_amg_rap_host(const gs_csr_t *A, const gs_csr_t *P, gs_csr_t **Ac);
+
+/* ---- device setup phases (precond/amg_setup_kernels.cu) --------------------------------------
+ * A level's matrix on the device: 32-bit row pointers (a level of more than 2^31-1 entries is
+ * refused before). Arrays come from the counted allocator (gs_dmalloc) of the context and are
+ * freed with gs_amg_dcsr_free. Every function runs on ctx->stream; those that return a size to
+ * the host synchronize it. */
+typedef struct gs_amg_dcsr {
+  gs_idx_t m, n;
+  int64_t nnz;
+  int32_t *rp;   /* m + 1 */
+  gs_idx_t *col; /* nnz, sorted within each row */
+  double *val;   /* nnz */
+} gs_amg_dcsr_t;
+
+/** Frees A's arrays (NULL-safe) and zeroes A. */
+void gs_amg_dcsr_free(gs_context_t *ctx, gs_amg_dcsr_t *A);
+/** d_diag[i] = a_ii (0 where absent); async. */
+gs_status_t gs_amg_diag_dev(gs_context_t *ctx, gs_idx_t n, const int32_t *rp, const gs_idx_t *col,
+                            const double *val, double *d_diag);
+/** d_strong[k] per rule 2 (bit-identical to the host's); async. */
+gs_status_t gs_amg_strength_dev(gs_context_t *ctx, gs_idx_t n, const int32_t *rp,
+                                const gs_idx_t *col, const double *val, const double *d_diag,
+                                double theta, uint8_t *d_strong);
+/** d_agg per rules 3a-d (identical to the host's); *naggs, *rounds as there. Synchronizes. */
+gs_status_t gs_amg_aggregate_dev(gs_context_t *ctx, gs_idx_t n, const int32_t *rp,
+                                 const gs_idx_t *col, const uint8_t *d_strong, int32_t *d_agg,
+                                 int32_t *naggs, int *rounds);
+/** d_t per rule 4 (d_B NULL: ones; bit-identical for ones, within rounding for a given B). */
+gs_status_t gs_amg_tentative_dev(gs_context_t *ctx, gs_idx_t n, const int32_t *d_agg,
+                                 int32_t naggs, const double *d_B, double *d_t);
+/** P per the smoothed-P rule (bit-identical to the host's), a fresh device CSR. Synchronizes. */
+gs_status_t gs_amg_smooth_p_dev(gs_context_t *ctx, const gs_amg_dcsr_t *A, const double *d_diag,
+                                const int32_t *d_agg, const double *d_t, int32_t naggs,
+                                double omega, gs_amg_dcsr_t *P);
+/** R = P^T (cuSPARSE csr2csc: values moved, not computed), a fresh device CSR. */
+gs_status_t gs_amg_transpose_dev(gs_context_t *ctx, const gs_amg_dcsr_t *P, gs_amg_dcsr_t *R);
+/** C = A B (cuSPARSE SpGEMM), a fresh device CSR with sorted rows. Synchronizes. */
+gs_status_t gs_amg_spgemm_dev(gs_context_t *ctx, const gs_amg_dcsr_t *A, const gs_amg_dcsr_t *B,
+                              gs_amg_dcsr_t *C);
+/** d_l1[i] = sum_j |a_ij| (the l1-Jacobi smoother's diagonal, Baker, Falgout, Kolev and Yang
+ *  2011, on one process); async. */
+gs_status_t gs_amg_l1_diag_dev(gs_context_t *ctx, gs_idx_t n, const int32_t *rp,
+                               const double *val, double *d_l1);
+
+/** The coarsest level's direct solve: the dense inverse of A (n <= GS_AMG_DENSE_MAX) from an LU
+ *  with partial pivoting (cuSOLVER getrf/getrs), column-major n x n in *d_inv (counted). When
+ *  A is singular or nearly (a zero pivot, or min |u_ii| <= n * eps * max |u_ii|), *d_inv is
+ *  NULL and *singular = 1 (the caller smooths instead). Synchronizes. */
+#define GS_AMG_DENSE_MAX 8192
+gs_status_t gs_amg_dense_inverse_dev(gs_context_t *ctx, const gs_amg_dcsr_t *A, double **d_inv,
+                                     int *singular);
+
+/* ---- cycle kernels (precond/amg_cycle_kernels.cu); async on stream ------------------------- */
+
+/** x = w * dinv .* b (x_zero) or x += w * dinv .* r. */
+gs_status_t gs_amg_jacobi_kernel(cudaStream_t stream, gs_idx_t n, double w, const double *dinv,
+                                 const double *r, double *x, int x_zero);
+/** One step of the Chebyshev smoother (Saad, Iterative Methods, Algorithm 12.1, on D^-1 A):
+ *  d = c1 * d + c2 * dinv .* r; x += d (first: d = c2 * dinv .* r). */
+gs_status_t gs_amg_cheb_kernel(cudaStream_t stream, gs_idx_t n, double c1, double c2,
+                               const double *dinv, const double *r, double *d, double *x,
+                               int first);
+
+/* ---- level kernels of precond/amg.c (precond/amg_level_kernels.cu); async on stream -------- */
+
+/** dinv[i] = 1 / d[i]; *d_bad (device, preset to INT32_MAX by the caller) gets the least row
+ *  whose d[i] is zero or not finite. */
+gs_status_t gs_amg_invert_kernel(cudaStream_t stream, gs_idx_t n, const double *d, double *dinv,
+                                 int32_t *d_bad);
+/** v[i] = 0.5 + gs_amg_hash(i) / 2^32: the start of the spectral-radius estimate. */
+gs_status_t gs_amg_start_vector_kernel(cudaStream_t stream, gs_idx_t n, double *v);
+/** u = dinv .* z. */
+gs_status_t gs_amg_scale_kernel(cudaStream_t stream, gs_idx_t n, const double *dinv,
+                                const double *z, double *u);
+/** v = u / sqrt(*s2) (s2 on the device; v = 0 when *s2 <= 0 or is not finite). */
+gs_status_t gs_amg_normalize_kernel(cudaStream_t stream, gs_idx_t n, const double *u,
+                                    const double *s2, double *v);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
