@@ -37,7 +37,9 @@ enum { SM_JACOBI, SM_L1, SM_CHEB };
 enum { COARSE_AUTO, COARSE_DENSE, COARSE_SMOOTH };
 
 static const gs_precond_option_t amg_options[] = {
-  {"theta", "strength threshold: |a_ij| >= theta sqrt(|a_ii a_jj|)", GS_PCOPT_REAL, 0.08, 0.0,
+  /* 0 as PyAMG: 0.08 leaves every node of the 27-point Laplacian isolated (|-1| < 0.08 * 26: no
+     coarsening at all) and triples G3_circuit's operator complexity (docs/amg.md) */
+  {"theta", "strength threshold: |a_ij| >= theta sqrt(|a_ii a_jj|)", GS_PCOPT_REAL, 0.0, 0.0,
    1.0, NULL},
   {"smoother", "pre- and post-smoother", GS_PCOPT_CHOICE, SM_JACOBI, 0, 0,
    "jacobi|l1-jacobi|chebyshev"},

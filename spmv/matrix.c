@@ -16,6 +16,7 @@ struct gs_matrix {
   gs_context_t *ctx; /* borrowed */
   gs_csr_t *h;       /* owned host copy, rows sorted */
   gs_features_t features;
+  int features_pending; /* computed on first use (gs_matrix_adopt_device's matrices) */
   int wide;             /* 64-bit device row pointers (gs_matrix_wide) */
   int32_t *d_row_ptr32; /* exactly one of the two, once uploaded */
   int64_t *d_row_ptr64;
@@ -73,7 +74,7 @@ gs_status_t gs_matrix_adopt_device(gs_matrix_t **out, gs_context_t *ctx, gs_csr_
   A->uploaded = 1;
   if (A->h->nnz > INT32_MAX || !gs_csr_is_sorted(A->h))
     GS_FAIL(GS_ERR_INTERNAL, "gs_matrix_adopt_device: unsorted rows or 64-bit offsets");
-  GS_TRY(gs_csr_features(A->h, &A->features));
+  A->features_pending = 1;
   *out = A;
   A = NULL;
 cleanup:
@@ -103,7 +104,19 @@ void gs_matrix_destroy(gs_matrix_t **A)
 }
 
 const gs_csr_t *gs_matrix_host(const gs_matrix_t *A) { return A ? A->h : NULL; }
-const gs_features_t *gs_matrix_features(const gs_matrix_t *A) { return A ? &A->features : NULL; }
+/* A matrix made by gs_matrix_adopt_device computes its features on first use: an AMG level's
+ * matrices (two transposes of the symmetry test each) mostly never need them. Should that
+ * computation fail (host memory), the features stay zero: "not symmetric", no rows. */
+const gs_features_t *gs_matrix_features(const gs_matrix_t *A)
+{
+  if (!A) return NULL;
+  if (A->features_pending) {
+    gs_matrix_t *W = (gs_matrix_t *)A; /* a cache filled once: logically const */
+    W->features_pending = 0;
+    if (gs_csr_features(W->h, &W->features) != GS_SUCCESS) memset(&W->features, 0, sizeof W->features);
+  }
+  return &A->features;
+}
 gs_context_t *gs_matrix_context(const gs_matrix_t *A) { return A ? A->ctx : NULL; }
 int gs_matrix_wide(const gs_matrix_t *A) { return A ? A->wide : 0; }
 

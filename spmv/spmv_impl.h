@@ -87,7 +87,7 @@ gs_status_t gs_matrix_device_csr(gs_matrix_t *A, gs_dcsr_t *out);
 /** A matrix over a CSR already on the device (32-bit row pointers, sorted rows) and its host
  *  copy h (the features and the host builders read it): takes all four (set to NULL; freed on
  *  failure too) and marks the shared device CSR uploaded. For AMG's coarse levels, which are
- *  formed on the device. */
+ *  formed on the device. Its features are computed on the first gs_matrix_features. */
 gs_status_t gs_matrix_adopt_device(gs_matrix_t **out, gs_context_t *ctx, gs_csr_t **h,
                                    int32_t **d_rp, gs_idx_t **d_col, gs_val_t **d_val);
 
