@@ -68,10 +68,11 @@ static const gs_precond_option_t amg_options[] = {
   {NULL, NULL, GS_PCOPT_REAL, 0, 0, 0, NULL}};
 
 /* Setup phases, timed with a stream synchronization at the end of each. */
-enum { PH_STRENGTH, PH_AGGREGATE, PH_EIGEN, PH_PROLONG, PH_RAP, PH_LEVELS, PH_SMOOTHER,
-       PH_COARSE, PH_COUNT };
+enum { PH_UPLOAD, PH_STRENGTH, PH_AGGREGATE, PH_EIGEN, PH_PROLONG, PH_RAP, PH_DOWNLOAD,
+       PH_PRODUCTS, PH_SMOOTHER, PH_COARSE, PH_COUNT };
 static const char *const phase_name[PH_COUNT] = {
-  "strength", "aggregate", "eigen", "prolongator", "rap", "level objects", "smoother", "coarse"};
+  "upload", "strength", "aggregate", "eigen", "prolongator", "rap", "host copies", "products",
+  "smoother", "coarse"};
 
 typedef struct level {
   gs_idx_t n;
@@ -161,6 +162,7 @@ static gs_status_t make_spmv(amg_t *G, gs_matrix_t *A, gs_spmv_t **S)
 static gs_status_t adopt(amg_t *G, gs_amg_dcsr_t *C, gs_matrix_t **Am, gs_spmv_t **S)
 {
   gs_status_t st = GS_SUCCESS;
+  double t0 = gs_wall_seconds();
   gs_context_t *ctx = G->ctx;
   gs_csr_t *h = NULL;
   int32_t *rp32 = NULL;
@@ -183,7 +185,9 @@ static gs_status_t adopt(amg_t *G, gs_amg_dcsr_t *C, gs_matrix_t **Am, gs_spmv_t
     C->val = NULL;
     GS_TRY(gs_matrix_adopt_device(Am, ctx, &h, &rp, &col, &val));
   }
+  GS_TRY(phase_end(G, PH_DOWNLOAD, &t0));
   GS_TRY(make_spmv(G, *Am, S));
+  GS_TRY(phase_end(G, PH_PRODUCTS, &t0));
 cleanup:
   free(rp32);
   gs_csr_destroy(&h);
@@ -305,6 +309,7 @@ static gs_status_t amg_setup(gs_context_t *ctx, gs_matrix_t *A, const gs_precond
   G->cfg.options = NULL;
   double t0 = gs_wall_seconds();
   GS_TRY(level_from_matrix(G, A));
+  GS_TRY(phase_end(G, PH_UPLOAD, &t0));
   const gs_idx_t n0 = G->L[0].n;
   if (n0 == 0) { /* nothing to cycle on: gs_precond_apply returns before the table for n = 0 */
     G->nlev = 1;
@@ -333,7 +338,7 @@ static gs_status_t amg_setup(gs_context_t *ctx, gs_matrix_t *A, const gs_precond
   GS_TRY(make_spmv(G, A, &G->L[0].S));
   GS_TRY(dvec(ctx, &G->L[0].r, n0, "AMG level vectors"));
   GS_TRY(dvec(ctx, &G->L[0].b, n0, "AMG level vectors"));
-  GS_TRY(phase_end(G, PH_LEVELS, &t0));
+  GS_TRY(phase_end(G, PH_PRODUCTS, &t0));
 
   int l = 0;
   for (;; ++l) {
@@ -374,11 +379,12 @@ static gs_status_t amg_setup(gs_context_t *ctx, gs_matrix_t *A, const gs_precond
     GS_TRY(adopt(G, &R, &L->Rm, &L->R));
     level_t *C = &G->L[l + 1];
     GS_TRY(adopt(G, &Ac, &C->Am, &C->S));
+    t0 = gs_wall_seconds();
     level_bind(C);
     GS_TRY(dvec(ctx, &C->x, C->n, "AMG level vectors"));
     GS_TRY(dvec(ctx, &C->b, C->n, "AMG level vectors"));
     GS_TRY(dvec(ctx, &C->r, C->n, "AMG level vectors"));
-    GS_TRY(phase_end(G, PH_LEVELS, &t0));
+    GS_TRY(phase_end(G, PH_PRODUCTS, &t0));
     GS_TRY(level_smoother(G, l, d, d_bad));
     GS_TRY(phase_end(G, PH_SMOOTHER, &t0));
   }

@@ -96,6 +96,17 @@ static void test_bad_options(void)
     {"solve --solver foo", "'foo'"},
     {"solve --solver pipe-cg", "pipecg"}, /* the message lists the names */
     {"solve --precond ilu7", "'ilu7'"},
+    {"solve --precond amg --precond-opt thta=0.1", "thta"}, /* misspelt key */
+    {"solve --precond amg --precond-opt theta=3", "out of range"},
+    {"solve --precond amg --precond-opt smoother=gauss", "jacobi|l1-jacobi|chebyshev"},
+    {"solve --precond amg --precond-opt jacobi.theta=0.1", "for 'jacobi'"},
+    {"solve --precond amg --precond-opt theta", "KEY=VALUE"},
+    {"solve --precond amg --amg-format nosuch", "not an SpMV format"},
+    {"solve --precond jacobi --precond-opt theta=0", "no option 'theta'"},
+    {"solve --precond-opt theta=0", "--precond"},
+    {"solve --precond jacobi --amg-format csr-vector", "--amg-format"},
+    {"solve --precond amg --gpus 2", "amg"}, /* no distributed setup */
+    {"solve --precond amg --solver bicg", "M^-T"},
     {"solve --format nosuchformat", "'nosuchformat'"},
     {"solve --rtol abc", "--rtol"},
     {"solve --rtol -1", "--rtol"},
@@ -260,6 +271,19 @@ static void cleanup_files(void)
   rmdir(dir);
 }
 
+/* --list-precond: every preconditioner of the registry, amg with its options and defaults */
+static void test_list_precond(void)
+{
+  CU_ASSERT_EQUAL(run("solve --list-precond"), 0);
+  static const char *const want[] = {"none", "jacobi", "ilu0", "ic0", "amg", "amg.theta=0",
+                                     "amg.smoother=jacobi", "amg.cycle=V",
+                                     "amg.format=cusparse-csr"};
+  for (size_t k = 0; k < sizeof want / sizeof want[0]; ++k) {
+    if (!strstr(out, want[k])) fprintf(stderr, "  --list-precond lacks '%s'\n", want[k]);
+    CU_ASSERT(strstr(out, want[k]) != NULL);
+  }
+}
+
 static void test_cleanup(void) { cleanup_files(); }
 
 int main(void)
@@ -270,6 +294,7 @@ int main(void)
     {"bad input exits 2 before the device", test_bad_input},
     {"no device exits 3", test_no_device},
     {"a format without A^T is refused for bicg, cgnr, lsqr", test_no_transpose_format},
+    {"--list-precond", test_list_precond},
     {"cleanup", test_cleanup},
     CU_TEST_INFO_NULL,
   };
