@@ -487,8 +487,8 @@ static int print_precond_list(void)
     printf("%-8s %s\n", gs_precond_name_at(i), gs_precond_summary_at(i));
     gs_precond_option_info_t o;
     for (int k = 0; gs_precond_option_at(i, k, &o); ++k)
-      printf("         %s.%s=%s%s%s  %s\n", gs_precond_name_at(i), o.key, o.def,
-             o.values ? "  (" : "", o.values ? o.values : "", o.help);
+      printf("         %s.%s=%s%s%s%s  %s\n", gs_precond_name_at(i), o.key, o.def,
+             o.values ? "  [" : "", o.values ? o.values : "", o.values ? "]" : "", o.help);
   }
   return CLI_OK;
 }
