@@ -8,8 +8,8 @@
  * product A_c = R (A P) (cuSPARSE SpGEMM), until the level has at most coarse_size rows or
  * max_levels are made. Each level's matrix becomes a gs_matrix_t over its device CSR, and its
  * products (A, P, R) are gs_spmv_t of the chosen format: the cycle runs through the SpMV vtable.
- * The coarsest level is solved by a dense inverse (cuSOLVER LU) or, when it is singular or
- * large, by smoothing sweeps.
+ * The coarsest level is solved by a dense inverse (Gauss-Jordan on the GPU) or, when it is
+ * singular or large, by smoothing sweeps.
  *
  * Apply: one V-cycle (or W-cycle) with pre- and post-smoothing by damped Jacobi, l1-Jacobi or
  * Chebyshev on D^-1 A; the same smoother before and after, so that the cycle is symmetric for a

@@ -150,10 +150,11 @@ gs_status_t gs_amg_spgemm_dev(gs_context_t *ctx, const gs_amg_dcsr_t *A, const g
 gs_status_t gs_amg_l1_diag_dev(gs_context_t *ctx, gs_idx_t n, const int32_t *rp,
                                const double *val, double *d_l1);
 
-/** The coarsest level's direct solve: the dense inverse of A (n <= GS_AMG_DENSE_MAX) from an LU
- *  with partial pivoting (cuSOLVER getrf/getrs), column-major n x n in *d_inv (counted). When
- *  A is singular or nearly (a zero pivot, or min |u_ii| <= n * eps * max |u_ii|), *d_inv is
- *  NULL and *singular = 1 (the caller smooths instead). Synchronizes. */
+/** The coarsest level's direct solve: the dense inverse of A (n <= GS_AMG_DENSE_MAX) by
+ *  Gauss-Jordan elimination with partial pivoting on the GPU (one block for small n, a kernel a
+ *  pivot step otherwise), column-major n x n in *d_inv (counted). When A is singular or nearly
+ *  (a zero or NaN pivot, or min |pivot| <= n * eps * max |pivot|), *d_inv is NULL and
+ *  *singular = 1 (the caller smooths instead). Synchronizes. */
 #define GS_AMG_DENSE_MAX 8192
 gs_status_t gs_amg_dense_inverse_dev(gs_context_t *ctx, const gs_amg_dcsr_t *A, double **d_inv,
                                      int *singular);

@@ -16,17 +16,24 @@
  *                                        singletons after the roots
  *   tentative                            one thread a row: atomicAdd of B_i^2 (1 for ones: exact
  *                                        integer sums) per aggregate, then t_i = B_i / sqrt(sum)
- *   smoothed P                           one thread a row, two passes: count the distinct
- *                                        aggregates met (O(L^2) over the row, no local arrays),
- *                                        scan, then emit them in increasing order (each next
- *                                        aggregate the smallest above the last, O(L) a column)
- *                                        with __dmul_rn / __dadd_rn in the header's order, so
- *                                        the values equal the host's bit for bit
+ *   smoothed P                           rows binned by length in one pass that also counts
+ *                                        the short ones: up to 16 entries a thread (insertion
+ *                                        sort in local memory), up to 256 a warp, up to 4096 a
+ *                                        block (bitonic sort of (aggregate, position) keys in
+ *                                        shared memory), longer rows' keys sorted in global
+ *                                        memory (cub::DeviceSegmentedSort); the count pass,
+ *                                        scan, the fill pass on the same sorted order: each run
+ *                                        of one aggregate summed in column order by one thread
+ *                                        with __dmul_rn / __dadd_rn, so the values equal the
+ *                                        host's bit for bit
  *   transpose, product                   cuSPARSE csr2cscEx2 and generic SpGEMM (rows sorted
  *                                        afterwards by cub::DeviceSegmentedSort when cuSPARSE
  *                                        returns any unsorted row)
- *   dense inverse                        scatter to a column-major array, cuSOLVER getrf, the
- *                                        diagonal of U read back (one strided copy), getrs on I
+ *   dense inverse                        Gauss-Jordan elimination with partial pivoting:
+ *                                        one block in shared memory while the matrix fits
+ *                                        (n <= 168 on an H100), else one kernel a pivot step
+ *                                        (a block a column, chained by programmatic dependent
+ *                                        launch); the pivots read back for the singular test
  * Memory access: the row-per-thread kernels read their row's entries contiguously (uncoalesced
  * across a warp: setup work, read once or twice) and gather per-node arrays (d, keys, agg, t)
  * by column, which L1/L2 serve for the banded matrices AMG meets. Scratch is one gs_dmalloc
@@ -36,7 +43,6 @@
  * duplicates, n < 2^31 (the key's node field). */
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_segmented_sort.cuh>
-#include <cusolverDn.h>
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -56,19 +62,6 @@ static unsigned amg_blocks(int64_t items) { return gs_grid_blocks(items, AMG_THR
 
 /* Size rounded up to 256 bytes: the pieces carved out of one scratch block stay aligned. */
 static size_t amg_round(size_t bytes) { return (bytes + 255) & ~(size_t)255; }
-
-/* cuSOLVER has no converter in core/error.c: allocation failures are out of device memory,
- * anything else GS_ERR_INTERNAL with cuSOLVER's status number. */
-static gs_status_t amg_cusolver(cusolverStatus_t s, const char *expr, int line)
-{
-  if (s == CUSOLVER_STATUS_SUCCESS) return GS_SUCCESS;
-  if (s == CUSOLVER_STATUS_ALLOC_FAILED)
-    return gs_error_set(GS_ERR_DEVICE_MEMORY, __FILE__, line,
-                        "%s: cuSOLVER could not allocate device memory (status %d)", expr, (int)s);
-  return gs_error_set(GS_ERR_INTERNAL, __FILE__, line, "%s failed: cuSOLVER status %d", expr,
-                      (int)s);
-}
-#define AMG_CUSOLVER(call) amg_cusolver((call), #call, __LINE__)
 
 /* Adds each thread's c to *count: a warp sum, one atomic a warp. Every thread of the block calls
  * it (after its grid-stride loop), so the full-mask shuffles see 32 active lanes. */
@@ -466,66 +459,422 @@ cleanup:
 
 /* ---- smoothed prolongator ------------------------------------------------------------------- */
 
-/* cnt[i] = the distinct aggregates met in row i (columns with agg < 0 skipped): an entry counts
- * when no earlier entry of the row has its aggregate. cnt[n] = 0 (the scan's total); *bad = the
- * smallest row with d_i == 0 (atomicMin from n). */
+/* Row i of P needs the aggregates J met in row i of A in increasing order, each with v_J summed
+ * in the row's column order: the entries sorted by the key (J, position in the row), which is
+ * unique, so any sort gives the one order (stable by position). Rows are binned by their length
+ * L in A (one pass that also counts the short rows and finds a zero diagonal):
+ *   L <= AMG_P_SHORT   one thread: insertion sort in local memory as the entries arrive
+ *   L <= AMG_P_WARP    one warp: bitonic sort of the keys in shared memory
+ *   L <= AMG_P_BLOCK   one block: the same in dynamic shared memory
+ *   longer             keys in global memory, cub::DeviceSegmentedSort, one block a row
+ * Both passes (count, fill) sort the same keys and walk the same sorted order: the head of each
+ * run of equal J counts one entry of P; in the fill its thread sums the run in order (position
+ * = column order) with __dmul_rn / __dadd_rn, then w_i v_J (+ t_i): the host's values. */
+#define AMG_P_SHORT 16
+#define AMG_P_WARP 256
+#define AMG_P_BLOCK 4096
+#define AMG_P_WARPS (AMG_THREADS / 32) /* warps of a block in the warp path, a row each */
+#define AMG_P_NONE UINT64_MAX          /* the key of an entry whose column has no aggregate */
+
+/* Counters of the binning pass (stat[]). */
+enum { AMG_P_NWARP, AMG_P_NBLOCK, AMG_P_NLONG, AMG_P_LONG_LEN, AMG_P_BAD, AMG_P_NSTAT };
+
+/* key = (J, s): J in the high half (J < 2^31, so a key is never AMG_P_NONE), s the entry's
+ * position in the row. */
+static __device__ __forceinline__ uint64_t amg_p_key(int32_t J, int32_t s)
+{
+  return ((uint64_t)(uint32_t)J << 32) | (uint32_t)s;
+}
+/* The aggregate of a key, -1 for AMG_P_NONE. */
+static __device__ __forceinline__ int32_t amg_p_agg(uint64_t key) { return (int32_t)(key >> 32); }
+/* Sorted key s starts a run of its aggregate (an entry of P). */
+static __device__ __forceinline__ int amg_p_head(const uint64_t *key, int32_t s)
+{
+  const int32_t J = amg_p_agg(key[s]);
+  return J >= 0 && (s == 0 || amg_p_agg(key[s - 1]) != J);
+}
+/* P(i, J) from v_J, rounded as the host does. */
+static __device__ __forceinline__ double amg_p_value(double w, double v, int32_t J, int32_t ai,
+                                                     double ti)
+{
+  double p = __dmul_rn(w, v);
+  if (J == ai) p = __dadd_rn(ti, p);
+  return p;
+}
+
+/* A row of at most AMG_P_SHORT entries by one thread: its (J, a_ik t_col[k]) pairs inserted in
+ * order of J, each after those of equal J (stable: runs keep the column order). Returns the
+ * number of distinct J; with FILL, writes row i of P from pcol/pval on. */
+template <bool FILL>
+static __device__ __forceinline__ int32_t
+amg_p_short_row(int64_t i, const int32_t *__restrict__ rp, const gs_idx_t *__restrict__ col,
+                const double *__restrict__ val, const double *__restrict__ d,
+                const int32_t *__restrict__ agg, const double *__restrict__ t, double omega,
+                gs_idx_t *__restrict__ pcol, double *__restrict__ pval)
+{
+  int32_t J[AMG_P_SHORT];
+  double v[AMG_P_SHORT];
+  int m = 0;
+  for (int32_t k = rp[i]; k < rp[i + 1]; ++k) {
+    const gs_idx_t j = col[k];
+    const int32_t a = agg[j];
+    if (a < 0) continue;
+    const double prod = FILL ? __dmul_rn(val[k], t[j]) : 0.0;
+    int q = m++;
+    for (; q > 0 && J[q - 1] > a; --q) {
+      J[q] = J[q - 1];
+      if (FILL) v[q] = v[q - 1];
+    }
+    J[q] = a;
+    if (FILL) v[q] = prod;
+  }
+  double w = 0.0, ti = 0.0;
+  int32_t ai = -1;
+  if (FILL) {
+    w = -omega / d[i];
+    ai = agg[i];
+    ti = t[i];
+  }
+  int32_t c = 0;
+  for (int q = 0; q < m;) {
+    const int32_t a = J[q];
+    double s = 0.0;
+    for (; q < m && J[q] == a; ++q)
+      if (FILL) s = __dadd_rn(s, v[q]);
+    if (FILL) {
+      pcol[c] = a;
+      pval[c] = amg_p_value(w, s, a, ai, ti);
+    }
+    ++c;
+  }
+  return c;
+}
+
+/* A group of G threads (a warp or the block) working on one row: its barrier and an exclusive
+ * prefix sum of one int a thread (*total: the group's sum). The block's version uses `wsum`
+ * (G / 32 ints of shared memory) and leaves it free again before it returns. */
+template <int G> struct amg_group;
+template <> struct amg_group<32> {
+  static __device__ __forceinline__ int rank() { return threadIdx.x & 31; }
+  static __device__ __forceinline__ void sync() { __syncwarp(); }
+  static __device__ __forceinline__ int scan(int c, int *total, int *wsum)
+  {
+    (void)wsum;
+    const int lane = threadIdx.x & 31;
+    int x = c;
+    for (int o = 1; o < 32; o <<= 1) {
+      const int y = __shfl_up_sync(0xffffffffu, x, o);
+      if (lane >= o) x += y;
+    }
+    *total = __shfl_sync(0xffffffffu, x, 31);
+    return x - c;
+  }
+};
+template <> struct amg_group<AMG_THREADS> {
+  static __device__ __forceinline__ int rank() { return threadIdx.x; }
+  static __device__ __forceinline__ void sync() { __syncthreads(); }
+  static __device__ __forceinline__ int scan(int c, int *total, int *wsum)
+  {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    int x = c;
+    for (int o = 1; o < 32; o <<= 1) {
+      const int y = __shfl_up_sync(0xffffffffu, x, o);
+      if (lane >= o) x += y;
+    }
+    if (lane == 31) wsum[warp] = x;
+    __syncthreads();
+    int before = 0, all = 0;
+    for (int w = 0; w < AMG_THREADS / 32; ++w) {
+      const int s = wsum[w];
+      before += w < warp ? s : 0;
+      all += s;
+    }
+    __syncthreads();
+    *total = all;
+    return before + x - c;
+  }
+};
+
+/* Bitonic sort (Batcher 1968) of key[0, P), P a power of 2, ascending, by the G threads of the
+ * group: each step compares P/2 disjoint pairs (lo, lo + stride), a barrier between steps. */
+template <int G>
+static __device__ __forceinline__ void amg_bitonic(uint64_t *key, int P, int rank)
+{
+  for (int size = 2; size <= P; size <<= 1)
+    for (int stride = size >> 1; stride > 0; stride >>= 1) {
+      for (int q = rank; q < (P >> 1); q += G) {
+        const int lo = 2 * q - (q & (stride - 1)), hi = lo + stride;
+        const uint64_t a = key[lo], b = key[hi];
+        if ((a > b) == ((lo & size) == 0)) { /* out of this subsequence's direction */
+          key[lo] = b;
+          key[hi] = a;
+        }
+      }
+      amg_group<G>::sync();
+    }
+}
+
+/* Row `row` (AMG_P_SHORT < L <= cap) by the group: keys (and with FILL the products a_ik t_j,
+ * by position) into shared memory, padded with AMG_P_NONE to a power of 2, sorted; each thread
+ * takes a contiguous chunk of the sorted keys, the group's scan of its heads gives each head
+ * its place in P's row. Count: cnt[row]; fill: row `row` of P. Ends on a barrier (the shared
+ * arrays serve the group's next row). */
+template <int G, bool FILL>
+static __device__ __forceinline__ void
+amg_p_group_row(int32_t row, uint64_t *key, double *prod, int *wsum,
+                const int32_t *__restrict__ rp, const gs_idx_t *__restrict__ col,
+                const double *__restrict__ val, const double *__restrict__ d,
+                const int32_t *__restrict__ agg, const double *__restrict__ t, double omega,
+                int32_t *__restrict__ cnt, const int32_t *__restrict__ prp,
+                gs_idx_t *__restrict__ pcol, double *__restrict__ pval)
+{
+  const int rank = amg_group<G>::rank();
+  const int32_t b = rp[row], L = rp[row + 1] - b;
+  int P = 2;
+  while (P < L) P <<= 1;
+  for (int s = rank; s < P; s += G) {
+    uint64_t k = AMG_P_NONE;
+    if (s < L) {
+      const gs_idx_t j = col[b + s];
+      const int32_t a = agg[j];
+      if (a >= 0) {
+        k = amg_p_key(a, s);
+        if (FILL) prod[s] = __dmul_rn(val[b + s], t[j]);
+      }
+    }
+    key[s] = k;
+  }
+  amg_group<G>::sync();
+  amg_bitonic<G>(key, P, rank);
+  const int chunk = (P + G - 1) / G;
+  const int s0 = min(rank * chunk, P), s1 = min(s0 + chunk, P);
+  int c = 0;
+  for (int s = s0; s < s1; ++s) c += amg_p_head(key, s);
+  int total = 0;
+  const int before = amg_group<G>::scan(c, &total, wsum);
+  if (!FILL) {
+    if (rank == 0) cnt[row] = total;
+  } else {
+    const double w = -omega / d[row], ti = t[row];
+    const int32_t ai = agg[row];
+    int32_t q = prp[row] + before;
+    for (int s = s0; s < s1; ++s) {
+      if (!amg_p_head(key, s)) continue;
+      const int32_t J = amg_p_agg(key[s]);
+      double v = 0.0;
+      for (int u = s; u < P && amg_p_agg(key[u]) == J; ++u)
+        v = __dadd_rn(v, prod[(uint32_t)key[u]]);
+      pcol[q] = J;
+      pval[q++] = amg_p_value(w, v, J, ai, ti);
+    }
+  }
+  amg_group<G>::sync();
+}
+
+/* The binning pass, one thread a row: a short row's count into cnt; a warp row's number to the
+ * front of `list`, a block row's to its back (warp-aggregated atomics: the loop runs the same
+ * trips in every lane of a warp), a longer row to grow with its slot [gbeg, gend) in the key
+ * array; stat[AMG_P_BAD] = the least row with d_i == 0 (preset to all ones: unsigned min).
+ * cnt[n] = 0 (the scan's total). */
 static __global__ void __launch_bounds__(AMG_THREADS)
 amg_p_count_kernel(gs_idx_t n, const int32_t *__restrict__ rp, const gs_idx_t *__restrict__ col,
                    const int32_t *__restrict__ agg, const double *__restrict__ d,
-                   int32_t *__restrict__ cnt, int32_t *bad)
+                   int32_t *__restrict__ cnt, int32_t *__restrict__ list,
+                   int32_t *__restrict__ grow, int32_t *__restrict__ gbeg,
+                   int32_t *__restrict__ gend, int32_t *stat)
 {
   if (blockIdx.x == 0 && threadIdx.x == 0) cnt[n] = 0;
-  GS_GRID_STRIDE(i, n)
-  {
-    const int32_t b = rp[i], e = rp[i + 1];
-    int32_t c = 0;
-    for (int32_t k = b; k < e; ++k) {
-      const int32_t J = agg[col[k]];
-      if (J < 0) continue;
-      int seen = 0;
-      for (int32_t q = b; q < k && !seen; ++q) seen = agg[col[q]] == J;
-      c += !seen;
+  const int lane = threadIdx.x & 31;
+  const unsigned below = (1u << lane) - 1u;
+  for (int64_t r0 = (int64_t)blockIdx.x * blockDim.x; r0 < n;
+       r0 += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t i = r0 + threadIdx.x;
+    int bin = -1;
+    if (i < n) {
+      const int32_t L = rp[i + 1] - rp[i];
+      bin = L <= AMG_P_SHORT ? 0 : L <= AMG_P_WARP ? 1 : L <= AMG_P_BLOCK ? 2 : 3;
+      if (bin == 0)
+        cnt[i] = amg_p_short_row<false>(i, rp, col, NULL, d, agg, NULL, 0.0, NULL, NULL);
+      if (bin == 3) { /* rare: at most nnz / (AMG_P_BLOCK + 1) rows */
+        const int32_t g = atomicAdd(&stat[AMG_P_NLONG], 1);
+        const int32_t off = atomicAdd(&stat[AMG_P_LONG_LEN], L);
+        grow[g] = (int32_t)i;
+        gbeg[g] = off;
+        gend[g] = off + L;
+      }
+      if (d[i] == 0.0) atomicMin((unsigned *)&stat[AMG_P_BAD], (unsigned)i);
     }
-    cnt[i] = c;
-    if (d[i] == 0.0) atomicMin(bad, (int32_t)i);
+    const unsigned mw = __ballot_sync(0xffffffffu, bin == 1);
+    const unsigned mb = __ballot_sync(0xffffffffu, bin == 2);
+    if (mw) {
+      const int lead = __ffs(mw) - 1;
+      int base = 0;
+      if (lane == lead) base = atomicAdd(&stat[AMG_P_NWARP], __popc(mw));
+      base = __shfl_sync(0xffffffffu, base, lead);
+      if (bin == 1) list[base + __popc(mw & below)] = (int32_t)i;
+    }
+    if (mb) {
+      const int lead = __ffs(mb) - 1;
+      int base = 0;
+      if (lane == lead) base = atomicAdd(&stat[AMG_P_NBLOCK], __popc(mb));
+      base = __shfl_sync(0xffffffffu, base, lead);
+      if (bin == 2) list[n - 1 - (base + __popc(mb & below))] = (int32_t)i;
+    }
   }
 }
 
-/* Row i of P: its aggregates in increasing order (each the smallest above the previous one),
- * v_J summed in column order from 0, P(i, J) = w_i v_J (+ t_i on the own aggregate), each
- * operation rounded on its own: the host's values bit for bit. */
+/* The fill of the short rows (the others are left to their kernels). */
 static __global__ void __launch_bounds__(AMG_THREADS)
-amg_p_fill_kernel(gs_idx_t n, const int32_t *__restrict__ rp, const gs_idx_t *__restrict__ col,
-                  const double *__restrict__ val, const double *__restrict__ d,
-                  const int32_t *__restrict__ agg, const double *__restrict__ t, double omega,
-                  const int32_t *__restrict__ prp, gs_idx_t *__restrict__ pcol,
-                  double *__restrict__ pval)
+amg_p_short_fill_kernel(gs_idx_t n, const int32_t *__restrict__ rp,
+                        const gs_idx_t *__restrict__ col, const double *__restrict__ val,
+                        const double *__restrict__ d, const int32_t *__restrict__ agg,
+                        const double *__restrict__ t, double omega,
+                        const int32_t *__restrict__ prp, gs_idx_t *__restrict__ pcol,
+                        double *__restrict__ pval)
 {
   GS_GRID_STRIDE(i, n)
   {
-    const int32_t b = rp[i], e = rp[i + 1];
-    const double w = -omega / d[i];
-    const int32_t ai = agg[i];
-    const double ti = t[i];
-    int32_t prev = -1;
-    for (int32_t q = prp[i]; q < prp[i + 1]; ++q) {
-      int32_t J = INT32_MAX;
-      for (int32_t k = b; k < e; ++k) {
-        const int32_t a = agg[col[k]];
-        if (a > prev && a < J) J = a;
-      }
-      double v = 0.0;
-      for (int32_t k = b; k < e; ++k) {
-        const gs_idx_t j = col[k];
-        if (agg[j] == J) v = __dadd_rn(v, __dmul_rn(val[k], t[j]));
-      }
-      double p = __dmul_rn(w, v);
-      if (J == ai) p = __dadd_rn(ti, p);
-      pcol[q] = J;
-      pval[q] = p;
-      prev = J;
+    if (rp[i + 1] - rp[i] > AMG_P_SHORT) continue;
+    const int32_t q = prp[i];
+    amg_p_short_row<true>(i, rp, col, val, d, agg, t, omega, pcol + q, pval + q);
+  }
+}
+
+/* Warp rows list[0, nrows): AMG_P_WARPS warps a block, a row each in turn. */
+template <bool FILL>
+static __global__ void __launch_bounds__(AMG_THREADS)
+amg_p_warp_kernel(int32_t nrows, const int32_t *__restrict__ list,
+                  const int32_t *__restrict__ rp, const gs_idx_t *__restrict__ col,
+                  const double *__restrict__ val, const double *__restrict__ d,
+                  const int32_t *__restrict__ agg, const double *__restrict__ t, double omega,
+                  int32_t *__restrict__ cnt, const int32_t *__restrict__ prp,
+                  gs_idx_t *__restrict__ pcol, double *__restrict__ pval)
+{
+  __shared__ uint64_t s_key[AMG_P_WARPS][AMG_P_WARP];
+  __shared__ double s_prod[AMG_P_WARPS][FILL ? AMG_P_WARP : 1];
+  const int warp = threadIdx.x >> 5;
+  for (int64_t r = (int64_t)blockIdx.x * AMG_P_WARPS + warp; r < nrows;
+       r += (int64_t)gridDim.x * AMG_P_WARPS)
+    amg_p_group_row<32, FILL>(list[r], s_key[warp], s_prod[warp], NULL, rp, col, val, d, agg, t,
+                              omega, cnt, prp, pcol, pval);
+}
+
+/* Block rows list[n - 1 - r], r < nrows, a block each in turn; keys (and products) in dynamic
+ * shared memory (AMG_P_BLOCK of each). */
+extern __shared__ __align__(16) unsigned char amg_dyn_smem[];
+template <bool FILL>
+static __global__ void __launch_bounds__(AMG_THREADS)
+amg_p_block_kernel(int32_t nrows, gs_idx_t n, const int32_t *__restrict__ list,
+                   const int32_t *__restrict__ rp, const gs_idx_t *__restrict__ col,
+                   const double *__restrict__ val, const double *__restrict__ d,
+                   const int32_t *__restrict__ agg, const double *__restrict__ t, double omega,
+                   int32_t *__restrict__ cnt, const int32_t *__restrict__ prp,
+                   gs_idx_t *__restrict__ pcol, double *__restrict__ pval)
+{
+  __shared__ int s_wsum[AMG_THREADS / 32];
+  uint64_t *key = (uint64_t *)amg_dyn_smem;
+  double *prod = (double *)(amg_dyn_smem + AMG_P_BLOCK * sizeof(uint64_t));
+  for (int64_t r = blockIdx.x; r < nrows; r += gridDim.x)
+    amg_p_group_row<AMG_THREADS, FILL>(list[n - 1 - r], key, prod, s_wsum, rp, col, val, d, agg,
+                                       t, omega, cnt, prp, pcol, pval);
+}
+
+/* Long rows: keys[gbeg[g] + s] = the key of entry s of row grow[g], a block a row. */
+static __global__ void __launch_bounds__(AMG_THREADS)
+amg_p_long_keys_kernel(int32_t nlong, const int32_t *__restrict__ grow,
+                       const int32_t *__restrict__ gbeg, const int32_t *__restrict__ rp,
+                       const gs_idx_t *__restrict__ col, const int32_t *__restrict__ agg,
+                       uint64_t *__restrict__ keys)
+{
+  for (int32_t g = blockIdx.x; g < nlong; g += gridDim.x) {
+    const int32_t row = grow[g], b = rp[row], L = rp[row + 1] - b;
+    uint64_t *k = keys + gbeg[g];
+    for (int32_t s = threadIdx.x; s < L; s += blockDim.x) {
+      const int32_t a = agg[col[b + s]];
+      k[s] = a >= 0 ? amg_p_key(a, s) : AMG_P_NONE;
     }
   }
+}
+
+/* Long rows from their sorted keys (global memory), a block a row, AMG_THREADS keys a tile: the
+ * heads of a tile scanned across the block and placed after those of the tiles before; with
+ * FILL each head's thread sums its run, the products formed again from the row's entries. */
+template <bool FILL>
+static __global__ void __launch_bounds__(AMG_THREADS)
+amg_p_long_kernel(int32_t nlong, const int32_t *__restrict__ grow,
+                  const int32_t *__restrict__ gbeg, const uint64_t *__restrict__ keys,
+                  const int32_t *__restrict__ rp, const gs_idx_t *__restrict__ col,
+                  const double *__restrict__ val, const double *__restrict__ d,
+                  const int32_t *__restrict__ agg, const double *__restrict__ t, double omega,
+                  int32_t *__restrict__ cnt, const int32_t *__restrict__ prp,
+                  gs_idx_t *__restrict__ pcol, double *__restrict__ pval)
+{
+  __shared__ int s_wsum[AMG_THREADS / 32];
+  for (int32_t g = blockIdx.x; g < nlong; g += gridDim.x) {
+    const int32_t row = grow[g], b = rp[row], L = rp[row + 1] - b;
+    const uint64_t *k = keys + gbeg[g];
+    double w = 0.0, ti = 0.0;
+    int32_t ai = -1, q0 = 0;
+    if (FILL) {
+      w = -omega / d[row];
+      ti = t[row];
+      ai = agg[row];
+      q0 = prp[row];
+    }
+    int32_t done = 0;
+    for (int32_t s0 = 0; s0 < L; s0 += AMG_THREADS) {
+      const int32_t s = s0 + (int32_t)threadIdx.x;
+      const int h = s < L && amg_p_head(k, s);
+      int total = 0;
+      const int before = amg_group<AMG_THREADS>::scan(h, &total, s_wsum);
+      if (FILL && h) {
+        const int32_t J = amg_p_agg(k[s]);
+        double v = 0.0;
+        for (int32_t u = s; u < L && amg_p_agg(k[u]) == J; ++u) {
+          const int32_t e = b + (int32_t)(uint32_t)k[u];
+          v = __dadd_rn(v, __dmul_rn(val[e], t[col[e]]));
+        }
+        pcol[q0 + done + before] = J;
+        pval[q0 + done + before] = amg_p_value(w, v, J, ai, ti);
+      }
+      done += total;
+    }
+    if (!FILL && threadIdx.x == 0) cnt[row] = done;
+  }
+}
+
+/* The pass of the rows longer than AMG_P_SHORT (counts, or the fill): warp, block and long
+ * rows. The long rows' keys are sorted once, before the count, and kept for the fill. */
+template <bool FILL>
+static gs_status_t amg_p_long_pass(gs_context_t *ctx, const gs_amg_dcsr_t *A,
+                                   const double *d_diag, const int32_t *d_agg, const double *d_t,
+                                   double omega, const int32_t *h_stat, const int32_t *list,
+                                   const int32_t *grow, const int32_t *gbeg,
+                                   const uint64_t *keys, int32_t *cnt, const int32_t *prp,
+                                   gs_idx_t *pcol, double *pval)
+{
+  const gs_idx_t n = A->m;
+  const int32_t nw = h_stat[AMG_P_NWARP], nb = h_stat[AMG_P_NBLOCK], nl = h_stat[AMG_P_NLONG];
+  if (nw > 0) {
+    amg_p_warp_kernel<FILL><<<gs_grid_blocks(nw, AMG_P_WARPS), AMG_THREADS, 0, ctx->stream>>>(
+        nw, list, A->rp, A->col, A->val, d_diag, d_agg, d_t, omega, cnt, prp, pcol, pval);
+    GS_CHECK(GS_CHECK_LAUNCH(ctx->stream, "amg_p_warp_kernel"));
+  }
+  if (nb > 0) {
+    const int smem = AMG_P_BLOCK * (int)(FILL ? 2 * sizeof(double) : sizeof(uint64_t));
+    GS_CHECK(GS_CUDA(cudaFuncSetAttribute(amg_p_block_kernel<FILL>,
+                                          cudaFuncAttributeMaxDynamicSharedMemorySize, smem)));
+    amg_p_block_kernel<FILL><<<gs_grid_blocks(nb, 1), AMG_THREADS, smem, ctx->stream>>>(
+        nb, n, list, A->rp, A->col, A->val, d_diag, d_agg, d_t, omega, cnt, prp, pcol, pval);
+    GS_CHECK(GS_CHECK_LAUNCH(ctx->stream, "amg_p_block_kernel"));
+  }
+  if (nl > 0) {
+    amg_p_long_kernel<FILL><<<gs_grid_blocks(nl, 1), AMG_THREADS, 0, ctx->stream>>>(
+        nl, grow, gbeg, keys, A->rp, A->col, A->val, d_diag, d_agg, d_t, omega, cnt, prp, pcol,
+        pval);
+    GS_CHECK(GS_CHECK_LAUNCH(ctx->stream, "amg_p_long_kernel"));
+  }
+  return GS_SUCCESS;
 }
 
 extern "C" gs_status_t gs_amg_smooth_p_dev(gs_context_t *ctx, const gs_amg_dcsr_t *A,
@@ -534,10 +883,10 @@ extern "C" gs_status_t gs_amg_smooth_p_dev(gs_context_t *ctx, const gs_amg_dcsr_
                                            gs_amg_dcsr_t *P)
 {
   gs_status_t st = GS_SUCCESS;
-  char *scratch = NULL;
+  char *scratch = NULL, *kscratch = NULL;
   gs_amg_dcsr_t out;
   memset(&out, 0, sizeof out);
-  if (!ctx || !A || !P || naggs < 0 || A->m != A->n)
+  if (!ctx || !A || !P || naggs < 0 || A->m != A->n || A->nnz < 0 || A->nnz > INT32_MAX)
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_amg_smooth_p_dev: bad arguments");
   memset(P, 0, sizeof *P);
   const gs_idx_t n = A->m;
@@ -551,40 +900,70 @@ extern "C" gs_status_t gs_amg_smooth_p_dev(gs_context_t *ctx, const gs_amg_dcsr_
     size_t temp = 0;
     GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, temp, (const int32_t *)NULL,
                                                  (int32_t *)NULL, (int64_t)n + 1, ctx->stream)));
-    const size_t b4 = amg_round(((size_t)n + 1) * 4), bs = amg_round(sizeof(int32_t));
-    GS_TRY(gs_dmalloc(ctx, (void **)&scratch, b4 + bs + temp, "AMG prolongator counts"));
-    int32_t *cnt = (int32_t *)scratch, *bad = (int32_t *)(scratch + b4);
-    const int32_t h_n = n;
-    GS_TRY(GS_CUDA(cudaMemcpyAsync(bad, &h_n, sizeof h_n, cudaMemcpyHostToDevice, ctx->stream)));
-    amg_p_count_kernel<<<amg_blocks(n), AMG_THREADS, 0, ctx->stream>>>(n, A->rp, A->col, d_agg,
-                                                                      d_diag, cnt, bad);
+    /* one block: the counts (n + 1), the row list (n), the long rows with their key slots (at
+     * most nnz / (AMG_P_BLOCK + 1) rows are longer than AMG_P_BLOCK), the counters, the scan */
+    const size_t gcap = (size_t)(A->nnz / (AMG_P_BLOCK + 1)) + 1;
+    const size_t b4 = amg_round(((size_t)n + 1) * 4), bl = amg_round((size_t)n * 4);
+    const size_t bg = amg_round(gcap * 4), bs = amg_round(AMG_P_NSTAT * sizeof(int32_t));
+    GS_TRY(gs_dmalloc(ctx, (void **)&scratch, b4 + bl + 3 * bg + bs + temp,
+                      "AMG prolongator counts"));
+    int32_t *cnt = (int32_t *)scratch, *list = (int32_t *)(scratch + b4);
+    int32_t *grow = (int32_t *)(scratch + b4 + bl), *gbeg = (int32_t *)(scratch + b4 + bl + bg);
+    int32_t *gend = (int32_t *)(scratch + b4 + bl + 2 * bg);
+    int32_t *stat = (int32_t *)(scratch + b4 + bl + 3 * bg);
+    void *d_temp = scratch + b4 + bl + 3 * bg + bs;
+    uint64_t *keys = NULL;
+    int32_t h_stat[AMG_P_NSTAT];
+    GS_TRY(GS_CUDA(cudaMemsetAsync(stat, 0, AMG_P_BAD * sizeof(int32_t), ctx->stream)));
+    GS_TRY(GS_CUDA(cudaMemsetAsync(stat + AMG_P_BAD, 0xff, sizeof(int32_t), ctx->stream)));
+    amg_p_count_kernel<<<amg_blocks(n), AMG_THREADS, 0, ctx->stream>>>(
+        n, A->rp, A->col, d_agg, d_diag, cnt, list, grow, gbeg, gend, stat);
     GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "amg_p_count_kernel"));
-    GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(scratch + b4 + bs, temp, cnt, out.rp,
-                                                 (int64_t)n + 1, ctx->stream)));
-    int32_t h_nnz = 0, h_bad = n;
-    GS_TRY(GS_CUDA(cudaMemcpyAsync(&h_nnz, out.rp + n, sizeof h_nnz, cudaMemcpyDeviceToHost,
-                                   ctx->stream)));
-    GS_TRY(GS_CUDA(cudaMemcpyAsync(&h_bad, bad, sizeof h_bad, cudaMemcpyDeviceToHost,
-                                   ctx->stream)));
-    GS_TRY(GS_CUDA(cudaStreamSynchronize(ctx->stream)));
-    if (h_bad < n)
+    GS_TRY(gs_copy_to_host(ctx, h_stat, stat, sizeof h_stat)); /* synchronizes */
+    if ((uint32_t)h_stat[AMG_P_BAD] < (uint32_t)n)
       GS_FAIL(GS_ERR_INVALID_ARG,
               "AMG smoothed prolongator: row %d has a zero diagonal entry (D^-1 A undefined)",
-              (int)h_bad + 1);
+              (int)h_stat[AMG_P_BAD] + 1);
+    if (h_stat[AMG_P_NLONG] > 0) { /* the long rows' keys, sorted once for both passes */
+      const int64_t len = h_stat[AMG_P_LONG_LEN], segs = h_stat[AMG_P_NLONG];
+      size_t stemp = 0;
+      GS_TRY(GS_CUDA(cub::DeviceSegmentedSort::SortKeys(
+          NULL, stemp, (const uint64_t *)NULL, (uint64_t *)NULL, len, segs,
+          (const int32_t *)gbeg, (const int32_t *)gend, ctx->stream)));
+      const size_t bk = amg_round((size_t)len * sizeof(uint64_t));
+      GS_TRY(gs_dmalloc(ctx, (void **)&kscratch, 2 * bk + stemp, "AMG prolongator long rows"));
+      uint64_t *unsorted = (uint64_t *)kscratch;
+      keys = (uint64_t *)(kscratch + bk);
+      amg_p_long_keys_kernel<<<gs_grid_blocks(segs, 1), AMG_THREADS, 0, ctx->stream>>>(
+          (int32_t)segs, grow, gbeg, A->rp, A->col, d_agg, unsorted);
+      GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "amg_p_long_keys_kernel"));
+      GS_TRY(GS_CUDA(cub::DeviceSegmentedSort::SortKeys(
+          kscratch + 2 * bk, stemp, (const uint64_t *)unsorted, keys, len, segs,
+          (const int32_t *)gbeg, (const int32_t *)gend, ctx->stream)));
+    }
+    GS_TRY(amg_p_long_pass<false>(ctx, A, d_diag, d_agg, d_t, omega, h_stat, list, grow, gbeg,
+                                  keys, cnt, NULL, NULL, NULL));
+    GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(d_temp, temp, cnt, out.rp, (int64_t)n + 1,
+                                                 ctx->stream)));
+    int32_t h_nnz = 0;
+    GS_TRY(gs_copy_to_host(ctx, &h_nnz, out.rp + n, sizeof h_nnz));
     out.nnz = h_nnz;
     GS_TRY(gs_dmalloc(ctx, (void **)&out.col, (size_t)h_nnz * sizeof(gs_idx_t),
                       "AMG prolongator column indices"));
     GS_TRY(gs_dmalloc(ctx, (void **)&out.val, (size_t)h_nnz * sizeof(double),
                       "AMG prolongator values"));
-    amg_p_fill_kernel<<<amg_blocks(n), AMG_THREADS, 0, ctx->stream>>>(
+    amg_p_short_fill_kernel<<<amg_blocks(n), AMG_THREADS, 0, ctx->stream>>>(
         n, A->rp, A->col, A->val, d_diag, d_agg, d_t, omega, out.rp, out.col, out.val);
-    GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "amg_p_fill_kernel"));
+    GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "amg_p_short_fill_kernel"));
+    GS_TRY(amg_p_long_pass<true>(ctx, A, d_diag, d_agg, d_t, omega, h_stat, list, grow, gbeg,
+                                 keys, NULL, out.rp, out.col, out.val));
   }
   GS_TRY(GS_CUDA(cudaStreamSynchronize(ctx->stream)));
   *P = out;
   memset(&out, 0, sizeof out);
 cleanup:
   if (st != GS_SUCCESS) cudaStreamSynchronize(ctx->stream);
+  gs_dfree(ctx, kscratch);
   gs_dfree(ctx, scratch);
   gs_amg_dcsr_free(ctx, &out);
   return st;
@@ -785,6 +1164,274 @@ cleanup:
 
 /* ---- the coarsest level's dense inverse ----------------------------------------------------- */
 
+/* Gauss-Jordan elimination with partial pivoting, in place (Higham, Accuracy and Stability of
+ * Numerical Algorithms, 2nd ed., Section 14.4): step k picks the pivot row p >= k of largest
+ * |m_pk| (the least such p on ties; a NaN counts as infinite, so that it is picked and reported),
+ * swaps rows k and p, and with f the swapped column k and r_j = m_pj / piv (the pivot row
+ * divided by the pivot) sets
+ *     m_kj = r_j,   m_ij = m_ij - f_i r_j (one fma), i != k,       for j != k
+ *     m_kk = 1 / piv,   m_ik = -(f_i (1 / piv)), i != k            (column k holds the inverse's)
+ * Column k then holds column perm[k] of the inverse (perm: the original row now in row k), so
+ * the result is written as inv[:, perm[k]] = m[:, k]. The pivots are GEPP's (the same search over
+ * the same rows k..n-1, whose updates are GE's): the header's singular test uses them. Both
+ * paths below run exactly these operations, so they give the same bits.
+ *   n small enough that the matrix fits the block's shared memory: one block of AMG_GJ_SMALL
+ *     threads does every step (argmax reduction, the swapped rows and column k into shared
+ *     arrays, the update), barriers between;
+ *   larger: one kernel a step, a block a column (column j touched by no other block), chained
+ *     by programmatic dependent launch; the block of column k + 1 also finds step k + 1's pivot
+ *     and copies that column for it (f, double-buffered: step k reads one half and writes the
+ *     other). O(n) launches of O(n^2) work each. */
+#define AMG_GJ_SMALL 1024 /* threads of the one-block path (which needs n <= this) */
+#define AMG_GJ_THREADS 256
+
+/* A pivot candidate: |value| (NaN as +inf), its row, the value. */
+struct amg_piv {
+  double mag;
+  int32_t row;
+  double val;
+};
+
+static __device__ __forceinline__ amg_piv amg_piv_none(void)
+{
+  amg_piv c;
+  c.mag = -1.0;
+  c.row = INT32_MAX;
+  c.val = 0.0;
+  return c;
+}
+static __device__ __forceinline__ amg_piv amg_piv_of(double v, int32_t row)
+{
+  amg_piv c;
+  c.mag = isnan(v) ? INFINITY : fabs(v);
+  c.row = row;
+  c.val = v;
+  return c;
+}
+/* The larger magnitude, the smaller row on ties: a total order, so any reduction tree gives the
+ * serial search's pivot. */
+static __device__ __forceinline__ amg_piv amg_piv_max(amg_piv a, amg_piv b)
+{
+  return b.mag > a.mag || (b.mag == a.mag && b.row < a.row) ? b : a;
+}
+/* The block's best candidate, in every thread (sh: T / 32 entries of shared memory, free again
+ * on return). */
+template <int T>
+static __device__ __forceinline__ amg_piv amg_piv_reduce(amg_piv c, amg_piv *sh)
+{
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  for (int o = 16; o > 0; o >>= 1) {
+    amg_piv x;
+    x.mag = __shfl_down_sync(0xffffffffu, c.mag, o);
+    x.row = __shfl_down_sync(0xffffffffu, c.row, o);
+    x.val = __shfl_down_sync(0xffffffffu, c.val, o);
+    c = amg_piv_max(c, x);
+  }
+  if (lane == 0) sh[warp] = c;
+  __syncthreads();
+  if (warp == 0) {
+    c = lane < T / 32 ? sh[lane] : amg_piv_none();
+    for (int o = 16; o > 0; o >>= 1) {
+      amg_piv x;
+      x.mag = __shfl_down_sync(0xffffffffu, c.mag, o);
+      x.row = __shfl_down_sync(0xffffffffu, c.row, o);
+      x.val = __shfl_down_sync(0xffffffffu, c.val, o);
+      c = amg_piv_max(c, x);
+    }
+    if (lane == 0) sh[0] = c;
+  }
+  __syncthreads();
+  c = sh[0];
+  __syncthreads();
+  return c;
+}
+
+/* Shared memory of the one-block path: m (n^2), f, r, m's old row k (n each), perm (n ints). */
+static size_t amg_gj_small_bytes(int n)
+{
+  return ((size_t)n * n + 3 * (size_t)n) * sizeof(double) + (size_t)n * sizeof(int32_t);
+}
+
+/* The whole inversion of an n x n CSR matrix (n <= AMG_GJ_SMALL) by one block in shared memory:
+ * pval[k] = step k's pivot; on a zero or NaN pivot *flag = 1 and the block stops (inv not
+ * written), else inv (column-major) = A^-1. */
+static __global__ void __launch_bounds__(AMG_GJ_SMALL)
+amg_gj_small_kernel(int n, const int32_t *__restrict__ rp, const gs_idx_t *__restrict__ col,
+                    const double *__restrict__ val, double *__restrict__ inv,
+                    double *__restrict__ pval, int32_t *flag)
+{
+  __shared__ amg_piv s_red[AMG_GJ_SMALL / 32];
+  double *m = (double *)amg_dyn_smem;
+  double *f = m + (size_t)n * n, *r = f + n, *ak = r + n;
+  int32_t *perm = (int32_t *)(ak + n);
+  const int tid = threadIdx.x, nn = n * n;
+  if (tid == 0) *flag = 0;
+  for (int e = tid; e < nn; e += AMG_GJ_SMALL) m[e] = 0.0;
+  for (int i = tid; i < n; i += AMG_GJ_SMALL) perm[i] = i;
+  __syncthreads();
+  for (int i = tid; i < n; i += AMG_GJ_SMALL)
+    for (int32_t q = rp[i]; q < rp[i + 1]; ++q) m[i + col[q] * n] = val[q];
+  __syncthreads();
+  /* this thread's elements in the update: row ib of columns jb, jb + js, ... */
+  const int js = AMG_GJ_SMALL / n, ib = tid % n, jb = tid / n;
+  int k = 0;
+  for (; k < n; ++k) {
+    amg_piv c = amg_piv_none();
+    for (int i = k + tid; i < n; i += AMG_GJ_SMALL) c = amg_piv_max(c, amg_piv_of(m[i + k * n], i));
+    c = amg_piv_reduce<AMG_GJ_SMALL>(c, s_red);
+    const int p = c.row;
+    const double piv = c.val;
+    if (tid == 0) pval[k] = piv;
+    if (piv == 0.0 || isnan(piv)) { /* the same c in every thread: the block leaves together */
+      if (tid == 0) *flag = 1;
+      break;
+    }
+    for (int j = tid; j < n; j += AMG_GJ_SMALL) {
+      r[j] = m[p + j * n] / piv;
+      ak[j] = m[k + j * n];
+    }
+    for (int i = tid; i < n; i += AMG_GJ_SMALL)
+      f[i] = i == p ? m[k + k * n] : i == k ? m[p + k * n] : m[i + k * n];
+    if (tid == 0) {
+      const int32_t x = perm[k];
+      perm[k] = perm[p];
+      perm[p] = x;
+    }
+    __syncthreads();
+    const double rinv = 1.0 / piv;
+    if (jb < js)
+      for (int j = jb; j < n; j += js) {
+        double *e = m + ib + j * n;
+        if (j == k) *e = ib == k ? rinv : __dmul_rn(-f[ib], rinv);
+        else if (ib == k) *e = r[j];
+        else *e = fma(-f[ib], r[j], ib == p ? ak[j] : *e);
+      }
+    __syncthreads();
+  }
+  if (k == n)
+    for (int e = tid; e < nn; e += AMG_GJ_SMALL) {
+      const int j = e / n, i = e - j * n;
+      inv[i + (size_t)perm[j] * n] = m[e];
+    }
+}
+
+/* Before step 0 of the multi-block path (one block): perm = identity, step 0's pivot (pidx[0],
+ * pval[0]; *flag = 1 when it is zero or NaN) and f = column 0. */
+static __global__ void __launch_bounds__(AMG_GJ_THREADS)
+amg_gj_first_kernel(int n, const double *__restrict__ w, double *__restrict__ f,
+                    int32_t *__restrict__ pidx, double *__restrict__ pval,
+                    int32_t *__restrict__ perm, int32_t *flag)
+{
+  __shared__ amg_piv s_red[AMG_GJ_THREADS / 32];
+  amg_piv c = amg_piv_none();
+  for (int i = threadIdx.x; i < n; i += AMG_GJ_THREADS) {
+    const double v = w[i];
+    f[i] = v;
+    perm[i] = i;
+    c = amg_piv_max(c, amg_piv_of(v, i));
+  }
+  c = amg_piv_reduce<AMG_GJ_THREADS>(c, s_red);
+  if (threadIdx.x == 0) {
+    pidx[0] = c.row;
+    pval[0] = c.val;
+    *flag = c.val == 0.0 || isnan(c.val);
+  }
+  gs_pdl_trigger();
+}
+
+/* Step k on the column-major n x n array w, a block a column. f + (k & 1) n: column k before the
+ * swap (from the step before); the block of column k + 1 writes that column to the other half
+ * and step k + 1's pivot. *flag (a zero or NaN pivot found) stops every later step; a block of
+ * this step that already sees it skips too (the result is thrown away). */
+static __global__ void __launch_bounds__(AMG_GJ_THREADS)
+amg_gj_step_kernel(int n, int k, double *__restrict__ w, double *__restrict__ fbuf,
+                   int32_t *__restrict__ pidx, double *__restrict__ pval,
+                   int32_t *__restrict__ perm, int32_t *flag)
+{
+  __shared__ amg_piv s_red[AMG_GJ_THREADS / 32];
+  __shared__ int s_stop;
+  gs_pdl_wait(); /* the step before has completed and its writes are visible */
+  gs_pdl_trigger();
+  if (threadIdx.x == 0) s_stop = *(volatile int32_t *)flag;
+  __syncthreads();
+  if (s_stop) return;
+  const int p = pidx[k];
+  const double piv = pval[k], rinv = 1.0 / piv;
+  const double *f = fbuf + (size_t)(k & 1) * n;
+  double *fn = fbuf + (size_t)((k + 1) & 1) * n;
+  const double fk = f[k];
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    const int32_t x = perm[k];
+    perm[k] = perm[p];
+    perm[p] = x;
+  }
+  for (int b = blockIdx.x; b < n; b += gridDim.x) {
+    const int j = (k + 1 + b) % n; /* block 0 (scheduled first) takes column k + 1: the search */
+    double *c = w + (size_t)j * n;
+    if (j == k) {
+      for (int i = threadIdx.x; i < n; i += AMG_GJ_THREADS)
+        c[i] = i == k ? rinv : __dmul_rn(-(i == p ? fk : f[i]), rinv);
+      continue;
+    }
+    const double ak = c[k], ap = c[p];
+    __syncthreads(); /* every thread has them before rows k and p are written */
+    const double r = ap / piv;
+    const bool next = j == k + 1;
+    amg_piv best = amg_piv_none();
+    for (int i = threadIdx.x; i < n; i += AMG_GJ_THREADS) {
+      const double v = i == k ? r : fma(-(i == p ? fk : f[i]), r, i == p ? ak : c[i]);
+      c[i] = v;
+      if (next) {
+        fn[i] = v;
+        if (i > k) best = amg_piv_max(best, amg_piv_of(v, i));
+      }
+    }
+    if (next) {
+      best = amg_piv_reduce<AMG_GJ_THREADS>(best, s_red);
+      if (threadIdx.x == 0) {
+        pidx[k + 1] = best.row;
+        pval[k + 1] = best.val;
+        if (best.val == 0.0 || isnan(best.val)) *flag = 1;
+      }
+    }
+  }
+}
+
+/* inv[:, perm[j]] = w[:, j]. */
+static __global__ void __launch_bounds__(AMG_THREADS)
+amg_gj_unscramble_kernel(int n, const double *__restrict__ w, const int32_t *__restrict__ perm,
+                         double *__restrict__ inv)
+{
+  gs_pdl_wait();
+  GS_GRID_STRIDE(e, (int64_t)n * n)
+  {
+    const int64_t j = e / n, i = e - j * n;
+    inv[i + (int64_t)perm[j] * n] = w[e];
+  }
+}
+
+/* kernel<<<grid, block, 0, s>>>(args...) allowed to start before the kernel ahead of it in s
+ * has finished (programmatic dependent launch, sm_90; ignored elsewhere): for kernels that call
+ * gs_pdl_wait() before touching anything, launched after one of ours that calls
+ * gs_pdl_trigger(). */
+template <typename... Exp, typename... Act>
+static gs_status_t amg_launch_after(void (*kernel)(Exp...), unsigned grid, unsigned block,
+                                    cudaStream_t s, const char *name, Act... args)
+{
+  cudaLaunchAttribute at[1];
+  at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  at[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(grid);
+  cfg.blockDim = dim3(block);
+  cfg.dynamicSmemBytes = 0;
+  cfg.stream = s;
+  cfg.attrs = at;
+  cfg.numAttrs = 1;
+  GS_CHECK(GS_CUDA(cudaLaunchKernelEx(&cfg, kernel, args...)));
+  return GS_CHECK_LAUNCH(s, name);
+}
+
 /* Column-major dense copy of A (zeroed before): a[i + j n] = a_ij, one thread a row. */
 static __global__ void __launch_bounds__(AMG_THREADS)
 amg_dense_scatter_kernel(gs_idx_t n, const int32_t *__restrict__ rp,
@@ -795,20 +1442,13 @@ amg_dense_scatter_kernel(gs_idx_t n, const int32_t *__restrict__ rp,
   for (int32_t k = rp[i]; k < rp[i + 1]; ++k) a[i + (int64_t)col[k] * n] = val[k];
 }
 
-/* a = I (n x n). */
-static __global__ void __launch_bounds__(AMG_THREADS)
-amg_identity_kernel(int64_t n, double *__restrict__ a)
-{
-  GS_GRID_STRIDE(k, n * n) a[k] = k % (n + 1) == 0 ? 1.0 : 0.0;
-}
-
 extern "C" gs_status_t gs_amg_dense_inverse_dev(gs_context_t *ctx, const gs_amg_dcsr_t *A,
                                                 double **d_inv, int *singular)
 {
   gs_status_t st = GS_SUCCESS;
-  cusolverDnHandle_t h = NULL;
-  double *lu = NULL, *work = NULL, *inv = NULL, *udiag = NULL;
-  int32_t *ipiv = NULL, *info = NULL;
+  char *scratch = NULL;
+  double *inv = NULL, *h_piv = NULL, umin = INFINITY, umax = 0.0;
+  int32_t h_flag = 0;
   if (!ctx || !A || !d_inv || !singular)
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_amg_dense_inverse_dev: bad arguments");
   *d_inv = NULL;
@@ -820,62 +1460,72 @@ extern "C" gs_status_t gs_amg_dense_inverse_dev(gs_context_t *ctx, const gs_amg_
   const int n = A->m;
   if (n == 0) return GS_SUCCESS;
   const size_t nn = (size_t)n * (size_t)n;
-  int lwork = 0, h_info = 0;
-  GS_TRY(gs_dmalloc(ctx, (void **)&lu, nn * sizeof(double), "AMG coarse LU factors"));
-  GS_TRY(gs_dmalloc(ctx, (void **)&ipiv, ((size_t)n + 1) * sizeof(int32_t), "AMG coarse pivots"));
-  info = ipiv + n;
-  GS_TRY(GS_CUDA(cudaMemsetAsync(lu, 0, nn * sizeof(double), ctx->stream)));
-  amg_dense_scatter_kernel<<<amg_blocks(n), AMG_THREADS, 0, ctx->stream>>>(n, A->rp, A->col,
-                                                                          A->val, lu);
-  GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "amg_dense_scatter_kernel"));
-  GS_TRY(AMG_CUSOLVER(cusolverDnCreate(&h)));
-  GS_TRY(AMG_CUSOLVER(cusolverDnSetStream(h, ctx->stream)));
-  GS_TRY(AMG_CUSOLVER(cusolverDnDgetrf_bufferSize(h, n, n, lu, n, &lwork)));
-  GS_TRY(gs_dmalloc(ctx, (void **)&work, (size_t)(lwork > 0 ? lwork : 1) * sizeof(double),
-                    "cuSOLVER getrf workspace"));
-  GS_TRY(AMG_CUSOLVER(cusolverDnDgetrf(h, n, n, lu, n, work, ipiv, info)));
-  GS_TRY(gs_copy_to_host(ctx, &h_info, info, sizeof h_info));
-  if (h_info < 0) GS_FAIL(GS_ERR_INTERNAL, "cusolverDnDgetrf: argument %d is wrong", -h_info);
-  if (h_info > 0) { /* u_ii = 0 exactly at i = info */
+  /* the one-block path when the matrix fits the block's shared memory */
+  int optin = 0;
+  cudaFuncAttributes fa;
+  GS_CHECK(GS_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                                          ctx->device)));
+  GS_CHECK(GS_CUDA(cudaFuncGetAttributes(&fa, amg_gj_small_kernel)));
+  const size_t small = amg_gj_small_bytes(n);
+  const int one_block = n <= AMG_GJ_SMALL && small + fa.sharedSizeBytes <= (size_t)optin;
+  /* scratch: the pivots (n) and the flag (read back together), then for the multi-block path
+   * pidx and perm (n ints each), f (2n) and the work array (n^2) */
+  const size_t bp = amg_round((size_t)n * sizeof(double)), bf = amg_round(sizeof(int32_t));
+  const size_t bi = amg_round((size_t)n * sizeof(int32_t));
+  const size_t b2 = amg_round(2 * (size_t)n * sizeof(double));
+  GS_TRY(gs_dmalloc(ctx, (void **)&scratch,
+                    bp + bf + (one_block ? 0 : 2 * bi + b2 + nn * sizeof(double)),
+                    "AMG coarse Gauss-Jordan scratch"));
+  GS_TRY(gs_dmalloc(ctx, (void **)&inv, nn * sizeof(double), "AMG coarse inverse"));
+  h_piv = (double *)malloc(bp + sizeof(int32_t));
+  if (!h_piv) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory (%d doubles)", n);
+  if (one_block) {
+    GS_TRY(GS_CUDA(cudaFuncSetAttribute(amg_gj_small_kernel,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        (int)small)));
+    amg_gj_small_kernel<<<1, AMG_GJ_SMALL, small, ctx->stream>>>(
+        n, A->rp, A->col, A->val, inv, (double *)scratch, (int32_t *)(scratch + bp));
+    GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "amg_gj_small_kernel"));
+  } else {
+    double *pval = (double *)scratch;
+    int32_t *flag = (int32_t *)(scratch + bp), *pidx = (int32_t *)(scratch + bp + bf);
+    int32_t *perm = (int32_t *)(scratch + bp + bf + bi);
+    double *fbuf = (double *)(scratch + bp + bf + 2 * bi);
+    double *w = (double *)(scratch + bp + bf + 2 * bi + b2);
+    GS_TRY(GS_CUDA(cudaMemsetAsync(w, 0, nn * sizeof(double), ctx->stream)));
+    amg_dense_scatter_kernel<<<amg_blocks(n), AMG_THREADS, 0, ctx->stream>>>(n, A->rp, A->col,
+                                                                            A->val, w);
+    GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "amg_dense_scatter_kernel"));
+    amg_gj_first_kernel<<<1, AMG_GJ_THREADS, 0, ctx->stream>>>(n, w, fbuf, pidx, pval, perm,
+                                                               flag);
+    GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "amg_gj_first_kernel"));
+    const unsigned grid = gs_grid_blocks(n, 1);
+    for (int k = 0; k < n; ++k)
+      GS_TRY(amg_launch_after(amg_gj_step_kernel, grid, AMG_GJ_THREADS, ctx->stream,
+                              "amg_gj_step_kernel", n, k, w, fbuf, pidx, pval, perm, flag));
+    GS_TRY(amg_launch_after(amg_gj_unscramble_kernel, amg_blocks((int64_t)nn), AMG_THREADS,
+                            ctx->stream, "amg_gj_unscramble_kernel", n, (const double *)w,
+                            (const int32_t *)perm, inv));
+  }
+  /* a zero or NaN pivot (the flag), or min |piv| <= n eps max |piv| (an infinite one
+   * included): too close to singular to invert */
+  GS_TRY(gs_copy_to_host(ctx, h_piv, scratch, bp + sizeof(int32_t))); /* synchronizes */
+  memcpy(&h_flag, (char *)h_piv + bp, sizeof h_flag);
+  for (int i = 0; i < n && !h_flag; ++i) {
+    const double u = fabs(h_piv[i]);
+    umin = u < umin ? u : umin;
+    umax = u > umax ? u : umax;
+  }
+  if (h_flag || !(umin > (double)n * DBL_EPSILON * umax)) {
     *singular = 1;
     goto cleanup;
   }
-  {
-    /* min |u_ii| <= n eps max |u_ii| (or a NaN): too close to singular to invert */
-    udiag = (double *)malloc((size_t)n * sizeof(double));
-    if (!udiag) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory (%d doubles)", n);
-    GS_TRY(GS_CUDA(cudaMemcpy2DAsync(udiag, sizeof(double), lu, ((size_t)n + 1) * sizeof(double),
-                                     sizeof(double), (size_t)n, cudaMemcpyDeviceToHost,
-                                     ctx->stream)));
-    GS_TRY(GS_CUDA(cudaStreamSynchronize(ctx->stream)));
-    double umin = INFINITY, umax = 0.0;
-    int nan = 0;
-    for (int i = 0; i < n; ++i) {
-      const double u = fabs(udiag[i]);
-      if (u != u) nan = 1;
-      umin = u < umin ? u : umin;
-      umax = u > umax ? u : umax;
-    }
-    if (nan || !(umin > (double)n * DBL_EPSILON * umax)) {
-      *singular = 1;
-      goto cleanup;
-    }
-  }
-  GS_TRY(gs_dmalloc(ctx, (void **)&inv, nn * sizeof(double), "AMG coarse inverse"));
-  amg_identity_kernel<<<amg_blocks((int64_t)nn), AMG_THREADS, 0, ctx->stream>>>(n, inv);
-  GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "amg_identity_kernel"));
-  GS_TRY(AMG_CUSOLVER(cusolverDnDgetrs(h, CUBLAS_OP_N, n, n, lu, n, ipiv, inv, n, info)));
-  GS_TRY(gs_copy_to_host(ctx, &h_info, info, sizeof h_info)); /* synchronizes */
-  if (h_info != 0) GS_FAIL(GS_ERR_INTERNAL, "cusolverDnDgetrs: argument %d is wrong", -h_info);
   *d_inv = inv;
   inv = NULL;
 cleanup:
-  cudaStreamSynchronize(ctx->stream); /* cuSOLVER and the kernels are done with the buffers */
-  if (h) cusolverDnDestroy(h);
-  free(udiag);
+  cudaStreamSynchronize(ctx->stream); /* the kernels are done with the buffers */
+  free(h_piv);
   gs_dfree(ctx, inv);
-  gs_dfree(ctx, work);
-  gs_dfree(ctx, ipiv);
-  gs_dfree(ctx, lu);
+  gs_dfree(ctx, scratch);
   return st;
 }
