@@ -68,11 +68,11 @@ static const gs_precond_option_t amg_options[] = {
   {NULL, NULL, GS_PCOPT_REAL, 0, 0, 0, NULL}};
 
 /* Setup phases, timed with a stream synchronization at the end of each. */
-enum { PH_UPLOAD, PH_STRENGTH, PH_AGGREGATE, PH_EIGEN, PH_PROLONG, PH_RAP, PH_DOWNLOAD,
-       PH_PRODUCTS, PH_SMOOTHER, PH_COARSE, PH_COUNT };
+enum { PH_UPLOAD, PH_STRENGTH, PH_AGGREGATE, PH_EIGEN, PH_PROLONG, PH_RAP, PH_PRODUCTS,
+       PH_SMOOTHER, PH_COARSE, PH_COUNT };
 static const char *const phase_name[PH_COUNT] = {
-  "upload", "strength", "aggregate", "eigen", "prolongator", "rap", "host copies", "products",
-  "smoother", "coarse"};
+  "upload", "strength", "aggregate", "eigen", "prolongator", "rap", "products", "smoother",
+  "coarse"};
 
 typedef struct level {
   gs_idx_t n;
@@ -157,40 +157,24 @@ static gs_status_t make_spmv(amg_t *G, gs_matrix_t *A, gs_spmv_t **S)
   return gs_spmv_create(S, G->ctx, A, fmt, NULL);
 }
 
-/* Wraps a device CSR made by the setup as a matrix (with the host copy the features and host
- * builders need) and its product. The arrays move into the matrix; C is zeroed. */
+/* Wraps a device CSR made by the setup as a matrix and makes its product. The arrays move into
+ * the matrix (C is zeroed); its host copy is made only if the format asks for one (cusparse-csr,
+ * the default, does not: the level never leaves the GPU). */
 static gs_status_t adopt(amg_t *G, gs_amg_dcsr_t *C, gs_matrix_t **Am, gs_spmv_t **S)
 {
   gs_status_t st = GS_SUCCESS;
-  double t0 = gs_wall_seconds();
   gs_context_t *ctx = G->ctx;
-  gs_csr_t *h = NULL;
-  int32_t *rp32 = NULL;
-  GS_TRY(gs_csr_create(&h, C->m, C->n, (gs_off_t)C->nnz));
-  rp32 = malloc(((size_t)C->m + 1) * sizeof *rp32);
-  if (!rp32) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory copying an AMG level");
-  GS_TRY(gs_copy_to_host(ctx, rp32, C->rp, ((size_t)C->m + 1) * sizeof *rp32));
-  for (gs_idx_t i = 0; i <= C->m; ++i) h->row_ptr[i] = rp32[i];
-  if (C->nnz > 0) {
-    GS_TRY(gs_copy_to_host(ctx, h->col, C->col, (size_t)C->nnz * sizeof *h->col));
-    GS_TRY(gs_copy_to_host(ctx, h->val, C->val, (size_t)C->nnz * sizeof *h->val));
-  }
-  h->nnz = (gs_off_t)C->nnz;
-  {
-    int32_t *rp = C->rp;
-    gs_idx_t *col = C->col;
-    double *val = C->val;
-    C->rp = NULL;
-    C->col = NULL;
-    C->val = NULL;
-    GS_TRY(gs_matrix_adopt_device(Am, ctx, &h, &rp, &col, &val));
-  }
-  GS_TRY(phase_end(G, PH_DOWNLOAD, &t0));
+  double t0 = gs_wall_seconds();
+  int32_t *rp = C->rp;
+  gs_idx_t *col = C->col;
+  double *val = C->val;
+  C->rp = NULL;
+  C->col = NULL;
+  C->val = NULL;
+  GS_TRY(gs_matrix_adopt_device(Am, ctx, C->m, C->n, (gs_off_t)C->nnz, &rp, &col, &val));
   GS_TRY(make_spmv(G, *Am, S));
   GS_TRY(phase_end(G, PH_PRODUCTS, &t0));
 cleanup:
-  free(rp32);
-  gs_csr_destroy(&h);
   gs_amg_dcsr_free(ctx, C);
   return st;
 }

@@ -1075,15 +1075,113 @@ cleanup:
   return st;
 }
 
-extern "C" gs_status_t gs_amg_spgemm_dev(gs_context_t *ctx, const gs_amg_dcsr_t *A,
-                                         const gs_amg_dcsr_t *B, gs_amg_dcsr_t *C)
+/* One cuSPARSE SpGEMM C = A B with algorithm `alg` into `out` (rows allocated by the caller).
+ * *retry = 1 when cuSPARSE answered CUSPARSE_STATUS_INSUFFICIENT_RESOURCES (the default
+ * algorithm's work estimation refuses products with very long intermediate rows: a dense-ish
+ * coarse level), so that the caller can try the memory-bounded ALG3. */
+static gs_status_t spgemm_alg(gs_context_t *ctx, const gs_amg_dcsr_t *A, const gs_amg_dcsr_t *B,
+                              cusparseSpGEMMAlg_t alg, gs_amg_dcsr_t *out, int *retry)
 {
   gs_status_t st = GS_SUCCESS;
   cusparseSpMatDescr_t mA = NULL, mB = NULL, mC = NULL;
   cusparseSpGEMMDescr_t sg = NULL;
+  void *buf1 = NULL, *buf2 = NULL, *buf3 = NULL;
+  const double one = 1.0, zero = 0.0;
+  const cusparseOperation_t opN = CUSPARSE_OPERATION_NON_TRANSPOSE;
+  cusparseHandle_t h = ctx->cusparse;
+  cusparseStatus_t cs;
+  *retry = 0;
+#define SG_TRY(call)                                                                             \
+  do {                                                                                           \
+    cs = (call);                                                                                 \
+    if (cs == CUSPARSE_STATUS_INSUFFICIENT_RESOURCES && alg == CUSPARSE_SPGEMM_DEFAULT) {        \
+      *retry = 1;                                                                                \
+      st = GS_ERROR(GS_ERR_CUSPARSE, "cuSPARSE SpGEMM: insufficient resources");                 \
+      goto cleanup;                                                                              \
+    }                                                                                            \
+    GS_TRY(GS_CUSPARSE(cs));                                                                     \
+  } while (0)
+  GS_TRY(GS_CUSPARSE(cusparseCreateCsr(&mA, A->m, A->n, A->nnz, A->rp, A->col, A->val,
+                                       CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                                       CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F)));
+  GS_TRY(GS_CUSPARSE(cusparseCreateCsr(&mB, B->m, B->n, B->nnz, B->rp, B->col, B->val,
+                                       CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                                       CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F)));
+  GS_TRY(GS_CUSPARSE(cusparseCreateCsr(&mC, out->m, out->n, 0, NULL, NULL, NULL,
+                                       CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                                       CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F)));
+  GS_TRY(GS_CUSPARSE(cusparseSpGEMM_createDescr(&sg)));
+  {
+    size_t s1 = 0, s2 = 0;
+    SG_TRY(cusparseSpGEMM_workEstimation(h, opN, opN, &one, mA, mB, &zero, mC, CUDA_R_64F, alg,
+                                         sg, &s1, NULL));
+    /* never NULL: a NULL buffer would make the second call a size query again */
+    GS_TRY(gs_dmalloc(ctx, &buf1, s1 ? s1 : 256, "cuSPARSE SpGEMM work estimation buffer"));
+    SG_TRY(cusparseSpGEMM_workEstimation(h, opN, opN, &one, mA, mB, &zero, mC, CUDA_R_64F, alg,
+                                         sg, &s1, buf1));
+    if (alg == CUSPARSE_SPGEMM_ALG3) { /* the memory ALG3 needs, for chunks of 20% */
+      size_t s3 = 0;
+      const float chunk = 0.2f;
+      GS_TRY(GS_CUSPARSE(cusparseSpGEMM_estimateMemory(h, opN, opN, &one, mA, mB, &zero, mC,
+                                                       CUDA_R_64F, alg, sg, chunk, &s3, NULL,
+                                                       NULL)));
+      GS_TRY(gs_dmalloc(ctx, &buf3, s3 ? s3 : 256, "cuSPARSE SpGEMM estimation buffer"));
+      GS_TRY(GS_CUSPARSE(cusparseSpGEMM_estimateMemory(h, opN, opN, &one, mA, mB, &zero, mC,
+                                                       CUDA_R_64F, alg, sg, chunk, &s3, buf3,
+                                                       &s2)));
+      gs_dfree(ctx, buf3);
+      buf3 = NULL;
+    } else {
+      SG_TRY(cusparseSpGEMM_compute(h, opN, opN, &one, mA, mB, &zero, mC, CUDA_R_64F, alg, sg,
+                                    &s2, NULL));
+    }
+    GS_TRY(gs_dmalloc(ctx, &buf2, s2 ? s2 : 256, "cuSPARSE SpGEMM compute buffer"));
+    SG_TRY(cusparseSpGEMM_compute(h, opN, opN, &one, mA, mB, &zero, mC, CUDA_R_64F, alg, sg, &s2,
+                                  buf2));
+  }
+  {
+    int64_t rows = 0, cols = 0, nnz = 0;
+    GS_TRY(GS_CUSPARSE(cusparseSpMatGetSize(mC, &rows, &cols, &nnz)));
+    if (nnz > INT32_MAX)
+      GS_FAIL(GS_ERR_UNSUPPORTED,
+              "AMG product of %lld entries: a level's matrix holds at most 2^31-1",
+              (long long)nnz);
+    out->nnz = nnz;
+    GS_TRY(gs_dmalloc(ctx, (void **)&out->col, (size_t)(nnz ? nnz : 1) * sizeof(gs_idx_t),
+                      "AMG product column indices"));
+    GS_TRY(gs_dmalloc(ctx, (void **)&out->val, (size_t)(nnz ? nnz : 1) * sizeof(double),
+                      "AMG product values"));
+    GS_TRY(GS_CUSPARSE(cusparseCsrSetPointers(mC, out->rp, out->col, out->val)));
+    GS_TRY(GS_CUSPARSE(cusparseSpGEMM_copy(h, opN, opN, &one, mA, mB, &zero, mC, CUDA_R_64F,
+                                           alg, sg)));
+  }
+#undef SG_TRY
+cleanup:
+  if (st != GS_SUCCESS) {
+    cudaStreamSynchronize(ctx->stream);
+    gs_dfree(ctx, out->col);
+    gs_dfree(ctx, out->val);
+    out->col = NULL;
+    out->val = NULL;
+    out->nnz = 0;
+  }
+  if (sg) cusparseSpGEMM_destroyDescr(sg);
+  if (mA) cusparseDestroySpMat(mA);
+  if (mB) cusparseDestroySpMat(mB);
+  if (mC) cusparseDestroySpMat(mC);
+  cudaStreamSynchronize(ctx->stream); /* the buffers may still be read */
+  gs_dfree(ctx, buf1);
+  gs_dfree(ctx, buf2);
+  gs_dfree(ctx, buf3);
+  return st;
+}
+
+extern "C" gs_status_t gs_amg_spgemm_dev(gs_context_t *ctx, const gs_amg_dcsr_t *A,
+                                         const gs_amg_dcsr_t *B, gs_amg_dcsr_t *C)
+{
+  gs_status_t st = GS_SUCCESS;
   cusparsePointerMode_t old_mode = CUSPARSE_POINTER_MODE_HOST;
   int mode_set = 0;
-  void *buf1 = NULL, *buf2 = NULL;
   gs_amg_dcsr_t out;
   memset(&out, 0, sizeof out);
   if (!ctx || !A || !B || !C || A->nnz < 0 || B->nnz < 0)
@@ -1100,50 +1198,15 @@ extern "C" gs_status_t gs_amg_spgemm_dev(gs_context_t *ctx, const gs_amg_dcsr_t 
     GS_TRY(GS_CUDA(cudaMemsetAsync(out.rp, 0, ((size_t)out.m + 1) * sizeof(int32_t),
                                    ctx->stream)));
   } else {
-    const double one = 1.0, zero = 0.0;
-    const cusparseOperation_t opN = CUSPARSE_OPERATION_NON_TRANSPOSE;
-    const cusparseSpGEMMAlg_t alg = CUSPARSE_SPGEMM_DEFAULT;
     cusparseHandle_t h = ctx->cusparse;
+    int retry = 0;
     GS_TRY(GS_CUSPARSE(cusparseSetStream(h, ctx->stream)));
     GS_TRY(GS_CUSPARSE(cusparseGetPointerMode(h, &old_mode)));
     GS_TRY(GS_CUSPARSE(cusparseSetPointerMode(h, CUSPARSE_POINTER_MODE_HOST)));
     mode_set = 1;
-    GS_TRY(GS_CUSPARSE(cusparseCreateCsr(&mA, A->m, A->n, A->nnz, A->rp, A->col, A->val,
-                                         CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
-                                         CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F)));
-    GS_TRY(GS_CUSPARSE(cusparseCreateCsr(&mB, B->m, B->n, B->nnz, B->rp, B->col, B->val,
-                                         CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
-                                         CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F)));
-    GS_TRY(GS_CUSPARSE(cusparseCreateCsr(&mC, out.m, out.n, 0, NULL, NULL, NULL,
-                                         CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
-                                         CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F)));
-    GS_TRY(GS_CUSPARSE(cusparseSpGEMM_createDescr(&sg)));
-    size_t s1 = 0, s2 = 0;
-    GS_TRY(GS_CUSPARSE(cusparseSpGEMM_workEstimation(h, opN, opN, &one, mA, mB, &zero, mC,
-                                                     CUDA_R_64F, alg, sg, &s1, NULL)));
-    /* never NULL: a NULL buffer would make the second call a size query again */
-    GS_TRY(gs_dmalloc(ctx, &buf1, s1 ? s1 : 256, "cuSPARSE SpGEMM work estimation buffer"));
-    GS_TRY(GS_CUSPARSE(cusparseSpGEMM_workEstimation(h, opN, opN, &one, mA, mB, &zero, mC,
-                                                     CUDA_R_64F, alg, sg, &s1, buf1)));
-    GS_TRY(GS_CUSPARSE(cusparseSpGEMM_compute(h, opN, opN, &one, mA, mB, &zero, mC, CUDA_R_64F,
-                                              alg, sg, &s2, NULL)));
-    GS_TRY(gs_dmalloc(ctx, &buf2, s2 ? s2 : 256, "cuSPARSE SpGEMM compute buffer"));
-    GS_TRY(GS_CUSPARSE(cusparseSpGEMM_compute(h, opN, opN, &one, mA, mB, &zero, mC, CUDA_R_64F,
-                                              alg, sg, &s2, buf2)));
-    int64_t rows = 0, cols = 0, nnz = 0;
-    GS_TRY(GS_CUSPARSE(cusparseSpMatGetSize(mC, &rows, &cols, &nnz)));
-    if (nnz > INT32_MAX)
-      GS_FAIL(GS_ERR_UNSUPPORTED,
-              "AMG product of %lld entries: a level's matrix holds at most 2^31-1",
-              (long long)nnz);
-    out.nnz = nnz;
-    GS_TRY(gs_dmalloc(ctx, (void **)&out.col, (size_t)nnz * sizeof(gs_idx_t),
-                      "AMG product column indices"));
-    GS_TRY(gs_dmalloc(ctx, (void **)&out.val, (size_t)nnz * sizeof(double),
-                      "AMG product values"));
-    GS_TRY(GS_CUSPARSE(cusparseCsrSetPointers(mC, out.rp, out.col, out.val)));
-    GS_TRY(GS_CUSPARSE(cusparseSpGEMM_copy(h, opN, opN, &one, mA, mB, &zero, mC, CUDA_R_64F,
-                                           alg, sg)));
+    st = spgemm_alg(ctx, A, B, CUSPARSE_SPGEMM_DEFAULT, &out, &retry);
+    if (st != GS_SUCCESS && retry) st = spgemm_alg(ctx, A, B, CUSPARSE_SPGEMM_ALG3, &out, &retry);
+    if (st != GS_SUCCESS) goto cleanup;
     GS_TRY(amg_sort_rows(ctx, &out));
   }
   GS_TRY(GS_CUDA(cudaStreamSynchronize(ctx->stream)));
@@ -1151,13 +1214,7 @@ extern "C" gs_status_t gs_amg_spgemm_dev(gs_context_t *ctx, const gs_amg_dcsr_t 
   memset(&out, 0, sizeof out);
 cleanup:
   if (st != GS_SUCCESS) cudaStreamSynchronize(ctx->stream);
-  if (sg) cusparseSpGEMM_destroyDescr(sg);
-  if (mA) cusparseDestroySpMat(mA);
-  if (mB) cusparseDestroySpMat(mB);
-  if (mC) cusparseDestroySpMat(mC);
   if (mode_set) cusparseSetPointerMode(ctx->cusparse, old_mode);
-  gs_dfree(ctx, buf1);
-  gs_dfree(ctx, buf2);
   gs_amg_dcsr_free(ctx, &out);
   return st;
 }

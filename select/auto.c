@@ -910,6 +910,7 @@ gs_status_t gs_spmv_create_auto(gs_spmv_t **out, gs_context_t *ctx, gs_matrix_t 
   if (!out) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_spmv_create_auto: out is NULL");
   *out = NULL;
   if (!ctx || !A) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_spmv_create_auto: NULL argument");
+  GS_CHECK(gs_matrix_host_ready(A)); /* the features and candidates read the host copy */
   if (gs_matrix_context(A) != ctx)
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_spmv_create_auto: the matrix was created on "
                     "another context");

@@ -193,7 +193,7 @@ static gs_status_t cusp_matrix(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_
                                cusp_data_t *d)
 {
   gs_status_t st = GS_SUCCESS;
-  const gs_csr_t *h = gs_matrix_host(A);
+  const gs_csr_t *h = NULL; /* read by the host builds only (not for CSR: GS_SPMV_FLAG_NO_HOST) */
   gs_idx_t *h_row = NULL;
   gs_sell_t *S = NULL;
   gs_sell_dev_shape_t sh;
@@ -224,6 +224,7 @@ static gs_status_t cusp_matrix(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_
   case CUSP_COO:
     GS_TRY(gs_matrix_device_csr(A, &csr));
     if (host_build) {
+      if (!(h = gs_matrix_host(A))) GS_FAIL(GS_ERR_HOST_MEMORY, "no host copy of the matrix");
       h_row = (gs_idx_t *)malloc((size_t)nnz * sizeof *h_row);
       if (!h_row) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory expanding COO row indices");
       for (gs_idx_t i = 0; i < h->m; ++i)
@@ -244,6 +245,7 @@ static gs_status_t cusp_matrix(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_
     break;
   case CUSP_SELL:
     if (host_build) {
+      if (!(h = gs_matrix_host(A))) GS_FAIL(GS_ERR_HOST_MEMORY, "no host copy of the matrix");
       GS_TRY(gs_sell_build(&S, h, GS_SELL_SLICE_SIZE, cfg->v[SELL_OPT_MAX_FILL]));
       GS_TRY(gs_upload(ctx, (void **)&d->d_sell_ptr, S->slice_ptr,
                        ((size_t)S->nslices + 1) * sizeof(gs_idx_t), "SELL slice offsets"));
@@ -295,8 +297,10 @@ static gs_status_t cusp_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv
   const int fl = cfg->precision == GS_PRECISION_FLOAT;
   const void *p_one = fl ? (const void *)&onef : (const void *)&one;
   const void *p_zero = fl ? (const void *)&zerof : (const void *)&zero;
-  const gs_csr_t *h = gs_matrix_host(A);
-  const size_t len = (size_t)h->m + (size_t)h->n;
+  gs_idx_t hm = 0, hn = 0;
+  gs_off_t hnnz = 0;
+  gs_matrix_dims(A, &hm, &hn, &hnnz);
+  const size_t len = (size_t)hm + (size_t)hn;
   *data = NULL;
   cusp_data_t *d = (cusp_data_t *)calloc(1, sizeof *d);
   if (!d) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory preparing %s", kind->alg_name);
@@ -304,11 +308,11 @@ static gs_status_t cusp_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv
   d->ctx = ctx;
   d->vtype = fl ? CUDA_R_32F : CUDA_R_64F;
   d->vsize = fl ? sizeof(float) : sizeof(double);
-  d->m = h->m;
-  d->n = h->n;
-  d->nnz = h->nnz;
+  d->m = hm;
+  d->n = hn;
+  d->nnz = hnnz;
   d->nops = kind->transpose ? 2 : 1;
-  if (h->m == 0 || h->n == 0 || h->nnz == 0) {
+  if (hm == 0 || hn == 0 || hnnz == 0) {
     d->empty = 1;
     *data = d;
     return GS_SUCCESS;
@@ -457,7 +461,7 @@ static gs_status_t host_apply_sell(const gs_csr_t *A, const gs_spmv_cfg_t *cfg, 
 extern "C" const gs_spmv_ops_t gs_spmv_cusparse_csr_ops = {
     GS_SPMV_OPS_VERSION, "cusparse-csr", "cuSPARSE SpMV on CSR, CUSPARSE_SPMV_CSR_ALG1 (baseline)",
     GS_SPMV_FLAG_VENDOR | GS_SPMV_FLAG_TRANSPOSE | GS_SPMV_FLAG_SHARED_CSR |
-        GS_SPMV_FLAG_LIGHT | GS_SPMV_FLAG_FLOAT, NULL,
+        GS_SPMV_FLAG_LIGHT | GS_SPMV_FLAG_FLOAT | GS_SPMV_FLAG_NO_HOST, NULL,
     prepare_csr, cusp_apply, cusp_memory,
     cusp_destroy, NULL /* host_apply: plain CSR */, cusp_describe, cusp_apply_f32};
 

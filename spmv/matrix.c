@@ -14,7 +14,10 @@
 
 struct gs_matrix {
   gs_context_t *ctx; /* borrowed */
-  gs_csr_t *h;       /* owned host copy, rows sorted */
+  gs_csr_t *h;       /* owned host copy, rows sorted (NULL while host_pending) */
+  gs_idx_t m, n;
+  gs_off_t nnz;
+  int host_pending;     /* made by gs_matrix_adopt_device: h is downloaded on first use */
   gs_features_t features;
   int features_pending; /* computed on first use (gs_matrix_adopt_device's matrices) */
   int wide;             /* 64-bit device row pointers (gs_matrix_wide) */
@@ -47,6 +50,9 @@ gs_status_t gs_matrix_create(gs_matrix_t **out, gs_context_t *ctx, const gs_csr_
     if (st != GS_SUCCESS) goto cleanup;
   }
   GS_TRY(gs_csr_features(A->h, &A->features));
+  A->m = A->h->m;
+  A->n = A->h->n;
+  A->nnz = A->h->nnz;
   *out = A;
   A = NULL;
 cleanup:
@@ -54,17 +60,27 @@ cleanup:
   return st;
 }
 
-gs_status_t gs_matrix_adopt_device(gs_matrix_t **out, gs_context_t *ctx, gs_csr_t **h,
-                                   int32_t **d_rp, gs_idx_t **d_col, gs_val_t **d_val)
+gs_status_t gs_matrix_adopt_device(gs_matrix_t **out, gs_context_t *ctx, gs_idx_t m, gs_idx_t n,
+                                   gs_off_t nnz, int32_t **d_rp, gs_idx_t **d_col,
+                                   gs_val_t **d_val)
 {
-  gs_status_t st = GS_SUCCESS;
-  gs_matrix_t *A = NULL;
+  gs_matrix_t *A = calloc(1, sizeof *A);
   *out = NULL;
-  A = calloc(1, sizeof *A);
-  if (!A) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory creating a matrix");
+  if (!A || nnz > INT32_MAX) {
+    gs_dfree(ctx, *d_rp);
+    gs_dfree(ctx, *d_col);
+    gs_dfree(ctx, *d_val);
+    *d_rp = NULL;
+    *d_col = NULL;
+    *d_val = NULL;
+    free(A);
+    return A ? GS_ERROR(GS_ERR_INTERNAL, "gs_matrix_adopt_device: 64-bit offsets")
+             : GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory creating a matrix");
+  }
   A->ctx = ctx;
-  A->h = *h;
-  *h = NULL;
+  A->m = m;
+  A->n = n;
+  A->nnz = nnz;
   A->d_row_ptr32 = *d_rp;
   A->d_col = *d_col;
   A->d_val = *d_val;
@@ -72,23 +88,48 @@ gs_status_t gs_matrix_adopt_device(gs_matrix_t **out, gs_context_t *ctx, gs_csr_
   *d_col = NULL;
   *d_val = NULL;
   A->uploaded = 1;
-  if (A->h->nnz > INT32_MAX || !gs_csr_is_sorted(A->h))
-    GS_FAIL(GS_ERR_INTERNAL, "gs_matrix_adopt_device: unsorted rows or 64-bit offsets");
+  A->host_pending = 1;
   A->features_pending = 1;
   *out = A;
-  A = NULL;
-cleanup:
-  if (st != GS_SUCCESS) { /* what was not moved into A yet */
-    gs_dfree(ctx, *d_rp);
-    gs_dfree(ctx, *d_col);
-    gs_dfree(ctx, *d_val);
-    *d_rp = NULL;
-    *d_col = NULL;
-    *d_val = NULL;
-    gs_csr_destroy(h);
+  return GS_SUCCESS;
+}
+
+/* The host copy of an adopted matrix, downloaded once (pageable copies; the row pointers
+ * widened to gs_off_t), its rows checked sorted. */
+gs_status_t gs_matrix_host_ready(gs_matrix_t *A)
+{
+  gs_status_t st = GS_SUCCESS;
+  gs_csr_t *h = NULL;
+  int32_t *rp = NULL;
+  if (!A) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_matrix_host_ready: A is NULL");
+  if (!A->host_pending) return GS_SUCCESS;
+  GS_TRY(gs_csr_create(&h, A->m, A->n, A->nnz));
+  rp = malloc(((size_t)A->m + 1) * sizeof *rp);
+  if (!rp) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory copying a matrix to the host");
+  GS_TRY(gs_context_activate(A->ctx));
+  GS_TRY(gs_copy_to_host(A->ctx, rp, A->d_row_ptr32, ((size_t)A->m + 1) * sizeof *rp));
+  for (gs_idx_t i = 0; i <= A->m; ++i) h->row_ptr[i] = rp[i];
+  if (A->nnz > 0) {
+    GS_TRY(gs_copy_to_host(A->ctx, h->col, A->d_col, (size_t)A->nnz * sizeof *h->col));
+    GS_TRY(gs_copy_to_host(A->ctx, h->val, A->d_val, (size_t)A->nnz * sizeof *h->val));
   }
-  gs_matrix_destroy(&A);
+  h->nnz = A->nnz;
+  if (!gs_csr_is_sorted(h))
+    GS_FAIL(GS_ERR_INTERNAL, "gs_matrix_adopt_device: a device CSR with unsorted rows");
+  A->h = h;
+  h = NULL;
+  A->host_pending = 0;
+cleanup:
+  free(rp);
+  gs_csr_destroy(&h);
   return st;
+}
+
+void gs_matrix_dims(const gs_matrix_t *A, gs_idx_t *m, gs_idx_t *n, gs_off_t *nnz)
+{
+  if (m) *m = A ? A->m : 0;
+  if (n) *n = A ? A->n : 0;
+  if (nnz) *nnz = A ? A->nnz : 0;
 }
 
 void gs_matrix_destroy(gs_matrix_t **A)
@@ -103,7 +144,15 @@ void gs_matrix_destroy(gs_matrix_t **A)
   *A = NULL;
 }
 
-const gs_csr_t *gs_matrix_host(const gs_matrix_t *A) { return A ? A->h : NULL; }
+/* An adopted matrix's host copy is made here on first use: NULL when that fails (the entries
+ * that may see such a matrix, gs_spmv_create and gs_spmv_create_auto, call
+ * gs_matrix_host_ready first and report the failure). */
+const gs_csr_t *gs_matrix_host(const gs_matrix_t *A)
+{
+  if (!A) return NULL;
+  if (A->host_pending && gs_matrix_host_ready((gs_matrix_t *)A) != GS_SUCCESS) return NULL;
+  return A->h;
+}
 /* A matrix made by gs_matrix_adopt_device computes its features on first use: an AMG level's
  * matrices (two transposes of the symmetry test each) mostly never need them. Should that
  * computation fail (host memory), the features stay zero: "not symmetric", no rows. */
@@ -113,7 +162,8 @@ const gs_features_t *gs_matrix_features(const gs_matrix_t *A)
   if (A->features_pending) {
     gs_matrix_t *W = (gs_matrix_t *)A; /* a cache filled once: logically const */
     W->features_pending = 0;
-    if (gs_csr_features(W->h, &W->features) != GS_SUCCESS) memset(&W->features, 0, sizeof W->features);
+    if (gs_matrix_host_ready(W) != GS_SUCCESS || gs_csr_features(W->h, &W->features) != GS_SUCCESS)
+      memset(&W->features, 0, sizeof W->features);
   }
   return &A->features;
 }
@@ -367,7 +417,7 @@ gs_status_t gs_matrix_device_csr(gs_matrix_t *A, gs_dcsr_t *out)
 {
   gs_status_t st = GS_SUCCESS;
   if (!A || !out) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_matrix_device_csr: NULL argument");
-  const gs_csr_t *h = A->h;
+  const gs_csr_t *h = A->h; /* NULL only for an adopted matrix, uploaded already */
   if (!A->uploaded) {
     gs_context_t *ctx = A->ctx;
     const size_t rows1 = (size_t)h->m + 1;
@@ -398,9 +448,9 @@ gs_status_t gs_matrix_device_csr(gs_matrix_t *A, gs_dcsr_t *out)
     }
     A->uploaded = 1;
   }
-  out->m = h->m;
-  out->n = h->n;
-  out->nnz = h->nnz;
+  out->m = A->m;
+  out->n = A->n;
+  out->nnz = A->nnz;
   out->wide = A->wide;
   out->d_row_ptr32 = A->d_row_ptr32;
   out->d_row_ptr64 = A->d_row_ptr64;

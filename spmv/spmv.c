@@ -342,10 +342,17 @@ gs_status_t gs_spmv_create(gs_spmv_t **out, gs_context_t *ctx, gs_matrix_t *A, c
   if (i < 0) return unknown_backend(name);
   memset(&cfg, 0, sizeof cfg);
   GS_CHECK(options_apply(options, gs_spmv_registry[i], &cfg));
+  gs_off_t a_nnz = 0;
+  gs_matrix_dims(A, NULL, NULL, &a_nnz);
   if (gs_matrix_wide(A) && !(gs_spmv_registry[i]->flags & GS_SPMV_FLAG_WIDE))
-    return refuse_wide(gs_spmv_registry[i], gs_matrix_host(A)->nnz);
+    return refuse_wide(gs_spmv_registry[i], a_nnz);
   GS_CHECK(refuse_precision(gs_spmv_registry[i], cfg.precision));
-  GS_CHECK(refuse_float_range(gs_matrix_host(A), cfg.precision));
+  /* a matrix formed on the GPU gets its host copy unless the backend reads none */
+  if (!(gs_spmv_registry[i]->flags & GS_SPMV_FLAG_NO_HOST) || cfg.precision != GS_PRECISION_DOUBLE ||
+      gs_cfg_host_build(&cfg))
+    GS_CHECK(gs_matrix_host_ready(A));
+  if (cfg.precision != GS_PRECISION_DOUBLE)
+    GS_CHECK(refuse_float_range(gs_matrix_host(A), cfg.precision));
   GS_CHECK(gs_context_activate(ctx));
   gs_spmv_t *S = calloc(1, sizeof *S);
   if (!S) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory creating an SpMV");
@@ -464,8 +471,9 @@ gs_status_t gs_spmv_apply(gs_spmv_t *S, gs_op_t op, double alpha, const double *
   gs_idx_t outn;
   if (!S) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_spmv_apply: S is NULL");
   if (S->precision == GS_PRECISION_FLOAT) return refuse_float_product(S);
-  const gs_csr_t *h = gs_matrix_host(S->A);
-  GS_CHECK(gs_apply_check(S->who, h->m, h->n, gs_spmv_supports(S, GS_OP_T), op, alpha, d_x, beta,
+  gs_idx_t am = 0, an = 0;
+  gs_matrix_dims(S->A, &am, &an, NULL);
+  GS_CHECK(gs_apply_check(S->who, am, an, gs_spmv_supports(S, GS_OP_T), op, alpha, d_x, beta,
                           d_y, &outn));
   if (outn == 0) return GS_SUCCESS;
   GS_CHECK(gs_context_activate(S->ctx));
@@ -491,8 +499,9 @@ gs_status_t gs_spmv_apply_float(gs_spmv_t *S, gs_op_t op, float alpha, const flo
     return GS_ERROR(GS_ERR_INVALID_ARG, "%s was prepared in %s precision: gs_spmv_apply_float "
                     "takes products prepared with precision=float (use gs_spmv_apply)", S->who,
                     gs_precision_string(S->precision));
-  const gs_csr_t *h = gs_matrix_host(S->A);
-  GS_CHECK(gs_apply_check(S->who, h->m, h->n, gs_spmv_supports(S, GS_OP_T), op, alpha, d_x, beta,
+  gs_idx_t am = 0, an = 0;
+  gs_matrix_dims(S->A, &am, &an, NULL);
+  GS_CHECK(gs_apply_check(S->who, am, an, gs_spmv_supports(S, GS_OP_T), op, alpha, d_x, beta,
                           d_y, &outn));
   if (outn == 0) return GS_SUCCESS;
   GS_CHECK(gs_context_activate(S->ctx));

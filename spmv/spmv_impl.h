@@ -84,12 +84,18 @@ typedef struct gs_dcsr {
 } gs_dcsr_t;
 gs_status_t gs_matrix_device_csr(gs_matrix_t *A, gs_dcsr_t *out);
 
-/** A matrix over a CSR already on the device (32-bit row pointers, sorted rows) and its host
- *  copy h (the features and the host builders read it): takes all four (set to NULL; freed on
- *  failure too) and marks the shared device CSR uploaded. For AMG's coarse levels, which are
- *  formed on the device. Its features are computed on the first gs_matrix_features. */
-gs_status_t gs_matrix_adopt_device(gs_matrix_t **out, gs_context_t *ctx, gs_csr_t **h,
-                                   int32_t **d_rp, gs_idx_t **d_col, gs_val_t **d_val);
+/** A matrix over a CSR already on the device (32-bit row pointers, sorted rows): takes the
+ *  three arrays (set to NULL; freed on failure too) and marks the shared device CSR uploaded.
+ *  For AMG's coarse levels, which are formed on the device: its host copy is downloaded only
+ *  when something asks for it (gs_matrix_host_ready, gs_matrix_host, the features), so a level
+ *  multiplied by a backend flagged GS_SPMV_FLAG_NO_HOST never leaves the GPU. */
+gs_status_t gs_matrix_adopt_device(gs_matrix_t **out, gs_context_t *ctx, gs_idx_t m, gs_idx_t n,
+                                   gs_off_t nnz, int32_t **d_rp, gs_idx_t **d_col,
+                                   gs_val_t **d_val);
+/** Makes the host copy of an adopted matrix (a no-op for any other). */
+gs_status_t gs_matrix_host_ready(gs_matrix_t *A);
+/** Rows, columns and entries of A without touching its host copy. */
+void gs_matrix_dims(const gs_matrix_t *A, gs_idx_t *m, gs_idx_t *n, gs_off_t *nnz);
 
 /** precision=mixed on the shared device CSR (csr-scalar, csr-vector, hola): *d_valf gets a fresh
  *  counted device array of A's nnz values rounded once to float on the device

@@ -167,8 +167,11 @@ enum {
   GS_SPMV_FLAG_DEVICE_BUILD = 1u << 8, /* builds its layout on the GPU from the shared device
                                   CSR (the default, option build=device); build=host runs the
                                   host builder instead, the reference for the same layout */
-  GS_SPMV_FLAG_HOST_STAGE = 1u << 9 /* its build keeps an O(nnz) stage on the host (pkt's
+  GS_SPMV_FLAG_HOST_STAGE = 1u << 9, /* its build keeps an O(nnz) stage on the host (pkt's
                                   ordering): the selection predicts its prepare accordingly */
+  GS_SPMV_FLAG_NO_HOST = 1u << 10 /* prepare (in double precision, build=device) reads nothing
+                                  of the host CSR: a matrix formed on the GPU (AMG's coarse
+                                  levels) is never copied to the host for it */
 };
 
 /** Number of registered backends; they are indexed 0..count-1 in a fixed order. */
