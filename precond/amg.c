@@ -68,11 +68,11 @@ static const gs_precond_option_t amg_options[] = {
   {NULL, NULL, GS_PCOPT_REAL, 0, 0, 0, NULL}};
 
 /* Setup phases, timed with a stream synchronization at the end of each. */
-enum { PH_UPLOAD, PH_STRENGTH, PH_AGGREGATE, PH_EIGEN, PH_PROLONG, PH_RAP, PH_PRODUCTS,
-       PH_SMOOTHER, PH_COARSE, PH_COUNT };
+enum { PH_UPLOAD, PH_STRENGTH, PH_AGGREGATE, PH_EIGEN, PH_PROLONG, PH_TRANSPOSE, PH_RAP,
+       PH_PRODUCTS, PH_SMOOTHER, PH_COARSE, PH_COUNT };
 static const char *const phase_name[PH_COUNT] = {
-  "upload", "strength", "aggregate", "eigen", "prolongator", "rap", "products", "smoother",
-  "coarse"};
+  "upload", "strength", "aggregate", "eigen", "prolongator", "transpose", "rap", "products",
+  "smoother", "coarse"};
 
 typedef struct level {
   gs_idx_t n;
@@ -350,8 +350,9 @@ static gs_status_t amg_setup(gs_context_t *ctx, gs_matrix_t *A, const gs_precond
     const gs_amg_dcsr_t Al = {L->n, L->n, L->nnz, (int32_t *)L->rp, (gs_idx_t *)L->col,
                               (double *)L->val};
     GS_TRY(gs_amg_smooth_p_dev(ctx, &Al, d, agg, t, naggs, w_p, &P));
-    GS_TRY(gs_amg_transpose_dev(ctx, &P, &R));
     GS_TRY(phase_end(G, PH_PROLONG, &t0));
+    GS_TRY(gs_amg_transpose_dev(ctx, &P, &R));
+    GS_TRY(phase_end(G, PH_TRANSPOSE, &t0));
     GS_TRY(gs_amg_spgemm_dev(ctx, &Al, &P, &AP));
     GS_TRY(gs_amg_spgemm_dev(ctx, &R, &AP, &Ac));
     gs_amg_dcsr_free(ctx, &AP);
