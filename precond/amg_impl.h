@@ -140,7 +140,8 @@ gs_status_t gs_amg_tentative_dev(gs_context_t *ctx, gs_idx_t n, const int32_t *d
 gs_status_t gs_amg_smooth_p_dev(gs_context_t *ctx, const gs_amg_dcsr_t *A, const double *d_diag,
                                 const int32_t *d_agg, const double *d_t, int32_t naggs,
                                 double omega, gs_amg_dcsr_t *P);
-/** R = P^T (cuSPARSE csr2csc: values moved, not computed), a fresh device CSR. */
+/** R = P^T (a radix sort of the entries by (column, row): values moved, not computed), a fresh
+ *  device CSR with sorted rows. */
 gs_status_t gs_amg_transpose_dev(gs_context_t *ctx, const gs_amg_dcsr_t *P, gs_amg_dcsr_t *R);
 /** C = A B (cuSPARSE SpGEMM), a fresh device CSR with sorted rows. Synchronizes. */
 gs_status_t gs_amg_spgemm_dev(gs_context_t *ctx, const gs_amg_dcsr_t *A, const gs_amg_dcsr_t *B,

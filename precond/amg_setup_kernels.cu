@@ -26,9 +26,11 @@
  *                                        of one aggregate summed in column order by one thread
  *                                        with __dmul_rn / __dadd_rn, so the values equal the
  *                                        host's bit for bit
- *   transpose, product                   cuSPARSE csr2cscEx2 and generic SpGEMM (rows sorted
- *                                        afterwards by cub::DeviceSegmentedSort when cuSPARSE
- *                                        returns any unsorted row)
+ *   transpose                            cub::DeviceRadixSort of (column << 32 | row) keys
+ *                                        with the values, the column counts scanned
+ *   product                              cuSPARSE generic SpGEMM (ALG3 when the default has
+ *                                        insufficient resources; rows sorted afterwards by
+ *                                        cub::DeviceSegmentedSort when any is unsorted)
  *   dense inverse                        Gauss-Jordan elimination with partial pivoting:
  *                                        one block in shared memory while the matrix fits
  *                                        (n <= 168 on an H100), else one kernel a pivot step
@@ -41,6 +43,7 @@
  * path after the stream is idle.
  * Assumptions: square A (except in SpGEMM and transpose), nnz <= INT32_MAX, sorted rows without
  * duplicates, n < 2^31 (the key's node field). */
+#include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_segmented_sort.cuh>
 #include <float.h>
@@ -971,11 +974,35 @@ cleanup:
 
 /* ---- R = P^T and C = A B (cuSPARSE) --------------------------------------------------------- */
 
+/* R = P^T without cuSPARSE's csr2csc (33 ms on G3_circuit's prolongators, against ~1 ms
+ * here): each entry's key (column << 32 | row) is radix-sorted with its value, so R's rows come
+ * out with the rows of P in increasing order (the keys are unique: the order is the one
+ * csr2csc gives, and the values are moved, not computed); R's row pointers are the scanned
+ * column counts. */
+__global__ void tr_keys_k(gs_idx_t m, const int32_t *rp, const gs_idx_t *col, uint64_t *keys,
+                          int32_t *counts)
+{
+  for (gs_idx_t i = blockIdx.x * blockDim.x + threadIdx.x; i < m; i += gridDim.x * blockDim.x)
+    for (int32_t k = rp[i]; k < rp[i + 1]; ++k) {
+      keys[k] = ((uint64_t)(uint32_t)col[k] << 32) | (uint32_t)i;
+      atomicAdd(&counts[col[k]], 1);
+    }
+}
+
+__global__ void tr_unpack_k(int64_t nnz, const uint64_t *keys, gs_idx_t *out_col)
+{
+  for (int64_t k = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; k < nnz;
+       k += (int64_t)gridDim.x * blockDim.x)
+    out_col[k] = (gs_idx_t)(uint32_t)(keys[k] & 0xffffffffu);
+}
+
 extern "C" gs_status_t gs_amg_transpose_dev(gs_context_t *ctx, const gs_amg_dcsr_t *P,
                                             gs_amg_dcsr_t *R)
 {
   gs_status_t st = GS_SUCCESS;
-  void *buf = NULL;
+  void *tmp = NULL;
+  uint64_t *keys = NULL, *keys_out = NULL;
+  int32_t *counts = NULL;
   gs_amg_dcsr_t out;
   memset(&out, 0, sizeof out);
   if (!ctx || !P || !R || P->m < 0 || P->n < 0 || P->nnz < 0 || P->nnz > INT32_MAX)
@@ -986,33 +1013,54 @@ extern "C" gs_status_t gs_amg_transpose_dev(gs_context_t *ctx, const gs_amg_dcsr
   out.nnz = P->nnz;
   GS_TRY(gs_dmalloc(ctx, (void **)&out.rp, ((size_t)out.m + 1) * sizeof(int32_t),
                     "AMG restriction row pointers"));
-  if (P->nnz == 0 || P->m == 0 || P->n == 0) { /* no entries: cuSPARSE is not asked */
+  if (P->nnz == 0 || P->m == 0 || P->n == 0) {
     GS_TRY(GS_CUDA(cudaMemsetAsync(out.rp, 0, ((size_t)out.m + 1) * sizeof(int32_t),
                                    ctx->stream)));
   } else {
-    GS_TRY(gs_dmalloc(ctx, (void **)&out.col, (size_t)out.nnz * sizeof(gs_idx_t),
+    const size_t nnz = (size_t)P->nnz;
+    GS_TRY(gs_dmalloc(ctx, (void **)&out.col, nnz * sizeof(gs_idx_t),
                       "AMG restriction column indices"));
-    GS_TRY(gs_dmalloc(ctx, (void **)&out.val, (size_t)out.nnz * sizeof(double),
-                      "AMG restriction values"));
-    GS_TRY(GS_CUSPARSE(cusparseSetStream(ctx->cusparse, ctx->stream)));
-    size_t bytes = 0;
-    GS_TRY(GS_CUSPARSE(cusparseCsr2cscEx2_bufferSize(
-        ctx->cusparse, P->m, P->n, (int)P->nnz, P->val, P->rp, P->col, out.val, out.rp, out.col,
-        CUDA_R_64F, CUSPARSE_ACTION_NUMERIC, CUSPARSE_INDEX_BASE_ZERO, CUSPARSE_CSR2CSC_ALG1,
-        &bytes)));
-    GS_TRY(gs_dmalloc(ctx, &buf, bytes ? bytes : 256, "cuSPARSE csr2csc buffer"));
-    /* ALG1 writes each column's rows in increasing order: R's rows are sorted */
-    GS_TRY(GS_CUSPARSE(cusparseCsr2cscEx2(ctx->cusparse, P->m, P->n, (int)P->nnz, P->val, P->rp,
-                                          P->col, out.val, out.rp, out.col, CUDA_R_64F,
-                                          CUSPARSE_ACTION_NUMERIC, CUSPARSE_INDEX_BASE_ZERO,
-                                          CUSPARSE_CSR2CSC_ALG1, buf)));
+    GS_TRY(gs_dmalloc(ctx, (void **)&out.val, nnz * sizeof(double), "AMG restriction values"));
+    GS_TRY(gs_dmalloc(ctx, (void **)&keys, nnz * sizeof(uint64_t), "AMG transpose keys"));
+    GS_TRY(gs_dmalloc(ctx, (void **)&keys_out, nnz * sizeof(uint64_t), "AMG transpose keys"));
+    GS_TRY(gs_dmalloc(ctx, (void **)&counts, ((size_t)out.m + 1) * sizeof(int32_t),
+                      "AMG transpose counts"));
+    GS_TRY(GS_CUDA(cudaMemsetAsync(counts, 0, ((size_t)out.m + 1) * sizeof(int32_t),
+                                   ctx->stream)));
+    const int threads = 256;
+    const unsigned blocks_m = (unsigned)((P->m + threads - 1) / threads);
+    tr_keys_k<<<blocks_m, threads, 0, ctx->stream>>>(P->m, P->rp, P->col, keys, counts);
+    GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "amg tr_keys_k"));
+    int end_bit = 32;
+    while (end_bit < 64 && ((uint64_t)P->n >> (end_bit - 32)) != 0) ++end_bit;
+    size_t tb_sort = 0, tb_scan = 0;
+    GS_TRY(GS_CUDA(cub::DeviceRadixSort::SortPairs(NULL, tb_sort, keys, keys_out, P->val,
+                                                   out.val, (int)nnz, 0, end_bit, ctx->stream)));
+    GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, tb_scan, counts, out.rp, out.m + 1,
+                                                 ctx->stream)));
+    const size_t tb = tb_sort > tb_scan ? tb_sort : tb_scan;
+    GS_TRY(gs_dmalloc(ctx, &tmp, tb ? tb : 256, "AMG transpose scratch"));
+    size_t t1 = tb;
+    GS_TRY(GS_CUDA(cub::DeviceRadixSort::SortPairs(tmp, t1, keys, keys_out, P->val, out.val,
+                                                   (int)nnz, 0, end_bit, ctx->stream)));
+    size_t t2 = tb;
+    GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(tmp, t2, counts, out.rp, out.m + 1,
+                                                 ctx->stream)));
+    const unsigned blocks_k = (unsigned)((nnz + threads - 1) / threads < 65535u * 16
+                                             ? (nnz + threads - 1) / threads
+                                             : 65535u * 16);
+    tr_unpack_k<<<blocks_k, threads, 0, ctx->stream>>>((int64_t)nnz, keys_out, out.col);
+    GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "amg tr_unpack_k"));
   }
   GS_TRY(GS_CUDA(cudaStreamSynchronize(ctx->stream)));
   *R = out;
   memset(&out, 0, sizeof out);
 cleanup:
   if (st != GS_SUCCESS) cudaStreamSynchronize(ctx->stream);
-  gs_dfree(ctx, buf);
+  gs_dfree(ctx, tmp);
+  gs_dfree(ctx, keys);
+  gs_dfree(ctx, keys_out);
+  gs_dfree(ctx, counts);
   gs_amg_dcsr_free(ctx, &out);
   return st;
 }
