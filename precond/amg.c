@@ -467,9 +467,7 @@ static gs_status_t smooth(amg_t *G, level_t *L, const double *b, double *x, int 
         r = L->r;
       }
       if (j == 0) {
-        GS_CHECK(gs_amg_cheb_kernel(s, L->n, 0.0, 1.0 / theta, L->dinv, r, L->d, x, 1));
-        if (zero) GS_CHECK(GS_CUDA(cudaMemcpyAsync(x, L->d, (size_t)L->n * sizeof(double),
-                                                   cudaMemcpyDeviceToDevice, s)));
+        GS_CHECK(gs_amg_cheb_kernel(s, L->n, 0.0, 1.0 / theta, L->dinv, r, L->d, x, zero ? 2 : 1));
       } else {
         const double rho_new = 1.0 / (2.0 * sigma - rho_old);
         GS_CHECK(gs_amg_cheb_kernel(s, L->n, rho_new * rho_old, 2.0 * rho_new / delta, L->dinv, r,
@@ -484,7 +482,6 @@ static gs_status_t smooth(amg_t *G, level_t *L, const double *b, double *x, int 
 static gs_status_t cycle(amg_t *G, int l, const double *b, double *x, int x_zero)
 {
   level_t *L = &G->L[l];
-  cudaStream_t s = G->ctx->stream;
   if (l == G->nlev - 1) {
     if (G->inv) {
       const int n = (int)L->n;
@@ -513,7 +510,6 @@ static gs_status_t cycle(amg_t *G, int l, const double *b, double *x, int x_zero
   GS_CHECK(gs_spmv_apply(L->R, GS_OP_N, 1.0, L->r, 0.0, C->b));
   for (int k = 0; k < visits; ++k) GS_CHECK(cycle(G, l + 1, C->b, C->x, k == 0));
   GS_CHECK(gs_spmv_apply(L->P, GS_OP_N, 1.0, C->x, 1.0, x));
-  (void)s;
   return smooth(G, L, b, x, 0, sweeps);
 }
 

@@ -6,7 +6,8 @@
  * block. Memory: unit-stride coalesced streams (Jacobi: dinv, r read, x read and written;
  * Chebyshev: dinv, r read, d and x read and written). Each entry is read and written by one
  * thread only (so r may be x or d: no __restrict__ there); with x_zero (Jacobi) x, with first
- * (Chebyshev) d is write-only, never read (stale NaN cannot leak in). Asynchronous on the
+ * (Chebyshev) d, and with first = 2 x too, are write-only, never read (stale NaN cannot leak
+ * in). Asynchronous on the
  * caller's stream. */
 #include "core/error.h"
 #include "precond/amg_impl.h"
@@ -30,7 +31,14 @@ static __global__ void __launch_bounds__(AMG_CYCLE_THREADS)
 amg_cheb_kernel(gs_idx_t n, double c1, double c2, const double *__restrict__ dinv,
                 const double *r, double *d, double *x, int first)
 {
-  if (first) {
+  if (first == 2) { /* the first step from x = 0: x is write-only */
+    GS_GRID_STRIDE(i, n)
+    {
+      const double di = c2 * dinv[i] * r[i];
+      d[i] = di;
+      x[i] = di;
+    }
+  } else if (first) {
     GS_GRID_STRIDE(i, n)
     {
       const double di = c2 * dinv[i] * r[i];

@@ -166,7 +166,8 @@ gs_status_t gs_amg_dense_inverse_dev(gs_context_t *ctx, const gs_amg_dcsr_t *A, 
 gs_status_t gs_amg_jacobi_kernel(cudaStream_t stream, gs_idx_t n, double w, const double *dinv,
                                  const double *r, double *x, int x_zero);
 /** One step of the Chebyshev smoother (Saad, Iterative Methods, Algorithm 12.1, on D^-1 A):
- *  d = c1 * d + c2 * dinv .* r; x += d (first: d = c2 * dinv .* r). */
+ *  d = c1 * d + c2 * dinv .* r; x += d (first = 1: d = c2 * dinv .* r; first = 2: the same
+ *  with x = d, x write-only: the first step from x = 0). */
 gs_status_t gs_amg_cheb_kernel(cudaStream_t stream, gs_idx_t n, double c1, double c2,
                                const double *dinv, const double *r, double *d, double *x,
                                int first);

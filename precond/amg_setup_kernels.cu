@@ -1515,27 +1515,6 @@ amg_gj_unscramble_kernel(int n, const double *__restrict__ w, const int32_t *__r
   }
 }
 
-/* kernel<<<grid, block, 0, s>>>(args...) allowed to start before the kernel ahead of it in s
- * has finished (programmatic dependent launch, sm_90; ignored elsewhere): for kernels that call
- * gs_pdl_wait() before touching anything, launched after one of ours that calls
- * gs_pdl_trigger(). */
-template <typename... Exp, typename... Act>
-static gs_status_t amg_launch_after(void (*kernel)(Exp...), unsigned grid, unsigned block,
-                                    cudaStream_t s, const char *name, Act... args)
-{
-  cudaLaunchAttribute at[1];
-  at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  at[0].val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(grid);
-  cfg.blockDim = dim3(block);
-  cfg.dynamicSmemBytes = 0;
-  cfg.stream = s;
-  cfg.attrs = at;
-  cfg.numAttrs = 1;
-  GS_CHECK(GS_CUDA(cudaLaunchKernelEx(&cfg, kernel, args...)));
-  return GS_CHECK_LAUNCH(s, name);
-}
 
 /* Column-major dense copy of A (zeroed before): a[i + j n] = a_ij, one thread a row. */
 static __global__ void __launch_bounds__(AMG_THREADS)
@@ -1606,9 +1585,9 @@ extern "C" gs_status_t gs_amg_dense_inverse_dev(gs_context_t *ctx, const gs_amg_
     GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "amg_gj_first_kernel"));
     const unsigned grid = gs_grid_blocks(n, 1);
     for (int k = 0; k < n; ++k)
-      GS_TRY(amg_launch_after(amg_gj_step_kernel, grid, AMG_GJ_THREADS, ctx->stream,
+      GS_TRY(gs_launch_after(amg_gj_step_kernel, grid, AMG_GJ_THREADS, ctx->stream,
                               "amg_gj_step_kernel", n, k, w, fbuf, pidx, pval, perm, flag));
-    GS_TRY(amg_launch_after(amg_gj_unscramble_kernel, amg_blocks((int64_t)nn), AMG_THREADS,
+    GS_TRY(gs_launch_after(amg_gj_unscramble_kernel, amg_blocks((int64_t)nn), AMG_THREADS,
                             ctx->stream, "amg_gj_unscramble_kernel", n, (const double *)w,
                             (const int32_t *)perm, inv));
   }

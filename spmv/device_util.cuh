@@ -4,6 +4,9 @@
 
 #include <stdint.h>
 
+#include <cuda_runtime.h>
+
+#include "core/error.h"
 #include "gpusolve/status.h"
 
 /* Grid-stride loop over i = 0 .. n-1 (int64_t i), launched with gs_grid_blocks
@@ -15,7 +18,7 @@
        i += (int64_t)gridDim.x * blockDim.x)
 
 /* Programmatic dependent launch (sm_90; a no-op elsewhere): a kernel launched with the
- * programmatic-stream-serialization attribute (spmv/hola_kernels.cu's launch_after) may be
+ * programmatic-stream-serialization attribute (gs_launch_after below) may be
  * scheduled while the kernel before it in the stream still runs, once every block of that
  * kernel has called gs_pdl_trigger() (or exited); it must call gs_pdl_wait(), which returns when
  * that kernel has completed and its writes are visible, before it reads or writes anything that
@@ -31,6 +34,28 @@ static __device__ __forceinline__ void gs_pdl_wait(void)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
+}
+
+/* Launches kernel<<<grid, block, 0, s>>>(args...) with the programmatic-stream-serialization
+ * attribute: the kernel must call gs_pdl_wait() before it touches what the kernel before it
+ * writes, and only ever follows a kernel of ours that calls gs_pdl_trigger() and whose own launch
+ * waited for everything before it. `name` goes into the launch check's message. */
+template <typename... Exp, typename... Act>
+static gs_status_t gs_launch_after(void (*kernel)(Exp...), unsigned grid, unsigned block,
+                                   cudaStream_t s, const char *name, Act &&...args)
+{
+  cudaLaunchAttribute at[1];
+  at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  at[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(grid);
+  cfg.blockDim = dim3(block);
+  cfg.dynamicSmemBytes = 0;
+  cfg.stream = s;
+  cfg.attrs = at;
+  cfg.numAttrs = 1;
+  GS_CHECK(GS_CUDA(cudaLaunchKernelEx(&cfg, kernel, static_cast<Act &&>(args)...)));
+  return GS_CHECK_LAUNCH(s, name);
 }
 
 /* Fused multiply-add in the precision of its arguments: the kernels templated on the vector

@@ -280,7 +280,7 @@ static __device__ __forceinline__ void hola_carry(const hola_args<Val, T> &a, in
 template <int NPB, typename Val, typename T>
 static __global__ void hola_fixup_kernel(hola_args<Val, T> a)
 {
-  gs_pdl_wait(); /* launched after the op N kernel (launch_after): its carries and y */
+  gs_pdl_wait(); /* launched after the op N kernel (gs_launch_after): its carries and y */
   GS_GRID_STRIDE(b, a.nblocks - 1) {
     const gs_idx_t R = a.brs[b + 1];
     const int64_t end = (b + 1) * (int64_t)NPB; /* first entry of block b + 1 */
@@ -792,7 +792,7 @@ static __global__ void __launch_bounds__(HOLA_THREADS) hola_t_kernel(hola_args<V
     c[j] = e < cnt ? __ldg(&a.col[bstart + e]) : -1;
   }
   const hola_block k = block_rows<NPB>(a, b);
-  /* Launched after y = beta y (launch_after): the loads above overlap it; y is touched only
+  /* Launched after y = beta y (gs_launch_after): the loads above overlap it; y is touched only
    * from here on. Without that launch this returns at once. */
   gs_pdl_wait();
 
@@ -884,27 +884,6 @@ static void (*hola_np_fn(int npt, int stages))(hola_args<Val, T>)
   return k[npt == 8][stages == 3];
 }
 
-/* kernel<<<grid, block, 0, s>>>(args), allowed to start before the kernel ahead of it in s has
- * finished (programmatic dependent launch, sm_90: ignored elsewhere): for a kernel that calls
- * gs_pdl_wait() before it touches what that kernel writes. Only ever after a kernel of ours that
- * calls gs_pdl_trigger(), and whose own launch waited for everything before it. */
-template <class K, typename Val, typename T>
-static gs_status_t launch_after(K kernel, unsigned grid, unsigned block, cudaStream_t s,
-                                const hola_args<Val, T> &args, const char *name)
-{
-  cudaLaunchAttribute at[1];
-  at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  at[0].val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(grid);
-  cfg.blockDim = dim3(block);
-  cfg.dynamicSmemBytes = 0;
-  cfg.stream = s;
-  cfg.attrs = at;
-  cfg.numAttrs = 1;
-  GS_CHECK(GS_CUDA(cudaLaunchKernelEx(&cfg, kernel, args)));
-  return GS_CHECK_LAUNCH(s, name);
-}
 
 template <typename Val, typename T>
 static gs_status_t hola_launch(cudaStream_t s, const hola_data_t *d, gs_op_t op,
@@ -931,11 +910,11 @@ static gs_status_t hola_launch(cudaStream_t s, const hola_data_t *d, gs_op_t op,
     const char *fx = "hola_fixup_kernel";
     switch (npt) {
     case 4:
-      return launch_after(hola_fixup_kernel<4 * HOLA_THREADS, Val, T>, gf, 256, s, args, fx);
+      return gs_launch_after(hola_fixup_kernel<4 * HOLA_THREADS, Val, T>, gf, 256, s, fx, args);
     case 8:
-      return launch_after(hola_fixup_kernel<8 * HOLA_THREADS, Val, T>, gf, 256, s, args, fx);
+      return gs_launch_after(hola_fixup_kernel<8 * HOLA_THREADS, Val, T>, gf, 256, s, fx, args);
     default:
-      return launch_after(hola_fixup_kernel<16 * HOLA_THREADS, Val, T>, gf, 256, s, args, fx);
+      return gs_launch_after(hola_fixup_kernel<16 * HOLA_THREADS, Val, T>, gf, 256, s, fx, args);
     }
   }
   const unsigned g = (unsigned)d->t.nblocks;
@@ -949,7 +928,7 @@ static gs_status_t hola_launch(cudaStream_t s, const hola_data_t *d, gs_op_t op,
   }
   /* right behind y = beta y (scale_kernel triggers), its loads overlap the scaling; after
    * anything else, an ordinary launch */
-  if (after_scale) return launch_after(k, g, HOLA_THREADS, s, args, "hola_t_kernel");
+  if (after_scale) return gs_launch_after(k, g, HOLA_THREADS, s, "hola_t_kernel", args);
   k<<<g, HOLA_THREADS, 0, s>>>(args);
   return GS_CHECK_LAUNCH(s, "hola_t_kernel");
 }

@@ -1003,12 +1003,14 @@ static void test_cycle_kernels(void)
     }
     double *d_dinv = to_dev(dinv, b), *d_r = to_dev(r, b), *d_x = dalloc(b), *d_d = dalloc(b);
     const double w = 0.5 + gs_test_uniform(s), c1 = gs_test_uniform(s), c2 = gs_test_uniform(s);
-    for (int v = 0; v < 4; ++v) { /* Jacobi x = 0, Jacobi +=, Chebyshev first, Chebyshev next */
-      const int jac = v < 2, fresh = v % 2 == 0;
-      CU_ASSERT_FATAL(gs_copy_to_device(ctx, d_x, jac && fresh ? nan : x0, b) == GS_SUCCESS);
+    /* Jacobi x = 0, Jacobi +=, Chebyshev first, Chebyshev next, Chebyshev first from x = 0 */
+    for (int v = 0; v < 5; ++v) {
+      const int jac = v < 2, fresh = v % 2 == 0, xzero = jac ? fresh : v == 4;
+      CU_ASSERT_FATAL(gs_copy_to_device(ctx, d_x, xzero ? nan : x0, b) == GS_SUCCESS);
       CU_ASSERT_FATAL(gs_copy_to_device(ctx, d_d, !jac && fresh ? nan : d0, b) == GS_SUCCESS);
       if (jac) OK(gs_amg_jacobi_kernel(ctx->stream, n, w, d_dinv, d_r, d_x, fresh), "jacobi");
-      else OK(gs_amg_cheb_kernel(ctx->stream, n, c1, c2, d_dinv, d_r, d_d, d_x, fresh), "cheb");
+      else OK(gs_amg_cheb_kernel(ctx->stream, n, c1, c2, d_dinv, d_r, d_d, d_x,
+                                 xzero ? 2 : fresh), "cheb");
       OK(gs_context_sync(ctx), "sync");
       to_host(x, d_x, b);
       to_host(d, d_d, b);
@@ -1022,9 +1024,9 @@ static void test_cycle_kernels(void)
         } else {
           const double md = (fresh ? 0.0 : fabs(c1 * d0[i])) + fabs(c2 * dinv[i] * r[i]);
           dr = fresh ? c2 * dinv[i] * r[i] : c1 * d0[i] + c2 * dinv[i] * r[i];
-          xr = x0[i] + dr;
+          xr = (xzero ? 0.0 : x0[i]) + dr;
           bd = 2.0 * gam(3.0) * md;
-          bx = 2.0 * gam(4.0) * (fabs(x0[i]) + md);
+          bx = 2.0 * gam(4.0) * ((xzero ? 0.0 : fabs(x0[i])) + md);
         }
         if (!(fabs(x[i] - xr) <= bx) || !(fabs(d[i] - dr) <= bd)) {
           fprintf(stderr, "  %s: variant %d, n %d, i %d: x %.17g (host %.17g), d %.17g "
