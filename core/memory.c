@@ -80,6 +80,11 @@ void gs_test_persist_per_sm(gs_context_t *ctx, int per_sm)
   if (ctx) ctx->test_persist_per_sm = per_sm > 0 ? per_sm : 0;
 }
 
+void gs_test_precond_auto(gs_context_t *ctx, int mode)
+{
+  if (ctx) ctx->test_precond_auto = mode == 1 || mode == 2 ? mode : 0;
+}
+
 void gs_test_dmalloc_fail_after(gs_context_t *ctx, long k)
 {
   if (!ctx) return;

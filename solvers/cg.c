@@ -21,7 +21,7 @@ _Static_assert(offsetof(gs_dscalars_t, tt) == offsetof(gs_dscalars_t, ts) + size
 size_t gs_cg_work(const gs_solver_t *s, size_t *host_doubles)
 {
   *host_doubles = 0;
-  return s->M ? NVEC : NVEC - 1;
+  return s->M || s->esc.enabled ? NVEC : NVEC - 1; /* z: also for an escalation's M */
 }
 
 /* Reason to stop before the first iteration, from r0 and rho0 = r0^T M^-1 r0. */

@@ -91,6 +91,8 @@ void gs_solve_opts_default(gs_solve_opts_t *o)
   o->monitor_user = NULL;
   o->graphs = 1;
   o->persistent = GS_PERSISTENT_DEFAULT;
+  o->precond_auto = GS_PRECOND_AUTO_OFF;
+  o->precond_auto_opts = NULL;
 }
 
 int gs_solve_persistent_resolve(int requested, int auto_selected)
@@ -419,35 +421,48 @@ static gs_status_t one_iteration(gs_solver_t *s, gs_iteration_fn body, void *use
   return body(s, user, it);
 }
 
+/* Records the check (it, r) of a pass in h (a smaller it than the last begins a new pass, whose
+ * start is (0, r0)). */
+static void hist_push(gs_rate_hist_t *h, long it, double r, double r0)
+{
+  if (h->n > 0 && h->it[h->n - 1] >= it) h->n = 0; /* a new pass */
+  if (h->n == 0) { /* the pass's start */
+    h->it[0] = 0;
+    h->r[0] = r0;
+    h->n = 1;
+  }
+  if (h->n == GS_REVISE_HISTORY) { /* drop the oldest but the start */
+    memmove(&h->it[1], &h->it[2], (GS_REVISE_HISTORY - 2) * sizeof h->it[0]);
+    memmove(&h->r[1], &h->r[2], (GS_REVISE_HISTORY - 2) * sizeof h->r[0]);
+    h->n--;
+  }
+  h->it[h->n] = it;
+  h->r[h->n] = r;
+  h->n++;
+}
+
+/* The products left by the residual's recent rate: over the last quarter of the pass's
+ * iterations (at least GS_REVISE_MIN_IT), from the check points kept in h (the last is it). */
+static double hist_left(const gs_solver_t *s, const gs_rate_hist_t *h, long it, double ppi)
+{
+  long window = it / 4 > GS_REVISE_MIN_IT ? it / 4 : GS_REVISE_MIN_IT;
+  int w = 0; /* the latest check point at least `window` iterations back */
+  for (int k = 0; k < h->n - 1; ++k)
+    if (h->it[k] <= it - window) w = k;
+  return gs_select_remaining_products(h->it[w], h->r[w], it, h->r[h->n - 1], s->tol,
+                                      s->opts.maxit - s->it_base, ppi);
+}
+
 /* At a check (stream idle): the staged "auto" product's revision (select/auto.c) with the products
- * run so far and the products left by the residual's recent rate: over the last quarter of the
- * pass's iterations (at least GS_REVISE_MIN_IT), from the check points kept; a switch of backend
- * drops the graphs holding the old kernels (captured again at the next iteration). */
+ * run so far and the products left by the recent rate; a switch of backend drops the graphs
+ * holding the old kernels (captured again at the next iteration). */
 static gs_status_t auto_revise(gs_solver_t *s, gs_spmv_t *S, int it, const double *d_x)
 {
   if (!S) return GS_SUCCESS;
-  if (s->rev.n > 0 && s->rev.it[s->rev.n - 1] >= it) s->rev.n = 0; /* a new pass */
-  if (s->rev.n == 0) { /* the pass's start */
-    s->rev.it[0] = 0;
-    s->rev.r[0] = s->stats->rnorm0;
-    s->rev.n = 1;
-  }
-  if (s->rev.n == GS_REVISE_HISTORY) { /* drop the oldest but the start */
-    memmove(&s->rev.it[1], &s->rev.it[2], (GS_REVISE_HISTORY - 2) * sizeof s->rev.it[0]);
-    memmove(&s->rev.r[1], &s->rev.r[2], (GS_REVISE_HISTORY - 2) * sizeof s->rev.r[0]);
-    s->rev.n--;
-  }
-  s->rev.it[s->rev.n] = it;
-  s->rev.r[s->rev.n] = s->h_s->rnorm;
-  s->rev.n++;
+  hist_push(&s->rev, it, s->h_s->rnorm, s->stats->rnorm0);
   if (it < GS_REVISE_MIN_IT) return GS_SUCCESS;
-  long window = it / 4 > GS_REVISE_MIN_IT ? it / 4 : GS_REVISE_MIN_IT;
-  int w = 0; /* the latest check point at least `window` iterations back */
-  for (int k = 0; k < s->rev.n - 1; ++k)
-    if (s->rev.it[k] <= it - window) w = k;
   const double ppi = (double)s->stats->spmv_count / (double)(s->it_base + it);
-  const double left = gs_select_remaining_products(s->rev.it[w], s->rev.r[w], it, s->h_s->rnorm,
-                                                   s->tol, s->opts.maxit - s->it_base, ppi);
+  const double left = hist_left(s, &s->rev, it, ppi);
   int switched = 0;
   GS_CHECK(gs_spmv_auto_revise(S, (long)(s->it_base + it), (double)s->stats->spmv_count, left,
                                &switched));
@@ -457,6 +472,81 @@ static gs_status_t auto_revise(gs_solver_t *s, gs_spmv_t *S, int it, const doubl
     s->graph_x = d_x;
   }
   return GS_SUCCESS;
+}
+
+/* The escalation's cost model (opts.precond_auto), from the H100 measurements of docs/amg.md:
+ * AMG's setup a fixed cost (the first use of its kernels in the process) plus a cost an entry
+ * of A, and its solve as GS_ESC_AMG_ITERATIONS iterations each GS_ESC_CYCLE times a plain one
+ * (a V-cycle is about six fine products; the plain iteration one product and its vector work).
+ * A forecast is trusted from GS_ESC_MIN_IT iterations of the pass on. */
+#define GS_ESC_MIN_IT 32
+#define GS_ESC_SETUP_S 50e-3
+#define GS_ESC_SETUP_PER_NNZ 4e-9
+#define GS_ESC_AMG_ITERATIONS 50.0
+#define GS_ESC_CYCLE 5.0
+
+/* At a check of a pass without a preconditioner: whether the forecast time left exceeds
+ * GS_PRECOND_AUTO_MARGIN times AMG's predicted cost. */
+static int esc_due(gs_solver_t *s, int it)
+{
+  if (!s->esc.enabled || s->M) return 0;
+  const double now = gs_wall_seconds();
+  if (it <= 1 || s->esc.hist.n == 0 || s->esc.hist.it[s->esc.hist.n - 1] >= it)
+    s->esc.t0 = now; /* a new pass: timed from its first check */
+  hist_push(&s->esc.hist, it, s->h_s->rnorm, s->stats->rnorm0);
+  if (it < GS_ESC_MIN_IT || s->esc.hist.n < 3) return 0;
+  const long timed = it - s->esc.hist.it[1]; /* iterations since the pass's first check */
+  if (timed <= 0 || now <= s->esc.t0) return 0;
+  const double t_it = (now - s->esc.t0) / (double)timed;
+  gs_idx_t m = 0, n = 0;
+  gs_off_t nnz = 0;
+  gs_matrix_dims(gs_operator_matrix(s->A), &m, &n, &nnz);
+  s->esc.left_s = hist_left(s, &s->esc.hist, it, 1.0) * t_it;
+  s->esc.cost_s = GS_ESC_SETUP_S + GS_ESC_SETUP_PER_NNZ * (double)nnz +
+                  GS_ESC_AMG_ITERATIONS * GS_ESC_CYCLE * t_it;
+  if (s->ctx->test_precond_auto) s->esc.cost_s = s->ctx->test_precond_auto == 1 ? 0.0 : INFINITY;
+  return s->esc.left_s > GS_PRECOND_AUTO_MARGIN * s->esc.cost_s;
+}
+
+/* The pass ended for the escalation: sets AMG up on the operator's matrix (the handles in host
+ * pointer mode, as everywhere outside a solve) and readies the next pass from the current x. A
+ * setup that fails leaves the solve without a preconditioner (noted), escalating no more. */
+static gs_status_t escalate(gs_solver_t *s)
+{
+  gs_solve_stats_t *st = s->stats;
+  const double t0 = gs_wall_seconds();
+  GS_CHECK(GS_CUBLAS(cublasSetPointerMode(s->ctx->cublas, CUBLAS_POINTER_MODE_HOST)));
+  const gs_status_t made = gs_precond_create_opts(&s->esc.M, s->ctx, gs_operator_matrix(s->A),
+                                                  "amg", s->given.precond_auto_opts);
+  GS_CHECK(GS_CUBLAS(cublasSetPointerMode(s->ctx->cublas, CUBLAS_POINTER_MODE_DEVICE)));
+  s->esc.enabled = 0;
+  if (made == GS_SUCCESS) {
+    gs_precond_info_t in;
+    s->M = s->esc.M;
+    st->precond_auto_iteration = st->iterations;
+    st->precond_auto_setup_s = gs_wall_seconds() - t0;
+    st->precond_auto_left_s = s->esc.left_s;
+    st->precond_auto_cost_s = s->esc.cost_s;
+    if (gs_precond_info(s->M, &in) == GS_SUCCESS) {
+      st->precond_auto_levels = in.levels;
+      st->precond_auto_complexity = in.operator_complexity;
+    }
+  } else if (made == GS_ERR_CUDA || made == GS_ERR_INTERNAL) {
+    return made; /* a failed device is the solve's failure */
+  } else {
+    st->precond_auto_note = made == GS_ERR_DEVICE_MEMORY
+                                ? "amg's setup ran out of device memory; the solve went on without"
+                                : "amg could not be set up on this matrix; the solve went on "
+                                  "without";
+  }
+  /* the persistent kernels and the captured graphs ran without M */
+  s->persist.use = 0;
+  graphs_drop(s);
+  s->h_s->true_done = 0;
+  s->opts.x0_given = 1;
+  s->opts.maxit = s->given.maxit - st->iterations;
+  s->it_base = st->iterations;
+  return gs_solver_clear_halt(s);
 }
 
 gs_status_t gs_solver_iterate(gs_solver_t *s, gs_iteration_fn body, void *user,
@@ -534,6 +624,8 @@ gs_status_t gs_solver_iterate_many(gs_solver_t *s, gs_iteration_fn body, gs_iter
     else
       *reason = gs_solver_check(s, it - 1, s->h_s->rnorm, window);
     if (*reason == GS_REASON_NONE && staged) GS_CHECK(auto_revise(s, staged, it - 1, d_x));
+    if (*reason == GS_REASON_NONE && s->esc.enabled && esc_due(s, it - 1))
+      *reason = GS_REASON_ESCALATE;
     if (auto_k && !s->opts.monitor && !persist_k) { /* GS_CHECK_INTERVAL_S between checks */
       const double now = gs_wall_seconds(), per_it = (now - t_last) / todo;
       t_last = now;
@@ -563,6 +655,11 @@ static gs_status_t check_opts(const gs_solve_opts_t *o)
       o->persistent != GS_PERSISTENT_AUTO && o->persistent != GS_PERSISTENT_DEFAULT)
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solve: persistent must be GS_PERSISTENT_OFF, _ON, "
                     "_AUTO or _DEFAULT (0, 1, 2, 3), not %d", o->persistent);
+  if (o->precond_auto != GS_PRECOND_AUTO_OFF && o->precond_auto != GS_PRECOND_AUTO_AMG)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solve: precond_auto must be GS_PRECOND_AUTO_OFF or "
+                    "_AMG (0, 1), not %d", o->precond_auto);
+  if (o->precond_auto == GS_PRECOND_AUTO_AMG)
+    GS_CHECK(gs_precond_options_check("amg", o->precond_auto_opts));
   if (o->maxit < 0 || o->restart < 1 || o->check_every < 0 || o->stagnation_window < 0)
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solve: maxit >= 0, restart >= 1, check_every >= 0 "
                     "and stagnation_window >= 0 needed (%d, %d, %d, %d)", o->maxit, o->restart,
@@ -610,6 +707,8 @@ static void release(gs_solver_t *s)
   gs_dfree(s->ctx, s->persist.long_rows);
   memset(&s->persist, 0, sizeof s->persist);
   s->persist_note = "";
+  gs_precond_destroy(&s->esc.M);
+  s->esc.enabled = 0;
   s->d_red = NULL;
   s->events = NULL;
   s->total[0] = s->total[1] = NULL;
@@ -629,6 +728,8 @@ void gs_solver_destroy(gs_solver_t **s)
 }
 
 gs_method_t gs_solver_method(const gs_solver_t *s) { return s ? s->method : GS_SOLVER_AUTO; }
+
+const gs_precond_t *gs_solver_precond_auto(const gs_solver_t *s) { return s ? s->esc.M : NULL; }
 
 void gs_solver_use_reliable(gs_solver_t *s, gs_operator_t *A_res, double delta, int max_updates)
 {
@@ -783,6 +884,14 @@ gs_status_t gs_solver_setup(gs_solver_t *s, gs_operator_t *A, gs_precond_t *M)
     return GS_SUCCESS;
   }
   GS_CHECK(persist_setup(s, A, s->M, 1)); /* refused before anything is allocated */
+  s->esc.why = o.precond_auto != GS_PRECOND_AUTO_AMG ? ""
+               : s->M                            ? "a preconditioner was given"
+               : o.method != GS_SOLVER_CG        ? "only CG escalates to amg"
+               : !gs_operator_matrix(A)          ? "the operator has no matrix"
+               : s->vec_given || s->rel.A_res    ? "not in distributed or reliable-update solves"
+                                                 : NULL;
+  s->esc.enabled = s->esc.why == NULL;
+  if (!s->esc.why) s->esc.why = "";
 
   /* scalar block, workspace, events */
   s->nvec = methods[o.method].work(s, &s->host_doubles);
@@ -842,6 +951,20 @@ gs_status_t gs_solver_clear_halt(gs_solver_t *s)
   return GS_CUDA(cudaMemsetAsync(&s->d_s->halt, 0, bytes, s->ctx->stream));
 }
 
+/* One call of the method, and the pass after an escalation to a preconditioner. */
+static gs_status_t method_solve(gs_solver_t *s, double *d_x)
+{
+  GS_CHECK(methods[s->method].solve(s, d_x, s->d_work, s->h_work));
+  const double r0 = s->stats->rnorm0; /* the next pass's start sets its own */
+  while (s->stats->reason == GS_REASON_ESCALATE) { /* once: escalate() turns it off */
+    s->stats->reason = GS_REASON_NONE;
+    GS_CHECK(escalate(s));
+    GS_CHECK(methods[s->method].solve(s, d_x, s->d_work, s->h_work));
+    s->stats->rnorm0 = r0;
+  }
+  return GS_SUCCESS;
+}
+
 /* The iteration and the true-residual passes of one solve (device pointer mode is set). */
 static gs_status_t run(gs_solver_t *s, double *d_x)
 {
@@ -862,7 +985,7 @@ static gs_status_t run(gs_solver_t *s, double *d_x)
     if (!whole)
       GS_CHECK(gs_kernel_start_tol(s->ctx->stream, s->d_s, s->opts.rtol, s->opts.atol));
     s->start_pending = 1;
-    GS_CHECK(methods[s->method].solve(s, d_x, s->d_work, s->h_work));
+    GS_CHECK(method_solve(s, d_x));
     s->start_pending = 0;
     const gs_reason_t why = s->start_reason;
     s->start_reason = GS_REASON_NONE;
@@ -898,7 +1021,7 @@ static gs_status_t run(gs_solver_t *s, double *d_x)
       GS_CHECK(s->vec->zero(s, s->n, d_x));
       stats->reason = GS_CONVERGED_RTOL_NORMAL;
     } else {
-      GS_CHECK(methods[s->method].solve(s, d_x, s->d_work, s->h_work));
+      GS_CHECK(method_solve(s, d_x));
     }
   }
 
@@ -935,7 +1058,7 @@ static gs_status_t run(gs_solver_t *s, double *d_x)
      * set, every kernel of the next pass would return at once and its first check would
      * report the old stop again, with a wrong count. */
     GS_CHECK(gs_solver_clear_halt(s));
-    GS_CHECK(methods[s->method].solve(s, d_x, s->d_work, s->h_work));
+    GS_CHECK(method_solve(s, d_x));
   }
   if (gs_reason_converged(stats->reason) && !true_residual_ok(s, GS_TRUE_RESIDUAL_SLACK)) {
     stats->reason = stats->iterations >= maxit ? GS_DIVERGED_MAXIT : GS_DIVERGED_STAGNATION;
@@ -978,7 +1101,8 @@ gs_status_t gs_solver_solve(gs_solver_t *s, const double *d_b, double *d_x,
   int mode_saved = 0;
   if (!stats) stats = &local;
   memset(stats, 0, sizeof *stats);
-  stats->detail = "";
+  stats->detail = stats->precond_auto_note = "";
+  stats->precond_auto_iteration = -1;
   if (!s) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solver_solve: s is NULL");
   if (!s->ready)
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solver_solve: call gs_solver_setup first");
@@ -1019,6 +1143,10 @@ gs_status_t gs_solver_solve(gs_solver_t *s, const double *d_b, double *d_x,
   s->graph_runs = s->eager_spmv = s->eager_precond = 0;
   stats->graphs_note = "";
   stats->persistent_note = s->persist_note ? s->persist_note : "";
+  stats->precond_auto_iteration = -1;
+  stats->precond_auto_note = s->esc.why ? s->esc.why : "";
+  if (s->esc.M) s->M = s->esc.M; /* an earlier solve escalated: this one starts with it */
+  s->esc.hist.n = 0;
 
   /* The pointer-mode rule: the context's handles are in host mode at rest; a solve switches
    * cuBLAS to device mode (scalars stay in the scalar block) and restores the caller's mode on
@@ -1064,7 +1192,8 @@ gs_status_t gs_solve(gs_context_t *ctx, const gs_solve_opts_t *opts, gs_spmv_t *
   gs_solve_stats_t local;
   if (!stats) stats = &local;
   memset(stats, 0, sizeof *stats);
-  stats->detail = "";
+  stats->detail = stats->precond_auto_note = "";
+  stats->precond_auto_iteration = -1;
   if (!ctx) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solve: ctx is NULL");
   if (!S || !d_b || !d_x) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solve: NULL argument");
   double t0 = gs_wall_seconds();

@@ -300,6 +300,16 @@ const gs_vecops_t *gs_vecops_for(const gs_context_t *ctx);
  * vectors, pinned scalars, events, cuBLAS mode), used by any number of solves. */
 /* check points the staged selection's window keeps (solver.c auto_revise) */
 #define GS_REVISE_HISTORY 16
+/* The residual norms at the recent checks of a pass, from which a forecast of the iterations
+ * left takes the recent rate (the pass's start is kept, the oldest others dropped). */
+typedef struct gs_rate_hist {
+  long it[GS_REVISE_HISTORY];
+  double r[GS_REVISE_HISTORY];
+  int n;
+} gs_rate_hist_t;
+/* A pass that ends for the escalation to a preconditioner (opts.precond_auto): internal, never
+ * returned (run() sets the preconditioner up and starts the next pass). */
+#define GS_REASON_ESCALATE ((gs_reason_t)-1000)
 struct gs_solver {
   gs_context_t *ctx;
   gs_solve_opts_t given;    /* as given to gs_solver_create */
@@ -364,11 +374,16 @@ struct gs_solver {
   int it_base;              /* iterations of earlier passes (restarts from the true residual) */
   /* the staged "auto" selection's window: the residual norms at the recent checks of the pass,
    * from which the forecast of the products left takes the recent rate */
+  gs_rate_hist_t rev;
+  /* opts.precond_auto: CG without a preconditioner escalates to AMG at a check (esc_due) */
   struct {
-    long it[GS_REVISE_HISTORY];
-    double r[GS_REVISE_HISTORY];
-    int n;
-  } rev;
+    int enabled;            /* setup: this operator and method may escalate */
+    const char *why;        /* setup: why not, when asked ("" otherwise) */
+    gs_precond_t *M;        /* owned: the preconditioner escalated to, kept for later solves */
+    gs_rate_hist_t hist;    /* the pass's check points, for the forecast */
+    double t0;              /* wall clock at the pass's first iteration */
+    double left_s, cost_s;  /* the last forecast (for the stats) */
+  } esc;
   /* Reliable updates (gs_solver_use_reliable; CG only): the iteration multiplies with A (a
    * mixed product), the residuals b - A x with A_res (a double product of the same matrix). */
   struct {

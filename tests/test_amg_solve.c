@@ -4,7 +4,8 @@
  * tests/data/pyamg_iterations.tsv has the system; the V-cycle is symmetric for every smoother
  * (<M^-1 x, y> = <x, M^-1 y> within its rounding bound); the hierarchy report is consistent; the
  * options reach the setup and bad ones are refused; a re-setup with new values works; the
- * failures (zero diagonal, 1x1, allocation failure at every step of the setup) are clean.
+ * failures (zero diagonal, 1x1, allocation failure at every step of the setup) are clean; CG
+ * escalates to it when asked (opts.precond_auto).
  * Exits 77 without a device. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -433,6 +434,108 @@ static void test_failures(void)
 }
 
 /* Allocation k of the setup fails, for every k: a clean error and nothing left allocated. */
+/* opts.precond_auto: CG without a preconditioner escalates to amg at a check (the test hook
+ * takes the clock out of the decision: 1 always pays, 2 never), goes on from the current x and
+ * converges in fewer iterations than CG alone; never escalating changes nothing; a solver keeps
+ * the escalated preconditioner for its next solve; other methods say why they do not escalate;
+ * bad options are refused. Through the loop and through the persistent kernels. */
+static void test_precond_auto(void)
+{
+  gs_csr_t *H = NULL;
+  CU_ASSERT_FATAL(gs_gen_laplace(&H, 160, 160, 1, 5) == GS_SUCCESS);
+  sys_t s;
+  sys_make(&s, H);
+  gs_spmv_t *Sa = NULL; /* an auto product: persistent iterations may serve it */
+  CU_ASSERT_FATAL(gs_spmv_create(&Sa, ctx, s.A, "auto", NULL) == GS_SUCCESS);
+  const int amg_its = solve_amg(&s, GS_SOLVER_CG, NULL, NULL);
+  CU_ASSERT_FATAL(amg_its > 0);
+  for (int persist = 0; persist < 2; ++persist) {
+    gs_spmv_t *S = persist ? Sa : s.S;
+    gs_solve_opts_t o;
+    gs_solve_opts_default(&o);
+    o.method = GS_SOLVER_CG;
+    o.rtol = 1e-8;
+    o.maxit = 5000;
+    o.check_every = 8;
+    o.persistent = persist ? GS_PERSISTENT_ON : GS_PERSISTENT_OFF;
+    gs_solve_stats_t off, never, always;
+    CU_ASSERT_FATAL(gs_solve(ctx, &o, S, NULL, s.d_b, s.d_x, &off) == GS_SUCCESS);
+    CU_ASSERT_FATAL(gs_reason_converged(off.reason));
+    CU_ASSERT_EQUAL(off.precond_auto_iteration, -1);
+    o.precond_auto = GS_PRECOND_AUTO_AMG;
+    gs_test_precond_auto(ctx, 2);
+    CU_ASSERT_FATAL(gs_solve(ctx, &o, S, NULL, s.d_b, s.d_x, &never) == GS_SUCCESS);
+    CU_ASSERT_EQUAL(never.iterations, off.iterations);
+    CU_ASSERT_EQUAL(never.precond_auto_iteration, -1);
+    CU_ASSERT_EQUAL(never.precond_count, 0);
+    CU_ASSERT_EQUAL(never.persistent, persist);
+    gs_test_precond_auto(ctx, 1);
+    CU_ASSERT_FATAL(gs_solve(ctx, &o, S, NULL, s.d_b, s.d_x, &always) == GS_SUCCESS);
+    fprintf(stderr, "  persistent %d: CG %d iterations; escalated after %d, %d in all (amg alone "
+            "%d), setup %.1f ms, %d levels\n", persist, off.iterations,
+            always.precond_auto_iteration, always.iterations, amg_its,
+            1e3 * always.precond_auto_setup_s, always.precond_auto_levels);
+    CU_ASSERT(gs_reason_converged(always.reason));
+    CU_ASSERT(always.precond_auto_iteration >= 32 && always.precond_auto_iteration <= 40);
+    CU_ASSERT(always.iterations < off.iterations);
+    /* from a better x than 0, no more iterations than amg from 0 (plus two for rounding) */
+    CU_ASSERT(always.iterations - always.precond_auto_iteration <= amg_its + 2);
+    CU_ASSERT(always.precond_count > 0);
+    CU_ASSERT(always.precond_auto_levels >= 2);
+    CU_ASSERT(always.precond_auto_setup_s > 0.0);
+    CU_ASSERT(always.rnorm0 == off.rnorm0); /* the first pass's start, not the second's */
+    CU_ASSERT(always.true_residual_norm <= 10.0 * 1e-8 * always.bnorm);
+  }
+  /* the solver object keeps the escalated preconditioner: the next solve starts with it */
+  {
+    gs_solve_opts_t o;
+    gs_solve_opts_default(&o);
+    o.method = GS_SOLVER_CG;
+    o.check_every = 8;
+    o.precond_auto = GS_PRECOND_AUTO_AMG;
+    gs_operator_t *op = NULL;
+    gs_solver_t *sv = NULL;
+    gs_solve_stats_t a, b;
+    CU_ASSERT_FATAL(gs_operator_from_spmv(&op, s.S) == GS_SUCCESS);
+    CU_ASSERT_FATAL(gs_solver_create(&sv, ctx, &o) == GS_SUCCESS);
+    CU_ASSERT_FATAL(gs_solver_setup(sv, op, NULL) == GS_SUCCESS);
+    CU_ASSERT(gs_solver_precond_auto(sv) == NULL);
+    CU_ASSERT_FATAL(gs_solver_solve(sv, s.d_b, s.d_x, &a) == GS_SUCCESS);
+    CU_ASSERT(a.precond_auto_iteration >= 32);
+    CU_ASSERT(gs_solver_precond_auto(sv) != NULL);
+    CU_ASSERT_FATAL(gs_solver_solve(sv, s.d_b, s.d_x, &b) == GS_SUCCESS);
+    CU_ASSERT(gs_reason_converged(b.reason));
+    CU_ASSERT_EQUAL(b.precond_auto_iteration, -1);
+    CU_ASSERT(b.precond_count > 0);
+    CU_ASSERT(b.iterations <= amg_its + 2);
+    gs_solver_destroy(&sv);
+    gs_operator_destroy(&op);
+  }
+  /* other methods do not escalate, and say why; bad options are refused */
+  {
+    gs_solve_opts_t o;
+    gs_solve_opts_default(&o);
+    o.method = GS_SOLVER_BICGSTAB;
+    o.precond_auto = GS_PRECOND_AUTO_AMG;
+    gs_solve_stats_t st;
+    CU_ASSERT_FATAL(gs_solve(ctx, &o, s.S, NULL, s.d_b, s.d_x, &st) == GS_SUCCESS);
+    CU_ASSERT(gs_reason_converged(st.reason));
+    CU_ASSERT_EQUAL(st.precond_auto_iteration, -1);
+    CU_ASSERT(strstr(st.precond_auto_note, "only CG") != NULL);
+    o.method = GS_SOLVER_CG;
+    o.precond_auto = 7;
+    CU_ASSERT_EQUAL(gs_solve(ctx, &o, s.S, NULL, s.d_b, s.d_x, &st), GS_ERR_INVALID_ARG);
+    o.precond_auto = GS_PRECOND_AUTO_AMG;
+    o.precond_auto_opts = "bogus=1";
+    CU_ASSERT_EQUAL(gs_solve(ctx, &o, s.S, NULL, s.d_b, s.d_x, &st), GS_ERR_INVALID_ARG);
+    CU_ASSERT(strstr(gs_last_error(), "bogus") != NULL);
+  }
+  gs_test_precond_auto(ctx, 0);
+  gs_spmv_destroy(&Sa);
+  sys_free(&s);
+  gs_csr_destroy(&H);
+}
+
 static void test_alloc_failures(void)
 {
   gs_csr_t *H = NULL;
@@ -475,6 +578,7 @@ int main(void)
                          {"resetup", test_resetup},
                          {"failures", test_failures},
                          {"alloc_failures", test_alloc_failures},
+                         {"precond_auto", test_precond_auto},
                          CU_TEST_INFO_NULL};
   if (gs_device_count() > 0 && gs_context_create(&ctx, 0) != GS_SUCCESS) {
     fprintf(stderr, "amg_solve: no context: %s\n", gs_last_error());

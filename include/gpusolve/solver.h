@@ -153,7 +153,26 @@ typedef struct gs_solve_opts {
                             most 2^21 entries and its longest row takes at most 32 steps of
                             the kernel's product (2-32 threads a row from the mean length,
                             256 for a long row), else OFF (the stats say which and why) */
+  int precond_auto;      /* GS_PRECOND_AUTO_OFF (default): M is what the caller gave.
+                            GS_PRECOND_AUTO_AMG: a CG solve given no preconditioner (M NULL or
+                            identity) on one GPU starts without one and, at a check where the
+                            residual's recent rate forecasts more time left than
+                            GS_PRECOND_AUTO_MARGIN times the predicted cost of algebraic
+                            multigrid (its setup plus its iterations), sets up "amg" on the
+                            operator's matrix and goes on from the current x with it (a new
+                            CG pass: the iterations of both passes are counted). The stats say
+                            whether and when; the solver keeps that preconditioner for its
+                            later solves. Other methods, a shell operator, reliable updates and
+                            distributed solves do not escalate. */
+  const char *precond_auto_opts; /* options of that "amg" (gs_precond_create_opts; NULL: its
+                            defaults), checked by gs_solver_create */
 } gs_solve_opts_t;
+
+/* gs_solve_opts_t.precond_auto */
+enum { GS_PRECOND_AUTO_OFF = 0, GS_PRECOND_AUTO_AMG = 1 };
+/* The escalation's margin: the forecast time left without a preconditioner must exceed this
+ * many times AMG's predicted setup and solve. */
+#define GS_PRECOND_AUTO_MARGIN 2.0
 
 /* gs_solve_opts_t.persistent. The values are ABI: DEFAULT was appended, so 0 still means OFF
  * (a zero-filled struct keeps the loop; gs_solve_opts_default gives DEFAULT). */
@@ -222,6 +241,14 @@ typedef struct gs_solve_stats {
                                 count above the method's loop (bytes; 0 where not counted);
                                 vector_bytes / (seconds_total - seconds_spmv -
                                 seconds_precond) is their achieved bandwidth */
+  /* opts.precond_auto: what the escalation did (iteration -1 and zeros when it did not) */
+  int precond_auto_iteration; /* the iteration after which the solve went on with AMG */
+  double precond_auto_setup_s;   /* its setup (host clock; inside seconds_total) */
+  double precond_auto_left_s;    /* at that check: the forecast time left without it */
+  double precond_auto_cost_s;    /* and the predicted cost with it */
+  int precond_auto_levels;       /* the hierarchy it built */
+  double precond_auto_complexity; /* its operator complexity */
+  const char *precond_auto_note; /* why it did not escalate when asked to, or "" (static) */
 } gs_solve_stats_t;
 
 /* ---- the solver object (PETSc's KSPCreate / KSPSetUp / KSPSolve) -------------------------------
@@ -258,6 +285,9 @@ gs_status_t gs_solver_solve(gs_solver_t *s, const gs_val_t *d_b, gs_val_t *d_x,
                             gs_solve_stats_t *stats);
 /** The method setup resolved (GS_SOLVER_AUTO before setup). */
 gs_method_t gs_solver_method(const gs_solver_t *s);
+/** The preconditioner an escalation (opts.precond_auto) set up, owned by s (valid until the
+ *  next gs_solver_setup or gs_solver_destroy), or NULL. */
+const gs_precond_t *gs_solver_precond_auto(const gs_solver_t *s);
 /** NULL-safe; sets *s = NULL. Frees what setup made; never what it borrows. */
 void gs_solver_destroy(gs_solver_t **s);
 
