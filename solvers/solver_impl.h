@@ -381,7 +381,9 @@ struct gs_solver {
     const char *why;        /* setup: why not, when asked ("" otherwise) */
     gs_precond_t *M;        /* owned: the preconditioner escalated to, kept for later solves */
     gs_rate_hist_t hist;    /* the pass's check points, for the forecast */
-    double t0;              /* wall clock at the pass's first iteration */
+    double t_prev;          /* wall clock at the last check */
+    double t_it;            /* the shortest time an iteration measured between two checks */
+    int agree;              /* consecutive checks whose forecast said escalate */
     double left_s, cost_s;  /* the last forecast (for the stats) */
   } esc;
   /* Reliable updates (gs_solver_use_reliable; CG only): the iteration multiplies with A (a
