@@ -487,12 +487,13 @@ static gs_status_t auto_revise(gs_solver_t *s, gs_spmv_t *S, int it, const doubl
 #define GS_ESC_MIN_IT 32
 #define GS_ESC_AGREE 2
 
-/* The iterations left by the residual's rate over the last half of the pass (the window of
- * check points in h), or, where ||r|| did not fall over that window (CG's residual is not
- * monotone), over the whole pass; 0 when ||r|| has not fallen at all (no forecast). */
-static double esc_left(const gs_solver_t *s, const gs_rate_hist_t *h, long it)
+/* The iterations left from ||r|| = r at iteration it by the residual's rate over the last half
+ * of the pass (from the check points in h), or, where ||r|| did not fall over that window (CG's
+ * residual is not monotone), over the whole pass; 0 when it has not fallen at all (no
+ * forecast). */
+static double esc_left(const gs_solver_t *s, const gs_rate_hist_t *h, long it, double r)
 {
-  const double r = h->r[h->n - 1], tol = s->tol;
+  const double tol = s->tol;
   if (!(r > tol) || !(tol > 0.0)) return 0.0;
   int w = 0; /* the latest check point at least it / 2 iterations back */
   for (int k = 0; k < h->n - 1; ++k)
@@ -512,20 +513,27 @@ static int esc_due(gs_solver_t *s, int it)
   if (!s->esc.enabled || s->M) return 0;
   const double now = gs_wall_seconds();
   gs_rate_hist_t *h = &s->esc.hist;
-  if (h->n == 0 || h->it[h->n - 1] >= it) { /* a new pass */
+  if (h->n == 0 || s->esc.it_prev >= it) { /* a new pass */
+    h->n = 0;
     s->esc.t_it = INFINITY;
     s->esc.agree = 0;
   } else if (now > s->esc.t_prev) {
-    const double t = (now - s->esc.t_prev) / (double)(it - h->it[h->n - 1]);
+    const double t = (now - s->esc.t_prev) / (double)(it - s->esc.it_prev);
     if (t < s->esc.t_it) s->esc.t_it = t;
   }
   s->esc.t_prev = now;
-  hist_push(h, it, s->h_s->rnorm, s->stats->rnorm0);
+  s->esc.it_prev = it;
+  /* check points 1/8 of the pass apart (the window of the forecast is half the pass, and
+   * checks may come every iteration or two) */
+  const long last = h->n > 0 ? h->it[h->n - 1] : 0;
+  if (h->n == 0 || it >= last + (last / 8 > 1 ? last / 8 : 1))
+    hist_push(h, it, s->h_s->rnorm, s->stats->rnorm0);
   if (it < GS_ESC_MIN_IT || !isfinite(s->esc.t_it)) return 0;
   gs_idx_t m = 0, n = 0;
   gs_off_t nnz = 0;
   gs_matrix_dims(gs_operator_matrix(s->A), &m, &n, &nnz);
-  const double left = esc_left(s, h, it), its_left = s->opts.maxit - s->it_base - it;
+  const double left = esc_left(s, h, it, s->h_s->rnorm);
+  const double its_left = s->opts.maxit - s->it_base - it;
   s->esc.left_s = (left < its_left ? left : its_left) * s->esc.t_it;
   s->esc.cost_s = GS_ESC_SETUP_S + GS_ESC_SETUP_PER_NNZ * (double)nnz +
                   GS_ESC_AMG_ITERATIONS * GS_ESC_CYCLE * s->esc.t_it;

@@ -382,6 +382,7 @@ struct gs_solver {
     gs_precond_t *M;        /* owned: the preconditioner escalated to, kept for later solves */
     gs_rate_hist_t hist;    /* the pass's check points, for the forecast */
     double t_prev;          /* wall clock at the last check */
+    long it_prev;           /* its iteration */
     double t_it;            /* the shortest time an iteration measured between two checks */
     int agree;              /* consecutive checks whose forecast said escalate */
     double left_s, cost_s;  /* the last forecast (for the stats) */
