@@ -10,6 +10,7 @@
 
 int cli_hold_errors;
 char cli_held_error[512];
+int cli_strict;
 
 int cli_fail(int code, const char *fmt, ...)
 {
@@ -103,10 +104,25 @@ bad:
   return -1;
 }
 
+int cli_load_matrix_info(const char *path, gs_csr_t **A, gs_mm_info_t *info)
+{
+  gs_mm_info_t own;
+  if (!info) info = &own;
+  gs_status_t st = gs_mm_read_csr_ex(path, cli_strict ? GS_MM_STRICT : 0u, A, info);
+  if (st != GS_SUCCESS) return cli_fail_status(st);
+  /* read as SciPy reads it, but not silently (the library never prints) */
+  if (info->symmetry == GS_SYM_SYMMETRIC && info->lower > 0 && info->upper > 0)
+    fprintf(stderr,
+            "gpusolve: warning: %s: symmetric file with entries on both sides of the diagonal "
+            "(%lld below, %lld above): each is mirrored, so an (i, j) and (j, i) pair is summed "
+            "(--strict refuses such a file)\n",
+            path, (long long)info->lower, (long long)info->upper);
+  return CLI_OK;
+}
+
 int cli_load_matrix(const char *path, gs_csr_t **A)
 {
-  gs_status_t st = gs_mm_read_csr(path, A);
-  return st == GS_SUCCESS ? CLI_OK : cli_fail_status(st);
+  return cli_load_matrix_info(path, A, NULL);
 }
 
 int cli_default_matrix(gs_csr_t **A, const char **label)
@@ -146,6 +162,10 @@ int cli_arg_switch(const char *a, const char *usage, const cli_switch_t *sw)
 {
   if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
     fputs(usage, stdout);
+    if (fflush(stdout) != 0 || ferror(stdout)) { /* e.g. > /dev/full: not a success */
+      cli_fail(CLI_BAD_INPUT, "cannot write to standard output: %s", strerror(errno));
+      exit(CLI_BAD_INPUT);
+    }
     return 2;
   }
   for (; sw && sw->name; ++sw)
@@ -153,6 +173,10 @@ int cli_arg_switch(const char *a, const char *usage, const cli_switch_t *sw)
       *sw->flag = 1;
       return 1;
     }
+  if (!strcmp(a, "--strict")) { /* every command that reads a matrix */
+    cli_strict = 1;
+    return 1;
+  }
   return 0;
 }
 

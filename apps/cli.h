@@ -55,8 +55,12 @@ typedef struct cli_switch {
   int *flag;
 } cli_switch_t;
 /** --help / -h prints `usage` and returns 2 (the caller returns CLI_OK); a listed switch sets its
- *  flag and returns 1; anything else returns 0. `sw` may be NULL. */
+ *  flag and returns 1; the switches common to every command that reads a matrix (--strict: sets
+ *  cli_strict) return 1; anything else returns 0. `sw` may be NULL. */
 int cli_arg_switch(const char *a, const char *usage, const cli_switch_t *sw);
+/** --strict: cli_load_matrix refuses a symmetric file with entries on both sides of the
+ *  diagonal (without it: one warning line, and the pairs are summed). */
+extern int cli_strict;
 /** The last branch of an argument loop: an unknown option is an error naming `cmd`; otherwise `a`
  *  is positional argument number *used (of at most npos), or too many, reported with
  *  `too_many` (a format taking `a`). Returns CLI_OK or the exit code after printing. */
@@ -72,8 +76,12 @@ int cli_parse_int(const char *opt, const char *s, long lo, long hi, long *out);
 int cli_parse_double(const char *opt, const char *s, double lo, double hi, double *out);
 int cli_parse_u64(const char *opt, const char *s, unsigned long long *out);
 
-/** Loads a Matrix Market file as CSR; on failure reports and returns the exit code (2). */
+/** Loads a Matrix Market file as CSR; on failure reports and returns the exit code (2). A
+ *  symmetric file with entries on both sides of the diagonal gets one warning line on stderr
+ *  (refused under --strict). */
 int cli_load_matrix(const char *path, gs_csr_t **A);
+/** cli_load_matrix that also tells what the file held (info may be NULL). */
+int cli_load_matrix_info(const char *path, gs_csr_t **A, gs_mm_info_t *info);
 /** Default matrices when none is given: 27-point 3D Laplacian on 64^3 (solve's default) */
 int cli_default_matrix(gs_csr_t **A, const char **label);
 /** Creates the context on device 0; on failure reports and returns 3. */

@@ -1,4 +1,6 @@
-/* apps/cmd_info.c: `gpusolve info A.mtx [--json]`: the matrix's features; needs no GPU. */
+/* apps/cmd_info.c: `gpusolve info A.mtx [--json] [--strict]`: the file and the matrix's
+ * features; needs no GPU. */
+#include <errno.h>
 #include <string.h>
 
 #include "apps/cli.h"
@@ -8,15 +10,19 @@
 #define INFO_STR(x) INFO_STR_(x)
 
 static const char *usage_text =
-    "usage: gpusolve info A.mtx [--json]\n\n"
-    "Prints the size, stored symmetry, nonzeros (after symmetric expansion, duplicates summed,\n"
-    "explicit zeros kept), row-length statistics, density, occupied diagonals and symmetry of a\n"
+    "usage: gpusolve info A.mtx [--json] [--strict]\n\n"
+    "Prints the size, stored symmetry, value field (real, integer, pattern), entries stored in\n"
+    "the file (before symmetric expansion), nonzeros (after it, duplicates summed, explicit\n"
+    "zeros kept), row-length statistics, density, occupied diagonals and symmetry of a\n"
     "Matrix Market matrix (.mtx or .mtx.gz). Needs no GPU. Symmetry is measured as\n"
     "max |a_ij - a_ji| / max |a| (\"asymmetry\"); up to " INFO_STR(GS_SYMMETRY_RTOL)
     " the matrix counts as symmetric.\n"
     "The last line names the formats --format auto's rule stage would try, first choice first,\n"
     "and the rule row that fired (gpusolve select --rule: the same with the exclusions).\n\n"
-    "  --json   one JSON document on stdout\n";
+    "  --json     one JSON document on stdout\n"
+    "  --strict   refuse a symmetric file with entries on both sides of the diagonal (without\n"
+    "             it: a warning, and each (i, j), (j, i) pair is summed); every command that\n"
+    "             reads a matrix takes it\n";
 
 int cmd_info(int argc, char **argv)
 {
@@ -33,7 +39,8 @@ int cmd_info(int argc, char **argv)
   if (!path) return cli_fail(CLI_BAD_INPUT, "info: no matrix given (usage: gpusolve info A.mtx)");
 
   gs_csr_t *A = NULL;
-  int rc = cli_load_matrix(path, &A);
+  gs_mm_info_t mi;
+  int rc = cli_load_matrix_info(path, &A, &mi);
   if (rc) return rc;
   gs_features_t f;
   gs_status_t st = gs_csr_features(A, &f);
@@ -55,6 +62,9 @@ int cmd_info(int argc, char **argv)
     json_int(&j, "cols", f.cols);
     json_int(&j, "nnz", f.nnz);
     json_str(&j, "symmetry", gs_symmetry_string(f.symmetry));
+    json_str(&j, "format", mi.array ? "array" : "coordinate");
+    json_str(&j, "field", gs_mm_field_string(mi.field));
+    json_int(&j, "stored_entries", mi.stored);
     json_num(&j, "density", f.density);
     json_num(&j, "row_mean", f.row_mean);
     json_num(&j, "row_std", f.row_std);
@@ -75,6 +85,10 @@ int cmd_info(int argc, char **argv)
   } else {
     printf("matrix                 %s\n", path);
     printf("size                   %d x %d\n", f.rows, f.cols);
+    printf("file                   %s %s %s, %lld %s stored\n",
+           mi.array ? "array" : "coordinate", gs_mm_field_string(mi.field),
+           gs_symmetry_string(mi.symmetry), (long long)mi.stored,
+           mi.array ? "values" : "entries");
     printf("nonzeros               %lld (stored symmetry: %s)\n", (long long)f.nnz,
            gs_symmetry_string(f.symmetry));
     printf("density                %.6g\n", f.density);
@@ -102,5 +116,7 @@ int cmd_info(int argc, char **argv)
       printf("%s; row: %s\n", rule.n > 1 ? ")" : "", rule.row);
     }
   }
+  if (fflush(stdout) != 0 || ferror(stdout)) /* e.g. > /dev/full: not a success */
+    return cli_fail(CLI_BAD_INPUT, "info: cannot write to standard output: %s", strerror(errno));
   return CLI_OK;
 }

@@ -7,7 +7,9 @@
  * Besides crashes and sanitizer reports, it stops on any disagreement with the reader's
  * contract: a status without a one-line message, a failed read that returns an object, the
  * parallel reader differing from the serial one (status, message or a single bit of the
- * result), or a CSR that gs_csr_validate refuses or that differs from gs_coo_to_csr's. */
+ * result), or a CSR that gs_csr_validate refuses or that differs from gs_coo_to_csr's, or a
+ * strict read (GS_MM_STRICT) or the file's info differing between the two. The memory budget is
+ * fixed (gs_mm_memory_limit), so that its refusals do not depend on the machine. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   gs_mm_part_min = 1;
   gs_mm_csr_min = 1;
   gs_mm_inline_threads = 1; /* the threads' shares in turn: fast, and the same code paths */
+  gs_mm_memory_limit = (int64_t)256 << 20;
 
   /* COO, serial then parallel */
   gs_mm_set_threads(1);
@@ -95,6 +98,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (C1 && gs_coo_to_csr(&R, C1) == GS_SUCCESS && !csr_same(A1, R))
       fail("CSR differs from gs_coo_to_csr's");
   }
+  gs_csr_destroy(&A1);
+  gs_csr_destroy(&A3);
+
+  /* strict: the same outcome, message and info on one and three threads */
+  gs_mm_info_t i1, i3;
+  memset(&i1, 0, sizeof i1);
+  memset(&i3, 0, sizeof i3);
+  gs_mm_set_threads(1);
+  s1 = gs_mm_read_csr_mem_ex(NAME, data, size, GS_MM_STRICT, &A1, &i1);
+  check_message(s1);
+  snprintf(msg, sizeof msg, "%s", gs_last_error());
+  gs_mm_set_threads(3);
+  s3 = gs_mm_read_csr_mem_ex(NAME, data, size, GS_MM_STRICT, &A3, &i3);
+  check_message(s3);
+  if (s1 != s3) fail("serial and parallel strict status differ");
+  if (s1 != GS_SUCCESS && strcmp(msg, gs_last_error()) != 0) fail("strict messages differ");
+  if (s1 == GS_SUCCESS && (memcmp(&i1, &i3, sizeof i1) != 0 || !csr_same(A1, A3)))
+    fail("serial and parallel strict reads differ");
+  if (s1 == GS_SUCCESS && i1.symmetry == GS_SYM_SYMMETRIC && i1.lower > 0 && i1.upper > 0)
+    fail("a strict read took both triangles");
 
   /* vector */
   gs_mm_set_threads(1);

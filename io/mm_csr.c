@@ -19,6 +19,7 @@
  * sequential and the writes (the costly part) are shared out. Offsets are 64-bit throughout and
  * row_ptr is only ever assigned element by element, so this compiles for a 32- or 64-bit
  * row_ptr alike. */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,7 @@ typedef struct csr_job {
   int64_t *band;    /* nt + 1 row boundaries of steps 3 and 4 */
   int64_t *kept;    /* per band: entries left after summing duplicates */
   int *band_failed; /* per band: a sort buffer could not be allocated */
+  int64_t *bad;     /* per band: row and column of the first sum that is not finite, or -1 */
 } csr_job;
 
 /* ---- stable sort of one row by column ----------------------------------------------------- */
@@ -182,6 +184,11 @@ static void step_rows(void *arg, int t)
     for (int64_t p = start; p < stop; ++p) {
       if (w > rs && col[w - 1] == col[p]) {
         val[w - 1] += val[p];
+        /* finite values only come in: a sum that is not finite stays so, the first is kept */
+        if (!isfinite(val[w - 1]) && J->bad[2 * t] < 0) {
+          J->bad[2 * t] = i;
+          J->bad[2 * t + 1] = col[p];
+        }
       } else {
         col[w] = col[p];
         val[w] = val[p];
@@ -209,12 +216,19 @@ static int64_t first_row_at(const int64_t *off, int64_t lo, int64_t hi, int64_t 
 
 gs_status_t gs_mm_coo_to_csr(gs_csr_t **out, const gs_coo_t *A, int nt)
 {
+  int64_t bad[2];
+  return gs_mm_coo_to_csr_checked(out, A, nt, bad);
+}
+
+gs_status_t gs_mm_coo_to_csr_checked(gs_csr_t **out, const gs_coo_t *A, int nt, int64_t bad[2])
+{
   gs_status_t st = GS_SUCCESS;
   gs_csr_t *C = NULL;
   csr_job J;
   memset(&J, 0, sizeof J);
-  if (!out || !A) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_mm_coo_to_csr: NULL argument");
+  if (!out || !A || !bad) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_mm_coo_to_csr: NULL argument");
   *out = NULL;
+  bad[0] = bad[1] = -1;
   const int64_t m = A->m, nnz = A->nnz;
 
   if (nt < 1 || nnz < gs_mm_csr_min) nt = 1;
@@ -228,8 +242,10 @@ gs_status_t gs_mm_coo_to_csr(gs_csr_t **out, const gs_coo_t *A, int nt)
   J.band = malloc(((size_t)nt + 1) * sizeof *J.band);
   J.kept = calloc((size_t)nt, sizeof *J.kept);
   J.band_failed = calloc((size_t)nt, sizeof *J.band_failed);
-  if (!J.next || !J.band || !J.kept || !J.band_failed)
+  J.bad = malloc(2 * (size_t)nt * sizeof *J.bad);
+  if (!J.next || !J.band || !J.kept || !J.band_failed || !J.bad)
     GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory converting COO to CSR");
+  for (int t = 0; t < 2 * nt; ++t) J.bad[t] = -1;
 
   /* 1-2: counts, offsets (row_ptr holds each row's start, next its next free slot). */
   gs_mm_parallel(nt, step_count, &J);
@@ -252,6 +268,12 @@ gs_status_t gs_mm_coo_to_csr(gs_csr_t **out, const gs_coo_t *A, int nt)
   gs_mm_parallel(nt, step_rows, &J);
   for (int t = 0; t < nt; ++t)
     if (J.band_failed[t]) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory sorting a CSR row");
+  for (int t = 0; t < nt; ++t) /* bands in row order: the first band's is the first */
+    if (J.bad[2 * t] >= 0) {
+      bad[0] = J.bad[2 * t];
+      bad[1] = J.bad[2 * t + 1];
+      break;
+    }
 
   /* 5: close the gaps left by summed duplicates. */
   int64_t w = 0;
@@ -276,6 +298,7 @@ cleanup:
   free(J.band);
   free(J.kept);
   free(J.band_failed);
+  free(J.bad);
   gs_csr_destroy(&C);
   return st;
 }

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "gpusolve/io.h"
 #include "gpusolve/matrix.h"
 #include "gpusolve/status.h"
 
@@ -64,6 +65,17 @@ int gs_mm_ends_with_gz(const char *path);
 #define GS_MM_NO_ZLIB                                                                         \
   "this gpusolve was built without zlib (install zlib1g-dev, reconfigure and rebuild)"
 
+/* ---- memory (io/mm.c) -------------------------------------------------------------------- */
+
+/** Bytes of host memory this process may still allocate: MemAvailable (or the free physical
+ *  pages), within a cgroup's memory limit and the headroom under RLIMIT_AS and RLIMIT_DATA.
+ *  gs_mm_memory_limit > 0 replaces the probe (tests, the fuzzer). */
+int64_t gs_mm_memory_available(void);
+extern int64_t gs_mm_memory_limit;
+
+/** "12.3 GiB" or "456.7 MiB" into buf; returns buf. */
+const char *gs_mm_format_bytes(double bytes, char *buf, size_t n);
+
 /* ---- threads (io/mm_par.c) ------------------------------------------------------------- */
 
 /** Runs fn(arg, t) for t = 0 .. nt-1, t = 0 on the calling thread, the others on new threads,
@@ -94,6 +106,8 @@ gs_status_t gs_mm_read_coo_mem(const char *name, const void *data, size_t len, g
 gs_status_t gs_mm_read_csr_mem(const char *name, const void *data, size_t len, gs_csr_t **out);
 gs_status_t gs_mm_read_vector_mem(const char *name, const void *data, size_t len,
                                   gs_val_t **out, gs_idx_t *n);
+gs_status_t gs_mm_read_csr_mem_ex(const char *name, const void *data, size_t len, unsigned flags,
+                                  gs_csr_t **out, gs_mm_info_t *info);
 
 /** Below this many entries the CSR is built on one thread (starting threads costs more than
  *  it saves; default 65536). Tests lower it. Not thread-safe: set it before reading. */
@@ -102,6 +116,10 @@ extern int64_t gs_mm_csr_min;
 /** gs_coo_to_csr on nt threads, with the same result bit for bit: rows in order, columns
  *  sorted within each row, duplicates summed in the COO's order, explicit zeros kept. */
 gs_status_t gs_mm_coo_to_csr(gs_csr_t **out, const gs_coo_t *A, int nt);
+/** gs_mm_coo_to_csr that also finds, in bad[0] (row) and bad[1] (column), the first position
+ *  in row-major order whose duplicates summed to a value that is not finite ({-1, -1} when
+ *  none did). The CSR is built all the same. */
+gs_status_t gs_mm_coo_to_csr_checked(gs_csr_t **out, const gs_coo_t *A, int nt, int64_t bad[2]);
 
 /* The reader's hot path is inlined whatever the compiler's size heuristics say. */
 #if defined(__GNUC__)

@@ -4,7 +4,13 @@
  * a build without zlib refuses them with GS_ERR_UNSUPPORTED),
  * every complete line of a block is parsed in place by hand-written integer and floating-point
  * parsers (no stdio scanning; numbers through io/mm_float.c, bit for bit strtod()), and the COO
- * is preallocated from the size line.
+ * is preallocated from the size line, within what the file can hold.
+ *
+ * Hostile input is bounded: lines are at most GS_MM_LINE_MAX bytes (the read buffer never
+ * grows), and what the header declares is priced against the memory the process may still take
+ * before any array is allocated (mm_budget). Checks of the entries sit where the parser already
+ * touches them (the triangle counts, the integer range) or on the rare paths (summed duplicates
+ * in the CSR build, the messages of faults).
  *
  * Every fault is reported as "PATH:LINE: cause" (or "PATH: cause" when it is not on a line):
  * GS_ERR_PARSE for the content, GS_ERR_IO for open and read failures, GS_ERR_UNSUPPORTED for
@@ -112,9 +118,40 @@ static inline const char *parse_index(const char *p, uint64_t *out)
   return p;
 }
 
+/* Whether the line [b, e) holds a CR before its end (trailing blanks aside): files whose lines
+ * end in a CR alone, as classic Mac OS wrote them, read as one long line. */
+static int lone_cr(const char *b, const char *e)
+{
+  while (e > b && is_blank(e[-1])) --e;
+  return b < e && memchr(b, '\r', (size_t)(e - b)) != NULL;
+}
+
+/* The fault of a line longer than GS_MM_LINE_MAX, from its first GS_MM_LINE_MAX + 1 bytes at b
+ * (the serial reader's full buffer; the others pass as many): binary data and CR line ends,
+ * what such lines usually are, are named. */
+static gs_status_t long_line_error(const char *path, int64_t line, const char *b, int srcline)
+{
+  const size_t n = GS_MM_LINE_MAX + 1;
+  if (memchr(b, '\0', n))
+    return gs_mm_error(GS_ERR_PARSE, __FILE__, srcline, path, line,
+                       "NUL bytes and no line end within 1 MiB: binary data, not a Matrix "
+                       "Market text file");
+  if (memchr(b, '\r', n))
+    return gs_mm_error(GS_ERR_PARSE, __FILE__, srcline, path, line,
+                       "line longer than 1 MiB, with CR characters in it: lines ended by a CR "
+                       "alone (classic Mac OS) must be converted to LF");
+  return gs_mm_error(GS_ERR_PARSE, __FILE__, srcline, path, line, "line longer than 1 MiB");
+}
+
+/* The fault of a line with a CR inside (see lone_cr). */
+#define CR_ERROR(path, line)                                                                  \
+  MM_ERROR(GS_ERR_PARSE, (path), (line),                                                      \
+           "a CR inside the line: lines ended by a CR alone (classic Mac OS) must be "         \
+           "converted to LF")
+
 /* ---- input: blocks of complete lines --------------------------------------------------------- */
 
-#define MM_BLOCK ((size_t)1 << 20)
+#define MM_BLOCK GS_MM_LINE_MAX
 /* Past the data: the '\n' given to a last line without one, then zeros, so that the number
  * parsers may read 8 bytes at any position before the end. */
 #define MM_PAD 32
@@ -133,6 +170,8 @@ typedef struct mm_src {
   int64_t line;        /* number of the line that starts at pos */
   int eof;
   int64_t file_bytes;  /* size of a plain regular file, -1 when unknown */
+  int64_t gz_bytes;    /* size of a gzip-compressed regular file, -1 otherwise */
+  int regular;         /* a regular file or memory: can be read again (to find a line) */
   int64_t consumed;    /* bytes of the file read into buf so far (plain files and memory) */
 } mm_src;
 
@@ -150,6 +189,7 @@ static gs_status_t src_open(mm_src *s, const char *path)
   s->fd = -1;
   s->line = 1;
   s->file_bytes = -1;
+  s->gz_bytes = -1;
   s->fd = open(path, O_RDONLY);
   if (s->fd < 0)
     return MM_ERROR(GS_ERR_IO, path, 0, "cannot open: %s", gs_mm_strerror(errno, eb, sizeof eb));
@@ -171,13 +211,16 @@ static gs_status_t src_open(mm_src *s, const char *path)
       return MM_ERROR(GS_ERR_HOST_MEMORY, path, 0, "out of host memory opening gzip stream");
     s->fd = -1; /* owned by the gzFile now */
     gzbuffer(s->gz, 1u << 18);
+    if (S_ISREG(sb.st_mode)) s->gz_bytes = (int64_t)sb.st_size;
 #else
     return MM_ERROR(GS_ERR_UNSUPPORTED, path, 0, "gzip-compressed, but %s", GS_MM_NO_ZLIB);
 #endif
   } else if (S_ISREG(sb.st_mode)) {
     s->file_bytes = (int64_t)sb.st_size;
   }
-  s->cap = MM_BLOCK;
+  s->regular = S_ISREG(sb.st_mode);
+  /* One byte over the longest line: a buffer full without a '\n' holds a line too long. */
+  s->cap = MM_BLOCK + 1;
   s->buf = malloc(s->cap + MM_PAD);
   if (!s->buf) return MM_ERROR(GS_ERR_HOST_MEMORY, path, 0, "out of host memory for a read buffer");
   return GS_SUCCESS;
@@ -201,6 +244,8 @@ static gs_status_t src_open_mem(mm_src *s, const char *name, const void *data, s
   s->lim = n;
   s->eof = 1;
   s->file_bytes = (int64_t)n;
+  s->gz_bytes = -1;
+  s->regular = 1;
   s->consumed = (int64_t)n;
   return GS_SUCCESS;
 }
@@ -277,14 +322,8 @@ static gs_status_t src_more(mm_src *s, int *got)
       s->lim = s->len;
       break;
     }
-    if (s->len == s->cap) { /* a line longer than the buffer */
-      char *nb = realloc(s->buf, 2 * s->cap + MM_PAD);
-      if (!nb)
-        return MM_ERROR(GS_ERR_HOST_MEMORY, s->path, s->line,
-                        "out of host memory for a line of %zu bytes", s->len);
-      s->buf = nb;
-      s->cap *= 2;
-    }
+    if (s->len == s->cap) /* GS_MM_LINE_MAX + 1 bytes and no '\n' */
+      return long_line_error(s->path, s->line, s->buf, __LINE__);
     size_t n;
     GS_CHECK(src_read(s, s->buf + s->len, s->cap - s->len, &n));
     if (n == 0)
@@ -306,6 +345,8 @@ static gs_status_t src_line(mm_src *s, char **b, char **e, int64_t *ln, int *got
   }
   char *p = s->buf + s->pos;
   char *nl = memchr(p, '\n', s->lim - s->pos);
+  if ((size_t)(nl - p) > GS_MM_LINE_MAX) /* memory: nothing bounded the lines yet */
+    return long_line_error(s->path, s->line, p, __LINE__);
   *b = p;
   *e = nl;
   *ln = s->line++;
@@ -363,7 +404,7 @@ static int size_token(const char *p, size_t len, int64_t *out)
 static gs_status_t read_header(mm_src *s, mm_header *h)
 {
   const char *path = s->path;
-  char *b, *e, qb[64];
+  char *b = NULL, *e = NULL, qb[64];
   int64_t ln;
   int got;
   const char *tok[6];
@@ -372,6 +413,20 @@ static gs_status_t read_header(mm_src *s, mm_header *h)
 
   GS_CHECK(src_line(s, &b, &e, &ln, &got));
   if (!got) return MM_ERROR(GS_ERR_PARSE, path, 0, "empty file (no %%%%MatrixMarket banner)");
+  /* what a text editor may have put there, named rather than "missing banner" */
+  const unsigned char *u = (const unsigned char *)b;
+  if (e - b >= 3 && u[0] == 0xEF && u[1] == 0xBB && u[2] == 0xBF)
+    return MM_ERROR(GS_ERR_PARSE, path, ln,
+                    "a UTF-8 byte-order mark (EF BB BF) before %%%%MatrixMarket: save the file "
+                    "without it");
+  if (e - b >= 2 && ((u[0] == 0xFF && u[1] == 0xFE) || (u[0] == 0xFE && u[1] == 0xFF)))
+    return MM_ERROR(GS_ERR_PARSE, path, ln,
+                    "UTF-16 text (byte-order mark %02X %02X): save the file as ASCII or UTF-8",
+                    u[0], u[1]);
+  if (memchr(b, '\0', (size_t)(e - b)))
+    return MM_ERROR(GS_ERR_PARSE, path, ln,
+                    "NUL bytes in the first line: binary data, not a Matrix Market text file");
+  if (lone_cr(b, e)) return CR_ERROR(path, ln);
   int nt = split(b, e, tok, len, 6);
   if (nt == 0)
     return MM_ERROR(GS_ERR_PARSE, path, ln,
@@ -436,6 +491,7 @@ static gs_status_t read_header(mm_src *s, mm_header *h)
   for (;;) {
     GS_CHECK(src_line(s, &b, &e, &ln, &got));
     if (!got) return MM_ERROR(GS_ERR_PARSE, path, 0, "end of file before the size line");
+    if (lone_cr(b, e)) return CR_ERROR(path, ln); /* would hide the lines after it */
     const char *p = b;
     while (p < e && is_blank(*p)) ++p;
     if (p < e && *p != '%') break;
@@ -524,7 +580,20 @@ static gs_status_t integer_check(const char *path, int64_t line, const char *p)
 {
   char qb[64];
   double t;
-  if (*p != '\n' && !is_integer_token(p) && parse_value(p, &t))
+  if (*p == '\n') return GS_SUCCESS;
+  if (is_integer_token(p)) { /* doubles hold every integer up to 2^53 = 9007199254740992 */
+    const char *d = p + (*p == '+' || *p == '-');
+    while (*d == '0') ++d;
+    size_t nd = 0;
+    while (is_digit(d[nd])) ++nd;
+    if (nd > 16 || (nd == 16 && memcmp(d, "9007199254740992", 16) > 0))
+      return MM_ERROR(GS_ERR_PARSE, path, line,
+                      "integer out of range: '%s' is beyond 2^53 in magnitude (not exact as a "
+                      "double)",
+                      quote(p, qb, sizeof qb));
+    return GS_SUCCESS;
+  }
+  if (parse_value(p, &t))
     return MM_ERROR(GS_ERR_PARSE, path, line, "value '%s' is not an integer (the field is integer)",
                     quote(p, qb, sizeof qb));
   return GS_SUCCESS;
@@ -553,6 +622,9 @@ typedef struct mm_part {
   int64_t k;             /* file entries read (a mirrored entry counts once) */
   int64_t nz;            /* COO entries written, indices from the arrays given to parse_entries */
   int64_t limit;         /* entries allowed: the next one is "more entries than declared" */
+  /* symmetric and skew files: entries below (0) and above (1) the diagonal, and the first of
+   * each: its line and (1-based) indices */
+  int64_t tri_n[2], tri_line[2], tri_i[2], tri_j[2];
   /* the parallel reader's bookkeeping */
   const char *b;         /* first line */
   int64_t line0;         /* number of the first line */
@@ -560,6 +632,22 @@ typedef struct mm_part {
   int64_t base;          /* where its entries go in the COO */
   gs_status_t st;        /* outcome of its parse */
 } mm_part;
+
+/* The fault raised on the line starting at ls (its entry parsed up to somewhere before lim):
+ * a line over GS_MM_LINE_MAX is that before anything else, as the serial reader's buffer finds
+ * it; a line with a CR inside is named as such. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static gs_status_t line_fault(const char *path, int64_t line, const char *ls, const char *lim,
+                              gs_status_t st)
+{
+  const char *nl = memchr(ls, '\n', (size_t)(lim - ls));
+  if (!nl) return st; /* cannot be: parts end in '\n' */
+  if ((size_t)(nl - ls) > GS_MM_LINE_MAX) return long_line_error(path, line, ls, __LINE__);
+  if (st == GS_ERR_PARSE && lone_cr(ls, nl)) return CR_ERROR(path, line);
+  return st;
+}
 
 /* Parses entries from pt->pos into row/col/val[pt->nz ...], up to index cap - 1, the stored
  * triangle mirrored. Returns with pt->pos == pt->end when done, with pt->pos < pt->end when
@@ -573,19 +661,29 @@ static gs_status_t parse_entries(const char *path, const mm_header *h, mm_part *
   const uint64_t m = (uint64_t)h->m, n = (uint64_t)h->n;
   const int64_t limit = pt->limit, room = sym == GS_SYM_GENERAL ? 1 : 2;
   int64_t k = pt->k, nz = pt->nz, line = pt->line;
-  const char *p = pt->pos;
+  const char *p = pt->pos, *ls = p;
   const char *const lim = pt->end;
   gs_status_t st = GS_SUCCESS;
   char qb[64];
   while (p < lim) {
+    ls = p;
     while (is_blank(*p)) ++p;
     if (*p == '\n') { /* blank line */
+      if ((size_t)(p - ls) > GS_MM_LINE_MAX) {
+        st = GS_ERR_PARSE; /* line_fault names it */
+        break;
+      }
       ++p;
       ++line;
       continue;
     }
     if (*p == '%') { /* comment */
-      p = (const char *)memchr(p, '\n', (size_t)(lim - p)) + 1;
+      p = (const char *)memchr(p, '\n', (size_t)(lim - p));
+      if ((size_t)(p - ls) > GS_MM_LINE_MAX) {
+        st = GS_ERR_PARSE;
+        break;
+      }
+      ++p;
       ++line;
       continue;
     }
@@ -630,6 +728,10 @@ static gs_status_t parse_entries(const char *path, const mm_header *h, mm_part *
                     quote(p, qb, sizeof qb));
       break;
     }
+    if ((size_t)(p - ls) > GS_MM_LINE_MAX) { /* blanks or a long number: the serial reader's */
+      st = GS_ERR_PARSE;
+      break;
+    }
     if (sym == GS_SYM_SKEW && i == j && v != 0.0) {
       st = MM_ERROR(GS_ERR_PARSE, path, line,
                     "nonzero diagonal entry (%llu, %llu) in a skew-symmetric matrix",
@@ -637,19 +739,26 @@ static gs_status_t parse_entries(const char *path, const mm_header *h, mm_part *
       break;
     }
     ++p;
-    ++line;
-    ++k;
     row[nz] = (gs_idx_t)(i - 1);
     col[nz] = (gs_idx_t)(j - 1);
     val[nz] = v;
     ++nz;
     if (sym != GS_SYM_GENERAL && i != j) {
+      const int up = i < j; /* which triangle: counted for the both-triangles checks */
+      if (pt->tri_n[up]++ == 0) {
+        pt->tri_line[up] = line;
+        pt->tri_i[up] = (int64_t)i;
+        pt->tri_j[up] = (int64_t)j;
+      }
       row[nz] = (gs_idx_t)(j - 1);
       col[nz] = (gs_idx_t)(i - 1);
       val[nz] = sym == GS_SYM_SKEW ? -v : v;
       ++nz;
     }
+    ++line;
+    ++k;
   }
+  if (st != GS_SUCCESS) st = line_fault(path, line, ls, lim, st);
   pt->pos = p;
   pt->k = k;
   pt->nz = nz;
@@ -657,8 +766,21 @@ static gs_status_t parse_entries(const char *path, const mm_header *h, mm_part *
   return st;
 }
 
-/* Coordinate entries into A, block by block on this thread. */
-static gs_status_t read_coordinate(mm_src *s, const mm_header *h, gs_coo_t *A)
+/* Adds the triangle counts of part pt, which follows those already in acc, to acc. */
+static void tri_add(mm_part *acc, const mm_part *pt)
+{
+  for (int u = 0; u < 2; ++u) {
+    if (acc->tri_n[u] == 0 && pt->tri_n[u] > 0) {
+      acc->tri_line[u] = pt->tri_line[u];
+      acc->tri_i[u] = pt->tri_i[u];
+      acc->tri_j[u] = pt->tri_j[u];
+    }
+    acc->tri_n[u] += pt->tri_n[u];
+  }
+}
+
+/* Coordinate entries into A, block by block on this thread; the triangle counts into *tri. */
+static gs_status_t read_coordinate(mm_src *s, const mm_header *h, gs_coo_t *A, mm_part *tri)
 {
   const char *path = s->path;
   mm_part pt;
@@ -689,6 +811,7 @@ static gs_status_t read_coordinate(mm_src *s, const mm_header *h, gs_coo_t *A)
   if (pt.k < h->stored)
     return MM_ERROR(GS_ERR_PARSE, path, 0, "expected %lld entries, found %lld at end of file",
                     (long long)h->stored, (long long)pt.k);
+  tri_add(tri, &pt);
   return GS_SUCCESS;
 }
 
@@ -746,6 +869,7 @@ static void par_work(void *arg, int t)
     pt->k = 0;
     pt->nz = 0;
     pt->limit = P->h->stored;
+    memset(pt->tri_n, 0, sizeof pt->tri_n);
     const int64_t slot = (P->h->sym == GS_SYM_GENERAL ? 1 : 2) * pt->lines;
     pt->st = parse_entries(P->path, P->h, pt, P->A->row + pt->base, P->A->col + pt->base,
                            P->A->val + pt->base, slot);
@@ -761,7 +885,8 @@ static void par_work(void *arg, int t)
  * lines, or empty), starting at line `line`, on nt threads into a new COO *out. */
 static gs_status_t read_coordinate_parallel(const char *path, const mm_header *h, const char *b,
                                             const char *e, const char *tb, const char *te,
-                                            int mapped, int64_t line, int nt, gs_coo_t **out)
+                                            int mapped, int64_t line, int nt, gs_coo_t **out,
+                                            mm_part *tri)
 {
   gs_status_t st = GS_SUCCESS;
   gs_coo_t *A = NULL;
@@ -833,6 +958,7 @@ static gs_status_t read_coordinate_parallel(const char *path, const mm_header *h
     pt->k = 0;
     pt->nz = 0;
     pt->limit = h->stored - k;
+    memset(pt->tri_n, 0, sizeof pt->tri_n);
     st = parse_entries(path, h, pt, A->row + pt->base, A->col + pt->base, A->val + pt->base,
                        mult * pt->lines);
     if (st == GS_SUCCESS)
@@ -848,6 +974,7 @@ static gs_status_t read_coordinate_parallel(const char *path, const mm_header *h
   int64_t nz = 0;
   for (int i = 0; i < np; ++i) {
     mm_part *pt = &P.parts[i];
+    tri_add(tri, pt);
     if (pt->base != nz && pt->nz > 0) {
       memmove(A->row + nz, A->row + pt->base, (size_t)pt->nz * sizeof *A->row);
       memmove(A->col + nz, A->col + pt->base, (size_t)pt->nz * sizeof *A->col);
@@ -875,6 +1002,7 @@ static gs_status_t read_array(mm_src *s, const mm_header *h, gs_coo_t *A)
   int64_t i = sym == GS_SYM_SKEW ? 1 : 0, j = 0; /* position of the next value */
   gs_status_t st = GS_SUCCESS;
   char qb[64];
+  const int unbounded = s->fd < 0 && !SRC_GZ(s); /* memory: no buffer bounds its lines */
   for (;;) {
     if (s->pos == s->lim) {
       int got;
@@ -885,6 +1013,11 @@ static gs_status_t read_array(mm_src *s, const mm_header *h, gs_coo_t *A)
     const char *p = s->buf + s->pos;
     const char *const lim = s->buf + s->lim;
     while (p < lim) {
+      const char *const ls = p;
+      /* a file's lines are bounded by the buffer; memory's are checked here, as the entries' */
+      if (unbounded &&
+          (size_t)((const char *)memchr(p, '\n', (size_t)(lim - p)) - p) > GS_MM_LINE_MAX)
+        return long_line_error(path, line, p, __LINE__);
       while (is_blank(*p)) ++p;
       if (*p == '\n') {
         ++p;
@@ -897,15 +1030,18 @@ static gs_status_t read_array(mm_src *s, const mm_header *h, gs_coo_t *A)
         continue;
       }
       if (k == want)
-        return MM_ERROR(GS_ERR_PARSE, path, line,
-                        "more values than the %lld of a %lld x %lld array", (long long)want,
-                        (long long)h->m, (long long)h->n);
+        return line_fault(path, line, ls, lim,
+                          MM_ERROR(GS_ERR_PARSE, path, line,
+                                   "more values than the %lld of a %lld x %lld array",
+                                   (long long)want, (long long)h->m, (long long)h->n));
       double v;
       p = entry_value(path, line, p, h->field, &v, &st);
-      if (!p) return st;
+      if (!p) return line_fault(path, line, ls, lim, st);
       if (*p != '\n')
-        return MM_ERROR(GS_ERR_PARSE, path, line, "unexpected text after the value: '%s'",
-                        quote(p, qb, sizeof qb));
+        return line_fault(path, line, ls, lim,
+                          MM_ERROR(GS_ERR_PARSE, path, line,
+                                   "unexpected text after the value: '%s'",
+                                   quote(p, qb, sizeof qb)));
       ++p;
       ++line;
       ++k;
@@ -934,8 +1070,6 @@ static gs_status_t read_array(mm_src *s, const mm_header *h, gs_coo_t *A)
 
 /* ---- readers ------------------------------------------------------------------------------ */
 
-enum { WANT_COO, WANT_CSR, WANT_VECTOR };
-
 /* The last lines of [b, e) that lie within 64 bytes of e: [*tb, e) starts a line, and every
  * position before *tb has 8 readable bytes. */
 static const char *tail_start(const char *b, const char *e)
@@ -948,14 +1082,15 @@ static const char *tail_start(const char *b, const char *e)
 /* Coordinate entries on nt threads from the file behind s (plain, regular) or from its memory
  * (src_open_mem), starting at the line s->pos is at. *done = 0 (and nothing raised) when the
  * file cannot be mapped: the caller reads it serially. */
-static gs_status_t read_parallel(mm_src *s, const mm_header *h, int nt, gs_coo_t **A, int *done)
+static gs_status_t read_parallel(mm_src *s, const mm_header *h, int nt, gs_coo_t **A, int *done,
+                                 mm_part *tri)
 {
   gs_status_t st = GS_SUCCESS;
   *done = 0;
   if (s->fd < 0) { /* memory: every line is in buf, zeros after */
     *done = 1;
     return read_coordinate_parallel(s->path, h, s->buf + s->pos, s->buf + s->lim, NULL, NULL, 0,
-                                    s->line, nt, A);
+                                    s->line, nt, A, tri);
   }
   const int64_t off = s->consumed - (int64_t)(s->len - s->pos), size = s->file_bytes;
   char *map = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, s->fd, 0);
@@ -973,57 +1108,228 @@ static gs_status_t read_parallel(mm_src *s, const mm_header *h, int nt, gs_coo_t
   size_t te = tn;
   if (te > 0 && tail[te - 1] != '\n') tail[te++] = '\n';
   memset(tail + te, 0, MM_PAD);
-  st = read_coordinate_parallel(s->path, h, b, tb, tail, tail + te, 1, s->line, nt, A);
+  st = read_coordinate_parallel(s->path, h, b, tb, tail, tail + te, 1, s->line, nt, A, tri);
 cleanup:
   free(tail);
   munmap(map, (size_t)size);
   return st;
 }
 
-/* Reads the opened source s into a COO (WANT_COO; WANT_CSR with the 32-bit entry limit) or a
- * vector. */
-static gs_status_t mm_read(mm_src *s, int want, gs_coo_t **out, gs_val_t **xout, gs_idx_t *len)
+/* ---- after the entries: the budget, the triangles, summed duplicates ---------------------- */
+
+/* Where a read's bytes come from: a path, or memory named `name`. A fault found once the
+ * entries are in (summed duplicates) reads them again to name its line. */
+typedef struct mm_origin {
+  const char *path, *name;
+  const void *data;
+  size_t n;
+} mm_origin;
+
+static gs_status_t origin_open(mm_src *s, const mm_origin *o)
+{
+  return o->path ? src_open(s, o->path) : src_open_mem(s, o->name, o->data, o->n);
+}
+
+/* Entries the rest of the file can hold at most: a line of at least "1 1 1\n" (pattern
+ * "1 1\n", array "1\n") each in the bytes left of a plain file or memory, or in 1032 times a
+ * gzip file's size (deflate's largest ratio); -1 when unknown (a pipe). */
+static int64_t entries_bound(const mm_src *s, const mm_header *h)
+{
+  const int64_t min_line = h->format == MM_ARRAY ? 2 : h->field == MM_PATTERN ? 4 : 6;
+  int64_t bytes = -1;
+  if (s->file_bytes >= 0)
+    bytes = s->file_bytes - (s->consumed - (int64_t)(s->len - s->pos));
+  else if (s->gz_bytes >= 0)
+    bytes = s->gz_bytes > INT64_MAX / 1032 ? INT64_MAX : s->gz_bytes * 1032;
+  if (bytes < 0) return -1;
+  return bytes / min_line + 1;
+}
+
+/* GS_ERR_HOST_MEMORY when `need` bytes more than the process may still take. */
+static gs_status_t budget_check(const char *path, const mm_header *h, double need)
+{
+  const int64_t avail = gs_mm_memory_available();
+  if (need <= (double)avail) return GS_SUCCESS;
+  char nb[32], ab[32];
+  return MM_ERROR(GS_ERR_HOST_MEMORY, path, 0,
+                  "declares %lld x %lld with %lld entries: needs %s, more than the %s available",
+                  (long long)h->m, (long long)h->n, (long long)h->stored,
+                  gs_mm_format_bytes(need, nb, sizeof nb),
+                  gs_mm_format_bytes((double)avail, ab, sizeof ab));
+}
+
+enum { WANT_COO, WANT_CSR, WANT_VECTOR };
+
+/* Prices the header before anything is allocated: the entries the file can hold (at most the
+ * declared ones; mirrored ones twice) as a COO, plus for a CSR its arrays and rows + 1 row
+ * pointers and counters (io/mm_csr.c), for a vector its values and marks. *cap: the COO's
+ * first capacity (a pipe or a .gz grows it as entries come). */
+static gs_status_t mm_budget(const mm_src *s, const mm_header *h, int want, int64_t *cap)
+{
+  const int64_t bound = entries_bound(s, h), mult = h->sym == GS_SYM_GENERAL ? 1 : 2;
+  const int64_t e = bound >= 0 && bound < h->stored ? bound : h->stored;
+  const double ent = (double)e * (double)mult, rows = (double)h->m + 1;
+  double need = ent * (double)(2 * sizeof(gs_idx_t) + sizeof(gs_val_t));
+  if (want == WANT_CSR)
+    need += ent * (double)(sizeof(gs_idx_t) + sizeof(gs_val_t)) +
+            rows * (double)(sizeof(gs_off_t) + sizeof(int64_t));
+  else if (want == WANT_VECTOR)
+    need += rows * (double)(sizeof(gs_val_t) + 1);
+  GS_CHECK(budget_check(s->path, h, need));
+  int64_t c = e;
+  if (s->file_bytes < 0 && c > ((int64_t)1 << 24)) c = (int64_t)1 << 24;
+  *cap = c * mult;
+  return GS_SUCCESS;
+}
+
+/* Line of the file's entry number `ordinal` (0-based), read again from the start; 0 when the
+ * source cannot be read again (a pipe) or no longer holds it. */
+static int64_t entry_line(const mm_origin *o, int64_t ordinal)
+{
+  mm_src s;
+  mm_header h;
+  int64_t found = 0;
+  if (origin_open(&s, o) == GS_SUCCESS && read_header(&s, &h) == GS_SUCCESS) {
+    char *b, *e;
+    int64_t ln, k = 0;
+    int got;
+    while (src_line(&s, &b, &e, &ln, &got) == GS_SUCCESS && got) {
+      const char *p = b;
+      while (p < e && is_blank(*p)) ++p;
+      if (p == e || *p == '%') continue;
+      if (k++ == ordinal) {
+        found = ln;
+        break;
+      }
+    }
+  }
+  src_close(&s);
+  return found;
+}
+
+/* The fault of the entries at (r, c) (0-based) whose sum is not finite: the entry that made it
+ * so, found by summing in the COO's order (the file's, each mirror after its entry: the CSR's
+ * order of summing), with its line. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static gs_status_t dup_error(const mm_origin *o, int regular, const gs_coo_t *A,
+                             gs_symmetry_t sym, int64_t r, int64_t c)
+{
+  const char *path = o->path ? o->path : o->name;
+  double sum = 0.0;
+  int seen = 0;
+  int64_t k = 0;
+  for (; k < A->nnz; ++k)
+    if (A->row[k] == r && A->col[k] == c) {
+      sum = seen ? sum + A->val[k] : A->val[k];
+      seen = 1;
+      if (!isfinite(sum)) break;
+    }
+  if (k == A->nnz)
+    return MM_ERROR(GS_ERR_INTERNAL, path, 0, "internal error: no sum at (%lld, %lld) to blame",
+                    (long long)r + 1, (long long)c + 1);
+  /* the file's entry number of COO entry k, and where that entry (not its mirror) lies */
+  int64_t ordinal = k, first = k;
+  if (sym != GS_SYM_GENERAL)
+    for (int64_t idx = 0, e = 0;; ++e) {
+      const int64_t step = A->row[idx] != A->col[idx] ? 2 : 1;
+      if (k < idx + step) {
+        ordinal = e;
+        first = idx;
+        break;
+      }
+      idx += step;
+    }
+  const int64_t line = regular ? entry_line(o, ordinal) : 0;
+  const char *what = isnan(sum) ? "NaN" : sum > 0 ? "+inf" : "-inf";
+  if (line > 0)
+    return MM_ERROR(GS_ERR_PARSE, path, line,
+                    "entry (%d, %d) and the earlier ones at its position sum to %s (duplicates "
+                    "are summed: the sum must be finite)",
+                    A->row[first] + 1, A->col[first] + 1, what);
+  return MM_ERROR(GS_ERR_PARSE, path, 0,
+                  "entry %lld, (%d, %d), and the earlier ones at its position sum to %s "
+                  "(duplicates are summed: the sum must be finite)",
+                  (long long)ordinal + 1, A->row[first] + 1, A->col[first] + 1, what);
+}
+
+/* A skew-symmetric file with entries on both sides of the diagonal (each already stands for
+ * its negated mirror), or a symmetric one when reading strictly: the first entry on the side
+ * met second, and the first on the other. */
+static gs_status_t triangles_error(const char *path, const mm_header *h, const mm_part *t)
+{
+  const int later = t->tri_line[1] > t->tri_line[0], first = !later;
+  const char *side[2] = {"below", "above"};
+  if (h->sym == GS_SYM_SKEW)
+    return MM_ERROR(GS_ERR_PARSE, path, t->tri_line[later],
+                    "entry (%lld, %lld) lies %s the diagonal, entry (%lld, %lld) on line %lld "
+                    "%s it: a skew-symmetric file stores one triangle (each entry stands for "
+                    "itself and its negated mirror)",
+                    (long long)t->tri_i[later], (long long)t->tri_j[later], side[later],
+                    (long long)t->tri_i[first], (long long)t->tri_j[first],
+                    (long long)t->tri_line[first], side[first]);
+  return MM_ERROR(GS_ERR_PARSE, path, t->tri_line[later],
+                  "entry (%lld, %lld) lies %s the diagonal, entry (%lld, %lld) on line %lld %s "
+                  "it: a symmetric file with entries on both sides (%lld below, %lld above) is "
+                  "refused by a strict read (each entry is mirrored, so pairs would be summed)",
+                  (long long)t->tri_i[later], (long long)t->tri_j[later], side[later],
+                  (long long)t->tri_i[first], (long long)t->tri_j[first],
+                  (long long)t->tri_line[first], side[first], (long long)t->tri_n[0],
+                  (long long)t->tri_n[1]);
+}
+
+/* ---- reading ------------------------------------------------------------------------------ */
+
+/* Reads the opened source s (from o) into a COO (WANT_COO), a CSR (WANT_CSR, through the COO)
+ * or a vector; what the file held into *info when not NULL. */
+static gs_status_t mm_read(mm_src *s, const mm_origin *o, int want, unsigned flags,
+                           gs_coo_t **out, gs_csr_t **cout, gs_val_t **xout, gs_idx_t *len,
+                           gs_mm_info_t *info)
 {
   gs_status_t st = GS_SUCCESS;
   const char *path = s->path;
   mm_header h;
+  mm_part tri;
+  memset(&tri, 0, sizeof tri);
   gs_coo_t *A = NULL;
+  gs_csr_t *C = NULL;
   gs_val_t *x = NULL;
+  unsigned char *seen = NULL;
 
   GS_TRY(read_header(s, &h));
   if (want == WANT_VECTOR && h.n != 1)
     MM_FAIL(path, h.size_line, "a vector must have one column, this one has %lld",
             (long long)h.n);
+  int64_t cap;
+  GS_TRY(mm_budget(s, &h, want, &cap));
 
   /* Several threads for the entries of a large enough plain file (or memory). */
   const int nt = gs_mm_threads();
   int done = 0;
   if (h.format == MM_COORDINATE && nt > 1 && !SRC_GZ(s) && s->file_bytes >= 0) {
     const int64_t rest = s->file_bytes - (s->consumed - (int64_t)(s->len - s->pos));
-    if (rest >= 2 * (int64_t)gs_mm_part_min) GS_TRY(read_parallel(s, &h, nt, &A, &done));
+    if (rest >= 2 * (int64_t)gs_mm_part_min) GS_TRY(read_parallel(s, &h, nt, &A, &done, &tri));
   }
   if (!done) {
-    /* Preallocate from the size line, within what the file can hold (a short line per entry),
-     * so that a bogus size line does not allocate without bound. */
-    int64_t cap = h.stored;
-    if (s->file_bytes >= 0) {
-      int64_t bound = s->file_bytes / (h.format == MM_ARRAY ? 2 : 4) + 1;
-      if (cap > bound) cap = bound;
-    } else if (cap > ((int64_t)1 << 24)) {
-      cap = (int64_t)1 << 24; /* compressed or a pipe: grow beyond this as entries come */
-    }
-    if (h.sym != GS_SYM_GENERAL) cap *= 2;
     GS_TRY(gs_coo_create(&A, (gs_idx_t)h.m, (gs_idx_t)h.n, cap));
-      A->symmetry = h.sym;
+    A->symmetry = h.sym;
     if (h.format == MM_COORDINATE)
-      GS_TRY(read_coordinate(s, &h, A));
+      GS_TRY(read_coordinate(s, &h, A, &tri));
     else
       GS_TRY(read_array(s, &h, A));
   }
+  if (tri.tri_n[0] > 0 && tri.tri_n[1] > 0 &&
+      (h.sym == GS_SYM_SKEW || (flags & GS_MM_STRICT) != 0)) {
+    st = triangles_error(path, &h, &tri);
+    goto cleanup;
+  }
 
   if (want == WANT_VECTOR) { /* allocated only now that the file has proved its length */
+    GS_TRY(budget_check(path, &h, ((double)h.m + 1) * (double)(sizeof *x + 1)));
     x = calloc((size_t)(h.m > 0 ? h.m : 1), sizeof *x);
-    if (!x) {
+    seen = calloc((size_t)(h.m > 0 ? h.m : 1), 1);
+    if (!x || !seen) {
       st = MM_ERROR(GS_ERR_HOST_MEMORY, path, 0, "out of host memory for a vector of %lld",
                     (long long)h.m);
       goto cleanup;
@@ -1031,18 +1337,15 @@ static gs_status_t mm_read(mm_src *s, int want, gs_coo_t **out, gs_val_t **xout,
     if (h.format == MM_ARRAY) {
       for (int64_t k = 0; k < A->nnz; ++k) x[A->row[k]] = A->val[k]; /* keeps -0.0 */
     } else { /* duplicates summed; the first of a row assigned, so that -0.0 stays -0.0 */
-      unsigned char *seen = calloc((size_t)(h.m > 0 ? h.m : 1), 1);
-      if (!seen) {
-        st = MM_ERROR(GS_ERR_HOST_MEMORY, path, 0, "out of host memory for a vector of %lld",
-                      (long long)h.m);
-        goto cleanup;
-      }
       for (int64_t k = 0; k < A->nnz; ++k) {
         gs_idx_t r = A->row[k];
         x[r] = seen[r] ? x[r] + A->val[k] : A->val[k];
         seen[r] = 1;
+        if (!isfinite(x[r])) {
+          st = dup_error(o, s->regular, A, h.sym, r, 0);
+          goto cleanup;
+        }
       }
-      free(seen);
     }
     *xout = x;
     *len = (gs_idx_t)h.m;
@@ -1059,51 +1362,81 @@ static gs_status_t mm_read(mm_src *s, int want, gs_coo_t **out, gs_val_t **xout,
     if (v) A->val = v;
     A->cap = (int64_t)c; /* every array holds at least c, shrunk or not */
   }
-  *out = A;
-  A = NULL;
+  if (want == WANT_CSR) { /* the row pointers only now that the entries are in */
+    GS_TRY(budget_check(path, &h,
+                        (double)A->nnz * (double)(sizeof(gs_idx_t) + sizeof(gs_val_t)) +
+                            ((double)h.m + 1) * (double)(sizeof(gs_off_t) + sizeof(int64_t))));
+    int64_t bad[2];
+    GS_TRY(gs_mm_coo_to_csr_checked(&C, A, nt, bad));
+    if (bad[0] >= 0) {
+      st = dup_error(o, s->regular, A, h.sym, bad[0], bad[1]);
+      goto cleanup;
+    }
+    *cout = C;
+    C = NULL;
+  } else {
+    *out = A;
+    A = NULL;
+  }
+  if (info) {
+    memset(info, 0, sizeof *info);
+    info->array = h.format == MM_ARRAY;
+    info->field = h.field == MM_INTEGER   ? GS_MM_FIELD_INTEGER
+                  : h.field == MM_PATTERN ? GS_MM_FIELD_PATTERN
+                                          : GS_MM_FIELD_REAL;
+    info->symmetry = h.sym;
+    info->rows = h.m;
+    info->cols = h.n;
+    info->stored = h.stored;
+    info->lower = tri.tri_n[0];
+    info->upper = tri.tri_n[1];
+  }
 cleanup:
   gs_coo_destroy(&A);
+  gs_csr_destroy(&C);
   free(x);
+  free(seen);
   return st;
 }
 
-/* Opens path (path != NULL) or the bytes [data, data + n) named name, and reads them. */
-static gs_status_t read_any(const char *path, const char *name, const void *data, size_t n,
-                            int want, gs_coo_t **out, gs_val_t **xout, gs_idx_t *len)
+/* Opens the origin and reads it. */
+static gs_status_t read_any(const mm_origin *o, int want, unsigned flags, gs_coo_t **out,
+                            gs_csr_t **cout, gs_val_t **xout, gs_idx_t *len, gs_mm_info_t *info)
 {
   gs_status_t st = GS_SUCCESS;
   mm_src s;
   memset(&s, 0, sizeof s);
   s.fd = -1;
-  if (path)
-    GS_TRY(src_open(&s, path));
-  else
-    GS_TRY(src_open_mem(&s, name, data, n));
-  GS_TRY(mm_read(&s, want, out, xout, len));
+  GS_TRY(origin_open(&s, o));
+  GS_TRY(mm_read(&s, o, want, flags, out, cout, xout, len, info));
 cleanup:
   src_close(&s);
   return st;
 }
 
-/* The CSR of a file or of memory: the COO, converted on the reader's threads. */
-static gs_status_t read_csr_any(const char *path, const char *name, const void *data, size_t n,
-                                gs_csr_t **out)
-{
-  gs_status_t st = GS_SUCCESS;
-  gs_coo_t *A = NULL;
-  GS_TRY(read_any(path, name, data, n, WANT_CSR, &A, NULL, NULL));
-  GS_TRY(gs_mm_coo_to_csr(out, A, gs_mm_threads()));
-cleanup:
-  gs_coo_destroy(&A);
-  return st;
-}
+#define FILE_ORIGIN(p) {(p), NULL, NULL, 0}
+#define MEM_ORIGIN(nm, d, n) {NULL, (nm), (d), (n)}
 
 gs_status_t gs_mm_read_coo(const char *path, gs_coo_t **out)
 {
   if (!out) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_mm_read_coo: out is NULL");
   *out = NULL;
   if (!path) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_mm_read_coo: path is NULL");
-  return read_any(path, NULL, NULL, 0, WANT_COO, out, NULL, NULL);
+  const mm_origin o = FILE_ORIGIN(path);
+  return read_any(&o, WANT_COO, 0, out, NULL, NULL, NULL, NULL);
+}
+
+gs_status_t gs_mm_read_csr_ex(const char *path, unsigned flags, gs_csr_t **out,
+                              gs_mm_info_t *info)
+{
+  if (!out) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_mm_read_csr_ex: out is NULL");
+  *out = NULL;
+  if (!path) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_mm_read_csr_ex: path is NULL");
+  if (flags & ~GS_MM_STRICT)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_mm_read_csr_ex: unknown flags 0x%x",
+                    flags & ~GS_MM_STRICT);
+  const mm_origin o = FILE_ORIGIN(path);
+  return read_any(&o, WANT_CSR, flags, NULL, out, NULL, NULL, info);
 }
 
 gs_status_t gs_mm_read_csr(const char *path, gs_csr_t **out)
@@ -1111,7 +1444,7 @@ gs_status_t gs_mm_read_csr(const char *path, gs_csr_t **out)
   if (!out) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_mm_read_csr: out is NULL");
   *out = NULL;
   if (!path) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_mm_read_csr: path is NULL");
-  return read_csr_any(path, NULL, NULL, 0, out);
+  return gs_mm_read_csr_ex(path, 0, out, NULL);
 }
 
 gs_status_t gs_mm_read_vector(const char *path, gs_val_t **out, gs_idx_t *len)
@@ -1120,7 +1453,8 @@ gs_status_t gs_mm_read_vector(const char *path, gs_val_t **out, gs_idx_t *len)
   *out = NULL;
   *len = 0;
   if (!path) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_mm_read_vector: path is NULL");
-  return read_any(path, NULL, NULL, 0, WANT_VECTOR, NULL, out, len);
+  const mm_origin o = FILE_ORIGIN(path);
+  return read_any(&o, WANT_VECTOR, 0, NULL, NULL, out, len, NULL);
 }
 
 gs_status_t gs_mm_read_coo_mem(const char *name, const void *data, size_t len, gs_coo_t **out)
@@ -1129,16 +1463,27 @@ gs_status_t gs_mm_read_coo_mem(const char *name, const void *data, size_t len, g
   *out = NULL;
   if (!name || (!data && len > 0))
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_mm_read_coo_mem: name or data is NULL");
-  return read_any(NULL, name, data, len, WANT_COO, out, NULL, NULL);
+  const mm_origin o = MEM_ORIGIN(name, data, len);
+  return read_any(&o, WANT_COO, 0, out, NULL, NULL, NULL, NULL);
 }
 
-gs_status_t gs_mm_read_csr_mem(const char *name, const void *data, size_t len, gs_csr_t **out)
+gs_status_t gs_mm_read_csr_mem_ex(const char *name, const void *data, size_t len, unsigned flags,
+                                  gs_csr_t **out, gs_mm_info_t *info)
 {
   if (!out) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_mm_read_csr_mem: out is NULL");
   *out = NULL;
   if (!name || (!data && len > 0))
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_mm_read_csr_mem: name or data is NULL");
-  return read_csr_any(NULL, name, data, len, out);
+  if (flags & ~GS_MM_STRICT)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_mm_read_csr_mem: unknown flags 0x%x",
+                    flags & ~GS_MM_STRICT);
+  const mm_origin o = MEM_ORIGIN(name, data, len);
+  return read_any(&o, WANT_CSR, flags, NULL, out, NULL, NULL, info);
+}
+
+gs_status_t gs_mm_read_csr_mem(const char *name, const void *data, size_t len, gs_csr_t **out)
+{
+  return gs_mm_read_csr_mem_ex(name, data, len, 0, out, NULL);
 }
 
 gs_status_t gs_mm_read_vector_mem(const char *name, const void *data, size_t len,
@@ -1149,5 +1494,6 @@ gs_status_t gs_mm_read_vector_mem(const char *name, const void *data, size_t len
   *n = 0;
   if (!name || (!data && len > 0))
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_mm_read_vector_mem: name or data is NULL");
-  return read_any(NULL, name, data, len, WANT_VECTOR, NULL, out, n);
+  const mm_origin o = MEM_ORIGIN(name, data, len);
+  return read_any(&o, WANT_VECTOR, 0, NULL, NULL, out, n, NULL);
 }

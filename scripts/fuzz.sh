@@ -3,7 +3,9 @@
 #
 # Builds fuzz/mm_read_fuzz.c with the reader's sources under clang's libFuzzer, AddressSanitizer
 # and UndefinedBehaviorSanitizer in build-fuzz/ (no CUDA needed), then runs it for SECONDS
-# (default 60) on one core, from a seed corpus of tests/data/ok and tests/data/bad. New inputs
+# (default 60) on one core, from a seed corpus of tests/data/ok, tests/data/bad and fuzz/seeds
+# (hostile shapes: declared sizes, both triangles, summed infinities), with the dictionary
+# fuzz/mm.dict (the banner's words, size lines, edge numbers, BOM/CR/NUL bytes). New inputs
 # it finds are kept in build-fuzz/corpus for the next run. Exits non-zero on a crash, a
 # sanitizer report or a broken contract (the input is written to build-fuzz/crash-*), and 0
 # with one line "fuzz: skipped: <reason>" when clang or libFuzzer is not available.
@@ -43,11 +45,12 @@ srcs="fuzz/mm_read_fuzz.c io/mm.c io/mm_read.c io/mm_float.c io/mm_csr.c io/mm_p
   -lpthread -lm
 
 mkdir -p "$out/corpus" "$out/seeds"
-cp tests/data/ok/*.mtx tests/data/bad/*.mtx "$out/seeds/"
+cp tests/data/ok/*.mtx tests/data/bad/*.mtx fuzz/seeds/*.mtx "$out/seeds/"
 cd "$out"
 set +e
 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1} \
   ./mm_read_fuzz -max_total_time="$secs" -max_len=4096 -timeout=20 -rss_limit_mb=2048 \
+  -dict=../fuzz/mm.dict \
   -print_final_stats=1 "$@" corpus seeds 2>&1 | tee fuzz.log | grep -v '^#[0-9]*.*\(NEW\|REDUCE\|pulse\)' 
 rc=${PIPESTATUS[0]}
 set -e

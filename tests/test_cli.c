@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tests/testutil.h"
@@ -331,7 +332,8 @@ static void test_check_host_layouts(void)
   CU_ASSERT(one_line_error());
   if (!gs_test_have_matrix("west0479")) return;
   snprintf(args, sizeof args, "check '%s' --json", gs_test_matrix("west0479"));
-  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err),
+                  gs_device_count() > 0 ? 0 : 3); /* 3: device kernels not checked */
   CU_ASSERT(strstr(out, "\"results\":[") != NULL);
   CU_ASSERT(strstr(out, "\"host\":\"fail\"") == NULL);
   for (int b = 0; b < gs_spmv_backend_count(); ++b) {
@@ -350,7 +352,8 @@ static void test_check_float(void)
   char args[4200];
   if (!gs_test_have_matrix("west0479")) return;
   snprintf(args, sizeof args, "check '%s' --json --precision float", gs_test_matrix("west0479"));
-  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err),
+                  gs_device_count() > 0 ? 0 : 3); /* 3: device kernels not checked */
   CU_ASSERT(strstr(out, "\"precision\":\"float\"") != NULL);
   CU_ASSERT(strstr(out, "\"max_bound_ratio\"") != NULL);
   CU_ASSERT(strstr(out, "\"host\":\"fail\"") == NULL && strstr(out, "\"device\":\"fail\"") == NULL);
@@ -370,6 +373,225 @@ static void test_check_float(void)
   CU_ASSERT(strstr(out, "float: takes --precision float") != NULL);
 }
 
+
+/* ---- hostile input files (issue 35) --------------------------------------------------------- */
+
+/* A launcher that runs the CLI under an address-space limit of `kib` KiB. */
+static const char *ulimit_prefix(long kib)
+{
+  static char p[128];
+  snprintf(p, sizeof p, "sh -c 'ulimit -v %ld && exec \"$0\" \"$@\"'", kib);
+  return p;
+}
+
+/* Runs `args` under a 1 GiB address-space limit; where the binary itself cannot start so
+ * (exit 127: its libraries do not fit), under 4 GiB, still far below what the files ask. */
+static int cli_limited(const char *args)
+{
+  int rc = gs_test_cli_under(ulimit_prefix(1048576), args, out, sizeof out, err, sizeof err);
+  if (rc == 127) {
+    fprintf(stderr, "  (gpusolve does not start under 1 GiB of address space: 4 GiB)\n");
+    rc = gs_test_cli_under(ulimit_prefix(4194304), args, out, sizeof out, err, sizeof err);
+  }
+  return rc;
+}
+
+static int write_bytes(const char *path, const void *t, size_t n)
+{
+  FILE *f = fopen(path, "wb");
+  if (!f) return -1;
+  size_t w = fwrite(t, 1, n, f);
+  return (fclose(f) == 0 && w == n) ? 0 : -1;
+}
+
+/* A file declaring 2^31 - 1 rows in 78 bytes exits 2 with the memory it would take, under a
+ * 1 GiB address-space limit (not killed, not an allocation failure), for info and select. */
+static void test_declared_huge(void)
+{
+  char path[4608], args[4800], want[4800];
+  snprintf(path, sizeof path, "%s", gs_test_tmpfile("huge.mtx"));
+  const char text[] = "%%MatrixMarket matrix coordinate real general\n"
+                      "2147483647 2147483647 1\n1 1 1.0\n";
+  CU_ASSERT_FATAL(write_bytes(path, text, sizeof text - 1) == 0);
+  snprintf(want, sizeof want,
+           "gpusolve: %s: declares 2147483647 x 2147483647 with 1 entries: needs 32.0 GiB, more "
+           "than the ",
+           path);
+  const char *cmds[] = {"info '%s'", "info --json '%s'", "select --rule '%s'"};
+  for (int k = 0; k < 3; ++k) {
+    snprintf(args, sizeof args, cmds[k], path);
+    int rc = cli_limited(args);
+    if (rc != 2 || strncmp(err, want, strlen(want)) != 0)
+      fprintf(stderr, "  %s: exit %d: %s", args, rc, err);
+    CU_ASSERT_EQUAL(rc, 2);
+    CU_ASSERT(one_line_error());
+    CU_ASSERT(strncmp(err, want, strlen(want)) == 0);
+    CU_ASSERT(strstr(err, " available\n") != NULL);
+    CU_ASSERT_STRING_EQUAL(out, "");
+  }
+}
+
+/* No line past 1 MiB: /dev/zero stops at once naming its NUL bytes (under `timeout`, so that a
+ * regression fails rather than hangs), a .gz of 4 MB holding a 1 GB line stops under the 1 GiB
+ * limit at line 2. The .gz is made by the gzip program (members of 1 MiB, concatenated). */
+static void test_line_bound_cli(void)
+{
+  CU_ASSERT_EQUAL(gs_test_cli_under("timeout 20", "info /dev/zero", out, sizeof out, err,
+                                    sizeof err), 2);
+  CU_ASSERT(one_line_error());
+  CU_ASSERT(strstr(err, "gpusolve: /dev/zero:1: NUL bytes") == err);
+
+  if (!gs_mm_has_gzip()) return;
+  char x[4608], nl[4608], hd[4608], gz[4608], cmd[40000];
+  snprintf(x, sizeof x, "%s", gs_test_tmpfile("x.txt"));
+  snprintf(nl, sizeof nl, "%s", gs_test_tmpfile("nl.txt"));
+  snprintf(hd, sizeof hd, "%s", gs_test_tmpfile("hd.txt"));
+  snprintf(gz, sizeof gz, "%s", gs_test_tmpfile("longline.mtx.gz"));
+  const size_t mib = (size_t)1 << 20;
+  char *buf = malloc(mib);
+  CU_ASSERT_FATAL(buf != NULL);
+  memset(buf, 'x', mib);
+  const char *banner = "%%MatrixMarket matrix coordinate real general\n";
+  CU_ASSERT_FATAL(write_bytes(x, buf, mib) == 0);
+  CU_ASSERT_FATAL(write_bytes(nl, "\n", 1) == 0);
+  CU_ASSERT_FATAL(write_bytes(hd, banner, strlen(banner)) == 0);
+  free(buf);
+  snprintf(cmd, sizeof cmd,
+           "command -v gzip >/dev/null || exit 3; gzip -9 '%s' '%s' '%s' || exit 1; "
+           "cat '%s.gz' > '%s' && i=0 && while [ $i -lt %d ]; do cat '%s.gz'; i=$((i+1)); "
+           "done >> '%s' && cat '%s.gz' >> '%s'",
+           x, nl, hd, hd, gz, gs_test_quick() ? 64 : 1024, x, gz, nl, gz);
+  int rc = system(cmd);
+  if (!WIFEXITED(rc) || WEXITSTATUS(rc) != 0) {
+    fprintf(stderr, "  (no gzip program: the .gz long-line case is skipped)\n");
+    return;
+  }
+  char args[4800], want[4800];
+  snprintf(args, sizeof args, "info '%s'", gz);
+  snprintf(want, sizeof want, "gpusolve: %s:2: line longer than 1 MiB\n", gz);
+  CU_ASSERT_EQUAL(cli_limited(args), 2);
+  CU_ASSERT_STRING_EQUAL(err, want);
+  CU_ASSERT_STRING_EQUAL(out, "");
+}
+
+/* Refused by file and line, exit 2: duplicates summing to infinity, a skew-symmetric file with
+ * both triangles, an integer past 2^53, a byte-order mark, CR line ends. */
+static void test_refused_files(void)
+{
+  const struct {
+    const char *file, *cause;
+  } cases[] = {
+    {"dup_inf.mtx", ":5: entry (1, 1) and the earlier ones at its position sum to +inf"},
+    {"skew_both.mtx", ":5: entry (1, 2) lies above the diagonal, entry (2, 1) on line 3"},
+    {"int_beyond_2p53.mtx", ":4: integer out of range: '9007199254740993'"},
+    {"int_beyond_int64.mtx", ":3: integer out of range: '-99999999999999999999'"},
+    {"bom.mtx", ":1: a UTF-8 byte-order mark (EF BB BF)"},
+    {"cr_only.mtx", ":1: a CR inside the line: lines ended by a CR alone (classic Mac OS)"},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; ++k) {
+    char rel[64], args[4800], want[4800];
+    snprintf(rel, sizeof rel, "bad/%s", cases[k].file);
+    const char *path = gs_test_data(rel);
+    snprintf(want, sizeof want, "gpusolve: %s%s", path, cases[k].cause);
+    snprintf(args, sizeof args, "info '%s'", path);
+    int rc = gs_test_cli(args, out, sizeof out, err, sizeof err);
+    if (rc != 2 || strncmp(err, want, strlen(want)) != 0)
+      fprintf(stderr, "  %s: exit %d: %s  want %s...\n", cases[k].file, rc, err, want);
+    CU_ASSERT_EQUAL(rc, 2);
+    CU_ASSERT(one_line_error());
+    CU_ASSERT(strncmp(err, want, strlen(want)) == 0);
+  }
+}
+
+/* A symmetric file with both triangles: read with ONE warning line naming the counts, refused
+ * under --strict by every command that reads a matrix (info, select --rule), still refused
+ * after the file (switch order is free). */
+static void test_both_triangles_cli(void)
+{
+  char path[4608], args[4800], want[4800];
+  snprintf(path, sizeof path, "%s", gs_test_tmpfile("both.mtx"));
+  const char text[] = "%%MatrixMarket matrix coordinate real symmetric\n3 3 4\n1 1 4\n2 1 -1\n"
+                      "1 2 -1.5\n3 2 2\n";
+  CU_ASSERT_FATAL(write_bytes(path, text, sizeof text - 1) == 0);
+  snprintf(want, sizeof want,
+           "gpusolve: warning: %s: symmetric file with entries on both sides of the diagonal "
+           "(2 below, 1 above)",
+           path);
+  const char *ok[] = {"info '%s'", "info --json '%s'", "select --rule '%s'"};
+  for (int k = 0; k < 3; ++k) {
+    snprintf(args, sizeof args, ok[k], path);
+    CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+    CU_ASSERT(strncmp(err, want, strlen(want)) == 0);
+    CU_ASSERT(strchr(err, '\n') == err + strlen(err) - 1); /* one line */
+    CU_ASSERT(strstr(err, "--strict") != NULL);
+  }
+  CU_ASSERT(out[0] != '\0'); /* and select's report */
+  snprintf(want, sizeof want, "gpusolve: %s:5: entry (1, 2) lies above the diagonal", path);
+  const char *strict[] = {"info --strict '%s'", "info '%s' --strict", "select --rule --strict '%s'"};
+  for (int k = 0; k < 3; ++k) {
+    snprintf(args, sizeof args, strict[k], path);
+    CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 2);
+    CU_ASSERT(one_line_error());
+    CU_ASSERT(strncmp(err, want, strlen(want)) == 0);
+    CU_ASSERT_STRING_EQUAL(out, "");
+  }
+  /* one triangle: no warning, and --strict reads it */
+  snprintf(args, sizeof args, "info --strict '%s'", gs_test_data("ok/sym_lower.mtx"));
+  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT_STRING_EQUAL(err, "");
+  CU_ASSERT_EQUAL(gs_test_cli("info --strict", out, sizeof out, err, sizeof err), 2);
+  CU_ASSERT(one_line_error());
+}
+
+/* info tells the value field and the entries stored in the file (from its size line). */
+static void test_info_field_and_stored(void)
+{
+  const char *files[] = {"ok/pattern_sym.mtx", "ok/integer.mtx", "ok/sym_lower.mtx"};
+  const char *fields[] = {"pattern", "integer", "real"};
+  for (int k = 0; k < 3; ++k) {
+    const char *path = gs_test_data(files[k]);
+    FILE *f = fopen(path, "r");
+    CU_ASSERT_FATAL(f != NULL);
+    char line[512], banner[512] = "";
+    long long m = 0, n = 0, stored = -1;
+    while (fgets(line, sizeof line, f)) {
+      if (!banner[0]) snprintf(banner, sizeof banner, "%s", line);
+      if (line[0] != '%' && sscanf(line, "%lld %lld %lld", &m, &n, &stored) == 3) break;
+    }
+    fclose(f);
+    CU_ASSERT_FATAL(stored >= 0);
+    char args[4800], want[512];
+    snprintf(args, sizeof args, "info '%s' --json", path);
+    CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(json_ll(out, "stored_entries"), stored);
+    snprintf(want, sizeof want, "\"field\":\"%s\"", fields[k]);
+    CU_ASSERT(strstr(out, want) != NULL);
+    CU_ASSERT(strstr(banner, fields[k]) != NULL); /* the test's own table agrees with the file */
+    snprintf(args, sizeof args, "info '%s'", path);
+    CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+    snprintf(want, sizeof want, " coordinate %s ", fields[k]);
+    CU_ASSERT(strstr(out, want) != NULL);
+    snprintf(want, sizeof want, ", %lld entries stored\n", stored);
+    CU_ASSERT(strstr(out, want) != NULL);
+  }
+}
+
+/* A failed write to standard output is not a success (/dev/full). */
+static void test_info_stdout_full(void)
+{
+  if (access("/dev/full", W_OK) != 0) return;
+  const char *prefix = "sh -c 'exec \"$0\" \"$@\" >/dev/full'";
+  char args[4800];
+  snprintf(args, sizeof args, "info '%s'", gs_test_data("ok/sym_lower.mtx"));
+  CU_ASSERT_EQUAL(gs_test_cli_under(prefix, args, out, sizeof out, err, sizeof err), 2);
+  CU_ASSERT(one_line_error());
+  snprintf(args, sizeof args, "info --json '%s'", gs_test_data("ok/sym_lower.mtx"));
+  CU_ASSERT_EQUAL(gs_test_cli_under(prefix, args, out, sizeof out, err, sizeof err), 2);
+  CU_ASSERT(one_line_error());
+  CU_ASSERT_EQUAL(gs_test_cli_under(prefix, "info --help", out, sizeof out, err, sizeof err), 2);
+  CU_ASSERT(one_line_error());
+}
+
 int main(void)
 {
   CU_TestInfo tests[] = {{"info agrees with MANIFEST.tsv", test_info_matches_manifest},
@@ -383,6 +605,12 @@ int main(void)
                          {"check host layouts", test_check_host_layouts},
                          {"check --precision float", test_check_float},
                          {"batch usage and errors", test_batch_usage},
+                         {"declared-huge file: exit 2 within 1 GiB", test_declared_huge},
+                         {"line bound: /dev/zero, a 1 GB line in a .gz", test_line_bound_cli},
+                         {"refused files: file, line, cause", test_refused_files},
+                         {"both triangles: warning, --strict", test_both_triangles_cli},
+                         {"info: value field and stored entries", test_info_field_and_stored},
+                         {"info to a full stdout exits 2", test_info_stdout_full},
                          CU_TEST_INFO_NULL};
   return gs_test_main("cli", tests, 0);
 }

@@ -23,6 +23,59 @@ gs_status_t gs_mm_read_coo(const char *path, gs_coo_t **out);
 /** As gs_mm_read_coo, then converted to CSR (duplicates summed, explicit zeros kept). */
 gs_status_t gs_mm_read_csr(const char *path, gs_csr_t **out);
 
+/*
+ * What every read refuses besides malformed text (GS_ERR_PARSE unless said otherwise, with
+ * "FILE:LINE: cause" or "FILE: cause"):
+ *  - a line longer than GS_MM_LINE_MAX bytes (binary data and classic Mac OS line ends, a CR
+ *    alone, are named as such), a UTF-8 or UTF-16 byte-order mark before the banner;
+ *  - integer-field values beyond 2^53 in magnitude ("integer out of range": not exact as
+ *    doubles);
+ *  - duplicates whose sum is not finite (CSR and vector reads; the line of the entry that made
+ *    it so);
+ *  - a skew-symmetric coordinate file with entries on both sides of the diagonal;
+ *  - a file that declares more than memory can hold: before any array is allocated, the
+ *    entries the file can hold (its size bounds them: a line per entry for a plain file,
+ *    gzip's 1032:1 ratio for a .gz; the declared count for a pipe) and the declared rows are
+ *    priced (COO, CSR with its rows + 1 row pointers) against the memory the process may still
+ *    take (MemAvailable, a cgroup limit, ulimit -v): GS_ERR_HOST_MEMORY with "FILE: declares
+ *    R x C with N entries: needs X GiB, more than the Y GiB available". Arrays then grow with
+ *    the entries actually read.
+ */
+/** Longest line the reader takes, in bytes before its '\n': 1 MiB. */
+#define GS_MM_LINE_MAX ((size_t)1 << 20)
+
+/** Value field of a Matrix Market file. */
+typedef enum gs_mm_field {
+  GS_MM_FIELD_REAL = 0,
+  GS_MM_FIELD_INTEGER = 1,
+  GS_MM_FIELD_PATTERN = 2
+} gs_mm_field_t;
+
+/** "real", "integer", "pattern"; "unknown" for any other value. */
+const char *gs_mm_field_string(gs_mm_field_t field);
+
+/** What a file held, as gs_mm_read_csr_ex reports it. */
+typedef struct gs_mm_info {
+  int array;              /* 1: `matrix array` (dense), 0: `matrix coordinate` */
+  gs_mm_field_t field;
+  gs_symmetry_t symmetry; /* as stored */
+  int64_t rows, cols;
+  int64_t stored;         /* entries (array: values) in the file: before symmetric expansion,
+                             duplicates counted */
+  int64_t lower, upper;   /* symmetric or skew coordinate files: stored entries below / above
+                             the diagonal. Both nonzero in a symmetric file: each entry is still
+                             mirrored, so a pair (i, j), (j, i) adds up (as SciPy reads it);
+                             callers should warn, GS_MM_STRICT refuses. 0 otherwise. */
+} gs_mm_info_t;
+
+/** Flags of gs_mm_read_csr_ex. */
+#define GS_MM_STRICT 1u /* refuse a symmetric file with entries on both sides of the diagonal */
+
+/** gs_mm_read_csr with flags (GS_MM_STRICT, or 0) and, when info is not NULL, what the file
+ *  held (filled on success). */
+gs_status_t gs_mm_read_csr_ex(const char *path, unsigned flags, gs_csr_t **out,
+                              gs_mm_info_t *info);
+
 /**
  * Threads of the Matrix Market reader. A plain (not gzip) regular file in coordinate format is
  * split at line boundaries into parts parsed on several threads, and the CSR of gs_mm_read_csr
@@ -52,14 +105,34 @@ gs_status_t gs_mm_read_vector(const char *path, gs_val_t **out, gs_idx_t *len);
 int gs_mm_has_gzip(void);
 
 /** Writes A as `matrix coordinate real general` (1-based, %.17g, reads back bit for bit),
- *  gzip-compressed when path ends in ".gz". Written to a temporary file renamed into place, so
- *  a failure leaves no partial file. Non-finite values are refused (GS_ERR_INVALID_ARG). */
+ *  gzip-compressed when path ends in ".gz". Non-finite values are refused (GS_ERR_INVALID_ARG).
+ *  A regular file is written to a temporary in its folder renamed into place (a failure leaves
+ *  no partial file, the old one whole) and keeps its mode; a symbolic link's target is written
+ *  (the link stays); a device, a FIFO and /dev/stdout (/dev/fd/N) are written in place; a
+ *  folder, a read-only file and a folder that does not exist or is not writable are refused
+ *  (GS_ERR_IO, "PATH: cause"); "" is GS_ERR_INVALID_ARG. */
 gs_status_t gs_mm_write_csr(const char *path, const gs_csr_t *A);
 /** Same to an open stream (no cleanup of partial output possible). */
 gs_status_t gs_mm_write_csr_stream(FILE *f, const gs_csr_t *A);
+/** gs_mm_write_csr with the storage named: GS_SYM_GENERAL (every entry), GS_SYM_SYMMETRIC (the
+ *  lower triangle and the diagonal: about half the file) or GS_SYM_SKEW (the strict lower
+ *  triangle). Symmetric storage needs A == A^T (skew: A == -A^T, no diagonal entry) bit for bit
+ *  and rows with increasing columns, as the generators and the reader make them; otherwise
+ *  GS_ERR_INVALID_ARG, naming the first entry without its mirror, before any file is made.
+ *  Reading the file back gives A again. */
+gs_status_t gs_mm_write_csr_sym(const char *path, const gs_csr_t *A, gs_symmetry_t storage);
+gs_status_t gs_mm_write_csr_stream_sym(FILE *f, const gs_csr_t *A, gs_symmetry_t storage);
 
-/** Writes a vector as `matrix array real general` with one column. */
+/** Writes a vector as `matrix array real general` with one column (files as gs_mm_write_csr). */
 gs_status_t gs_mm_write_vector(const char *path, const gs_val_t *x, gs_idx_t len);
+
+/** Checks, before any work, that the writers above could write path (the rules of
+ *  gs_mm_write_csr, and a ".gz" name in a build without zlib: GS_ERR_UNSUPPORTED); creates and
+ *  opens nothing. */
+gs_status_t gs_mm_check_output(const char *path);
+/** Removes the temporary files of the writes in progress (every thread). Async-signal-safe: for
+ *  a program's SIGINT/SIGTERM handler, which then restores the default action and re-raises. */
+void gs_mm_remove_temporaries(void);
 
 /* ---- generators: the papers' synthetic matrices ---------------------------------------- */
 
