@@ -2,10 +2,12 @@
  * kernels against the vendor's alternatives (the batch as one block-diagonal matrix, a loop of
  * calls, cuSPARSE's strided batches where the batch is uniform) and our own single-matrix ones in
  * the same run, and the batched CG / BiCGSTAB. */
+#define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "apps/cli.h"
 
@@ -91,6 +93,20 @@ static int input_paths(const char *path, char ***out, int *n)
   } else {
     FILE *f = fopen(path, "r");
     if (!f) return cli_fail(CLI_BAD_INPUT, "batch: cannot open '%s' (a folder or a list file)", path);
+    /* a matrix given where the list goes: its lines are no paths */
+    char head[16] = "";
+    const size_t got = fread(head, 1, sizeof head - 1, f);
+    if (got >= 14 && !strncasecmp(head, "%%MatrixMarket", 14)) {
+      fclose(f);
+      return cli_fail(CLI_BAD_INPUT, "batch: '%s' is a Matrix Market file; batch takes a folder of "
+                      ".mtx files or a list file of matrices, one path per line", path);
+    }
+    if (got >= 2 && (unsigned char)head[0] == 0x1f && (unsigned char)head[1] == 0x8b) {
+      fclose(f);
+      return cli_fail(CLI_BAD_INPUT, "batch: '%s' is gzip-compressed (a matrix?); batch takes a "
+                      "folder of .mtx files or a list file of matrices, one path per line", path);
+    }
+    rewind(f);
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');
@@ -320,6 +336,9 @@ int cmd_batch(int argc, char **argv)
     if (!strcmp(solve, "cg")) method = GS_SOLVER_CG;
     else if (!strcmp(solve, "bicgstab")) method = GS_SOLVER_BICGSTAB;
     else return cli_fail(CLI_BAD_INPUT, "batch: invalid value '%s' for --solve (cg, bicgstab)", solve);
+    if (rtol == 0.0 && atol == 0.0) /* as solve: no problem could stop before --maxit */
+      return cli_fail(CLI_BAD_INPUT, "batch: a solve with --rtol 0 and --atol 0 cannot converge; "
+                      "give a positive --rtol or --atol");
   }
   if (format && strcmp(format, "all") && strcmp(format, "auto")) {
     int ok = 0;

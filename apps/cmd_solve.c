@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "apps/cli.h"
+#include "apps/cli_out.h"
 #include "apps/cli_select.h"
 #include "apps/cli_spmv.h"
 #include "apps/svg.h"
@@ -78,7 +79,8 @@ static const char *usage_text =
     "                    D times its largest value since the last replacement (default\n"
     "                    0.1); 0: cg runs the refinement loop as the other solvers do\n"
     "  --rtol R          relative tolerance (default 1e-8)\n"
-    "  --atol A          absolute tolerance (default 0)\n"
+    "  --atol A          absolute tolerance (default 0; --rtol 0 with --atol 0 is\n"
+    "                    refused: no solve could stop before --maxit)\n"
     "  --maxit N         iteration limit (default 10000; GMRES: inner iterations)\n"
     "  --restart M       GMRES restart length (default 30)\n"
     "  --check-every K   read the residual norm on the host every K iterations, or auto\n"
@@ -101,6 +103,10 @@ static const char *usage_text =
     "                    is the one that multiplies)\n"
     "  --x0 FILE         initial guess (Matrix Market vector; default 0)\n"
     "  -o, --output FILE write the solution x as a Matrix Market vector\n"
+    "                    (-o and --plot are checked before any work: a missing folder,\n"
+    "                    a folder, a read-only file are refused; a file is replaced only\n"
+    "                    when complete, keeping its mode; a link's target is written,\n"
+    "                    a device, FIFO or /dev/stdout in place)\n"
     "  --monitor         print the residual norm at every iteration\n"
     "  --json            one JSON document on stdout\n"
     "  --gpus LIST       solve across several GPUs (0,1 or a count): see\n"
@@ -429,7 +435,7 @@ static int write_plot(const char *path, const char *label, const char *method, c
     free(b);
     free(sp);
   }
-  return rc == 0 ? CLI_OK : cli_fail(CLI_BAD_INPUT, "solve: cannot write the plot %s", path);
+  return rc == 0 ? CLI_OK : cli_fail(CLI_BAD_INPUT, "solve: --plot: %s", gs_last_error());
 }
 
 /* Products of A (or A^T) one iteration of method m costs, for auto's amortisation. */
@@ -703,6 +709,16 @@ int cmd_solve(int argc, char **argv)
       (gs_method_flags((gs_method_t)method) & GS_METHOD_LEAST_SQUARES))
     return cli_fail(CLI_BAD_INPUT, "solve: --precision mixed-refine refines square systems A x "
                     "= b; %s is a least-squares method", solver);
+
+  /* A stop test that nothing meets: every solve would run to --maxit and report failure
+   * (the library allows it, for fixed-count runs such as bench/persist_bench) */
+  if (rtol == 0.0 && atol == 0.0)
+    return cli_fail(CLI_BAD_INPUT, "solve: a solve with --rtol 0 and --atol 0 cannot converge "
+                    "(it stops only at --maxit, as not converged); give a positive --rtol or "
+                    "--atol");
+  /* Output paths before any work: a typo must not cost the whole solve */
+  if (out_path && (rc = cli_out_check("solve", "-o", out_path, 1)) != CLI_OK) return rc;
+  if (plot_path && (rc = cli_out_check("solve", "--plot", plot_path, 0)) != CLI_OK) return rc;
 
   gs_csr_t *H = NULL;
   gs_context_t *ctx = NULL;

@@ -1,10 +1,17 @@
 /* apps/svg.c: the SVG charts of `--plot` (see apps/svg.h). Fixed layout, system fonts, one
- * <polyline> per series; long histories are thinned to about 2000 points per series. */
+ * <polyline> per series; long histories are thinned to about 2000 points per series. Files are
+ * written as the Matrix Market writer writes them (io/outfile.h: a temporary renamed into place,
+ * a link's target, a device in place). */
+#define _POSIX_C_SOURCE 200809L
 #include "apps/svg.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "core/error.h"
+#include "io/outfile.h"
 
 static const char *const palette[] = {"#4878d0", "#ee854a", "#6acc64", "#d65f5f", "#956cb4",
                                       "#8c613c", "#dc7ec0", "#797979", "#d5bb67", "#82c6e2"};
@@ -54,10 +61,16 @@ static void x_grid(FILE *f, int left, double width, int top, int base, double xm
   }
 }
 
-static FILE *open_svg(const char *path, int w, int h)
+static FILE *open_svg(gs_outfile_t *o, const char *path, int w, int h)
 {
-  FILE *f = fopen(path, "w");
-  if (!f) return NULL;
+  if (gs_outfile_open(o, path) != GS_SUCCESS) return NULL;
+  FILE *f = fdopen(o->fd, "w");
+  if (!f) {
+    GS_ERROR(GS_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+    gs_outfile_abort(o);
+    return NULL;
+  }
+  o->fd = -1; /* the stream's now */
   fprintf(f,
           "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
           "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
@@ -66,11 +79,18 @@ static FILE *open_svg(const char *path, int w, int h)
   return f;
 }
 
-static int close_svg(FILE *f)
+static int close_svg(gs_outfile_t *o, FILE *f, const char *path)
 {
   fputs("</svg>\n", f);
-  int bad = ferror(f);
-  return (fclose(f) != 0 || bad) ? -1 : 0;
+  const int bad = ferror(f);
+  int err = bad ? errno : 0;
+  if (fclose(f) != 0 && !err) err = errno;
+  if (bad || err) {
+    GS_ERROR(GS_ERR_IO, "%s: write failed: %s", path, err ? strerror(err) : "unknown error");
+    gs_outfile_abort(o);
+    return -1;
+  }
+  return gs_outfile_commit(o) == GS_SUCCESS ? 0 : -1;
 }
 
 int svg_bars(const char *path, const char *title, const char *unit, const char *a_name,
@@ -84,7 +104,8 @@ int svg_bars(const char *path, const char *title, const char *unit, const char *
             bottom = 44;
   const int H = top + row * (n > 0 ? n : 1) + bottom;
   const double plot_w = W - left - right;
-  FILE *f = open_svg(path, W, H);
+  gs_outfile_t o;
+  FILE *f = open_svg(&o, path, W, H);
   if (!f) return -1;
   double vmax = 0.0;
   for (int i = 0; i < n; ++i)
@@ -122,7 +143,7 @@ int svg_bars(const char *path, const char *title, const char *unit, const char *
   }
   fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n", left, top,
           left, H - bottom);
-  return close_svg(f);
+  return close_svg(&o, f, path);
 }
 
 int svg_lines(const char *path, const char *title, const char *xlabel, const char *ylabel,
@@ -130,7 +151,8 @@ int svg_lines(const char *path, const char *title, const char *xlabel, const cha
 {
   const int W = 860, H = 500, left = 78, right = 24, top = 44, bottom = 56;
   const double pw = W - left - right, ph = H - top - bottom;
-  FILE *f = open_svg(path, W, H);
+  gs_outfile_t o;
+  FILE *f = open_svg(&o, path, W, H);
   if (!f) return -1;
   double xmax = 1.0, lo = INFINITY, hi = -INFINITY;
   for (int s = 0; s < nseries; ++s)
@@ -187,5 +209,5 @@ int svg_lines(const char *path, const char *title, const char *xlabel, const cha
             palette[s % NPALETTE]);
     text(f, W - right - 144.0, ly, "start", 11, S->name);
   }
-  return close_svg(f);
+  return close_svg(&o, f, path);
 }

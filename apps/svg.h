@@ -21,11 +21,12 @@ typedef struct svg_series {
 } svg_series_t;
 
 /** Horizontal bars, a and b stacked, named a_name and b_name in the legend, `unit` after the
- *  value labels. Returns 0, or -1 with errno set when the file cannot be written. */
+ *  value labels. Returns 0, or -1 with the cause in gs_last_error() when the file cannot be
+ *  written (nothing is left behind: the file is replaced only when complete). */
 int svg_bars(const char *path, const char *title, const char *unit, const char *a_name,
              const char *b_name, const svg_bar_t *bars, int n);
 
-/** Line chart with a log10 y axis. Returns 0, or -1 with errno set. */
+/** Line chart with a log10 y axis. Returns 0, or -1 with the cause in gs_last_error(). */
 int svg_lines(const char *path, const char *title, const char *xlabel, const char *ylabel,
               const svg_series_t *series, int nseries);
 

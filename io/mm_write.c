@@ -1,20 +1,18 @@
 /* io/mm_write.c: the Matrix Market writer (CSR matrices and dense vectors, plain or .gz; a build
  * without zlib refuses a .gz name with GS_ERR_UNSUPPORTED before creating anything).
  *
- * Writing goes to a temporary file next to the target that is renamed over it at the end, so a
- * failure leaves no partial file; values are printed with %.17g, which reads back exactly. */
+ * Files go through io/outfile.c: a temporary file next to the target renamed over it at the end
+ * (a failure leaves no partial file), a link's target written, a device written in place. Values
+ * are printed with %.17g, which reads back exactly. Symmetric and skew-symmetric storage hold
+ * the lower triangle (strictly lower for skew), after a check that A mirrors itself bit for bit. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/types.h>
-#include <unistd.h>
 #ifdef GS_HAVE_ZLIB
 #include <zlib.h>
 #endif
@@ -22,6 +20,7 @@
 #include "core/error.h"
 #include "gpusolve/io.h"
 #include "io/mm_internal.h"
+#include "io/outfile.h"
 
 #define MM_OUT_BLOCK ((size_t)1 << 20)
 #define MM_OUT_LINE 96 /* longest line written: two indices and a %.17g value */
@@ -90,21 +89,34 @@ static void sink_text(mm_sink *k, const char *text)
   k->len += n;
 }
 
-/* The body of a CSR file (A validated by the caller). */
+typedef struct csr_arg {
+  const gs_csr_t *A;
+  gs_symmetry_t storage; /* general: every entry; symmetric, skew: col <= row (skew: col < row) */
+  gs_off_t stored;       /* entries written */
+} csr_arg;
+
+/* The body of a CSR file (A validated, and checked by csr_mirrors for symmetric storage). */
 static void write_csr_body(mm_sink *k, const void *arg)
 {
-  const gs_csr_t *A = arg;
-  sink_text(k, "%%MatrixMarket matrix coordinate real general\n");
+  const csr_arg *c = arg;
+  const gs_csr_t *A = c->A;
+  static const char *const banner[] = {/* by gs_symmetry_t */
+                                       "%%MatrixMarket matrix coordinate real general\n",
+                                       "%%MatrixMarket matrix coordinate real symmetric\n",
+                                       "%%MatrixMarket matrix coordinate real skew-symmetric\n"};
+  sink_text(k, banner[c->storage]);
   char *p = sink_room(k), *p0 = p;
   p = put_uint(p, (uint64_t)A->m);
   *p++ = ' ';
   p = put_uint(p, (uint64_t)A->n);
   *p++ = ' ';
-  p = put_uint(p, (uint64_t)A->nnz);
+  p = put_uint(p, (uint64_t)c->stored);
   *p++ = '\n';
   k->len += (size_t)(p - p0);
+  const int half = c->storage != GS_SYM_GENERAL, strict = c->storage == GS_SYM_SKEW;
   for (gs_idx_t i = 0; i < A->m; ++i)
     for (gs_off_t q = A->row_ptr[i]; q < A->row_ptr[i + 1]; ++q) {
+      if (half && (A->col[q] > i || (strict && A->col[q] == i))) continue;
       p = p0 = sink_room(k);
       p = put_uint(p, (uint64_t)i + 1);
       *p++ = ' ';
@@ -114,6 +126,67 @@ static void write_csr_body(mm_sink *k, const void *arg)
       *p++ = '\n';
       k->len += (size_t)(p - p0);
     }
+}
+
+/* Whether A equals A^T (skew: -A^T, and no diagonal entry) bit for bit, with every row's columns
+ * strictly increasing: then the lower triangle is the whole matrix. *lower: the entries with
+ * col <= row. One pass: a cursor per row walks its lower part while the rows above meet their
+ * upper entries in order. Returns 1, 0 (with the first mismatch in why), or -1 out of memory. */
+static int csr_mirrors(const gs_csr_t *A, int skew, gs_off_t *lower, char *why, size_t whyn)
+{
+  if (A->m != A->n) {
+    snprintf(why, whyn, "it is %d x %d, not square", A->m, A->n);
+    return 0;
+  }
+  gs_off_t *next = malloc(((size_t)A->m + 1) * sizeof *next);
+  if (!next) return -1;
+  memcpy(next, A->row_ptr, (size_t)A->m * sizeof *next);
+  int ok = 1;
+  gs_off_t low = 0;
+  for (gs_idx_t i = 0; i < A->m && ok; ++i) {
+    const gs_off_t end = A->row_ptr[i + 1];
+    /* the rows above consumed every entry left of the diagonal */
+    if (next[i] < end && A->col[next[i]] < i) {
+      snprintf(why, whyn, "entry (%d, %d) has no mirror (%d, %d)", i + 1, A->col[next[i]] + 1,
+               A->col[next[i]] + 1, i + 1);
+      ok = 0;
+      break;
+    }
+    for (gs_off_t q = A->row_ptr[i]; q < end; ++q) {
+      const gs_idx_t j = A->col[q];
+      if (q > A->row_ptr[i] && j <= A->col[q - 1]) {
+        snprintf(why, whyn, "row %d is not sorted", i + 1);
+        ok = 0;
+        break;
+      }
+      if (j < i) {
+        ++low;
+        continue;
+      }
+      if (j == i) {
+        if (skew) {
+          snprintf(why, whyn, "diagonal entry (%d, %d) in skew-symmetric storage", i + 1, i + 1);
+          ok = 0;
+          break;
+        }
+        ++low;
+        continue;
+      }
+      /* upper entry (i, j): the next lower entry of row j must be (j, i) with the mirrored value */
+      const gs_val_t want = skew ? -A->val[q] : A->val[q];
+      if (next[j] >= A->row_ptr[j + 1] || A->col[next[j]] != i ||
+          memcmp(&A->val[next[j]], &want, sizeof want) != 0) {
+        snprintf(why, whyn, "entry (%d, %d) is not mirrored by (%d, %d)", i + 1, j + 1, j + 1,
+                 i + 1);
+        ok = 0;
+        break;
+      }
+      ++next[j];
+    }
+  }
+  free(next);
+  *lower = low;
+  return ok;
 }
 
 typedef struct vec_arg {
@@ -138,16 +211,14 @@ static void write_vector_body(mm_sink *k, const void *arg)
   }
 }
 
-/* Writes body(arg) to path: through a temporary file renamed over path at the end (removed on
- * failure), gzip-compressed when path ends in ".gz". An existing path that is not a regular
- * file (a device, a FIFO) is written directly. */
+/* Writes body(arg) to path through gs_outfile (io/outfile.h: a temporary renamed into place, a
+ * link's target, a device in place), gzip-compressed when path ends in ".gz". */
 static gs_status_t write_file(const char *path, void (*body)(mm_sink *, const void *),
                               const void *arg)
 {
   gs_status_t st = GS_SUCCESS;
   char eb[128];
-  char *tmp = NULL;
-  int fd = -1, tmp_made = 0;
+  gs_outfile_t o = {.fd = -1, .slot = -1};
   mm_sink k;
   memset(&k, 0, sizeof k);
 #ifndef GS_HAVE_ZLIB
@@ -160,41 +231,10 @@ static gs_status_t write_file(const char *path, void (*body)(mm_sink *, const vo
     st = MM_ERROR(GS_ERR_HOST_MEMORY, path, 0, "out of host memory for a write buffer");
     goto cleanup;
   }
-  struct stat sb;
-  int direct = stat(path, &sb) == 0 && !S_ISREG(sb.st_mode);
-  if (direct) {
-    if (S_ISDIR(sb.st_mode)) {
-      st = MM_ERROR(GS_ERR_IO, path, 0, "cannot write: %s", gs_mm_strerror(EISDIR, eb, sizeof eb));
-      goto cleanup;
-    }
-    fd = open(path, O_WRONLY | O_TRUNC);
-    if (fd < 0) {
-      st = MM_ERROR(GS_ERR_IO, path, 0, "cannot open for writing: %s",
-                    gs_mm_strerror(errno, eb, sizeof eb));
-      goto cleanup;
-    }
-  } else {
-    size_t n = strlen(path) + 64;
-    tmp = malloc(n);
-    if (!tmp) {
-      st = MM_ERROR(GS_ERR_HOST_MEMORY, path, 0, "out of host memory");
-      goto cleanup;
-    }
-    static _Atomic unsigned counter;
-    for (int tries = 0; fd < 0; ++tries) {
-      snprintf(tmp, n, "%s.tmp.%ld.%u", path, (long)getpid(), counter++);
-      fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
-      if (fd < 0 && (errno != EEXIST || tries > 100)) {
-        st = MM_ERROR(GS_ERR_IO, path, 0, "cannot create %s: %s", tmp,
-                      gs_mm_strerror(errno, eb, sizeof eb));
-        goto cleanup;
-      }
-    }
-    tmp_made = 1;
-  }
+  GS_TRY(gs_outfile_open(&o, path));
 #ifdef GS_HAVE_ZLIB
   if (gs_mm_ends_with_gz(path)) {
-    k.gz = gzdopen(fd, "wb6");
+    k.gz = gzdopen(o.fd, "wb6");
     if (!k.gz) {
       st = MM_ERROR(GS_ERR_HOST_MEMORY, path, 0, "out of host memory opening a gzip stream");
       goto cleanup;
@@ -202,13 +242,13 @@ static gs_status_t write_file(const char *path, void (*body)(mm_sink *, const vo
   } else
 #endif
   {
-    k.f = fdopen(fd, "wb");
+    k.f = fdopen(o.fd, "wb");
     if (!k.f) {
       st = MM_ERROR(GS_ERR_IO, path, 0, "cannot write: %s", gs_mm_strerror(errno, eb, sizeof eb));
       goto cleanup;
     }
   }
-  fd = -1; /* owned by the stream now */
+  o.fd = -1; /* owned by the stream now */
   body(&k, arg);
   sink_flush(&k);
   int close_failed;
@@ -230,45 +270,64 @@ static gs_status_t write_file(const char *path, void (*body)(mm_sink *, const vo
                   k.err ? gs_mm_strerror(k.err, eb, sizeof eb) : "gzip stream error");
     goto cleanup;
   }
-  if (tmp_made) {
-    if (rename(tmp, path) != 0) {
-      st = MM_ERROR(GS_ERR_IO, path, 0, "cannot rename %s over it: %s", tmp,
-                    gs_mm_strerror(errno, eb, sizeof eb));
-      goto cleanup;
-    }
-    tmp_made = 0;
-  }
+  st = gs_outfile_commit(&o);
 cleanup:
 #ifdef GS_HAVE_ZLIB
   if (k.gz) gzclose(k.gz);
 #endif
   if (k.f) fclose(k.f);
-  if (fd >= 0) close(fd);
-  if (tmp_made) unlink(tmp);
-  free(tmp);
+  gs_outfile_abort(&o); /* nothing left to do after a commit */
   free(k.buf);
   return st;
 }
 
-gs_status_t gs_mm_write_csr(const char *path, const gs_csr_t *A)
+/* Validates A and the storage asked for, and fills the body's argument. */
+static gs_status_t csr_prepare(const char *who, const gs_csr_t *A, gs_symmetry_t storage,
+                               csr_arg *c)
 {
-  if (!path || !A) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_mm_write_csr: NULL argument");
+  char why[160];
   GS_CHECK(gs_csr_validate(A));
-  return write_file(path, write_csr_body, A);
+  c->A = A;
+  c->storage = storage;
+  c->stored = A->nnz;
+  if (storage == GS_SYM_GENERAL) return GS_SUCCESS;
+  if (storage != GS_SYM_SYMMETRIC && storage != GS_SYM_SKEW)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "%s: unknown storage %d", who, (int)storage);
+  const int r = csr_mirrors(A, storage == GS_SYM_SKEW, &c->stored, why, sizeof why);
+  if (r < 0)
+    return GS_ERROR(GS_ERR_HOST_MEMORY, "%s: out of host memory for the symmetry check", who);
+  if (r == 0)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "%s: cannot write %s storage: %s", who,
+                    storage == GS_SYM_SKEW ? "skew-symmetric" : "symmetric", why);
+  return GS_SUCCESS;
 }
 
-gs_status_t gs_mm_write_csr_stream(FILE *f, const gs_csr_t *A)
+gs_status_t gs_mm_write_csr_sym(const char *path, const gs_csr_t *A, gs_symmetry_t storage)
+{
+  csr_arg c;
+  if (!path || !A) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_mm_write_csr: NULL argument");
+  GS_CHECK(csr_prepare(path, A, storage, &c));
+  return write_file(path, write_csr_body, &c);
+}
+
+gs_status_t gs_mm_write_csr(const char *path, const gs_csr_t *A)
+{
+  return gs_mm_write_csr_sym(path, A, GS_SYM_GENERAL);
+}
+
+gs_status_t gs_mm_write_csr_stream_sym(FILE *f, const gs_csr_t *A, gs_symmetry_t storage)
 {
   gs_status_t st = GS_SUCCESS;
   char eb[128];
   mm_sink k;
+  csr_arg c;
   if (!f || !A) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_mm_write_csr_stream: NULL argument");
-  GS_CHECK(gs_csr_validate(A));
+  GS_CHECK(csr_prepare("gs_mm_write_csr_stream", A, storage, &c));
   memset(&k, 0, sizeof k);
   k.f = f;
   k.buf = malloc(MM_OUT_BLOCK);
   if (!k.buf) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory for a write buffer");
-  write_csr_body(&k, A);
+  write_csr_body(&k, &c);
   sink_flush(&k);
   if (!k.failed && fflush(f) != 0) {
     k.failed = 1;
@@ -281,6 +340,22 @@ cleanup:
   free(k.buf);
   return st;
 }
+
+gs_status_t gs_mm_write_csr_stream(FILE *f, const gs_csr_t *A)
+{
+  return gs_mm_write_csr_stream_sym(f, A, GS_SYM_GENERAL);
+}
+
+gs_status_t gs_mm_check_output(const char *path)
+{
+#ifndef GS_HAVE_ZLIB
+  if (path && gs_mm_ends_with_gz(path))
+    return MM_ERROR(GS_ERR_UNSUPPORTED, path, 0, "cannot write gzip (.gz): %s", GS_MM_NO_ZLIB);
+#endif
+  return gs_outfile_check(path);
+}
+
+void gs_mm_remove_temporaries(void) { gs_outfile_remove_temps(); }
 
 gs_status_t gs_mm_write_vector(const char *path, const gs_val_t *x, gs_idx_t len)
 {

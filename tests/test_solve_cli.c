@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tests/testutil.h"
@@ -125,6 +126,16 @@ static void test_bad_options(void)
     {"solve --x0", "--x0"},
     {"solve -o", "-o"},
     {"solve --plot", "--plot"},
+    /* output paths, checked before anything is read */
+    {"solve /nonexistent/A.mtx -o ''", "empty output path"},
+    {"solve /nonexistent/A.mtx --output=", "empty output path"},
+    {"solve /nonexistent/A.mtx --plot ''", "empty output path"},
+    {"solve /nonexistent/A.mtx -o /nonexistent_gs_dir/x.mtx", "/nonexistent_gs_dir does not exist"},
+    {"solve /nonexistent/A.mtx --plot /nonexistent_gs_dir/p.svg", "--plot"},
+    {"solve /nonexistent/A.mtx -o /", "folder"},
+    /* a stop test nothing meets */
+    {"solve --rtol 0 --atol 0", "cannot converge"},
+    {"solve /nonexistent/A.mtx --rtol 0 --maxit 10", "cannot converge"},
     {"solve a.mtx b.mtx c.mtx", "c.mtx"},
     {"solve /nonexistent/A.mtx", "/nonexistent/A.mtx"},
     /* what a method cannot take, refused by name before loading anything */
@@ -206,6 +217,26 @@ static void test_bad_input(void)
   CU_ASSERT_EQUAL(run("solve '%s' '%s/missing_b.mtx'", spd, dir), 2);
   CU_ASSERT(one_line_error());
   CU_ASSERT(strstr(err, "missing_b.mtx") != NULL);
+
+  /* a valid system with a bad output path: refused before the device (exit 2 with or without
+   * a GPU), nothing made; a read-only file stays as it was */
+  CU_ASSERT_EQUAL(run("solve '%s' -o '%s/missing/x.mtx'", spd, dir), 2);
+  CU_ASSERT(one_line_error());
+  CU_ASSERT(strstr(err, "missing") != NULL && strstr(err, "does not exist") != NULL);
+  CU_ASSERT_EQUAL(run("solve '%s' --plot '%s'", spd, dir), 2);
+  CU_ASSERT(one_line_error());
+  CU_ASSERT(strstr(err, "--plot") != NULL && strstr(err, "is a folder") != NULL);
+  char ro[4300];
+  snprintf(ro, sizeof ro, "%s/ro.mtx", dir);
+  FILE *f = fopen(ro, "w");
+  CU_ASSERT_FATAL(f != NULL);
+  fputs("keep\n", f);
+  fclose(f);
+  CU_ASSERT(chmod(ro, 0444) == 0);
+  CU_ASSERT_EQUAL(run("solve '%s' -o '%s'", spd, ro), 2);
+  CU_ASSERT(one_line_error());
+  CU_ASSERT(strstr(err, "read-only") != NULL);
+  unlink(ro);
 }
 
 /* No device: exit 3 with CUDA's reason. A GPU present is hidden from the child process. */
