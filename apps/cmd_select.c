@@ -11,6 +11,7 @@
 #include "apps/cli.h"
 #include "apps/cli_select.h"
 #include "apps/cli_spmv.h"
+#include "apps/front/front.h"
 
 static const char *usage_text =
     "usage: gpusolve select A.mtx... [--rule] [--json] [--no-cache] [--products N]\n"
@@ -101,60 +102,102 @@ static int run_oracle(gs_context_t *ctx, gs_matrix_t *A, const char *opts, long 
   return CLI_OK;
 }
 
-int cmd_select(int argc, char **argv)
+/* The command line, parsed. */
+typedef struct select_args {
+  const char **paths;
+  int npaths, json, rule_only, no_cache, verbose, help;
+  long products, runs, also;
+  char opts[1024];
+} select_args_t;
+
+/* Parses argv into a (a->paths allocated; free it). Returns CLI_OK (a->help set for --help,
+ * printed) or the exit status after the message. */
+static int parse(int argc, char **argv, select_args_t *a)
 {
-  const char **paths = calloc((size_t)argc + 1, sizeof *paths), *v;
-  int npaths = 0, json = 0, rule_only = 0, no_cache = 0, verbose = 0, rc = CLI_OK;
-  long products = 1000, runs = 100, also = 0;
-  char opts[1024] = "";
-  const cli_switch_t sw[] = {{"--json", NULL, &json},         {"--rule", NULL, &rule_only},
-                             {"--no-cache", NULL, &no_cache}, {"--verbose", "-v", &verbose},
+  const char *v;
+  int rc = CLI_OK;
+  memset(a, 0, sizeof *a);
+  a->products = 1000;
+  a->runs = 100;
+  a->paths = calloc((size_t)argc + 1, sizeof *a->paths);
+  const cli_switch_t sw[] = {{"--json", NULL, &a->json},         {"--rule", NULL, &a->rule_only},
+                             {"--no-cache", NULL, &a->no_cache}, {"--verbose", "-v", &a->verbose},
                              {NULL, NULL, NULL}};
-  if (!paths) return cli_fail(CLI_DEVICE, "out of host memory");
+  if (!a->paths) return cli_fail(CLI_DEVICE, "out of host memory");
   for (int i = 1; i < argc; ++i) {
     int r;
-    const char *a = argv[i];
-    if ((r = cli_arg_switch(a, usage_text, sw)) != 0) {
+    const char *s = argv[i];
+    if ((r = cli_arg_switch(s, usage_text, sw)) != 0) {
       if (r == 2) {
-        free(paths);
+        a->help = 1;
         return CLI_OK;
       }
     } else if ((r = cli_opt(argc, argv, &i, "--products", &v)) != 0) {
-      if (r < 0 || cli_parse_int("--products", v, 1, 1000000000L, &products)) rc = CLI_BAD_INPUT;
+      if (r < 0 || cli_parse_int("--products", v, 1, 1000000000L, &a->products))
+        rc = CLI_BAD_INPUT;
     } else if ((r = cli_opt(argc, argv, &i, "--also-products", &v)) != 0) {
-      if (r < 0 || cli_parse_int("--also-products", v, 1, 1000000000L, &also)) rc = CLI_BAD_INPUT;
+      if (r < 0 || cli_parse_int("--also-products", v, 1, 1000000000L, &a->also))
+        rc = CLI_BAD_INPUT;
     } else if ((r = cli_opt(argc, argv, &i, "--runs", &v)) != 0) {
-      if (r < 0 || cli_parse_int("--runs", v, 1, 20000, &runs)) rc = CLI_BAD_INPUT;
-    } else if ((r = cli_spmv_opt(argc, argv, &i, CLI_SPMV_MAX_FILL | CLI_SPMV_OPT, opts,
-                                 sizeof opts)) != 0) {
+      if (r < 0 || cli_parse_int("--runs", v, 1, 20000, &a->runs)) rc = CLI_BAD_INPUT;
+    } else if ((r = cli_spmv_opt(argc, argv, &i, CLI_SPMV_MAX_FILL | CLI_SPMV_OPT, a->opts,
+                                 sizeof a->opts)) != 0) {
       if (r < 0) rc = CLI_BAD_INPUT;
     } else {
-      rc = cli_arg_positional("select", a, paths, argc, &npaths, "'%s'");
+      rc = cli_arg_positional("select", s, a->paths, argc, &a->npaths, "'%s'");
     }
-    if (rc != CLI_OK) {
-      free(paths);
-      return rc;
-    }
+    if (rc != CLI_OK) return rc;
   }
-  if (npaths == 0) {
-    free(paths);
+  if (a->npaths == 0)
     return cli_fail(CLI_BAD_INPUT, "select: no matrix given (usage: gpusolve select A.mtx...)");
-  }
+  return CLI_OK;
+}
 
-  gs_context_t *ctx = NULL;
+/* The measured stage and the oracle on one matrix (H read, its rule known): creates the context
+ * on the first call (after the first matrix is read, so that a bad file exits 2 with or without
+ * a GPU), fills rec and the oracle rows. */
+static int measure(const select_args_t *a, gs_context_t **ctx, gs_csr_t *H, gs_selection_t *rec,
+                   oracle_row_t *o, int *best)
+{
+  int rc;
+  if (!*ctx && (rc = cli_context(ctx)) != CLI_OK) return rc;
+  gs_matrix_t *A = NULL;
+  gs_spmv_t *S = NULL;
+  gs_select_opts_t so;
+  gs_select_opts_default(&so);
+  so.expected_products = (double)a->products;
+  so.use_cache = !a->no_cache;
+  gs_status_t st;
+  rc = CLI_OK;
+  if ((st = gs_matrix_create(&A, *ctx, H)) == GS_SUCCESS &&
+      (st = gs_spmv_create_auto(&S, *ctx, A, a->opts, &so)) == GS_SUCCESS) {
+    *rec = *gs_spmv_selection(S);
+    gs_spmv_destroy(&S);
+    cli_selection_warn(rec);
+    rc = run_oracle(*ctx, A, a->opts, a->runs, o, best);
+  }
+  gs_matrix_destroy(&A);
+  return st != GS_SUCCESS ? cli_fail_status(st) : rc;
+}
+
+typedef int (*measure_fn)(const select_args_t *, gs_context_t **, gs_csr_t *, gs_selection_t *,
+                          oracle_row_t *, int *);
+
+/* Every matrix in turn: read, the rule, the measured stage and the oracle when `stage` is given
+ * (NULL: --rule; the front has no other), the report. */
+static int select_all(const select_args_t *a, measure_fn stage, gs_context_t **ctx)
+{
+  const int rule_only = stage == NULL, json = a->json, verbose = a->verbose;
+  const long also = a->also;
+  const char *const *paths = a->paths, *opts = a->opts;
+  const int npaths = a->npaths;
+  int rc = CLI_OK;
   oracle_row_t *o = calloc((size_t)gs_spmv_backend_count() + 1, sizeof *o);
   cli_json_t j;
   int opened = 0;
-  if (!o) {
-    free(paths);
-    return cli_fail(CLI_DEVICE, "out of host memory");
-  }
-  if (!rule_only && (rc = cli_context(&ctx)) != CLI_OK) goto done;
-  if (verbose && !json) print_thresholds();
+  if (!o) return cli_fail(CLI_DEVICE, "out of host memory");
   for (int p = 0; p < npaths; ++p) {
     gs_csr_t *H = NULL;
-    gs_matrix_t *A = NULL;
-    gs_spmv_t *S = NULL;
     gs_select_features_t f;
     gs_select_rule_t rule;
     gs_selection_t rec; /* a copy: the record belongs to the product */
@@ -167,25 +210,11 @@ int cmd_select(int argc, char **argv)
       rc = cli_fail_status(st);
       goto done;
     }
-    if (!rule_only) {
-      gs_select_opts_t so;
-      gs_select_opts_default(&so);
-      so.expected_products = (double)products;
-      so.use_cache = !no_cache;
-      if ((st = gs_matrix_create(&A, ctx, H)) == GS_SUCCESS &&
-          (st = gs_spmv_create_auto(&S, ctx, A, opts, &so)) == GS_SUCCESS) {
-        rec = *gs_spmv_selection(S);
-        gs_spmv_destroy(&S);
-        cli_selection_warn(&rec);
-        rc = run_oracle(ctx, A, opts, runs, o, &best);
-      }
-      gs_matrix_destroy(&A);
-      if (st != GS_SUCCESS) rc = cli_fail_status(st);
-      if (rc != CLI_OK) {
-        gs_csr_destroy(&H);
-        goto done;
-      }
+    if (!rule_only && (rc = stage(a, ctx, H, &rec, o, &best)) != CLI_OK) {
+      gs_csr_destroy(&H);
+      goto done;
     }
+    if (p == 0 && verbose && !json) print_thresholds(); /* once the first matrix got through */
     const int nb = gs_spmv_backend_count();
     const char *rule_pick = rule.names[0], *measured = rule_only ? NULL : rec.chosen_name;
     const char *oracle = best >= 0 ? o[best].name : NULL;
@@ -277,7 +306,27 @@ int cmd_select(int argc, char **argv)
 done:
   if (opened) json_end_array(&j);
   free(o);
-  free(paths);
-  gs_context_destroy(&ctx);
+  return rc;
+}
+
+int cmd_select(int argc, char **argv)
+{
+  select_args_t a;
+  int rc = parse(argc, argv, &a);
+  if (rc == CLI_OK && !a.help) {
+    gs_context_t *ctx = NULL;
+    rc = select_all(&a, a.rule_only ? NULL : measure, &ctx);
+    gs_context_destroy(&ctx);
+  }
+  free(a.paths);
+  return rc;
+}
+
+int cmd_select_front(int argc, char **argv)
+{
+  select_args_t a;
+  int rc = parse(argc, argv, &a);
+  if (rc == CLI_OK && !a.help) rc = a.rule_only ? select_all(&a, NULL, NULL) : CLI_RUN_ON_GPU;
+  free(a.paths);
   return rc;
 }

@@ -121,6 +121,32 @@ done:
 
 double gs_context_warmup_seconds(const gs_context_t *ctx) { return ctx ? ctx->warmup_s : 0.0; }
 
+/* Why there is no device, saying what is missing (issue 35: cudaGetDeviceCount answers "CUDA
+ * driver version is insufficient" when there is no driver at all, which reads as "update it").
+ * cudaDriverGetVersion gives 0 when no driver (libcuda.so.1) could be loaded. */
+static gs_status_t no_device(cudaError_t e)
+{
+  int drv = 0, rt = 0;
+  if (cudaDriverGetVersion(&drv) != cudaSuccess) drv = 0;
+  if (cudaRuntimeGetVersion(&rt) != cudaSuccess) rt = 0;
+  (void)cudaGetLastError();
+  if (drv == 0)
+    return GS_ERROR(GS_ERR_CUDA, "no CUDA device available: no NVIDIA driver found (libcuda.so.1 "
+                    "not loadable): gpusolve needs an NVIDIA GPU and its driver");
+  if (e == cudaErrorInsufficientDriver)
+    return GS_ERROR(GS_ERR_CUDA, "no CUDA device available: the NVIDIA driver is too old: it "
+                    "supports CUDA %d.%d, this gpusolve needs CUDA %d.%d (update the driver)",
+                    drv / 1000, drv % 1000 / 10, rt / 1000, rt % 1000 / 10);
+  if (e == cudaSuccess || e == cudaErrorNoDevice) {
+    const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+    return GS_ERROR(GS_ERR_CUDA, "no CUDA device available: the NVIDIA driver (CUDA %d.%d) sees "
+                    "no GPU%s%s%s", drv / 1000, drv % 1000 / 10,
+                    vis ? " (CUDA_VISIBLE_DEVICES is '" : "", vis ? vis : "", vis ? "')" : "");
+  }
+  return GS_ERROR(GS_ERR_CUDA, "no CUDA device available: %s (%s)", cudaGetErrorString(e),
+                  cudaGetErrorName(e));
+}
+
 int gs_device_count(void)
 {
   int n = 0;
@@ -139,11 +165,7 @@ gs_status_t gs_context_create(gs_context_t **out, int device)
   *out = NULL;
   int n = 0;
   cudaError_t e = cudaGetDeviceCount(&n);
-  if (e != cudaSuccess) {
-    (void)cudaGetLastError();
-    return GS_ERROR(GS_ERR_CUDA, "no CUDA device available: %s", cudaGetErrorString(e));
-  }
-  if (n == 0) return GS_ERROR(GS_ERR_CUDA, "no CUDA device available: no device found");
+  if (e != cudaSuccess || n == 0) return no_device(e);
   if (device < 0 || device >= n)
     return GS_ERROR(GS_ERR_INVALID_ARG, "device %d does not exist (%d device%s visible)", device,
                     n, n == 1 ? "" : "s");
