@@ -50,9 +50,13 @@ static const char *usage_text =
     "                    and write nothing ($XDG_CACHE_HOME/gpusolve, else ~/.cache/gpusolve)\n"
     "  --verbose, -v     auto: the features, the rule's row and every candidate's times;\n"
     "                    why the iterations did not run as persistent kernels\n"
-    "  --precond NAME    none (default), jacobi, ilu0, ic0 or amg (smoothed-aggregation\n"
-    "                    multigrid, set up on the GPU: the hierarchy is printed; see\n"
-    "                    docs/amg.md); --list-precond lists them with their options\n"
+    "  --precond NAME    auto (default), none, jacobi, ilu0, ic0 or amg (smoothed-\n"
+    "                    aggregation multigrid, set up on the GPU: the hierarchy is\n"
+    "                    printed; see docs/amg.md); --list-precond lists them with their\n"
+    "                    options. auto: CG starts without one and goes on with amg from\n"
+    "                    a check where the residual's rate forecasts more time left than\n"
+    "                    twice amg's predicted setup and iterations (--precond-opt then\n"
+    "                    sets amg's options); the other methods run without\n"
     "  --precond-opt KEY=VALUE\n"
     "                    an option of the preconditioner (repeatable), e.g. theta=0.08,\n"
     "                    smoother=chebyshev, cycle=W, format=auto (amg.KEY also accepted);\n"
@@ -205,6 +209,7 @@ static int load_vector(const char *what, const char *path, gs_idx_t n, const cha
  * loading (and again once auto has chosen a method): 0 or the exit status after the message. */
 static int check_method(gs_method_t m, const char *pc, const char *format, int all)
 {
+  if (!strcmp(pc, "auto")) pc = "none"; /* what it starts with; only CG escalates */
   const unsigned fl = gs_method_flags(m);
   const char *name = gs_method_string(m);
   if ((fl & GS_METHOD_LEAST_SQUARES) && strcmp(pc, "none") != 0)
@@ -225,6 +230,40 @@ enum { PREC_DOUBLE, PREC_MIXED, PREC_REFINE };
 static int g_prec;
 
 /* persist_note: say why the iterations did not run persistent (stats.persistent_note) */
+/* Whether --precond auto can escalate a solve by method m (the library's rule: CG; not the
+ * inner solves of mixed-refine). */
+static int o_escalates(gs_method_t m, int prec)
+{
+  return m == GS_SOLVER_CG && prec != PREC_REFINE;
+}
+
+/* --precond auto: what the escalation did (nothing printed when it did not, unless it could not
+ * and --verbose asks). */
+static void print_precond_auto(const gs_solve_stats_t *s, int verbose)
+{
+  if (s->precond_auto_iteration >= 0)
+    printf("precond  auto: amg from iteration %d (forecast %.3f s left without, amg predicted "
+           "%.3f s): setup %.1f ms, %d levels, operator complexity %.3f\n",
+           s->precond_auto_iteration, s->precond_auto_left_s, s->precond_auto_cost_s,
+           1e3 * s->precond_auto_setup_s, s->precond_auto_levels, s->precond_auto_complexity);
+  else if (verbose && s->precond_auto_note && *s->precond_auto_note)
+    printf("precond  auto: none throughout (%s)\n", s->precond_auto_note);
+}
+
+static void json_precond_auto(cli_json_t *j, const gs_solve_stats_t *s)
+{
+  json_obj_begin(j, "precond_auto");
+  json_bool(j, "escalated", s->precond_auto_iteration >= 0);
+  json_int(j, "iteration", s->precond_auto_iteration);
+  json_num(j, "setup_ms", 1e3 * s->precond_auto_setup_s);
+  json_num(j, "forecast_left_s", s->precond_auto_left_s);
+  json_num(j, "predicted_cost_s", s->precond_auto_cost_s);
+  json_int(j, "levels", s->precond_auto_levels);
+  json_num(j, "operator_complexity", s->precond_auto_complexity);
+  json_str(j, "note", s->precond_auto_note ? s->precond_auto_note : "");
+  json_obj_end(j);
+}
+
 static void print_single(const result_t *r, int ones, int persist_note)
 {
   const gs_solve_stats_t *s = &r->stats;
@@ -372,6 +411,7 @@ static void json_result(cli_json_t *j, const result_t *r, int ones, int with_his
   json_str(j, "graphs_note", s->graphs_note);
   json_int(j, "persistent", s->persistent);
   json_str(j, "persistent_note", s->persistent_note);
+  json_precond_auto(j, s);
   json_int(j, "checks", s->checks);
   json_num(j, "vector_bytes", s->vector_bytes);
   json_num(j, "setup_s", s->seconds_setup);
@@ -489,6 +529,8 @@ static gs_status_t residual_double(const gs_csr_t *H, const double *b, const dou
 /* --list-precond: the registry's preconditioners, each with its options. */
 static int print_precond_list(void)
 {
+  printf("%-8s %s\n", "auto", "the default: cg starts without a preconditioner and goes on with "
+         "amg (its options below) when the residual's rate says it pays; other methods: none");
   for (int i = 0; i < gs_precond_count(); ++i) {
     printf("%-8s %s\n", gs_precond_name_at(i), gs_precond_summary_at(i));
     gs_precond_option_info_t o;
@@ -551,7 +593,7 @@ int cmd_solve(int argc, char **argv)
 {
   if (cli_has_opt(argc, argv, "--gpus") || cli_has_opt(argc, argv, "--distributed"))
     return cmd_solve_dist(argc, argv);
-  const char *paths[2] = {NULL, NULL}, *solver = "auto", *format = NULL, *pc = "none";
+  const char *paths[2] = {NULL, NULL}, *solver = "auto", *format = NULL, *pc = "auto";
   const char *x0_path = NULL, *out_path = NULL, *plot_path = NULL, *v;
   int npaths = 0, json = 0, monitor = 0, rc = CLI_OK, no_cache = 0, verbose = 0;
   double rtol = 1e-8, atol = 0.0;
@@ -660,15 +702,21 @@ int cmd_solve(int argc, char **argv)
     return cli_fail(CLI_BAD_INPUT, "solve: unknown solver '%s' (cg, pipecg, bicgstab, gmres, "
                     "bicg, cgnr, lsqr or auto)", solver);
   if (list_precond) return print_precond_list();
-  if (gs_precond_find(pc) < 0)
-    return cli_fail(CLI_BAD_INPUT, "solve: %s",
-                    (gs_precond_options_check(pc, NULL), gs_last_error()));
+  /* auto: no preconditioner at the start, amg's options for an escalation */
+  const int pc_auto = !strcmp(pc, "auto");
+  if (!pc_auto && gs_precond_find(pc) < 0) {
+    char names[256] = "auto";
+    for (int k = 0; k < gs_precond_count(); ++k)
+      snprintf(names + strlen(names), sizeof names - strlen(names), ", %s",
+               gs_precond_name_at(k));
+    return cli_fail(CLI_BAD_INPUT, "solve: unknown preconditioner '%s' (%s)", pc, names);
+  }
   if (*pc_opts && !strcmp(pc, "none"))
     return cli_fail(CLI_BAD_INPUT, "solve: --precond-opt and --amg-format set options of a "
                     "preconditioner: name one with --precond");
-  if (amg_format_given && strcmp(pc, "amg") != 0)
-    return cli_fail(CLI_BAD_INPUT, "solve: --amg-format goes with --precond amg");
-  if (gs_precond_options_check(pc, pc_opts) != GS_SUCCESS)
+  if (amg_format_given && strcmp(pc, "amg") != 0 && !pc_auto)
+    return cli_fail(CLI_BAD_INPUT, "solve: --amg-format goes with --precond amg (or auto)");
+  if (gs_precond_options_check(pc_auto ? "amg" : pc, pc_opts) != GS_SUCCESS)
     return cli_fail(CLI_BAD_INPUT, "solve: %s", gs_last_error());
   if (cli_spmv_precision(spmv_opts) == GS_PRECISION_FLOAT) /* --spmv-opt [X.]precision=float */
     return cli_fail(CLI_BAD_INPUT, "solve: precision=float is for spmv and check (float "
@@ -780,7 +828,7 @@ int cmd_solve(int argc, char **argv)
   /* x = 1 is the solution of b = A*1 when A has full column rank, which needs m >= n */
   const int err_ones = ones && nrows >= n;
   /* "none" needs no object (and a rectangular matrix has no preconditioner of its own) */
-  if (strcmp(pc, "none") != 0 &&
+  if (strcmp(pc, "none") != 0 && !pc_auto &&
       (st = gs_precond_create_opts(&M, ctx, A, pc, pc_opts)) != GS_SUCCESS)
     goto fail;
   if ((st = gs_dmalloc(ctx, (void **)&d_b, (size_t)nrows * sizeof *d_b, "b")) != GS_SUCCESS ||
@@ -801,8 +849,16 @@ int cmd_solve(int argc, char **argv)
                       : m == GS_SOLVER_CG      ? " (auto: symmetric, positive diagonal)"
                       : m == GS_SOLVER_LSQR    ? " (auto: rectangular, least squares)"
                                                : " (auto: not symmetric with a positive diagonal)";
-    printf("solver   %s%s, precond %s (setup %.2f ms), rtol %g, atol %g, maxit %ld",
-           gs_method_string(m), why, pc, 1e3 * gs_precond_setup_seconds(M), rtol, atol, maxit);
+    if (pc_auto)
+      printf("solver   %s%s, precond auto (%s), rtol %g, atol %g, maxit %ld",
+             gs_method_string(m), why,
+             o_escalates(m, g_prec) ? "none; amg when the forecast says it pays"
+                                    : "none: only cg escalates to amg",
+             rtol, atol, maxit);
+    else
+      printf("solver   %s%s, precond %s (setup %.2f ms), rtol %g, atol %g, maxit %ld",
+             gs_method_string(m), why, pc, 1e3 * gs_precond_setup_seconds(M), rtol, atol,
+             maxit);
     if (g_prec == PREC_MIXED) printf(", mixed precision (float values)");
     if (g_prec == PREC_REFINE && m == GS_SOLVER_CG && ropts.reliable_delta > 0.0)
       printf(", mixed precision with reliable updates (delta %g)", ropts.reliable_delta);
@@ -827,6 +883,10 @@ int cmd_solve(int argc, char **argv)
   /* DEFAULT: the library's rule, auto with --format auto (a selected backend) and off with a
    * named one, --format all's rows included (each names its backend) */
   o.persistent = persistent;
+  /* --precond auto: CG escalates to amg (not inside mixed-refine's inner solves, each of which
+   * would set it up again) */
+  o.precond_auto = pc_auto && o_escalates(m, g_prec) ? GS_PRECOND_AUTO_AMG : GS_PRECOND_AUTO_OFF;
+  o.precond_auto_opts = pc_opts;
   /* The default falls back quietly (a large system runs the loop, as it should): why is news
    * to a user who asked for on or auto, or for the details. */
   const int persist_note = persistent != GS_PERSISTENT_DEFAULT || verbose;
@@ -1021,10 +1081,12 @@ int cmd_solve(int argc, char **argv)
     print_choice(&rows[0]);
     if (verbose) cli_selection_details(stdout, sel);
     print_single(&rows[0], err_ones, persist_note);
+    print_precond_auto(&rows[0].stats, verbose);
   } else {
     printf("format   %s (prepare %.2f ms; total %.4f s with the solve)\n", rows[0].format,
            rows[0].prepare_ms, rows[0].total_s);
     print_single(&rows[0], err_ones, persist_note);
+    print_precond_auto(&rows[0].stats, verbose);
   }
   fflush(stdout);
 

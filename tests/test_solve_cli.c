@@ -104,7 +104,11 @@ static void test_bad_options(void)
     {"solve --precond amg --precond-opt theta", "KEY=VALUE"},
     {"solve --precond amg --amg-format nosuch", "not an SpMV format"},
     {"solve --precond jacobi --precond-opt theta=0", "no option 'theta'"},
-    {"solve --precond-opt theta=0", "--precond"},
+    {"solve --precond none --precond-opt theta=0", "--precond"},
+    {"solve --precond-opt thta=0", "thta"}, /* the default auto takes amg's options */
+    {"solve --precond auto --precond-opt theta=3", "out of range"},
+    {"solve --precond auto --amg-format nosuch", "not an SpMV format"},
+    {"solve --precond none --amg-format csr-vector", "--amg-format"},
     {"solve --precond jacobi --amg-format csr-vector", "--amg-format"},
     {"solve --precond amg --gpus 2", "amg"}, /* no distributed setup */
     {"solve --precond amg --solver bicg", "M^-T"},
