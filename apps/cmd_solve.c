@@ -113,6 +113,8 @@ static const char *usage_text =
     "                    a device, FIFO or /dev/stdout in place)\n"
     "  --monitor         print the residual norm at every iteration\n"
     "  --json            one JSON document on stdout\n"
+    "  --strict          refuse a symmetric file that stores both triangles (default:\n"
+    "                    a warning with the counts; every command that reads takes it)\n"
     "  --gpus LIST       solve across several GPUs (0,1 or a count): see\n"
     "                    'gpusolve solve --gpus 2 --help'\n"
     "  --plot FILE.svg   draw the per-format comparison (solve time with prepare time\n"
