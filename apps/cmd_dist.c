@@ -12,7 +12,9 @@
 
 #include "apps/cli.h"
 #include "apps/cli_mpi.h"
+#include "apps/cli_out.h"
 #include "apps/cli_spmv.h"
+#include "core/context_impl.h"
 #include "core/testhooks.h"
 
 static const char *solve_usage =
@@ -35,7 +37,8 @@ static const char *solve_usage =
     "  --spmv-opt K=V         option of the diagonal blocks' backend (repeatable)\n"
     "  --reorder rcm|none     reverse Cuthill-McKee before partitioning (smaller halos)\n"
     "  --solver NAME          cg, pipecg, bicgstab, gmres or auto (default)\n"
-    "  --precond NAME         none (default), jacobi, ilu0 or ic0 (on each rank's block)\n"
+    "  --precond NAME         none (default; auto means none here), jacobi, ilu0 or ic0 (on\n"
+    "                         each rank's block)\n"
     "  --rtol R --atol A --maxit N --restart M --check-every K --graphs on|off\n"
     "  --grid NX[xNY[xNZ]]    generate the Laplacian of that grid in memory (no file; as gen)\n"
     "  --stencil 7|27         its stencil (default 27)\n"
@@ -252,9 +255,15 @@ static int parse(int argc, char **argv, dargs_t *a, int solve)
     return cli_fail(CLI_BAD_INPUT,
                     "solve: unknown preconditioner '%s' (none, jacobi, ilu0 or ic0 with --gpus)",
                     a->pc);
+  if (!strcmp(a->pc, "auto")) a->pc = "none"; /* one GPU's default: CG escalates there only */
   if (!strcmp(a->pc, "amg"))
     return cli_fail(CLI_BAD_INPUT, "solve: --precond amg has no distributed setup yet: with "
                     "--gpus take none, jacobi, ilu0 or ic0 (per rank block), or solve on one GPU");
+  if (a->rtol == 0.0 && a->atol == 0.0)
+    return cli_fail(CLI_BAD_INPUT, "solve: a solve with --rtol 0 and --atol 0 cannot converge; "
+                    "give a tolerance (or --maxit for a fixed number of iterations)");
+  int rc;
+  if (a->out && (rc = cli_out_check("solve", "-o", a->out, 1)) != CLI_OK) return rc;
   return CLI_OK;
 }
 
@@ -373,7 +382,7 @@ static int setup(const dargs_t *a, const gs_csr_t *H, gs_dist_t **D, gs_dist_mat
     const int ndev = gs_device_count();
     int rc = CLI_OK;
     if (ndev == 0)
-      rc = cli_fail(CLI_DEVICE, "no CUDA device available");
+      rc = cli_fail(CLI_DEVICE, "%s", (gs_context_no_device(), gs_last_error()));
     else if (J->local_size > ndev)
       rc = cli_fail(CLI_DEVICE, "%d processes of the job run on this node and it has %d GPU%s "
                     "(one rank per GPU)", J->local_size, ndev, ndev == 1 ? "" : "s");

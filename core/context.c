@@ -124,8 +124,10 @@ double gs_context_warmup_seconds(const gs_context_t *ctx) { return ctx ? ctx->wa
 /* Why there is no device, saying what is missing (issue 35: cudaGetDeviceCount answers "CUDA
  * driver version is insufficient" when there is no driver at all, which reads as "update it").
  * cudaDriverGetVersion gives 0 when no driver (libcuda.so.1) could be loaded. */
-static gs_status_t no_device(cudaError_t e)
+gs_status_t gs_context_no_device(void)
 {
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
   int drv = 0, rt = 0;
   if (cudaDriverGetVersion(&drv) != cudaSuccess) drv = 0;
   if (cudaRuntimeGetVersion(&rt) != cudaSuccess) rt = 0;
@@ -165,7 +167,7 @@ gs_status_t gs_context_create(gs_context_t **out, int device)
   *out = NULL;
   int n = 0;
   cudaError_t e = cudaGetDeviceCount(&n);
-  if (e != cudaSuccess || n == 0) return no_device(e);
+  if (e != cudaSuccess || n == 0) return gs_context_no_device();
   if (device < 0 || device >= n)
     return GS_ERROR(GS_ERR_INVALID_ARG, "device %d does not exist (%d device%s visible)", device,
                     n, n == 1 ? "" : "s");

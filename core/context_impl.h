@@ -47,6 +47,9 @@ gs_status_t gs_context_activate(const gs_context_t *ctx);
  *  gs_context_staging_release once every copy from it has completed. */
 void *gs_context_staging_acquire(gs_context_t *ctx, size_t want, size_t *got);
 void gs_context_staging_release(gs_context_t *ctx);
+/** The error of a machine without a usable device, saying what is missing (no driver, a driver
+ *  too old, no GPU seen): GS_ERR_CUDA with the message set. */
+gs_status_t gs_context_no_device(void);
 
 #ifdef __cplusplus
 }

@@ -114,7 +114,7 @@ static gs_status_t rank_setup(gs_dist_t *D, int r, int device)
 static gs_status_t device_ok(int r, int device)
 {
   const int ndev = gs_device_count();
-  if (ndev == 0) return GS_ERROR(GS_ERR_CUDA, "no CUDA device available");
+  if (ndev == 0) return gs_context_no_device();
   if (device < 0 || device >= ndev)
     return GS_ERROR(GS_ERR_CUDA, "gs_dist_create: rank %d asks for GPU %d, and %d %s visible",
                     r, device, ndev, ndev == 1 ? "is" : "are");
