@@ -1,7 +1,8 @@
 # cmake/install.cmake: what `cmake --install build --prefix P` puts under P, and how other
 # projects find it there:
 #   P/include/gpusolve.h, P/include/gpusolve/*.h (version.h generated)
-#   P/lib/libgpusolve.so, P/lib/libgpusolve.a, P/bin/gpusolve
+#   P/lib/libgpusolve.so, P/lib/libgpusolve.a, P/bin/gpusolve (the host-only front) and
+#   P/libexec/gpusolve/gpusolve-gpu (the GPU commands, which the front runs)
 #   P/lib/cmake/gpusolve/  find_package(gpusolve CONFIG): gpusolve::gpusolve, gpusolve::gpusolve_static
 #   P/lib/pkgconfig/       gpusolve.pc (shared; --static adds the private libraries) and
 #                          gpusolve-static.pc (links libgpusolve.a and everything it needs)
