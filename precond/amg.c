@@ -353,8 +353,8 @@ static gs_status_t amg_setup(gs_context_t *ctx, gs_matrix_t *A, const gs_precond
     GS_TRY(phase_end(G, PH_PROLONG, &t0));
     GS_TRY(gs_amg_transpose_dev(ctx, &P, &R));
     GS_TRY(phase_end(G, PH_TRANSPOSE, &t0));
-    GS_TRY(gs_amg_spgemm_dev(ctx, &Al, &P, &AP));
-    GS_TRY(gs_amg_spgemm_dev(ctx, &R, &AP, &Ac));
+    GS_TRY(gs_amg_spgemm_own_dev(ctx, &Al, &P, &AP));
+    GS_TRY(gs_amg_spgemm_own_dev(ctx, &R, &AP, &Ac));
     gs_amg_dcsr_free(ctx, &AP);
     if (Ac.nnz > INT32_MAX)
       GS_FAIL(GS_ERR_UNSUPPORTED, "amg: coarse level %d has more than 2^31-1 entries", l + 1);

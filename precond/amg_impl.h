@@ -146,6 +146,19 @@ gs_status_t gs_amg_transpose_dev(gs_context_t *ctx, const gs_amg_dcsr_t *P, gs_a
 /** C = A B (cuSPARSE SpGEMM), a fresh device CSR with sorted rows. Synchronizes. */
 gs_status_t gs_amg_spgemm_dev(gs_context_t *ctx, const gs_amg_dcsr_t *A, const gs_amg_dcsr_t *B,
                               gs_amg_dcsr_t *C);
+/** C = A B with our own kernels (precond/amg_spgemm_kernels.cu; no cuSPARSE), a fresh device
+ *  CSR with sorted rows, bit-identical to gs_amg_spgemm_host: each C(i, j) summed from 0.0 over
+ *  A's row i in its stored order, every product and sum rounded on its own; entries that cancel
+ *  to 0 are kept. GS_ERR_UNSUPPORTED when C would hold more than 2^31-1 entries or one row more
+ *  than 2^31-1 products a_ik b_kj. Synchronizes. */
+gs_status_t gs_amg_spgemm_own_dev(gs_context_t *ctx, const gs_amg_dcsr_t *A,
+                                  const gs_amg_dcsr_t *B, gs_amg_dcsr_t *C);
+/** The same with `bound` the bytes of intermediate buffers (12 a product, 36 in rows of more
+ *  than 4096 products) taken at once: the rows go in consecutive ranges of at most the bound
+ *  plus one row each. 0: 1 GiB. For the suites, which cover the ranges on small products. */
+gs_status_t gs_amg_spgemm_own_dev_bounded(gs_context_t *ctx, const gs_amg_dcsr_t *A,
+                                          const gs_amg_dcsr_t *B, gs_amg_dcsr_t *C,
+                                          size_t bound);
 /** d_l1[i] = sum_j |a_ij| (the l1-Jacobi smoother's diagonal, Baker, Falgout, Kolev and Yang
  *  2011, on one process); async. */
 gs_status_t gs_amg_l1_diag_dev(gs_context_t *ctx, gs_idx_t n, const int32_t *rp,
