@@ -53,6 +53,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "precond/amg_group.cuh"
 #include "precond/amg_impl.h"
 #include "spmv/common_kernels.h"
 #include "spmv/device_util.cuh"
@@ -552,51 +553,6 @@ amg_p_short_row(int64_t i, const int32_t *__restrict__ rp, const gs_idx_t *__res
   }
   return c;
 }
-
-/* A group of G threads (a warp or the block) working on one row: its barrier and an exclusive
- * prefix sum of one int a thread (*total: the group's sum). The block's version uses `wsum`
- * (G / 32 ints of shared memory) and leaves it free again before it returns. */
-template <int G> struct amg_group;
-template <> struct amg_group<32> {
-  static __device__ __forceinline__ int rank() { return threadIdx.x & 31; }
-  static __device__ __forceinline__ void sync() { __syncwarp(); }
-  static __device__ __forceinline__ int scan(int c, int *total, int *wsum)
-  {
-    (void)wsum;
-    const int lane = threadIdx.x & 31;
-    int x = c;
-    for (int o = 1; o < 32; o <<= 1) {
-      const int y = __shfl_up_sync(0xffffffffu, x, o);
-      if (lane >= o) x += y;
-    }
-    *total = __shfl_sync(0xffffffffu, x, 31);
-    return x - c;
-  }
-};
-template <> struct amg_group<AMG_THREADS> {
-  static __device__ __forceinline__ int rank() { return threadIdx.x; }
-  static __device__ __forceinline__ void sync() { __syncthreads(); }
-  static __device__ __forceinline__ int scan(int c, int *total, int *wsum)
-  {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    int x = c;
-    for (int o = 1; o < 32; o <<= 1) {
-      const int y = __shfl_up_sync(0xffffffffu, x, o);
-      if (lane >= o) x += y;
-    }
-    if (lane == 31) wsum[warp] = x;
-    __syncthreads();
-    int before = 0, all = 0;
-    for (int w = 0; w < AMG_THREADS / 32; ++w) {
-      const int s = wsum[w];
-      before += w < warp ? s : 0;
-      all += s;
-    }
-    __syncthreads();
-    *total = all;
-    return before + x - c;
-  }
-};
 
 /* Bitonic sort (Batcher 1968) of key[0, P), P a power of 2, ascending, by the G threads of the
  * group: each step compares P/2 disjoint pairs (lo, lo + stride), a barrier between steps. */

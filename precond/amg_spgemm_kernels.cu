@@ -51,6 +51,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "precond/amg_group.cuh"
 #include "precond/amg_impl.h"
 #include "spmv/common_kernels.h"
 #include "spmv/device_util.cuh"
@@ -263,51 +264,6 @@ gm_reg_kernel(int32_t nrows, const int32_t *__restrict__ rows, gm_args p)
 
 /* ---- rows of up to 4096 products -------------------------------------------------------------- */
 
-/* A group of G threads on one row (a warp, or the block): rank, barrier, exclusive scan of one
- * int a thread (*total: the group's sum; the block's uses wsum, GM_WARPS ints of shared memory,
- * free again on return). */
-template <int G> struct gm_group;
-template <> struct gm_group<32> {
-  static __device__ __forceinline__ int rank() { return threadIdx.x & 31; }
-  static __device__ __forceinline__ void sync() { __syncwarp(); }
-  static __device__ __forceinline__ int32_t scan(int32_t c, int32_t *total, int32_t *wsum)
-  {
-    (void)wsum;
-    const int lane = threadIdx.x & 31;
-    int32_t x = c;
-    for (int o = 1; o < 32; o <<= 1) {
-      const int32_t y = __shfl_up_sync(0xffffffffu, x, o);
-      if (lane >= o) x += y;
-    }
-    *total = __shfl_sync(0xffffffffu, x, 31);
-    return x - c;
-  }
-};
-template <> struct gm_group<GM_THREADS> {
-  static __device__ __forceinline__ int rank() { return threadIdx.x; }
-  static __device__ __forceinline__ void sync() { __syncthreads(); }
-  static __device__ __forceinline__ int32_t scan(int32_t c, int32_t *total, int32_t *wsum)
-  {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    int32_t x = c;
-    for (int o = 1; o < 32; o <<= 1) {
-      const int32_t y = __shfl_up_sync(0xffffffffu, x, o);
-      if (lane >= o) x += y;
-    }
-    if (lane == 31) wsum[warp] = x;
-    __syncthreads();
-    int32_t before = 0, all = 0;
-    for (int w = 0; w < GM_WARPS; ++w) {
-      const int32_t s = wsum[w];
-      before += w < warp ? s : 0;
-      all += s;
-    }
-    __syncthreads();
-    *total = all;
-    return before + x - c;
-  }
-};
-
 /* Stages the A entries c0 .. c0 + G - 1 (< a1) of a row for the group: s_inc = the inclusive
  * scan of their B row lengths, s_bs = the B row starts, s_a = the values. Returns the chunk's
  * products (the caller keeps the row's products below 2^31), after a barrier: the staging is
@@ -317,7 +273,7 @@ static __device__ __forceinline__ int32_t gm_stage(int64_t c0, int64_t a1, const
                                                    int32_t *s_inc, int32_t *s_bs, double *s_a,
                                                    int32_t *wsum)
 {
-  const int rank = gm_group<G>::rank();
+  const int rank = amg_group<G>::rank();
   const int64_t e = c0 + rank;
   int32_t len = 0, bs = 0;
   double a = 0.0;
@@ -328,11 +284,11 @@ static __device__ __forceinline__ int32_t gm_stage(int64_t c0, int64_t a1, const
     len = p.brp[k + 1] - bs;
   }
   int32_t total = 0;
-  const int32_t exc = gm_group<G>::scan(len, &total, wsum);
+  const int32_t exc = amg_group<G>::scan(len, &total, wsum);
   s_inc[rank] = exc + len;
   s_bs[rank] = bs;
   s_a[rank] = a;
-  gm_group<G>::sync();
+  amg_group<G>::sync();
   return total;
 }
 
@@ -459,7 +415,7 @@ gm_wreg_kernel(int32_t nrows, const int32_t *__restrict__ rows, gm_args p)
       c += head[i];
     }
     int32_t heads = 0;
-    const int32_t before = gm_group<32>::scan(c, &heads, NULL);
+    const int32_t before = amg_group<32>::scan(c, &heads, NULL);
     int32_t q = before; /* hx[q] = the place of head q: each run's end, known before its sum */
 #pragma unroll
     for (int i = 0; i < E; ++i)
@@ -580,7 +536,7 @@ gm_block_kernel(int32_t nrows, const int32_t *__restrict__ rows, gm_args p)
       c += x < n && (x == 0 || S.u.out.key[x - 1] != key[i]);
     }
     int32_t heads = 0;
-    const int32_t before = gm_group<GM_THREADS>::scan(c, &heads, S.wsum);
+    const int32_t before = amg_group<GM_THREADS>::scan(c, &heads, S.wsum);
     int32_t q = before; /* S.hx[q] = the place of head q: each run's end, known before its sum */
 #pragma unroll
     for (int i = 0; i < GM_BLOCK_ITEMS; ++i) {
@@ -666,7 +622,7 @@ gm_long_reduce_kernel(int32_t nl, const int32_t *__restrict__ rows,
       const int64_t s = s0 + threadIdx.x;
       const int h = s < L && (s == 0 || k[s - 1] != k[s]);
       int32_t total = 0;
-      const int32_t before = gm_group<GM_THREADS>::scan(h, &total, s_wsum);
+      const int32_t before = amg_group<GM_THREADS>::scan(h, &total, s_wsum);
       if (h) {
         const gs_idx_t J = k[s];
         double x = 0.0;

@@ -72,36 +72,6 @@ static void *xmalloc(size_t bytes)
   return p;
 }
 
-/* H on the device as a level's matrix (32-bit row pointers). */
-static void upload(const gs_csr_t *H, gs_amg_dcsr_t *D)
-{
-  memset(D, 0, sizeof *D);
-  CU_ASSERT_FATAL(H->nnz <= INT32_MAX);
-  D->m = H->m;
-  D->n = H->n;
-  D->nnz = H->nnz;
-  int32_t *rp = xmalloc(((size_t)H->m + 1) * sizeof *rp);
-  for (gs_idx_t i = 0; i <= H->m; ++i) rp[i] = (int32_t)H->row_ptr[i];
-  D->rp = to_dev(rp, ((size_t)H->m + 1) * sizeof *rp);
-  D->col = to_dev(H->col, (size_t)H->nnz * sizeof *H->col);
-  D->val = to_dev(H->val, (size_t)H->nnz * sizeof *H->val);
-  free(rp);
-}
-
-/* A level's matrix back on the host. */
-static gs_csr_t *download(const gs_amg_dcsr_t *D)
-{
-  gs_csr_t *H = NULL;
-  CU_ASSERT_FATAL(gs_csr_create(&H, D->m, D->n, D->nnz) == GS_SUCCESS);
-  int32_t *rp = xmalloc(((size_t)D->m + 1) * sizeof *rp);
-  to_host(rp, D->rp, ((size_t)D->m + 1) * sizeof *rp);
-  for (gs_idx_t i = 0; i <= D->m; ++i) H->row_ptr[i] = rp[i];
-  free(rp);
-  to_host(H->col, D->col, (size_t)D->nnz * sizeof *H->col);
-  to_host(H->val, D->val, (size_t)D->nnz * sizeof *H->val);
-  return H;
-}
-
 #define OK(call, what)                                                                         \
   do {                                                                                         \
     const gs_status_t st_ = (call);                                                            \
@@ -414,7 +384,7 @@ static void check_level(const gs_csr_t *A, double theta, int level, const char *
   memset(&dR, 0, sizeof dR);
   memset(&dAP, 0, sizeof dAP);
   memset(&dAc, 0, sizeof dAc);
-  upload(A, &dA);
+  gs_test_amg_upload(ctx, A, &dA);
 
   /* 1. d */
   double *hd = xmalloc((size_t)n * sizeof *hd), *dd = xmalloc((size_t)n * sizeof *dd);
@@ -510,22 +480,22 @@ static void check_level(const gs_csr_t *A, double theta, int level, const char *
     fprintf(stderr, "  %s: smoothed P: host %d, device %d: %s\n", label, (int)sth, (int)std_,
             gs_last_error());
   CU_ASSERT_FATAL(sth == GS_SUCCESS && std_ == GS_SUCCESS);
-  Pd = download(&dP);
+  Pd = gs_test_amg_download(ctx, &dP);
   CU_ASSERT(same_csr(Pd, Ph, label, "P"));
   gs_amg_dcsr_free(ctx, &dP); /* the rest runs on the host's P: one difference, one report */
-  upload(Ph, &dP);
+  gs_test_amg_upload(ctx, Ph, &dP);
 
   /* 7. R = P^T: values moved, exactly the host transpose */
   OK(gs_amg_transpose_dev(ctx, &dP, &dR), "transpose");
   CU_ASSERT_FATAL(gs_csr_transpose(&Rh, Ph) == GS_SUCCESS);
-  Rd = download(&dR);
+  Rd = gs_test_amg_download(ctx, &dR);
   CU_ASSERT(same_csr(Rd, Rh, label, "R"));
 
   /* 8. A P: |AP_dev - AP_host| <= 2 gamma_{k_i} (|A||P|)_ij (1 + 4u), k_i = row i's entries of
    * A (the terms of each sum; the factor covers M's own rounding) */
   OK(gs_amg_spgemm_dev(ctx, &dA, &dP, &dAP), "A P");
   OK(gs_amg_spgemm_host(A, Ph, &APh), "host A P");
-  APd = download(&dAP);
+  APd = gs_test_amg_download(ctx, &dAP);
   M1 = absprod(A, Ph);
   CU_ASSERT(same_pattern(M1, APh, label, "structural A P vs host A P"));
   if (M1->nnz == APh->nnz) {
@@ -545,7 +515,7 @@ static void check_level(const gs_csr_t *A, double theta, int level, const char *
    * associates the two products (Higham Section 3.5) */
   OK(gs_amg_spgemm_dev(ctx, &dR, &dAP, &dAc), "R (A P)");
   OK(gs_amg_rap_host(A, Ph, &Ach), "host RAP");
-  Acd = download(&dAc);
+  Acd = gs_test_amg_download(ctx, &dAc);
   absR = absprod(Rh, M1); /* |R| (|A||P|): absprod takes |.| of both */
   CU_ASSERT(same_pattern(absR, Ach, label, "structural RAP vs host RAP"));
   if (absR->nnz == Ach->nnz) {
@@ -563,7 +533,7 @@ static void check_level(const gs_csr_t *A, double theta, int level, const char *
   /* 10. the dense inverse of the coarse matrix (when small) */
   if (Ach->m > 0 && Ach->m <= DENSE_TEST_MAX) {
     gs_amg_dcsr_t dAch;
-    upload(Ach, &dAch);
+    gs_test_amg_upload(ctx, Ach, &dAch);
     (void)check_inverse(Ach, &dAch, label);
     gs_amg_dcsr_free(ctx, &dAch);
   }
@@ -831,7 +801,7 @@ static void test_dense_inverse(void)
     gs_csr_t *A = NULL;
     gs_amg_dcsr_t dA;
     CU_ASSERT_FATAL(gs_gen_laplace(&A, g[c][0], g[c][1], g[c][2], g[c][3]) == GS_SUCCESS);
-    upload(A, &dA);
+    gs_test_amg_upload(ctx, A, &dA);
     CU_ASSERT_EQUAL(check_inverse(A, &dA, label), 0);
     gs_amg_dcsr_free(ctx, &dA);
     gs_csr_destroy(&A);
@@ -840,7 +810,7 @@ static void test_dense_inverse(void)
   for (size_t c = 0; c < sizeof s / sizeof s[0]; ++c) {
     gs_csr_t *A = graph_laplacian(s[c][0], s[c][1]);
     gs_amg_dcsr_t dA;
-    upload(A, &dA);
+    gs_test_amg_upload(ctx, A, &dA);
     const size_t base = gs_device_bytes_in_use(ctx);
     double *d_inv = (double *)(uintptr_t)1;
     int singular = 0;
@@ -860,7 +830,7 @@ static void test_dense_inverse(void)
     for (int64_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p)
       if (A->col[p] == i) A->val[p] = (A->val[p] < 0 ? -1.0 : 1.0) * 13.0;
   gs_amg_dcsr_t dA;
-  upload(A, &dA);
+  gs_test_amg_upload(ctx, A, &dA);
   CU_ASSERT_EQUAL(check_inverse(A, &dA, "dense inverse, random"), 0);
   gs_amg_dcsr_free(ctx, &dA);
   gs_csr_destroy(&A);
@@ -918,7 +888,7 @@ static void test_dense_inverse_random(void)
       char label[96];
       snprintf(label, sizeof label, "dense inverse, n %d, %s", (int)n,
                permute ? "rows permuted" : "diagonally dominant");
-      upload(A, &dA);
+      gs_test_amg_upload(ctx, A, &dA);
       CU_ASSERT_EQUAL(check_inverse(A, &dA, label), 0);
       gs_amg_dcsr_free(ctx, &dA);
       gs_csr_destroy(&A);
@@ -932,7 +902,7 @@ static void test_dense_inverse_random(void)
         if (kind == 1 && p == A->nnz / 2) A->val[p] = NAN;
       }
       gs_amg_dcsr_t dA;
-      upload(A, &dA);
+      gs_test_amg_upload(ctx, A, &dA);
       const size_t base = gs_device_bytes_in_use(ctx);
       double *d_inv = (double *)(uintptr_t)1;
       int singular = 0;
@@ -1059,7 +1029,7 @@ static void test_allocation_failures(void)
   CU_ASSERT_FATAL(gs_gen_laplace(&A, 20, 17, 1, 5) == GS_SUCCESS);
   const gs_idx_t n = A->m;
   gs_amg_dcsr_t dA, dP, dR, dAP;
-  upload(A, &dA);
+  gs_test_amg_upload(ctx, A, &dA);
   double *d_d = dalloc((size_t)n * sizeof(double)), *d_t = dalloc((size_t)n * sizeof(double));
   double *d_B = dalloc((size_t)n * sizeof(double));
   uint8_t *d_s = dalloc((size_t)A->nnz);

@@ -62,38 +62,6 @@ static void *to_dev(const void *h, size_t bytes)
   return p;
 }
 
-/* H on the device as a level's matrix (32-bit row pointers). */
-static void upload(const gs_csr_t *H, gs_amg_dcsr_t *D)
-{
-  memset(D, 0, sizeof *D);
-  CU_ASSERT_FATAL(H->nnz <= INT32_MAX);
-  D->m = H->m;
-  D->n = H->n;
-  D->nnz = H->nnz;
-  int32_t *rp = xmalloc(((size_t)H->m + 1) * sizeof *rp);
-  for (gs_idx_t i = 0; i <= H->m; ++i) rp[i] = (int32_t)H->row_ptr[i];
-  D->rp = to_dev(rp, ((size_t)H->m + 1) * sizeof *rp);
-  D->col = to_dev(H->col, (size_t)H->nnz * sizeof *H->col);
-  D->val = to_dev(H->val, (size_t)H->nnz * sizeof *H->val);
-  free(rp);
-}
-
-static gs_csr_t *download(const gs_amg_dcsr_t *D)
-{
-  gs_csr_t *H = NULL;
-  CU_ASSERT_FATAL(gs_csr_create(&H, D->m, D->n, D->nnz) == GS_SUCCESS);
-  int32_t *rp = xmalloc(((size_t)D->m + 1) * sizeof *rp);
-  CU_ASSERT_FATAL(gs_copy_to_host(ctx, rp, D->rp, ((size_t)D->m + 1) * sizeof *rp) ==
-                  GS_SUCCESS);
-  for (gs_idx_t i = 0; i <= D->m; ++i) H->row_ptr[i] = rp[i];
-  free(rp);
-  CU_ASSERT_FATAL(gs_copy_to_host(ctx, H->col, D->col, (size_t)D->nnz * sizeof *H->col) ==
-                  GS_SUCCESS);
-  CU_ASSERT_FATAL(gs_copy_to_host(ctx, H->val, D->val, (size_t)D->nnz * sizeof *H->val) ==
-                  GS_SUCCESS);
-  return H;
-}
-
 /* ---- comparisons ----------------------------------------------------------------------------- */
 
 /* n elements of `elem` bytes equal byte for byte; otherwise one line naming the first that
@@ -156,13 +124,13 @@ static int check_product(const gs_csr_t *A, const gs_csr_t *B, size_t bound, con
   gs_csr_t *H = NULL, *D = NULL;
   gs_amg_dcsr_t dA, dB, dC;
   CU_ASSERT_FATAL(gs_amg_spgemm_host(A, B, &H) == GS_SUCCESS);
-  upload(A, &dA);
-  upload(B, &dB);
+  gs_test_amg_upload(ctx, A, &dA);
+  gs_test_amg_upload(ctx, B, &dB);
   const size_t base = gs_device_bytes_in_use(ctx);
   const gs_status_t st = gs_amg_spgemm_own_dev_bounded(ctx, &dA, &dB, &dC, bound);
   if (st != GS_SUCCESS) fprintf(stderr, "  %s: %s\n", label, gs_last_error());
   CU_ASSERT_FATAL(st == GS_SUCCESS);
-  D = download(&dC);
+  D = gs_test_amg_download(ctx, &dC);
   const int ok = same_csr(D, H, label);
   CU_ASSERT(ok);
   gs_amg_dcsr_free(ctx, &dC);
@@ -561,8 +529,8 @@ static void test_allocation_failures(void)
   mixed_pair(s, &A, &B);
   CU_ASSERT_FATAL(gs_amg_spgemm_host(A, B, &H) == GS_SUCCESS);
   gs_amg_dcsr_t dA, dB, dC;
-  upload(A, &dA);
-  upload(B, &dB);
+  gs_test_amg_upload(ctx, A, &dA);
+  gs_test_amg_upload(ctx, B, &dB);
   const size_t bounds[] = {0, 12 * 4096};
   for (size_t c = 0; c < sizeof bounds / sizeof bounds[0]; ++c) {
     int done = 0;
@@ -573,7 +541,7 @@ static void test_allocation_failures(void)
       gs_test_dmalloc_fail_after(ctx, 0);
       if (st == GS_SUCCESS) {
         done = 1;
-        gs_csr_t *D = download(&dC);
+        gs_csr_t *D = gs_test_amg_download(ctx, &dC);
         char label[64];
         snprintf(label, sizeof label, "after %ld allocations, bound %zu", k - 1, bounds[c]);
         CU_ASSERT(same_csr(D, H, label));

@@ -616,3 +616,46 @@ int gs_test_batch_mixed(uint64_t *s, gs_csr_t **A, int max)
     if (!A[i]) return 0;
   return c;
 }
+
+/* ---- AMG levels ------------------------------------------------------------------------------ */
+
+static void *amg_to_device(gs_context_t *ctx, const void *h, size_t bytes)
+{
+  void *p = NULL;
+  CU_ASSERT_FATAL(gs_dmalloc(ctx, &p, bytes, "test buffer") == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_copy_to_device(ctx, p, h, bytes) == GS_SUCCESS);
+  return p;
+}
+
+void gs_test_amg_upload(gs_context_t *ctx, const gs_csr_t *H, gs_amg_dcsr_t *D)
+{
+  memset(D, 0, sizeof *D);
+  CU_ASSERT_FATAL(H->nnz <= INT32_MAX);
+  D->m = H->m;
+  D->n = H->n;
+  D->nnz = H->nnz;
+  int32_t *rp = malloc(((size_t)H->m + 1) * sizeof *rp);
+  CU_ASSERT_FATAL(rp != NULL);
+  for (gs_idx_t i = 0; i <= H->m; ++i) rp[i] = (int32_t)H->row_ptr[i];
+  D->rp = amg_to_device(ctx, rp, ((size_t)H->m + 1) * sizeof *rp);
+  D->col = amg_to_device(ctx, H->col, (size_t)H->nnz * sizeof *H->col);
+  D->val = amg_to_device(ctx, H->val, (size_t)H->nnz * sizeof *H->val);
+  free(rp);
+}
+
+gs_csr_t *gs_test_amg_download(gs_context_t *ctx, const gs_amg_dcsr_t *D)
+{
+  gs_csr_t *H = NULL;
+  CU_ASSERT_FATAL(gs_csr_create(&H, D->m, D->n, D->nnz) == GS_SUCCESS);
+  int32_t *rp = malloc(((size_t)D->m + 1) * sizeof *rp);
+  CU_ASSERT_FATAL(rp != NULL);
+  CU_ASSERT_FATAL(gs_copy_to_host(ctx, rp, D->rp, ((size_t)D->m + 1) * sizeof *rp) ==
+                  GS_SUCCESS);
+  for (gs_idx_t i = 0; i <= D->m; ++i) H->row_ptr[i] = rp[i];
+  free(rp);
+  CU_ASSERT_FATAL(gs_copy_to_host(ctx, H->col, D->col, (size_t)D->nnz * sizeof *H->col) ==
+                  GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_copy_to_host(ctx, H->val, D->val, (size_t)D->nnz * sizeof *H->val) ==
+                  GS_SUCCESS);
+  return H;
+}

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "gpusolve.h"
+#include "precond/amg_impl.h"
 
 /** Runs one suite; returns the process exit code: 0 all passed, 1 failures (or no test run), 77
  *  when the suite needs a GPU and none is present (ctest counts that as skipped).
@@ -166,5 +167,13 @@ gs_csr_t *gs_test_long_row(uint64_t *state, gs_idx_t n);
  *  problem (x beyond the kernels' shared memory), one long row, six random ones; fills A[0..]
  *  (max >= 13) and returns the count, 0 on failure. */
 int gs_test_batch_mixed(uint64_t *state, gs_csr_t **A, int max);
+
+/* ---- AMG levels ------------------------------------------------------------------------------ */
+
+/** H on the device as an AMG level's matrix (32-bit row pointers; counted on ctx); asserts
+ *  (fatal) on failure. Free with gs_amg_dcsr_free. */
+void gs_test_amg_upload(gs_context_t *ctx, const gs_csr_t *H, gs_amg_dcsr_t *D);
+/** An AMG level's device matrix back on the host (the caller destroys it). */
+gs_csr_t *gs_test_amg_download(gs_context_t *ctx, const gs_amg_dcsr_t *D);
 
 #endif
