@@ -25,6 +25,10 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+/* The library is built with hidden visibility: what this header declares is its public API. */
+#if defined(__GNUC__) && !defined(GS_NO_VISIBILITY_PRAGMAS)
+#pragma GCC visibility push(default)
+#endif
 
 /** An uploaded batch of sparse matrices (opaque). */
 typedef struct gs_batch gs_batch_t;
@@ -228,6 +232,9 @@ void gs_batch_gen_free(gs_csr_t ***A, int count);
 gs_status_t gs_batch_gen_shared(gs_csr_t **pattern, gs_val_t **values, const char *kind,
                                 int count, gs_idx_t rmin, gs_idx_t rmax, uint64_t seed);
 
+#if defined(__GNUC__) && !defined(GS_NO_VISIBILITY_PRAGMAS)
+#pragma GCC visibility pop
+#endif
 #ifdef __cplusplus
 }
 #endif

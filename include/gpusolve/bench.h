@@ -9,6 +9,10 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+/* The library is built with hidden visibility: what this header declares is its public API. */
+#if defined(__GNUC__) && !defined(GS_NO_VISIBILITY_PRAGMAS)
+#pragma GCC visibility push(default)
+#endif
 
 /**
  * gs_spmv_create, then gs_context_sync: *prepare_seconds is the wall time (gs_wall_seconds) of
@@ -76,6 +80,9 @@ double gs_median(double *values, int n);
  */
 gs_status_t gs_device_copy_bandwidth(gs_context_t *ctx, double *bytes_per_second);
 
+#if defined(__GNUC__) && !defined(GS_NO_VISIBILITY_PRAGMAS)
+#pragma GCC visibility pop
+#endif
 #ifdef __cplusplus
 }
 #endif

@@ -9,6 +9,10 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+/* The library is built with hidden visibility: what this header declares is its public API. */
+#if defined(__GNUC__) && !defined(GS_NO_VISIBILITY_PRAGMAS)
+#pragma GCC visibility push(default)
+#endif
 
 /** Opaque context. Owns one CUDA stream and one cuBLAS and one cuSPARSE handle bound to it.
  *  Every object created with a context borrows it: destroy the context last. */
@@ -53,6 +57,9 @@ int gs_context_device(const gs_context_t *ctx);
 gs_status_t gs_copy_to_device(gs_context_t *ctx, void *d_dst, const void *h_src, size_t bytes);
 gs_status_t gs_copy_to_host(gs_context_t *ctx, void *h_dst, const void *d_src, size_t bytes);
 
+#if defined(__GNUC__) && !defined(GS_NO_VISIBILITY_PRAGMAS)
+#pragma GCC visibility pop
+#endif
 #ifdef __cplusplus
 }
 #endif

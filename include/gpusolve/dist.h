@@ -33,6 +33,10 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+/* The library is built with hidden visibility: what this header declares is its public API. */
+#if defined(__GNUC__) && !defined(GS_NO_VISIBILITY_PRAGMAS)
+#pragma GCC visibility push(default)
+#endif
 
 typedef enum gs_dist_transport {
   GS_DIST_AUTO = 0, /* NCCL when this build has it and the devices are distinct, else host */
@@ -179,6 +183,9 @@ gs_status_t gs_dist_spmv_bench(gs_dist_matrix_t *A, int reps, gs_dist_spmv_timin
 gs_status_t gs_dist_solve(gs_dist_matrix_t *A, const gs_solve_opts_t *opts, const char *precond,
                           const double *b, double *x, gs_solve_stats_t *stats);
 
+#if defined(__GNUC__) && !defined(GS_NO_VISIBILITY_PRAGMAS)
+#pragma GCC visibility pop
+#endif
 #ifdef __cplusplus
 }
 #endif

@@ -8,6 +8,10 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+/* The library is built with hidden visibility: what this header declares is its public API. */
+#if defined(__GNUC__) && !defined(GS_NO_VISIBILITY_PRAGMAS)
+#pragma GCC visibility push(default)
+#endif
 
 /**
  * Reads a `matrix coordinate` file (real, integer or pattern; general, symmetric or
@@ -191,6 +195,9 @@ const char *gs_flow_name(gs_flow_t flow);
 gs_status_t gs_gen_convdiff(gs_csr_t **out, gs_idx_t nx, gs_idx_t ny, gs_idx_t nz, double peclet,
                             gs_flow_t flow, uint64_t seed);
 
+#if defined(__GNUC__) && !defined(GS_NO_VISIBILITY_PRAGMAS)
+#pragma GCC visibility pop
+#endif
 #ifdef __cplusplus
 }
 #endif

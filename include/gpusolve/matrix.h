@@ -7,6 +7,10 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+/* The library is built with hidden visibility: what this header declares is its public API. */
+#if defined(__GNUC__) && !defined(GS_NO_VISIBILITY_PRAGMAS)
+#pragma GCC visibility push(default)
+#endif
 
 /** Symmetry a matrix was stored with (Matrix Market's header). The containers always hold
  *  every entry: symmetric storage is expanded when a file is read. */
@@ -121,6 +125,9 @@ gs_status_t gs_csr_features(const gs_csr_t *A, gs_features_t *f);
 /** Lowercase name of a stored symmetry: "general", "symmetric", "skew-symmetric". */
 const char *gs_symmetry_string(gs_symmetry_t s);
 
+#if defined(__GNUC__) && !defined(GS_NO_VISIBILITY_PRAGMAS)
+#pragma GCC visibility pop
+#endif
 #ifdef __cplusplus
 }
 #endif

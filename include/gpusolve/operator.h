@@ -11,6 +11,10 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+/* The library is built with hidden visibility: what this header declares is its public API. */
+#if defined(__GNUC__) && !defined(GS_NO_VISIBILITY_PRAGMAS)
+#pragma GCC visibility push(default)
+#endif
 
 typedef struct gs_operator gs_operator_t;
 
@@ -55,6 +59,9 @@ int gs_operator_is_transposed(const gs_operator_t *A);
  *  the same for a transposed view of one, "shell" for a matrix-free operator; "" for NULL. */
 const char *gs_operator_name(const gs_operator_t *A);
 
+#if defined(__GNUC__) && !defined(GS_NO_VISIBILITY_PRAGMAS)
+#pragma GCC visibility pop
+#endif
 #ifdef __cplusplus
 }
 #endif

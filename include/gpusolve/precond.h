@@ -9,6 +9,10 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+/* The library is built with hidden visibility: what this header declares is its public API. */
+#if defined(__GNUC__) && !defined(GS_NO_VISIBILITY_PRAGMAS)
+#pragma GCC visibility push(default)
+#endif
 
 /** A preconditioner set up for one matrix (opaque). */
 typedef struct gs_precond gs_precond_t;
@@ -148,6 +152,9 @@ int gs_precond_find(const char *name);
  *  index out of range). */
 int gs_precond_symmetric_at(int i);
 
+#if defined(__GNUC__) && !defined(GS_NO_VISIBILITY_PRAGMAS)
+#pragma GCC visibility pop
+#endif
 #ifdef __cplusplus
 }
 #endif

@@ -14,6 +14,10 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+/* The library is built with hidden visibility: what this header declares is its public API. */
+#if defined(__GNUC__) && !defined(GS_NO_VISIBILITY_PRAGMAS)
+#pragma GCC visibility push(default)
+#endif
 
 /** Most candidates the rule keeps, and the room for one backend name. */
 #define GS_SELECT_MAX 32
@@ -179,6 +183,9 @@ int gs_select_decide(gs_select_time_t *t, int n, double expected_n, double expec
 gs_status_t gs_select_pool(const gs_select_features_t *f, const char *options, int need_transpose,
                            const gs_select_rule_t *rule, gs_select_rule_t *pool);
 
+#if defined(__GNUC__) && !defined(GS_NO_VISIBILITY_PRAGMAS)
+#pragma GCC visibility pop
+#endif
 #ifdef __cplusplus
 }
 #endif

@@ -12,6 +12,10 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+/* The library is built with hidden visibility: what this header declares is its public API. */
+#if defined(__GNUC__) && !defined(GS_NO_VISIBILITY_PRAGMAS)
+#pragma GCC visibility push(default)
+#endif
 
 /** Krylov method. */
 typedef enum gs_method {
@@ -437,6 +441,9 @@ gs_status_t gs_solve_refine(gs_context_t *ctx, const gs_solve_opts_t *opts,
                             gs_precond_t *M, const gs_val_t *d_b, gs_val_t *d_x,
                             gs_solve_stats_t *stats, gs_refine_stats_t *rstats);
 
+#if defined(__GNUC__) && !defined(GS_NO_VISIBILITY_PRAGMAS)
+#pragma GCC visibility pop
+#endif
 #ifdef __cplusplus
 }
 #endif

@@ -9,6 +9,10 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+/* The library is built with hidden visibility: what this header declares is its public API. */
+#if defined(__GNUC__) && !defined(GS_NO_VISIBILITY_PRAGMAS)
+#pragma GCC visibility push(default)
+#endif
 
 /** A matrix ready for the GPU: a private copy of the host CSR (rows sorted), its features, and
  *  one device copy of the CSR uploaded on first use and shared by every backend. */
@@ -203,6 +207,9 @@ gs_status_t gs_spmv_host_apply(const char *name, const gs_csr_t *A, const char *
                                gs_op_t op, gs_val_t alpha, const gs_val_t *x, gs_val_t beta,
                                gs_val_t *y);
 
+#if defined(__GNUC__) && !defined(GS_NO_VISIBILITY_PRAGMAS)
+#pragma GCC visibility pop
+#endif
 #ifdef __cplusplus
 }
 #endif

@@ -8,6 +8,10 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+/* The library is built with hidden visibility: what this header declares is its public API. */
+#if defined(__GNUC__) && !defined(GS_NO_VISIBILITY_PRAGMAS)
+#pragma GCC visibility push(default)
+#endif
 
 /** Row and column index of every sparse structure: 32-bit, so a matrix has at most 2^31-1 rows
  *  and 2^31-1 columns. */
@@ -70,6 +74,9 @@ const char *gs_last_error_location(void);
 /** Clears the thread's error message. */
 void gs_clear_error(void);
 
+#if defined(__GNUC__) && !defined(GS_NO_VISIBILITY_PRAGMAS)
+#pragma GCC visibility pop
+#endif
 #ifdef __cplusplus
 }
 #endif

@@ -5,6 +5,10 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+/* The library is built with hidden visibility: what this header declares is its public API. */
+#if defined(__GNUC__) && !defined(GS_NO_VISIBILITY_PRAGMAS)
+#pragma GCC visibility push(default)
+#endif
 
 /**
  * Seconds on a monotonic clock (CLOCK_MONOTONIC): unaffected by changes of the system time, with
@@ -12,6 +16,9 @@ extern "C" {
  */
 double gs_wall_seconds(void);
 
+#if defined(__GNUC__) && !defined(GS_NO_VISIBILITY_PRAGMAS)
+#pragma GCC visibility pop
+#endif
 #ifdef __cplusplus
 }
 #endif
