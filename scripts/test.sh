@@ -56,3 +56,5 @@ fi
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DGS_BUILD_TESTS=REQUIRED
 cmake --build "$BUILD" -j"$JOBS"
 ctest --test-dir "$BUILD" --output-on-failure -j"$JOBS"
+# the Python package (python/): pytest in a venv made in $BUILD/pyenv, against this build's library
+python/tests/run.sh "$BUILD"
