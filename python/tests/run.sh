@@ -10,6 +10,8 @@ cd "$(dirname "$0")/../.."
 BUILD=${1:-build}
 PY=${PYTHON:-python3}
 say() { printf 'python tests: %s\n' "$*" >&2; }
+[ -d "$BUILD" ] || { say "no build folder $BUILD"; exit 1; }
+BUILD=$(cd "$BUILD" && pwd) # absolute: the tests run from python/
 lib=$BUILD/libgpusolve.so
 [ -e "$lib" ] || { say "$lib is not built (cmake --build $BUILD)"; exit 1; }
 command -v "$PY" >/dev/null || { say "$PY not found: install Python 3 (python3, python3-venv)"; exit 1; }
