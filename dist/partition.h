@@ -17,6 +17,7 @@
 #define GS_DIST_PARTITION_H
 
 #include "gpusolve/matrix.h"
+#include "core/order.h" /* gs_csr_rcm, gs_csr_permute_sym, gs_csr_check_rows */
 
 #ifdef __cplusplus
 extern "C" {
@@ -87,28 +88,6 @@ gs_status_t gs_dist_send_list_part(const gs_csr_t *A, const gs_idx_t *first, int
 
 /** Frees what the block holds (NULL-safe) and zeroes it. */
 void gs_dist_block_free(gs_dist_block_t *B);
-
-/** Reverse Cuthill-McKee ordering of the symmetrized pattern of square A (A + A^T; values and
- *  the diagonal ignored): perm[k] = the old index of new row k. Each connected component
- *  starts from a pseudo-peripheral vertex (George and Liu's algorithm, from the unvisited
- *  vertex of least degree), neighbours are visited by increasing degree (ties by index), and
- *  the whole order is reversed. Deterministic, and a function of the pattern of A + A^T and the
- *  indices only (A, A^T, or A with its rows' entries reordered give the same perm). perm has n
- *  entries. Memory O(n + nnz) (the graph of A + A^T). GS_ERR_INVALID_ARG for NULL pointers or
- *  a malformed A (as gs_csr_validate, values not read); GS_ERR_DIMENSION for non-square A;
- *  GS_ERR_HOST_MEMORY. */
-gs_status_t gs_csr_rcm(const gs_csr_t *A, gs_idx_t *perm);
-
-/** B = P A P^T for perm as gs_csr_rcm gives it (B's row k is A's row perm[k], column j of A
- *  becomes inv[j]), columns sorted within each row (a stable sort: repeated columns keep
- *  their order), symmetry copied from A. *B is NULL on failure. GS_ERR_INVALID_ARG for NULL
- *  pointers, a malformed A, or perm not a permutation of 0..n-1; GS_ERR_DIMENSION for
- *  non-square A; GS_ERR_HOST_MEMORY. */
-gs_status_t gs_csr_permute_sym(const gs_csr_t *A, const gs_idx_t *perm, gs_csr_t **B);
-
-/** Bandwidth max |i - j| over the stored entries (0 for a matrix without entries; -1 for a NULL
- *  matrix or arrays): what RCM reduces. */
-gs_idx_t gs_csr_bandwidth(const gs_csr_t *A);
 
 #ifdef __cplusplus
 }

@@ -4,7 +4,7 @@
  * (spmv/pkt_kernels.cu) share. Pure C.
  *
  * Layout. The rows (and, for a square matrix, the columns with them) are renumbered by reverse
- * Cuthill-McKee (gs_csr_rcm, dist/partition.h) when that moves fewer bytes, else kept; perm[k]
+ * Cuthill-McKee (gs_csr_rcm, core/order.h) when that moves fewer bytes, else kept; perm[k]
  * is the caller's index of new index k (NULL: the identity). The new rows are cut into packets
  * of R consecutive rows (the last may hold fewer): packet p holds new rows [p R, p R + rows_p).
  * Each packet has a column window of at most W new columns, [col0[p], col0[p] + ncols[p]):

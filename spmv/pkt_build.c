@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "dist/partition.h" /* gs_csr_rcm, gs_csr_permute_sym */
+#include "core/order.h" /* gs_csr_rcm, gs_csr_permute_sym */
 #include "spmv/pkt.h"
 
 void gs_pkt_destroy(gs_pkt_t **P)

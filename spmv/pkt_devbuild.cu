@@ -30,7 +30,7 @@
 #include <cub/device/device_segmented_sort.cuh>
 
 #include "core/error.h"
-#include "dist/partition.h" /* gs_csr_rcm */
+#include "core/order.h" /* gs_csr_rcm */
 #include "spmv/bg_devbuild.h" /* gs_coo_dev_plan */
 #include "spmv/common_kernels.h"
 #include "spmv/device_util.cuh"
