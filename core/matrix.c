@@ -5,7 +5,7 @@
 
 #include "core/error.h"
 #include "gpusolve/matrix.h"
-#include "io/mm_internal.h" /* gs_mm_coo_to_csr */
+#include "core/coo_csr.h" /* gs_coo_to_csr_threads */
 
 /* ---- COO ---------------------------------------------------------------------------------- */
 
@@ -131,12 +131,12 @@ gs_status_t gs_csr_copy(gs_csr_t **out, const gs_csr_t *A)
   return GS_SUCCESS;
 }
 
-/* One COO -> CSR conversion in the library: the Matrix Market reader's (io/mm_csr.c: count,
+/* One COO -> CSR conversion in the library: the Matrix Market reader's (core/coo_csr.c: count,
  * scatter in COO order, stable sort and left-to-right sum of each row), here on one thread. */
 gs_status_t gs_coo_to_csr(gs_csr_t **out, const gs_coo_t *A)
 {
   if (!out || !A) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_coo_to_csr: NULL argument");
-  return gs_mm_coo_to_csr(out, A, 1);
+  return gs_coo_to_csr_threads(out, A, 1);
 }
 
 gs_status_t gs_csr_to_coo(gs_coo_t **out, const gs_csr_t *A)

@@ -63,8 +63,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   gs_val_t *x1 = NULL, *x3 = NULL;
   gs_idx_t n1 = 0, n3 = 0;
   gs_mm_part_min = 1;
-  gs_mm_csr_min = 1;
-  gs_mm_inline_threads = 1; /* the threads' shares in turn: fast, and the same code paths */
+  gs_coo_to_csr_min = 1;
+  gs_parallel_inline = 1; /* the threads' shares in turn: fast, and the same code paths */
   gs_mm_memory_limit = (int64_t)256 << 20;
 
   /* COO, serial then parallel */

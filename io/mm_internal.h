@@ -13,6 +13,8 @@
 #include "gpusolve/io.h"
 #include "gpusolve/matrix.h"
 #include "gpusolve/status.h"
+#include "core/coo_csr.h"
+#include "core/parallel.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -76,16 +78,7 @@ extern int64_t gs_mm_memory_limit;
 /** "12.3 GiB" or "456.7 MiB" into buf; returns buf. */
 const char *gs_mm_format_bytes(double bytes, char *buf, size_t n);
 
-/* ---- threads (io/mm_par.c) ------------------------------------------------------------- */
-
-/** Runs fn(arg, t) for t = 0 .. nt-1, t = 0 on the calling thread, the others on new threads,
- *  and returns when all are done. Where a thread cannot be started, its t runs on the calling
- *  thread afterwards, so that the work is done all the same (never fails). */
-void gs_mm_parallel(int nt, void (*fn)(void *arg, int t), void *arg);
-
-/** When nonzero, gs_mm_parallel runs the nt shares one after the other on the calling thread:
- *  the same parts, bands and merges, no threads (the fuzzer sets it, to run faster). */
-extern int gs_mm_inline_threads;
+/* ---- threads (core/parallel.h) and the reader's parts (io/mm_par.c) ----------------------- */
 
 /** Drops the whole pages inside [p, p + bytes) of a read-only private file mapping from this
  *  process (MADV_DONTNEED): they leave its resident set, and are read again from the file if
@@ -97,7 +90,7 @@ void gs_mm_advise_done(const void *p, size_t bytes);
  *  files into many parts. Not thread-safe: set it before reading. */
 extern size_t gs_mm_part_min;
 
-/* ---- in-memory reading and the CSR build (io/mm_read.c, io/mm_csr.c) ---------------------- */
+/* ---- in-memory reading (io/mm_read.c; the CSR build is core/coo_csr.h) ---------------------- */
 
 /** gs_mm_read_coo / _csr / _vector on the bytes [data, data + len), named `name` in messages
  *  (as the path is). The bytes are copied (so they need no padding) and never decompressed.
@@ -108,18 +101,6 @@ gs_status_t gs_mm_read_vector_mem(const char *name, const void *data, size_t len
                                   gs_val_t **out, gs_idx_t *n);
 gs_status_t gs_mm_read_csr_mem_ex(const char *name, const void *data, size_t len, unsigned flags,
                                   gs_csr_t **out, gs_mm_info_t *info);
-
-/** Below this many entries the CSR is built on one thread (starting threads costs more than
- *  it saves; default 65536). Tests lower it. Not thread-safe: set it before reading. */
-extern int64_t gs_mm_csr_min;
-
-/** gs_coo_to_csr on nt threads, with the same result bit for bit: rows in order, columns
- *  sorted within each row, duplicates summed in the COO's order, explicit zeros kept. */
-gs_status_t gs_mm_coo_to_csr(gs_csr_t **out, const gs_coo_t *A, int nt);
-/** gs_mm_coo_to_csr that also finds, in bad[0] (row) and bad[1] (column), the first position
- *  in row-major order whose duplicates summed to a value that is not finite ({-1, -1} when
- *  none did). The CSR is built all the same. */
-gs_status_t gs_mm_coo_to_csr_checked(gs_csr_t **out, const gs_coo_t *A, int nt, int64_t bad[2]);
 
 /* The reader's hot path is inlined whatever the compiler's size heuristics say. */
 #if defined(__GNUC__)

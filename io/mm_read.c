@@ -928,7 +928,7 @@ static gs_status_t read_coordinate_parallel(const char *path, const mm_header *h
   /* pass 0: lines per part, hence first line numbers and slots */
   atomic_init(&P.next, 0);
   P.pass = 0;
-  gs_mm_parallel(nt < np ? nt : np, par_work, &P);
+  gs_parallel(nt < np ? nt : np, par_work, &P);
   int64_t lines = 0;
   for (int i = 0; i < np; ++i) {
     P.parts[i].line0 = line + lines;
@@ -943,7 +943,7 @@ static gs_status_t read_coordinate_parallel(const char *path, const mm_header *h
   /* pass 1: parse */
   atomic_store(&P.next, 0);
   P.pass = 1;
-  gs_mm_parallel(nt < np ? nt : np, par_work, &P);
+  gs_parallel(nt < np ? nt : np, par_work, &P);
 
   /* the first fault in file order, as the serial reader meets it */
   int64_t k = 0;
@@ -1162,7 +1162,7 @@ enum { WANT_COO, WANT_CSR, WANT_VECTOR };
 
 /* Prices the header before anything is allocated: the entries the file can hold (at most the
  * declared ones; mirrored ones twice) as a COO, plus for a CSR its arrays and rows + 1 row
- * pointers and counters (io/mm_csr.c), for a vector its values and marks. *cap: the COO's
+ * pointers and counters (core/coo_csr.c), for a vector its values and marks. *cap: the COO's
  * first capacity (a pipe or a .gz grows it as entries come). */
 static gs_status_t mm_budget(const mm_src *s, const mm_header *h, int want, int64_t *cap)
 {
@@ -1367,7 +1367,7 @@ static gs_status_t mm_read(mm_src *s, const mm_origin *o, int want, unsigned fla
                         (double)A->nnz * (double)(sizeof(gs_idx_t) + sizeof(gs_val_t)) +
                             ((double)h.m + 1) * (double)(sizeof(gs_off_t) + sizeof(int64_t))));
     int64_t bad[2];
-    GS_TRY(gs_mm_coo_to_csr_checked(&C, A, nt, bad));
+    GS_TRY(gs_coo_to_csr_threads_checked(&C, A, nt, bad));
     if (bad[0] >= 0) {
       st = dup_error(o, s->regular, A, h.sym, bad[0], bad[1]);
       goto cleanup;

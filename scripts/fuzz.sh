@@ -38,7 +38,7 @@ else
   echo "fuzz: zlib headers are not installed: fuzzing the reader without gzip support"
 fi
 
-srcs="fuzz/mm_read_fuzz.c io/mm.c io/mm_read.c io/mm_float.c io/mm_csr.c io/mm_par.c core/error.c core/matrix.c"
+srcs="fuzz/mm_read_fuzz.c io/mm.c io/mm_read.c io/mm_float.c io/mm_par.c core/coo_csr.c core/parallel.c core/error.c core/matrix.c"
 # shellcheck disable=SC2086
 "$cc" -std=c11 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
   -fno-sanitize-recover=undefined -I include -I . $srcs -o "$out/mm_read_fuzz" ${zlib[@]+"${zlib[@]}"} \

@@ -41,7 +41,7 @@
 #include "core/error.h"
 #include "gpusolve/io.h"
 #include "gpusolve/select.h"
-#include "io/mm_internal.h" /* gs_mm_parallel: the project's one way of starting threads */
+#include "core/parallel.h" /* gs_parallel: the project's one way of starting threads */
 #include "select/select_impl.h"
 #include "spmv/sell.h"
 #include "spmv/spmv_impl.h"
@@ -208,7 +208,7 @@ static gs_status_t count_distinct(const gs_csr_t *A, gs_off_t *out)
       GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory counting distinct values");
   }
   dv_job_t J = {A, sets, nt};
-  gs_mm_parallel(nt, dv_share, &J);
+  gs_parallel(nt, dv_share, &J);
   for (int t = 1; t < nt && sets[0].n <= GS_SELECT_DISTINCT_CAP; ++t) {
     if (sets[t].n > GS_SELECT_DISTINCT_CAP) sets[0].n = GS_SELECT_DISTINCT_CAP + 1;
     for (size_t k = 0; k < DV_SLOTS && sets[0].n <= GS_SELECT_DISTINCT_CAP; ++k)

@@ -34,7 +34,7 @@
 #include "core/error.h"
 #include "gpusolve/io.h"
 #include "gpusolve/timer.h"
-#include "io/mm_internal.h" /* gs_mm_parallel: the project's one way of starting threads */
+#include "core/parallel.h" /* gs_parallel: the project's one way of starting threads */
 #include "spmv/bccoo.h"
 #include "spmv/formats.h"
 
@@ -397,7 +397,7 @@ static gs_status_t lut_build(gs_bccoo_t *L, const gs_csr_t *A, int nt, lut_index
   uint64_t *ckey = NULL;
   int32_t *cidx = NULL;
   if (!J.tables) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory counting values");
-  gs_mm_parallel(nt, lut_count_share, &J);
+  gs_parallel(nt, lut_count_share, &J);
   all = malloc((size_t)nt * CNT_CAP * sizeof *all);
   if (!all) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory counting values");
   size_t na = 0;
@@ -441,7 +441,7 @@ static gs_status_t lut_build(gs_bccoo_t *L, const gs_csr_t *A, int nt, lut_index
     J.cidx = cidx;
     J.ncand = nu;
     J.cand = all;
-    gs_mm_parallel(nt, lut_recount_share, &J);
+    gs_parallel(nt, lut_recount_share, &J);
     size_t ne = 0;
     for (size_t i = 0; i < nu; ++i) {
       int64_t c = 0;
@@ -750,7 +750,7 @@ gs_status_t gs_bccoo_build(gs_bccoo_t **out, const gs_csr_t *A, const gs_bccoo_o
   J.use_f32 = L->compressed && (opts->f32 || L->mixed); /* mixed: every value is a float */
   J.mixed = L->mixed;
   J.nt = nt;
-  gs_mm_parallel(nt, pass_encode, &J);
+  gs_parallel(nt, pass_encode, &J);
   if (atomic_load(&J.failed)) GS_FAIL(GS_ERR_INTERNAL, "bccoo build: a chunk spans more than 256 rows");
   size_t off = 0;
   int lut_used = 0;
@@ -765,7 +765,7 @@ gs_status_t gs_bccoo_build(gs_bccoo_t **out, const gs_csr_t *A, const gs_bccoo_o
   L->blob_bytes = off;
   L->blob = malloc(off);
   if (!L->blob) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory for %zu bytes of bccoo blobs", off);
-  gs_mm_parallel(nt, pass_write, &J);
+  gs_parallel(nt, pass_write, &J);
 done:
   L->build_seconds = gs_wall_seconds() - t0;
   *out = L;

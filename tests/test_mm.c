@@ -1292,9 +1292,9 @@ static void test_duplicates_not_finite(void)
            "summed: the sum must be finite)",
            path);
   const size_t part_min = gs_mm_part_min;
-  const int64_t csr_min = gs_mm_csr_min;
+  const int64_t csr_min = gs_coo_to_csr_min;
   gs_mm_part_min = 1;
-  gs_mm_csr_min = 1;
+  gs_coo_to_csr_min = 1;
   for (int nt = 1; nt <= 4; ++nt)
     for (int mem = 0; mem < 2; ++mem) {
       gs_mm_set_threads(nt);
@@ -1307,7 +1307,7 @@ static void test_duplicates_not_finite(void)
     }
   gs_mm_set_threads(0);
   gs_mm_part_min = part_min;
-  gs_mm_csr_min = csr_min;
+  gs_coo_to_csr_min = csr_min;
   /* once not finite, a sum stays so: the entry that made it so is named; the COO is read
    * as is (it sums nothing) */
   const char nan_text[] = "%%MatrixMarket matrix coordinate real general\n1 1 4\n"
@@ -1494,9 +1494,9 @@ static int parallel_agrees(const char *path, const char *label)
     }
   }
   const size_t part_min = gs_mm_part_min;
-  const int64_t csr_min = gs_mm_csr_min;
+  const int64_t csr_min = gs_coo_to_csr_min;
   gs_mm_part_min = 1;
-  gs_mm_csr_min = 1;
+  gs_coo_to_csr_min = 1;
   for (int nt = 2; nt <= 5 && ok; ++nt) {
     gs_mm_set_threads(nt);
     for (int mem = 0; mem < 2 && ok; ++mem) {
@@ -1519,7 +1519,7 @@ static int parallel_agrees(const char *path, const char *label)
     }
   }
   gs_mm_part_min = part_min;
-  gs_mm_csr_min = csr_min;
+  gs_coo_to_csr_min = csr_min;
   gs_mm_set_threads(0);
   gs_coo_destroy(&C1);
   gs_csr_destroy(&A1);
@@ -1693,8 +1693,8 @@ static void test_parallel_error_lines(void)
 static void test_parallel_csr_build(void)
 {
   uint64_t s = gs_test_seed() ^ 0xc5b;
-  const int64_t csr_min = gs_mm_csr_min;
-  gs_mm_csr_min = 1;
+  const int64_t csr_min = gs_coo_to_csr_min;
+  gs_coo_to_csr_min = 1;
   int rounds = gs_test_quick() ? 8 : 40;
   for (int r = 0; r < rounds; ++r) {
     gs_idx_t m = (gs_idx_t)(gs_test_next(&s) % 300), n = 1 + (gs_idx_t)(gs_test_next(&s) % 300);
@@ -1714,7 +1714,7 @@ static void test_parallel_csr_build(void)
     gs_csr_t *R = NULL, *A = NULL;
     CU_ASSERT_FATAL(gs_coo_to_csr(&R, C) == GS_SUCCESS);
     for (int nt = 1; nt <= 6; ++nt) {
-      CU_ASSERT_FATAL(gs_mm_coo_to_csr(&A, C, nt) == GS_SUCCESS);
+      CU_ASSERT_FATAL(gs_coo_to_csr_threads(&A, C, nt) == GS_SUCCESS);
       if (!csr_identical(R, A)) {
         printf("\n  %d x %d, %lld entries, %d threads: differs from gs_coo_to_csr\n", m, n,
                (long long)nnz, nt);
@@ -1725,7 +1725,7 @@ static void test_parallel_csr_build(void)
     gs_csr_destroy(&R);
     gs_coo_destroy(&C);
   }
-  gs_mm_csr_min = csr_min;
+  gs_coo_to_csr_min = csr_min;
 }
 
 static void test_thread_setting(void)

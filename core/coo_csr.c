@@ -1,4 +1,4 @@
-/* io/mm_csr.c: COO -> CSR for the Matrix Market reader, on several threads.
+/* core/coo_csr.c: COO -> CSR on several threads (the Matrix Market reader's and gs_coo_to_csr's).
  *
  * The result is gs_coo_to_csr's bit for bit (core/matrix.c): rows in order, columns sorted
  * within each row, entries with the same (row, column) summed left to right in the COO's order,
@@ -25,9 +25,10 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "io/mm_internal.h"
+#include "core/coo_csr.h"
+#include "core/parallel.h"
 
-int64_t gs_mm_csr_min = (int64_t)1 << 16;
+int64_t gs_coo_to_csr_min = (int64_t)1 << 16;
 /* Rows up to this length are sorted by insertion. */
 #define CSR_INSERTION 24
 
@@ -214,24 +215,24 @@ static int64_t first_row_at(const int64_t *off, int64_t lo, int64_t hi, int64_t 
   return lo;
 }
 
-gs_status_t gs_mm_coo_to_csr(gs_csr_t **out, const gs_coo_t *A, int nt)
+gs_status_t gs_coo_to_csr_threads(gs_csr_t **out, const gs_coo_t *A, int nt)
 {
   int64_t bad[2];
-  return gs_mm_coo_to_csr_checked(out, A, nt, bad);
+  return gs_coo_to_csr_threads_checked(out, A, nt, bad);
 }
 
-gs_status_t gs_mm_coo_to_csr_checked(gs_csr_t **out, const gs_coo_t *A, int nt, int64_t bad[2])
+gs_status_t gs_coo_to_csr_threads_checked(gs_csr_t **out, const gs_coo_t *A, int nt, int64_t bad[2])
 {
   gs_status_t st = GS_SUCCESS;
   gs_csr_t *C = NULL;
   csr_job J;
   memset(&J, 0, sizeof J);
-  if (!out || !A || !bad) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_mm_coo_to_csr: NULL argument");
+  if (!out || !A || !bad) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_coo_to_csr_threads: NULL argument");
   *out = NULL;
   bad[0] = bad[1] = -1;
   const int64_t m = A->m, nnz = A->nnz;
 
-  if (nt < 1 || nnz < gs_mm_csr_min) nt = 1;
+  if (nt < 1 || nnz < gs_coo_to_csr_min) nt = 1;
   if (nt > m && m > 0) nt = (int)m;
 
   GS_TRY(gs_csr_create(&C, A->m, A->n, nnz));
@@ -248,7 +249,7 @@ gs_status_t gs_mm_coo_to_csr_checked(gs_csr_t **out, const gs_coo_t *A, int nt, 
   for (int t = 0; t < 2 * nt; ++t) J.bad[t] = -1;
 
   /* 1-2: counts, offsets (row_ptr holds each row's start, next its next free slot). */
-  gs_mm_parallel(nt, step_count, &J);
+  gs_parallel(nt, step_count, &J);
   int64_t s = 0;
   for (int64_t i = 0; i < m; ++i) {
     int64_t c = J.next[i];
@@ -264,8 +265,8 @@ gs_status_t gs_mm_coo_to_csr_checked(gs_csr_t **out, const gs_coo_t *A, int nt, 
   J.band[nt] = m;
 
   /* 3-4: scatter in COO order, then sort and sum each row. */
-  gs_mm_parallel(nt, step_scatter, &J);
-  gs_mm_parallel(nt, step_rows, &J);
+  gs_parallel(nt, step_scatter, &J);
+  gs_parallel(nt, step_rows, &J);
   for (int t = 0; t < nt; ++t)
     if (J.band_failed[t]) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory sorting a CSR row");
   for (int t = 0; t < nt; ++t) /* bands in row order: the first band's is the first */
