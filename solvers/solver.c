@@ -490,18 +490,16 @@ static gs_status_t auto_revise(gs_solver_t *s, gs_spmv_t *S, int it, const doubl
 /* The iterations left from ||r|| = r at iteration it by the residual's rate over the last half
  * of the pass (from the check points in h), or, where ||r|| did not fall over that window (CG's
  * residual is not monotone), over the whole pass; 0 when it has not fallen at all (no
- * forecast). */
+ * forecast); capped by the iteration limit. */
 static double esc_left(const gs_solver_t *s, const gs_rate_hist_t *h, long it, double r)
 {
-  const double tol = s->tol;
-  if (!(r > tol) || !(tol > 0.0)) return 0.0;
   int w = 0; /* the latest check point at least it / 2 iterations back */
   for (int k = 0; k < h->n - 1; ++k)
     if (h->it[k] <= it - it / 2) w = k;
   if (!(h->r[w] > r)) w = 0;
-  if (!(h->r[w] > r) || h->it[w] >= it) return 0.0;
-  const double rate = log(h->r[w] / r) / (double)(it - h->it[w]);
-  return log(r / tol) / rate;
+  if (!(h->r[w] > r)) return 0.0; /* unlike the format's forecast: no rate, no iteration limit */
+  return gs_select_remaining_products(h->it[w], h->r[w], it, r, s->tol,
+                                      s->opts.maxit - s->it_base, 1.0);
 }
 
 /* At a check of a pass without a preconditioner: whether the forecast time left exceeds
@@ -532,9 +530,7 @@ static int esc_due(gs_solver_t *s, int it)
   gs_idx_t m = 0, n = 0;
   gs_off_t nnz = 0;
   gs_matrix_dims(gs_operator_matrix(s->A), &m, &n, &nnz);
-  const double left = esc_left(s, h, it, s->h_s->rnorm);
-  const double its_left = s->opts.maxit - s->it_base - it;
-  s->esc.left_s = (left < its_left ? left : its_left) * s->esc.t_it;
+  s->esc.left_s = esc_left(s, h, it, s->h_s->rnorm) * s->esc.t_it;
   s->esc.cost_s = GS_ESC_SETUP_S + GS_ESC_SETUP_PER_NNZ * (double)nnz +
                   GS_ESC_AMG_ITERATIONS * GS_ESC_CYCLE * s->esc.t_it;
   if (s->ctx->test_precond_auto) s->esc.cost_s = s->ctx->test_precond_auto == 1 ? 0.0 : INFINITY;
@@ -549,20 +545,18 @@ static gs_status_t escalate(gs_solver_t *s)
 {
   gs_solve_stats_t *st = s->stats;
   const double t0 = gs_wall_seconds();
+  /* Set up, and applied once outside the timings so that the first apply of the pass does not
+   * carry the first-call costs of the levels' products (the CLI's warm-up solve does this for a
+   * preconditioner given at the start), into CG's z, which the next pass forms anew. */
   GS_CHECK(GS_CUBLAS(cublasSetPointerMode(s->ctx->cublas, CUBLAS_POINTER_MODE_HOST)));
-  const gs_status_t made = gs_precond_create_opts(&s->esc.M, s->ctx, gs_operator_matrix(s->A),
-                                                  "amg", s->given.precond_auto_opts);
+  gs_status_t made = gs_precond_create_opts(&s->esc.M, s->ctx, gs_operator_matrix(s->A), "amg",
+                                            s->given.precond_auto_opts);
+  if (made == GS_SUCCESS)
+    made = gs_precond_apply(s->esc.M, s->d_b, s->d_work + (s->nvec - 1) * s->ld);
+  if (made != GS_SUCCESS) gs_precond_destroy(&s->esc.M); /* later solves must not start with it */
   GS_CHECK(GS_CUBLAS(cublasSetPointerMode(s->ctx->cublas, CUBLAS_POINTER_MODE_DEVICE)));
   s->esc.enabled = 0;
   if (made == GS_SUCCESS) {
-    /* one apply outside the timings, so that the first of the pass does not carry the
-     * first-call costs of the levels' products (the CLI's warm-up solve does this for a
-     * preconditioner given at the start); into CG's z, which the next pass forms anew */
-    double *z = s->d_work + (s->nvec - 1) * s->ld;
-    GS_CHECK(GS_CUBLAS(cublasSetPointerMode(s->ctx->cublas, CUBLAS_POINTER_MODE_HOST)));
-    const gs_status_t warm = gs_precond_apply(s->esc.M, s->d_b, z);
-    GS_CHECK(GS_CUBLAS(cublasSetPointerMode(s->ctx->cublas, CUBLAS_POINTER_MODE_DEVICE)));
-    GS_CHECK(warm);
     GS_CHECK(GS_CUDA(cudaStreamSynchronize(s->ctx->stream)));
     gs_precond_info_t in;
     s->M = s->esc.M;

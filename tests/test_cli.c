@@ -13,14 +13,6 @@
 
 static char out[1 << 16], err[1 << 14];
 
-/* Exactly one line on stderr, starting "gpusolve: ". */
-static int one_line_error(void)
-{
-  size_t n = strlen(err);
-  return n > 10 && strncmp(err, "gpusolve: ", 10) == 0 && err[n - 1] == '\n' &&
-         strchr(err, '\n') == err + n - 1;
-}
-
 /* Value of "key": in a flat JSON document (numbers only). */
 static long long json_ll(const char *doc, const char *key)
 {
@@ -66,16 +58,16 @@ static void test_info_matches_manifest(void)
 static void test_info_errors(void)
 {
   CU_ASSERT_EQUAL(gs_test_cli("info", out, sizeof out, err, sizeof err), 2);
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
   CU_ASSERT_EQUAL(gs_test_cli("info /nonexistent/A.mtx", out, sizeof out, err, sizeof err), 2);
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
   CU_ASSERT(strstr(err, "/nonexistent/A.mtx") != NULL);
   CU_ASSERT_EQUAL(gs_test_cli("info --bogus x.mtx", out, sizeof out, err, sizeof err), 2);
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
   CU_ASSERT_EQUAL(gs_test_cli("info --help", out, sizeof out, err, sizeof err), 0);
   CU_ASSERT(strstr(out, "usage: gpusolve info") != NULL);
   CU_ASSERT_EQUAL(gs_test_cli("frobnicate", out, sizeof out, err, sizeof err), 2);
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
 }
 
 /* Every file of the malformed corpus: exit 2 and one line on stderr naming the file. */
@@ -91,10 +83,10 @@ static void test_info_malformed_corpus(void)
     snprintf(path, sizeof path, "%s/%s", gs_test_data("bad"), e->d_name);
     snprintf(args, sizeof args, "info '%s'", path);
     int rc = gs_test_cli(args, out, sizeof out, err, sizeof err);
-    if (rc != 2 || !one_line_error() || !strstr(err, path))
+    if (rc != 2 || !gs_test_one_line_error(err) || !strstr(err, path))
       fprintf(stderr, "  %s: exit %d, stderr: %s", e->d_name, rc, err);
     CU_ASSERT_EQUAL(rc, 2);
-    CU_ASSERT(one_line_error());
+    CU_ASSERT(gs_test_one_line_error(err));
     CU_ASSERT(strstr(err, path) != NULL);
     CU_ASSERT_STRING_EQUAL(out, ""); /* no partial output */
     files++;
@@ -165,15 +157,15 @@ static void test_gen_convdiff(void)
   CU_ASSERT(strcmp(a1, out) != 0);
   /* errors: one line */
   CU_ASSERT_EQUAL(gs_test_cli("gen convdiff", out, sizeof out, err, sizeof err), 2);
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
   CU_ASSERT(strstr(err, "--grid") != NULL);
   CU_ASSERT_EQUAL(gs_test_cli("gen convdiff --grid 5x5 --field swirl", out, sizeof out, err,
                               sizeof err), 2);
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
   CU_ASSERT(strstr(err, "swirl") != NULL);
   CU_ASSERT_EQUAL(gs_test_cli("gen convdiff --grid 5x5 --peclet -1", out, sizeof out, err,
                               sizeof err), 2);
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
   unlink(path);
 }
 
@@ -227,23 +219,23 @@ static void test_select_rule(void)
   CU_ASSERT_STRING_EQUAL(err, "");
   /* errors: one line */
   CU_ASSERT_EQUAL(gs_test_cli("select --rule", out, sizeof out, err, sizeof err), 2);
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
   CU_ASSERT_EQUAL(gs_test_cli("select --rule /nonexistent/A.mtx", out, sizeof out, err,
                               sizeof err), 2);
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
   CU_ASSERT_EQUAL(gs_test_cli("select --rule --bogus x.mtx", out, sizeof out, err, sizeof err),
                   2);
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
   snprintf(args, sizeof args, "select --rule --spmv-opt max_fill=x %s", p1);
   CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 2);
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
   CU_ASSERT_EQUAL(gs_test_cli("select --help", out, sizeof out, err, sizeof err), 0);
   CU_ASSERT(strstr(out, "usage: gpusolve select") != NULL);
   /* without --rule a GPU is needed: on a machine without one, exit 3 and one line */
   if (gs_device_count() == 0) {
     snprintf(args, sizeof args, "select %s", p1);
     CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 3);
-    CU_ASSERT(one_line_error());
+    CU_ASSERT(gs_test_one_line_error(err));
   }
   unlink(p1);
   unlink(p2);
@@ -257,26 +249,26 @@ static void test_gen_errors_leave_no_file(void)
   unlink(path);
   snprintf(args, sizeof args, "gen laplace --grid 10x10 --stencil 3 -o %s", path);
   CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 2);
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
   CU_ASSERT(access(path, F_OK) != 0);
   CU_ASSERT_EQUAL(gs_test_cli("gen laplace --grid 10xq --stencil 5", out, sizeof out, err,
                               sizeof err), 2);
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
   CU_ASSERT_EQUAL(gs_test_cli("gen normal --rows 10", out, sizeof out, err, sizeof err), 2);
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
   CU_ASSERT_EQUAL(gs_test_cli("gen pareto --rows -5 --k 1", out, sizeof out, err, sizeof err), 2);
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
   CU_ASSERT_EQUAL(gs_test_cli("gen cube --rows 5", out, sizeof out, err, sizeof err), 2);
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
   CU_ASSERT_EQUAL(gs_test_cli("gen powerlaw --rows 10", out, sizeof out, err, sizeof err), 2);
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
   CU_ASSERT_EQUAL(gs_test_cli("gen powerlaw --rows 10 --mean 3 --exponent 2", out, sizeof out,
                               err, sizeof err), 2);
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
   CU_ASSERT(strstr(err, "exponent") != NULL);
   CU_ASSERT_EQUAL(gs_test_cli("gen laplace --grid 10 --stencil 3 -o /nonexistent/dir/a.mtx", out,
                               sizeof out, err, sizeof err), 2);
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
 }
 
 static void test_spmv_list_and_errors(void)
@@ -289,13 +281,13 @@ static void test_spmv_list_and_errors(void)
   }
   CU_ASSERT(strstr(out, "csr-vector") == strstr(out, "csr-vector ")); /* name first */
   CU_ASSERT_EQUAL(gs_test_cli("spmv --format nosuch", out, sizeof out, err, sizeof err), 2);
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
   CU_ASSERT(strstr(err, "nosuch") != NULL);
   CU_ASSERT_EQUAL(gs_test_cli("spmv --runs 0", out, sizeof out, err, sizeof err), 2);
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
   if (gs_device_count() == 0) {
     CU_ASSERT_EQUAL(gs_test_cli("spmv", out, sizeof out, err, sizeof err), 3);
-    CU_ASSERT(one_line_error());
+    CU_ASSERT(gs_test_one_line_error(err));
     CU_ASSERT(strstr(err, "no CUDA device available") != NULL);
   }
 }
@@ -309,18 +301,18 @@ static void test_batch_usage(void)
     CU_ASSERT(strstr(out, gs_batch_format_name(k)) != NULL);
   CU_ASSERT(strstr(out, "--shared") != NULL && strstr(out, "n/a (patterns") != NULL);
   CU_ASSERT_EQUAL(gs_test_cli("batch . --shared", out, sizeof out, err, sizeof err), 2);
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
   CU_ASSERT(strstr(err, "--shared needs --gen") != NULL);
   CU_ASSERT_EQUAL(gs_test_cli("batch --gen laplace --format nosuch", out, sizeof out, err,
                               sizeof err), 2);
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
   CU_ASSERT_EQUAL(gs_test_cli("batch --gen laplace --rows 5:3", out, sizeof out, err, sizeof err),
                   2);
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
   if (gs_device_count() == 0) {
     CU_ASSERT_EQUAL(gs_test_cli("batch --gen laplace --shared --rows 20 --count 4", out,
                                 sizeof out, err, sizeof err), 3);
-    CU_ASSERT(one_line_error());
+    CU_ASSERT(gs_test_one_line_error(err));
   }
 }
 
@@ -329,7 +321,7 @@ static void test_check_host_layouts(void)
 {
   char args[4200];
   CU_ASSERT_EQUAL(gs_test_cli("check", out, sizeof out, err, sizeof err), 2);
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
   if (!gs_test_have_matrix("west0479")) return;
   snprintf(args, sizeof args, "check '%s' --json", gs_test_matrix("west0479"));
   CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err),
@@ -442,7 +434,7 @@ static void test_declared_huge(void)
     if (rc != 2 || strncmp(err, want, strlen(want)) != 0)
       fprintf(stderr, "  %s: exit %d: %s", args, rc, err);
     CU_ASSERT_EQUAL(rc, 2);
-    CU_ASSERT(one_line_error());
+    CU_ASSERT(gs_test_one_line_error(err));
     CU_ASSERT(strncmp(err, want, strlen(want)) == 0);
     CU_ASSERT(strstr(err, " available\n") != NULL);
     CU_ASSERT_STRING_EQUAL(out, "");
@@ -456,7 +448,7 @@ static void test_line_bound_cli(void)
 {
   CU_ASSERT_EQUAL(gs_test_cli_under("timeout 20", "info /dev/zero", out, sizeof out, err,
                                     sizeof err), 2);
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
   CU_ASSERT(strstr(err, "gpusolve: /dev/zero:1: NUL bytes") == err);
 
   if (!gs_mm_has_gzip()) return;
@@ -516,7 +508,7 @@ static void test_refused_files(void)
     if (rc != 2 || strncmp(err, want, strlen(want)) != 0)
       fprintf(stderr, "  %s: exit %d: %s  want %s...\n", cases[k].file, rc, err, want);
     CU_ASSERT_EQUAL(rc, 2);
-    CU_ASSERT(one_line_error());
+    CU_ASSERT(gs_test_one_line_error(err));
     CU_ASSERT(strncmp(err, want, strlen(want)) == 0);
   }
 }
@@ -549,7 +541,7 @@ static void test_both_triangles_cli(void)
   for (int k = 0; k < 3; ++k) {
     snprintf(args, sizeof args, strict[k], path);
     CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 2);
-    CU_ASSERT(one_line_error());
+    CU_ASSERT(gs_test_one_line_error(err));
     CU_ASSERT(strncmp(err, want, strlen(want)) == 0);
     CU_ASSERT_STRING_EQUAL(out, "");
   }
@@ -558,7 +550,7 @@ static void test_both_triangles_cli(void)
   CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
   CU_ASSERT_STRING_EQUAL(err, "");
   CU_ASSERT_EQUAL(gs_test_cli("info --strict", out, sizeof out, err, sizeof err), 2);
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
 }
 
 /* info tells the value field and the entries stored in the file (from its size line). */
@@ -602,12 +594,12 @@ static void test_info_stdout_full(void)
   char args[4800];
   snprintf(args, sizeof args, "info '%s'", gs_test_data("ok/sym_lower.mtx"));
   CU_ASSERT_EQUAL(gs_test_cli_under(prefix, args, out, sizeof out, err, sizeof err), 2);
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
   snprintf(args, sizeof args, "info --json '%s'", gs_test_data("ok/sym_lower.mtx"));
   CU_ASSERT_EQUAL(gs_test_cli_under(prefix, args, out, sizeof out, err, sizeof err), 2);
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
   CU_ASSERT_EQUAL(gs_test_cli_under(prefix, "info --help", out, sizeof out, err, sizeof err), 2);
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
 }
 
 int main(void)

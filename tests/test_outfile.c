@@ -24,28 +24,8 @@
 
 static char out[1 << 16], err[1 << 14];
 
-/* Exactly one line on stderr, starting "gpusolve: ". */
-static int one_line_error(void)
-{
-  size_t n = strlen(err);
-  return n > 10 && strncmp(err, "gpusolve: ", 10) == 0 && err[n - 1] == '\n' &&
-         strchr(err, '\n') == err + n - 1;
-}
-
-static int run(const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 1, 2)))
-#endif
-    ;
-static int run(const char *fmt, ...)
-{
-  char args[16384];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(args, sizeof args, fmt, ap);
-  va_end(ap);
-  return gs_test_cli(args, out, sizeof out, err, sizeof err);
-}
+/* the CLI with printf-formatted arguments, into out and err */
+#define run(...) gs_test_cli_fmt(out, sizeof out, err, sizeof err, __VA_ARGS__)
 
 /* A fresh folder under the suite's temporary folder (path into buf). */
 static const char *make_dir(char *buf, size_t n, const char *name)
@@ -209,7 +189,7 @@ static void test_read_only_refused(void)
   CU_ASSERT(strstr(gs_last_error(), p) != NULL && strstr(gs_last_error(), "read-only") != NULL);
   CU_ASSERT_STRING_EQUAL(slurp(p), "keep\n");
   CU_ASSERT_EQUAL(run("gen laplace --grid 4x4 --stencil 5 -o '%s'", p), 2);
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
   CU_ASSERT(strstr(err, "read-only") != NULL && strstr(err, "0444") != NULL);
   CU_ASSERT_STRING_EQUAL(slurp(p), "keep\n");
   struct stat sb;
@@ -304,7 +284,7 @@ static void test_dev_stdout_in_place(void)
   /* a device that fails every write: an error, and the device stays a device */
   if (stat("/dev/full", &before) == 0 && S_ISCHR(before.st_mode)) {
     CU_ASSERT_EQUAL(run("gen laplace --grid 300x300 --stencil 5 -o /dev/full"), 2);
-    CU_ASSERT(one_line_error());
+    CU_ASSERT(gs_test_one_line_error(err));
     CU_ASSERT(strstr(err, "/dev/full") != NULL);
     CU_ASSERT(stat("/dev/full", &after) == 0 && S_ISCHR(after.st_mode));
   }
@@ -338,14 +318,14 @@ static void test_bad_paths(void)
   /* the CLI: one line, before the matrix is made. This grid would need about 650 GB: a check
    * after the generator would fail on memory instead. */
   CU_ASSERT_EQUAL(run("gen laplace --grid 10x10 --stencil 5 -o ''"), 2);
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
   CU_ASSERT(strstr(err, "empty output path") != NULL);
   CU_ASSERT_EQUAL(run("gen laplace --grid 2000x2000x500 --stencil 27 -o '%s/missing/x.mtx'", dir),
                   2);
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
   CU_ASSERT(strstr(err, "does not exist") != NULL && strstr(err, "memory") == NULL);
   CU_ASSERT_EQUAL(run("gen laplace --grid 2000x2000x500 --stencil 27 -o '%s'", dir), 2);
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
   CU_ASSERT(strstr(err, "is a folder") != NULL);
 }
 
@@ -574,7 +554,7 @@ static void test_gen_refusals(void)
   };
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
     int rc = run("%s", cases[k].args);
-    int ok = rc == 2 && one_line_error() && strstr(err, cases[k].needle1) &&
+    int ok = rc == 2 && gs_test_one_line_error(err) && strstr(err, cases[k].needle1) &&
              (!cases[k].needle2 || strstr(err, cases[k].needle2)) && out[0] == '\0';
     CU_ASSERT(ok);
     if (!ok) fprintf(stderr, "\n  '%s' -> %d: %s", cases[k].args, rc, err);
@@ -593,23 +573,23 @@ static void test_batch_matrix_as_list(void)
   snprintf(p, sizeof p, "%s/one.mtx", dir);
   write_text(p, "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n2 2 1\n");
   CU_ASSERT_EQUAL(run("batch '%s'", p), 2);
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
   CU_ASSERT(strstr(err, "one.mtx") && strstr(err, "is a Matrix Market file") &&
             strstr(err, "list file"));
   snprintf(p, sizeof p, "%s/one.mtx.gz", dir);
   write_text(p, "\x1f\x8b\x08 not really");
   CU_ASSERT_EQUAL(run("batch '%s'", p), 2);
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
   CU_ASSERT(strstr(err, "gzip") != NULL);
   /* a list naming a missing matrix still reads as a list */
   snprintf(p, sizeof p, "%s/list.txt", dir);
   write_text(p, "# a list\nmissing.mtx\n");
   CU_ASSERT_EQUAL(run("batch '%s'", p), 2);
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
   CU_ASSERT(strstr(err, "missing.mtx") != NULL && strstr(err, "list file") == NULL);
   /* a solve nothing can stop */
   CU_ASSERT_EQUAL(run("batch --gen laplace --solve cg --rtol 0"), 2);
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
   CU_ASSERT(strstr(err, "cannot converge") != NULL);
 }
 

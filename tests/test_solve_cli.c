@@ -16,14 +16,6 @@ static char out[1 << 16], err[1 << 14];
 static char dir[] = "/tmp/gs_solve_cliXXXXXX";
 static char spd[4200], rect[4200], b3[4200], b4[4200], b2col[4200], x0bad[4200];
 
-/* Exactly one line on stderr, starting "gpusolve: ". */
-static int one_line_error(void)
-{
-  size_t n = strlen(err);
-  return n > 10 && strncmp(err, "gpusolve: ", 10) == 0 && err[n - 1] == '\n' &&
-         strchr(err, '\n') == err + n - 1;
-}
-
 static void write_file(char *path, size_t size, const char *name, const char *text)
 {
   snprintf(path, size, "%s/%s", dir, name);
@@ -33,20 +25,8 @@ static void write_file(char *path, size_t size, const char *name, const char *te
   fclose(f);
 }
 
-static int run(const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 1, 2)))
-#endif
-    ;
-static int run(const char *fmt, ...)
-{
-  char args[16384];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(args, sizeof args, fmt, ap);
-  va_end(ap);
-  return gs_test_cli(args, out, sizeof out, err, sizeof err);
-}
+/* the CLI with printf-formatted arguments, into out and err */
+#define run(...) gs_test_cli_fmt(out, sizeof out, err, sizeof err, __VA_ARGS__)
 
 static void setup_files(void)
 {
@@ -177,9 +157,9 @@ static void test_bad_options(void)
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
     int rc = run("%s", cases[k].args);
     CU_ASSERT_EQUAL(rc, 2);
-    CU_ASSERT(one_line_error());
+    CU_ASSERT(gs_test_one_line_error(err));
     CU_ASSERT(strstr(err, cases[k].needle) != NULL);
-    if (rc != 2 || !one_line_error() || !strstr(err, cases[k].needle))
+    if (rc != 2 || !gs_test_one_line_error(err) || !strstr(err, cases[k].needle))
       fprintf(stderr, "  '%s' -> %d: %s\n", cases[k].args, rc, err);
   }
 }
@@ -191,44 +171,44 @@ static void test_bad_input(void)
   static const char *const square_only[] = {"cg", "pipecg", "bicgstab", "gmres", "bicg"};
   for (size_t k = 0; k < sizeof square_only / sizeof square_only[0]; ++k) { /* not square */
     CU_ASSERT_EQUAL(run("solve '%s' --solver %s", rect, square_only[k]), 2);
-    CU_ASSERT(one_line_error());
+    CU_ASSERT(gs_test_one_line_error(err));
     CU_ASSERT(strstr(err, "3 x 4") != NULL && strstr(err, "square") != NULL &&
               strstr(err, square_only[k]) != NULL);
   }
   /* least squares: b has the rows (3), x0 the columns (4) */
   CU_ASSERT_EQUAL(run("solve '%s' '%s' --solver lsqr", rect, b4), 2);
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
   CU_ASSERT(strstr(err, "4 entries") != NULL && strstr(err, "3 rows") != NULL);
   CU_ASSERT_EQUAL(run("solve '%s' '%s' --solver cgnr --x0 '%s'", rect, b3, x0bad), 2);
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
   CU_ASSERT(strstr(err, "5 entries") != NULL && strstr(err, "4 columns") != NULL);
   /* auto picks lsqr for a rectangular matrix, which takes no preconditioner */
   CU_ASSERT_EQUAL(run("solve '%s' --precond jacobi", rect), 2);
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
   CU_ASSERT(strstr(err, "lsqr") != NULL && strstr(err, "no preconditioner") != NULL);
 
   CU_ASSERT_EQUAL(run("solve '%s' '%s'", spd, b3), 2); /* b of the wrong length */
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
   CU_ASSERT(strstr(err, "3 entries") != NULL && strstr(err, "4 rows") != NULL);
 
   CU_ASSERT_EQUAL(run("solve '%s' '%s'", spd, b2col), 2); /* b with two columns */
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
 
   CU_ASSERT_EQUAL(run("solve '%s' --x0 '%s'", spd, x0bad), 2); /* x0 of the wrong length */
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
   CU_ASSERT(strstr(err, "x0") != NULL);
 
   CU_ASSERT_EQUAL(run("solve '%s' '%s/missing_b.mtx'", spd, dir), 2);
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
   CU_ASSERT(strstr(err, "missing_b.mtx") != NULL);
 
   /* a valid system with a bad output path: refused before the device (exit 2 with or without
    * a GPU), nothing made; a read-only file stays as it was */
   CU_ASSERT_EQUAL(run("solve '%s' -o '%s/missing/x.mtx'", spd, dir), 2);
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
   CU_ASSERT(strstr(err, "missing") != NULL && strstr(err, "does not exist") != NULL);
   CU_ASSERT_EQUAL(run("solve '%s' --plot '%s'", spd, dir), 2);
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
   CU_ASSERT(strstr(err, "--plot") != NULL && strstr(err, "is a folder") != NULL);
   char ro[4300];
   snprintf(ro, sizeof ro, "%s/ro.mtx", dir);
@@ -238,7 +218,7 @@ static void test_bad_input(void)
   fclose(f);
   CU_ASSERT(chmod(ro, 0444) == 0);
   CU_ASSERT_EQUAL(run("solve '%s' -o '%s'", spd, ro), 2);
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
   CU_ASSERT(strstr(err, "read-only") != NULL);
   unlink(ro);
 }
@@ -271,7 +251,7 @@ static void test_no_device(void)
   CU_ASSERT_EQUAL(rc_cgnr, 3);
   CU_ASSERT_EQUAL(rc_bicg, 3);
   CU_ASSERT_EQUAL(rc_pipecg, 3);
-  CU_ASSERT(one_line_error());
+  CU_ASSERT(gs_test_one_line_error(err));
   CU_ASSERT(strstr(err, "no CUDA device available") != NULL);
   CU_ASSERT_EQUAL(out[0], '\0'); /* nothing on stdout, not even half a JSON document */
 }
@@ -287,7 +267,7 @@ static void test_no_transpose_format(void)
     static const char *const need_t[] = {"bicg", "cgnr", "lsqr"};
     for (int k = 0; k < 3; ++k) {
       CU_ASSERT_EQUAL(run("solve /nonexistent/A.mtx --solver %s --format %s", need_t[k], name), 2);
-      CU_ASSERT(one_line_error());
+      CU_ASSERT(gs_test_one_line_error(err));
       CU_ASSERT(strstr(err, name) != NULL && strstr(err, "transpose") != NULL);
     }
     ++tried;

@@ -659,3 +659,20 @@ gs_csr_t *gs_test_amg_download(gs_context_t *ctx, const gs_amg_dcsr_t *D)
                   GS_SUCCESS);
   return H;
 }
+
+int gs_test_cli_fmt(char *out, size_t outsz, char *err, size_t errsz, const char *fmt, ...)
+{
+  char args[16384];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(args, sizeof args, fmt, ap);
+  va_end(ap);
+  return gs_test_cli(args, out, outsz, err, errsz);
+}
+
+int gs_test_one_line_error(const char *err)
+{
+  const size_t n = strlen(err);
+  return n > 10 && strncmp(err, "gpusolve: ", 10) == 0 && err[n - 1] == '\n' &&
+         strchr(err, '\n') == err + n - 1;
+}

@@ -44,6 +44,14 @@ const char *gs_test_tmpfile(const char *name);
 /** Runs the built CLI with `args` (shell words), captures stdout and stderr (truncated to the
  *  buffers) and returns its exit status (-1 when it could not be run). */
 int gs_test_cli(const char *args, char *out, size_t outsz, char *err, size_t errsz);
+/** gs_test_cli with the arguments formatted from fmt (printf), at most 16 KiB of them. */
+int gs_test_cli_fmt(char *out, size_t outsz, char *err, size_t errsz, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
+/** Whether err is exactly one line, starting "gpusolve: " (the CLI's error convention). */
+int gs_test_one_line_error(const char *err);
 /** gs_test_cli with the command started through `prefix` (a launcher and its arguments, e.g.
  *  "timeout 120 mpiexec -n 2"; "" for none). */
 int gs_test_cli_under(const char *prefix, const char *args, char *out, size_t outsz, char *err,
