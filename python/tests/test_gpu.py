@@ -319,9 +319,12 @@ def test_inputs_from_other_formats_and_paths():
         pytest.skip("west0479.mtx missing")
     A = mat(name)
     b = A @ np.ones(A.shape[0])
-    x1, _ = gpusolve.solve(A, b, method="gmres", precond="ilu0", format="csr-vector")
+    # west0479 stores no diagonal entry in some rows: no ilu0 or jacobi, so a plain GMRES that
+    # runs to its iteration limit (the result need not converge: both runs must agree bit for bit)
+    kw = dict(method="gmres", precond="none", format="csr-vector", maxit=200)
+    x1, _ = gpusolve.solve(A, b, **kw)
     for other in (A.tocsc(), A.tocoo(), sp.csr_matrix(A), str(MATRIX_DIR / f"{name}.mtx")):
-        x2, _ = gpusolve.solve(other, b, method="gmres", precond="ilu0", format="csr-vector")
+        x2, _ = gpusolve.solve(other, b, **kw)
         np.testing.assert_array_equal(x1, x2)  # the same CSR reaches the library
 
 

@@ -174,7 +174,7 @@ def solve(A, b, method="cg", precond=None, format="auto", rtol=1e-8, atol=0.0, m
     # ---- the system, on the host
     device = None
     if is_cupy_sparse(A):
-        device = A.device.id
+        device = A.data.device.id  # cupyx's own .device is not implemented (CuPy 14)
     b_dev = is_cupy_array(b)
     if b_dev:
         device = b.device.id if device is None else device
