@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,8 +196,47 @@ int cli_arg_positional(const char *cmd, const char *a, const char **pos, int npo
   return cli_fail(CLI_BAD_INPUT, "%s: %s", cmd, msg);
 }
 
+/* The prefetched context: made on its own thread, taken (joined) by cli_context. The error
+ * message is thread-local, so the thread keeps a copy for the caller's report. */
+static struct {
+  pthread_t thread;
+  int started;
+  gs_status_t st;
+  gs_context_t *ctx;
+  char error[1024];
+} prefetch;
+
+static void *prefetch_work(void *arg)
+{
+  (void)arg;
+  prefetch.st = gs_context_create(&prefetch.ctx, 0);
+  if (prefetch.st != GS_SUCCESS) snprintf(prefetch.error, sizeof prefetch.error, "%s", gs_last_error());
+  return NULL;
+}
+
+void cli_context_prefetch(void)
+{
+  if (!prefetch.started)
+    prefetch.started = pthread_create(&prefetch.thread, NULL, prefetch_work, NULL) == 0;
+}
+
+void cli_context_discard(void)
+{
+  if (!prefetch.started) return;
+  pthread_join(prefetch.thread, NULL);
+  prefetch.started = 0;
+  gs_context_destroy(&prefetch.ctx);
+}
+
 int cli_context(gs_context_t **ctx)
 {
+  if (prefetch.started) {
+    pthread_join(prefetch.thread, NULL);
+    prefetch.started = 0;
+    *ctx = prefetch.ctx;
+    prefetch.ctx = NULL;
+    return prefetch.st == GS_SUCCESS ? CLI_OK : cli_fail(CLI_DEVICE, "%s", prefetch.error);
+  }
   gs_status_t st = gs_context_create(ctx, 0);
   return st == GS_SUCCESS ? CLI_OK : cli_fail(CLI_DEVICE, "%s", gs_last_error());
 }

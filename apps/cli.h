@@ -84,8 +84,16 @@ int cli_load_matrix(const char *path, gs_csr_t **A);
 int cli_load_matrix_info(const char *path, gs_csr_t **A, gs_mm_info_t *info);
 /** Default matrices when none is given: 27-point 3D Laplacian on 64^3 (solve's default) */
 int cli_default_matrix(gs_csr_t **A, const char **label);
-/** Creates the context on device 0; on failure reports and returns 3. */
+/** Creates the context on device 0; on failure reports and returns 3. After
+ *  cli_context_prefetch, takes the context that the prefetch made (or its error). */
 int cli_context(gs_context_t **ctx);
+/** Starts creating the context on a thread of its own, so that the CUDA start-up (driver,
+ *  cuBLAS and cuSPARSE handles: a few hundred ms) overlaps the reading of the matrix. Errors
+ *  wait for cli_context; nothing happens when the thread cannot start (cli_context creates). */
+void cli_context_prefetch(void);
+/** Joins a prefetch that no cli_context took (a command that failed before it) and destroys
+ *  its context: called once before the program returns. */
+void cli_context_discard(void);
 
 /** Wall-clock seconds (monotonic): gs_wall_seconds(). */
 double cli_now(void);

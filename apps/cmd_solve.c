@@ -782,6 +782,7 @@ int cmd_solve(int argc, char **argv)
   const char *label = paths[0];
   if (!rows) return cli_fail(CLI_DEVICE, "out of host memory");
 
+  cli_context_prefetch(); /* the CUDA start-up runs while the matrix is read */
   rc = paths[0] ? cli_load_matrix(paths[0], &H) : cli_default_matrix(&H, &label);
   if (rc) goto done;
   const gs_idx_t nrows = H->m, n = H->n; /* b has nrows entries, x has n */

@@ -231,6 +231,7 @@ int cmd_spmv(int argc, char **argv)
 
   gs_csr_t *H = NULL;
   const char *label = path;
+  cli_context_prefetch(); /* the CUDA start-up runs while the matrix is read */
   rc = path ? cli_load_matrix(path, &H) : cli_default_matrix(&H, &label);
   if (rc) {
     free(sel);

@@ -86,6 +86,9 @@ static int dispatch(int argc, char **argv)
 int main(int argc, char **argv)
 {
   int rc = dispatch(argc, argv);
+#ifndef GS_CLI_FRONT
+  cli_context_discard(); /* a context prefetched for a command that failed before using it */
+#endif
   /* Output is buffered: a write that failed (a full disk, /dev/full) shows at the latest here.
    * A command that succeeded but whose output was lost fails (exit 2). */
   errno = 0;
