@@ -43,6 +43,7 @@
 #include "gpusolve/select.h"
 #include "core/parallel.h" /* gs_parallel: the project's one way of starting threads */
 #include "select/select_impl.h"
+#include "spmv/features_dev.h" /* gs_select_features_fill */
 #include "spmv/sell.h"
 #include "spmv/spmv_impl.h"
 
@@ -234,22 +235,12 @@ gs_status_t gs_select_features_with(const gs_csr_t *A, const gs_features_t *know
                                     gs_select_features_t *f)
 {
   gs_features_t g;
+  gs_off_t distinct = 0;
   if (!A || !f) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_select_features: NULL argument");
   memset(f, 0, sizeof *f);
   if (known) g = *known; /* the caller's pass over A already gave them */
   else GS_CHECK(gs_csr_features(A, &g));
-  f->rows = g.rows;
-  f->cols = g.cols;
-  f->nnz = g.nnz;
-  f->pct_nnz = 100.0 * g.density;
-  f->row_mean = g.row_mean;
-  f->row_std = g.row_std;
-  f->row_max = g.row_max;
-  f->diagonals = g.diagonals;
-  f->symmetric = g.numerically_symmetric;
-  /* the builders' own expressions (ell_build.c, dia_build.c, sell_build.c) */
-  f->ell_slots = (double)A->m * (double)g.row_max;
-  f->dia_slots = (double)g.diagonals * (double)A->m;
+  /* SELL-32's slots, as sell_build.c counts them: rows padded to their slice's longest */
   const int64_t C = GS_SELL_SLICE_SIZE;
   int64_t used = 0, total = 0;
   for (int64_t lo = 0; lo < A->m; lo += C) {
@@ -260,16 +251,12 @@ gs_status_t gs_select_features_with(const gs_csr_t *A, const gs_features_t *know
     used += (hi - lo) * w;
     total += C * w;
   }
-  f->sell_slots = (double)used;
-  f->sell_total = (double)total;
-  const double nz = A->nnz > 0 ? (double)A->nnz : 1.0;
-  f->ell_fill = f->ell_slots / nz;
-  f->dia_fill = f->dia_slots / nz;
-  f->sell_fill = f->sell_slots / nz;
-
   /* Distinct values (bit patterns), counted up to the cap: each thread counts its share into
    * its own set, and the sets are merged (a union stops at the cap too). */
-  GS_CHECK(count_distinct(A, &f->distinct_values));
+  GS_CHECK(count_distinct(A, &distinct));
+  /* the rest from the builders' own expressions (ell_build.c, dia_build.c, sell_build.c), in
+   * the one function the device path (spmv/features_kernels.cu) shares */
+  gs_select_features_fill(&g, A->m, A->nnz, used, total, distinct, f);
   return GS_SUCCESS;
 }
 

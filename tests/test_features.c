@@ -1,6 +1,8 @@
 /* tests/test_features.c: numerical symmetry to a relative tolerance (issue 8, bug 5): the measured
  * asymmetry max |a_ij - a_ji| / max |a|, numerically_symmetric = square and asymmetry <=
  * GS_SYMMETRY_RTOL, what `gpusolve info` prints, and the solver choice that follows from it.
+ * The row-length standard deviation from the exact integer formula (core/features.c), the same
+ * whatever the row order and the thread count; every feature against a dense reference.
  * Host suite; the gs_solve_auto_method check needs a context, so it runs only with a GPU (without
  * one, the features it reads are checked instead). */
 #define _POSIX_C_SOURCE 200809L
@@ -10,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/features.h"
 #include "tests/testutil.h"
 
 static char out[1 << 16], err[1 << 14];
@@ -320,6 +323,203 @@ static void test_auto_method_near_symmetric(void)
   gs_csr_destroy(&A);
 }
 
+/* ---- exactness: the row statistics from integers (core/features.c) ------------------------ */
+
+/* sqrt(m * sum len^2 - nnz^2) / m with the integers formed here (small enough for 64 bits). */
+static double std_of_lengths(const int *len, gs_idx_t m)
+{
+  uint64_t nz = 0, sq = 0;
+  for (gs_idx_t i = 0; i < m; ++i) {
+    nz += (uint64_t)len[i];
+    sq += (uint64_t)len[i] * (uint64_t)len[i];
+  }
+  return sqrt((double)((uint64_t)m * sq - nz * nz)) / (double)m;
+}
+
+static void test_row_std_exact(void)
+{
+  uint64_t rng = gs_test_seed() ^ 0x5555;
+  /* lengths 1 and 3 alternating: mean 2, standard deviation exactly 1 */
+  int len[600];
+  for (int i = 0; i < 600; ++i) len[i] = i % 2 ? 3 : 1;
+  gs_csr_t *A = gs_test_csr_from_lengths(&rng, len, 600, 50);
+  gs_features_t f = features_of(A);
+  CU_ASSERT_EQUAL(f.row_mean, 2.0);
+  CU_ASSERT_EQUAL(f.row_std, 1.0);
+  gs_csr_destroy(&A);
+  for (int rep = 0; rep < 20; ++rep) {
+    const gs_idx_t m = 1 + (gs_idx_t)(gs_test_uniform(&rng) * 599), n = 1 + rep * 10;
+    for (gs_idx_t i = 0; i < m; ++i) /* some empty, some long */
+      len[i] = gs_test_uniform(&rng) < 0.2 ? 0 : (int)(gs_test_uniform(&rng) * (rep + 2) * 5);
+    A = gs_test_csr_from_lengths(&rng, len, m, n);
+    f = features_of(A);
+    int lmax = 0, lmin = INT32_MAX, empty = 0;
+    double mean = 0.0, ss = 0.0;
+    for (gs_idx_t i = 0; i < m; ++i) {
+      const int l = (int)(A->row_ptr[i + 1] - A->row_ptr[i]); /* merged at len >= n */
+      len[i] = l;
+      lmax = l > lmax ? l : lmax;
+      lmin = l < lmin ? l : lmin;
+      empty += l == 0;
+      mean += l;
+    }
+    mean /= m;
+    for (gs_idx_t i = 0; i < m; ++i) ss += (len[i] - mean) * (len[i] - mean);
+    CU_ASSERT_EQUAL(f.row_max, lmax);
+    CU_ASSERT_EQUAL(f.row_min, lmin);
+    CU_ASSERT_EQUAL(f.empty_rows, empty);
+    CU_ASSERT_EQUAL(f.row_mean, (double)A->nnz / m);
+    CU_ASSERT_EQUAL(f.row_std, std_of_lengths(len, m)); /* the documented formula, exactly */
+    CU_ASSERT_DOUBLE_EQUAL(f.row_std, sqrt(ss / m), 1e-12 * (1.0 + sqrt(ss / m)));
+
+    /* the rows in reverse order: the same statistics, bit for bit */
+    gs_csr_t *R = NULL;
+    CU_ASSERT_FATAL(gs_csr_create(&R, m, A->n, A->nnz) == GS_SUCCESS);
+    R->row_ptr[0] = 0;
+    for (gs_idx_t i = 0; i < m; ++i) {
+      const gs_idx_t src = m - 1 - i;
+      const gs_off_t b = A->row_ptr[src], l = A->row_ptr[src + 1] - b;
+      memcpy(R->col + R->row_ptr[i], A->col + b, (size_t)l * sizeof *R->col);
+      memcpy(R->val + R->row_ptr[i], A->val + b, (size_t)l * sizeof *R->val);
+      R->row_ptr[i + 1] = R->row_ptr[i] + l;
+    }
+    gs_features_t g = features_of(R);
+    CU_ASSERT(memcmp(&g.row_mean, &f.row_mean, sizeof f.row_mean) == 0);
+    CU_ASSERT(memcmp(&g.row_std, &f.row_std, sizeof f.row_std) == 0);
+    CU_ASSERT_EQUAL(g.row_max, f.row_max);
+    CU_ASSERT_EQUAL(g.row_min, f.row_min);
+    gs_csr_destroy(&R);
+    gs_csr_destroy(&A);
+  }
+}
+
+/* The 128-bit sum of squares and the finishing formula beyond 64 bits. */
+static void test_sumsq_wide(void)
+{
+  uint64_t rng = gs_test_seed() ^ 0x6666;
+  __extension__ typedef unsigned __int128 u128;
+  uint64_t hi = 0, lo = 0;
+  u128 ref = 0;
+  for (int k = 0; k < 1000; ++k) {
+    const uint64_t v = gs_test_next(&rng) >> (1 + k % 40); /* < 2^63 */
+    gs_sumsq_add(&hi, &lo, v);
+    ref += (u128)v * v;
+  }
+  CU_ASSERT_EQUAL(hi, (uint64_t)(ref >> 64));
+  CU_ASSERT_EQUAL(lo, (uint64_t)ref);
+
+  /* rows of 2^40, 2^40 and 0 entries: sum len^2 = 2^81, m sum - nnz^2 = 2^81, std = 2^40.5 / 3 */
+  gs_features_raw_t r;
+  memset(&r, 0, sizeof r);
+  r.m = 3;
+  r.n = 7;
+  r.nnz = (gs_off_t)1 << 41;
+  r.row_max = (gs_off_t)1 << 40;
+  gs_sumsq_add(&r.sumsq_hi, &r.sumsq_lo, (uint64_t)1 << 40);
+  gs_sumsq_add(&r.sumsq_hi, &r.sumsq_lo, (uint64_t)1 << 40);
+  CU_ASSERT_EQUAL(r.sumsq_hi, (uint64_t)1 << 17);
+  CU_ASSERT_EQUAL(r.sumsq_lo, 0);
+  gs_features_t f;
+  gs_features_finish(&r, &f);
+  CU_ASSERT_EQUAL(f.row_std, sqrt(ldexp(1.0, 81)) / 3.0);
+  CU_ASSERT_DOUBLE_EQUAL(f.row_std, ldexp(sqrt(2.0), 40) / 3.0, 1e-15 * ldexp(1.0, 40));
+  CU_ASSERT(isinf(f.asymmetry)); /* not square */
+}
+
+/* ---- every feature against a dense reference ---------------------------------------------- */
+
+static void dense_check(const gs_csr_t *A, const char *label)
+{
+  const gs_idx_t m = A->m, n = A->n;
+  double *d = calloc((size_t)m * (size_t)n + 1, sizeof *d);
+  unsigned char *has = calloc((size_t)m * (size_t)n + 1, 1), *diag = calloc((size_t)(m + n), 1);
+  CU_ASSERT_FATAL(d && has && diag);
+  for (gs_idx_t i = 0; i < m; ++i)
+    for (gs_off_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) {
+      d[(size_t)i * n + A->col[p]] = A->val[p];
+      has[(size_t)i * n + A->col[p]] = 1;
+      diag[A->col[p] - i + m - 1] = 1;
+    }
+  gs_idx_t ndiag = 0;
+  for (gs_idx_t k = 0; k < m + n - 1; ++k) ndiag += diag[k];
+  gs_features_t f = features_of(A);
+  CU_ASSERT_EQUAL(f.diagonals, ndiag);
+  CU_ASSERT_EQUAL(f.nnz, A->nnz);
+  if (m == n) {
+    double amax = 0.0, dmax = 0.0;
+    int pattern = 1, full = 1, pos = 1, finite = 1;
+    for (gs_idx_t i = 0; i < n; ++i) {
+      full &= has[(size_t)i * n + i] && d[(size_t)i * n + i] != 0.0;
+      pos &= has[(size_t)i * n + i] && d[(size_t)i * n + i] > 0.0;
+      for (gs_idx_t j = 0; j < n; ++j) {
+        if (!has[(size_t)i * n + j]) continue;
+        const double a = d[(size_t)i * n + j];
+        if (!isfinite(a)) finite = 0;
+        else if (fabs(a) > amax) amax = fabs(a);
+        pattern &= has[(size_t)j * n + i];
+        if (fabs(a - d[(size_t)j * n + i]) > dmax) dmax = fabs(a - d[(size_t)j * n + i]);
+      }
+    }
+    const double asym = !finite ? INFINITY : amax > 0.0 ? dmax / amax : 0.0;
+    CU_ASSERT_EQUAL(f.structurally_symmetric, pattern);
+    CU_ASSERT_EQUAL(f.diagonal_full, full);
+    CU_ASSERT_EQUAL(f.diagonal_positive, pos);
+    CU_ASSERT(memcmp(&f.asymmetry, &asym, sizeof asym) == 0);
+    if (memcmp(&f.asymmetry, &asym, sizeof asym) != 0 || f.diagonals != ndiag)
+      fprintf(stderr, "\n  %s: asymmetry %g (want %g), diagonals %d (want %d)\n", label,
+              f.asymmetry, asym, (int)f.diagonals, (int)ndiag);
+  }
+  free(d);
+  free(has);
+  free(diag);
+}
+
+static void test_dense_reference(void)
+{
+  uint64_t rng = gs_test_seed() ^ 0x7777;
+  char label[64];
+  for (int rep = 0; rep < 40; ++rep) {
+    const gs_idx_t m = 1 + (gs_idx_t)(gs_test_uniform(&rng) * 120);
+    const gs_idx_t n = rep % 2 ? m : 1 + (gs_idx_t)(gs_test_uniform(&rng) * 120);
+    gs_csr_t *A = rep % 4 == 1 ? random_spd(&rng, m, 0.05 + 0.1 * gs_test_uniform(&rng))
+                               : gs_test_random_csr(&rng, m, n, 0.1 * gs_test_uniform(&rng));
+    if (rep % 5 == 0) A = gs_test_empty_rows(A, 3);
+    CU_ASSERT_FATAL(A != NULL);
+    if (rep % 7 == 3 && A->nnz > 0) A->val[A->nnz / 2] = rep % 2 ? NAN : -INFINITY;
+    snprintf(label, sizeof label, "random %d x %d", (int)A->m, (int)A->n);
+    dense_check(A, label);
+    gs_csr_destroy(&A);
+  }
+}
+
+/* A matrix of more than 2^20 entries is cut into shares for several threads: any thread count
+ * gives the same struct, and the values are the stencil's. */
+static void test_threads_same(void)
+{
+  if (gs_test_quick()) return; /* a 1.7M-entry matrix: too slow under valgrind */
+  gs_csr_t *A = NULL;
+  CU_ASSERT_FATAL(gs_gen_laplace(&A, 40, 40, 40, 27) == GS_SUCCESS);
+  CU_ASSERT_FATAL(A->nnz >= (gs_off_t)1 << 20);
+  gs_off_t p = A->row_ptr[1000];
+  while (A->col[p] == 1000) ++p;
+  A->val[p] *= 1.0 + 1e-9; /* one asymmetric off-diagonal entry, seen by one share */
+  const int saved = gs_mm_threads();
+  gs_features_t f[4]; /* filled in place: memcmp sees the padding too, zero */
+  const int counts[4] = {1, 2, 3, 7};
+  for (int k = 0; k < 4; ++k) {
+    gs_mm_set_threads(counts[k]);
+    CU_ASSERT_FATAL(gs_csr_features(A, &f[k]) == GS_SUCCESS);
+  }
+  gs_mm_set_threads(saved);
+  for (int k = 1; k < 4; ++k) CU_ASSERT(memcmp(&f[0], &f[k], sizeof f[0]) == 0);
+  CU_ASSERT_EQUAL(f[0].diagonals, 27);
+  CU_ASSERT_EQUAL(f[0].row_max, 27);
+  CU_ASSERT_EQUAL(f[0].row_min, 8);
+  CU_ASSERT(f[0].structurally_symmetric && f[0].diagonal_positive);
+  CU_ASSERT(f[0].asymmetry > 0.0 && f[0].asymmetry < 1e-9);
+  gs_csr_destroy(&A);
+}
+
 int main(void)
 {
   CU_TestInfo tests[] = {
@@ -329,6 +529,10 @@ int main(void)
     {"non-square and all-zero", test_non_square_and_zero},
     {"gpusolve info reports the asymmetry", test_cli_info_reports_asymmetry},
     {"auto method picks CG when symmetric to rounding", test_auto_method_near_symmetric},
+    {"row_std from the exact integer formula, any row order", test_row_std_exact},
+    {"128-bit sum of squares", test_sumsq_wide},
+    {"every feature against a dense reference", test_dense_reference},
+    {"any thread count: the same features", test_threads_same},
     CU_TEST_INFO_NULL};
   return gs_test_main("features", tests, 0);
 }
