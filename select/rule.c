@@ -519,12 +519,14 @@ double gs_select_remaining_products(long it_prev, double r_prev, long it, double
  * bench/data/select-h100.json (2026-11, 25 matrices, per entry on matrices of 1M+ entries):
  * hyb 15.9 ns, bccoo 12.5, ell 9.9, dia 6.9 (pkt's are far above: it is never in the rule).
  * Device builds: a few passes over the CSR at the GPU's bandwidth (12 bytes an entry, 0.005 ns
- * at 2.5 TB/s a pass), bounded here at 0.1 ns an entry, plus the allocations and the reads
- * of a few scalars. The light formats: 0.1-0.6 ms (cuSPARSE's descriptors and buffer). */
-#define PREP_LIGHT_S 0.6e-3
+ * at 2.5 TB/s a pass), plus the allocations and the reads of a few scalars; measured on an H100
+ * (2026-11-27): bccoo 0.65 ms on G3_circuit (7.7M entries) and 1.4 ms on lap27_100 (26.5M),
+ * bcoo 1.4 and 3.2, csr5 0.6 and 1.0: 0.25 ms + 0.08 ns an entry lies within 1.6x of each.
+ * The light formats: 0.1-0.6 ms (cuSPARSE's descriptors and buffer; cusparse-csr 0.15 ms). */
+#define PREP_LIGHT_S 0.2e-3
 #define PREP_LIGHT_PER_NNZ 0.05e-9
-#define PREP_DEVICE_S 1e-3
-#define PREP_DEVICE_PER_NNZ 0.1e-9
+#define PREP_DEVICE_S 0.25e-3
+#define PREP_DEVICE_PER_NNZ 0.08e-9
 #define PREP_FIXED_S 4e-3
 #define PREP_PER_NNZ 16e-9
 
