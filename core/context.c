@@ -159,11 +159,51 @@ int gs_device_count(void)
   return n;
 }
 
-gs_status_t gs_context_create(gs_context_t **out, int device)
+/* A context and what its struct (core/context_impl.h) does not hold: whether its stream is the
+ * caller's. Every context is allocated here as one of these, the struct first, so that a
+ * gs_context_t pointer is its box's. */
+typedef struct context_box {
+  struct gs_context c;
+  int borrowed_stream; /* gs_context_create_on_stream: the caller's stream, never destroyed */
+} context_box_t;
+
+static context_box_t *box_of(gs_context_t *c) { return (context_box_t *)c; }
+
+/* A caller's stream is usable: valid, of `device` (where CUDA can say), not being captured. */
+static gs_status_t check_user_stream(cudaStream_t s, int device)
+{
+  cudaError_t e;
+#if CUDART_VERSION >= 12080
+  int d = -1;
+  if ((e = cudaStreamGetDevice(s, &d)) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_context_create_on_stream: not a usable CUDA stream: "
+                    "%s (%s)", cudaGetErrorString(e), cudaGetErrorName(e));
+  }
+  if (d != device)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_context_create_on_stream: the stream belongs to "
+                    "device %d, not to device %d", d, device);
+#else
+  (void)device;
+#endif
+  enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+  if ((e = cudaStreamIsCapturing(s, &cs)) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_context_create_on_stream: not a usable CUDA stream: "
+                    "%s (%s)", cudaGetErrorString(e), cudaGetErrorName(e));
+  }
+  if (cs != cudaStreamCaptureStatusNone)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_context_create_on_stream: the stream is being "
+                    "captured into a CUDA graph");
+  return GS_SUCCESS;
+}
+
+/* user: the caller's stream (borrow = 1), or none (the context makes its own). */
+static gs_status_t context_new(gs_context_t **out, int device, cudaStream_t user, int borrow)
 {
   gs_status_t st = GS_SUCCESS;
+  context_box_t *box = NULL;
   gs_context_t *c = NULL;
-  if (!out) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_context_create: out is NULL");
   *out = NULL;
   int n = 0;
   cudaError_t e = cudaGetDeviceCount(&n);
@@ -171,16 +211,20 @@ gs_status_t gs_context_create(gs_context_t **out, int device)
   if (device < 0 || device >= n)
     return GS_ERROR(GS_ERR_INVALID_ARG, "device %d does not exist (%d device%s visible)", device,
                     n, n == 1 ? "" : "s");
-  c = calloc(1, sizeof *c);
-  if (!c) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory creating a context");
+  box = calloc(1, sizeof *box);
+  if (!box) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory creating a context");
+  c = &box->c;
   c->device = device;
   GS_TRY(gs_memtab_init(&c->mem));
   GS_TRY(GS_CUDA(cudaSetDevice(device)));
+  if (borrow) GS_TRY(check_user_stream(user, device));
   struct cudaDeviceProp prop;
   GS_TRY(GS_CUDA(cudaGetDeviceProperties(&prop, device)));
   snprintf(c->name, sizeof c->name, "%s", prop.name);
   c->sm_count = prop.multiProcessorCount;
   c->l2_bytes = (size_t)prop.l2CacheSize;
+  /* a stream of the context's own, also for a borrowing context: the warm-up runs (and is
+     synchronized) there, without waiting for the caller's queued work */
   GS_TRY(GS_CUDA(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking)));
   GS_TRY(GS_CUBLAS(cublasCreate(&c->cublas)));
   GS_TRY(GS_CUBLAS(cublasSetStream(c->cublas, c->stream)));
@@ -189,6 +233,14 @@ gs_status_t gs_context_create(gs_context_t **out, int device)
   const double t0 = gs_wall_seconds();
   warm_libraries(c);
   c->warmup_s = gs_wall_seconds() - t0;
+  if (borrow) { /* from now on, the caller's stream */
+    GS_TRY(GS_CUBLAS(cublasSetStream(c->cublas, user)));
+    GS_TRY(GS_CUSPARSE(cusparseSetStream(c->cusparse, user)));
+    cudaStream_t own = c->stream;
+    c->stream = user;
+    box->borrowed_stream = 1;
+    (void)cudaStreamDestroy(own); /* idle: warm_libraries synchronized it */
+  }
   *out = c;
   c = NULL;
 cleanup:
@@ -196,18 +248,42 @@ cleanup:
   return st;
 }
 
+gs_status_t gs_context_create(gs_context_t **out, int device)
+{
+  if (!out) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_context_create: out is NULL");
+  return context_new(out, device, NULL, 0);
+}
+
+gs_status_t gs_context_create_on_stream(gs_context_t **out, int device, void *stream)
+{
+  if (!out) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_context_create_on_stream: out is NULL");
+  *out = NULL;
+  const cudaStream_t s = (cudaStream_t)stream;
+  if (s == NULL || s == cudaStreamLegacy)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_context_create_on_stream: the legacy default stream "
+                    "(NULL) cannot be captured into a CUDA graph: pass a created stream, or use "
+                    "gs_context_create and order its stream with events");
+  if (s == cudaStreamPerThread)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_context_create_on_stream: the per-thread default "
+                    "stream is another stream in each thread, and the library queues uploads "
+                    "from helper threads: pass a created stream, or use gs_context_create and "
+                    "order its stream with events");
+  return context_new(out, device, s, 1);
+}
+
 void gs_context_destroy(gs_context_t **ctx)
 {
   if (!ctx || !*ctx) return;
   gs_context_t *c = *ctx;
+  const int borrowed = box_of(c)->borrowed_stream;
   gs_context_activate(c);
   if (c->stream) cudaStreamSynchronize(c->stream);
   if (c->cusparse) cusparseDestroy(c->cusparse);
   if (c->cublas) cublasDestroy(c->cublas);
-  if (c->stream) cudaStreamDestroy(c->stream);
+  if (c->stream && !borrowed) cudaStreamDestroy(c->stream);
   if (c->stage) cudaFreeHost(c->stage);
   gs_memtab_fini(&c->mem);
-  free(c);
+  free(box_of(c));
   *ctx = NULL;
 }
 

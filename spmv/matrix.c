@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "spmv/common_kernels.h"
+#include "spmv/matrix_device.h"
 #include "spmv/spmv_impl.h"
 
 struct gs_matrix {
@@ -26,7 +27,10 @@ struct gs_matrix {
   gs_idx_t *d_col;
   gs_val_t *d_val;
   int uploaded;
+  unsigned borrowed; /* BORROWED_*: device arrays of the caller (gs_matrix_create_device) */
 };
+
+enum { BORROWED_ROW_PTR = 1u, BORROWED_ENTRIES = 2u }; /* not freed with the matrix */
 
 gs_status_t gs_matrix_create(gs_matrix_t **out, gs_context_t *ctx, const gs_csr_t *csr)
 {
@@ -94,8 +98,221 @@ gs_status_t gs_matrix_adopt_device(gs_matrix_t **out, gs_context_t *ctx, gs_idx_
   return GS_SUCCESS;
 }
 
-/* The host copy of an adopted matrix, downloaded once (pageable copies; the row pointers
- * widened to gs_off_t), its rows checked sorted. */
+/* ---- a matrix from a CSR in device memory (gs_matrix_create_device) -----------------------
+ * Host checks first (none touches the device), then the arrays' memory, then one pass of the
+ * check kernels (spmv/matrix_device.cu) on the context's stream and its verdict read back, then
+ * the copies. The matrix then is as gs_matrix_adopt_device makes it: its shared device CSR in
+ * place, its host copy and features made from the device on first use. */
+
+#define WHO "gs_matrix_create_device"
+
+/* cuMemGetAddressRange of the driver API, taken through the runtime's entry point (the library
+ * links no libcuda): the bounds of the allocation holding a pointer, so that an array shorter
+ * than its sizes say is refused instead of read past its end. NULL where unavailable: the check
+ * is then skipped (it can only refuse what would fault; it never refuses a valid array). */
+typedef int (*mem_range_fn)(unsigned long long *base, size_t *size, unsigned long long ptr);
+static mem_range_fn mem_range;
+static pthread_once_t mem_range_once = PTHREAD_ONCE_INIT;
+
+static void mem_range_init(void)
+{
+#if CUDART_VERSION >= 12050
+  void *f = NULL;
+  enum cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+  if (cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &f, 12000, cudaEnableDefault,
+                                       &q) == cudaSuccess &&
+      q == cudaDriverEntryPointSuccess && f)
+    memcpy(&mem_range, &f, sizeof f);
+  (void)cudaGetLastError();
+#endif
+}
+
+/* `bytes` at p are device (or managed) memory of ctx's device, inside one allocation. */
+static gs_status_t check_array(const gs_context_t *ctx, const void *p, size_t bytes,
+                               const char *what)
+{
+  struct cudaPointerAttributes a;
+  if (!bytes) return GS_SUCCESS;
+  memset(&a, 0, sizeof a);
+  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return GS_ERROR(GS_ERR_INVALID_ARG, WHO ": %s (%p) is not a device pointer", what, p);
+  }
+  if (a.type != cudaMemoryTypeDevice && a.type != cudaMemoryTypeManaged)
+    return GS_ERROR(GS_ERR_INVALID_ARG, WHO ": %s (%p) is host memory, not memory of device %d",
+                    what, p, ctx->device);
+  if (a.type == cudaMemoryTypeDevice && a.device != ctx->device)
+    return GS_ERROR(GS_ERR_INVALID_ARG, WHO ": %s (%p) is memory of device %d; the context is "
+                    "on device %d", what, p, a.device, ctx->device);
+  pthread_once(&mem_range_once, mem_range_init);
+  unsigned long long base = 0;
+  size_t size = 0;
+  const unsigned long long at = (unsigned long long)(uintptr_t)p;
+  if (mem_range && mem_range(&base, &size, at) == 0 && at >= base && at - base + bytes > size)
+    return GS_ERROR(GS_ERR_INVALID_ARG, WHO ": %s (%p) needs %zu bytes, but its allocation ends "
+                    "%llu bytes after it", what, p, bytes, base + size - at);
+  return GS_SUCCESS;
+}
+
+/* Element i of a device array of `bytes`-wide integers, read back for a message. */
+static gs_status_t read_int(gs_context_t *ctx, const void *d, int bytes, int64_t i, long long *v)
+{
+  int32_t v32 = 0;
+  int64_t v64 = 0;
+  const char *at = (const char *)d + i * bytes;
+  GS_CHECK(gs_copy_to_host(ctx, bytes == 4 ? (void *)&v32 : (void *)&v64, at, (size_t)bytes));
+  *v = bytes == 4 ? v32 : v64;
+  return GS_SUCCESS;
+}
+
+/* The message of the first fault the checks found (a status other than success). */
+static gs_status_t report_fault(gs_context_t *ctx, const gs_csr_check_t *r, gs_idx_t m,
+                                gs_idx_t n, gs_off_t nnz, const void *d_rp, int rp_bits,
+                                const gs_idx_t *d_col, const gs_val_t *d_val)
+{
+  const int rb = rp_bits / 8;
+  long long a = 0, b = 0;
+  if (r->rp_fault != GS_CSR_CHECK_NONE) {
+    const long long i = (long long)(r->rp_fault >> 2);
+    switch ((int)(r->rp_fault & 3)) {
+    case GS_CSR_RP_FIRST:
+      GS_CHECK(read_int(ctx, d_rp, rb, 0, &a));
+      return GS_ERROR(GS_ERR_INVALID_ARG, WHO ": d_row_ptr[0] = %lld, not 0 (a 0-based CSR "
+                      "starts at 0)", a);
+    case GS_CSR_RP_DECREASE:
+      GS_CHECK(read_int(ctx, d_rp, rb, i, &a));
+      GS_CHECK(read_int(ctx, d_rp, rb, i + 1, &b));
+      return GS_ERROR(GS_ERR_INVALID_ARG, WHO ": row pointers decrease at row %lld: "
+                      "d_row_ptr[%lld] = %lld, d_row_ptr[%lld] = %lld", i, i, a, i + 1, b);
+    default:
+      GS_CHECK(read_int(ctx, d_rp, rb, m, &a));
+      return GS_ERROR(GS_ERR_INVALID_ARG, WHO ": d_row_ptr[%d] (the last) = %lld, but nnz = "
+                      "%lld", m, a, (long long)nnz);
+    }
+  }
+  const long long k = (long long)(r->entry_fault >> 2), row = (long long)r->entry_row;
+  GS_CHECK(read_int(ctx, d_col, (int)sizeof *d_col, k, &a));
+  switch ((int)(r->entry_fault & 3)) {
+  case GS_CSR_COL_RANGE:
+    if (n == 0)
+      return GS_ERROR(GS_ERR_INVALID_ARG, WHO ": row %lld holds column %lld, but the matrix has "
+                      "no columns (entry %lld)", row, a, k);
+    return GS_ERROR(GS_ERR_INVALID_ARG, WHO ": row %lld: column %lld outside 0..%d (entry "
+                    "%lld)", row, a, n - 1, k);
+  case GS_CSR_COL_ORDER:
+    GS_CHECK(read_int(ctx, d_col, (int)sizeof *d_col, k - 1, &b));
+    return GS_ERROR(GS_ERR_INVALID_ARG, WHO ": row %lld: column %lld after column %lld (entry "
+                    "%lld): each row's columns must be strictly increasing (sorted, no "
+                    "duplicates)", row, a, b, k);
+  default: {
+    gs_val_t v = 0.0;
+    GS_CHECK(gs_copy_to_host(ctx, &v, d_val + k, sizeof v));
+    return GS_ERROR(GS_ERR_INVALID_ARG, WHO ": row %lld, column %lld: value %g is not finite "
+                    "(entry %lld)", row, a, v, k);
+  }
+  }
+}
+
+gs_status_t gs_matrix_create_device(gs_matrix_t **out, gs_context_t *ctx, gs_idx_t m, gs_idx_t n,
+                                    gs_off_t nnz, const void *d_row_ptr, int row_ptr_bits,
+                                    const gs_idx_t *d_col, const gs_val_t *d_val, unsigned flags)
+{
+  gs_status_t st = GS_SUCCESS;
+  gs_matrix_t *A = NULL;
+  gs_csr_check_t *d_res = NULL;
+  if (!out) return GS_ERROR(GS_ERR_INVALID_ARG, WHO ": out is NULL");
+  *out = NULL;
+  if (!ctx) return GS_ERROR(GS_ERR_INVALID_ARG, WHO ": ctx is NULL");
+  if (m < 0 || n < 0 || nnz < 0)
+    return GS_ERROR(GS_ERR_INVALID_ARG, WHO ": negative size %d x %d with %lld entries", m, n,
+                    (long long)nnz);
+  if (row_ptr_bits != 32 && row_ptr_bits != 64)
+    return GS_ERROR(GS_ERR_INVALID_ARG, WHO ": row_ptr_bits is %d: 32 (int32_t row pointers) or "
+                    "64 (int64_t)", row_ptr_bits);
+  if (flags & ~(unsigned)GS_MATRIX_DEVICE_BORROW)
+    return GS_ERROR(GS_ERR_INVALID_ARG, WHO ": unknown flags 0x%x", flags);
+  if (nnz > (int64_t)m * n)
+    return GS_ERROR(GS_ERR_INVALID_ARG, WHO ": %lld entries do not fit a %d x %d matrix without "
+                    "duplicates", (long long)nnz, m, n);
+  if (row_ptr_bits == 32 && nnz > INT32_MAX)
+    return GS_ERROR(GS_ERR_INVALID_ARG, WHO ": %lld entries are beyond 32-bit row pointers "
+                    "(row_ptr_bits 64)", (long long)nnz);
+  if (!d_row_ptr) return GS_ERROR(GS_ERR_INVALID_ARG, WHO ": d_row_ptr is NULL");
+  if (nnz > 0 && (!d_col || !d_val))
+    return GS_ERROR(GS_ERR_INVALID_ARG, WHO ": d_col or d_val is NULL with %lld entries",
+                    (long long)nnz);
+
+  const int wide = nnz > INT32_MAX || ctx->test_wide; /* A's row pointers: 64 or 32 bits */
+  const int bits = wide ? 64 : 32;
+  const int borrow = (flags & GS_MATRIX_DEVICE_BORROW) != 0;
+  const size_t rows1 = (size_t)m + 1;
+  GS_CHECK(gs_context_activate(ctx));
+  GS_CHECK(check_array(ctx, d_row_ptr, rows1 * (size_t)(row_ptr_bits / 8), "d_row_ptr"));
+  GS_CHECK(check_array(ctx, d_col, (size_t)nnz * sizeof *d_col, "d_col"));
+  GS_CHECK(check_array(ctx, d_val, (size_t)nnz * sizeof *d_val, "d_val"));
+  A = calloc(1, sizeof *A);
+  if (!A) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory creating a matrix");
+  A->ctx = ctx;
+  A->m = m;
+  A->n = n;
+  A->nnz = nnz;
+  A->wide = wide;
+
+  /* every allocation before any work is queued (an allocation waits for the stream) */
+  void *rp = NULL;
+  GS_TRY(gs_dmalloc(ctx, (void **)&d_res, sizeof *d_res, "CSR check result"));
+  if (borrow && row_ptr_bits == bits) {
+    rp = (void *)d_row_ptr;
+    A->borrowed |= BORROWED_ROW_PTR;
+  } else {
+    GS_TRY(gs_dmalloc(ctx, &rp, rows1 * (size_t)(bits / 8), "CSR row pointers"));
+  }
+  if (wide)
+    A->d_row_ptr64 = rp;
+  else
+    A->d_row_ptr32 = rp;
+  if (borrow) {
+    A->d_col = (gs_idx_t *)d_col; /* never written: the shared CSR is read-only */
+    A->d_val = (gs_val_t *)d_val;
+    A->borrowed |= BORROWED_ENTRIES;
+  } else {
+    GS_TRY(gs_dmalloc(ctx, (void **)&A->d_col, (size_t)nnz * sizeof *d_col, "CSR column indices"));
+    GS_TRY(gs_dmalloc(ctx, (void **)&A->d_val, (size_t)nnz * sizeof *d_val, "CSR values"));
+  }
+
+  /* the verdict first: the copies read nnz entries, which the row pointers must vouch for */
+  GS_TRY(gs_launch_csr_check(ctx->stream, m, n, nnz, d_row_ptr, row_ptr_bits, d_col, d_val,
+                             d_res));
+  gs_csr_check_t r;
+  GS_TRY(gs_copy_to_host(ctx, &r, d_res, sizeof r));
+  if (r.rp_fault != GS_CSR_CHECK_NONE || r.entry_fault != GS_CSR_CHECK_NONE)
+    GS_TRY(report_fault(ctx, &r, m, n, nnz, d_row_ptr, row_ptr_bits, d_col, d_val));
+  if (!(A->borrowed & BORROWED_ROW_PTR))
+    GS_TRY(gs_launch_offsets_convert(ctx->stream, m, d_row_ptr, row_ptr_bits, rp, bits));
+  if (!borrow && nnz > 0) {
+    GS_TRY(GS_CUDA(cudaMemcpyAsync(A->d_col, d_col, (size_t)nnz * sizeof *d_col,
+                                   cudaMemcpyDeviceToDevice, ctx->stream)));
+    GS_TRY(GS_CUDA(cudaMemcpyAsync(A->d_val, d_val, (size_t)nnz * sizeof *d_val,
+                                   cudaMemcpyDeviceToDevice, ctx->stream)));
+  }
+  /* complete before returning: the caller may free or change its arrays then */
+  GS_TRY(GS_CUDA(cudaStreamSynchronize(ctx->stream)));
+  A->uploaded = 1;
+  A->host_pending = 1;
+  A->features_pending = 1;
+  *out = A;
+  A = NULL;
+cleanup:
+  gs_dfree(ctx, d_res);
+  gs_matrix_destroy(&A);
+  return st;
+}
+
+#undef WHO
+
+/* The host copy of a matrix made on the device (adopted, or gs_matrix_create_device's),
+ * downloaded once (pageable copies; 32-bit row pointers widened to gs_off_t), its rows checked
+ * sorted. */
 gs_status_t gs_matrix_host_ready(gs_matrix_t *A)
 {
   gs_status_t st = GS_SUCCESS;
@@ -104,18 +321,23 @@ gs_status_t gs_matrix_host_ready(gs_matrix_t *A)
   if (!A) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_matrix_host_ready: A is NULL");
   if (!A->host_pending) return GS_SUCCESS;
   GS_TRY(gs_csr_create(&h, A->m, A->n, A->nnz));
-  rp = malloc(((size_t)A->m + 1) * sizeof *rp);
-  if (!rp) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory copying a matrix to the host");
   GS_TRY(gs_context_activate(A->ctx));
-  GS_TRY(gs_copy_to_host(A->ctx, rp, A->d_row_ptr32, ((size_t)A->m + 1) * sizeof *rp));
-  for (gs_idx_t i = 0; i <= A->m; ++i) h->row_ptr[i] = rp[i];
+  if (A->wide) {
+    GS_TRY(gs_copy_to_host(A->ctx, h->row_ptr, A->d_row_ptr64,
+                           ((size_t)A->m + 1) * sizeof *h->row_ptr));
+  } else {
+    rp = malloc(((size_t)A->m + 1) * sizeof *rp);
+    if (!rp) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory copying a matrix to the host");
+    GS_TRY(gs_copy_to_host(A->ctx, rp, A->d_row_ptr32, ((size_t)A->m + 1) * sizeof *rp));
+    for (gs_idx_t i = 0; i <= A->m; ++i) h->row_ptr[i] = rp[i];
+  }
   if (A->nnz > 0) {
     GS_TRY(gs_copy_to_host(A->ctx, h->col, A->d_col, (size_t)A->nnz * sizeof *h->col));
     GS_TRY(gs_copy_to_host(A->ctx, h->val, A->d_val, (size_t)A->nnz * sizeof *h->val));
   }
   h->nnz = A->nnz;
   if (!gs_csr_is_sorted(h))
-    GS_FAIL(GS_ERR_INTERNAL, "gs_matrix_adopt_device: a device CSR with unsorted rows");
+    GS_FAIL(GS_ERR_INTERNAL, "gs_matrix_host_ready: a device CSR with unsorted rows");
   A->h = h;
   h = NULL;
   A->host_pending = 0;
@@ -135,10 +357,14 @@ void gs_matrix_dims(const gs_matrix_t *A, gs_idx_t *m, gs_idx_t *n, gs_off_t *nn
 void gs_matrix_destroy(gs_matrix_t **A)
 {
   if (!A || !*A) return;
-  gs_dfree((*A)->ctx, (*A)->d_row_ptr32);
-  gs_dfree((*A)->ctx, (*A)->d_row_ptr64);
-  gs_dfree((*A)->ctx, (*A)->d_col);
-  gs_dfree((*A)->ctx, (*A)->d_val);
+  if (!((*A)->borrowed & BORROWED_ROW_PTR)) {
+    gs_dfree((*A)->ctx, (*A)->d_row_ptr32);
+    gs_dfree((*A)->ctx, (*A)->d_row_ptr64);
+  }
+  if (!((*A)->borrowed & BORROWED_ENTRIES)) {
+    gs_dfree((*A)->ctx, (*A)->d_col);
+    gs_dfree((*A)->ctx, (*A)->d_val);
+  }
   gs_csr_destroy(&(*A)->h);
   free(*A);
   *A = NULL;

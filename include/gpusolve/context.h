@@ -14,7 +14,8 @@ extern "C" {
 #pragma GCC visibility push(default)
 #endif
 
-/** Opaque context. Owns one CUDA stream and one cuBLAS and one cuSPARSE handle bound to it.
+/** Opaque context. Owns one CUDA stream (or borrows the caller's: gs_context_create_on_stream)
+ *  and one cuBLAS and one cuSPARSE handle bound to it.
  *  Every object created with a context borrows it: destroy the context last. */
 typedef struct gs_context gs_context_t;
 
@@ -26,7 +27,29 @@ int gs_device_count(void);
  * GS_ERR_CUDA with "no CUDA device available: <CUDA's reason>".
  */
 gs_status_t gs_context_create(gs_context_t **ctx, int device);
-/** Destroys the context (NULL-safe) and sets *ctx = NULL. Synchronizes its stream first. */
+/**
+ * A context on device `device` whose work runs on the caller's CUDA stream `stream` (a
+ * cudaStream_t, as a void pointer): its cuBLAS and cuSPARSE handles are bound to it, and every
+ * product, solve, copy and allocation made through the context is queued there, in order with
+ * the caller's own work on the stream, with no event or synchronization between them. The
+ * context borrows the stream: gs_context_destroy synchronizes it and leaves it alive, so the
+ * stream must outlive the context and everything made with it, and belong to `device`.
+ * While a library call runs, nothing else should be queued on the stream from another thread:
+ * a solve may capture the stream into a CUDA Graph, which would take that work in (and, for a
+ * blocking stream, one created without cudaStreamNonBlocking, CUDA refuses work on the legacy
+ * default stream during the capture).
+ *
+ * Refused with GS_ERR_INVALID_ARG, before any device call: NULL (and cudaStreamLegacy) and
+ * cudaStreamPerThread. The legacy default stream cannot be captured into a graph, and the
+ * per-thread one is another stream in each thread, while the library queues uploads from helper
+ * threads; for either, use gs_context_create and order its stream with events. Also refused: a
+ * stream of another device, or one being captured. The first use of cuBLAS and cuSPARSE
+ * (gs_context_warmup_seconds) runs on a stream of its own, so creation does not wait for the
+ * work already queued on `stream`.
+ */
+gs_status_t gs_context_create_on_stream(gs_context_t **ctx, int device, void *stream);
+/** Destroys the context (NULL-safe) and sets *ctx = NULL. Synchronizes its stream first; a
+ *  stream given to gs_context_create_on_stream is not destroyed. */
 void gs_context_destroy(gs_context_t **ctx);
 /** The context's cudaStream_t, as a void pointer so that this header needs no CUDA headers. */
 void *gs_context_stream(const gs_context_t *ctx);

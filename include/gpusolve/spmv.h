@@ -20,10 +20,51 @@ typedef struct gs_matrix gs_matrix_t;
 
 /** Copies `csr` (the caller keeps ownership of it) and validates it. Borrows ctx. */
 gs_status_t gs_matrix_create(gs_matrix_t **A, gs_context_t *ctx, const gs_csr_t *csr);
+
+/** Flags of gs_matrix_create_device. */
+enum {
+  GS_MATRIX_DEVICE_BORROW = 1u << 0 /* read the caller's arrays in place instead of copying */
+};
+
+/**
+ * A matrix from a CSR already in device memory of ctx's device (CuPy's or PyTorch's arrays, the
+ * output of the caller's kernels): m x n with nnz entries, 0-based; d_row_ptr holds m + 1
+ * offsets of row_ptr_bits bits (32: int32_t, 64: int64_t), d_col nnz columns, d_val nnz values
+ * (d_col and d_val may be NULL when nnz = 0). Rows must be sorted without duplicates (the
+ * canonical CSR of cuSPARSE, CuPy and SciPy's sum_duplicates): the host entry above sorts, this
+ * one refuses.
+ *
+ * Checked on the host before any device call: ctx and out present, sizes not negative,
+ * row_ptr_bits 32 or 64 (32 only up to 2^31-1 entries), nnz <= m n, pointers not NULL, flags
+ * known. Then the pointers: memory of ctx's device (device or managed, not host), each array
+ * inside one allocation where the driver can tell. Then the contents, on the device (one pass,
+ * its verdict read back before anything is copied): row pointers from 0 to nnz without a
+ * decrease, columns in 0..n-1 and strictly increasing along each row, values finite. Any fault
+ * is GS_ERR_INVALID_ARG naming the first bad row and entry ("gs_matrix_create_device: row 7:
+ * column 12 outside 0..9 (entry 31)").
+ *
+ * flags = 0 copies the arrays device to device into A's own shared device CSR: the caller may
+ * free or change them once the call returns. GS_MATRIX_DEVICE_BORROW makes A read them in place
+ * (no copy, no device memory of A's own, except row pointers of another width than A keeps: 32
+ * bits up to 2^31-1 entries, 64 beyond); they must then stay allocated and unchanged until A and
+ * every product, preconditioner and solver made from it are destroyed. A never writes them.
+ *
+ * The work runs on ctx's stream, after what the caller queued there (a context on the caller's
+ * own stream, gs_context_create_on_stream, orders it with no further synchronization), and the
+ * call returns once the checks are read back and the copies complete. A's host copy
+ * (gs_matrix_host) and features (gs_matrix_features) are downloaded from the device on their
+ * first use, once; a product whose backend reads neither never downloads them. Borrows ctx.
+ */
+gs_status_t gs_matrix_create_device(gs_matrix_t **A, gs_context_t *ctx, gs_idx_t m, gs_idx_t n,
+                                    gs_off_t nnz, const void *d_row_ptr, int row_ptr_bits,
+                                    const gs_idx_t *d_col, const gs_val_t *d_val,
+                                    unsigned flags);
 void gs_matrix_destroy(gs_matrix_t **A);
-/** The matrix's host CSR (owned by A). */
+/** The matrix's host CSR (owned by A; for a matrix made from device arrays, downloaded on the
+ *  first call: NULL when that fails). */
 const gs_csr_t *gs_matrix_host(const gs_matrix_t *A);
-/** The matrix's features (computed once at creation). */
+/** The matrix's features (computed once: at creation, or on the first call for a matrix made
+ *  from device arrays). */
 const gs_features_t *gs_matrix_features(const gs_matrix_t *A);
 /** The context A was created on (borrowed). */
 gs_context_t *gs_matrix_context(const gs_matrix_t *A);

@@ -49,9 +49,9 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(no_cupy)
 
 
-_DEVICE_ENTRIES = ("gs_context_create", "gs_matrix_create", "gs_spmv_create",
-                   "gs_spmv_create_auto", "gs_dmalloc", "gs_batch_create", "gs_solve",
-                   "gs_copy_to_device")
+_DEVICE_ENTRIES = ("gs_context_create", "gs_context_create_on_stream", "gs_matrix_create",
+                   "gs_matrix_create_device", "gs_spmv_create", "gs_spmv_create_auto",
+                   "gs_dmalloc", "gs_batch_create", "gs_solve", "gs_copy_to_device")
 
 
 @pytest.fixture

@@ -50,16 +50,128 @@ def test_solve_cupyx_matrix(cp):
     np.testing.assert_allclose(cp.asnumpy(x), np.linspace(1.0, 2.0, A.shape[0]), rtol=1e-7)
 
 
-@pytest.mark.xfail(strict=True, reason="the C API has no matrix made from a device CSR: a "
-                   "cupyx matrix is copied to the host once (python/README.md)")
-def test_cupyx_matrix_not_copied_to_host(cp, monkeypatch):
+def _guard_host_copies(cp, monkeypatch, Ad):
+    """Fails the test when any of the cupyx matrix Ad's arrays (or memory inside them) is
+    copied to the host: through the matrix's get(), cupy.asnumpy or an array's get()."""
+    spans = [(a.data.ptr, a.data.ptr + a.nbytes) for a in (Ad.data, Ad.indices, Ad.indptr)
+             if a.nbytes]
+
+    def is_a(arr):
+        p = getattr(getattr(arr, "data", None), "ptr", None)
+        return isinstance(p, int) and any(lo <= p < hi for lo, hi in spans)
+
+    def fail(*a, **k):
+        raise AssertionError("the cupyx matrix was copied to the host")
+    monkeypatch.setattr(type(Ad), "get", fail)
+    real_asnumpy = cp.asnumpy
+
+    def asnumpy(a, *args, **kw):
+        if is_a(a):
+            fail()
+        return real_asnumpy(a, *args, **kw)
+    monkeypatch.setattr(cp, "asnumpy", asnumpy)
+    try:  # cupy.ndarray is a Python subclass of the Cython base since CuPy 12
+        real_get = cp.ndarray.get
+
+        def get(self, *args, **kw):
+            if is_a(self):
+                fail()
+            return real_get(self, *args, **kw)
+        monkeypatch.setattr(cp.ndarray, "get", get)
+    except (TypeError, AttributeError):
+        pass
+
+
+def test_cupyx_matrix_not_copied_to_host(cp, monkeypatch, copies):
+    """A cupyx matrix goes to the library as device arrays (gs_matrix_create_device): none of
+    its arrays reaches the host, and with CuPy b neither does any vector."""
     import cupyx.scipy.sparse as csp
     A, b = _system()
     Ad = csp.csr_matrix(A)
-    got = []
-    monkeypatch.setattr(type(Ad), "get", lambda self, *a, **k: got.append(1) or A)
-    gpusolve.solve(Ad, cp.asarray(b))
-    assert not got
+    x_ref, info_ref = gpusolve.solve(A, b, format="csr-vector", rtol=1e-10)
+    ctx = _device.cupy_context(0)
+    before = ctx.bytes_in_use
+    _guard_host_copies(cp, monkeypatch, Ad)
+    copies.clear()
+    x, info = gpusolve.solve(Ad, cp.asarray(b), format="csr-vector", rtol=1e-10)
+    assert copies == [] and isinstance(x, cp.ndarray)
+    assert info.converged and info.iterations == info_ref.iterations
+    assert ctx.bytes_in_use == before  # the solve's matrix and work freed
+    op = gpusolve.SpMV(Ad, format="csr-vector")
+    assert op.ctx.bytes_in_use >= (A.shape[0] + 1) * 4 + A.nnz * 12  # the matrix's own copy
+    y = op @ cp.asarray(x_ref)
+    monkeypatch.undo()
+    np.testing.assert_allclose(cp.asnumpy(x), x_ref, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(cp.asnumpy(y), A @ x_ref, rtol=1e-12, atol=1e-12)
+
+
+def test_cupyx_matrix_inputs(cp):
+    """cupyx matrices in other formats, value types and index orders are converted on the
+    device; what the library reads is checked on the device (NaN refused with its message)."""
+    import cupyx.scipy.sparse as csp
+    A, b = _system()
+    x_ref, _ = gpusolve.solve(A, b, format="csr-vector", rtol=1e-10)
+    for Ad in (csp.coo_matrix(A), csp.csc_matrix(A), csp.csr_matrix(A.astype(np.float32))):
+        x, info = gpusolve.solve(Ad, cp.asarray(b), format="csr-vector", rtol=1e-10)
+        assert info.converged
+        tol = 1e-4 if Ad.dtype == np.float32 else 1e-10  # x of the rounded matrix
+        np.testing.assert_allclose(cp.asnumpy(x), x_ref, rtol=tol)
+    # each row's columns reversed, and (0, 0) split into two entries: not canonical, sorted
+    # and summed on the device (as SciPy's sum_duplicates) before the library sees it
+    ip, ix, dv = A.indptr.copy(), A.indices.copy(), A.data.copy()
+    for i in range(A.shape[0]):
+        ix[ip[i]:ip[i + 1]] = ix[ip[i]:ip[i + 1]][::-1]
+        dv[ip[i]:ip[i + 1]] = dv[ip[i]:ip[i + 1]][::-1]
+    k = ip[0] + int(np.flatnonzero(ix[ip[0]:ip[1]] == 0)[0])
+    dv[k] -= 1.0
+    ix, dv = np.insert(ix, ip[1], 0), np.insert(dv, ip[1], 1.0)
+    ip[1:] += 1
+    Ad = csp.csr_matrix((cp.asarray(dv), cp.asarray(ix), cp.asarray(ip)), shape=A.shape)
+    assert not Ad.has_canonical_format
+    x, info = gpusolve.solve(Ad, cp.asarray(b), format="csr-vector", rtol=1e-10)
+    assert info.converged
+    np.testing.assert_allclose(cp.asnumpy(x), x_ref, rtol=1e-8)
+    # NaN in A: refused by the library's device check, naming the row and column
+    Ad = csp.csr_matrix(A)
+    Ad.data[7] = cp.nan
+    row = int(np.searchsorted(A.indptr, 7, side="right") - 1)
+    with pytest.raises(gpusolve.InputError, match=f"row {row}, column {A.indices[7]}: value "
+                       r"-?nan is not finite \(entry 7\)"):
+        gpusolve.solve(Ad, cp.asarray(b))
+
+
+def test_cupyx_stream(cp):
+    """With CuPy inputs the solve runs on CuPy's current stream (a context on it): work queued
+    there just before (A's values and b changed in place) is seen, and the result is ready for
+    the next work on it, with no synchronization by hand."""
+    import cupyx.scipy.sparse as csp
+    A, _ = _system()
+    n = A.shape[0]
+    s = cp.cuda.Stream(non_blocking=True)
+    with s:
+        ctx = _device.cupy_context(0)
+        assert ctx.stream == s.ptr and ctx.borrows_stream
+        assert _device.cupy_context(0) is ctx  # kept per stream
+        Ad = csp.csr_matrix(A)
+        for k in range(3):
+            b = cp.ones(n)
+            b *= float(k + 1)          # queued on s just before the solve reads b
+            Ad.data *= 2.0             # and A
+            x, info = gpusolve.solve(Ad, b, format="csr-vector", rtol=1e-10)
+            r = float(cp.linalg.norm(Ad @ x - b))  # queued on s after the solve
+            assert info.converged and r <= 1e-8 * float(cp.linalg.norm(b))
+    assert _device.cupy_context(0) is not ctx  # back on CuPy's null stream: the default
+
+
+def test_cupyx_select_and_mixed(cp):
+    import cupyx.scipy.sparse as csp
+    A, b = _system()
+    Ad = csp.csr_matrix(A)
+    sel = gpusolve.select(Ad, rule=False, cache=False)
+    assert sel.measured and sel.format in gpusolve.formats()
+    x, info = gpusolve.solve(Ad, cp.asarray(b), format="csr-vector", precision="mixed",
+                             rtol=1e-6)
+    assert info.converged and 0 < info.rel_residual_double < 1e-4
 
 
 def test_spmv_cupy(cp, copies):

@@ -249,6 +249,20 @@ def test_no_gpu_is_device_error():
         gpusolve.select(A, rule=False)
 
 
+def test_context_on_default_streams_refused():
+    """A context on CUDA's default streams (the legacy null stream, cudaStreamLegacy, the
+    per-thread stream) is refused by the library before it asks the device anything, so with
+    or without a GPU; a stream that is not a stream is refused by the package."""
+    for s, why in ((0, "legacy default stream"), (1, "legacy default stream"),
+                   (2, "per-thread default stream")):
+        with pytest.raises(gpusolve.InputError, match=why) as e:
+            gpusolve.Context(0, stream=s)
+        assert e.value.status == "GS_ERR_INVALID_ARG"
+    for s in ("0x1234", 1.5, True):
+        with pytest.raises(gpusolve.InputError, match="stream: expected"):
+            gpusolve.Context(0, stream=s)
+
+
 # ---- bad inputs: refused on the host, before any device work ----------------------------------
 
 SPD = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(6, 6), format="csr")

@@ -82,13 +82,14 @@ def _real_dtype(dtype, what):
 
 def as_host_csr(A, what="A"):
     """HostCsr of A: a scipy.sparse matrix or array of any format, a dense 2-D NumPy array, a
-    cupyx.scipy.sparse matrix (copied to the host) or a path to a Matrix Market file. Validated
-    on the host (gs_csr_validate: finite values, indices in range)."""
+    cupyx.scipy.sparse matrix (copied to the host: for the host-only selection rule and the
+    batches; solve and SpMV take it on the device, as_device_csr) or a path to a Matrix Market
+    file. Validated on the host (gs_csr_validate: finite values, indices in range)."""
     if isinstance(A, (str, os.PathLike)):
         from ._io import read_mm
         A = read_mm(A)
     elif is_cupy_sparse(A):
-        A = A.get()  # no C API takes a device CSR yet: one copy to the host (README)
+        A = A.get()
     if sp.issparse(A):
         if A.ndim != 2:
             raise dim_error(f"{what}: a sparse matrix must be 2-D, not {A.ndim}-D")
@@ -118,6 +119,49 @@ def as_host_csr(A, what="A"):
     H = HostCsr(indptr, indices, data, (m, n), keep=A)
     check(_lib.lib.gs_csr_validate(H.ptr), what)
     return H
+
+
+class DeviceCsr:
+    """A cupyx.scipy.sparse matrix's CSR arrays as gs_matrix_create_device reads them, on its
+    device: row pointers int32 or int64, columns int32, values float64, rows sorted without
+    duplicates. `keep` is the cupyx matrix they belong to (the caller's, or a converted copy)."""
+
+    def __init__(self, indptr, indices, data, shape, keep):
+        self.indptr, self.indices, self.data = indptr, indices, data
+        self.shape = shape
+        self.keep = keep
+        self.nnz = int(data.size)
+        self.device = indptr.device.id
+
+    @property
+    def row_ptr_bits(self):
+        return 32 if self.indptr.dtype.itemsize == 4 else 64
+
+
+def as_device_csr(A, what="A"):
+    """DeviceCsr of a cupyx.scipy.sparse matrix, converted on its device where needed (never
+    through the host): another format to CSR, bool or float32 values to float64, int64 columns
+    to int32; rows sorted and duplicates summed (as SciPy's sum_duplicates) on a copy when the
+    matrix is not canonical (one flag read back, never the arrays). Its contents (finite
+    values, indices in range) are checked by the library on the device."""
+    cp = cupy()
+    _real_dtype(A.dtype, what)
+    m, n = A.shape
+    if m > _IDX_MAX or n > _IDX_MAX:
+        raise dim_error(f"{what}: {m} x {n} exceeds 2^31-1 rows or columns")
+    with A.data.device:  # cupyx's own .device is not implemented (CuPy 14)
+        if A.format != "csr":
+            A = A.tocsr()
+        if not A.has_canonical_format:
+            A = A.copy()
+            A.sum_duplicates()
+        data = cp.ascontiguousarray(A.data, dtype=cp.float64)
+        indices = cp.ascontiguousarray(A.indices, dtype=cp.int32)
+        indptr = A.indptr
+        if indptr.dtype not in (cp.int32, cp.int64):
+            indptr = indptr.astype(cp.int64)
+        indptr = cp.ascontiguousarray(indptr)
+    return DeviceCsr(indptr, indices, data, (m, n), A)
 
 
 # ---- vectors ------------------------------------------------------------------------------------

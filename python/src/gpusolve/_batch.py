@@ -31,8 +31,9 @@ def batch_solve(matrices, bs, method="cg", precond=None, rtol=1e-8, atol=0.0, ma
                 x0=None, *, context=None, maxit=None):
     """Solves A_i x_i = b_i for every i with one thread block per problem (the batched CG or
     BiCGSTAB: every problem stops on its own test). matrices: a list of square matrices (any
-    sizes and patterns; what solve takes); bs (and x0): a list of vectors, NumPy or CuPy.
-    precond: None or "jacobi". Returns (list of x_i of b's kind, BatchInfo)."""
+    sizes and patterns; what solve takes: the batch is built from host CSRs, so cupyx matrices
+    are copied to the host); bs (and x0): a list of vectors, NumPy or CuPy (CuPy: on CuPy's
+    current stream). precond: None or "jacobi". Returns (list of x_i of b's kind, BatchInfo)."""
     if method not in _BATCH_METHODS:
         raise bad(f"method: batched solves take 'cg' or 'bicgstab', not {method!r}")
     if precond not in (None, "none", "jacobi"):
@@ -81,7 +82,7 @@ def batch_solve(matrices, bs, method="cg", precond=None, rtol=1e-8, atol=0.0, ma
             [as_host_vector(v, k, f"x0[{i}]", f"matrices[{i}]")
              for i, (v, k) in enumerate(zip(x0l, sizes))])
 
-    ctx = context_for(context, device)
+    ctx = context_for(context, device, cupy_inputs=dev)  # CuPy's current stream for CuPy's
     count = len(Hs)
     arr = (ctypes.POINTER(_lib.Csr) * count)(*[H.ptr for H in Hs])
     B = ctypes.c_void_p()

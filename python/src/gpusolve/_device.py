@@ -1,4 +1,5 @@
 """Contexts, device buffers, device matrices, and the ordering of our stream with CuPy's."""
+import collections
 import ctypes
 import threading
 
@@ -6,7 +7,7 @@ import numpy as np
 
 from . import _lib
 from ._arrays import cupy
-from ._errors import check
+from ._errors import bad, check
 
 lib = _lib.lib
 
@@ -19,11 +20,26 @@ def device_count():
 class Context:
     """A gpusolve context on one CUDA device: its stream and its cuBLAS and cuSPARSE handles.
     Everything made with it keeps it alive. Not for concurrent use from several threads (the
-    default contexts are per thread)."""
+    default contexts are per thread).
 
-    def __init__(self, device=0):
+    stream=None: the context makes a stream of its own. Otherwise the context runs on that
+    stream (gs_context_create_on_stream): a cupy.cuda.Stream (kept alive by the context) or a
+    cudaStream_t as an int; its work is then ordered with the stream's other work, with nothing
+    in between. CUDA's default streams (the null stream, the per-thread one) are refused."""
+
+    def __init__(self, device=0, stream=None):
         self._p = ctypes.c_void_p()
-        check(lib.gs_context_create(ctypes.byref(self._p), int(device)))
+        self._stream_owner = None
+        if stream is None:
+            check(lib.gs_context_create(ctypes.byref(self._p), int(device)))
+        else:
+            ptr = stream if isinstance(stream, int) else getattr(stream, "ptr", None)
+            if not isinstance(ptr, int) or isinstance(ptr, bool):
+                raise bad(f"stream: expected a cupy.cuda.Stream or an int, not "
+                          f"{type(stream).__name__}")
+            check(lib.gs_context_create_on_stream(ctypes.byref(self._p), int(device),
+                                                  ctypes.c_void_p(ptr)))
+            self._stream_owner = stream  # the stream outlives the context
         self.device = int(device)
 
     @property
@@ -36,8 +52,13 @@ class Context:
 
     @property
     def stream(self):
-        """The context's cudaStream_t as an integer (for cupy.cuda.ExternalStream)."""
+        """The context's cudaStream_t as an integer (its own, or the one it was given)."""
         return lib.gs_context_stream(self._p) or 0
+
+    @property
+    def borrows_stream(self):
+        """True when the context runs on a stream it was given."""
+        return self._stream_owner is not None
 
     @property
     def bytes_in_use(self):
@@ -62,14 +83,15 @@ class Context:
             pass
 
     def __repr__(self):
-        return f"<gpusolve.Context device {self.device}: {self.device_name}>"
+        on = f", on stream {self.stream:#x}" if self.borrows_stream else ""
+        return f"<gpusolve.Context device {self.device}: {self.device_name}{on}>"
 
 
 _local = threading.local()
 
 
 def default_context(device=0):
-    """This thread's context on `device`, created on first use."""
+    """This thread's context on `device` (with a stream of its own), created on first use."""
     ctxs = getattr(_local, "contexts", None)
     if ctxs is None:
         ctxs = _local.contexts = {}
@@ -77,6 +99,46 @@ def default_context(device=0):
     if c is None:
         c = ctxs[device] = Context(device)
     return c
+
+
+# CuPy's default streams: the legacy null stream (0, or cudaStreamLegacy = 1) and the
+# per-thread one (2), which gs_context_create_on_stream refuses (C header: the legacy stream
+# cannot be captured into a CUDA graph; the per-thread one differs per thread).
+_DEFAULT_STREAMS = (0, 1, 2)
+_STREAM_CONTEXTS = 8  # contexts kept a thread for CuPy streams, the most recently used
+
+
+def cupy_stream(device):
+    """CuPy's current stream on `device`."""
+    cp = cupy()
+    with cp.cuda.Device(device):
+        return cp.cuda.get_current_stream()
+
+
+def cupy_context(device):
+    """The context for CuPy inputs on `device`: one on CuPy's current stream (made on first use
+    and kept per thread and stream, holding the stream alive), so that the library's work is
+    queued in order with CuPy's own, with no synchronization; on CuPy's default streams, which
+    the library cannot take, this thread's default context, ordered by CupyOrder's events."""
+    cp = cupy()
+    s = cupy_stream(device)
+    dev = cp.cuda.runtime.getDevice()  # a context's creation selects its own device
+    try:
+        if s.ptr in _DEFAULT_STREAMS:
+            return default_context(device)
+        cache = getattr(_local, "stream_contexts", None)
+        if cache is None:
+            cache = _local.stream_contexts = collections.OrderedDict()
+        key = (device, s.ptr)
+        c = cache.pop(key, None)
+        if c is None:
+            c = Context(device, stream=s)
+            while len(cache) >= _STREAM_CONTEXTS:  # closed once nothing made with it is left
+                cache.popitem(last=False)
+        cache[key] = c
+        return c
+    finally:
+        cp.cuda.runtime.setDevice(dev)
 
 
 class Buffer:
@@ -108,14 +170,24 @@ class Buffer:
 
 
 class DeviceMatrix:
-    """gs_matrix_t: the library's copy of a host CSR (one device copy on first use)."""
+    """gs_matrix_t: the library's copy of a host CSR (HostCsr: one device copy on first use), or
+    of a CSR on the device (DeviceCsr: copied device to device, checked there; its host copy is
+    made by the library only if a format or the selection needs it)."""
 
     def __init__(self, ctx, H):
         self.ctx = ctx
         self.shape = H.shape
-        self.nnz = len(H.data)
         self._p = ctypes.c_void_p()
-        check(lib.gs_matrix_create(ctypes.byref(self._p), ctx.handle, H.ptr))
+        if hasattr(H, "row_ptr_bits"):  # a DeviceCsr
+            self.nnz = H.nnz
+            check(lib.gs_matrix_create_device(
+                ctypes.byref(self._p), ctx.handle, H.shape[0], H.shape[1], H.nnz,
+                ctypes.c_void_p(H.indptr.data.ptr), H.row_ptr_bits,
+                ctypes.c_void_p(H.indices.data.ptr or None),
+                ctypes.c_void_p(H.data.data.ptr or None), 0), "A")
+        else:
+            self.nnz = len(H.data)
+            check(lib.gs_matrix_create(ctypes.byref(self._p), ctx.handle, H.ptr))
 
     @property
     def handle(self):
@@ -152,30 +224,40 @@ class Product:
 
 
 class CupyOrder:
-    """Orders our context's stream after the work queued on CuPy's current stream (entry) and
-    CuPy's current stream after ours (exit), with events: no host synchronization. Keeps CuPy's
-    current device as it was (the library may select its own)."""
+    """Orders ctx's stream with CuPy's current stream when they differ (a default stream of
+    CuPy's, or a product prepared under another stream): ctx's stream waits for CuPy's queued
+    work on entry and CuPy's stream for ctx's on exit, through events, with no host
+    synchronization. Nothing to do when ctx runs on CuPy's current stream (cupy_context). Keeps
+    CuPy's current device as it was (the library may select its own)."""
 
     def __init__(self, ctx, active=True):
         self.ctx = ctx
         self.active = active and cupy() is not None
 
+    def _link(self, wait_on, record_on):
+        cp = cupy()
+        ev = cp.cuda.Event(disable_timing=True)
+        cp.cuda.runtime.eventRecord(ev.ptr, record_on)
+        cp.cuda.runtime.streamWaitEvent(wait_on, ev.ptr, 0)
+
     def __enter__(self):
+        self.link = False
         if self.active:
             cp = cupy()
             self.dev = cp.cuda.runtime.getDevice()
-            self.ext = cp.cuda.ExternalStream(self.ctx.stream, self.ctx.device)
-            ev = cp.cuda.Event(disable_timing=True)
-            ev.record(cp.cuda.get_current_stream())
-            self.ext.wait_event(ev)
+            self.cur = cupy_stream(self.ctx.device).ptr
+            self.link = self.cur != self.ctx.stream
+            if self.link:
+                with cp.cuda.Device(self.ctx.device):
+                    self._link(self.ctx.stream, self.cur)
         return self
 
     def __exit__(self, *exc):
         if self.active:
             cp = cupy()
-            ev = cp.cuda.Event(disable_timing=True)
-            ev.record(self.ext)
-            cp.cuda.get_current_stream().wait_event(ev)
+            if self.link:
+                with cp.cuda.Device(self.ctx.device):
+                    self._link(self.cur, self.ctx.stream)
             cp.cuda.runtime.setDevice(self.dev)
         return False
 

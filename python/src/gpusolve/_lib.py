@@ -258,6 +258,7 @@ _PROTOS = {
     "gs_spmv_selection": (P(Selection), [_vp]),
     # context and device memory
     "gs_context_create": (_st, [_pp, c_int]),
+    "gs_context_create_on_stream": (_st, [_pp, c_int, _vp]),
     "gs_context_destroy": (None, [_pp]),
     "gs_context_stream": (_vp, [_vp]),
     "gs_context_sync": (_st, [_vp]),
@@ -271,6 +272,8 @@ _PROTOS = {
     "gs_copy_to_host": (_st, [_vp, _vp, _vp, c_size]),
     # matrices and products
     "gs_matrix_create": (_st, [_pp, _vp, P(Csr)]),
+    "gs_matrix_create_device": (_st, [_pp, _vp, c_idx, c_idx, c_off, _vp, c_int, _vp, _vp,
+                                      ctypes.c_uint]),
     "gs_matrix_destroy": (None, [_pp]),
     "gs_spmv_create": (_st, [_pp, _vp, _vp, c_char_p, c_char_p]),
     "gs_spmv_destroy": (None, [_pp]),
@@ -309,6 +312,7 @@ SOLVER_AUTO = 3
 METHOD_SQUARE, METHOD_TRANSPOSE, METHOD_LEAST_SQUARES, METHOD_SYMMETRIC_PC = 1, 2, 4, 8
 PRECOND_AUTO_AMG = 1
 PRECISION_DOUBLE, PRECISION_MIXED, PRECISION_FLOAT = 0, 1, 2
+MATRIX_DEVICE_BORROW = 1
 MM_STRICT = 1
 
 

@@ -90,11 +90,11 @@ def select(A, rule=True, *, options=None, transpose=False, expected_products=100
     transpose=True keeps only formats with a transpose product (A^T x). options: backend
     options ("max_fill=4" or {"max_fill": 4}), whose fill limits decide the exclusions."""
     o = options_string(options)
-    H = as_host_csr(A)
     need_t = 1 if transpose else 0
-    if o is not None:
-        check(lib.gs_spmv_options_check(o), "options")
-    if rule:
+    if rule:  # the rule reads host features: a cupyx matrix is copied to the host for it
+        H = as_host_csr(A)
+        if o is not None:
+            check(lib.gs_spmv_options_check(o), "options")
         f = _lib.SelectFeatures()
         check(lib.gs_select_features(H.ptr, ctypes.byref(f)))
         r = _lib.SelectRule()
@@ -107,11 +107,16 @@ def select(A, rule=True, *, options=None, transpose=False, expected_products=100
                          features=_features(f), measured=False, times=[], cache="off",
                          warning="", staged=False, seconds=0.0, first_format=names[0],
                          switches=0)
+    if o is not None:
+        check(lib.gs_spmv_options_check(o), "options")
     if not expected_products > 0:
         raise bad("select: expected_products must be > 0")
-    from ._device import DeviceMatrix, Product, default_context
-    ctx = context or default_context()
-    M = DeviceMatrix(ctx, H)
+    from ._device import CupyOrder, DeviceMatrix, Product
+    from ._spmv import context_for, matrix_input
+    H, device = matrix_input(A)  # a cupyx matrix stays on its device
+    ctx = context_for(context, device, cupy_inputs=device is not None)
+    with CupyOrder(ctx, active=device is not None):
+        M = DeviceMatrix(ctx, H)
     so = _lib.SelectOpts()
     lib.gs_select_opts_default(ctypes.byref(so))
     so.expected_products = float(expected_products)

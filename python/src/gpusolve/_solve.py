@@ -6,12 +6,11 @@ import time
 import numpy as np
 
 from . import _lib
-from ._arrays import (as_device_vector, as_host_csr, as_host_vector, cupy, dim_error,
-                      is_cupy_array, is_cupy_sparse)
+from ._arrays import as_device_vector, as_host_vector, cupy, dim_error, is_cupy_array
 from ._device import Buffer, CupyOrder, DeviceMatrix, Product, to_device, to_host
 from ._errors import InputError, bad, check
 from ._select import options_string, selection_from_record
-from ._spmv import check_format, context_for, with_precision
+from ._spmv import check_format, context_for, matrix_input, with_precision
 
 lib = _lib.lib
 SOLVE_PRECISIONS = ("double", "mixed", "mixed-refine")
@@ -117,8 +116,10 @@ def solve(A, b, method="cg", precond=None, format="auto", rtol=1e-8, atol=0.0, m
     """Solves A x = b on the GPU; returns (x, info) with x of b's kind (NumPy or CuPy).
 
     A: a scipy.sparse matrix or array (CSR, CSC, COO, ...; int32 or int64 indices), a 2-D
-    NumPy array, a cupyx.scipy.sparse matrix, or a Matrix Market path. b, x0: NumPy or CuPy
-    vectors (CuPy: read and written in place on the device, ordered on CuPy's current stream).
+    NumPy array, a cupyx.scipy.sparse matrix (read on its device: copied device to device,
+    never through the host), or a Matrix Market path. b, x0: NumPy or CuPy vectors (CuPy: read
+    and written in place on the device). With a cupyx A or CuPy b the solve runs on CuPy's
+    current stream, in order with the work queued there.
     method: "cg" (SPD), "pipecg", "bicgstab", "gmres" (restart), "bicg", "cgnr" and "lsqr"
     (least squares, any shape), "auto" (CG for a symmetric A with a positive diagonal,
     BiCGSTAB for another square A, LSQR for a rectangular one).
@@ -171,16 +172,14 @@ def solve(A, b, method="cg", precond=None, format="auto", rtol=1e-8, atol=0.0, m
         check(lib.gs_precond_options_check(b"amg" if pc == "auto" else pc.encode(), pc_opts),
               "precond_options")
 
-    # ---- the system, on the host
-    device = None
-    if is_cupy_sparse(A):
-        device = A.data.device.id  # cupyx's own .device is not implemented (CuPy 14)
+    # ---- the system: a host CSR, or a cupyx matrix's arrays on its device
+    H, device = matrix_input(A)
+    a_dev = device is not None
     b_dev = is_cupy_array(b)
     if b_dev:
         device = b.device.id if device is None else device
         if b.device.id != device:
             raise bad(f"b is on device {b.device.id}, A on device {device}")
-    H = as_host_csr(A)
     m, n = H.shape
     if mid != _lib.SOLVER_AUTO:
         _check_method(mid, method, H.shape, pc, precision)
@@ -201,9 +200,10 @@ def solve(A, b, method="cg", precond=None, format="auto", rtol=1e-8, atol=0.0, m
             x0v = as_host_vector(x0.get() if is_cupy_array(x0) else x0, n, "x0",
                                  "A's columns")
 
-    # ---- the device
-    ctx = context_for(context, device)
-    with CupyOrder(ctx, active=b_dev):
+    # ---- the device: on CuPy's current stream when the inputs are CuPy's
+    cupy_in = a_dev or b_dev
+    ctx = context_for(context, device, cupy_inputs=cupy_in)
+    with CupyOrder(ctx, active=cupy_in):
         M = DeviceMatrix(ctx, H)
         if mid == _lib.SOLVER_AUTO:
             mid = _LSQR if m != n else lib.gs_solve_auto_method(M.handle)
@@ -308,7 +308,13 @@ def solve(A, b, method="cg", precond=None, format="auto", rtol=1e-8, atol=0.0, m
     info["graphs"], info["persistent"] = bool(stats.graphs), bool(stats.persistent)
     info["seconds_precond_setup"] = info["seconds_precond_setup"] or pc_setup
     rel_double = float("nan")
-    if precision == "mixed" and not b_dev:  # the residual of the double A (x solves fl32(A))
+    if precision == "mixed" and a_dev:  # the residual of the double A, on A's device
+        cp = cupy()
+        with H.keep.data.device:
+            bd, xd = cp.asarray(bv), cp.asarray(x)
+            rn, bn = float(cp.linalg.norm(bd - H.keep @ xd)), float(cp.linalg.norm(bd))
+        rel_double = rn / bn if bn > 0 else rn
+    elif precision == "mixed" and not b_dev:  # the residual of the double A (x solves fl32(A))
         r = bv - H.keep @ x
         bn = float(np.linalg.norm(bv))
         rel_double = float(np.linalg.norm(r)) / bn if bn > 0 else float(np.linalg.norm(r))

@@ -5,10 +5,10 @@ import threading
 import numpy as np
 
 from . import _lib
-from ._arrays import (as_device_vector, as_host_csr, as_host_vector, cupy, is_cupy_array,
-                      is_cupy_sparse)
+from ._arrays import (as_device_csr, as_device_vector, as_host_csr, as_host_vector, cupy,
+                      is_cupy_array, is_cupy_sparse)
 from . import _device
-from ._device import Buffer, CupyOrder, DeviceMatrix, Product, default_context
+from ._device import Buffer, CupyOrder, DeviceMatrix, Product, cupy_context, default_context
 from ._errors import InputError, bad, check
 from ._select import options_string, selection_from_record
 
@@ -30,10 +30,24 @@ def with_precision(opts, precision):
     return opts + b"," + tail if opts else tail
 
 
-def context_for(context, device):
+def context_for(context, device, cupy_inputs=False):
+    """The context given, else (CuPy inputs) the one on CuPy's current stream, else this
+    thread's default context; on `device` (0 when None)."""
+    dev = 0 if device is None else int(device)
     if context is not None:
+        if device is not None and context.device != dev:
+            raise bad(f"the inputs are on device {dev}, the context on device {context.device}")
         return context
-    return default_context(0 if device is None else int(device))
+    return cupy_context(dev) if cupy_inputs else default_context(dev)
+
+
+def matrix_input(A, what="A"):
+    """(HostCsr or DeviceCsr, device or None): a cupyx.scipy.sparse matrix stays on its device
+    (no copy to the host), anything else becomes a host CSR."""
+    if is_cupy_sparse(A):
+        D = as_device_csr(A, what)
+        return D, D.device
+    return as_host_csr(A, what), None
 
 
 class SpMV:
@@ -44,7 +58,9 @@ class SpMV:
         z = op.T @ y        # A^T y     (also op.rmatvec(y))
         L = op.aslinearoperator()   # for scipy.sparse.linalg (or kind="cupy")
 
-    A: as for solve (scipy.sparse, 2-D NumPy, cupyx.scipy.sparse, a Matrix Market path).
+    A: as for solve (scipy.sparse, 2-D NumPy, cupyx.scipy.sparse, a Matrix Market path); a
+    cupyx matrix is copied device to device, and the product then runs on the CuPy stream
+    current at construction (other streams are ordered with it by events).
     format: "auto" (measured selection for expected_products products; transpose=True keeps
     only formats with A^T x) or a name from formats(). options: backend options
     ("max_fill=4" or a dict). precision: "double", "mixed" (float values, double vectors) or
@@ -64,15 +80,17 @@ class SpMV:
         o = with_precision(options_string(options), precision)
         if o is not None:
             check(lib.gs_spmv_options_check(o), "options")
-        if device is None and is_cupy_sparse(A):
-            device = A.device.id
-        H = as_host_csr(A)
+        H, a_dev = matrix_input(A)
+        if device is not None and a_dev is not None and int(device) != a_dev:
+            raise bad(f"A is on device {a_dev}, not on device {device}")
+        device = a_dev if device is None else device
         self.shape = H.shape
-        self.nnz = len(H.data)
         self.precision = precision
         self.dtype = np.dtype(np.float32 if precision == "float" else np.float64)
-        self.ctx = context_for(context, device)
-        self._matrix = DeviceMatrix(self.ctx, H)
+        self.ctx = context_for(context, device, cupy_inputs=a_dev is not None)
+        with CupyOrder(self.ctx, active=a_dev is not None):  # A's arrays after CuPy's work
+            self._matrix = DeviceMatrix(self.ctx, H)
+        self.nnz = self._matrix.nnz
         del H
         S = ctypes.c_void_p()
         if format == "auto":
