@@ -1,6 +1,8 @@
 /* apps/cli.c: shared helpers of the subcommands (errors, options, JSON, loading). */
 #define _POSIX_C_SOURCE 200809L
 #include "apps/cli.h"
+#include "core/context_impl.h" /* gs_context_staging_reserve */
+#include "spmv/spmv_impl.h"    /* gs_upload_staging_max */
 
 #include <errno.h>
 #include <math.h>
@@ -211,6 +213,7 @@ static void *prefetch_work(void *arg)
   (void)arg;
   prefetch.st = gs_context_create(&prefetch.ctx, 0);
   if (prefetch.st != GS_SUCCESS) snprintf(prefetch.error, sizeof prefetch.error, "%s", gs_last_error());
+  else (void)gs_context_staging_reserve(prefetch.ctx, gs_upload_staging_max()); /* pinned now */
   return NULL;
 }
 

@@ -331,6 +331,14 @@ void *gs_context_staging_acquire(gs_context_t *ctx, size_t want, size_t *got)
   return buf;
 }
 
+gs_status_t gs_context_staging_reserve(gs_context_t *ctx, size_t bytes)
+{
+  size_t got = 0;
+  if (!ctx) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_context_staging_reserve: ctx is NULL");
+  if (gs_context_staging_acquire(ctx, bytes, &got)) gs_context_staging_release(ctx);
+  return GS_SUCCESS; /* no buffer (pinning failed or in use): the uploads copy from pageable memory */
+}
+
 void gs_context_staging_release(gs_context_t *ctx)
 {
   if (!ctx || !ctx->mem.lock_ok) return;

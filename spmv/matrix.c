@@ -579,6 +579,8 @@ cleanup:
   return st;
 }
 
+size_t gs_upload_staging_max(void) { return 2 * (size_t)STAGE_THREADS * STAGE_CHUNK; }
+
 gs_status_t gs_upload(gs_context_t *ctx, void **d_dst, const void *h_src, size_t bytes,
                       const char *what)
 {

@@ -161,6 +161,9 @@ gs_status_t gs_spmv_options_refuse_float(const char *who, const char *options);
 extern const gs_spmv_ops_t *const gs_spmv_registry[];
 extern const int gs_spmv_registry_count;
 
+/** The most pinned staging bytes an upload asks its context for (gs_context_staging_reserve). */
+size_t gs_upload_staging_max(void);
+
 /** Helpers for backends: upload a host array into a fresh counted device buffer (free it with
  *  gs_dfree(ctx, ...)). */
 gs_status_t gs_upload(gs_context_t *ctx, void **d_dst, const void *h_src, size_t bytes,
