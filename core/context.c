@@ -173,6 +173,16 @@ static context_box_t *box_of(gs_context_t *c) { return (context_box_t *)c; }
 static gs_status_t check_user_stream(cudaStream_t s, int device)
 {
   cudaError_t e;
+  /* the capture first: any other stream query during a capture invalidates it */
+  enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+  if ((e = cudaStreamIsCapturing(s, &cs)) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_context_create_on_stream: not a usable CUDA stream: "
+                    "%s (%s)", cudaGetErrorString(e), cudaGetErrorName(e));
+  }
+  if (cs != cudaStreamCaptureStatusNone)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_context_create_on_stream: the stream is being "
+                    "captured into a CUDA graph");
 #if CUDART_VERSION >= 12080
   int d = -1;
   if ((e = cudaStreamGetDevice(s, &d)) != cudaSuccess) {
@@ -186,15 +196,6 @@ static gs_status_t check_user_stream(cudaStream_t s, int device)
 #else
   (void)device;
 #endif
-  enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
-  if ((e = cudaStreamIsCapturing(s, &cs)) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_context_create_on_stream: not a usable CUDA stream: "
-                    "%s (%s)", cudaGetErrorString(e), cudaGetErrorName(e));
-  }
-  if (cs != cudaStreamCaptureStatusNone)
-    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_context_create_on_stream: the stream is being "
-                    "captured into a CUDA graph");
   return GS_SUCCESS;
 }
 
