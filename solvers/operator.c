@@ -47,8 +47,9 @@ gs_status_t gs_operator_from_spmv(gs_operator_t **out, gs_spmv_t *S)
                     "precision (float vectors, for the SpMV benchmark); operators and solvers "
                     "apply double vectors: prepare it in double or mixed precision",
                     gs_spmv_name(S));
-  const gs_csr_t *h = gs_matrix_host(gs_spmv_matrix(S));
-  GS_CHECK(oper_new(out, OPER_SPMV, gs_spmv_context(S), h->m, h->n, gs_spmv_caps(S)));
+  gs_idx_t m = 0, n = 0; /* the dimensions only: no host copy of a matrix made on the device */
+  gs_matrix_dims(gs_spmv_matrix(S), &m, &n, NULL);
+  GS_CHECK(oper_new(out, OPER_SPMV, gs_spmv_context(S), m, n, gs_spmv_caps(S)));
   (*out)->S = S;
   return GS_SUCCESS;
 }
