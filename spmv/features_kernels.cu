@@ -211,8 +211,10 @@ feat_kernel(const RP *__restrict__ rp, const gs_idx_t *__restrict__ col,
   __shared__ int64_t s_rows[2];
   for (int k = threadIdx.x; k < FEAT_DCACHE; k += FEAT_BLOCK) s_dcache[k] = k == 0;
   for (int k = threadIdx.x; k < FEAT_VCACHE; k += FEAT_BLOCK) s_vcache[k] = k == 0;
-  volatile unsigned *dcache = s_dcache;
-  volatile u64 *vcache = s_vcache;
+  /* The two caches are read and written by every thread without order: a stale entry only costs
+   * one more global atomic. Their accesses are shared-memory atomics all the same, so that the
+   * kernel is race-free as compute-sanitizer's racecheck sees it (plain volatile accesses were
+   * reported). */
   u64 v[FEAT_NRED];
 #pragma unroll
   for (int k = 0; k < FEAT_NRED; ++k) v[k] = feat_neutral(feat_op(k));
@@ -272,17 +274,19 @@ feat_kernel(const RP *__restrict__ rp, const gs_idx_t *__restrict__ col,
       const double a = val[p];
 
       const unsigned d = (unsigned)(j - i + (m - 1)); /* < m + n - 1 <= 2^32 - 3 */
-      if (dcache[d & (FEAT_DCACHE - 1)] != d) {
+      unsigned *dslot = &s_dcache[d & (FEAT_DCACHE - 1)];
+      if (atomicOr(dslot, 0u) != d) {
         const unsigned bit = 1u << (d & 31);
         if (!(atomicOr(&bitmap[d >> 5], bit) & bit)) v[S_DIAGONALS]++;
-        dcache[d & (FEAT_DCACHE - 1)] = d; /* after the atomic: a hit means "already set" */
+        atomicExch(dslot, d); /* after the global atomic: a hit means "already set" */
       }
       if (!over) {
         const u64 bits = (u64)__double_as_longlong(a);
         const unsigned vs = (unsigned)((bits * 0x9E3779B97F4A7C15ull) >> (64 - FEAT_VCACHE_BITS));
-        if (vcache[vs] != bits) {
+        unsigned long long *vslot = (unsigned long long *)&s_vcache[vs];
+        if ((u64)atomicOr(vslot, 0ull) != bits) {
           over = feat_insert(table, stat, bits);
-          vcache[vs] = bits;
+          atomicExch(vslot, (unsigned long long)bits);
         }
       }
       if (!square) continue;
