@@ -12,7 +12,8 @@
  * separately (wall clock; the file in the page cache after a first, untimed read); one line per
  * measurement, then per thread count one machine-readable line for bench/mm_scipy_compare.py:
  *   threads=K coo_s=S coo_mb_per_s=R csr_s=S csr_mb_per_s=R bytes=B nnz=N
- * (coo_s and csr_s the medians of REPEATS reads). */
+ * (coo_s and csr_s the medians of REPEATS reads). The load average is printed before and after:
+ * other work on the machine slows a parallel read most, so only timings at a low load compare. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
 #include <stdio.h>
@@ -31,6 +32,18 @@ static double clock_s(clockid_t id)
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 static double now(void) { return clock_s(CLOCK_MONOTONIC); }
+
+/* The three load averages of /proc/loadavg, or "unknown". */
+static const char *loadavg(char *buf, size_t n)
+{
+  snprintf(buf, n, "unknown");
+  FILE *f = fopen("/proc/loadavg", "r");
+  if (!f) return buf;
+  double a, b, c;
+  if (fscanf(f, "%lf %lf %lf", &a, &b, &c) == 3) snprintf(buf, n, "%.2f %.2f %.2f", a, b, c);
+  fclose(f);
+  return buf;
+}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -153,7 +166,9 @@ int main(int argc, char **argv)
   long long nnz = 0;
   int rc = 0;
   if (!t || !c) return 3;
-  printf("file %s: %.1f MB, %ld online cores\n", path, mb, sysconf(_SC_NPROCESSORS_ONLN));
+  char la[64];
+  printf("file %s: %.1f MB, %ld online cores, load average %s\n", path, mb,
+         sysconf(_SC_NPROCESSORS_ONLN), loadavg(la, sizeof la));
   gs_coo_t *W = NULL; /* a first read, untimed: the file into the page cache */
   gs_mm_set_threads(1);
   if (gs_mm_read_coo(path, &W) != GS_SUCCESS) {
@@ -196,7 +211,8 @@ int main(int argc, char **argv)
     }
     csr_s[q] = median(c, reps);
   }
-  printf("\nmedians of %d reads, %.1f MB, %lld entries:\n", reps, mb, nnz);
+  printf("\nmedians of %d reads, %.1f MB, %lld entries (load average after: %s):\n", reps, mb,
+         nnz, loadavg(la, sizeof la));
   printf("threads   COO s    COO MB/s   CSR s    CSR MB/s\n");
   for (int q = 0; q < nthreads; ++q)
     printf("%7d %8.4f %10.1f %8.4f %10.1f\n", threads[q], coo_s[q], mb / coo_s[q], csr_s[q],

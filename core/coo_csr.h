@@ -3,6 +3,7 @@
 #ifndef GS_CORE_COO_CSR_H
 #define GS_CORE_COO_CSR_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "gpusolve/matrix.h"
@@ -22,6 +23,27 @@ gs_status_t gs_coo_to_csr_threads(gs_csr_t **out, const gs_coo_t *A, int nt);
  *  in row-major order whose duplicates summed to a value that is not finite ({-1, -1} when
  *  none did). The CSR is built all the same. */
 gs_status_t gs_coo_to_csr_threads_checked(gs_csr_t **out, const gs_coo_t *A, int nt, int64_t bad[2]);
+
+/** Asks for transparent huge pages over the 2 MiB pages inside [p, p + bytes) (MADV_HUGEPAGE;
+ *  nothing for less than 4 MiB, or where the system has none): a large array about to be
+ *  written for the first time then takes a page fault per 2 MiB instead of one per 4 KiB, which
+ *  on a fresh array costs more than the writes. */
+void gs_advise_huge(void *p, size_t bytes);
+
+/** One stretch of a COO's entries (the reader's parts, never packed together). */
+typedef struct gs_coo_seg {
+  const gs_idx_t *row, *col;
+  const gs_val_t *val;
+  int64_t n;
+} gs_coo_seg_t;
+
+/** gs_coo_to_csr_threads_checked of the m x n COO holding the entries of seg[0 .. nseg) in
+ *  order, or, with mirror GS_SYM_SYMMETRIC (GS_SYM_SKEW), of the COO where each entry (i, j, v)
+ *  with i != j is followed by (j, i, v) ((j, i, -v)): the reader's expansion of a stored
+ *  triangle, done on the way (m == n). The result's symmetry field is `symmetry`. */
+gs_status_t gs_coo_segs_to_csr(gs_csr_t **out, gs_idx_t m, gs_idx_t n, const gs_coo_seg_t *seg,
+                               int nseg, gs_symmetry_t mirror, gs_symmetry_t symmetry, int nt,
+                               int64_t bad[2]);
 
 #ifdef __cplusplus
 }

@@ -4,7 +4,12 @@
  * a build without zlib refuses them with GS_ERR_UNSUPPORTED),
  * every complete line of a block is parsed in place by hand-written integer and floating-point
  * parsers (no stdio scanning; numbers through io/mm_float.c, bit for bit strtod()), and the COO
- * is preallocated from the size line, within what the file can hold.
+ * is preallocated from the size line, within what the file can hold. On several threads a plain
+ * file is mapped and cut into parts, and a stream (gzip, a pipe) read for a CSR is parsed by
+ * the other threads block by block while the calling thread reads on (sections below); for a
+ * CSR the entries stay as stored, in their parts, and the CSR build places the mirrors of a
+ * stored triangle itself (core/coo_csr.c). The whole result is the one-thread reader's, every
+ * error message included.
  *
  * Hostile input is bounded: lines are at most GS_MM_LINE_MAX bytes (the read buffer never
  * grows), and what the header declares is priced against the memory the process may still take
@@ -21,6 +26,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -650,16 +656,18 @@ static gs_status_t line_fault(const char *path, int64_t line, const char *ls, co
 }
 
 /* Parses entries from pt->pos into row/col/val[pt->nz ...], up to index cap - 1, the stored
- * triangle mirrored. Returns with pt->pos == pt->end when done, with pt->pos < pt->end when
- * the next entry might not fit (the caller makes room and calls again), or the first fault
- * with its message. */
+ * triangle mirrored when `expand` (else each entry as stored: the CSR build mirrors it).
+ * Returns with pt->pos == pt->end when done, with pt->pos < pt->end when the next entry might
+ * not fit (the caller makes room and calls again), or the first fault with its message. */
 static gs_status_t parse_entries(const char *path, const mm_header *h, mm_part *pt,
-                                 gs_idx_t *row, gs_idx_t *col, gs_val_t *val, int64_t cap)
+                                 gs_idx_t *row, gs_idx_t *col, gs_val_t *val, int64_t cap,
+                                 int expand)
 {
   const int pattern = h->field == MM_PATTERN;
   const gs_symmetry_t sym = h->sym;
   const uint64_t m = (uint64_t)h->m, n = (uint64_t)h->n;
-  const int64_t limit = pt->limit, room = sym == GS_SYM_GENERAL ? 1 : 2;
+  const int mirror = expand && sym != GS_SYM_GENERAL;
+  const int64_t limit = pt->limit, room = mirror ? 2 : 1;
   int64_t k = pt->k, nz = pt->nz, line = pt->line;
   const char *p = pt->pos, *ls = p;
   const char *const lim = pt->end;
@@ -750,10 +758,12 @@ static gs_status_t parse_entries(const char *path, const mm_header *h, mm_part *
         pt->tri_i[up] = (int64_t)i;
         pt->tri_j[up] = (int64_t)j;
       }
-      row[nz] = (gs_idx_t)(j - 1);
-      col[nz] = (gs_idx_t)(i - 1);
-      val[nz] = sym == GS_SYM_SKEW ? -v : v;
-      ++nz;
+      if (mirror) {
+        row[nz] = (gs_idx_t)(j - 1);
+        col[nz] = (gs_idx_t)(i - 1);
+        val[nz] = sym == GS_SYM_SKEW ? -v : v;
+        ++nz;
+      }
     }
     ++line;
     ++k;
@@ -779,8 +789,10 @@ static void tri_add(mm_part *acc, const mm_part *pt)
   }
 }
 
-/* Coordinate entries into A, block by block on this thread; the triangle counts into *tri. */
-static gs_status_t read_coordinate(mm_src *s, const mm_header *h, gs_coo_t *A, mm_part *tri)
+/* Coordinate entries into A, block by block on this thread (mirrored when `expand`); the
+ * triangle counts into *tri. */
+static gs_status_t read_coordinate(mm_src *s, const mm_header *h, gs_coo_t *A, mm_part *tri,
+                                   int expand)
 {
   const char *path = s->path;
   mm_part pt;
@@ -799,7 +811,7 @@ static gs_status_t read_coordinate(mm_src *s, const mm_header *h, gs_coo_t *A, m
     pt.pos = s->buf + s->pos;
     pt.end = s->buf + s->lim;
     for (;;) {
-      GS_CHECK(parse_entries(path, h, &pt, A->row, A->col, A->val, A->cap));
+      GS_CHECK(parse_entries(path, h, &pt, A->row, A->col, A->val, A->cap, expand));
       if (pt.pos == pt.end) break;
       A->nnz = pt.nz;
       GS_CHECK(coo_reserve(A, pt.nz + 2, path));
@@ -815,6 +827,72 @@ static gs_status_t read_coordinate(mm_src *s, const mm_header *h, gs_coo_t *A, m
   return GS_SUCCESS;
 }
 
+/* A new COO's arrays on huge pages (see gs_advise_huge): they are written once, in full. */
+static void coo_advise(gs_coo_t *A)
+{
+  gs_advise_huge(A->row, (size_t)A->cap * sizeof *A->row);
+  gs_advise_huge(A->col, (size_t)A->cap * sizeof *A->col);
+  gs_advise_huge(A->val, (size_t)A->cap * sizeof *A->val);
+}
+
+/* The entries a read gathered, in file order: one COO (A), or stretches of storage never
+ * packed together (seg: the parallel reader's parts in the slots of A, the pipeline's blocks in
+ * store[]), which the CSR build takes as they are. Mirrors of a stored triangle are in place
+ * when `expanded`, else left to the CSR build. */
+typedef struct mm_entries {
+  gs_coo_t *A;
+  gs_coo_seg_t *seg;
+  int nseg;
+  void **store;
+  int nstore;
+  int expanded;
+} mm_entries;
+
+/* Out of memory for the reader's own bookkeeping, inside a function with `st` and `cleanup:`. */
+#define MM_FAIL_MEM(path)                                                                     \
+  do {                                                                                        \
+    st = MM_ERROR(GS_ERR_HOST_MEMORY, (path), 0, "out of host memory for the reader");         \
+    goto cleanup;                                                                             \
+  } while (0)
+
+static void entries_free(mm_entries *E)
+{
+  gs_coo_destroy(&E->A);
+  free(E->seg);
+  for (int i = 0; i < E->nstore; ++i) free(E->store[i]);
+  free(E->store);
+  memset(E, 0, sizeof *E);
+}
+
+/* The expanded COO of the stretches seg[0 .. nseg) (nnz entries once mirrored), each mirror
+ * right after its entry, into a new *out. */
+static gs_status_t entries_expand(const char *path, const mm_header *h, const gs_coo_seg_t *seg,
+                                  int nseg, gs_symmetry_t mirror, int64_t nnz, gs_coo_t **out)
+{
+  gs_coo_t *A = NULL;
+  if (gs_coo_create(&A, (gs_idx_t)h->m, (gs_idx_t)h->n, nnz) != GS_SUCCESS)
+    return MM_ERROR(GS_ERR_HOST_MEMORY, path, 0, "out of host memory for %lld entries",
+                    (long long)nnz);
+  A->symmetry = h->sym;
+  int64_t w = 0;
+  for (int i = 0; i < nseg; ++i)
+    for (int64_t k = 0; k < seg[i].n && w < nnz; ++k) {
+      const gs_idx_t r = seg[i].row[k], c = seg[i].col[k];
+      const gs_val_t v = seg[i].val[k];
+      A->row[w] = r;
+      A->col[w] = c;
+      A->val[w++] = v;
+      if (mirror != GS_SYM_GENERAL && r != c && w < nnz) {
+        A->row[w] = c;
+        A->col[w] = r;
+        A->val[w++] = mirror == GS_SYM_SKEW ? -v : v;
+      }
+    }
+  A->nnz = w;
+  *out = A;
+  return GS_SUCCESS;
+}
+
 /* ---- coordinate entries on several threads --------------------------------------------------
  *
  * The entry text is cut at line boundaries into parts (a few per thread, handed out through a
@@ -824,7 +902,8 @@ static gs_status_t read_coordinate(mm_src *s, const mm_header *h, gs_coo_t *A, m
  * Then, in file order, the first part with a fault, or the first part that would take the count
  * of entries past the size line's, is parsed again on the calling thread with the entries still
  * allowed: that raises exactly the serial reader's first error, in this thread's message. The
- * slots are finally packed together (nothing moves when every line holds an unmirrored entry). */
+ * slots are finally packed together (nothing moves when every line holds an unmirrored entry),
+ * or, for the CSR build, left where they are. */
 
 typedef struct mm_par {
   const char *path;
@@ -833,12 +912,18 @@ typedef struct mm_par {
   int nparts;
   int pass;             /* 0: count lines, 1: parse */
   int mapped;           /* parts before this one lie in a file mapping (dropped once parsed) */
+  int expand;           /* mirrors in place (else left to the CSR build) */
+  int mult;             /* slots a line may need: 2 when mirrors are in place */
   atomic_int next;      /* next part to take */
   gs_coo_t *A;
 } mm_par;
 
 /* '\n' in [b, e). The inner loop is written for the compiler to vectorise (compare, subtract
- * the mask, sum): a 32-bit sum of a block of 255 * 64 bytes cannot overflow. */
+ * the mask, sum): a 32-bit sum of a block of 255 * 64 bytes cannot overflow. On x86-64 with GCC
+ * an AVX2 clone is chosen at load time where the CPU has it (twice the bytes a step). */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__ELF__)
+__attribute__((target_clones("avx2", "default")))
+#endif
 static int64_t count_newlines(const char *b, const char *e)
 {
   enum { BLOCK = 255 * 64 };
@@ -870,9 +955,9 @@ static void par_work(void *arg, int t)
     pt->nz = 0;
     pt->limit = P->h->stored;
     memset(pt->tri_n, 0, sizeof pt->tri_n);
-    const int64_t slot = (P->h->sym == GS_SYM_GENERAL ? 1 : 2) * pt->lines;
+    const int64_t slot = P->mult * pt->lines;
     pt->st = parse_entries(P->path, P->h, pt, P->A->row + pt->base, P->A->col + pt->base,
-                           P->A->val + pt->base, slot);
+                           P->A->val + pt->base, slot, P->expand);
     if (pt->st == GS_SUCCESS && pt->pos != pt->end) pt->st = GS_ERR_INTERNAL; /* cannot be */
     /* The text of a parsed part is not needed again (unless to re-raise a fault): out of the
      * resident set with it, so that the peak is not the whole file plus the whole COO. */
@@ -882,17 +967,18 @@ static void par_work(void *arg, int t)
 
 /* Reads the entries [b, e) (complete lines, 8 readable bytes past every position before e;
  * a read-only file mapping when `mapped`), then the tail [tb, te) (a padded copy of the last
- * lines, or empty), starting at line `line`, on nt threads into a new COO *out. */
+ * lines, or empty), starting at line `line`, on nt threads into *E: a packed COO with its
+ * mirrors when `expand`, else the parts' slots as they are. */
 static gs_status_t read_coordinate_parallel(const char *path, const mm_header *h, const char *b,
                                             const char *e, const char *tb, const char *te,
-                                            int mapped, int64_t line, int nt, gs_coo_t **out,
-                                            mm_part *tri)
+                                            int mapped, int64_t line, int nt, int expand,
+                                            mm_entries *E, mm_part *tri)
 {
   gs_status_t st = GS_SUCCESS;
   gs_coo_t *A = NULL;
   mm_par P;
   memset(&P, 0, sizeof P);
-  const int mult = h->sym == GS_SYM_GENERAL ? 1 : 2;
+  const int mult = expand && h->sym != GS_SYM_GENERAL ? 2 : 1;
   int np = 4 * nt;
   int64_t bytes = e - b;
   if ((int64_t)np > bytes / (int64_t)(gs_mm_part_min ? gs_mm_part_min : 1))
@@ -924,6 +1010,8 @@ static gs_status_t read_coordinate_parallel(const char *path, const mm_header *h
   P.nparts = np;
   P.path = path;
   P.h = h;
+  P.expand = expand;
+  P.mult = mult;
 
   /* pass 0: lines per part, hence first line numbers and slots */
   atomic_init(&P.next, 0);
@@ -937,6 +1025,7 @@ static gs_status_t read_coordinate_parallel(const char *path, const mm_header *h
   }
   int64_t cap = mult * lines;
   GS_TRY(gs_coo_create(&A, (gs_idx_t)h->m, (gs_idx_t)h->n, cap));
+  coo_advise(A);
   A->symmetry = h->sym;
   P.A = A;
 
@@ -960,7 +1049,7 @@ static gs_status_t read_coordinate_parallel(const char *path, const mm_header *h
     pt->limit = h->stored - k;
     memset(pt->tri_n, 0, sizeof pt->tri_n);
     st = parse_entries(path, h, pt, A->row + pt->base, A->col + pt->base, A->val + pt->base,
-                       mult * pt->lines);
+                       mult * pt->lines, expand);
     if (st == GS_SUCCESS)
       st = MM_ERROR(GS_ERR_INTERNAL, path, pt->line0,
                     "internal error: a part of the file parsed differently twice");
@@ -970,11 +1059,23 @@ static gs_status_t read_coordinate_parallel(const char *path, const mm_header *h
     MM_FAIL(path, 0, "expected %lld entries, found %lld at end of file", (long long)h->stored,
             (long long)k);
 
+  for (int i = 0; i < np; ++i) tri_add(tri, &P.parts[i]);
+  if (!expand) { /* the CSR build takes the slots as they are */
+    E->seg = malloc((size_t)np * sizeof *E->seg);
+    if (!E->seg) MM_FAIL_MEM(path);
+    for (int i = 0; i < np; ++i) {
+      const mm_part *pt = &P.parts[i];
+      E->seg[i] = (gs_coo_seg_t){A->row + pt->base, A->col + pt->base, A->val + pt->base, pt->nz};
+    }
+    E->nseg = np;
+    E->A = A;
+    A = NULL;
+    goto cleanup;
+  }
   /* pack the slots */
   int64_t nz = 0;
   for (int i = 0; i < np; ++i) {
     mm_part *pt = &P.parts[i];
-    tri_add(tri, pt);
     if (pt->base != nz && pt->nz > 0) {
       memmove(A->row + nz, A->row + pt->base, (size_t)pt->nz * sizeof *A->row);
       memmove(A->col + nz, A->col + pt->base, (size_t)pt->nz * sizeof *A->col);
@@ -983,7 +1084,8 @@ static gs_status_t read_coordinate_parallel(const char *path, const mm_header *h
     nz += pt->nz;
   }
   A->nnz = nz;
-  *out = A;
+  E->A = A;
+  E->expanded = 1;
   A = NULL;
 cleanup:
   free(P.parts);
@@ -1082,15 +1184,15 @@ static const char *tail_start(const char *b, const char *e)
 /* Coordinate entries on nt threads from the file behind s (plain, regular) or from its memory
  * (src_open_mem), starting at the line s->pos is at. *done = 0 (and nothing raised) when the
  * file cannot be mapped: the caller reads it serially. */
-static gs_status_t read_parallel(mm_src *s, const mm_header *h, int nt, gs_coo_t **A, int *done,
-                                 mm_part *tri)
+static gs_status_t read_parallel(mm_src *s, const mm_header *h, int nt, int expand,
+                                 mm_entries *E, int *done, mm_part *tri)
 {
   gs_status_t st = GS_SUCCESS;
   *done = 0;
   if (s->fd < 0) { /* memory: every line is in buf, zeros after */
     *done = 1;
     return read_coordinate_parallel(s->path, h, s->buf + s->pos, s->buf + s->lim, NULL, NULL, 0,
-                                    s->line, nt, A, tri);
+                                    s->line, nt, expand, E, tri);
   }
   const int64_t off = s->consumed - (int64_t)(s->len - s->pos), size = s->file_bytes;
   char *map = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, s->fd, 0);
@@ -1108,10 +1210,370 @@ static gs_status_t read_parallel(mm_src *s, const mm_header *h, int nt, gs_coo_t
   size_t te = tn;
   if (te > 0 && tail[te - 1] != '\n') tail[te++] = '\n';
   memset(tail + te, 0, MM_PAD);
-  st = read_coordinate_parallel(s->path, h, b, tb, tail, tail + te, 1, s->line, nt, A, tri);
+  st = read_coordinate_parallel(s->path, h, b, tb, tail, tail + te, 1, s->line, nt, expand, E,
+                                tri);
 cleanup:
   free(tail);
   munmap(map, (size_t)size);
+  return st;
+}
+
+/* ---- coordinate entries of a stream on several threads ---------------------------------------
+ *
+ * A gzip file or a pipe cannot be cut into parts up front. For a CSR (the entries as stored,
+ * mirrored by the CSR build) the calling thread reads it exactly as the serial reader does (the
+ * same src_more calls: the same reads, line bound and faults) while the other threads parse what
+ * it has read: each fill of the buffer is one block of complete lines, counted for the number of
+ * the next block's first line and queued; instead of moving the unparsed tail down, the reader
+ * goes on in another buffer of a small pool. A worker parses a block with the serial parser
+ * into storage of its own (one slot a line, cut from chunks of 8-64 MiB on huge pages), left
+ * there for the CSR build. Blocks are committed in file order, giving their buffers back. The first
+ * block with a fault, or the first that takes the count of entries past the size line's, stops
+ * the reading (nothing after it matters) and is parsed again on the calling thread with the
+ * entries still allowed, as in the parallel reader; a fault of the reading itself is raised
+ * after the blocks read before it, as the serial reader would. Short of buffers the reader
+ * parses a queued block itself, and once the file is read it joins the workers. */
+
+typedef struct mm_block {
+  char *buf;        /* the buffer holding its text, given back once committed */
+  mm_part pt;       /* its lines [pt.b, pt.end), pt.lines from pt.line0; the parse's outcome */
+  gs_idx_t *row, *col; /* its entries, as stored (in the pipeline's chunks): pt.lines slots */
+  gs_val_t *val;
+  int done;         /* parsed */
+} mm_block;
+
+typedef struct mm_pipe {
+  mm_src *s;
+  const mm_header *h;
+  pthread_mutex_t mu;
+  pthread_cond_t more;  /* a block was queued, the reading ended, or a fault stops all */
+  pthread_cond_t freed; /* a block was parsed (its buffer may have come back) */
+  mm_block **blk;       /* every block, in file order */
+  int nblk, capblk;
+  int next;             /* the next block to parse */
+  int commit;           /* the blocks before it are committed */
+  int64_t k;            /* entries of the committed blocks */
+  char **all;           /* every buffer, s's first one included */
+  int nall, maxbuf;
+  char **pool;          /* the free ones */
+  int npool;
+  int ended;            /* the reading ended */
+  int stop;             /* a block's fault: no block after it matters */
+  gs_status_t st;       /* the reading's own fault */
+  void **chunk;         /* the blocks' entries, block after block, in chunks of 4-64 MiB */
+  int nchunk, capchunk;
+  char *free_at;        /* the unused rest of the last chunk */
+  size_t free_bytes, chunk_bytes;
+} mm_pipe;
+
+/* Storage for `slots` entries of block B (kept when it has some), cut from the pipeline's
+ * chunks: large ones on huge pages, as a COO's arrays; 0 when out of memory. */
+static int block_store(mm_pipe *P, mm_block *B, int64_t slots)
+{
+  if (B->row) return 1;
+  const size_t idx = ((size_t)slots * sizeof(gs_idx_t) + 7) & ~(size_t)7;
+  const size_t need = 2 * idx + (size_t)slots * sizeof(gs_val_t);
+  int ok = 1;
+  pthread_mutex_lock(&P->mu);
+  if (P->free_bytes < need) {
+    size_t c = P->chunk_bytes < ((size_t)4 << 20) ? (size_t)4 << 20 : P->chunk_bytes;
+    if (c < ((size_t)64 << 20)) c *= 2;
+    if (c < need) c = need;
+    char *p = NULL;
+    if (P->nchunk == P->capchunk) {
+      const int n = P->capchunk ? 2 * P->capchunk : 16;
+      void **q = realloc(P->chunk, (size_t)n * sizeof *q);
+      if (q) {
+        P->chunk = q;
+        P->capchunk = n;
+      }
+    }
+    if (P->nchunk < P->capchunk) p = malloc(c);
+    if (p) {
+      gs_advise_huge(p, c);
+      P->chunk[P->nchunk++] = p;
+      P->free_at = p;
+      P->free_bytes = c;
+      P->chunk_bytes = c;
+    } else {
+      ok = 0;
+    }
+  }
+  if (ok) {
+    char *p = P->free_at;
+    P->free_at += need;
+    P->free_bytes -= need;
+    B->row = (gs_idx_t *)p;
+    B->col = (gs_idx_t *)(p + idx);
+    B->val = (gs_val_t *)(p + 2 * idx);
+  }
+  pthread_mutex_unlock(&P->mu);
+  return ok;
+}
+
+/* Parses block B from its first line, `limit` entries allowed. */
+static gs_status_t block_parse(mm_pipe *P, mm_block *B, int64_t limit)
+{
+  mm_part *pt = &B->pt;
+  const int64_t slots = pt->lines;
+  if (!block_store(P, B, slots))
+    return MM_ERROR(GS_ERR_HOST_MEMORY, P->s->path, 0, "out of host memory for %lld entries",
+                    (long long)slots);
+  pt->pos = pt->b;
+  pt->line = pt->line0;
+  pt->k = 0;
+  pt->nz = 0;
+  pt->limit = limit;
+  memset(pt->tri_n, 0, sizeof pt->tri_n);
+  gs_status_t st =
+      parse_entries(P->s->path, P->h, pt, B->row, B->col, B->val, slots, 0);
+  if (st == GS_SUCCESS && pt->pos != pt->end) st = GS_ERR_INTERNAL; /* cannot be: one a line */
+  return st;
+}
+
+/* The next block to parse, NULL when none is queued or a fault stops all (mutex held). */
+static mm_block *pipe_take(mm_pipe *P)
+{
+  return P->stop || P->next >= P->nblk ? NULL : P->blk[P->next++];
+}
+
+/* Block B is parsed: commits what can be, in order (mutex held). */
+static void pipe_done(mm_pipe *P, mm_block *B)
+{
+  B->done = 1;
+  if (B->pt.st != GS_SUCCESS) P->stop = 1;
+  while (P->commit < P->nblk && P->blk[P->commit]->done) {
+    mm_block *c = P->blk[P->commit];
+    if (c->pt.st != GS_SUCCESS || c->pt.k > P->h->stored - P->k) {
+      P->stop = 1;
+      break;
+    }
+    P->k += c->pt.k;
+    P->pool[P->npool++] = c->buf;
+    c->buf = NULL;
+    ++P->commit;
+  }
+  pthread_cond_broadcast(&P->freed);
+  if (P->stop) pthread_cond_broadcast(&P->more);
+}
+
+/* Parses one block taken from the queue (mutex held, released meanwhile). */
+static void pipe_parse_one(mm_pipe *P, mm_block *B)
+{
+  pthread_mutex_unlock(&P->mu);
+  B->pt.st = block_parse(P, B, P->h->stored);
+  pthread_mutex_lock(&P->mu);
+  pipe_done(P, B);
+}
+
+static void pipe_work(mm_pipe *P)
+{
+  pthread_mutex_lock(&P->mu);
+  for (;;) {
+    mm_block *B = pipe_take(P);
+    if (B) {
+      pipe_parse_one(P, B);
+    } else if (P->ended || P->stop) {
+      break;
+    } else {
+      pthread_cond_wait(&P->more, &P->mu);
+    }
+  }
+  pthread_mutex_unlock(&P->mu);
+}
+
+/* The reading, on the calling thread: blocks out, until the end of the file, a fault of the
+ * reading (P->st, its message this thread's) or a block's fault. */
+static void pipe_read(mm_pipe *P)
+{
+  mm_src *s = P->s;
+  int owned = 0; /* s->buf holds a queued block's text */
+  for (;;) {
+    if (s->pos < s->lim) { /* the complete lines of the fill: a block */
+      mm_block *B = calloc(1, sizeof *B);
+      if (B) {
+        B->buf = s->buf;
+        B->pt.b = s->buf + s->pos;
+        B->pt.end = s->buf + s->lim;
+        B->pt.line0 = s->line;
+        B->pt.lines = count_newlines(B->pt.b, B->pt.end);
+      }
+      pthread_mutex_lock(&P->mu);
+      if (B && P->nblk == P->capblk) {
+        const int c = P->capblk ? 2 * P->capblk : 64;
+        mm_block **nb = realloc(P->blk, (size_t)c * sizeof *nb);
+        if (nb) {
+          P->blk = nb;
+          P->capblk = c;
+        }
+      }
+      if (!B || P->nblk == P->capblk) {
+        pthread_mutex_unlock(&P->mu);
+        free(B);
+        P->st = MM_ERROR(GS_ERR_HOST_MEMORY, s->path, 0, "out of host memory for the reader");
+        break;
+      }
+      P->blk[P->nblk++] = B;
+      pthread_cond_signal(&P->more);
+      pthread_mutex_unlock(&P->mu);
+      s->line += B->pt.lines;
+      s->pos = s->lim;
+      owned = 1;
+    }
+    /* another buffer for the next fill: a free one, a new one, or parse or wait meanwhile */
+    char *nb = NULL;
+    pthread_mutex_lock(&P->mu);
+    while (!P->stop) {
+      if (P->npool > 0) {
+        nb = P->pool[--P->npool];
+        break;
+      }
+      if (P->nall < P->maxbuf) {
+        nb = malloc(s->cap + MM_PAD);
+        if (nb) {
+          P->all[P->nall++] = nb;
+          break;
+        }
+        P->maxbuf = P->nall; /* make do with those there are */
+        if (P->nall < 2) break;
+        continue;
+      }
+      mm_block *B = pipe_take(P);
+      if (B)
+        pipe_parse_one(P, B);
+      else
+        pthread_cond_wait(&P->freed, &P->mu);
+    }
+    if (!nb || P->stop) {
+      if (nb) P->pool[P->npool++] = nb;
+      if (!P->stop && !nb)
+        P->st = MM_ERROR(GS_ERR_HOST_MEMORY, s->path, 0, "out of host memory for a read buffer");
+      pthread_mutex_unlock(&P->mu);
+      break;
+    }
+    pthread_mutex_unlock(&P->mu);
+    /* the unparsed tail moves over, as the serial reader moves it down (the same buffer again
+     * when its block was committed meanwhile) */
+    const size_t rest = s->len - s->pos;
+    if (rest > 0) memmove(nb, s->buf + s->pos, rest);
+    if (!owned && nb != s->buf) {
+      pthread_mutex_lock(&P->mu);
+      P->pool[P->npool++] = s->buf;
+      pthread_mutex_unlock(&P->mu);
+    }
+    s->buf = nb;
+    s->len = rest;
+    s->pos = 0;
+    s->lim = 0;
+    owned = 0;
+    int got;
+    gs_status_t st = src_more(s, &got);
+    if (st != GS_SUCCESS) {
+      P->st = st;
+      break;
+    }
+    if (!got) break;
+  }
+  pthread_mutex_lock(&P->mu);
+  P->ended = 1;
+  pthread_cond_broadcast(&P->more);
+  pthread_mutex_unlock(&P->mu);
+}
+
+static void pipe_run(void *arg, int t)
+{
+  mm_pipe *P = arg;
+  if (t == 0) pipe_read(P);
+  pipe_work(P);
+}
+
+/* Coordinate entries of the stream s (a gzip file, a pipe) on nt threads into *E, as stored
+ * (the CSR build mirrors them), in the blocks' storage as it is. */
+static gs_status_t read_pipeline(mm_src *s, const mm_header *h, int nt, mm_entries *E,
+                                 mm_part *tri)
+{
+  gs_status_t st = GS_SUCCESS;
+  const char *path = s->path;
+  mm_pipe P;
+  memset(&P, 0, sizeof P);
+  P.s = s;
+  P.h = h;
+  P.maxbuf = 2 * nt + 2 < 64 ? 2 * nt + 2 : 64;
+  P.all = malloc((size_t)P.maxbuf * sizeof *P.all);
+  P.pool = malloc((size_t)P.maxbuf * sizeof *P.pool);
+  int sync = 0;
+  if (!P.all || !P.pool) MM_FAIL_MEM(path);
+  P.all[P.nall++] = s->buf;
+  if (pthread_mutex_init(&P.mu, NULL) != 0) MM_FAIL_MEM(path);
+  if (pthread_cond_init(&P.more, NULL) != 0) {
+    pthread_mutex_destroy(&P.mu);
+    MM_FAIL_MEM(path);
+  }
+  if (pthread_cond_init(&P.freed, NULL) != 0) {
+    pthread_cond_destroy(&P.more);
+    pthread_mutex_destroy(&P.mu);
+    MM_FAIL_MEM(path);
+  }
+  sync = 1;
+
+  gs_parallel(nt, pipe_run, &P);
+
+  /* the first fault in file order, as the serial reader meets it */
+  int64_t k = P.k;
+  for (int i = P.commit; i < P.nblk; ++i) {
+    mm_block *B = P.blk[i];
+    if (B->done && B->pt.st == GS_SUCCESS && B->pt.k <= h->stored - k) {
+      k += B->pt.k;
+      continue;
+    }
+    if (!B->done) {
+      st = MM_ERROR(GS_ERR_INTERNAL, path, B->pt.line0, "internal error: a block left unparsed");
+      goto cleanup;
+    }
+    const gs_status_t first = B->pt.st;
+    st = block_parse(&P, B, h->stored - k);
+    if (st == GS_SUCCESS && first == GS_ERR_HOST_MEMORY) /* its storage came only now */
+      st = MM_ERROR(GS_ERR_HOST_MEMORY, path, 0, "out of host memory for %lld entries",
+                    (long long)B->pt.lines);
+    else if (st == GS_SUCCESS)
+      st = MM_ERROR(GS_ERR_INTERNAL, path, B->pt.line0,
+                    "internal error: a part of the file parsed differently twice");
+    goto cleanup;
+  }
+  if (P.st != GS_SUCCESS) { /* its message is still this thread's: no block failed since */
+    st = P.st;
+    goto cleanup;
+  }
+  if (k < h->stored)
+    MM_FAIL(path, 0, "expected %lld entries, found %lld at end of file", (long long)h->stored,
+            (long long)k);
+
+  /* the blocks' storage, as it is, for the CSR build */
+  E->seg = malloc(((size_t)P.nblk + 1) * sizeof *E->seg);
+  if (!E->seg) MM_FAIL_MEM(path);
+  for (int i = 0; i < P.nblk; ++i) {
+    const mm_block *B = P.blk[i];
+    tri_add(tri, &B->pt);
+    E->seg[E->nseg++] = (gs_coo_seg_t){B->row, B->col, B->val, B->pt.nz};
+  }
+  E->store = P.chunk;
+  E->nstore = P.nchunk;
+  P.chunk = NULL;
+  P.nchunk = 0;
+cleanup:
+  if (sync) {
+    pthread_cond_destroy(&P.freed);
+    pthread_cond_destroy(&P.more);
+    pthread_mutex_destroy(&P.mu);
+  }
+  for (int i = 0; i < P.nblk; ++i) free(P.blk[i]);
+  free(P.blk);
+  for (int i = 0; i < P.nchunk; ++i) free(P.chunk[i]);
+  free(P.chunk);
+  for (int i = 0; i < P.nall; ++i)
+    if (P.all[i] != s->buf) free(P.all[i]);
+  free(P.all);
+  free(P.pool);
   return st;
 }
 
@@ -1292,7 +1754,9 @@ static gs_status_t mm_read(mm_src *s, const mm_origin *o, int want, unsigned fla
   mm_header h;
   mm_part tri;
   memset(&tri, 0, sizeof tri);
-  gs_coo_t *A = NULL;
+  mm_entries E;
+  memset(&E, 0, sizeof E);
+  gs_coo_t *A = NULL, *X = NULL; /* A: E's packed COO; X: the one a fault is found in */
   gs_csr_t *C = NULL;
   gs_val_t *x = NULL;
   unsigned char *seen = NULL;
@@ -1304,21 +1768,33 @@ static gs_status_t mm_read(mm_src *s, const mm_origin *o, int want, unsigned fla
   int64_t cap;
   GS_TRY(mm_budget(s, &h, want, &cap));
 
-  /* Several threads for the entries of a large enough plain file (or memory). */
+  /* Several threads for the entries of a large enough plain file (or memory), or, for a CSR,
+   * of a stream (a gzip file, a pipe) longer than one buffer. The CSR build mirrors a stored
+   * triangle itself: for it the entries are read as stored. */
   const int nt = gs_mm_threads();
+  const int expand = !(want == WANT_CSR && h.format == MM_COORDINATE);
   int done = 0;
   if (h.format == MM_COORDINATE && nt > 1 && !SRC_GZ(s) && s->file_bytes >= 0) {
     const int64_t rest = s->file_bytes - (s->consumed - (int64_t)(s->len - s->pos));
-    if (rest >= 2 * (int64_t)gs_mm_part_min) GS_TRY(read_parallel(s, &h, nt, &A, &done, &tri));
+    if (rest >= 2 * (int64_t)gs_mm_part_min)
+      GS_TRY(read_parallel(s, &h, nt, expand, &E, &done, &tri));
+  }
+  if (!done && !expand && nt > 1 && !s->eof && (s->fd >= 0 || SRC_GZ(s))) {
+    GS_TRY(read_pipeline(s, &h, nt, &E, &tri));
+    done = 1;
   }
   if (!done) {
-    GS_TRY(gs_coo_create(&A, (gs_idx_t)h.m, (gs_idx_t)h.n, cap));
-    A->symmetry = h.sym;
+    if (!expand && h.sym != GS_SYM_GENERAL) cap /= 2; /* priced with the mirrors */
+    GS_TRY(gs_coo_create(&E.A, (gs_idx_t)h.m, (gs_idx_t)h.n, cap));
+    coo_advise(E.A);
+    E.A->symmetry = h.sym;
+    E.expanded = expand;
     if (h.format == MM_COORDINATE)
-      GS_TRY(read_coordinate(s, &h, A, &tri));
+      GS_TRY(read_coordinate(s, &h, E.A, &tri, expand));
     else
-      GS_TRY(read_array(s, &h, A));
+      GS_TRY(read_array(s, &h, E.A));
   }
+  A = E.A; /* the packed COO, but for the CSR build's stretches */
   if (tri.tri_n[0] > 0 && tri.tri_n[1] > 0 &&
       (h.sym == GS_SYM_SKEW || (flags & GS_MM_STRICT) != 0)) {
     st = triangles_error(path, &h, &tri);
@@ -1352,7 +1828,8 @@ static gs_status_t mm_read(mm_src *s, const mm_origin *o, int want, unsigned fla
     x = NULL;
     goto cleanup;
   }
-  if (A->cap > A->nnz + A->nnz / 8 + 4096) { /* give back what symmetric expansion did not use */
+  if (want == WANT_COO && A->cap > A->nnz + A->nnz / 8 + 4096) {
+    /* give back what symmetric expansion did not use */
     size_t c = (size_t)(A->nnz > 0 ? A->nnz : 1);
     gs_idx_t *r = realloc(A->row, c * sizeof *r);
     if (r) A->row = r;
@@ -1363,20 +1840,35 @@ static gs_status_t mm_read(mm_src *s, const mm_origin *o, int want, unsigned fla
     A->cap = (int64_t)c; /* every array holds at least c, shrunk or not */
   }
   if (want == WANT_CSR) { /* the row pointers only now that the entries are in */
+    gs_coo_seg_t one;
+    const gs_coo_seg_t *seg = E.seg;
+    int nseg = E.nseg;
+    if (!seg) {
+      one = (gs_coo_seg_t){A->row, A->col, A->val, A->nnz};
+      seg = &one;
+      nseg = 1;
+    }
+    const gs_symmetry_t mirror = E.expanded ? GS_SYM_GENERAL : h.sym;
+    int64_t nnz = 0; /* of the expanded COO */
+    for (int i = 0; i < nseg; ++i) nnz += seg[i].n;
+    if (mirror != GS_SYM_GENERAL) nnz += tri.tri_n[0] + tri.tri_n[1];
     GS_TRY(budget_check(path, &h,
-                        (double)A->nnz * (double)(sizeof(gs_idx_t) + sizeof(gs_val_t)) +
+                        (double)nnz * (double)(sizeof(gs_idx_t) + sizeof(gs_val_t)) +
                             ((double)h.m + 1) * (double)(sizeof(gs_off_t) + sizeof(int64_t))));
     int64_t bad[2];
-    GS_TRY(gs_coo_to_csr_threads_checked(&C, A, nt, bad));
-    if (bad[0] >= 0) {
-      st = dup_error(o, s->regular, A, h.sym, bad[0], bad[1]);
+    GS_TRY(gs_coo_segs_to_csr(&C, (gs_idx_t)h.m, (gs_idx_t)h.n, seg, nseg, mirror, h.sym, nt,
+                              bad));
+    if (bad[0] >= 0) { /* named in the expanded COO, in file order */
+      gs_csr_destroy(&C);
+      GS_TRY(entries_expand(path, &h, seg, nseg, mirror, nnz, &X));
+      st = dup_error(o, s->regular, X, h.sym, bad[0], bad[1]);
       goto cleanup;
     }
     *cout = C;
     C = NULL;
   } else {
-    *out = A;
-    A = NULL;
+    *out = E.A;
+    E.A = NULL;
   }
   if (info) {
     memset(info, 0, sizeof *info);
@@ -1392,7 +1884,8 @@ static gs_status_t mm_read(mm_src *s, const mm_origin *o, int want, unsigned fla
     info->upper = tri.tri_n[1];
   }
 cleanup:
-  gs_coo_destroy(&A);
+  entries_free(&E);
+  gs_coo_destroy(&X);
   gs_csr_destroy(&C);
   free(x);
   free(seen);

@@ -12,7 +12,10 @@ cache:
   mmread+csr  scipy.io.mmread(FILE).tocsr(): the same result as read_mm's
 and prints the medians and the speed-ups (the goal: read_mm >= 1.5x mmread at every k).
 Without FILE it writes the 27-point Laplacian of an N^3 grid (--lap, default 64: 7.0 M
-entries) to a temporary file with gpusolve.write_mm and reads that.
+entries) to a temporary file with gpusolve.write_mm and reads that. The CPU model and the load
+average before and after are printed: other work on the machine takes cores from both readers,
+and from a parallel reader more than from the serial parts of another, so only timings taken at
+a low load compare.
 """
 import argparse
 import gc
@@ -39,6 +42,24 @@ def thread_list(text):
     return out
 
 
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown CPU"
+
+
+def load():
+    try:
+        return "load average %.2f %.2f %.2f" % os.getloadavg()
+    except OSError:
+        return "load average unknown"
+
+
 def timed(fn):
     gc.collect()
     t0 = time.perf_counter()
@@ -62,8 +83,9 @@ def main():
         p = os.path.join(tmp.name, f"lap27_{args.lap}.mtx")
         gpusolve.write_mm(p, gpusolve.laplace(args.lap, args.lap, args.lap, 27))
         paths = [p]
-    print(f"{os.cpu_count()} CPUs, gpusolve {gpusolve.__version__}, SciPy {scipy.__version__}, "
-          f"NumPy {np.__version__}; median of {args.reps} reads")
+    print(f"{os.cpu_count()} CPUs ({cpu_model()}), gpusolve {gpusolve.__version__}, "
+          f"SciPy {scipy.__version__}, NumPy {np.__version__}; median of {args.reps} reads; "
+          f"{load()}")
     hdr = (f"{'file':<22} {'MB':>7} {'nnz':>10} {'thr':>3} {'read_mm s':>10} {'mmread s':>9} "
            f"{'+tocsr s':>9} {'vs mmread':>9} {'vs +tocsr':>9}")
     print(hdr)
@@ -92,6 +114,7 @@ def main():
                   f"{t:9.3f} {tc:9.3f} {t / o:8.2f}x {tc / o:8.2f}x")
     gpusolve.set_read_threads(None)
     fmm.PARALLELISM = 0
+    print(f"after: {load()}")
 
 
 if __name__ == "__main__":
