@@ -946,20 +946,8 @@ static pid_t fifo_feed(const char *path, const char *text, size_t len)
 {
   static char src[700];
   snprintf(src, sizeof src, "%s.src", path);
-  unlink(path);
-  if (write_file(src, text, len) != 0 || mkfifo(path, 0600) != 0) return -1;
-  pid_t pid = fork();
-  if (pid == 0) {
-    execl("/bin/sh", "sh", "-c", "exec cat \"$0\" > \"$1\"", src, path, (char *)NULL);
-    _exit(127);
-  }
-  return pid;
-}
-
-static void fifo_done(pid_t pid)
-{
-  int status = 0;
-  if (pid > 0) waitpid(pid, &status, 0);
+  if (write_file(src, text, len) != 0) return -1;
+  return gs_test_fifo_feed(path, src);
 }
 
 /* The reader's price of a CSR (COO 16 bytes an entry, CSR 12, row pointers and counters 16 a
@@ -1057,7 +1045,7 @@ static void test_memory_budget(void)
            pipe, csr_price(1e9, 10, need, sizeof need));
   CU_ASSERT_EQUAL(gs_mm_read_csr(pipe, &A), GS_ERR_HOST_MEMORY);
   CU_ASSERT_STRING_EQUAL(gs_last_error(), want);
-  fifo_done(pid);
+  gs_test_fifo_done(pid);
   unlink(pipe);
   gs_mm_memory_limit = limit0;
 }
@@ -1337,7 +1325,7 @@ static void test_duplicates_not_finite(void)
            pipe);
   CU_ASSERT_EQUAL(gs_mm_read_csr(pipe, &A), GS_ERR_PARSE);
   CU_ASSERT_STRING_EQUAL(gs_last_error(), want);
-  fifo_done(pid);
+  gs_test_fifo_done(pid);
   unlink(pipe);
 }
 

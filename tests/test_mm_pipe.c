@@ -112,24 +112,6 @@ static void gzip_text(text_t *out, const char *p, size_t n, int members)
 
 /* A FIFO at path fed from the file src by `cat` in a child process (exec'd at once); the reader
  * may stop early, and cat then dies of SIGPIPE. */
-static pid_t fifo_feed(const char *path, const char *src)
-{
-  unlink(path);
-  if (mkfifo(path, 0600) != 0) return -1;
-  pid_t pid = fork();
-  if (pid == 0) {
-    execl("/bin/sh", "sh", "-c", "exec cat \"$0\" > \"$1\"", src, path, (char *)NULL);
-    _exit(127);
-  }
-  return pid;
-}
-
-static void fifo_done(pid_t pid)
-{
-  int status = 0;
-  if (pid > 0) waitpid(pid, &status, 0);
-}
-
 /* ---- random files ------------------------------------------------------------------------- */
 
 static const char *const g_sym[] = {"general", "symmetric", "skew-symmetric"};
@@ -266,7 +248,7 @@ static void read_one(const char *path, int via, int how, int nt, outcome_t *o)
   pid_t pid = -1;
   if (via == VIA_FIFO) {
     snprintf(fifo, sizeof fifo, "%s.fifo", path);
-    pid = fifo_feed(fifo, path);
+    pid = gs_test_fifo_feed(fifo, path);
     CU_ASSERT_FATAL(pid > 0);
     p = fifo;
   }
@@ -275,7 +257,7 @@ static void read_one(const char *path, int via, int how, int nt, outcome_t *o)
   else
     o->st = gs_mm_read_csr_ex(p, how == READ_STRICT ? GS_MM_STRICT : 0, &o->A, &o->info);
   snprintf(o->msg, sizeof o->msg, "%s", o->st == GS_SUCCESS ? "" : gs_last_error());
-  fifo_done(pid);
+  gs_test_fifo_done(pid);
   if (via == VIA_FIFO) unlink(fifo);
 }
 

@@ -676,3 +676,21 @@ int gs_test_one_line_error(const char *err)
   return n > 10 && strncmp(err, "gpusolve: ", 10) == 0 && err[n - 1] == '\n' &&
          strchr(err, '\n') == err + n - 1;
 }
+
+pid_t gs_test_fifo_feed(const char *fifo, const char *src)
+{
+  unlink(fifo);
+  if (mkfifo(fifo, 0600) != 0) return -1;
+  pid_t pid = fork();
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", "exec cat \"$0\" > \"$1\"", src, fifo, (char *)NULL);
+    _exit(127);
+  }
+  return pid;
+}
+
+void gs_test_fifo_done(pid_t pid)
+{
+  int status = 0;
+  if (pid > 0) waitpid(pid, &status, 0);
+}

@@ -5,6 +5,7 @@
 #include <CUnit/CUnit.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "gpusolve.h"
 #include "precond/amg_impl.h"
@@ -183,5 +184,11 @@ int gs_test_batch_mixed(uint64_t *state, gs_csr_t **A, int max);
 void gs_test_amg_upload(gs_context_t *ctx, const gs_csr_t *H, gs_amg_dcsr_t *D);
 /** An AMG level's device matrix back on the host (the caller destroys it). */
 gs_csr_t *gs_test_amg_download(gs_context_t *ctx, const gs_amg_dcsr_t *D);
+
+/** A FIFO at `fifo` fed with file `src` by a child `cat` (the reader under test sees a pipe):
+ *  returns the child's pid, or -1. gs_test_fifo_done waits for it (a reader that stops early
+ *  ends the child by SIGPIPE, which is accepted). */
+pid_t gs_test_fifo_feed(const char *fifo, const char *src);
+void gs_test_fifo_done(pid_t pid);
 
 #endif
