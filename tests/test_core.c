@@ -113,6 +113,40 @@ static void test_validate_catches_faults(void)
   CU_ASSERT(gs_csr_validate(NULL) == GS_ERR_INVALID_ARG);
 }
 
+/* A matrix of 2^20+ entries is checked on threads first: a fault anywhere gives the serial
+ * message of the first fault (two faults planted, the earlier one reported), whatever the
+ * thread count; a valid one passes. */
+static void test_validate_threads_first_fault(void)
+{
+  uint64_t s = gs_test_seed();
+  const gs_idx_t m = 300000, per = 4;
+  gs_csr_t *A = NULL;
+  CU_ASSERT_FATAL(gs_csr_create(&A, m, m, (gs_off_t)m * per) == GS_SUCCESS);
+  for (gs_idx_t i = 0; i <= m; ++i) A->row_ptr[i] = (gs_off_t)i * per;
+  for (gs_off_t p = 0; p < A->nnz; ++p) {
+    A->col[p] = (gs_idx_t)(p % per) + (gs_idx_t)(p / per) % (m - per);
+    A->val[p] = 1.0;
+  }
+  const int threads[] = {1, 2, 3, 8};
+  for (int k = 0; k < 4; ++k) {
+    gs_mm_set_threads(threads[k]);
+    CU_ASSERT(gs_csr_validate(A) == GS_SUCCESS);
+    const gs_off_t p1 = (gs_off_t)(gs_test_uniform(&s) * (double)(A->nnz / 2));
+    const gs_off_t p2 = A->nnz / 2 + (gs_off_t)(gs_test_uniform(&s) * (double)(A->nnz / 2 - 1));
+    A->col[p2] = m;          /* the later fault */
+    A->val[p1] = NAN;        /* the first one */
+    char want[128];
+    snprintf(want, sizeof want, "row %d, column %d: value is not finite", (int)(p1 / per),
+             (int)A->col[p1]);
+    CU_ASSERT(gs_csr_validate(A) == GS_ERR_INVALID_ARG);
+    CU_ASSERT(strstr(gs_last_error(), want) != NULL);
+    A->val[p1] = 1.0;
+    A->col[p2] = (gs_idx_t)(p2 % per) + (gs_idx_t)(p2 / per) % (m - per);
+  }
+  gs_mm_set_threads(0);
+  gs_csr_destroy(&A);
+}
+
 static void test_features_hand_checked(void)
 {
   /* [ 4 -1  0  0 ]
@@ -251,6 +285,7 @@ int main(void)
     {"transpose and host spmv", test_transpose_and_spmv},
     {"random transpose identities", test_random_transpose_roundtrip},
     {"validate catches faults", test_validate_catches_faults},
+    {"validate on threads: the first fault's message", test_validate_threads_first_fault},
     {"features on hand-checked matrices", test_features_hand_checked},
     {"errors and status names", test_errors_and_status_names},
     {"value types and 64-bit offsets", test_types},

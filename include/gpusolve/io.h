@@ -84,8 +84,9 @@ gs_status_t gs_mm_read_csr_ex(const char *path, unsigned flags, gs_csr_t **out,
  * Threads of the Matrix Market reader. A plain (not gzip) regular file in coordinate format is
  * split at line boundaries into parts parsed on several threads, and the CSR of gs_mm_read_csr
  * is built on as many; the result, and the message of a fault (the first in file order, with
- * its line number), are those of the one-thread reader. gzip files, pipes, array files and
- * small files (entries under 2 MiB) are read on one thread.
+ * its line number), are those of the one-thread reader. gzip files and pipes of more than 1 MiB
+ * are inflated (read) on the calling thread and parsed on the others; array files and small
+ * files (entries under 2 MiB) are read on one thread.
  *
  * n >= 1 fixes the count for the whole process (1: the serial reader, which streams the file in
  * 1 MiB blocks); n <= 0 restores the default: the environment variable GS_THREADS when it holds
