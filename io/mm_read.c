@@ -1061,7 +1061,7 @@ static gs_status_t read_coordinate_parallel(const char *path, const mm_header *h
 
   for (int i = 0; i < np; ++i) tri_add(tri, &P.parts[i]);
   if (!expand) { /* the CSR build takes the slots as they are */
-    E->seg = malloc((size_t)np * sizeof *E->seg);
+    E->seg = malloc((size_t)(np > 0 ? np : 1) * sizeof *E->seg); /* np >= 1: GCC cannot see it */
     if (!E->seg) MM_FAIL_MEM(path);
     for (int i = 0; i < np; ++i) {
       const mm_part *pt = &P.parts[i];
