@@ -26,6 +26,8 @@ import time
 
 
 def thread_list(text):
+    """--threads "1,2,all": the counts in order, once each ("all": the online cores). Also
+    python/bench/read_mm.py's."""
     out = []
     for w in text.split(","):
         k = (os.cpu_count() or 1) if w == "all" else int(w)

@@ -120,14 +120,47 @@ void gs_csr_destroy(gs_csr_t **A)
   *A = NULL;
 }
 
+/* Matrices of this many entries or more are copied and checked on several threads (below, the
+ * threads cost more than they save). */
+#define CSR_THREADS_MIN ((gs_off_t)1 << 20)
+
+static int csr_threads(const gs_csr_t *A)
+{
+  if (A->nnz < CSR_THREADS_MIN || A->m < 2) return 1;
+  int nt = gs_mm_threads();
+  return nt > 64 ? 64 : nt;
+}
+
+typedef struct copy_job {
+  char *dst[3];
+  const char *src[3];
+  size_t bytes[3];
+  int nt;
+} copy_job_t;
+
+static void copy_share(void *arg, int t)
+{
+  const copy_job_t *J = arg;
+  for (int k = 0; k < 3; ++k) {
+    const size_t lo = J->bytes[k] / (size_t)J->nt * (size_t)t,
+                 hi = t == J->nt - 1 ? J->bytes[k] : J->bytes[k] / (size_t)J->nt * (size_t)(t + 1);
+    if (hi > lo) memcpy(J->dst[k] + lo, J->src[k] + lo, hi - lo);
+  }
+}
+
 gs_status_t gs_csr_copy(gs_csr_t **out, const gs_csr_t *A)
 {
   if (!out || !A) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_csr_copy: NULL argument");
   GS_CHECK(gs_csr_create(out, A->m, A->n, A->nnz));
   gs_csr_t *B = *out;
-  memcpy(B->row_ptr, A->row_ptr, ((size_t)A->m + 1) * sizeof *B->row_ptr);
-  memcpy(B->col, A->col, (size_t)A->nnz * sizeof *B->col);
-  memcpy(B->val, A->val, (size_t)A->nnz * sizeof *B->val);
+  copy_job_t J = {{(char *)B->row_ptr, (char *)B->col, (char *)B->val},
+                  {(const char *)A->row_ptr, (const char *)A->col, (const char *)A->val},
+                  {((size_t)A->m + 1) * sizeof *B->row_ptr, (size_t)A->nnz * sizeof *B->col,
+                   (size_t)A->nnz * sizeof *B->val},
+                  csr_threads(A)};
+  /* fresh pages: their faults, not the bytes, are most of a large copy's time */
+  for (int k = 0; k < 3 && A->nnz >= CSR_THREADS_MIN; ++k) gs_advise_huge(J.dst[k], J.bytes[k]);
+  gs_parallel(J.nt, copy_share, &J);
   B->symmetry = A->symmetry;
   return GS_SUCCESS;
 }
@@ -195,17 +228,40 @@ static int rows_bad(const gs_csr_t *A, gs_idx_t lo, gs_idx_t hi)
   return 0;
 }
 
-typedef struct validate_job {
-  const gs_csr_t *A;
-  int nt;
-  int bad[64];
-} validate_job_t;
-
-static void validate_share(void *arg, int t)
+/* Whether each row's columns strictly increase over rows [lo, hi): 0 when they do (a "fault"
+ * otherwise, as rows_bad's). */
+static int rows_unsorted(const gs_csr_t *A, gs_idx_t lo, gs_idx_t hi)
 {
-  validate_job_t *J = arg;
+  for (gs_idx_t i = lo; i < hi; ++i)
+    for (gs_off_t p = A->row_ptr[i] + 1; p < A->row_ptr[i + 1]; ++p)
+      if (A->col[p] <= A->col[p - 1]) return 1;
+  return 0;
+}
+
+typedef struct rows_job {
+  const gs_csr_t *A;
+  int (*test)(const gs_csr_t *A, gs_idx_t lo, gs_idx_t hi); /* 1: a fault in [lo, hi) */
+  int nt;
+  int hit[64];
+} rows_job_t;
+
+static void rows_share(void *arg, int t)
+{
+  rows_job_t *J = arg;
   const int64_t m = J->A->m;
-  J->bad[t] = rows_bad(J->A, (gs_idx_t)(m * t / J->nt), (gs_idx_t)(m * (t + 1) / J->nt));
+  J->hit[t] = J->test(J->A, (gs_idx_t)(m * t / J->nt), (gs_idx_t)(m * (t + 1) / J->nt));
+}
+
+/* test over every row, on nt threads (t of nt taking rows m t / nt ..): 1 when any found a
+ * fault. */
+static int rows_any(const gs_csr_t *A, int (*test)(const gs_csr_t *, gs_idx_t, gs_idx_t), int nt)
+{
+  if (nt <= 1) return test(A, 0, A->m);
+  rows_job_t J = {A, test, nt, {0}};
+  gs_parallel(nt, rows_share, &J);
+  int hit = 0;
+  for (int t = 0; t < nt; ++t) hit |= J.hit[t];
+  return hit;
 }
 
 gs_status_t gs_csr_validate(const gs_csr_t *A)
@@ -213,17 +269,10 @@ gs_status_t gs_csr_validate(const gs_csr_t *A)
   /* A large matrix is checked on several threads first (a valid one, the usual case, then
    * costs one pass at the memory's speed); the serial loop below runs only when one of them
    * found a fault, so that the message names the first one, whatever the thread count. */
-  if (A && A->m > 0 && A->nnz >= (gs_off_t)1 << 20 && A->row_ptr && A->col && A->val &&
-      A->row_ptr[0] == 0 && A->row_ptr[A->m] == A->nnz) {
-    validate_job_t J = {A, gs_mm_threads(), {0}};
-    if (J.nt > 64) J.nt = 64;
-    if (J.nt > 1) {
-      gs_parallel(J.nt, validate_share, &J);
-      int bad = 0;
-      for (int t = 0; t < J.nt; ++t) bad |= J.bad[t];
-      if (!bad) return GS_SUCCESS;
-    }
-  }
+  const int nt = A ? csr_threads(A) : 1;
+  if (nt > 1 && A->row_ptr && A->col && A->val && A->row_ptr[0] == 0 &&
+      A->row_ptr[A->m] == A->nnz && !rows_any(A, rows_bad, nt))
+    return GS_SUCCESS;
   if (!A) return GS_ERROR(GS_ERR_INVALID_ARG, "matrix is NULL");
   if (A->m < 0 || A->n < 0 || A->nnz < 0)
     return GS_ERROR(GS_ERR_INVALID_ARG, "negative size %d x %d with %lld entries", A->m, A->n,
@@ -253,13 +302,7 @@ gs_status_t gs_csr_validate(const gs_csr_t *A)
   return GS_SUCCESS;
 }
 
-int gs_csr_is_sorted(const gs_csr_t *A)
-{
-  for (gs_idx_t i = 0; i < A->m; ++i)
-    for (gs_off_t p = A->row_ptr[i] + 1; p < A->row_ptr[i + 1]; ++p)
-      if (A->col[p] <= A->col[p - 1]) return 0;
-  return 1;
-}
+int gs_csr_is_sorted(const gs_csr_t *A) { return !rows_any(A, rows_unsorted, csr_threads(A)); }
 
 gs_status_t gs_csr_spmv_host(const gs_csr_t *A, gs_op_t op, gs_val_t alpha, const gs_val_t *x,
                              gs_val_t beta, gs_val_t *y)

@@ -11,13 +11,15 @@ libgpusolve (the one the package loads):
           preconditioner, b's upload, gs_solve, x's download, the destroys; timed with
           gs_wall_seconds around the whole, after one untimed warm-up solve;
   Python  x, info = gpusolve.solve(A, b, ...) from a scipy csr_array and a NumPy b (the
-          conversion, the host checks, the same C steps), timed with perf_counter, after one
-          warm-up.
+          arguments' checks, row pointers widened to int64, b checked finite, then the same C
+          steps: A's entries are checked once, by gs_matrix_create, on both sides), timed with
+          perf_counter, after one warm-up.
 Rounds alternate C and Python (each round: REPS solves of each); the table gives the medians
 over all rounds, the overhead = Python / C - 1 (goal: <= 3%), and the GPU solve time
 (seconds_total) of each side, which should agree. Default matrices: lap27:100 (the 27-point
-Laplacian of a 100^3 grid, 26.5 M entries) and G3_circuit from ../shared/matrices-large (when
-there). Needs a GPU (exits 3 without one).
+Laplacian of a 100^3 grid, 26.5 M entries) and G3_circuit (1.6 M rows, 7.7 M entries) from
+$GS_LARGE_MATRIX_DIR, shared/matrices-large in the checkout or ../shared/matrices-large beside
+it (a note on stderr when in none). Needs a GPU (exits 3 without one).
 """
 import argparse
 import json
@@ -61,6 +63,21 @@ def build_c(tmp):
     return exe
 
 
+def find_g3():
+    """G3_circuit.mtx(.gz) in $GS_LARGE_MATRIX_DIR, shared/matrices-large inside the checkout
+    (what travels to a device machine) or beside it, else None (said on stderr)."""
+    dirs = [Path(os.environ["GS_LARGE_MATRIX_DIR"])] if os.environ.get("GS_LARGE_MATRIX_DIR") \
+        else []
+    dirs += [REPO / "shared" / "matrices-large", REPO.parent / "shared" / "matrices-large"]
+    for d in dirs:
+        for name in ("G3_circuit.mtx.gz", "G3_circuit.mtx"):
+            if (d / name).is_file():
+                return d / name
+    print(f"overhead: G3_circuit.mtx(.gz) is in none of {', '.join(map(str, dirs))}: its row "
+          "is left out (GS_LARGE_MATRIX_DIR or --matrices name it)", file=sys.stderr)
+    return None
+
+
 def load(spec):
     if spec.startswith("lap27:"):
         n = int(spec[6:])
@@ -92,8 +109,8 @@ def run_py(A, b, args, fmt):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    g3 = REPO.parent / "shared" / "matrices-large" / "G3_circuit.mtx.gz"
-    default = "lap27:100" + (f",{g3}" if g3.exists() else "")
+    g3 = find_g3()
+    default = "lap27:100" + (f",{g3}" if g3 else "")
     ap.add_argument("--matrices", default=default, help="lap27:N or Matrix Market paths")
     ap.add_argument("--formats", default="auto,csr-vector")
     ap.add_argument("--method", default="cg")

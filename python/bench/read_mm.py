@@ -32,14 +32,9 @@ import scipy.io._fast_matrix_market as fmm
 
 import gpusolve
 
-
-def thread_list(text):
-    out = []
-    for w in text.split(","):
-        k = (os.cpu_count() or 1) if w == "all" else int(w)
-        if k not in out:
-            out.append(k)
-    return out
+# thread_list: the C reader's benchmark beside fast_matrix_market parses --threads the same way
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+from mm_scipy_compare import thread_list  # noqa: E402
 
 
 def cpu_model():

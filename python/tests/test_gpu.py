@@ -328,6 +328,36 @@ def test_inputs_from_other_formats_and_paths():
         np.testing.assert_array_equal(x1, x2)  # the same CSR reaches the library
 
 
+def test_A_checked_once_by_the_library():
+    """A host A reaches gs_matrix_create as it is (its one check, as for a C caller): a NaN is
+    an InputError naming it, as the host check's was; an unsorted A with duplicates (splits
+    that sum exactly) solves bit for bit as its canonical form."""
+    A = mat("laplace2d5_32")
+    b = A @ np.ones(A.shape[0])
+    bad = A.copy()
+    k = int(bad.indptr[7]) + 1
+    bad.data[k] = np.nan
+    for call in (lambda M: gpusolve.solve(M, b), lambda M: gpusolve.SpMV(M, "csr-vector")):
+        with pytest.raises(gpusolve.InputError) as ei:
+            call(bad)
+        assert str(ei.value) == f"A: row 7, column {bad.indices[k]}: value is not finite"
+    rows, cols, vals = [], [], []
+    for i in range(A.shape[0]):  # each row reversed, every entry split in two halves
+        lo, hi = A.indptr[i], A.indptr[i + 1]
+        for p in range(hi - 1, lo - 1, -1):
+            rows += [i, i]
+            cols += [A.indices[p]] * 2
+            vals += [A.data[p] / 2] * 2
+    ptr = np.searchsorted(rows, np.arange(A.shape[0] + 1))
+    U = sp.csr_array((np.array(vals), np.array(cols, np.int32), ptr), shape=A.shape)
+    assert not U.has_canonical_format
+    kw = dict(method="cg", format="csr-vector")
+    x1, i1 = gpusolve.solve(A, b, **kw)
+    x2, i2 = gpusolve.solve(U, b, **kw)
+    assert i1.converged and i2.iterations == i1.iterations
+    np.testing.assert_array_equal(x1, x2)
+
+
 def test_jacobi_zero_diagonal_is_input_error():
     P = sp.csr_array(np.eye(4)[[1, 0, 3, 2]])  # a permutation: zero diagonal
     with pytest.raises(gpusolve.InputError, match="row|diagonal"):

@@ -1,10 +1,12 @@
 """Host tests: need libgpusolve and no GPU (import, registries, the selection rule, read_mm
 against scipy.io.mmread, errors, bad inputs refused before any device work, the GIL)."""
+import ctypes
 import gzip
 import json
 import os
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -12,7 +14,7 @@ import scipy.io
 import scipy.sparse as sp
 
 import gpusolve
-from gpusolve import _lib
+from gpusolve import _device, _lib
 from conftest import DATA, HAVE_GPU, cli, matrices
 
 # ---- import, versions, registries ------------------------------------------------------------
@@ -287,7 +289,8 @@ def test_nonsquare_for_square_methods(no_device, method):
     ("NaN b", lambda: gpusolve.solve(SPD, np.r_[1, 2, np.nan, 4, 5, 6]), r"b\[2\]"),
     ("Inf b", lambda: gpusolve.solve(SPD, np.r_[np.inf, 2, 3, 4, 5, 6]), r"b\[0\]"),
     ("NaN x0", lambda: gpusolve.solve(SPD, ONES, x0=np.r_[np.nan, 0, 0, 0, 0, 0]), "x0"),
-    ("NaN A", lambda: gpusolve.solve(SPD * np.nan, ONES), "not finite"),
+    ("select NaN A", lambda: gpusolve.select(SPD * np.nan, rule=True), "not finite"),
+    ("batch NaN A", lambda: gpusolve.batch_solve([SPD * np.nan], [ONES]), "not finite"),
     ("short b", lambda: gpusolve.solve(SPD, np.ones(5)), "6 entries"),
     ("2-D b", lambda: gpusolve.solve(SPD, np.ones((6, 2))), "shape"),
     ("long x0", lambda: gpusolve.solve(SPD, ONES, x0=np.ones(7)), "x0"),
@@ -353,6 +356,75 @@ def test_int64_indices_and_unsorted_duplicates(no_device):
             dense[k, H.indices[p]] += H.data[p]
     np.testing.assert_array_equal(dense, [[2.0, 5.0], [0.0, 3.0]])
     assert all(np.all(np.diff(H.indices[H.indptr[k]:H.indptr[k + 1]]) > 0) for k in range(2))
+
+
+# ---- A's one check: gs_matrix_create's, as for a C caller -------------------------------------
+
+class _Reached(Exception):
+    pass
+
+
+class _FakeContext:
+    """Stands for a context (no GPU needed): what solve reads of one before gs_matrix_create."""
+    device = 0
+    handle = ctypes.c_void_p()
+    stream = 0
+
+
+def test_solve_hands_A_to_the_library_as_is(monkeypatch):
+    """solve makes no pass over A's entries before gs_matrix_create, which validates, sorts and
+    sums duplicates itself: float64 values and int32 columns reach it in place, an unsorted row
+    and a duplicate as they are, and the host validation is not called."""
+    A = sp.csr_array((np.array([1.0, 4.0, 2.0, 2.0]), np.array([1, 0, 1, 1], np.int32),
+                      np.array([0, 2, 4], np.int32)), shape=(2, 2))
+    seen = []
+
+    def create(out, ctx, csr):
+        c = csr.contents
+        seen.append((c.m, c.n, c.nnz, ctypes.cast(c.col, ctypes.c_void_p).value,
+                     ctypes.cast(c.val, ctypes.c_void_p).value, list(c.row_ptr[:3])))
+        raise _Reached
+
+    def validate(csr):
+        raise AssertionError("gs_csr_validate called: a second pass over A")
+
+    monkeypatch.setattr(_lib.lib, "gs_matrix_create", create)
+    monkeypatch.setattr(_lib.lib, "gs_csr_validate", validate)
+    for call in (lambda: gpusolve.solve(A, np.ones(2), method="bicgstab",
+                                        context=_FakeContext()),
+                 lambda: gpusolve.SpMV(A, format="csr-vector", context=_FakeContext())):
+        with pytest.raises(_Reached):
+            call()
+    want = (2, 2, 4, A.indices.ctypes.data, A.data.ctypes.data, [0, 2, 4])
+    assert seen == [want, want]
+
+
+@pytest.mark.parametrize("call", [
+    lambda A: gpusolve.solve(A, np.ones(A.shape[0])),
+    lambda A: gpusolve.SpMV(A, format="csr-vector"),
+    lambda A: gpusolve.select(A, rule=False),
+], ids=["solve", "SpMV", "select"])
+def test_bad_A_outranks_no_gpu(monkeypatch, call):
+    """Where no context can be made (no GPU: gs_context_create fails), A is validated on the host
+    first: a bad A is an InputError naming its first fault, as gs_matrix_create's would be; a
+    good one gives the DeviceError."""
+    monkeypatch.setattr(_device, "_local", threading.local())  # no context made before
+    monkeypatch.setattr(_lib.lib, "gs_context_create", lambda out, dev: -9)  # GS_ERR_CUDA
+
+    def create(*args):
+        raise AssertionError("gs_matrix_create called without a context")
+
+    monkeypatch.setattr(_lib.lib, "gs_matrix_create", create)
+    A = sp.csr_array(sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(5, 5)))
+    bad = A.copy()
+    k = int(bad.indptr[3]) + 1  # row 3's second entry: its diagonal
+    bad.data[k] = np.nan
+    with pytest.raises(gpusolve.InputError) as ei:
+        call(bad)
+    assert str(ei.value) == f"A: row 3, column {bad.indices[k]}: value is not finite"
+    assert ei.value.status == "GS_ERR_INVALID_ARG"
+    with pytest.raises(gpusolve.DeviceError):
+        call(A)
 
 
 # ---- the GIL ------------------------------------------------------------------------------------

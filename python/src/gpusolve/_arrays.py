@@ -56,12 +56,15 @@ def is_cupy_sparse(A):
 # ---- matrices -----------------------------------------------------------------------------------
 class HostCsr:
     """A gs_csr_t over NumPy arrays (row_ptr int64, col int32, val float64) that this object
-    keeps alive: the library reads them in place (gs_matrix_create then copies once)."""
+    keeps alive: the library reads them in place (gs_matrix_create then copies once).
+    `checked`: whether gs_csr_validate has passed on them (validate() runs it once)."""
 
-    def __init__(self, indptr, indices, data, shape, symmetry=0, keep=None):
+    def __init__(self, indptr, indices, data, shape, symmetry=0, keep=None, what="A"):
         self.indptr, self.indices, self.data = indptr, indices, data
         self.shape = shape
         self.keep = keep  # the object the arrays came from, if any
+        self.what = what  # the argument's name, for the messages
+        self.checked = False
         self.struct = _lib.Csr(shape[0], shape[1], len(data),
                                indptr.ctypes.data_as(ctypes.POINTER(_lib.c_off)),
                                indices.ctypes.data_as(ctypes.POINTER(_lib.c_idx)),
@@ -70,6 +73,13 @@ class HostCsr:
     @property
     def ptr(self):
         return ctypes.pointer(self.struct)
+
+    def validate(self):
+        """gs_csr_validate (finite values, indices in range): InputError naming the first
+        fault ("A: row 3, column 2: value is not finite")."""
+        if not self.checked:
+            check(_lib.lib.gs_csr_validate(self.ptr), self.what)
+            self.checked = True
 
 
 def _real_dtype(dtype, what):
@@ -80,11 +90,18 @@ def _real_dtype(dtype, what):
         raise _bad(f"{what}: dtype {dtype} is not a real number type")
 
 
-def as_host_csr(A, what="A"):
+def as_host_csr(A, what="A", checked=True):
     """HostCsr of A: a scipy.sparse matrix or array of any format, a dense 2-D NumPy array, a
     cupyx.scipy.sparse matrix (copied to the host: for the host-only selection rule and the
     batches; solve and SpMV take it on the device, as_device_csr) or a path to a Matrix Market
-    file. Validated on the host (gs_csr_validate: finite values, indices in range)."""
+    file.
+
+    checked=True: rows made canonical (sorted, duplicates summed, on a copy) and the entries
+    validated on the host (gs_csr_validate: finite values, indices in range), for the
+    consumers that read the arrays as they are. checked=False: for gs_matrix_create, which
+    validates, sorts and sums duplicates itself (what a C caller pays): the arrays go as they
+    are, with no pass over the entries here (float64 values and int32 columns are not even
+    copied); validate() checks them when needed first (no GPU: bad input outranks it)."""
     if isinstance(A, (str, os.PathLike)):
         from ._io import read_mm
         A = read_mm(A)
@@ -110,14 +127,16 @@ def as_host_csr(A, what="A"):
     m, n = A.shape
     if m > _IDX_MAX or n > _IDX_MAX:
         raise dim_error(f"{what}: {m} x {n} exceeds 2^31-1 rows or columns")
-    if not A.has_canonical_format:  # sorted, no duplicates: what the library's CSR holds
+    # SciPy's own check of the flag is a pass over the entries: only where it is needed
+    if checked and not A.has_canonical_format:  # sorted, no duplicates: the library's CSR
         A = A.copy()
         A.sum_duplicates()
     data = np.ascontiguousarray(A.data, dtype=np.float64)
     indices = np.ascontiguousarray(A.indices, dtype=np.int32)
     indptr = np.ascontiguousarray(A.indptr, dtype=np.int64)
-    H = HostCsr(indptr, indices, data, (m, n), keep=A)
-    check(_lib.lib.gs_csr_validate(H.ptr), what)
+    H = HostCsr(indptr, indices, data, (m, n), keep=A, what=what)
+    if checked:
+        H.validate()
     return H
 
 

@@ -6,7 +6,7 @@ import numpy as np
 from . import _lib
 from ._arrays import (as_device_vector, as_host_csr, as_host_vector, cupy, dim_error,
                       is_cupy_array)
-from ._device import Buffer, CupyOrder, to_device, to_host
+from ._device import CupyOrder, SolveVectors
 from ._errors import bad, check
 from ._solve import SolveInfo, _positive_int, _tolerance
 from ._spmv import context_for
@@ -98,20 +98,12 @@ def batch_solve(matrices, bs, method="cg", precond=None, rtol=1e-8, atol=0.0, ma
             o.jacobi = 1 if precond == "jacobi" else 0
             o.x0_given = 1 if x0cat is not None else 0
             total = int(off[-1])
-            if dev:
-                with bcat.device:
-                    xcat = x0cat.copy() if x0cat is not None else cp.empty(max(total, 1))
-                d_b, d_x = ctypes.c_void_p(bcat.data.ptr), ctypes.c_void_p(xcat.data.ptr)
-            else:
-                db = to_device(ctx, bcat, "b")
-                dx = to_device(ctx, x0cat, "x0") if x0cat is not None else \
-                    Buffer(ctx, max(8 * total, 8), "x")
-                d_b, d_x = db._p, dx._p
+            vec = SolveVectors(ctx, bcat, x0cat, total, dev, n_alloc=max(total, 1))
             stats = (_lib.BatchStats * count)()
             summ = _lib.BatchSummary()
-            check(lib.gs_batch_solve(B, ctypes.byref(o), d_b, d_x, stats, ctypes.byref(summ)))
-            if not dev:
-                xcat = to_host(dx, total)
+            check(lib.gs_batch_solve(B, ctypes.byref(o), vec.d_b, vec.d_x, stats,
+                                     ctypes.byref(summ)))
+            xcat = vec.result()
         finally:
             lib.gs_batch_destroy(ctypes.byref(B))
     xs = [xcat[off[i]:off[i + 1]] for i in range(count)]

@@ -170,7 +170,8 @@ class Buffer:
 
 
 class DeviceMatrix:
-    """gs_matrix_t: the library's copy of a host CSR (HostCsr: one device copy on first use), or
+    """gs_matrix_t: the library's copy of a host CSR (HostCsr: validated, sorted and copied by
+    gs_matrix_create, faults raised as InputError naming H.what; one device copy on first use), or
     of a CSR on the device (DeviceCsr: copied device to device, checked there; its host copy is
     made by the library only if a format or the selection needs it)."""
 
@@ -185,9 +186,10 @@ class DeviceMatrix:
                 ctypes.c_void_p(H.indptr.data.ptr), H.row_ptr_bits,
                 ctypes.c_void_p(H.indices.data.ptr or None),
                 ctypes.c_void_p(H.data.data.ptr or None), 0), "A")
-        else:
+        else:  # gs_matrix_create validates (as for a C caller: the one pass over A)
             self.nnz = len(H.data)
-            check(lib.gs_matrix_create(ctypes.byref(self._p), ctx.handle, H.ptr))
+            check(lib.gs_matrix_create(ctypes.byref(self._p), ctx.handle, H.ptr), H.what)
+            H.checked = True
 
     @property
     def handle(self):
@@ -282,3 +284,32 @@ def to_host(buf, n, dtype=np.float64):
     if out.nbytes:
         buf.download(out)
     return out
+
+
+class SolveVectors:
+    """b and x of a solve as the C call takes them: device pointers d_b and d_x.
+    On the device (CuPy b, on_device=True): b is read in place and x is a new CuPy array (a
+    copy of x0 when given). On the host (NumPy): b and x0 are uploaded into the library's
+    allocator, x allocated there. n_alloc >= n entries are allocated for x (the batches keep a
+    non-NULL pointer for 0 entries); result() is x, n entries of b's kind."""
+
+    def __init__(self, ctx, b, x0, n, on_device, n_alloc=None):
+        self.n = n
+        self.on_device = on_device
+        n_alloc = n if n_alloc is None else n_alloc
+        if on_device:
+            cp = cupy()
+            with b.device:
+                self._x = x0.copy() if x0 is not None else cp.empty(n_alloc, dtype=cp.float64)
+            self.d_b, self.d_x = ctypes.c_void_p(b.data.ptr), ctypes.c_void_p(self._x.data.ptr)
+        else:
+            self._b = to_device(ctx, b, "b")
+            self._x = to_device(ctx, x0, "x0") if x0 is not None else \
+                Buffer(ctx, max(8 * n_alloc, 8), "x")
+            self.d_b, self.d_x = self._b._p, self._x._p
+
+    def result(self):
+        """x: the CuPy array itself, or a new NumPy array downloaded from the device."""
+        if self.on_device:
+            return self._x if self._x.size == self.n else self._x[:self.n]
+        return to_host(self._x, self.n)

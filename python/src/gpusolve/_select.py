@@ -114,7 +114,7 @@ def select(A, rule=True, *, options=None, transpose=False, expected_products=100
     from ._device import CupyOrder, DeviceMatrix, Product
     from ._spmv import context_for, matrix_input
     H, device = matrix_input(A)  # a cupyx matrix stays on its device
-    ctx = context_for(context, device, cupy_inputs=device is not None)
+    ctx = context_for(context, device, cupy_inputs=device is not None, matrix=H)
     with CupyOrder(ctx, active=device is not None):
         M = DeviceMatrix(ctx, H)
     so = _lib.SelectOpts()

@@ -7,7 +7,7 @@ import numpy as np
 
 from . import _lib
 from ._arrays import as_device_vector, as_host_vector, cupy, dim_error, is_cupy_array
-from ._device import Buffer, CupyOrder, DeviceMatrix, Product, to_device, to_host
+from ._device import CupyOrder, DeviceMatrix, Product, SolveVectors
 from ._errors import InputError, bad, check
 from ._select import options_string, selection_from_record
 from ._spmv import check_format, context_for, matrix_input, with_precision
@@ -135,8 +135,10 @@ def solve(A, b, method="cg", precond=None, format="auto", rtol=1e-8, atol=0.0, m
     callback(iteration, rnorm, rel) is called at each residual check (every iteration, or
     every callback_every); a true return value stops the solve (reason "stopped_by_monitor").
     maxit is an alias of maxiter.
-    Every argument is checked on the host before any device work: bad input raises
-    InputError; DeviceError when the GPU fails or is missing.
+    Every argument is checked on the host before any device work, A's entries (finite, in
+    range) once, by gs_matrix_create before anything is uploaded (as for a C caller; first,
+    where there is no GPU): bad input raises InputError; DeviceError when the GPU fails or is
+    missing.
     """
     t_start = time.perf_counter()
     # ---- names and numbers
@@ -202,7 +204,7 @@ def solve(A, b, method="cg", precond=None, format="auto", rtol=1e-8, atol=0.0, m
 
     # ---- the device: on CuPy's current stream when the inputs are CuPy's
     cupy_in = a_dev or b_dev
-    ctx = context_for(context, device, cupy_inputs=cupy_in)
+    ctx = context_for(context, device, cupy_inputs=cupy_in, matrix=H)
     with CupyOrder(ctx, active=cupy_in):
         M = DeviceMatrix(ctx, H)
         if mid == _lib.SOLVER_AUTO:
@@ -257,17 +259,8 @@ def solve(A, b, method="cg", precond=None, format="auto", rtol=1e-8, atol=0.0, m
             check(lib.gs_precond_create_opts(ctypes.byref(Mp), ctx.handle, M.handle,
                                              pc.encode(), pc_opts))
         try:
-            # vectors: CuPy's in place, NumPy's through the library's allocator
-            if b_dev:
-                cp = cupy()
-                with bv.device:
-                    xv = x0v.copy() if x0v is not None else cp.empty(n, dtype=cp.float64)
-                d_b, d_x = ctypes.c_void_p(bv.data.ptr), ctypes.c_void_p(xv.data.ptr)
-            else:
-                db = to_device(ctx, bv, "b")
-                dx = to_device(ctx, x0v, "x0") if x0v is not None else \
-                    Buffer(ctx, max(8 * n, 8), "x")
-                d_b, d_x = db._p, dx._p
+            vec = SolveVectors(ctx, bv, x0v, n, b_dev)  # CuPy's in place, NumPy's uploaded
+            d_b, d_x = vec.d_b, vec.d_x
             opts.x0_given = 1 if x0v is not None else 0
 
             raised = []
@@ -295,7 +288,7 @@ def solve(A, b, method="cg", precond=None, format="auto", rtol=1e-8, atol=0.0, m
                 raise raised[0]
             check(st)
             pc_setup = lib.gs_precond_setup_seconds(Mp) if Mp.value else 0.0
-            x = xv if b_dev else to_host(dx, n)
+            x = vec.result()
         finally:
             lib.gs_precond_destroy(ctypes.byref(Mp))
         rec = lib.gs_spmv_selection(S)

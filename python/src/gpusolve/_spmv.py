@@ -5,11 +5,11 @@ import threading
 import numpy as np
 
 from . import _lib
-from ._arrays import (as_device_csr, as_device_vector, as_host_csr, as_host_vector, cupy,
-                      is_cupy_array, is_cupy_sparse)
+from ._arrays import (HostCsr, as_device_csr, as_device_vector, as_host_csr, as_host_vector,
+                      cupy, is_cupy_array, is_cupy_sparse)
 from . import _device
 from ._device import Buffer, CupyOrder, DeviceMatrix, Product, cupy_context, default_context
-from ._errors import InputError, bad, check
+from ._errors import DeviceError, InputError, bad, check
 from ._select import options_string, selection_from_record
 
 lib = _lib.lib
@@ -30,24 +30,32 @@ def with_precision(opts, precision):
     return opts + b"," + tail if opts else tail
 
 
-def context_for(context, device, cupy_inputs=False):
+def context_for(context, device, cupy_inputs=False, matrix=None):
     """The context given, else (CuPy inputs) the one on CuPy's current stream, else this
-    thread's default context; on `device` (0 when None)."""
+    thread's default context; on `device` (0 when None). matrix: a HostCsr that
+    gs_matrix_create will validate later; when no context can be had (no GPU), it is validated
+    here first, so that bad input raises InputError on any machine."""
     dev = 0 if device is None else int(device)
     if context is not None:
         if device is not None and context.device != dev:
             raise bad(f"the inputs are on device {dev}, the context on device {context.device}")
         return context
-    return cupy_context(dev) if cupy_inputs else default_context(dev)
+    try:
+        return cupy_context(dev) if cupy_inputs else default_context(dev)
+    except DeviceError:
+        if isinstance(matrix, HostCsr):
+            matrix.validate()
+        raise
 
 
 def matrix_input(A, what="A"):
     """(HostCsr or DeviceCsr, device or None): a cupyx.scipy.sparse matrix stays on its device
-    (no copy to the host), anything else becomes a host CSR."""
+    (no copy to the host), anything else becomes a host CSR, its entries left to
+    gs_matrix_create to check (DeviceMatrix; context_for(matrix=H) where there is no GPU)."""
     if is_cupy_sparse(A):
         D = as_device_csr(A, what)
         return D, D.device
-    return as_host_csr(A, what), None
+    return as_host_csr(A, what, checked=False), None  # DeviceMatrix validates
 
 
 class SpMV:
@@ -87,7 +95,7 @@ class SpMV:
         self.shape = H.shape
         self.precision = precision
         self.dtype = np.dtype(np.float32 if precision == "float" else np.float64)
-        self.ctx = context_for(context, device, cupy_inputs=a_dev is not None)
+        self.ctx = context_for(context, device, cupy_inputs=a_dev is not None, matrix=H)
         with CupyOrder(self.ctx, active=a_dev is not None):  # A's arrays after CuPy's work
             self._matrix = DeviceMatrix(self.ctx, H)
         self.nnz = self._matrix.nnz
