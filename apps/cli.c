@@ -152,6 +152,33 @@ bad:
   return cli_fail(CLI_BAD_INPUT, "invalid value '%s' for --grid (NX, NXxNY or NXxNYxNZ)", s);
 }
 
+int cli_grid_check(const char *grid, long stencil, long dims[3])
+{
+  if (cli_parse_grid(grid, dims)) return CLI_BAD_INPUT;
+  if (stencil != 3 && stencil != 5 && stencil != 7 && stencil != 9 && stencil != 27)
+    return cli_fail(CLI_BAD_INPUT, "invalid value '%ld' for --stencil (3, 5, 7, 9 or 27)",
+                    stencil);
+  /* a stencil on a grid of fewer dimensions is a contradiction, not a degenerate grid */
+  int gdim = 1;
+  for (const char *p = grid; *p; ++p) gdim += *p == 'x';
+  const int sdim = stencil == 3 ? 1 : stencil == 5 || stencil == 9 ? 2 : 3;
+  if (gdim < sdim)
+    return cli_fail(CLI_BAD_INPUT, "--stencil %ld is a %dD stencil, but --grid %s is %dD (give "
+                    "%s)", stencil, sdim, grid, gdim, sdim == 2 ? "NXxNY" : "NXxNYxNZ");
+  if ((double)dims[0] * (double)dims[1] * (double)dims[2] > 2147483647.0)
+    return cli_fail(CLI_BAD_INPUT, "--grid %s has more than 2^31-1 points", grid);
+  return CLI_OK;
+}
+
+int cli_grid_laplace(const long dims[3], long stencil, gs_csr_t **A, char *label, size_t len)
+{
+  snprintf(label, len, "%ld-point Laplacian on a %ldx%ldx%ld grid", stencil, dims[0], dims[1],
+           dims[2]);
+  gs_status_t st = gs_gen_laplace(A, (gs_idx_t)dims[0], (gs_idx_t)dims[1], (gs_idx_t)dims[2],
+                                  (int)stencil);
+  return st == GS_SUCCESS ? CLI_OK : cli_fail_status(st);
+}
+
 int cli_has_opt(int argc, char **argv, const char *name)
 {
   const size_t len = strlen(name);

@@ -28,6 +28,13 @@ int cmd_solve_dist(int argc, char **argv);
 int cmd_spmv_dist(int argc, char **argv);
 /** --grid NX[xNY[xNZ]] (missing sizes are 1): 0, or the exit status after the message. */
 int cli_parse_grid(const char *s, long dims[3]);
+/** --grid and --stencil of solve (one GPU, --gpus) and spmv --gpus, checked as `gen laplace`
+ *  checks them: a stencil of 3, 5, 7, 9 or 27 points on a grid of at least its dimensions, at
+ *  most 2^31-1 points; dims gets the sizes. 0, or the exit status after the message. */
+int cli_grid_check(const char *grid, long stencil, long dims[3]);
+/** The Laplacian of that grid, as `gen laplace` writes it (gs_gen_laplace); label gets
+ *  "27-point Laplacian on a 64x64x64 grid". 0, or the exit status after the message. */
+int cli_grid_laplace(const long dims[3], long stencil, gs_csr_t **A, char *label, size_t len);
 /** Whether argv holds `name` as an option (`name` or `name=...`). */
 int cli_has_opt(int argc, char **argv, const char *name);
 

@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "apps/cli.h"
+#include "apps/solve_opts.h"
 
 static const char *usage_text =
     "usage: gpusolve batch (DIR | LIST | --gen laplace|random) [options]\n\n"
@@ -36,9 +37,11 @@ static const char *usage_text =
     "  --loop-max N       time a loop of one cusparse-csr call per problem when N <= this\n"
     "                     (default 1000)\n"
     "  --no-baselines     skip the baselines (block-diagonal, loop, strided cuSPARSE)\n"
-    "  --solve METHOD     cg or bicgstab: the batched solver, b = 1 for every problem\n"
-    "  --jacobi           Jacobi preconditioner in the batched solve\n"
-    "  --rtol R --atol A --maxit K   stopping test of gs_solve (defaults 1e-8, 0, 10000)\n"
+    "  --solve METHOD     @METHODS@: the batched solver, b = 1 for every problem\n"
+    "  --precond NAME     @PRECONDS@ (default none) in the batched solve\n"
+    "  --jacobi           the same as --precond jacobi\n"
+    "  --rtol R --atol A --maxit K   stopping test of gs_solve (defaults 1e-8, 0, 10000),\n"
+    "                     with solve's bounds (0..1, 0..1e300, 0..2147483647)\n"
     "  --compare          also solve the whole batch as ONE block-diagonal system with gs_solve\n"
     "  --json             one JSON document on stdout (per-kernel rows; per-problem solve table)\n\n"
     "Baselines: the whole batch as ONE block-diagonal matrix through cusparse-csr, csr-vector and\n"
@@ -286,15 +289,22 @@ static double device_seconds(gs_spmv_t *S, const double *dx, double *dy)
 
 int cmd_batch(int argc, char **argv)
 {
-  const char *path = NULL, *gen = NULL, *rows = "10:2000", *format = NULL, *solve = NULL, *v;
-  long count = 0, runs = 50, loop_max = 1000, maxit = 10000;
+  const char *path = NULL, *gen = NULL, *rows = "10:2000", *format = NULL, *v;
+  long count = 0, runs = 50, loop_max = 1000;
   unsigned long long seed = 1;
-  double rtol = 1e-8, atol = 0.0;
-  int json = 0, jacobi = 0, no_base = 0, compare = 0, shared = 0, rc = CLI_OK, r;
-  const cli_switch_t sw[] = {{"--json", NULL, &json}, {"--jacobi", NULL, &jacobi},
+  int json = 0, no_base = 0, compare = 0, shared = 0, rc = CLI_OK, r;
+  cli_solve_opts_t so; /* --solve METHOD, --precond / --jacobi, --rtol, --atol, --maxit */
+  cli_solve_opts_init(&so, CLI_SOLVE_BATCH);
+  static char usage[16384]; /* the help, with the batched methods and preconditioners */
+  cli_solve_help(usage, sizeof usage, usage_text, CLI_SOLVE_BATCH);
+  const cli_switch_t sw[] = {{"--json", NULL, &json},
                              {"--no-baselines", NULL, &no_base}, {"--compare", NULL, &compare},
                              {"--shared", NULL, &shared}, {NULL, NULL, NULL}};
   for (int i = 1, np = 0; i < argc; ++i) {
+    if ((r = cli_solve_opt(&so, argc, argv, &i)) != 0) {
+      if (r < 0) return CLI_BAD_INPUT;
+      continue;
+    }
 #define OPT(name) ((r = cli_opt(argc, argv, &i, name, &v)) != 0)
     if (OPT("--gen")) gen = v;
     else if (OPT("--count")) r = r < 0 ? r : cli_parse_int("--count", v, 1, 100000000, &count);
@@ -303,12 +313,8 @@ int cmd_batch(int argc, char **argv)
     else if (OPT("--format")) format = v;
     else if (OPT("--runs")) r = r < 0 ? r : cli_parse_int("--runs", v, 1, 100000, &runs);
     else if (OPT("--loop-max")) r = r < 0 ? r : cli_parse_int("--loop-max", v, 0, 100000000, &loop_max);
-    else if (OPT("--solve")) solve = v;
-    else if (OPT("--rtol")) r = r < 0 ? r : cli_parse_double("--rtol", v, 0.0, 1.0, &rtol);
-    else if (OPT("--atol")) r = r < 0 ? r : cli_parse_double("--atol", v, 0.0, 1e300, &atol);
-    else if (OPT("--maxit")) r = r < 0 ? r : cli_parse_int("--maxit", v, 0, 1000000000, &maxit);
     else {
-      r = cli_arg_switch(argv[i], usage_text, sw);
+      r = cli_arg_switch(argv[i], usage, sw);
       if (r == 2) return CLI_OK;
       if (r == 0 && (r = cli_arg_positional("batch", argv[i], &path, 1, &np,
                                             "more than one input given ('%s')")) != CLI_OK)
@@ -331,15 +337,12 @@ int cmd_batch(int argc, char **argv)
     if (end == rows || rmin < 1 || rmax < rmin || rmax > 100000000)
       return cli_fail(CLI_BAD_INPUT, "batch: invalid value '%s' for --rows (MIN:MAX, 1 <= MIN <= MAX)", rows);
   }
-  gs_method_t method = GS_SOLVER_CG;
-  if (solve) {
-    if (!strcmp(solve, "cg")) method = GS_SOLVER_CG;
-    else if (!strcmp(solve, "bicgstab")) method = GS_SOLVER_BICGSTAB;
-    else return cli_fail(CLI_BAD_INPUT, "batch: invalid value '%s' for --solve (cg, bicgstab)", solve);
-    if (rtol == 0.0 && atol == 0.0) /* as solve: no problem could stop before --maxit */
-      return cli_fail(CLI_BAD_INPUT, "batch: a solve with --rtol 0 and --atol 0 cannot converge; "
-                      "give a positive --rtol or --atol");
-  }
+  if ((rc = cli_solve_opts_finish(&so)) != CLI_OK) return rc;
+  const char *solve = so.solver; /* NULL: no solve */
+  const gs_method_t method = so.o.method;
+  const int jacobi = !strcmp(so.precond, "jacobi");
+  const double rtol = so.o.rtol, atol = so.o.atol;
+  const long maxit = so.o.maxit;
   if (format && strcmp(format, "all") && strcmp(format, "auto")) {
     int ok = 0;
     for (int k = 0; k < gs_batch_format_count(); ++k) ok |= !strcmp(format, gs_batch_format_name(k));

@@ -14,8 +14,11 @@
 #include "apps/cli_mpi.h"
 #include "apps/cli_out.h"
 #include "apps/cli_spmv.h"
+#include "apps/solve_opts.h"
 #include "core/context_impl.h"
+#ifdef GS_CLI_TEST_HOOKS
 #include "core/testhooks.h"
+#endif
 
 static const char *solve_usage =
     "usage: gpusolve solve [A.mtx [b.mtx]] --gpus LIST [OPTIONS]\n"
@@ -36,12 +39,13 @@ static const char *solve_usage =
     "                         csr-vector under auto, coo where it refuses the block)\n"
     "  --spmv-opt K=V         option of the diagonal blocks' backend (repeatable)\n"
     "  --reorder rcm|none     reverse Cuthill-McKee before partitioning (smaller halos)\n"
-    "  --solver NAME          cg, pipecg, bicgstab, gmres or auto (default)\n"
-    "  --precond NAME         none (default; auto means none here), jacobi, ilu0 or ic0 (on\n"
-    "                         each rank's block)\n"
-    "  --rtol R --atol A --maxit N --restart M --check-every K --graphs on|off\n"
+    "  --solver NAME          @METHODS@ (default auto)\n"
+    "  --precond NAME         @PRECONDS@\n"
+    "                         (default none; auto means none here), on each rank's block\n"
+    "  --rtol R --atol A --maxit N --restart M --check-every K|auto --graphs on|off\n"
+    "                         as for solve on one GPU, with the same bounds\n"
     "  --grid NX[xNY[xNZ]]    generate the Laplacian of that grid in memory (no file; as gen)\n"
-    "  --stencil 7|27         its stencil (default 27)\n"
+    "  --stencil 3|5|7|9|27   its stencil (default 27; 7 and 27 need NXxNYxNZ)\n"
     "  --compare              also solve on one GPU (the first of LIST) with the same backend,\n"
     "                         and report the speed-up per iteration\n"
     "  --steady               benchmark: solve twice, to --maxit / 2 and to --maxit iterations\n"
@@ -59,7 +63,7 @@ static const char *spmv_usage =
     "exchange alone, and how much of the exchange the local product hid (overlap).\n\n"
     "  --gpus LIST | --distributed, --transport T --format NAME --off-format NAME\n"
     "  --spmv-opt K=V --reorder rcm   as for solve --gpus\n"
-    "  --grid NX[xNY[xNZ]] --stencil 7|27   a generated Laplacian instead of a file\n"
+    "  --grid NX[xNY[xNZ]] --stencil 3|5|7|9|27   a generated Laplacian instead of a file\n"
     "  --runs N               timed products (default 100)\n";
 
 /* "0,1,3" or "4" (= 0,1,2,3) */
@@ -97,13 +101,13 @@ typedef struct {
   gs_dist_matrix_opts_t mo;
   char spmv_opts[1024];
   const char *grid;
-  long stencil;
+  long stencil, dims[3];
+  int stencil_given;
+  long runs;
   /* solve */
-  const char *solver, *pc, *out;
-  double rtol, atol;
-  long maxit, restart, check_every, runs;
-  int graphs, compare, steady;
-  int method;       /* solve: the gs_method_t of --solver */
+  cli_solve_opts_t so; /* method, preconditioner, tolerances (apps/solve_opts.h) */
+  const char *out;
+  int compare, steady;
   int distributed;  /* --distributed: one rank per process */
   cli_job_t *job;   /* that job (NULL with --gpus) */
 } dargs_t;
@@ -129,19 +133,11 @@ static int parse(int argc, char **argv, dargs_t *a, int solve)
   const char *v;
   memset(a, 0, sizeof *a);
   gs_dist_matrix_opts_default(&a->mo);
-  a->solver = "auto";
-  a->pc = "none";
-  gs_solve_opts_t d; /* the solver's own defaults */
-  gs_solve_opts_default(&d);
-  a->rtol = d.rtol;
-  a->atol = d.atol;
-  a->maxit = d.maxit;
-  a->restart = d.restart;
-  a->check_every = d.check_every;
-  a->graphs = d.graphs;
+  cli_solve_opts_init(&a->so, CLI_SOLVE_DIST);
   a->runs = 100;
   a->stencil = 27;
-  const char *usage = solve ? solve_usage : spmv_usage;
+  static char usage[16384]; /* the help, with the library's methods and preconditioners */
+  cli_solve_help(usage, sizeof usage, solve ? solve_usage : spmv_usage, CLI_SOLVE_DIST);
   const cli_switch_t sw_solve[] = {{"--compare", NULL, &a->compare},
                                    {"--steady", NULL, &a->steady},
                                    {"--distributed", NULL, &a->distributed},
@@ -153,6 +149,10 @@ static int parse(int argc, char **argv, dargs_t *a, int solve)
     const int s = cli_arg_switch(arg, usage, solve ? sw_solve : sw_spmv);
     if (s == 2) return -2;
     if (s == 1) continue;
+    if (solve && (r = cli_solve_opt(&a->so, argc, argv, &i)) != 0) {
+      if (r < 0) return CLI_BAD_INPUT;
+      continue;
+    }
 #define OPT(name) ((r = cli_opt(argc, argv, &i, name, &v)) != 0)
     if (OPT("--gpus")) {
       if (r < 0) return CLI_BAD_INPUT;
@@ -182,31 +182,10 @@ static int parse(int argc, char **argv, dargs_t *a, int solve)
       if (r < 0) return CLI_BAD_INPUT;
       a->grid = v;
     } else if (OPT("--stencil")) {
-      if (r < 0 || cli_parse_int("--stencil", v, 3, 27, &a->stencil)) return CLI_BAD_INPUT;
+      if (r < 0 || cli_parse_int("--stencil", v, 1, 27, &a->stencil)) return CLI_BAD_INPUT;
+      a->stencil_given = 1;
     } else if (!solve && OPT("--runs")) {
       if (r < 0 || cli_parse_int("--runs", v, 1, 100000, &a->runs)) return CLI_BAD_INPUT;
-    } else if (solve && OPT("--solver")) {
-      if (r < 0) return CLI_BAD_INPUT;
-      a->solver = v;
-    } else if (solve && OPT("--precond")) {
-      if (r < 0) return CLI_BAD_INPUT;
-      a->pc = v;
-    } else if (solve && OPT("--rtol")) {
-      if (r < 0 || cli_parse_double("--rtol", v, 0.0, 1.0, &a->rtol)) return CLI_BAD_INPUT;
-    } else if (solve && OPT("--atol")) {
-      if (r < 0 || cli_parse_double("--atol", v, 0.0, HUGE_VAL, &a->atol)) return CLI_BAD_INPUT;
-    } else if (solve && OPT("--maxit")) {
-      if (r < 0 || cli_parse_int("--maxit", v, 0, 1000000000L, &a->maxit)) return CLI_BAD_INPUT;
-    } else if (solve && OPT("--restart")) {
-      if (r < 0 || cli_parse_int("--restart", v, 1, 10000, &a->restart)) return CLI_BAD_INPUT;
-    } else if (solve && OPT("--check-every")) {
-      if (r < 0 || cli_parse_int("--check-every", v, 1, 1000000, &a->check_every))
-        return CLI_BAD_INPUT;
-    } else if (solve && OPT("--graphs")) {
-      if (r < 0) return CLI_BAD_INPUT;
-      if (!strcmp(v, "on")) a->graphs = 1;
-      else if (!strcmp(v, "off")) a->graphs = 0;
-      else return cli_fail(CLI_BAD_INPUT, "invalid value '%s' for --graphs (on or off)", v);
     } else if (solve && (OPT("--output") || OPT("-o"))) {
       if (r < 0) return CLI_BAD_INPUT;
       a->out = v;
@@ -225,13 +204,15 @@ static int parse(int argc, char **argv, dargs_t *a, int solve)
     return cli_fail(CLI_BAD_INPUT, "--transport host joins ranks of one process (--gpus); "
                     "--distributed takes nccl");
   if (a->grid && a->npaths > 0)
-    return cli_fail(CLI_BAD_INPUT, "give a matrix file or --grid, not both");
+    return cli_fail(CLI_BAD_INPUT, "%s: give a matrix file or --grid, not both",
+                    solve ? "solve" : "spmv");
   if (!solve && !a->grid && a->npaths == 0)
     return cli_fail(CLI_BAD_INPUT, "spmv: give A.mtx or --grid");
-  if (a->stencil != 7 && a->stencil != 27 && a->stencil != 3 && a->stencil != 5 &&
-      a->stencil != 9)
-    return cli_fail(CLI_BAD_INPUT, "invalid value '%ld' for --stencil (3, 5, 7, 9 or 27)",
-                    a->stencil);
+  if (a->stencil_given && !a->grid)
+    return cli_fail(CLI_BAD_INPUT, "%s: --stencil goes with --grid (a generated Laplacian)",
+                    solve ? "solve" : "spmv");
+  int rc;
+  if (a->grid && (rc = cli_grid_check(a->grid, a->stencil, a->dims)) != CLI_OK) return rc;
   if (strcmp(a->mo.format, "auto") != 0 && gs_spmv_backend_find(a->mo.format) < 0)
     return cli_fail(CLI_BAD_INPUT, "unknown SpMV format '%s' for --gpus (name a backend of "
                     "'gpusolve spmv --list', or auto)", a->mo.format);
@@ -242,44 +223,14 @@ static int parse(int argc, char **argv, dargs_t *a, int solve)
   if (gs_spmv_options_check(a->spmv_opts) != GS_SUCCESS)
     return cli_fail(CLI_BAD_INPUT, "%s", gs_last_error());
   if (!solve) return CLI_OK;
-  a->method = gs_method_find(a->solver);
-  if (a->method < 0)
-    return cli_fail(CLI_BAD_INPUT, "solve: unknown solver '%s' (cg, pipecg, bicgstab, gmres or "
-                    "auto with --gpus)", a->solver);
-  if (a->method != GS_SOLVER_AUTO && a->method != GS_SOLVER_CG &&
-      a->method != GS_SOLVER_PIPECG && a->method != GS_SOLVER_BICGSTAB &&
-      a->method != GS_SOLVER_GMRES)
-    return cli_fail(CLI_BAD_INPUT, "solve: %s is not distributed (cg, pipecg, bicgstab, gmres "
-                    "or auto with --gpus)", a->solver);
-  if (gs_precond_find(a->pc) < 0)
-    return cli_fail(CLI_BAD_INPUT,
-                    "solve: unknown preconditioner '%s' (none, jacobi, ilu0 or ic0 with --gpus)",
-                    a->pc);
-  if (!strcmp(a->pc, "auto")) a->pc = "none"; /* one GPU's default: CG escalates there only */
-  if (!strcmp(a->pc, "amg"))
-    return cli_fail(CLI_BAD_INPUT, "solve: --precond amg has no distributed setup yet: with "
-                    "--gpus take none, jacobi, ilu0 or ic0 (per rank block), or solve on one GPU");
-  if (a->rtol == 0.0 && a->atol == 0.0)
-    return cli_fail(CLI_BAD_INPUT, "solve: a solve with --rtol 0 and --atol 0 cannot converge; "
-                    "give a tolerance (or --maxit for a fixed number of iterations)");
-  int rc;
+  if ((rc = cli_solve_opts_finish(&a->so)) != CLI_OK) return rc;
   if (a->out && (rc = cli_out_check("solve", "-o", a->out, 1)) != CLI_OK) return rc;
   return CLI_OK;
 }
 
 static int load_here(const dargs_t *a, gs_csr_t **H, char *label, size_t len)
 {
-  if (a->grid) {
-    long d[3];
-    if (cli_parse_grid(a->grid, d)) return CLI_BAD_INPUT;
-    if ((double)d[0] * (double)d[1] * (double)d[2] > 2147483647.0)
-      return cli_fail(CLI_BAD_INPUT, "--grid %s has more than 2^31-1 points", a->grid);
-    snprintf(label, len, "%ld-point Laplacian on a %ldx%ldx%ld grid", a->stencil, d[0], d[1],
-             d[2]);
-    gs_status_t st = gs_gen_laplace(H, (gs_idx_t)d[0], (gs_idx_t)d[1], (gs_idx_t)d[2],
-                                    (int)a->stencil);
-    return st == GS_SUCCESS ? CLI_OK : cli_fail_status(st);
-  }
+  if (a->grid) return cli_grid_laplace(a->dims, a->stencil, H, label, len);
   if (a->npaths > 0) {
     snprintf(label, len, "%s", a->paths[0]);
     return cli_load_matrix(a->paths[0], H);
@@ -395,12 +346,15 @@ static int setup(const dargs_t *a, const gs_csr_t *H, gs_dist_t **D, gs_dist_mat
     if (cli_job_bcast(J, &id, sizeof id)) return agree(a, cli_fail(CLI_DEVICE, "MPI_Bcast failed"));
     st = gs_dist_create_rank(D, J->rank, J->size, J->local_rank, &id);
     if ((rc = agree(a, st == GS_SUCCESS ? CLI_OK : cli_fail_status(st))) != CLI_OK) return rc;
-    /* testing: GS_TEST_FAIL_RANK=r makes rank r's GPU run out of memory at its next device
-     * allocation (the suites check that every process stops with one clear error) */
+#ifdef GS_CLI_TEST_HOOKS
+    /* the suites' build only (gpusolve-gpu-testhooks, never installed): GS_TEST_FAIL_RANK=r
+     * makes rank r's GPU run out of memory at its next device allocation, "r:k" at the k-th
+     * from now (test_cli_mpi checks that every process stops with one clear error) */
     const char *f = getenv("GS_TEST_FAIL_RANK");
-    const char *k = f ? strchr(f, ':') : NULL; /* "r" or "r:k": the k-th allocation from now */
+    const char *k = f ? strchr(f, ':') : NULL;
     if (f && atoi(f) == J->rank)
       gs_test_dmalloc_fail_after(gs_dist_context(*D, J->rank), k ? atol(k + 1) : 1);
+#endif
   }
   if (st == GS_SUCCESS) st = gs_dist_matrix_create(A, *D, H, &a->mo);
   return agree(a, st == GS_SUCCESS ? CLI_OK : cli_fail_status(st));
@@ -605,13 +559,14 @@ static void compare_one_gpu(const dargs_t *a, gs_dist_t *D, const gs_csr_t *H, c
   gs_solve_stats_t s1;
   gs_solve_opts_t o = *od;
   o.method = s->method;
-  o.check_every = a->check_every ? (int)a->check_every : 0;
+  o.check_every = a->so.o.check_every; /* auto: the one-GPU rule, not --gpus's 8 */
   const gs_idx_t n = H->m;
   const size_t bytes = (size_t)n * sizeof(double);
   gs_status_t st;
   if ((st = gs_matrix_create(&M1, ctx, H)) == GS_SUCCESS &&
       (st = one_gpu_spmv(&S1, ctx, M1, a->mo.format, a->spmv_opts)) == GS_SUCCESS &&
-      (!strcmp(a->pc, "none") || (st = gs_precond_create(&P1, ctx, M1, a->pc)) == GS_SUCCESS) &&
+      (!strcmp(a->so.precond, "none") ||
+       (st = gs_precond_create(&P1, ctx, M1, a->so.precond)) == GS_SUCCESS) &&
       (st = gs_dmalloc(ctx, (void **)&d_b, bytes, "b")) == GS_SUCCESS &&
       (st = gs_dmalloc(ctx, (void **)&d_x, bytes, "x")) == GS_SUCCESS &&
       (st = gs_copy_to_device(ctx, d_b, b, bytes)) == GS_SUCCESS &&
@@ -627,7 +582,7 @@ static void compare_one_gpu(const dargs_t *a, gs_dist_t *D, const gs_csr_t *H, c
       const double t1s = steady_per_it(one_solve, &u, &o, &its);
       if (t1s > 0.0)
         printf("steady   1 GPU: %.2f us per iteration (from %d and %d iterations)\n",
-               t1s * 1e6, (int)(a->maxit / 2), its);
+               t1s * 1e6, a->so.o.maxit / 2, its);
       if (t1s > 0.0 && tn_steady > 0.0) t1 = t1s, tn = tn_steady;
     }
     printf("speed-up %.2fx per iteration on %d GPUs%s (iterations %d against %d)\n",
@@ -691,17 +646,9 @@ int cmd_solve_dist(int argc, char **argv)
   if ((rc = setup(&a, H, &D, &A)) != CLI_OK) goto done;
   printf("matrix   %s: %d x %d, %lld nonzeros\n", label, (int)n, (int)H->n, (long long)H->nnz);
   print_parts(&a, A, D);
-  gs_solve_opts_t o;
-  gs_solve_opts_default(&o);
-  o.method = (gs_method_t)a.method;
-  o.rtol = a.rtol;
-  o.atol = a.atol;
-  o.maxit = (int)a.maxit;
-  o.restart = (int)a.restart;
-  o.check_every = (int)a.check_every;
-  o.graphs = a.graphs;
+  gs_solve_opts_t o = a.so.o;
   gs_solve_stats_t s;
-  if ((rc = step(&a, D, gs_dist_solve(A, &o, a.pc, b, x, &s))) != CLI_OK ||
+  if ((rc = step(&a, D, gs_dist_solve(A, &o, a.so.precond, b, x, &s))) != CLI_OK ||
       (rc = rows_to_root(&a, x, n)) != CLI_OK)
     goto done;
   double err = -1.0;
@@ -710,7 +657,7 @@ int cmd_solve_dist(int argc, char **argv)
     for (gs_idx_t i = 0; i < n; ++i) err = fmax(err, fabs(x[i] - 1.0));
   }
   printf("solver   %s, preconditioner %s (per rank block), check every %d\n",
-         gs_method_string(s.method), a.pc, o.check_every ? o.check_every : 8);
+         gs_method_string(s.method), a.so.precond, o.check_every ? o.check_every : 8);
   char who[32];
   snprintf(who, sizeof who, "%d rank%s", nranks(&a), nranks(&a) == 1 ? "" : "s");
   print_result(who, &s, err);
@@ -721,13 +668,13 @@ int cmd_solve_dist(int argc, char **argv)
   if ((rc = agree(&a, rc)) != CLI_OK) goto done;
   double tn_steady = -1.0;
   if (a.steady) {
-    dist_solve_t u = {A, a.pc, b, x};
+    dist_solve_t u = {A, a.so.precond, b, x};
     int its = 0;
     tn_steady = steady_per_it(dist_solve, &u, &o, &its);
     if (a.job && !gs_dist_usable(D)) dist_failed(&a, D, GS_ERR_CUDA);
     if (tn_steady > 0.0)
       printf("steady   %s: %.2f us per iteration (from %d and %d iterations)\n", who,
-             tn_steady * 1e6, (int)(a.maxit / 2), its);
+             tn_steady * 1e6, o.maxit / 2, its);
     else
       printf("steady   %s: not measured (%s)\n", who, "the solves stopped early");
   }

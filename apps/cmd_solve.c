@@ -4,7 +4,6 @@
  * times; --monitor prints the residual history, --plot draws it or the comparison, a terminal
  * shows a progress line for long solves. */
 #define _POSIX_C_SOURCE 200809L
-#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,21 +13,24 @@
 #include "apps/cli_out.h"
 #include "apps/cli_select.h"
 #include "apps/cli_spmv.h"
+#include "apps/solve_opts.h"
 #include "apps/svg.h"
 
 static const char *usage_text =
     "usage: gpusolve solve [A.mtx] [b.mtx] [options]\n"
+    "       gpusolve solve --grid NXxNYxNZ [--stencil 7|27] [options]\n"
     "       gpusolve [A.mtx] [b.mtx] [options]\n\n"
     "Solves A x = b with a Krylov method on the GPU, or the least-squares problem\n"
     "min ||b - A x|| for an m x n A (cgnr, lsqr: b has m entries, x has n). Without b,\n"
     "b = A*1 and the error ||x - 1|| / ||1|| is reported too (when m >= n). Without a matrix\n"
-    "it solves the built-in 27-point 3D Laplacian on a 64^3 grid. Stops when\n"
-    "||b - A x|| <= max(rtol ||b||, atol); cgnr when ||A^T r|| <= max(rtol ||A^T b||, atol);\n"
-    "lsqr on Paige and Saunders' tests with atol = btol = rtol (||r|| <= rtol (||b|| +\n"
-    "||A|| ||x||), or ||A^T r|| <= rtol ||A|| ||r||).\n\n"
-    "  --solver NAME     cg, pipecg, bicgstab, gmres, bicg, cgnr, lsqr or auto (default: cg\n"
-    "                    for a symmetric matrix with a positive diagonal, bicgstab for\n"
-    "                    another square one, lsqr for a rectangular one). pipecg is\n"
+    "it solves the built-in 27-point 3D Laplacian on a 64^3 grid; with --grid, the Laplacian\n"
+    "of that grid as 'gpusolve gen laplace' makes it, and b = A*1 (the system of --gpus).\n"
+    "Stops when ||b - A x|| <= max(rtol ||b||, atol); cgnr when ||A^T r|| <= max(rtol\n"
+    "||A^T b||, atol); lsqr on Paige and Saunders' tests with atol = btol = rtol (||r|| <=\n"
+    "rtol (||b|| + ||A|| ||x||), or ||A^T r|| <= rtol ||A|| ||r||).\n\n"
+    "  --solver NAME     @METHODS@\n"
+    "                    (default auto: cg for a symmetric matrix with a positive diagonal,\n"
+    "                    bicgstab for another square one, lsqr for a rectangular one). pipecg is\n"
     "                    pipelined CG (Ghysels and Vanroose): CG's iterates with one\n"
     "                    reduction per iteration, for SPD A and M; less accurate than cg\n"
     "                    on ill-conditioned systems (more iterations, restarts from the\n"
@@ -50,13 +52,13 @@ static const char *usage_text =
     "                    and write nothing ($XDG_CACHE_HOME/gpusolve, else ~/.cache/gpusolve)\n"
     "  --verbose, -v     auto: the features, the rule's row and every candidate's times;\n"
     "                    why the iterations did not run as persistent kernels\n"
-    "  --precond NAME    auto (default), none, jacobi, ilu0, ic0 or amg (smoothed-\n"
-    "                    aggregation multigrid, set up on the GPU: the hierarchy is\n"
-    "                    printed; see docs/amg.md); --list-precond lists them with their\n"
-    "                    options. auto: CG starts without one and goes on with amg from\n"
-    "                    a check where the residual's rate forecasts more time left than\n"
-    "                    twice amg's predicted setup and iterations (--precond-opt then\n"
-    "                    sets amg's options); the other methods run without\n"
+    "  --precond NAME    @PRECONDS@\n"
+    "                    (default auto; amg: smoothed-aggregation multigrid, set up on the\n"
+    "                    GPU: the hierarchy is printed; see docs/amg.md); --list-precond\n"
+    "                    lists them with their options. auto: CG starts without one and\n"
+    "                    goes on with amg from a check where the residual's rate forecasts\n"
+    "                    more time left than twice amg's predicted setup and iterations\n"
+    "                    (--precond-opt then sets amg's options); the others run without\n"
     "  --precond-opt KEY=VALUE\n"
     "                    an option of the preconditioner (repeatable), e.g. theta=0.08,\n"
     "                    smoother=chebyshev, cycle=W, format=auto (amg.KEY also accepted);\n"
@@ -82,12 +84,14 @@ static const char *usage_text =
     "                    mixed-refine with cg: replace r by b - Ax when ||r|| falls below\n"
     "                    D times its largest value since the last replacement (default\n"
     "                    0.1); 0: cg runs the refinement loop as the other solvers do\n"
-    "  --rtol R          relative tolerance (default 1e-8)\n"
-    "  --atol A          absolute tolerance (default 0; --rtol 0 with --atol 0 is\n"
-    "                    refused: no solve could stop before --maxit)\n"
-    "  --maxit N         iteration limit (default 10000; GMRES: inner iterations)\n"
-    "  --restart M       GMRES restart length (default 30)\n"
-    "  --check-every K   read the residual norm on the host every K iterations, or auto\n"
+    "  --rtol R          relative tolerance, 0..1 (default 1e-8)\n"
+    "  --atol A          absolute tolerance, 0..1e300 (default 0; --rtol 0 with --atol 0\n"
+    "                    is refused: no solve could stop before --maxit)\n"
+    "  --maxit N         iteration limit, 0..2147483647 (default 10000; GMRES: inner\n"
+    "                    iterations)\n"
+    "  --restart M       GMRES restart length, 1..10000 (default 30)\n"
+    "  --check-every K   read the residual norm on the host every K iterations (1..10^6),\n"
+    "                    or auto\n"
     "                    (default: about 200 us of GPU work between reads, at most 64;\n"
     "                    256 with persistent iterations; 1 with --monitor). CG, pipecg\n"
     "                    and BiCGSTAB test convergence on the GPU, so K changes no\n"
@@ -115,6 +119,10 @@ static const char *usage_text =
     "  --json            one JSON document on stdout\n"
     "  --strict          refuse a symmetric file that stores both triangles (default:\n"
     "                    a warning with the counts; every command that reads takes it)\n"
+    "  --grid NX[xNY[xNZ]]\n"
+    "                    solve the Laplacian of that grid, generated in memory (no file)\n"
+    "  --stencil 3|5|7|9|27\n"
+    "                    its stencil (default 27; 7 and 27 need NXxNYxNZ)\n"
     "  --gpus LIST       solve across several GPUs (0,1 or a count): see\n"
     "                    'gpusolve solve --gpus 2 --help'\n"
     "  --plot FILE.svg   draw the per-format comparison (solve time with prepare time\n"
@@ -228,7 +236,7 @@ static int check_method(gs_method_t m, const char *pc, const char *format, int a
 }
 
 /* --precision: 0 double, 1 mixed (precision=mixed products), 2 mixed-refine */
-enum { PREC_DOUBLE, PREC_MIXED, PREC_REFINE };
+enum { PREC_DOUBLE = CLI_PREC_DOUBLE, PREC_MIXED = CLI_PREC_MIXED, PREC_REFINE = CLI_PREC_REFINE };
 static int g_prec;
 
 /* persist_note: say why the iterations did not run persistent (stats.persistent_note) */
@@ -595,92 +603,39 @@ int cmd_solve(int argc, char **argv)
 {
   if (cli_has_opt(argc, argv, "--gpus") || cli_has_opt(argc, argv, "--distributed"))
     return cmd_solve_dist(argc, argv);
-  const char *paths[2] = {NULL, NULL}, *solver = "auto", *format = NULL, *pc = "auto";
+  const char *paths[2] = {NULL, NULL}, *format = NULL, *grid = NULL;
   const char *x0_path = NULL, *out_path = NULL, *plot_path = NULL, *v;
   int npaths = 0, json = 0, monitor = 0, rc = CLI_OK, no_cache = 0, verbose = 0;
-  double rtol = 1e-8, atol = 0.0;
-  long maxit = 10000, restart = 30, check_every = -1; /* -1: not given (automatic) */
-  int graphs = 1, persistent = GS_PERSISTENT_DEFAULT; /* --persistent not given */
-  char spmv_opts[1024] = "", inner_opts[1024] = "", pc_opts[1024] = "";
-  int amg_format_given = 0, list_precond = 0;
-  const char *precision = "double";
-  gs_refine_opts_t ropts;
-  gs_refine_opts_default(&ropts);
-  long max_outer = ropts.max_outer;
-  int inner_given = 0;
+  long stencil = 27, dims[3] = {0, 0, 0};
+  int stencil_given = 0;
+  char spmv_opts[1024] = "", inner_opts[1024] = "";
+  int list_precond = 0;
+  cli_solve_opts_t so; /* method, preconditioner, tolerances, ... (apps/solve_opts.h) */
+  cli_solve_opts_init(&so, CLI_SOLVE_ONE);
 
+  static char usage[16384]; /* the help, with the library's methods and preconditioners */
+  cli_solve_help(usage, sizeof usage, usage_text, CLI_SOLVE_ONE);
   const cli_switch_t sw[] = {{"--json", NULL, &json},         {"--monitor", NULL, &monitor},
                              {"--no-cache", NULL, &no_cache}, {"--verbose", "-v", &verbose},
                              {"--list-precond", NULL, &list_precond}, {NULL, NULL, NULL}};
   for (int i = 1; i < argc; ++i) {
     int r;
     const char *a = argv[i];
-    if ((r = cli_arg_switch(a, usage_text, sw)) != 0) {
+    if ((r = cli_arg_switch(a, usage, sw)) != 0) {
       if (r == 2) return CLI_OK;
-    } else if ((r = cli_opt(argc, argv, &i, "--solver", &v)) != 0) {
+    } else if ((r = cli_solve_opt(&so, argc, argv, &i)) != 0) {
       if (r < 0) return CLI_BAD_INPUT;
-      solver = v;
     } else if ((r = cli_opt(argc, argv, &i, "--format", &v)) != 0) {
       if (r < 0) return CLI_BAD_INPUT;
       format = v;
     } else if ((r = cli_spmv_opt(argc, argv, &i, CLI_SPMV_OPT, spmv_opts, sizeof spmv_opts)) != 0) {
       if (r < 0) return CLI_BAD_INPUT;
-    } else if ((r = cli_opt(argc, argv, &i, "--precision", &v)) != 0) {
+    } else if ((r = cli_opt(argc, argv, &i, "--grid", &v)) != 0) {
       if (r < 0) return CLI_BAD_INPUT;
-      if (!strcmp(v, "float")) /* a precision of the products, but not of a solve */
-        return cli_fail(CLI_BAD_INPUT, "solve: --precision float is for spmv and check (float "
-                        "vectors); solve takes double, mixed or mixed-refine");
-      if (strcmp(v, "double") && strcmp(v, "mixed") && strcmp(v, "mixed-refine"))
-        return cli_fail(CLI_BAD_INPUT, "--precision: expected double, mixed or mixed-refine, "
-                        "not '%s'", v);
-      precision = v;
-    } else if ((r = cli_opt(argc, argv, &i, "--inner-rtol", &v)) != 0) {
-      if (r < 0 || cli_parse_double("--inner-rtol", v, 1e-300, 0.999, &ropts.inner_rtol))
-        return CLI_BAD_INPUT;
-      inner_given = 1;
-    } else if ((r = cli_opt(argc, argv, &i, "--max-outer", &v)) != 0) {
-      if (r < 0 || cli_parse_int("--max-outer", v, 1, 1000000, &max_outer)) return CLI_BAD_INPUT;
-      inner_given = 1;
-    } else if ((r = cli_opt(argc, argv, &i, "--reliable-delta", &v)) != 0) {
-      if (r < 0 || cli_parse_double("--reliable-delta", v, 0.0, 0.999, &ropts.reliable_delta))
-        return CLI_BAD_INPUT;
-      inner_given = 1;
-    } else if ((r = cli_opt(argc, argv, &i, "--precond", &v)) != 0) {
-      if (r < 0) return CLI_BAD_INPUT;
-      pc = v;
-    } else if ((r = cli_opt(argc, argv, &i, "--precond-opt", &v)) != 0 ||
-               (r = cli_opt(argc, argv, &i, "--amg-format", &v)) != 0) {
-      if (r < 0) return CLI_BAD_INPUT;
-      const int fmt = !strcmp(a, "--amg-format") || !strncmp(a, "--amg-format=", 13);
-      const size_t used = strlen(pc_opts);
-      if ((size_t)snprintf(pc_opts + used, sizeof pc_opts - used, "%s%s%s", used ? "," : "",
-                           fmt ? "amg.format=" : "", v) >= sizeof pc_opts - used)
-        return cli_fail(CLI_BAD_INPUT, "too many preconditioner options (at most %zu "
-                        "characters)", sizeof pc_opts - 1);
-      if (fmt) amg_format_given = 1;
-    } else if ((r = cli_opt(argc, argv, &i, "--rtol", &v)) != 0) {
-      if (r < 0 || cli_parse_double("--rtol", v, 0.0, 1e300, &rtol)) return CLI_BAD_INPUT;
-    } else if ((r = cli_opt(argc, argv, &i, "--atol", &v)) != 0) {
-      if (r < 0 || cli_parse_double("--atol", v, 0.0, 1e300, &atol)) return CLI_BAD_INPUT;
-    } else if ((r = cli_opt(argc, argv, &i, "--maxit", &v)) != 0) {
-      if (r < 0 || cli_parse_int("--maxit", v, 0, INT_MAX, &maxit)) return CLI_BAD_INPUT;
-    } else if ((r = cli_opt(argc, argv, &i, "--restart", &v)) != 0) {
-      if (r < 0 || cli_parse_int("--restart", v, 1, 100000, &restart)) return CLI_BAD_INPUT;
-    } else if ((r = cli_opt(argc, argv, &i, "--check-every", &v)) != 0) {
-      if (r < 0) return CLI_BAD_INPUT;
-      if (!strcmp(v, "auto")) check_every = 0;
-      else if (cli_parse_int("--check-every", v, 1, 1000000, &check_every)) return CLI_BAD_INPUT;
-    } else if ((r = cli_opt(argc, argv, &i, "--graphs", &v)) != 0) {
-      if (r < 0) return CLI_BAD_INPUT;
-      if (!strcmp(v, "on")) graphs = 1;
-      else if (!strcmp(v, "off")) graphs = 0;
-      else return cli_fail(CLI_BAD_INPUT, "--graphs: expected on or off, not '%s'", v);
-    } else if ((r = cli_opt(argc, argv, &i, "--persistent", &v)) != 0) {
-      if (r < 0) return CLI_BAD_INPUT;
-      if (!strcmp(v, "on")) persistent = GS_PERSISTENT_ON;
-      else if (!strcmp(v, "off")) persistent = GS_PERSISTENT_OFF;
-      else if (!strcmp(v, "auto")) persistent = GS_PERSISTENT_AUTO;
-      else return cli_fail(CLI_BAD_INPUT, "--persistent: expected on, off or auto, not '%s'", v);
+      grid = v;
+    } else if ((r = cli_opt(argc, argv, &i, "--stencil", &v)) != 0) {
+      if (r < 0 || cli_parse_int("--stencil", v, 1, 27, &stencil)) return CLI_BAD_INPUT;
+      stencil_given = 1;
     } else if ((r = cli_opt(argc, argv, &i, "--x0", &v)) != 0) {
       if (r < 0) return CLI_BAD_INPUT;
       x0_path = v;
@@ -699,36 +654,26 @@ int cmd_solve(int argc, char **argv)
   }
 
   /* Names first, so that a typo costs no loading. */
-  int method = gs_method_find(solver);
-  if (method < 0)
-    return cli_fail(CLI_BAD_INPUT, "solve: unknown solver '%s' (cg, pipecg, bicgstab, gmres, "
-                    "bicg, cgnr, lsqr or auto)", solver);
   if (list_precond) return print_precond_list();
-  /* auto: no preconditioner at the start, amg's options for an escalation */
-  const int pc_auto = !strcmp(pc, "auto");
-  if (!pc_auto && gs_precond_find(pc) < 0) {
-    char names[256] = "auto";
-    for (int k = 0; k < gs_precond_count(); ++k)
-      snprintf(names + strlen(names), sizeof names - strlen(names), ", %s",
-               gs_precond_name_at(k));
-    return cli_fail(CLI_BAD_INPUT, "solve: unknown preconditioner '%s' (%s)", pc, names);
-  }
-  if (*pc_opts && !strcmp(pc, "none"))
-    return cli_fail(CLI_BAD_INPUT, "solve: --precond-opt and --amg-format set options of a "
-                    "preconditioner: name one with --precond");
-  if (amg_format_given && strcmp(pc, "amg") != 0 && !pc_auto)
-    return cli_fail(CLI_BAD_INPUT, "solve: --amg-format goes with --precond amg (or auto)");
-  if (gs_precond_options_check(pc_auto ? "amg" : pc, pc_opts) != GS_SUCCESS)
-    return cli_fail(CLI_BAD_INPUT, "solve: %s", gs_last_error());
+  if ((rc = cli_solve_opts_finish(&so)) != CLI_OK) return rc;
+  /* the generated system of --grid: as `gen laplace` makes it, b = A*1 as with --gpus */
+  if (grid && npaths > 0)
+    return cli_fail(CLI_BAD_INPUT, "solve: give a matrix file or --grid, not both");
+  if (stencil_given && !grid)
+    return cli_fail(CLI_BAD_INPUT, "solve: --stencil goes with --grid (a generated Laplacian)");
+  if (grid && (rc = cli_grid_check(grid, stencil, dims)) != CLI_OK) return rc;
+  const int method = so.o.method, pc_auto = !strcmp(so.precond, "auto");
+  const char *solver = so.solver ? so.solver : "auto", *pc = so.precond;
+  const char *pc_opts = so.precond_opts, *precision = so.precision;
+  gs_refine_opts_t ropts = so.refine;
+  const double rtol = so.o.rtol, atol = so.o.atol;
+  const long maxit = so.o.maxit, restart = so.o.restart;
+  const long check_every = so.check_every_given ? so.o.check_every : -1; /* -1: automatic */
+  const int graphs = so.o.graphs, persistent = so.o.persistent;
+  g_prec = so.prec;
   if (cli_spmv_precision(spmv_opts) == GS_PRECISION_FLOAT) /* --spmv-opt [X.]precision=float */
     return cli_fail(CLI_BAD_INPUT, "solve: precision=float is for spmv and check (float "
                     "vectors); solve takes double, mixed or mixed-refine");
-  g_prec = !strcmp(precision, "mixed") ? PREC_MIXED
-           : !strcmp(precision, "mixed-refine") ? PREC_REFINE : PREC_DOUBLE;
-  ropts.max_outer = (int)max_outer;
-  if (inner_given && g_prec != PREC_REFINE)
-    return cli_fail(CLI_BAD_INPUT, "solve: --inner-rtol, --max-outer and --reliable-delta go "
-                    "with --precision mixed-refine");
   if (g_prec != PREC_DOUBLE && format && !strcmp(format, "auto"))
     return cli_fail(CLI_BAD_INPUT, "solve: --format auto selects among double products; with "
                     "--precision %s name a format (csr-vector, ell, dia, hyb, ...)", precision);
@@ -755,17 +700,6 @@ int cmd_solve(int argc, char **argv)
   if (nsel == 0) return cli_fail(CLI_DEVICE, "solve: this build has no SpMV format");
   if (method != GS_SOLVER_AUTO && (rc = check_method((gs_method_t)method, pc, format, all)) != 0)
     return rc;
-  if (g_prec == PREC_REFINE && method != GS_SOLVER_AUTO &&
-      (gs_method_flags((gs_method_t)method) & GS_METHOD_LEAST_SQUARES))
-    return cli_fail(CLI_BAD_INPUT, "solve: --precision mixed-refine refines square systems A x "
-                    "= b; %s is a least-squares method", solver);
-
-  /* A stop test that nothing meets: every solve would run to --maxit and report failure
-   * (the library allows it, for fixed-count runs such as bench/persist_bench) */
-  if (rtol == 0.0 && atol == 0.0)
-    return cli_fail(CLI_BAD_INPUT, "solve: a solve with --rtol 0 and --atol 0 cannot converge "
-                    "(it stops only at --maxit, as not converged); give a positive --rtol or "
-                    "--atol");
   /* Output paths before any work: a typo must not cost the whole solve */
   if (out_path && (rc = cli_out_check("solve", "-o", out_path, 1)) != CLI_OK) return rc;
   if (plot_path && (rc = cli_out_check("solve", "--plot", plot_path, 0)) != CLI_OK) return rc;
@@ -780,10 +714,16 @@ int cmd_solve(int argc, char **argv)
   result_t *rows = calloc((size_t)nsel, sizeof *rows);
   gs_status_t st = GS_SUCCESS;
   const char *label = paths[0];
+  char grid_label[160];
   if (!rows) return cli_fail(CLI_DEVICE, "out of host memory");
 
   cli_context_prefetch(); /* the CUDA start-up runs while the matrix is read */
-  rc = paths[0] ? cli_load_matrix(paths[0], &H) : cli_default_matrix(&H, &label);
+  if (grid) {
+    rc = cli_grid_laplace(dims, stencil, &H, grid_label, sizeof grid_label);
+    label = grid_label;
+  } else {
+    rc = paths[0] ? cli_load_matrix(paths[0], &H) : cli_default_matrix(&H, &label);
+  }
   if (rc) goto done;
   const gs_idx_t nrows = H->m, n = H->n; /* b has nrows entries, x has n */
   /* auto: lsqr for a rectangular matrix; for a square one the features decide, below */

@@ -1,6 +1,6 @@
 /* core/order.c: orderings of a host CSR (interface in core/order.h): reverse Cuthill-McKee, the
  * symmetric permutation P A P^T, the bandwidth, and the row-range check they share with the
- * multi-GPU partitioner (dist/partition.c) and pkt's reordering (spmv/pkt_build.c). Pure C11.
+ * multi-GPU partitioner (multigpu/partition.c) and pkt's reordering (spmv/pkt_build.c). Pure C11.
  * Costs: RCM O(nnz) to build the graph of A + A^T plus O(nnz) per level structure and
  * O(d log d) per vertex of degree d; permute O(nnz) plus the sort of each row that the
  * renumbering leaves out of order. */

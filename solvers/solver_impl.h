@@ -271,7 +271,7 @@ typedef struct gs_vecops {
 
 /** Makes the next gs_solver_setup of s use table `vec` (NULL: the context's own) with `user`
  *  (s->vec_user), for vectors that are one part of a system of order n_global (0: not
- *  distributed). The distributed solver (dist/dist_solve.c) sets its reducing table so. */
+ *  distributed). The distributed solver (multigpu/dist_solve.c) sets its reducing table so. */
 void gs_solver_use_vecops(gs_solver_t *s, const gs_vecops_t *vec, void *user, gs_idx_t n_global);
 
 /** Makes s a mixed-precision CG with reliable updates (gs_solve_refine; Sleijpen and van der

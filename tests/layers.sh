@@ -1,7 +1,7 @@
 #!/bin/sh
 # tests/layers.sh SOURCE_DIR: the library's folders include only their own headers, the public
 # ones (gpusolve/) and those of the layers below them (docs/design.md "Layers and data flow"):
-#   core < io < spmv < select, precond < solvers < batch, dist
+#   core < io < spmv < select, precond < solvers < batch, multigpu
 # A file that includes a higher layer's internals fails the test with its line.
 set -eu
 cd "$1"
@@ -16,13 +16,18 @@ allowed() { # the folders a layer's files may include from, besides gpusolve/
     precond) echo "core spmv precond" ;;
     solvers) echo "core spmv select precond solvers" ;;
     batch) echo "core spmv solvers batch" ;;
-    dist) echo "core spmv solvers dist" ;;
+    multigpu) echo "core spmv solvers multigpu" ;;
   esac
 }
 fail=0
 n=0
-for layer in core io spmv select precond solvers batch dist; do
+for layer in core io spmv select precond solvers batch multigpu; do
   ok=$(allowed "$layer")
+  if [ ! -d "$layer" ]; then # a renamed folder must be renamed here too, not go unchecked
+    echo "layers: no folder $layer/ (renamed? update this list)"
+    echo x >> "$TMPDIR_LAYERS/bad"
+    continue
+  fi
   for f in "$layer"/*.c "$layer"/*.h "$layer"/*.cu "$layer"/*.cuh; do
     [ -e "$f" ] || continue
     n=$((n + 1))

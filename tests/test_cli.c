@@ -602,6 +602,80 @@ static void test_info_stdout_full(void)
   CU_ASSERT(gs_test_one_line_error(err));
 }
 
+/* The help of the three commands that solve names the library's methods and preconditioners
+ * (a new one shows up without a change to the CLI), and is whole (its last line printed). */
+static void test_solve_help_lists(void)
+{
+  static const struct {
+    const char *args, *last;
+    int dist, batch;
+  } helps[] = {{"solve --help", "Exit status: 0 converged", 0, 0},
+               {"solve --gpus 2 --help", "Exit status: 0 converged", 1, 0},
+               {"batch --help", "Exit status 1 when a solve", 0, 1}};
+  for (size_t h = 0; h < sizeof helps / sizeof helps[0]; ++h) {
+    CU_ASSERT_EQUAL_FATAL(gs_test_cli(helps[h].args, out, sizeof out, err, sizeof err), 0);
+    CU_ASSERT(strstr(out, helps[h].last) != NULL);
+    CU_ASSERT(strstr(out, "@METHODS@") == NULL && strstr(out, "@PRECONDS@") == NULL);
+    for (int m = 0; strcmp(gs_method_string((gs_method_t)m), "unknown") != 0; ++m) {
+      const int runs = helps[h].batch ? m == GS_SOLVER_CG || m == GS_SOLVER_BICGSTAB
+                       : helps[h].dist ? !(gs_method_flags((gs_method_t)m) & GS_METHOD_TRANSPOSE)
+                                       : 1;
+      if (runs && !strstr(out, gs_method_string((gs_method_t)m)))
+        fprintf(stderr, "\n  %s does not name %s", helps[h].args,
+                gs_method_string((gs_method_t)m));
+      if (runs) CU_ASSERT(strstr(out, gs_method_string((gs_method_t)m)) != NULL);
+    }
+    for (int i = 0; i < gs_precond_count(); ++i) {
+      const char *pc = gs_precond_name_at(i);
+      const int takes = helps[h].batch ? !strcmp(pc, "none") || !strcmp(pc, "jacobi")
+                        : helps[h].dist ? strcmp(pc, "amg") != 0
+                                        : 1;
+      if (takes && !strstr(out, pc)) fprintf(stderr, "\n  %s does not name %s", helps[h].args, pc);
+      if (takes) CU_ASSERT(strstr(out, pc) != NULL);
+    }
+  }
+}
+
+/* The programs shipped call no test hook: the fault injection of --distributed (the
+ * environment variable GS_TEST_FAIL_RANK) is compiled into gpusolve-gpu-testhooks only, the
+ * suites' build, which has it where MPI is built. */
+static void test_no_test_hooks_shipped(void)
+{
+  char dir[4096], path[4200];
+  snprintf(dir, sizeof dir, "%s", GS_CLI);
+  char *slash = strrchr(dir, '/');
+  CU_ASSERT_FATAL(slash != NULL);
+  *slash = '\0';
+  static const struct {
+    const char *name;
+    int want; /* 1: must hold the hook, 0: must not, -1: need not exist */
+  } progs[] = {{"gpusolve", 0}, {"gpusolve-gpu", 0}, {"gpusolve-gpu-testhooks", -1}};
+  for (size_t k = 0; k < sizeof progs / sizeof progs[0]; ++k) {
+    snprintf(path, sizeof path, "%s/%s", dir, progs[k].name);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+      CU_ASSERT(progs[k].want < 0);
+      continue;
+    }
+    static char buf[1 << 20];
+    const char *needle = "GS_TEST_FAIL_RANK";
+    const size_t nl = strlen(needle);
+    size_t have = 0, n;
+    int found = 0;
+    while (!found && (n = fread(buf + have, 1, sizeof buf - have, f)) > 0) {
+      have += n;
+      for (size_t i = 0; !found && i + nl <= have; ++i) found = !memcmp(buf + i, needle, nl);
+      if (have >= nl) { /* keep the tail: a needle across two reads */
+        memmove(buf, buf + have - (nl - 1), nl - 1);
+        have = nl - 1;
+      }
+    }
+    fclose(f);
+    if (progs[k].want == 0 && found) fprintf(stderr, "\n  %s holds a test hook", path);
+    CU_ASSERT(progs[k].want == 0 ? !found : found);
+  }
+}
+
 int main(void)
 {
   CU_TestInfo tests[] = {{"info agrees with MANIFEST.tsv", test_info_matches_manifest},
@@ -621,6 +695,9 @@ int main(void)
                          {"both triangles: warning, --strict", test_both_triangles_cli},
                          {"info: value field and stored entries", test_info_field_and_stored},
                          {"info to a full stdout exits 2", test_info_stdout_full},
+                         {"solve, --gpus, batch: help lists the library's names",
+                          test_solve_help_lists},
+                         {"the programs shipped call no test hook", test_no_test_hooks_shipped},
                          CU_TEST_INFO_NULL};
   return gs_test_main("cli", tests, 0);
 }

@@ -78,12 +78,29 @@ static int job(const char *env, const char *args)
   return gs_test_cli_under(prefix, args, out, sizeof out, err, sizeof err);
 }
 
+/* job() on gpusolve-gpu-testhooks, the suites' build with the test hooks (GS_TEST_FAIL_RANK;
+ * the shipped programs have none), beside GS_CLI: each process is a shell that drops the CLI's
+ * path, which gs_test_cli_under puts first, and runs that program with the arguments. */
+static int job_hooks(const char *env, const char *args)
+{
+  char dir[4096], prefix[8192];
+  snprintf(dir, sizeof dir, "%s", GS_CLI);
+  char *slash = strrchr(dir, '/');
+  if (slash) *slash = '\0';
+  snprintf(prefix, sizeof prefix,
+           "%s %s sh -c 'shift; exec \"$0\" \"$@\"' '%s/gpusolve-gpu-testhooks'", env, LAUNCH,
+           dir);
+  return gs_test_cli_under(prefix, args, out, sizeof out, err, sizeof err);
+}
+
 static void test_bad_arguments(void)
 {
   static const struct {
     const char *args, *needle;
   } cases[] = {
       {"solve --distributed --grid 6x6x6 --solver bicg", "bicg"},
+    {"solve --distributed --grid 6x6x6 --rtol 2", "for --rtol (a number in 0..1)"},
+    {"solve --distributed --grid 6x6 --stencil 27", "2D"},
       {"solve --distributed --gpus 0,1 --grid 6x6x6", "not both"},
       {"solve --distributed --transport host --grid 6x6x6", "host"},
       {"spmv --distributed", "give A.mtx or --grid"},
@@ -168,7 +185,7 @@ static void test_on_gpus(void)
     char env[64], want[32];
     snprintf(env, sizeof env, "GS_TEST_FAIL_RANK=%d", bad);
     snprintf(want, sizeof want, "rank %d", bad);
-    rc = job(env, "solve --distributed --grid 12x12x12 --stencil 27");
+    rc = job_hooks(env, "solve --distributed --grid 12x12x12 --stencil 27");
     ok = rc == 3 && one_line(want) && strstr(err, "memory") != NULL;
     if (!ok) report(env, rc);
     CU_ASSERT(ok);

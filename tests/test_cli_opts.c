@@ -115,6 +115,138 @@ static void test_dist_bad_options(void)
   CU_ASSERT(strstr(out, "overlap") != NULL);
 }
 
+/* The solve options' bounds through the three commands that solve (apps/solve_opts.c): each
+ * command that takes the option refuses a value past the bound with the same line, and takes
+ * the bound itself (then the missing input is the next thing refused); a command that does not
+ * take it calls it unknown. No device work, so every machine runs it. */
+enum { ONE = 1, DIST = 2, BATCH = 4 };
+static const char *const solve_cmd[3] = {"solve /nonexistent/A.mtx",
+                                         "solve --gpus 2 /nonexistent/A.mtx",
+                                         "batch /nonexistent/dir --solve cg"};
+
+static void test_solve_option_bounds(void)
+{
+  static const struct {
+    const char *opt;
+    int takes;
+    const char *bad[2], *good[2], *why; /* why: the bound in the message */
+  } cases[] = {
+    {"--rtol", ONE | DIST | BATCH, {"1.5", "nan"}, {"1", NULL}, "(a number in 0..1)"},
+    {"--atol", ONE | DIST | BATCH, {"-1", "1e301"}, {"1e300", NULL}, "(a number in 0..1e+300)"},
+    {"--maxit", ONE | DIST | BATCH, {"-1", "2147483648"}, {"2147483647", NULL},
+     "(an integer in 0..2147483647)"},
+    {"--restart", ONE | DIST, {"0", "10001"}, {"10000", NULL}, "(an integer in 1..10000)"},
+    {"--check-every", ONE | DIST, {"0", "1000001"}, {"1000000", "auto"},
+     "(an integer in 1..1000000)"},
+    {"--graphs", ONE | DIST, {"maybe", NULL}, {"off", NULL}, "(on or off)"},
+    {"--persistent", ONE, {"ON", NULL}, {"auto", NULL}, "(on, off or auto)"},
+  };
+  static char args[512], first[1 << 14];
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+    for (int k = 0; k < 2 && cases[c].bad[k]; ++k) {
+      first[0] = '\0';
+      for (int cmd = 0; cmd < 3; ++cmd) {
+        snprintf(args, sizeof args, "%s %s '%s'", solve_cmd[cmd], cases[c].opt, cases[c].bad[k]);
+        if (!(cases[c].takes & (1 << cmd))) { /* not this command's option */
+          if (k == 0) expect_bad_option(args, "unknown option");
+          continue;
+        }
+        char want[256];
+        snprintf(want, sizeof want, "invalid value '%s' for %s %s", cases[c].bad[k], cases[c].opt,
+                 cases[c].why);
+        expect_bad_option(args, want);
+        if (!first[0]) snprintf(first, sizeof first, "%s", err);
+        else if (strcmp(first, err) != 0)
+          fprintf(stderr, "\n  %s: '%s' differs from '%s'", args, err, first);
+        CU_ASSERT_STRING_EQUAL(first, err); /* the same line from every command */
+      }
+    }
+    for (int k = 0; k < 2 && cases[c].good[k]; ++k)
+      for (int cmd = 0; cmd < 3; ++cmd) {
+        if (!(cases[c].takes & (1 << cmd))) continue;
+        snprintf(args, sizeof args, "%s %s %s", solve_cmd[cmd], cases[c].opt, cases[c].good[k]);
+        expect_bad_option(args, "/nonexistent/"); /* accepted: the input is refused next */
+      }
+  }
+  /* a stop test nothing meets, in every command */
+  for (int cmd = 0; cmd < 3; ++cmd) {
+    snprintf(args, sizeof args, "%s --rtol 0 --atol 0", solve_cmd[cmd]);
+    expect_bad_option(args, "cannot converge");
+  }
+}
+
+/* Whether the last parenthesised list of msg, "(a, b, c or d)", holds the word `name`. */
+static int in_list(const char *msg, const char *name)
+{
+  const char *p = strrchr(msg, '(');
+  if (!p) return 0;
+  const size_t n = strlen(name);
+  for (++p; *p && *p != ')';) {
+    const size_t w = strcspn(p, ",) ");
+    if (w == n && !strncmp(p, name, n)) return 1;
+    p += w;
+    while (*p == ',' || *p == ' ') ++p;
+    if (!strncmp(p, "or ", 3)) p += 3;
+  }
+  return 0;
+}
+
+/* Methods and preconditioners come from the library's lists: an unknown name is refused with
+ * the names the command takes (exactly those), a known one its solver cannot run with why. */
+static void test_solve_names(void)
+{
+  static char args[512], list[1 << 14];
+  static const char *const mopt[3] = {"--solver", "--solver", "--solve"};
+  static const char *const base[3] = {"solve /nonexistent/A.mtx",
+                                      "solve --gpus 2 /nonexistent/A.mtx",
+                                      "batch /nonexistent/dir"};
+  for (int cmd = 0; cmd < 3; ++cmd) {
+    snprintf(args, sizeof args, "%s %s nosuch", base[cmd], mopt[cmd]);
+    expect_bad_option(args, "unknown solver 'nosuch'");
+    snprintf(list, sizeof list, "%s", err);
+    CU_ASSERT(in_list(list, "cg") && !in_list(list, "nosuch"));
+    int listed = 0;
+    for (int m = 0; strcmp(gs_method_string((gs_method_t)m), "unknown") != 0; ++m) {
+      const char *name = gs_method_string((gs_method_t)m);
+      const int runs = cmd == 0 ? 1
+                       : cmd == 1 ? !(gs_method_flags((gs_method_t)m) & GS_METHOD_TRANSPOSE)
+                                  : m == GS_SOLVER_CG || m == GS_SOLVER_BICGSTAB;
+      if (runs != in_list(list, name))
+        fprintf(stderr, "\n  %s: method %s runs %d, listed %d", args, name, runs,
+                in_list(list, name));
+      CU_ASSERT_EQUAL(runs, in_list(list, name));
+      listed += runs;
+      snprintf(args, sizeof args, "%s %s %s", base[cmd], mopt[cmd], name);
+      if (runs) { /* taken: the input is refused next */
+        expect_bad_option(args, "/nonexistent/");
+      } else {    /* refused by name, saying why */
+        expect_bad_option(args, name);
+        CU_ASSERT(strstr(err, cmd == 1 ? "not distributed" : "batched solver runs") != NULL);
+      }
+    }
+    CU_ASSERT(listed >= 2);
+    /* every preconditioner of the registry: taken exactly when the list names it */
+    const char *with = cmd == 2 ? " --solve cg" : "";
+    snprintf(args, sizeof args, "%s%s --precond bogus", base[cmd], with);
+    expect_bad_option(args, "unknown preconditioner 'bogus'");
+    snprintf(list, sizeof list, "%s", err);
+    for (int i = 0; i < gs_precond_count(); ++i) {
+      const char *pc = gs_precond_name_at(i);
+      snprintf(args, sizeof args, "%s%s --precond %s", base[cmd], with, pc);
+      const int rc = gs_test_cli(args, out, sizeof out, err, sizeof err);
+      const int taken = rc == 2 && strstr(err, "/nonexistent/") != NULL;
+      if (!taken) CU_ASSERT(rc == 2 && gs_test_one_line_error(err) && strstr(err, pc) != NULL);
+      if (taken != in_list(list, pc))
+        fprintf(stderr, "\n  %s: taken %d, listed in '%s'", args, taken, list);
+      CU_ASSERT_EQUAL(taken, in_list(list, pc));
+    }
+  }
+  /* batch's solve options need --solve */
+  expect_bad_option("batch /nonexistent/dir --rtol 1e-6", "--rtol goes with --solve");
+  expect_bad_option("batch /nonexistent/dir --jacobi", "--jacobi goes with --solve");
+  expect_bad_option("batch /nonexistent/dir --solve cg --jacobi --precond ilu0", "ilu0");
+}
+
 /* The text line of `format` in check's table. */
 static const char *check_row(const char *format)
 {
@@ -167,6 +299,8 @@ int main(void)
     {"spmv: bad backend options exit 2 before any work", test_spmv_bad_options},
     {"solve, check: bad backend options exit 2", test_solve_and_check_bad_options},
     {"solve --gpus, spmv --gpus: bad arguments exit 2", test_dist_bad_options},
+    {"solve options: one bound each, the same line in every command", test_solve_option_bounds},
+    {"solve options: methods and preconditioners from the library", test_solve_names},
     {"check --spmv-opt max_fill=1.0: padded host layouts refuse", test_check_max_fill},
     CU_TEST_INFO_NULL,
   };

@@ -1,4 +1,4 @@
-/* tests/test_dist_comm.c: the ranks' meeting points of dist/comm.c on the host, with ranks that
+/* tests/test_dist_comm.c: the ranks' meeting points of multigpu/comm.c on the host, with ranks that
  * have no GPU (test hook gs_test_dist_threads): gs_dist_run starts and joins one thread per
  * rank and reports the lowest rank that failed on its own; gs_dist_barrier holds every rank
  * until all arrived, generation after generation; gs_dist_agree gives every rank the same
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "dist/dist_impl.h"
+#include "multigpu/dist_impl.h"
 #include "tests/testutil.h"
 
 static uint64_t g_rng;

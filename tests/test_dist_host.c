@@ -1,11 +1,11 @@
-/* tests/test_dist_host.c: the host side of the distributed matrix (dist/partition.c): row
+/* tests/test_dist_host.c: the host side of the distributed matrix (multigpu/partition.c): row
  * blocks balanced by work, the diag/off split with its halo, the halo exchange lists (checked by
  * carrying out the exchange and the distributed product), and reverse Cuthill-McKee. No GPU. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "dist/partition.h"
+#include "multigpu/partition.h"
 #include "tests/testutil.h"
 
 /* ---- helpers --------------------------------------------------------------------------------- */

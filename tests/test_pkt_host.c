@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dist/partition.h" /* gs_csr_permute_sym: a shuffled Laplacian */
+#include "multigpu/partition.h" /* gs_csr_permute_sym: a shuffled Laplacian */
 #include "spmv/pkt.h"
 #include "tests/testutil.h"
 

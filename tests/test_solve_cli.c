@@ -3,6 +3,7 @@
  * answer (exit 3, "no CUDA device available"), forced with CUDA_VISIBLE_DEVICES="" where a GPU
  * is present. Solving itself is exercised by the GPU suite test_solvers. */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,6 +92,21 @@ static void test_bad_options(void)
     {"solve --precond none --amg-format csr-vector", "--amg-format"},
     {"solve --precond jacobi --amg-format csr-vector", "--amg-format"},
     {"solve --precond amg --gpus 2", "amg"}, /* no distributed setup */
+    /* --grid on one GPU, checked as gen laplace and --gpus check it (the same lines) */
+    {"solve --grid 10", "--stencil 27 is a 3D stencil, but --grid 10 is 1D"},
+    {"solve --gpus 2 --grid 10", "--stencil 27 is a 3D stencil, but --grid 10 is 1D"},
+    {"solve --grid 10x10 --stencil 7", "--grid 10x10 is 2D"},
+    {"solve --grid 8x8x8 --stencil 4", "invalid value '4' for --stencil"},
+    {"solve --gpus 2 --grid 8x8x8 --stencil 4", "invalid value '4' for --stencil"},
+    {"solve --grid 0x3x3", "--grid"},
+    {"solve --grid 3x4x5x6", "--grid"},
+    {"solve --grid 100000x100000x1000", "more than 2^31-1 points"},
+    {"solve --grid", "--grid"},
+    {"solve --stencil 7", "--stencil goes with --grid"},
+    {"solve --gpus 2 --stencil 7", "--stencil goes with --grid"},
+    {"solve --grid 8x8x8 a.mtx", "not both"},
+    {"solve --gpus 2 --grid 8x8x8 a.mtx", "not both"},
+    {"solve --grid 8x8x8 --rtol 0 --atol 0", "cannot converge"},
     {"solve --precond amg --solver bicg", "M^-T"},
     {"solve --format nosuchformat", "'nosuchformat'"},
     {"solve --rtol abc", "--rtol"},
@@ -238,6 +254,7 @@ static void test_no_device(void)
   int rc_cgnr = run("solve '%s' --solver cgnr --format all", rect);
   int rc_bicg = run("solve '%s' '%s' --solver bicg --precond jacobi", spd, b4);
   int rc_pipecg = run("solve '%s' --solver pipecg --precond ic0", spd);
+  int rc_grid = run("solve --grid 6x6x6 --stencil 7 --solver cg"); /* valid: reaches the device */
   if (saved) {
     setenv("CUDA_VISIBLE_DEVICES", saved, 1);
     free(saved);
@@ -251,6 +268,7 @@ static void test_no_device(void)
   CU_ASSERT_EQUAL(rc_cgnr, 3);
   CU_ASSERT_EQUAL(rc_bicg, 3);
   CU_ASSERT_EQUAL(rc_pipecg, 3);
+  CU_ASSERT_EQUAL(rc_grid, 3);
   CU_ASSERT(gs_test_one_line_error(err));
   CU_ASSERT(strstr(err, "no CUDA device available") != NULL);
   CU_ASSERT_EQUAL(out[0], '\0'); /* nothing on stdout, not even half a JSON document */
@@ -277,7 +295,8 @@ static void test_no_transpose_format(void)
 
 static void cleanup_files(void)
 {
-  const char *names[] = {"spd.mtx", "rect.mtx", "b3.mtx", "b4.mtx", "b2col.mtx", "x0bad.mtx"};
+  const char *names[] = {"spd.mtx",   "rect.mtx",  "b3.mtx", "b4.mtx",
+                         "b2col.mtx", "x0bad.mtx", "lap.mtx"};
   char p[4200];
   for (size_t k = 0; k < sizeof names / sizeof names[0]; ++k) {
     snprintf(p, sizeof p, "%s/%s", dir, names[k]);
@@ -299,6 +318,53 @@ static void test_list_precond(void)
   }
 }
 
+/* A number after "key": in a JSON document (NAN when absent). */
+static double json_number(const char *doc, const char *key)
+{
+  char k[64];
+  snprintf(k, sizeof k, "\"%s\":", key);
+  const char *p = strstr(doc, k);
+  return p ? strtod(p + strlen(k), NULL) : NAN;
+}
+
+/* solve --grid solves the system that `gen laplace` writes, with b = A*1: the same sizes,
+ * iterations and residual as the file (a named format and method: no selection between the
+ * runs). Needs a GPU; without one the refusal is exit 3 (test_no_device). */
+static void test_grid_is_gen_laplace(void)
+{
+  if (gs_device_count() == 0) {
+    printf("\n  skipped: no GPU (solve --grid on this machine: exit 3, checked above) ");
+    return;
+  }
+  setup_files();
+  static char file_out[1 << 16];
+  char lap[4300];
+  snprintf(lap, sizeof lap, "%s/lap.mtx", dir);
+  static const char *const grids[][2] = {{"9x7x5", "7"}, {"6x6x6", "27"}, {"30x20", "5"}};
+  for (size_t g = 0; g < sizeof grids / sizeof grids[0]; ++g) {
+    CU_ASSERT_EQUAL_FATAL(run("gen laplace --grid %s --stencil %s -o '%s'", grids[g][0],
+                              grids[g][1], lap), 0);
+    CU_ASSERT_EQUAL(run("solve '%s' --solver cg --precond none --format csr-vector --json", lap),
+                    0);
+    memcpy(file_out, out, sizeof file_out);
+    CU_ASSERT_EQUAL(run("solve --grid %s --stencil %s --solver cg --precond none --format "
+                        "csr-vector --json", grids[g][0], grids[g][1]), 0);
+    static const char *const keys[] = {"rows", "cols", "nnz", "iterations"};
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; ++k) {
+      const double a = json_number(file_out, keys[k]), b = json_number(out, keys[k]);
+      if (!(a == b))
+        fprintf(stderr, "\n  --grid %s: %s %g, the file's %g", grids[g][0], keys[k], b, a);
+      CU_ASSERT(a == b);
+    }
+    const double ra = json_number(file_out, "rel_residual"), rb = json_number(out, "rel_residual");
+    CU_ASSERT(ra > 0 && ra < 1e-8 && fabs(ra - rb) <= 1e-6 * ra);
+    char label[96];
+    snprintf(label, sizeof label, "\"matrix\":\"%s-point Laplacian on a ", grids[g][1]);
+    CU_ASSERT(strstr(out, label) != NULL);
+  }
+  unlink(lap);
+}
+
 static void test_cleanup(void) { cleanup_files(); }
 
 int main(void)
@@ -310,6 +376,7 @@ int main(void)
     {"no device exits 3", test_no_device},
     {"a format without A^T is refused for bicg, cgnr, lsqr", test_no_transpose_format},
     {"--list-precond", test_list_precond},
+    {"solve --grid: the system of gen laplace", test_grid_is_gen_laplace},
     {"cleanup", test_cleanup},
     CU_TEST_INFO_NULL,
   };

@@ -1,4 +1,4 @@
-/* dist/dist_kernels.cu: the distributed product's device helpers: packing the entries a rank
+/* multigpu/dist_kernels.cu: the distributed product's device helpers: packing the entries a rank
  * sends (a gather through its send list), and the square root that turns an all-reduced sum of
  * squares into a norm.
  *
@@ -8,7 +8,7 @@
  * x read at the listed rows (a halo is mostly a few contiguous runs of rows: boundary planes of
  * a mesh, so the reads are close to coalesced too). */
 #include "core/error.h"
-#include "dist/dist_impl.h"
+#include "multigpu/dist_impl.h"
 #include "spmv/common_kernels.h"
 #include "spmv/device_util.cuh"
 

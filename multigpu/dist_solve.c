@@ -1,4 +1,4 @@
-/* dist/dist_solve.c: the Krylov solvers across the ranks. Every rank runs the single-GPU
+/* multigpu/dist_solve.c: the Krylov solvers across the ranks. Every rank runs the single-GPU
  * method (solvers/) on its rows, with two substitutions through the solver's seams: the
  * operator is the rank's part of the distributed product (dist_matrix.c), and the vector table
  * is the single-GPU one plus an all-reduce after each reduction (hypre's ParVector inner
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "dist/dist_impl.h"
+#include "multigpu/dist_impl.h"
 
 /* ---- the reducing vector table ------------------------------------------------------------ */
 

@@ -1,4 +1,4 @@
-/* dist/dist_impl.h: the ranks, their transport and the distributed matrix (not installed).
+/* multigpu/dist_impl.h: the ranks, their transport and the distributed matrix (not installed).
  *
  * Every call of gpusolve/dist.h runs a function on all ranks at once (gs_dist_run: one host
  * thread per rank, rank 0 on the caller's), each with its own context made current. Ranks meet
@@ -12,7 +12,7 @@
 #include <pthread.h>
 
 #include "core/context_impl.h"
-#include "dist/partition.h"
+#include "multigpu/partition.h"
 #include "gpusolve/dist.h"
 #include "solvers/solver_impl.h"
 

@@ -1,5 +1,5 @@
-/* dist/partition.c: host side of the distributed matrix (interface and model in
- * dist/partition.h): work-balanced row blocks, the diag/off split of one block with its halo,
+/* multigpu/partition.c: host side of the distributed matrix (interface and model in
+ * multigpu/partition.h): work-balanced row blocks, the diag/off split of one block with its halo,
  * the halo exchange lists (reverse Cuthill-McKee is core/order.c). Pure C11, no CUDA.
  *
  * Costs, for matrices of ~10^8 entries: partition O(m + nparts log m); split of one part
@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "dist/partition.h"
+#include "multigpu/partition.h"
 
 /* ---- bits ------------------------------------------------------------------------------------ */
 

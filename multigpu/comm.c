@@ -1,4 +1,4 @@
-/* dist/comm.c: the ranks of gpusolve/dist.h and what they share: the thread per rank, a
+/* multigpu/comm.c: the ranks of gpusolve/dist.h and what they share: the thread per rank, a
  * barrier that a failing rank can break, the status vote, the all-reduce (NCCL, or staged
  * through the host), and the communicator's creation and abort. */
 #include <stdarg.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "dist/dist_impl.h"
+#include "multigpu/dist_impl.h"
 
 int gs_dist_have_nccl(void)
 {

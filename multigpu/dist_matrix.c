@@ -1,4 +1,4 @@
-/* dist/dist_matrix.c: the row-partitioned matrix of gpusolve/dist.h: each rank's diagonal and
+/* multigpu/dist_matrix.c: the row-partitioned matrix of gpusolve/dist.h: each rank's diagonal and
  * off-diagonal blocks prepared with registry backends, and the product that overlaps the halo
  * exchange with the diagonal block's product (PETSc's MatMult_MPIAIJ: VecScatterBegin, the
  * local product, VecScatterEnd, the off-diagonal product added). */
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "dist/dist_impl.h"
+#include "multigpu/dist_impl.h"
 #include "gpusolve/select.h"
 #include "spmv/common_kernels.h"
 #include "spmv/spmv_impl.h"

@@ -1,4 +1,4 @@
-/* dist/partition.h: host side of the distributed matrix (not installed): contiguous row blocks
+/* multigpu/partition.h: host side of the distributed matrix (not installed): contiguous row blocks
  * balanced by work, each block split into its diagonal block (the columns it owns) and its
  * off-diagonal block (the halo columns, renumbered), the halo exchange lists, and the reverse
  * Cuthill-McKee ordering that shrinks halos. Pure host code: no CUDA, testable anywhere.
