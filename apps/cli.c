@@ -233,6 +233,8 @@ static struct {
   gs_status_t st;
   gs_context_t *ctx;
   char error[1024];
+  volatile int stop; /* set by cli_context_discard: the kernel preload stops at its next item */
+  char what[1024];    /* gs_context_preload's list */
 } prefetch;
 
 static void *prefetch_work(void *arg)
@@ -240,19 +242,45 @@ static void *prefetch_work(void *arg)
   (void)arg;
   prefetch.st = gs_context_create(&prefetch.ctx, 0);
   if (prefetch.st != GS_SUCCESS) snprintf(prefetch.error, sizeof prefetch.error, "%s", gs_last_error());
-  else (void)gs_context_staging_reserve(prefetch.ctx, gs_upload_staging_max()); /* pinned now */
+  else {
+    (void)gs_context_staging_reserve(prefetch.ctx, gs_upload_staging_max()); /* pinned now */
+    /* the kernels' lazy loading, while the matrix is read; a failure here only leaves them to
+     * load on first use */
+    (void)gs_context_preload(prefetch.ctx, prefetch.what, &prefetch.stop);
+  }
   return NULL;
 }
 
-void cli_context_prefetch(void)
+void cli_context_prefetch(const char *preload)
 {
-  if (!prefetch.started)
+  if (!prefetch.started) {
+    prefetch.stop = 0;
+    snprintf(prefetch.what, sizeof prefetch.what, "%s", preload);
     prefetch.started = pthread_create(&prefetch.thread, NULL, prefetch_work, NULL) == 0;
+  }
+}
+
+const char *cli_preload_list(char *buf, size_t len, const char *format, int amg)
+{
+  static const char light[] = "features,cusparse-csr,csr-vector,bccoo,sellp,ell,dia,coo,hyb";
+  int has_auto = !format;
+  for (const char *p = format; p && *p && !has_auto;) { /* an item "auto" in the list */
+    const size_t n = strcspn(p, ",");
+    has_auto = n == 4 && !strncmp(p, "auto", 4);
+    p += n + (p[n] == ',');
+  }
+  if (format && !strcmp(format, "all"))
+    snprintf(buf, len, "features,formats%s", amg ? ",amg" : "");
+  else
+    snprintf(buf, len, "%s%s%s%s", has_auto ? light : "", has_auto && format ? "," : "",
+             format ? format : "", amg ? ",amg" : "");
+  return buf;
 }
 
 void cli_context_discard(void)
 {
   if (!prefetch.started) return;
+  __atomic_store_n(&prefetch.stop, 1, __ATOMIC_RELAXED);
   pthread_join(prefetch.thread, NULL);
   prefetch.started = 0;
   gs_context_destroy(&prefetch.ctx);
@@ -260,7 +288,7 @@ void cli_context_discard(void)
 
 int cli_context(gs_context_t **ctx)
 {
-  if (prefetch.started) {
+  if (prefetch.started) { /* the preload runs to its end: what it loads, the command uses */
     pthread_join(prefetch.thread, NULL);
     prefetch.started = 0;
     *ctx = prefetch.ctx;

@@ -95,9 +95,15 @@ int cli_default_matrix(gs_csr_t **A, const char **label);
  *  cli_context_prefetch, takes the context that the prefetch made (or its error). */
 int cli_context(gs_context_t **ctx);
 /** Starts creating the context on a thread of its own, so that the CUDA start-up (driver,
- *  cuBLAS and cuSPARSE handles: a few hundred ms) overlaps the reading of the matrix. Errors
- *  wait for cli_context; nothing happens when the thread cannot start (cli_context creates). */
-void cli_context_prefetch(void);
+ *  cuBLAS and cuSPARSE handles: a few hundred ms) and the loading of the kernels the command
+ *  will use (gs_context_preload's list `preload`, NULL for its default) overlap the reading of
+ *  the matrix. Errors wait for cli_context; nothing happens when the thread cannot start
+ *  (cli_context creates). */
+void cli_context_prefetch(const char *preload);
+/** The preload list of a command that runs `format` (NULL or "auto": the selection's
+ *  candidates; "all": every format), and AMG when `amg` (its setup, or the solve's escalation)
+ *  into buf. */
+const char *cli_preload_list(char *buf, size_t len, const char *format, int amg);
 /** Joins a prefetch that no cli_context took (a command that failed before it) and destroys
  *  its context: called once before the program returns. */
 void cli_context_discard(void);

@@ -59,6 +59,22 @@ gs_status_t gs_context_sync(gs_context_t *ctx);
  *  a 1x1 SpMV through each cuSPARSE algorithm the backends use): library module loading and
  *  initialisation that would otherwise be charged to whichever format is prepared first. */
 double gs_context_warmup_seconds(const gs_context_t *ctx);
+/**
+ * Loads the library's kernels on ctx's device now. CUDA loads each module and kernel on its
+ * first use (lazy loading, the default since CUDA 12.2): tenths of a millisecond to several
+ * milliseconds each, which would otherwise fall on the first device build of each format, the
+ * first AMG setup and the first product of each kernel, inside timed work. Each item of `what`
+ * (comma-separated) is run on a small generated matrix: a format name (built on the device and
+ * applied, op N and T; "auto" is skipped), "features" (the selection's kernel), "amg" (a setup
+ * and one cycle), "formats" (every registered format not named before it). NULL: what a default
+ * run uses, in that order: the features, the light formats and the rule's usual picks, AMG,
+ * then every other format (0.1-0.2 s on an H100). `stop`: NULL, or a flag checked between
+ * items: once nonzero, the call returns GS_SUCCESS after the current item. gpusolve runs it on
+ * a thread of its own while the matrix file is read. Nothing else may use ctx meanwhile.
+ * Leaves no device memory allocated; a format that refuses the small matrix is skipped.
+ * GS_ERR_INVALID_ARG for a NULL ctx or an unknown item (before any work).
+ */
+gs_status_t gs_context_preload(gs_context_t *ctx, const char *what, const volatile int *stop);
 /** Device name ("NVIDIA H100 80GB HBM3") of the context; never NULL. */
 const char *gs_context_device_name(const gs_context_t *ctx);
 
