@@ -72,7 +72,7 @@ gs_status_t gs_context_preload(gs_context_t *ctx, const char *what, const volati
   gs_matrix_t *A = NULL;
   double *d_x = NULL, *d_y = NULL;
   if (!ctx) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_context_preload: ctx is NULL");
-  for (const char *p = what ? what : ""; *p;) { /* every item known, before any work */
+  for (const char *p = what && *what ? what : NULL; p;) { /* every item known, before any work */
     const char *e = strchr(p, ',');
     const size_t n = e ? (size_t)(e - p) : strlen(p);
     char item[64];
@@ -85,7 +85,7 @@ gs_status_t gs_context_preload(gs_context_t *ctx, const char *what, const volati
         gs_spmv_backend_find(item) < 0)
       return GS_ERROR(GS_ERR_INVALID_ARG, "gs_context_preload: unknown item '%s' (a format "
                       "name, features, amg or formats)", item);
-    p = e ? e + 1 : p + n;
+    p = e ? e + 1 : NULL; /* after a final comma: an empty item, refused above */
   }
   /* a 2D 5-point Laplacian of 96^2 rows: banded (dia, ell take it), coarsened by AMG to two
    * levels and a dense coarse solve */
