@@ -82,7 +82,7 @@ gs_status_t gs_context_preload(gs_context_t *ctx, const char *what, const volati
     memcpy(item, p, n);
     item[n] = '\0';
     if (strcmp(item, "features") && strcmp(item, "amg") && strcmp(item, "formats") &&
-        gs_spmv_backend_find(item) < 0)
+        strcmp(item, "auto") && gs_spmv_backend_find(item) < 0)
       return GS_ERROR(GS_ERR_INVALID_ARG, "gs_context_preload: unknown item '%s' (a format "
                       "name, features, amg or formats)", item);
     p = e ? e + 1 : NULL; /* after a final comma: an empty item, refused above */
