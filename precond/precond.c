@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "gpusolve/timer.h"
 #include "precond/precond_impl.h"
+#include "precond/block_jacobi.h" /* gs_precond_block_jacobi_ops */
 
 struct gs_precond {
   const gs_precond_ops_t *ops;
@@ -55,7 +56,7 @@ static const gs_precond_ops_t none_ops = {
 
 static const gs_precond_ops_t *const registry[] = {
   &none_ops, &gs_precond_jacobi_ops, &gs_precond_ilu0_ops, &gs_precond_ic0_ops,
-  &gs_precond_amg_ops};
+  &gs_precond_amg_ops, &gs_precond_block_jacobi_ops};
 #define NREG (int)(sizeof registry / sizeof registry[0])
 
 int gs_precond_count(void) { return NREG; }

@@ -1096,9 +1096,10 @@ static void test_arguments(void)
   CU_ASSERT_EQUAL(gs_method_find("gmres"), GS_SOLVER_GMRES);
   CU_ASSERT_EQUAL(gs_method_find("lsqr"), GS_SOLVER_LSQR);
   CU_ASSERT_EQUAL(gs_method_find("lsmr"), -1);
-  CU_ASSERT_EQUAL(gs_precond_count(), 5);
+  CU_ASSERT_EQUAL(gs_precond_count(), 6);
   CU_ASSERT_EQUAL(gs_precond_find("ic0"), 3);
   CU_ASSERT_EQUAL(gs_precond_find("amg"), 4);
+  CU_ASSERT_EQUAL(gs_precond_find("block-jacobi"), 5);
   sys_close(&s);
 }
 

@@ -1,5 +1,5 @@
 /* gpusolve/precond.h: preconditioners z = M^-1 r for the Krylov solvers ("none", "jacobi",
- * "ilu0", "ic0", "amg"), behind a table of backends like the SpMV formats. */
+ * "ilu0", "ic0", "amg", "block-jacobi"), behind a table of backends like the SpMV formats. */
 #ifndef GPUSOLVE_PRECOND_H
 #define GPUSOLVE_PRECOND_H
 
@@ -29,6 +29,9 @@ typedef struct gs_precond gs_precond_t;
  *   "amg"     smoothed-aggregation algebraic multigrid, one V-cycle (or W-cycle) a product,
  *             set up on the GPU, every level's product through the SpMV backends; options
  *             through gs_precond_create_opts (docs/amg.md)
+ *   "block-jacobi"  z = D_B^-1 r with D_B the diagonal blocks of A (up to `block` rows each,
+ *             consecutive rows of one pattern kept together), inverted on the GPU in a batch
+ *             (docs/cli.md "Block-Jacobi")
  * All device memory is allocated here (through gs_dmalloc); applying allocates nothing.
  * Synchronizes the context's stream.
  *
