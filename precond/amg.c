@@ -3,7 +3,9 @@
  * smoothed_aggregation_solver is the reference for the defaults and the hierarchy report).
  *
  * Setup, level by level on the GPU (precond/amg_impl.h has the exact rules): strength of
- * connection, MIS(2) aggregation, the tentative prolongator from the near-null-space vector,
+ * connection, MIS(2) aggregation (of nodes of several unknowns with block=K or k vectors), the
+ * tentative prolongator from the near-null space (the constant, or k vectors fitted per
+ * aggregate, whose coarse vectors go down to the next level; docs/amg.md),
  * P = (I - omega/rho D^-1 A) T with rho(D^-1 A) from a power iteration, R = P^T and the Galerkin
  * product A_c = R (A P) (cuSPARSE SpGEMM), until the level has at most coarse_size rows or
  * max_levels are made. Each level's matrix becomes a gs_matrix_t over its device CSR, and its
@@ -31,8 +33,11 @@
 /* Option indices (the table below). */
 enum {
   O_THETA, O_SMOOTHER, O_SWEEPS, O_DEGREE, O_WEIGHT, O_OMEGA, O_MAX_LEVELS, O_COARSE_SIZE,
-  O_CYCLE, O_FORMAT, O_COARSE, O_COARSE_SWEEPS, O_EIG_STEPS, O_CHEB_RATIO, O_GALERKIN, O_COUNT
+  O_CYCLE, O_FORMAT, O_COARSE, O_COARSE_SWEEPS, O_EIG_STEPS, O_CHEB_RATIO, O_GALERKIN, O_BLOCK,
+  O_NEAR_NULL,
+  O_COUNT
 };
+_Static_assert(O_COUNT <= GS_PRECOND_MAX_OPTIONS, "amg: more options than a cfg holds");
 enum { SM_JACOBI, SM_L1, SM_CHEB };
 enum { COARSE_AUTO, COARSE_DENSE, COARSE_SMOOTH };
 enum { GALERKIN_OWN, GALERKIN_CUSPARSE };
@@ -71,6 +76,12 @@ static const gs_precond_option_t amg_options[] = {
      setup of a process); cusparse: its SpGEMM, for comparison */
   {"galerkin", "SpGEMM of the Galerkin products R (A P)", GS_PCOPT_CHOICE, GALERKIN_OWN, 0, 0,
    "own|cusparse"},
+  /* nodes of K interleaved unknowns (elasticity: K = 2 or 3): strength and aggregation of the
+     finest level on the nodes (block norms), as PyAMG's BSR matrices */
+  {"block", "unknowns per node on the finest level, interleaved (aggregates of whole nodes)",
+   GS_PCOPT_INT, 1, 1, GS_AMG_BLOCK_MAX, NULL},
+  {"near_null", "near-null-space vectors B: a Matrix Market file, n rows, one column a vector "
+   "(at most 8; default: the constant)", GS_PCOPT_PATH, 0, 0, 0, NULL},
   {NULL, NULL, GS_PCOPT_REAL, 0, 0, 0, NULL}};
 
 /* Setup phases, timed with a stream synchronization at the end of each. */
@@ -284,15 +295,62 @@ static void level_bind(level_t *L)
   L->val = dc.d_val;
 }
 
+/* The near-null space of this setup: the caller's (gs_precond_set_near_null_space, checked when
+ * it was given), or the file of near_null=PATH, or none (k = 0: the constant, as before).
+ * *owned is what to free. */
+static gs_status_t near_null_space(const gs_precond_cfg_t *cfg, gs_idx_t n, int *k,
+                                   const double **B, double **owned)
+{
+  *k = 0;
+  *B = NULL;
+  *owned = NULL;
+  if (cfg->nns_k > 0) {
+    *k = cfg->nns_k;
+    *B = cfg->nns;
+    return GS_SUCCESS;
+  }
+  if (cfg->path[0]) {
+    GS_CHECK(gs_amg_near_null_read(cfg->path, n, k, owned));
+    *B = *owned;
+  }
+  return GS_SUCCESS;
+}
+
+/* Scratch of one setup beyond the levels: what the loop below allocates level by level. */
+typedef struct setup_tmp {
+  double *B, *Bn;          /* this level's near-null space (n x k) and the next one's */
+  int32_t *nptr, *nof;     /* this level's nodes (NULL: one unknown a node) */
+  int32_t *cptr;           /* the fit's coarse unknowns per aggregate (naggs + 1) */
+  int32_t *aggn;           /* the nodes' aggregates */
+  double *da;              /* the amalgamated matrix's diagonal */
+  gs_amg_dcsr_t Aa, T;     /* the amalgamated matrix, the tentative prolongator */
+} setup_tmp_t;
+
+static void setup_tmp_free(gs_context_t *ctx, setup_tmp_t *w)
+{
+  gs_dfree(ctx, w->B);
+  gs_dfree(ctx, w->Bn);
+  gs_dfree(ctx, w->nptr);
+  gs_dfree(ctx, w->nof);
+  gs_dfree(ctx, w->cptr);
+  gs_dfree(ctx, w->aggn);
+  gs_dfree(ctx, w->da);
+  gs_amg_dcsr_free(ctx, &w->Aa);
+  gs_amg_dcsr_free(ctx, &w->T);
+  memset(w, 0, sizeof *w);
+}
+
 static gs_status_t amg_setup(gs_context_t *ctx, gs_matrix_t *A, const gs_precond_cfg_t *cfg,
                              void **data)
 {
   gs_status_t st = GS_SUCCESS;
   amg_t *G = calloc(1, sizeof *G);
-  double *d = NULL, *t = NULL, *v = NULL, *z = NULL, *u = NULL, *s2 = NULL;
+  double *d = NULL, *t = NULL, *v = NULL, *z = NULL, *u = NULL, *s2 = NULL, *hB_owned = NULL;
   uint8_t *strong = NULL;
   int32_t *agg = NULL, *d_bad = NULL;
   gs_amg_dcsr_t P = {0}, R = {0}, AP = {0}, Ac = {0};
+  setup_tmp_t w;
+  memset(&w, 0, sizeof w);
   if (!G) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory setting up AMG");
   G->ctx = ctx;
   G->cfg = *cfg;
@@ -301,11 +359,19 @@ static gs_status_t amg_setup(gs_context_t *ctx, gs_matrix_t *A, const gs_precond
   GS_TRY(level_from_matrix(G, A));
   GS_TRY(phase_end(G, PH_UPLOAD, &t0));
   const gs_idx_t n0 = G->L[0].n;
+  const int block = (int)G->cfg.v[O_BLOCK];
+  if (n0 % block != 0)
+    GS_FAIL(GS_ERR_INVALID_ARG, "amg: block=%d does not divide the order %d (block=K takes K "
+            "interleaved unknowns a node)", block, (int)n0);
+  int nv = 0; /* near-null-space vectors (0: the constant, without a fit) */
+  const double *hB = NULL;
+  GS_TRY(near_null_space(cfg, n0, &nv, &hB, &hB_owned));
   if (n0 == 0) { /* nothing to cycle on: gs_precond_apply returns before the table for n = 0 */
     G->nlev = 1;
     G->caps = GS_PRECOND_FLAG_CAPTURABLE | GS_PRECOND_FLAG_SYMMETRIC;
     *data = G;
-    return GS_SUCCESS;
+    G = NULL;
+    goto cleanup;
   }
   const int max_levels = (int)G->cfg.v[O_MAX_LEVELS];
   const gs_idx_t coarse_size = (gs_idx_t)G->cfg.v[O_COARSE_SIZE];
@@ -325,6 +391,21 @@ static gs_status_t amg_setup(gs_context_t *ctx, gs_matrix_t *A, const gs_precond
     const double c[2] = {1.0, 0.0};
     GS_TRY(gs_copy_to_device(ctx, G->consts, c, sizeof c));
   }
+  gs_idx_t nnodes = n0;
+  if (block > 1) { /* the finest level's nodes */
+    nnodes = n0 / block;
+    GS_TRY(gs_dmalloc(ctx, (void **)&w.nptr, ((size_t)nnodes + 1) * sizeof(int32_t),
+                      "AMG nodes"));
+    GS_TRY(gs_dmalloc(ctx, (void **)&w.nof, (size_t)n0 * sizeof(int32_t), "AMG nodes"));
+    GS_TRY(gs_amg_nodes_uniform_dev(ctx, nnodes, block, w.nptr, w.nof));
+  }
+  if (nv > 0) { /* the near-null space on the device (packed n0 x nv) */
+    const size_t bytes = (size_t)n0 * (size_t)nv * sizeof(double);
+    GS_TRY(gs_dmalloc(ctx, (void **)&w.B, bytes, "AMG near-null space"));
+    GS_TRY(gs_copy_to_device(ctx, w.B, hB, bytes));
+    free(hB_owned);
+    hB_owned = NULL;
+  }
   GS_TRY(make_spmv(G, A, &G->L[0].S));
   GS_TRY(dvec(ctx, &G->L[0].r, n0, "AMG level vectors"));
   GS_TRY(dvec(ctx, &G->L[0].b, n0, "AMG level vectors"));
@@ -333,29 +414,65 @@ static gs_status_t amg_setup(gs_context_t *ctx, gs_matrix_t *A, const gs_precond
   int l = 0;
   for (;; ++l) {
     level_t *L = &G->L[l];
+    const gs_amg_dcsr_t Al = {L->n, L->n, L->nnz, (int32_t *)L->rp, (gs_idx_t *)L->col,
+                              (double *)L->val};
     GS_TRY(dvec(ctx, &L->dinv, L->n, "the AMG smoother diagonal"));
     GS_TRY(level_diagonal(G, l, d, d_bad));
     GS_TRY(phase_end(G, PH_SMOOTHER, &t0));
     if (l == max_levels - 1 || L->n <= coarse_size) break;
-    /* strength and aggregates */
-    gs_dfree(ctx, strong);
-    strong = NULL;
-    GS_TRY(gs_dmalloc(ctx, (void **)&strong, (size_t)(L->nnz > 0 ? L->nnz : 1), "AMG strength"));
-    GS_TRY(gs_amg_strength_dev(ctx, L->n, L->rp, L->col, L->val, d, G->cfg.v[O_THETA], strong));
-    GS_TRY(phase_end(G, PH_STRENGTH, &t0));
+    /* strength and aggregates, of the nodes when the level has them (amg_impl.h, NODES) */
     int32_t naggs = 0;
     int rounds = 0;
-    GS_TRY(gs_amg_aggregate_dev(ctx, L->n, L->rp, L->col, strong, agg, &naggs, &rounds));
-    GS_TRY(phase_end(G, PH_AGGREGATE, &t0));
-    if (naggs == 0 || naggs >= L->n) break; /* nothing to coarsen: this level is the last */
+    gs_dfree(ctx, strong);
+    strong = NULL;
+    if (w.nptr) {
+      if (!w.aggn) { /* nodes never outnumber the finest level's unknowns */
+        GS_TRY(gs_dmalloc(ctx, (void **)&w.aggn, (size_t)n0 * sizeof(int32_t), "AMG aggregates"));
+        GS_TRY(dvec(ctx, &w.da, n0, "AMG setup scratch"));
+      }
+      GS_TRY(gs_amg_amalgamate_dev(ctx, &Al, nnodes, w.nptr, w.nof, &w.Aa));
+      GS_TRY(gs_amg_diag_dev(ctx, nnodes, w.Aa.rp, w.Aa.col, w.Aa.val, w.da));
+      GS_TRY(gs_dmalloc(ctx, (void **)&strong, (size_t)(w.Aa.nnz > 0 ? w.Aa.nnz : 1),
+                        "AMG strength"));
+      GS_TRY(gs_amg_strength_dev(ctx, nnodes, w.Aa.rp, w.Aa.col, w.Aa.val, w.da,
+                                 G->cfg.v[O_THETA], strong));
+      GS_TRY(phase_end(G, PH_STRENGTH, &t0));
+      GS_TRY(gs_amg_aggregate_dev(ctx, nnodes, w.Aa.rp, w.Aa.col, strong, w.aggn, &naggs,
+                                  &rounds));
+      GS_TRY(gs_amg_expand_agg_dev(ctx, L->n, w.nof, w.aggn, agg));
+      gs_amg_dcsr_free(ctx, &w.Aa);
+      GS_TRY(phase_end(G, PH_AGGREGATE, &t0));
+      if (naggs == 0 || naggs >= nnodes) break; /* nothing to coarsen: the last level */
+    } else {
+      GS_TRY(gs_dmalloc(ctx, (void **)&strong, (size_t)(L->nnz > 0 ? L->nnz : 1),
+                        "AMG strength"));
+      GS_TRY(gs_amg_strength_dev(ctx, L->n, L->rp, L->col, L->val, d, G->cfg.v[O_THETA],
+                                 strong));
+      GS_TRY(phase_end(G, PH_STRENGTH, &t0));
+      GS_TRY(gs_amg_aggregate_dev(ctx, L->n, L->rp, L->col, strong, agg, &naggs, &rounds));
+      GS_TRY(phase_end(G, PH_AGGREGATE, &t0));
+      if (naggs == 0 || naggs >= L->n) break; /* nothing to coarsen: this level is the last */
+    }
+    /* the vectors' fit over the aggregates (amg_impl.h, FIT): T and the coarse vectors */
+    int kmax = 1;
+    if (w.B) {
+      GS_TRY(gs_dmalloc(ctx, (void **)&w.cptr, ((size_t)naggs + 1) * sizeof(int32_t),
+                        "AMG coarse nodes"));
+      GS_TRY(gs_amg_fit_dev(ctx, L->n, nv, w.B, agg, naggs, &w.T, &w.Bn, w.cptr, &kmax));
+      GS_TRY(phase_end(G, PH_PROLONG, &t0));
+      if (w.T.n == 0 || w.T.n >= L->n) break; /* as many coarse unknowns: the last level */
+    }
     GS_TRY(estimate_rho(G, L, v, z, u, s2, &L->rho));
     GS_TRY(phase_end(G, PH_EIGEN, &t0));
     /* prolongator and restriction */
-    GS_TRY(gs_amg_tentative_dev(ctx, L->n, agg, naggs, NULL, t));
     const double w_p = L->rho > 0 ? omega / L->rho : 0.0;
-    const gs_amg_dcsr_t Al = {L->n, L->n, L->nnz, (int32_t *)L->rp, (gs_idx_t *)L->col,
-                              (double *)L->val};
-    GS_TRY(gs_amg_smooth_p_dev(ctx, &Al, d, agg, t, naggs, w_p, &P));
+    if (w.B) {
+      GS_TRY(gs_amg_smooth_tp_dev(ctx, &Al, d, &w.T, w_p, &P));
+      gs_amg_dcsr_free(ctx, &w.T);
+    } else {
+      GS_TRY(gs_amg_tentative_dev(ctx, L->n, agg, naggs, NULL, t));
+      GS_TRY(gs_amg_smooth_p_dev(ctx, &Al, d, agg, t, naggs, w_p, &P));
+    }
     GS_TRY(phase_end(G, PH_PROLONG, &t0));
     GS_TRY(gs_amg_transpose_dev(ctx, &P, &R));
     GS_TRY(phase_end(G, PH_TRANSPOSE, &t0));
@@ -380,11 +497,32 @@ static gs_status_t amg_setup(gs_context_t *ctx, gs_matrix_t *A, const gs_precond
     GS_TRY(dvec(ctx, &C->x, C->n, "AMG level vectors"));
     GS_TRY(dvec(ctx, &C->b, C->n, "AMG level vectors"));
     GS_TRY(dvec(ctx, &C->r, C->n, "AMG level vectors"));
+    /* the coarse level's vectors and nodes: the aggregates' k_J unknowns when some has more
+     * than one, else one unknown a node (also every coarse level of the default B) */
+    gs_dfree(ctx, w.nptr);
+    gs_dfree(ctx, w.nof);
+    w.nptr = w.nof = NULL;
+    nnodes = C->n;
+    if (w.B) {
+      gs_dfree(ctx, w.B);
+      w.B = w.Bn;
+      w.Bn = NULL;
+      if (kmax > 1) {
+        w.nptr = w.cptr;
+        w.cptr = NULL;
+        nnodes = naggs;
+        GS_TRY(gs_dmalloc(ctx, (void **)&w.nof, (size_t)C->n * sizeof(int32_t), "AMG nodes"));
+        GS_TRY(gs_amg_nodes_of_dev(ctx, nnodes, w.nptr, w.nof));
+      }
+      gs_dfree(ctx, w.cptr);
+      w.cptr = NULL;
+    }
     GS_TRY(phase_end(G, PH_PRODUCTS, &t0));
     GS_TRY(level_smoother(G, l, d, d_bad));
     GS_TRY(phase_end(G, PH_SMOOTHER, &t0));
   }
   G->nlev = l + 1;
+  setup_tmp_free(ctx, &w); /* before the coarse inverse's memory */
   { /* the coarsest level */
     level_t *L = &G->L[l];
     const int mode = (int)G->cfg.v[O_COARSE];
@@ -422,6 +560,8 @@ static gs_status_t amg_setup(gs_context_t *ctx, gs_matrix_t *A, const gs_precond
   *data = G;
   G = NULL;
 cleanup:
+  setup_tmp_free(ctx, &w);
+  free(hB_owned);
   gs_amg_dcsr_free(ctx, &P);
   gs_amg_dcsr_free(ctx, &R);
   gs_amg_dcsr_free(ctx, &AP);

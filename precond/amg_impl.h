@@ -41,7 +41,42 @@
  *     v_J = sum over row i's entries k with agg[col[k]] == J, in column order, of a_ik * t_col[k]
  *     P(i, J) = w_i * v_J, plus t_i when J == agg[i] (t_i + w_i * v_J)
  * each product and sum rounded on its own (no fused multiply-add: the kernels use __dmul_rn,
- * __dadd_rn). Entries that are exactly 0 are kept. */
+ * __dadd_rn). Entries that are exactly 0 are kept.
+ *
+ * Near-null space of k vectors and nodes of several unknowns (PyAMG's B and BSR matrices;
+ * Vanek, Mandel and Brezina 1996, Section 3; PyAMG's fit_candidates):
+ *   NODES. A level's unknowns may come in nodes, contiguous ranges node_ptr[I] ..
+ *     node_ptr[I+1]-1 of at most GS_AMG_BLOCK_MAX unknowns: on the finest level the option
+ *     block=K (node I = unknowns K I .. K I + K - 1, interleaved), on a level made from k
+ *     vectors the k_J unknowns of each aggregate J of the finer level (possibly none). Strength
+ *     and aggregation (rules 2 and 3) then run on the amalgamated matrix Aa, nodes x nodes:
+ *     Aa(I, J) = ||A_IJ||_F over the rows of I and the columns of J, its squares summed from
+ *     0.0 over I's rows in order and each row's entries of J in column order, then sqrt (an
+ *     all-zero block gives an explicit 0: never strong); its columns are the nodes met in any
+ *     row of I, increasing. Every unknown takes its node's aggregate (PyAMG's strength of a
+ *     BSR matrix, by the Frobenius norms of its blocks).
+ *   FIT. Per aggregate J, with S_J its unknowns in increasing order, the |S_J| x k block
+ *     B_J = B(S_J, :) is factored B_J = Q_J R_J by modified Gram-Schmidt, c = 0 .. k-1:
+ *        v = B_J(:, c); nrm0 = ||v||; for p < c: r_pc = <v, q_p>, v = v - r_pc q_p;
+ *        nrm = ||v||; kept when nrm > GS_AMG_FIT_TOL nrm0: q_c = v / nrm, r_cc = nrm;
+ *        else dropped: q_c = 0, r_cc = 0 (a dependent column: an aggregate of fewer unknowns
+ *        than k, or vectors alike there)
+ *     (every norm and dot summed from 0.0 over S_J in order, v_i q_ip with v first, each
+ *     product, sum, difference, quotient and sqrt rounded on its own). The k_J kept columns are
+ *     T's columns cptr[J] .. cptr[J] + k_J - 1 (cptr = exclusive sums of k_J over J), in order
+ *     of c: T(i, cptr[J] + c') = q_c(i) for i in S_J, c' the rank of c among the kept. Rows of
+ *     isolated unknowns are empty. The coarse near-null space (ncoarse x k, column-major) is
+ *     Bc(cptr[J] + c', :) = row c of R_J, so T Bc = B up to rounding plus the dropped parts
+ *     (each at most GS_AMG_FIT_TOL of its column's norm there): a dropped column's row of R_J
+ *     is zero, so leaving it out keeps T Bc and T's columns orthonormal (PyAMG keeps it as a
+ *     zero column of T, a zero row and column of A_c, which our smoother cannot invert).
+ *     With k = 1 and B = ones, T is rule 4's t bit for bit; the coarse vector is then
+ *     sqrt(|aggregate|) (PyAMG's), where the default (no B given) uses ones on every level.
+ *   SMOOTHED P of a general T: P = T + W (A T), W = diag(-omega / d_i): A T by the SpGEMM of
+ *     the Galerkin product (gs_amg_spgemm_host / gs_amg_spgemm_own_dev, the same bits), then
+ *     P(i, c) = w_i * (AT)(i, c), plus t_ic when T has (i, c) (t_ic + w_i (AT)(i, c)); T's
+ *     pattern lies in A T's because every a_ii is stored. With T = rule 4's t this is the
+ *     smoothed-P rule above, bit for bit. */
 #ifndef GS_AMG_IMPL_H
 #define GS_AMG_IMPL_H
 
@@ -106,6 +141,41 @@ gs_status_t gs_amg_smooth_p_host(const gs_csr_t *A, const double *d, const int32
 gs_status_t gs_amg_spgemm_host(const gs_csr_t *A, const gs_csr_t *B, gs_csr_t **C);
 /** A_c = P^T (A P). */
 gs_status_t gs_amg_rap_host(const gs_csr_t *A, const gs_csr_t *P, gs_csr_t **Ac);
+
+/* ---- near-null space and nodes (host reference; the rules NODES, FIT, SMOOTHED P above) ---- */
+#define GS_AMG_NNS_MAX 8     /* most near-null-space vectors (k) */
+#define GS_AMG_BLOCK_MAX 8   /* most unknowns of a node (the option block=K, and k_J <= k) */
+#define GS_AMG_FIT_TOL 1e-10 /* FIT drops a column left with at most this part of its norm
+                                (PyAMG's fit_candidates tolerance) */
+
+/** Aa, the amalgamated matrix of the square A over the nodes node_ptr (nnodes + 1 entries from 0
+ *  to A->m, nondecreasing, each node at most GS_AMG_BLOCK_MAX unknowns): nnodes x nnodes, rows
+ *  sorted. GS_ERR_INVALID_ARG for bad nodes, GS_ERR_HOST_MEMORY. */
+gs_status_t gs_amg_amalgamate_host(const gs_csr_t *A, gs_idx_t nnodes, const int32_t *node_ptr,
+                                   gs_csr_t **Aa);
+/** FIT of the n x k near-null space B (column-major, leading dimension ldb >= n) over the
+ *  aggregates agg (-1: isolated): T (n x ncoarse, rows sorted), *Bc (ncoarse x k column-major,
+ *  malloc'd; NULL when ncoarse = 0) and cptr (naggs + 1 entries, caller-allocated: aggregate J's
+ *  coarse unknowns are cptr[J] .. cptr[J+1]-1). 1 <= k <= GS_AMG_NNS_MAX. */
+gs_status_t gs_amg_fit_host(gs_idx_t n, int k, const double *B, int64_t ldb, const int32_t *agg,
+                            int32_t naggs, gs_csr_t **T, double **Bc, int32_t *cptr);
+/** P = T + W (A T) (SMOOTHED P of a general T), A square with every d_i != 0
+ *  (GS_ERR_INVALID_ARG naming the 1-based row otherwise). */
+gs_status_t gs_amg_smooth_tp_host(const gs_csr_t *A, const double *d, const gs_csr_t *T,
+                                  double omega, gs_csr_t **P);
+/** Checks a near-null space given by the caller (n x k, column-major, leading dimension ldb):
+ *  1 <= k (GS_ERR_INVALID_ARG) <= GS_AMG_NNS_MAX (GS_ERR_UNSUPPORTED), ldb >= n, every value
+ *  finite, no zero column, full column rank (modified Gram-Schmidt with a second pass: a column
+ *  left with at most GS_AMG_FIT_TOL of its norm is a combination of the previous ones):
+ *  GS_ERR_INVALID_ARG naming the vector (1-based) and, for a value, its row. `what` starts the
+ *  message ("near_null=B.mtx"). */
+gs_status_t gs_amg_near_null_check(gs_idx_t n, int k, const double *B, int64_t ldb,
+                                   const char *what);
+/** Reads the near-null space of the option near_null=PATH: a Matrix Market file of n rows and
+ *  k columns (`array`, or coordinate with the missing entries 0) through the library's reader,
+ *  checked by gs_amg_near_null_check; *B column-major n x k (malloc'd). GS_ERR_DIMENSION when
+ *  its rows are not n; the reader's errors (GS_ERR_IO, GS_ERR_PARSE) name the file. */
+gs_status_t gs_amg_near_null_read(const char *path, gs_idx_t n, int *k, double **B);
 
 /* ---- device setup phases (precond/amg_setup_kernels.cu) --------------------------------------
  * A level's matrix on the device: 32-bit row pointers (a level of more than 2^31-1 entries is
@@ -172,6 +242,38 @@ gs_status_t gs_amg_l1_diag_dev(gs_context_t *ctx, gs_idx_t n, const int32_t *rp,
 #define GS_AMG_DENSE_MAX 8192
 gs_status_t gs_amg_dense_inverse_dev(gs_context_t *ctx, const gs_amg_dcsr_t *A, double **d_inv,
                                      int *singular);
+
+/* ---- near-null space and nodes on the device (precond/amg_nns_kernels.cu) --------------------
+ * Bit for bit the host reference's (gs_amg_amalgamate_host, gs_amg_fit_host,
+ * gs_amg_smooth_tp_host). */
+
+/** Nodes of K unknowns each (the option block=K): d_node_ptr[I] = K I (nnodes + 1 entries),
+ *  d_node_of[i] = i / K (K nnodes entries); async. */
+gs_status_t gs_amg_nodes_uniform_dev(gs_context_t *ctx, gs_idx_t nnodes, int K,
+                                     int32_t *d_node_ptr, int32_t *d_node_of);
+/** d_node_of[i] = the node I with d_node_ptr[I] <= i < d_node_ptr[I+1] (d_node_ptr[nnodes]
+ *  entries); async. */
+gs_status_t gs_amg_nodes_of_dev(gs_context_t *ctx, gs_idx_t nnodes, const int32_t *d_node_ptr,
+                                int32_t *d_node_of);
+/** Aa per NODES (nodes of at most GS_AMG_BLOCK_MAX unknowns), a fresh device CSR.
+ *  Synchronizes. */
+gs_status_t gs_amg_amalgamate_dev(gs_context_t *ctx, const gs_amg_dcsr_t *A, gs_idx_t nnodes,
+                                  const int32_t *d_node_ptr, const int32_t *d_node_of,
+                                  gs_amg_dcsr_t *Aa);
+/** d_agg[i] = d_agg_node[d_node_of[i]] for the n unknowns; async. */
+gs_status_t gs_amg_expand_agg_dev(gs_context_t *ctx, gs_idx_t n, const int32_t *d_node_of,
+                                  const int32_t *d_agg_node, int32_t *d_agg);
+/** FIT of d_B (n x k column-major, leading dimension n) over d_agg: T (a fresh device CSR, n x
+ *  ncoarse), *d_Bc (ncoarse x k column-major, counted; NULL when ncoarse = 0), d_cptr (naggs + 1
+ *  entries, caller-allocated), *kmax = the most unknowns of a coarse node (max k_J).
+ *  GS_ERR_UNSUPPORTED when T would hold more than 2^31-1 entries. Synchronizes. */
+gs_status_t gs_amg_fit_dev(gs_context_t *ctx, gs_idx_t n, int k, const double *d_B,
+                           const int32_t *d_agg, int32_t naggs, gs_amg_dcsr_t *T, double **d_Bc,
+                           int32_t *d_cptr, int *kmax);
+/** P = T + W (A T) (SMOOTHED P of a general T) with our SpGEMM, a fresh device CSR; a zero
+ *  diagonal is GS_ERR_INVALID_ARG naming its row. Synchronizes. */
+gs_status_t gs_amg_smooth_tp_dev(gs_context_t *ctx, const gs_amg_dcsr_t *A, const double *d_diag,
+                                 const gs_amg_dcsr_t *T, double omega, gs_amg_dcsr_t *P);
 
 /* ---- cycle kernels (precond/amg_cycle_kernels.cu); async on stream ------------------------- */
 

@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "gpusolve/timer.h"
+#include "precond/amg_impl.h" /* gs_amg_near_null_check */
 #include "precond/precond_impl.h"
 #include "precond/block_jacobi.h" /* gs_precond_block_jacobi_ops */
 
@@ -21,6 +22,8 @@ struct gs_precond {
   gs_idx_t n;
   double setup_seconds;
   gs_precond_cfg_t cfg; /* the resolved options, for gs_precond_setup */
+  double *nns;          /* gs_precond_set_near_null_space's vectors (n x nns_k), owned */
+  int nns_k;
 };
 
 static gs_status_t none_setup(gs_context_t *ctx, gs_matrix_t *A, void **data)
@@ -161,7 +164,7 @@ static gs_status_t parse_options(const gs_precond_ops_t *ops, const char *option
   while (*p) {
     const char *end = strchr(p, ',');
     const size_t len = end ? (size_t)(end - p) : strlen(p);
-    char item[160];
+    char item[GS_PRECOND_PATH_LEN + 64];
     if (len == 0 || len >= sizeof item)
       return GS_ERROR(GS_ERR_INVALID_ARG, "preconditioner options '%s': %s", options,
                       len == 0 ? "an empty item" : "an item too long");
@@ -205,6 +208,11 @@ static gs_status_t parse_options(const gs_precond_ops_t *ops, const char *option
       if (strlen(val) >= sizeof cfg->s[k])
         return GS_ERROR(GS_ERR_INVALID_ARG, "%s.%s: the name is too long", ops->name, key);
       snprintf(cfg->s[k], sizeof cfg->s[k], "%s", val);
+    } else if (t[k].kind == GS_PCOPT_PATH) {
+      if (strlen(val) >= sizeof cfg->path)
+        return GS_ERROR(GS_ERR_INVALID_ARG, "%s.%s: the file name is too long (at most %d bytes)",
+                        ops->name, key, GS_PRECOND_PATH_LEN - 1);
+      snprintf(cfg->path, sizeof cfg->path, "%s", val);
     } else {
       char *e = NULL;
       errno = 0;
@@ -245,6 +253,8 @@ int gs_precond_option_at(int i, int k, gs_precond_option_info_t *out)
     out->values = o->choices;
   } else if (o->kind == GS_PCOPT_FORMAT) {
     snprintf(out->def, sizeof out->def, "%s", o->choices);
+  } else if (o->kind == GS_PCOPT_PATH) {
+    out->def[0] = '\0'; /* no file */
   } else {
     snprintf(out->def, sizeof out->def, "%g", o->def);
   }
@@ -256,6 +266,8 @@ static gs_status_t run_setup(gs_precond_t *M, gs_matrix_t *A)
 {
   gs_status_t st = GS_SUCCESS;
   const double t0 = gs_wall_seconds();
+  M->cfg.nns = M->nns;
+  M->cfg.nns_k = M->nns_k;
   if (M->ops->version >= 3 && M->ops->setup_cfg)
     GS_TRY(M->ops->setup_cfg(M->ctx, A, &M->cfg, &M->data));
   else
@@ -324,6 +336,28 @@ gs_status_t gs_precond_setup(gs_precond_t *M, gs_matrix_t *A)
   return run_setup(M, A);
 }
 
+gs_status_t gs_precond_set_near_null_space(gs_precond_t *M, int k, const double *B, int64_t ldb)
+{
+  if (!M) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_precond_set_near_null_space: M is NULL");
+  if (M->ops != &gs_precond_amg_ops)
+    return GS_ERROR(GS_ERR_UNSUPPORTED, "preconditioner %s takes no near-null space (amg does)",
+                    M->ops->name);
+  double *copy = NULL;
+  if (k != 0) { /* checked now, so that the setups need not */
+    GS_CHECK(gs_amg_near_null_check(M->n, k, B, ldb, "gs_precond_set_near_null_space"));
+    copy = malloc((size_t)(M->n > 0 ? M->n : 1) * (size_t)k * sizeof *copy);
+    if (!copy)
+      return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory for %d near-null-space vectors",
+                      k);
+    for (int c = 0; c < k; ++c)
+      memcpy(copy + (size_t)c * (size_t)M->n, B + (int64_t)c * ldb, (size_t)M->n * sizeof *B);
+  }
+  free(M->nns);
+  M->nns = copy;
+  M->nns_k = k;
+  return GS_SUCCESS;
+}
+
 gs_status_t gs_precond_smooth(gs_precond_t *M, const double *d_b, double *d_x, int x_nonzero,
                               int sweeps)
 {
@@ -363,6 +397,7 @@ void gs_precond_destroy(gs_precond_t **M)
     if ((*M)->ctx) gs_context_activate((*M)->ctx);
     (*M)->ops->destroy((*M)->data);
   }
+  free((*M)->nns);
   free(*M);
   *M = NULL;
 }

@@ -43,16 +43,19 @@ enum {
  * A preconditioner declares its options in a table; precond.c parses "key=value,..." (keys plain
  * or qualified by the preconditioner's name: "amg.theta=0.08"), checks each value against the
  * table and hands setup_cfg the resolved values in table order. */
-#define GS_PRECOND_MAX_OPTIONS 16
+#define GS_PRECOND_MAX_OPTIONS 24
 #define GS_PRECOND_OPT_LEN 32
+#define GS_PRECOND_PATH_LEN 1024 /* a GS_PCOPT_PATH value, its terminating NUL included */
 
 typedef enum gs_precond_optkind {
   GS_PCOPT_REAL = 0,   /* a finite value in [min, max] */
   GS_PCOPT_INT = 1,    /* an integer in [min, max] */
   GS_PCOPT_CHOICE = 2, /* one of the '|'-separated words of `choices` (v = its index; the
                           default is word number def) */
-  GS_PCOPT_FORMAT = 3  /* an SpMV format name of the registry, or "auto" (s = the name; the
+  GS_PCOPT_FORMAT = 3, /* an SpMV format name of the registry, or "auto" (s = the name; the
                           default is `choices`) */
+  GS_PCOPT_PATH = 4    /* a file name (no ','; at most GS_PRECOND_PATH_LEN - 1 bytes), in
+                          cfg.path: one such option a table; default "" (none) */
 } gs_precond_optkind_t;
 
 typedef struct gs_precond_option {
@@ -68,6 +71,12 @@ typedef struct gs_precond_cfg {
   char s[GS_PRECOND_MAX_OPTIONS][GS_PRECOND_OPT_LEN]; /* GS_PCOPT_FORMAT and GS_PCOPT_CHOICE
                                                          values as words */
   const char *options; /* the string they came from (borrowed for the setup call only) */
+  char path[GS_PRECOND_PATH_LEN]; /* the table's GS_PCOPT_PATH value ("" when not given) */
+  /* near-null-space vectors given through gs_precond_set_near_null_space (amg): n x nns_k,
+     column-major, leading dimension n, checked when given; borrowed for the setup call only
+     (nns_k = 0: none) */
+  int nns_k;
+  const double *nns;
 } gs_precond_cfg_t;
 
 typedef struct gs_precond_ops {

@@ -66,12 +66,32 @@ laplace(), built here with NumPy: laplace2d5_64, laplace3d7_20, laplace3d27_20) 
 `gpusolve gen convdiff --grid 64x64 --peclet 10` (pipe field; built here in Python exactly as
 io/gen.c, and compared entry for entry with the CLI's output when --gpusolve exists) with
 bicgstab and gmres.
+
+Elasticity (issue 34, a near-null space of k vectors): PyAMG's gallery.linear_elasticity((N, N))
+(plane strain Q1, 2 N^2 unknowns interleaved x, y; tests/amg_elasticity.h builds the same system
+for the C suites, --check-elasticity FILE compares one of its matrices with PyAMG's), with cg,
+as "elasticity2d_N_B[_mis2]":
+  B             rbm: the three rigid-body modes PyAMG returns (our near_null=PATH or
+                gs_precond_set_near_null_space, with block=2); ones: B = ones (ours: block=2
+                alone, the default vector; PyAMG propagates its coarse B = R where ours keeps
+                ones on the coarse levels, the same on two levels)
+  A             BSR with 2 x 2 blocks: strength and aggregation of the nodes, the strength of
+                the Frobenius norms of the blocks (PyAMG's BSR rule is amg_impl.h's NODES);
+                PyAMG's max_coarse counts nodes (block rows), so it gets 1000 / k with k
+                vectors (1000 rows on the coarse levels, as ours)
+  aggregate     standard, or with "_mis2" our MIS(2) aggregation (amg_impl.h rules 3a-d,
+                mis2_aggregation() below, in place of PyAMG's standard_aggregation): the same
+                aggregates as ours, which isolates the aggregation from the rest. MIS(2)
+                aggregates are larger (elasticity 50 x 50: 198 against 289), which costs the
+                rigid-body modes more than the constant (PyAMG itself: 14 iterations with its
+                aggregates, 20 with ours).
 --large adds the large systems (their rows follow a "# large" comment line in the table, and a
 run without --large keeps them): G3_circuit (--large-matrices, default /work/shared/matrices-
 large, gzip), laplace3d27_100 (27-point 100^3) and laplace2d5_2000 (5-point 2000 x 2000).
 
 Usage: python3 tests/pyamg_iterations.py [--matrices DIR] [--out FILE] [--large]
                                          [--large-matrices DIR] [--only NAME,...] [--gpusolve EXE]
+       python3 tests/pyamg_iterations.py --check-elasticity FILE
 With --only, only those systems are recomputed and the other rows of --out are kept.
 Needs pyamg (pip install pyamg, which brings numpy and scipy). Progress goes to stderr.
 """
@@ -105,6 +125,7 @@ try:
     from pyamg.relaxation.smoothing import change_smoothers
     from pyamg.util.linalg import approximate_spectral_radius
     import pyamg.aggregation.smooth as pyamg_smooth
+    import pyamg.aggregation.aggregation as pyamg_aggregation
 except ImportError:
     sys.exit("pyamg_iterations.py: needs PyAMG (pip install pyamg)")
 
@@ -240,6 +261,31 @@ def check_convdiff(A, exe, grid, peclet):
     log(f"convdiff {grid}: identical to `gpusolve gen convdiff` ({A.nnz} entries)")
 
 
+def elasticity(nx):
+    """PyAMG's 2D linear elasticity on nx x nx nodes: (A as CSR, explicit zeros dropped, the
+    rigid-body modes B, n x 3)."""
+    A, B = pyamg.gallery.linear_elasticity((nx, nx), format="csr")
+    A = sp.csr_matrix(A)
+    A.eliminate_zeros()
+    A.sort_indices()
+    return A, np.asarray(B, dtype=np.float64)
+
+
+def check_elasticity(path):
+    """A matrix file of tests/amg_elasticity.h (2 N^2 rows) against PyAMG's: the same pattern,
+    values to rounding (1e-14 of the largest)."""
+    B = read_mtx(path)
+    nx = int(round(math.sqrt(B.shape[0] / 2)))
+    A, _ = elasticity(nx)
+    diff = abs(A - B).max() if A.shape == B.shape else float("inf")
+    same = (A.shape == B.shape and A.nnz == B.nnz and np.array_equal(A.indptr, B.indptr)
+            and np.array_equal(A.indices, B.indices) and diff <= 1e-14 * abs(A).max())
+    if not same:
+        sys.exit(f"pyamg_iterations.py: {path} is not PyAMG's elasticity {nx} x {nx} (max "
+                 f"difference {diff:g})")
+    log(f"{path}: PyAMG's elasticity {nx} x {nx} ({A.nnz} entries, max difference {diff:.3g})")
+
+
 def read_mtx(path):
     A = sp.csr_matrix(scipy.io.mmread(path)).astype(np.float64)
     A.sum_duplicates()
@@ -256,8 +302,16 @@ def spd_systems(matdir, ext):
                 yield row["name"], (lambda p=path: read_mtx(p))
 
 
+def nns_system(nx, b, agg):
+    """An elasticity system with its near-null space: (A, B, block, aggregation)."""
+    A, rbm = elasticity(nx)
+    B = rbm if b == "rbm" else np.ones((A.shape[0], 1))
+    return A, B, 2, ("mis2" if agg else "standard")
+
+
 def systems(args):
-    """(name, methods, loader, large) in table order."""
+    """(name, methods, loader, large) in table order; a loader returns A, or (A, B, block,
+    aggregation) for a near-null-space system."""
     out = [(n, ("cg",), ld, False) for n, ld in spd_systems(args.matrices, ".mtx")]
     out += [("laplace2d5_64", ("cg",), lambda: laplace(64, 64, 1, 5), False),
             ("laplace3d7_20", ("cg",), lambda: laplace(20, 20, 20, 7), False),
@@ -268,6 +322,11 @@ def systems(args):
         check_convdiff(A, args.gpusolve, "64x64", 10.0)
         return A
     out.append(("convdiff2d_64_pe10", ("gmres", "bicgstab"), cd, False))
+    for nx in (50, 100):
+        for agg in ("", "_mis2"):
+            for b in ("rbm", "ones"):
+                out.append((f"elasticity2d_{nx}_{b}{agg}", ("cg",),
+                            lambda nx=nx, b=b, agg=agg: nns_system(nx, b, agg), False))
     if args.large:
         out += [(n, ("cg",), ld, True) for n, ld in spd_systems(args.large_matrices, ".mtx.gz")]
         k = args.large_2d
@@ -278,11 +337,106 @@ def systems(args):
 
 # ---- AMG ----------------------------------------------------------------------------------------
 
-def hierarchy(A, theta):
+def amg_hash(i):
+    """gs_amg_hash (precond/amg_impl.h) of a uint64 array of node numbers."""
+    m = np.uint64(0xFFFFFFFF)
+    h = (i * np.uint64(0x9E3779B1)) & m
+    h ^= h >> np.uint64(16)
+    h = (h * np.uint64(0x85EBCA6B)) & m
+    h ^= h >> np.uint64(13)
+    h = (h * np.uint64(0xC2B2AE35)) & m
+    h ^= h >> np.uint64(16)
+    return h
+
+
+def amg_key(rank, i):
+    """gs_amg_key: (rank << 62) | ((hash(i) >> 1) << 31) | i."""
+    return ((np.asarray(rank, dtype=np.uint64) << np.uint64(62))
+            | ((amg_hash(i) >> np.uint64(1)) << np.uint64(31)) | i)
+
+
+def row_max(S, v, init):
+    """max(init_i, max of v_j over row i's columns j of S), vectorized."""
+    out = init.copy()
+    nz = np.diff(S.indptr) > 0
+    if S.nnz:
+        m = np.maximum.reduceat(v[S.indices], S.indptr[:-1][nz])
+        out[nz] = np.maximum(out[nz], m)
+    return out
+
+
+def mis2_aggregation(C):
+    """Our aggregation (precond/amg_impl.h rules 3a-d: MIS(2) with hashed priorities, then the
+    roots' neighbours, their neighbours, singletons) of the strength matrix C (its off-diagonal
+    entries are the strong ones), as PyAMG's standard_aggregation returns it: (AggOp, roots)."""
+    C = sp.csr_matrix(C)
+    C.eliminate_zeros()
+    n = C.shape[0]
+    coo = C.tocoo()
+    off = coo.row != coo.col
+    S = sp.csr_matrix((np.ones(int(off.sum())), (coo.row[off], coo.col[off])), shape=(n, n))
+    S.sort_indices()
+    iso = np.diff(S.indptr) == 0
+    # Ns restricted to non-isolated nodes, for the rounds
+    Sc = S.tocoo()
+    keep = ~iso[Sc.col] & ~iso[Sc.row]
+    Sn = sp.csr_matrix((np.ones(int(keep.sum())), (Sc.row[keep], Sc.col[keep])), shape=(n, n))
+    Sn.sort_indices()
+    idx = np.arange(n, dtype=np.uint64)
+    state = np.where(iso, 0, 1).astype(np.uint64)  # OUT 0, UNDECIDED 1, IN 2
+    while np.any(state == 1):
+        key = amg_key(state, idx)
+        t1 = row_max(Sn, key, key)
+        t2 = row_max(Sn, t1, t1)
+        und = (state == 1) & ~iso
+        win = und & (t2 == key)
+        lose = und & ~win & ((t2 >> np.uint64(62)) == 2)
+        if not (win.any() or lose.any()):
+            sys.exit("mis2_aggregation: a round decided no node")
+        state[win] = 2
+        state[lose] = 0
+    roots = np.flatnonzero(state == 2)
+    agg = -np.ones(n, dtype=np.int64)
+    agg[roots] = np.arange(len(roots))
+    # b: the root neighbour of largest key
+    rootkey = np.where(state == 2, amg_key(2, idx), np.uint64(0))
+    best = row_max(S, rootkey, np.zeros(n, dtype=np.uint64))
+    b = (state != 2) & ~iso & (best > 0)
+    agg[b] = agg[(best[b] & np.uint64(0x7FFFFFFF)).astype(np.int64)]
+    # c: the neighbour (rank-0 key) of largest key that has an aggregate, as b left them
+    prev = agg.copy()
+    has = np.where(prev >= 0, amg_key(0, idx) + np.uint64(1), np.uint64(0))
+    best = row_max(S, has, np.zeros(n, dtype=np.uint64))
+    c = ~iso & (prev < 0) & (best > 0)
+    agg[c] = prev[((best[c] - np.uint64(1)) & np.uint64(0x7FFFFFFF)).astype(np.int64)]
+    # d: singletons after the roots
+    d = ~iso & (agg < 0)
+    agg[d] = len(roots) + np.arange(int(d.sum()))
+    na = int(agg.max()) + 1 if n else 0
+    rows = np.flatnonzero(agg >= 0)
+    AggOp = sp.csr_matrix((np.ones(len(rows)), (rows, agg[rows])), shape=(n, na))
+    return AggOp, roots
+
+
+def hierarchy(A, theta, nns=None):
     """PyAMG's SA hierarchy with our settings, without smoothers (set by set_smoother), and
     the rho(D_l^-1 A_l) that its Jacobi prolongation smoothing estimated on each level l (from
-    pyamg.aggregation.smooth's call of approximate_spectral_radius, recorded on the way)."""
+    pyamg.aggregation.smooth's call of approximate_spectral_radius, recorded on the way).
+    nns = (B, block, aggregation): A as BSR of block x block (strength of the block norms), B
+    the near-null space, our MIS(2) aggregation for "mis2"."""
     rhos = []
+    B = None
+    max_coarse = MAX_COARSE
+    agg_fn = pyamg_aggregation.standard_aggregation
+    if nns is not None:
+        B, block, aggregation = nns
+        if block > 1:  # nodes of block unknowns on level 0, of B's columns below
+            A = A.tobsr(blocksize=(block, block))
+        if aggregation == "mis2":
+            agg_fn = mis2_aggregation
+        # PyAMG stops at max_coarse block rows, ours at coarse_size rows: with k vectors the
+        # coarse levels have k rows a node
+        max_coarse = MAX_COARSE // B.shape[1]
 
     def record(M, *a, **k):
         r = approximate_spectral_radius(M, *a, **k)
@@ -290,14 +444,19 @@ def hierarchy(A, theta):
         return r
     np.random.seed(SEED)
     pyamg_smooth.approximate_spectral_radius = record
+    saved_agg = pyamg_aggregation.standard_aggregation
+    pyamg_aggregation.standard_aggregation = agg_fn
     try:
-        ml = pyamg.smoothed_aggregation_solver(
-            A, B=None, symmetry="symmetric", strength=("symmetric", {"theta": theta}),
-            aggregate="standard", smooth=("jacobi", {"omega": OMEGA}), presmoother=None,
-            postsmoother=None, improve_candidates=None, max_levels=MAX_LEVELS,
-            max_coarse=MAX_COARSE, coarse_solver="pinv", keep=False)
+        with warnings.catch_warnings():  # "less target vectors than blocksize" for B = ones
+            warnings.simplefilter("ignore")
+            ml = pyamg.smoothed_aggregation_solver(
+                A, B=B, symmetry="symmetric", strength=("symmetric", {"theta": theta}),
+                aggregate="standard", smooth=("jacobi", {"omega": OMEGA}), presmoother=None,
+                postsmoother=None, improve_candidates=None, max_levels=MAX_LEVELS,
+                max_coarse=max_coarse, coarse_solver="pinv", keep=False)
     finally:
         pyamg_smooth.approximate_spectral_radius = approximate_spectral_radius
+        pyamg_aggregation.standard_aggregation = saved_agg
     # PyAMG keeps the coarse levels' A, P, R in BSR of 1 x 1 blocks, whose Jacobi and products
     # are 3 to 5 times slower than CSR's; CSR makes its times a fairer CPU reference
     for lvl in ml.levels:
@@ -378,14 +537,14 @@ def rhs(A, kind):
     return (np.arange(A.shape[0]) % 7) - 3.0
 
 
-def run_system(name, methods, A):
+def run_system(name, methods, A, nns=None):
     A = A.tocsr()
     A.eliminate_zeros()
     bs = {k: rhs(A, k) for k in RHS}
     rows = []
     for theta in THETAS:
         t0 = time.perf_counter()
-        ml, rhos = hierarchy(A, theta)
+        ml, rhos = hierarchy(A, theta, nns)
         t_h = time.perf_counter() - t0
         nl = len(ml.levels)
         oc, gc = ml.operator_complexity(), ml.grid_complexity()
@@ -448,6 +607,10 @@ def write_table(path, table, args):
                 f"# x0 = 0, tol {TOL:g} (||r|| < tol ||b||), maxiter {MAXITER}; "
                 f"cg, bicgstab: pyamg.krylov's with M = one V-cycle; gmres: restart {RESTART}, "
                 f"right-preconditioned (pyamg.krylov.gmres on A M^-1), inner iterations.\n"
+                f"# elasticity2d_N_B[_mis2]: PyAMG's linear_elasticity((N, N)), BSR 2 x 2, "
+                f"B = rbm (its rigid-body modes) or ones, max_coarse "
+                f"{MAX_COARSE} / k; _mis2: our MIS(2) aggregates in place of 'standard' (the "
+                f"docstring says why).\n"
                 f"# matrices from {os.path.abspath(args.matrices)}; setup_s, solve_s: wall "
                 f"seconds on {platform.machine()} ({os.cpu_count()} cores), hierarchy time "
                 f"shared by both smoothers' rows.\n")
@@ -475,7 +638,12 @@ def main():
     ap.add_argument("--gpusolve", default=os.environ.get("GS_GPUSOLVE") or
                     os.path.join(HERE, "..", "build", "apps", "gpusolve"),
                     help="the CLI to check the convdiff generator against")
+    ap.add_argument("--check-elasticity", default="", metavar="FILE",
+                    help="compare a matrix file of tests/amg_elasticity.h with PyAMG's and exit")
     args = ap.parse_args()
+    if args.check_elasticity:
+        check_elasticity(args.check_elasticity)
+        return
     only = set(filter(None, args.only.split(",")))
     check_laplace()
 
@@ -484,9 +652,11 @@ def main():
         if only and name not in only:
             continue
         t0 = time.perf_counter()
-        A = load()
+        A, nns = load(), None
+        if isinstance(A, tuple):
+            A, nns = A[0], A[1:]
         log(f"{name:20s} n {A.shape[0]} nnz {A.nnz} (loaded in {time.perf_counter() - t0:.1f} s)")
-        table[name] = (large, run_system(name, methods, A))
+        table[name] = (large, run_system(name, methods, A, nns))
         if large:  # keep what is done if a later large system is interrupted
             write_table(args.out, table, args)
     write_table(args.out, table, args)

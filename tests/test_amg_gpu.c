@@ -24,6 +24,7 @@
 
 #include "core/testhooks.h"
 #include "precond/amg_impl.h"
+#include "tests/amg_elasticity.h"
 #include "tests/testutil.h"
 
 static gs_context_t *ctx;
@@ -1089,6 +1090,347 @@ static void test_allocation_failures(void)
   gs_csr_destroy(&A);
 }
 
+/* ---- near-null space of k vectors, nodes (precond/amg_nns_kernels.cu) ---------------------- */
+
+/* A symmetric, diagonally dominant matrix of n rows (per_row entries a row on average). */
+static gs_csr_t *nns_sym(gs_idx_t n, int per_row)
+{
+  gs_coo_t *C = NULL;
+  double *rs = xmalloc((size_t)n * sizeof *rs);
+  CU_ASSERT_FATAL(gs_coo_create(&C, n, n, (gs_off_t)n * (per_row + 1)) == GS_SUCCESS);
+  for (gs_idx_t i = 0; i < n; ++i) rs[i] = 0.0;
+  for (gs_idx_t i = 0; i < n; ++i)
+    for (int e = 0; e < per_row / 2; ++e) {
+      const gs_idx_t j = (gs_idx_t)(gs_test_next(rng()) % (uint64_t)n);
+      if (j == i) continue;
+      const double v = -(0.1 + gs_test_uniform(rng()));
+      CU_ASSERT_FATAL(gs_coo_push(C, i, j, v) == GS_SUCCESS);
+      CU_ASSERT_FATAL(gs_coo_push(C, j, i, v) == GS_SUCCESS);
+      rs[i] -= v;
+      rs[j] -= v;
+    }
+  for (gs_idx_t i = 0; i < n; ++i)
+    CU_ASSERT_FATAL(gs_coo_push(C, i, i, rs[i] + 0.5 + gs_test_uniform(rng())) == GS_SUCCESS);
+  gs_csr_t *A = NULL;
+  CU_ASSERT_FATAL(gs_coo_to_csr(&A, C) == GS_SUCCESS);
+  gs_coo_destroy(&C);
+  free(rs);
+  return A;
+}
+
+/* One level of the near-null-space setup, each device phase from the host's inputs against the
+ * host reference, bit for bit: the nodes (node_of from node_ptr; uniform ones when `uniform`),
+ * the amalgamated matrix, the aggregates of the nodes expanded to the unknowns, the fit (T,
+ * Bc, cptr, the largest k_J), the smoothed P of T. Returns 0 when the level does not coarsen;
+ * else replaces *A, *B (n x k, packed) and the nodes (*nptr, *nn; NULL when one unknown a node)
+ * by the next level's (the host's RAP). */
+static int nns_level(gs_csr_t **pA, double **pB, int k, int32_t **pnptr, gs_idx_t *pnn,
+                     int uniform, double theta, const char *label)
+{
+  const gs_csr_t *A = *pA;
+  const gs_idx_t n = A->m;
+  const size_t bn = (size_t)(n > 0 ? n : 1);
+  gs_amg_dcsr_t dA;
+  gs_test_amg_upload(ctx, A, &dA);
+  double *d = xmalloc(bn * sizeof *d), *d_d = dalloc(bn * sizeof(double));
+  gs_amg_diag_host(A, d);
+  OK(gs_amg_diag_dev(ctx, n, dA.rp, dA.col, dA.val, d_d), "diag");
+  int32_t *agg = xmalloc(bn * sizeof *agg), naggs = 0;
+  int rounds = 0;
+  /* the nodes and their aggregates */
+  const int32_t *nptr = *pnptr;
+  const gs_idx_t nn = nptr ? *pnn : n;
+  {
+    gs_csr_t *G = NULL;
+    const gs_csr_t *Gh = A;
+    if (nptr) {
+      int32_t *d_nptr = dalloc(((size_t)nn + 1) * sizeof(int32_t));
+      int32_t *d_nof = dalloc(bn * sizeof(int32_t)), *nof = xmalloc(bn * sizeof *nof);
+      int32_t *want = xmalloc(bn * sizeof *want);
+      for (gs_idx_t I = 0; I < nn; ++I)
+        for (int32_t i = nptr[I]; i < nptr[I + 1]; ++i) want[i] = (int32_t)I;
+      if (uniform) {
+        const int K = (int)(n / nn);
+        int32_t *got = xmalloc(((size_t)nn + 1) * sizeof *got);
+        OK(gs_amg_nodes_uniform_dev(ctx, nn, K, d_nptr, d_nof), "uniform nodes");
+        to_host(got, d_nptr, ((size_t)nn + 1) * sizeof *got);
+        CU_ASSERT(same_bytes(got, nptr, (size_t)nn + 1, sizeof *got, 0, label, "node_ptr"));
+        free(got);
+      } else {
+        CU_ASSERT_FATAL(gs_copy_to_device(ctx, d_nptr, nptr, ((size_t)nn + 1) * 4) ==
+                        GS_SUCCESS);
+        OK(gs_amg_nodes_of_dev(ctx, nn, d_nptr, d_nof), "node_of");
+      }
+      to_host(nof, d_nof, (size_t)n * sizeof *nof);
+      CU_ASSERT(same_bytes(nof, want, (size_t)n, sizeof *nof, 0, label, "node_of"));
+      gs_amg_dcsr_t dAa;
+      OK(gs_amg_amalgamate_dev(ctx, &dA, nn, d_nptr, d_nof, &dAa), "amalgamate");
+      OK(gs_amg_amalgamate_host(A, nn, nptr, &G), "amalgamate (host)");
+      gs_csr_t *Da = gs_test_amg_download(ctx, &dAa);
+      CU_ASSERT(same_csr(Da, G, label, "amalgamated"));
+      gs_csr_destroy(&Da);
+      gs_amg_dcsr_free(ctx, &dAa);
+      Gh = G;
+      /* host aggregates of the nodes, expanded on the device */
+      double *dg = xmalloc(((size_t)nn + 1) * sizeof *dg);
+      uint8_t *s = xmalloc((size_t)G->nnz + 1);
+      int32_t *an = xmalloc(((size_t)nn + 1) * sizeof *an), *d_an = dalloc(((size_t)nn + 1) * 4);
+      gs_amg_diag_host(G, dg);
+      gs_amg_strength_host(G, dg, theta, s);
+      OK(gs_amg_aggregate_host(G, s, an, &naggs, &rounds), "aggregate (host)");
+      for (gs_idx_t i = 0; i < n; ++i) want[i] = an[nof[i]];
+      CU_ASSERT_FATAL(gs_copy_to_device(ctx, d_an, an, ((size_t)nn + 1) * 4) == GS_SUCCESS);
+      int32_t *d_agg = dalloc(bn * sizeof(int32_t));
+      OK(gs_amg_expand_agg_dev(ctx, n, d_nof, d_an, d_agg), "expand");
+      to_host(agg, d_agg, (size_t)n * sizeof *agg);
+      CU_ASSERT(same_bytes(agg, want, (size_t)n, sizeof *agg, 0, label, "expanded aggregates"));
+      gs_dfree(ctx, d_agg);
+      gs_dfree(ctx, d_an);
+      gs_dfree(ctx, d_nptr);
+      gs_dfree(ctx, d_nof);
+      free(nof);
+      free(want);
+      free(dg);
+      free(s);
+      free(an);
+    } else {
+      uint8_t *s = xmalloc((size_t)A->nnz + 1);
+      gs_amg_strength_host(A, d, theta, s);
+      OK(gs_amg_aggregate_host(A, s, agg, &naggs, &rounds), "aggregate (host)");
+      free(s);
+    }
+    if (naggs == 0 || naggs >= Gh->m) {
+      gs_csr_destroy(&G);
+      gs_amg_dcsr_free(ctx, &dA);
+      gs_dfree(ctx, d_d);
+      free(d);
+      free(agg);
+      return 0;
+    }
+    gs_csr_destroy(&G);
+  }
+  /* fit */
+  int32_t *d_agg = to_dev(agg, (size_t)n * sizeof *agg);
+  double *d_B = to_dev(*pB, (size_t)n * (size_t)k * sizeof(double)), *d_Bc = NULL;
+  int32_t *d_cptr = dalloc(((size_t)naggs + 1) * sizeof(int32_t));
+  int32_t *cptr = xmalloc(((size_t)naggs + 1) * sizeof *cptr);
+  int32_t *hcptr = xmalloc(((size_t)naggs + 1) * sizeof *hcptr);
+  gs_amg_dcsr_t dT, dP;
+  int kmax = -1;
+  OK(gs_amg_fit_dev(ctx, n, k, d_B, d_agg, naggs, &dT, &d_Bc, d_cptr, &kmax), "fit");
+  gs_csr_t *T = NULL, *P = NULL;
+  double *Bc = NULL;
+  OK(gs_amg_fit_host(n, k, *pB, n, agg, naggs, &T, &Bc, hcptr), "fit (host)");
+  to_host(cptr, d_cptr, ((size_t)naggs + 1) * sizeof *cptr);
+  CU_ASSERT(same_bytes(cptr, hcptr, (size_t)naggs + 1, sizeof *cptr, 0, label, "cptr"));
+  int want_kmax = 0;
+  for (int32_t J = 0; J < naggs; ++J)
+    if (hcptr[J + 1] - hcptr[J] > want_kmax) want_kmax = hcptr[J + 1] - hcptr[J];
+  CU_ASSERT_EQUAL(kmax, want_kmax);
+  gs_csr_t *DT = gs_test_amg_download(ctx, &dT);
+  CU_ASSERT(same_csr(DT, T, label, "tentative T"));
+  gs_csr_destroy(&DT);
+  const int32_t nc = hcptr[naggs];
+  if (nc > 0) {
+    double *got = xmalloc((size_t)nc * (size_t)k * sizeof *got);
+    CU_ASSERT_FATAL(d_Bc != NULL);
+    to_host(got, d_Bc, (size_t)nc * (size_t)k * sizeof *got);
+    CU_ASSERT(same_bytes(got, Bc, (size_t)nc * (size_t)k, sizeof *got, 1, label, "Bc"));
+    free(got);
+  } else {
+    CU_ASSERT(d_Bc == NULL);
+  }
+  int more = nc > 0 && nc < n;
+  if (more) { /* smoothed P of T */
+    const double omega = 0.37;
+    OK(gs_amg_smooth_tp_dev(ctx, &dA, d_d, &dT, omega, &dP), "smoothed P of T");
+    OK(gs_amg_smooth_tp_host(A, d, T, omega, &P), "smoothed P of T (host)");
+    gs_csr_t *DP = gs_test_amg_download(ctx, &dP);
+    CU_ASSERT(same_csr(DP, P, label, "P of T"));
+    gs_csr_destroy(&DP);
+    gs_amg_dcsr_free(ctx, &dP);
+    gs_csr_t *Ac = NULL;
+    OK(gs_amg_rap_host(A, P, &Ac), "rap (host)");
+    gs_csr_destroy(pA);
+    *pA = Ac;
+    free(*pB);
+    *pB = Bc;
+    Bc = NULL;
+    free(*pnptr);
+    *pnptr = NULL;
+    if (want_kmax > 1) {
+      *pnptr = hcptr;
+      hcptr = NULL;
+      *pnn = naggs;
+    }
+  }
+  fprintf(stderr, "  %s: %d unknowns, %d aggregates, %d coarse unknowns (k_J <= %d)\n", label,
+          (int)n, (int)naggs, (int)nc, want_kmax);
+  gs_csr_destroy(&T);
+  gs_csr_destroy(&P);
+  gs_amg_dcsr_free(ctx, &dT);
+  gs_amg_dcsr_free(ctx, &dA);
+  gs_dfree(ctx, d_d);
+  gs_dfree(ctx, d_agg);
+  gs_dfree(ctx, d_B);
+  gs_dfree(ctx, d_Bc);
+  gs_dfree(ctx, d_cptr);
+  free(d);
+  free(agg);
+  free(cptr);
+  free(hcptr);
+  free(Bc);
+  return more;
+}
+
+/* Up to four levels of A with B (n x k) over nodes of `block` unknowns. */
+static void nns_levels(const gs_csr_t *A0, int block, int k, const double *B0, double theta,
+                       const char *name)
+{
+  gs_csr_t *A = NULL;
+  CU_ASSERT_FATAL(gs_csr_copy(&A, A0) == GS_SUCCESS);
+  double *B = xmalloc((size_t)A->m * (size_t)k * sizeof *B);
+  memcpy(B, B0, (size_t)A->m * (size_t)k * sizeof *B);
+  int32_t *nptr = NULL;
+  gs_idx_t nn = A->m;
+  if (block > 1) {
+    nn = A->m / block;
+    nptr = xmalloc(((size_t)nn + 1) * sizeof *nptr);
+    for (gs_idx_t I = 0; I <= nn; ++I) nptr[I] = (int32_t)(I * block);
+  }
+  for (int l = 0; l < 4; ++l) {
+    char label[160];
+    snprintf(label, sizeof label, "%s k=%d theta=%g level %d", name, k, theta, l);
+    if (!nns_level(&A, &B, k, &nptr, &nn, l == 0 && block > 1, theta, label)) break;
+  }
+  free(B);
+  free(nptr);
+  gs_csr_destroy(&A);
+}
+
+/* Elasticity with its rigid-body modes (and more vectors, and ones), random matrices with
+ * random vectors (k = 1 to 8, small aggregates that drop columns), uniform and variable nodes:
+ * every phase bit for bit against the host, level after level. */
+static void test_nns_phases(void)
+{
+  for (int c = 0; c < 2; ++c) {
+    gs_csr_t *A = NULL;
+    double *rbm = NULL;
+    const gs_idx_t nx = c ? 40 : 9;
+    CU_ASSERT_FATAL(gs_test_elasticity(nx, &A, &rbm) == GS_SUCCESS);
+    char name[64];
+    snprintf(name, sizeof name, "elasticity %dx%d", (int)nx, (int)nx);
+    nns_levels(A, 2, 3, rbm, 0.0, name);
+    nns_levels(A, 2, 3, rbm, 0.08, name);
+    double *B = xmalloc((size_t)A->m * 8 * sizeof *B);
+    memcpy(B, rbm, (size_t)A->m * 3 * sizeof *B);
+    for (size_t x = (size_t)A->m * 3; x < (size_t)A->m * 8; ++x) B[x] = gs_test_uniform(rng());
+    nns_levels(A, 2, 8, B, 0.0, name);
+    for (gs_idx_t i = 0; i < A->m; ++i) B[i] = 1.0;
+    nns_levels(A, 2, 1, B, 0.0, name);
+    nns_levels(A, 1, 3, rbm, 0.0, name); /* unknowns aggregated one by one */
+    free(B);
+    free(rbm);
+    gs_csr_destroy(&A);
+  }
+  for (int c = 0; c < 8; ++c) {
+    const int k = 1 + c, block = 1 + c % 3;
+    gs_csr_t *A = nns_sym(600 * block, 4 + 2 * (c % 4));
+    double *B = xmalloc((size_t)A->m * (size_t)k * sizeof *B);
+    for (size_t x = 0; x < (size_t)A->m * (size_t)k; ++x) B[x] = 2.0 * gs_test_uniform(rng()) - 1.0;
+    char name[64];
+    snprintf(name, sizeof name, "random %d, block %d", c, block);
+    nns_levels(A, block, k, B, c % 2 ? 0.25 : 0.0, name);
+    free(B);
+    gs_csr_destroy(&A);
+  }
+  { /* variable nodes, empty ones among them: the amalgamated matrix and node_of */
+    gs_csr_t *A = nns_sym(700, 6);
+    int32_t *vp = xmalloc(((size_t)A->m + 2) * sizeof *vp);
+    gs_idx_t nv = 0;
+    vp[0] = 0;
+    while (vp[nv] < A->m) {
+      int sz = (int)(gs_test_next(rng()) % (GS_AMG_BLOCK_MAX + 1));
+      if (vp[nv] + sz > A->m) sz = A->m - vp[nv];
+      vp[nv + 1] = vp[nv] + sz;
+      ++nv;
+    }
+    double *B = xmalloc((size_t)A->m * 2 * sizeof *B);
+    for (size_t x = 0; x < (size_t)A->m * 2; ++x) B[x] = gs_test_uniform(rng());
+    gs_idx_t nn = nv;
+    nns_level(&A, &B, 2, &vp, &nn, 0, 0.0, "variable nodes");
+    free(vp);
+    free(B);
+    gs_csr_destroy(&A);
+  }
+}
+
+/* Allocation k of the fit, the amalgamation and the smoothed P of T fails, for every k: a
+ * clean GS_ERR_DEVICE_MEMORY and nothing left allocated. */
+static void test_nns_allocation_failures(void)
+{
+  const char *label = "near-null space allocation failures";
+  gs_csr_t *A = NULL;
+  double *rbm = NULL;
+  CU_ASSERT_FATAL(gs_test_elasticity(12, &A, &rbm) == GS_SUCCESS);
+  const gs_idx_t n = A->m, nn = n / 2;
+  gs_amg_dcsr_t dA, dAa, dT, dP;
+  memset(&dT, 0, sizeof dT);
+  gs_test_amg_upload(ctx, A, &dA);
+  double *d_d = dalloc((size_t)n * sizeof(double)), *d_B = to_dev(rbm, (size_t)n * 3 * 8);
+  int32_t *d_nptr = dalloc(((size_t)nn + 1) * 4), *d_nof = dalloc((size_t)n * 4);
+  int32_t *d_agg = dalloc((size_t)n * 4), *d_cptr = NULL;
+  OK(gs_amg_diag_dev(ctx, n, dA.rp, dA.col, dA.val, d_d), "diag");
+  OK(gs_amg_nodes_uniform_dev(ctx, nn, 2, d_nptr, d_nof), "nodes");
+  int32_t *agg = xmalloc((size_t)n * sizeof *agg), naggs = 0;
+  for (gs_idx_t i = 0; i < n; ++i) agg[i] = (int32_t)(i / 2 / 9); /* aggregates of 9 nodes */
+  naggs = agg[n - 1] + 1;
+  CU_ASSERT_FATAL(gs_copy_to_device(ctx, d_agg, agg, (size_t)n * 4) == GS_SUCCESS);
+  d_cptr = dalloc(((size_t)naggs + 1) * 4);
+  for (int phase = 0; phase < 3; ++phase) {
+    int done = 0;
+    for (long k = 1; k <= 64 && !done; ++k) {
+      const size_t base = gs_device_bytes_in_use(ctx);
+      double *d_Bc = NULL;
+      int kmax = 0;
+      gs_test_dmalloc_fail_after(ctx, k);
+      gs_status_t st = GS_ERR_INTERNAL;
+      switch (phase) {
+      case 0: st = gs_amg_amalgamate_dev(ctx, &dA, nn, d_nptr, d_nof, &dAa); break;
+      case 1: st = gs_amg_fit_dev(ctx, n, 3, d_B, d_agg, naggs, &dT, &d_Bc, d_cptr, &kmax); break;
+      default: st = gs_amg_smooth_tp_dev(ctx, &dA, d_d, &dT, 0.5, &dP); break;
+      }
+      gs_test_dmalloc_fail_after(ctx, 0);
+      if (st == GS_SUCCESS) {
+        done = 1;
+        if (phase == 0) gs_amg_dcsr_free(ctx, &dAa);
+        if (phase == 1) gs_dfree(ctx, d_Bc); /* T stays: the smoothed P uses it */
+        if (phase == 2) gs_amg_dcsr_free(ctx, &dP);
+        if (phase != 1) CU_ASSERT_EQUAL(gs_device_bytes_in_use(ctx), base);
+      } else {
+        if (st != GS_ERR_DEVICE_MEMORY)
+          fprintf(stderr, "  %s: phase %d, allocation %ld: %s\n", label, phase, k,
+                  gs_last_error());
+        CU_ASSERT_EQUAL(st, GS_ERR_DEVICE_MEMORY);
+        CU_ASSERT_EQUAL(gs_device_bytes_in_use(ctx), base);
+        CU_ASSERT(d_Bc == NULL);
+      }
+    }
+    CU_ASSERT_FATAL(done);
+  }
+  gs_amg_dcsr_free(ctx, &dT);
+  gs_amg_dcsr_free(ctx, &dA);
+  gs_dfree(ctx, d_d);
+  gs_dfree(ctx, d_B);
+  gs_dfree(ctx, d_nptr);
+  gs_dfree(ctx, d_nof);
+  gs_dfree(ctx, d_agg);
+  gs_dfree(ctx, d_cptr);
+  free(agg);
+  free(rbm);
+  gs_csr_destroy(&A);
+}
+
 /* Sizes that disagree, an oversized dense inverse. */
 static void test_refusals(void)
 {
@@ -1125,6 +1467,8 @@ int main(void)
       {"Jacobi and Chebyshev kernels against a host loop", test_cycle_kernels},
       {"allocation failures at every step of every phase", test_allocation_failures},
       {"refusals: dimensions, dense size", test_refusals},
+      {"near-null space: nodes, amalgamation, fit, P of T against the host", test_nns_phases},
+      {"near-null space: allocation failures of its phases", test_nns_allocation_failures},
       CU_TEST_INFO_NULL};
   const int rc = gs_test_main("amg_gpu", tests, 1);
   gs_context_destroy(&ctx);

@@ -9,6 +9,7 @@
  * reference within its rounding bound; SpGEMM and P^T A P against dense long double products;
  * the symmetry of A_c and the coarse image of the constant vector of a pure Neumann Laplacian;
  * error cases. Random matrices come from the printed seed; real ones from the matrix folder. */
+#define _POSIX_C_SOURCE 200809L
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 
 #include "precond/amg_impl.h"
+#include "tests/amg_elasticity.h"
 #include "tests/testutil.h"
 
 static uint64_t g_state;
@@ -1225,6 +1227,903 @@ static void test_edge_cases(void)
   gs_csr_destroy(&R);
 }
 
+/* ---- near-null space of k vectors, nodes (amg_impl.h: NODES, FIT, SMOOTHED P of general T) -- */
+
+/* Aa against its rule recomputed with one accumulator per node column (each column's squares
+ * then arrive in the rule's order: the node's rows in order, each row's entries in column
+ * order), bit for bit, and its pattern (the nodes met, increasing). */
+static void check_amalgamate(const gs_csr_t *A, gs_idx_t nnodes, const int32_t *nptr,
+                             const gs_csr_t *Aa, const char *label)
+{
+  CU_ASSERT_EQUAL_FATAL(Aa->m, nnodes);
+  CU_ASSERT_EQUAL_FATAL(Aa->n, nnodes);
+  CU_ASSERT(rows_sorted(Aa));
+  int32_t *node_of = xmalloc((size_t)(A->m > 0 ? A->m : 1) * sizeof *node_of);
+  double *acc = xcalloc((size_t)(nnodes > 0 ? nnodes : 1), sizeof *acc);
+  uint8_t *met = xcalloc((size_t)(nnodes > 0 ? nnodes : 1), 1);
+  for (gs_idx_t I = 0; I < nnodes; ++I)
+    for (int32_t i = nptr[I]; i < nptr[I + 1]; ++i) node_of[i] = I;
+  int bad = 0;
+  for (gs_idx_t I = 0; I < nnodes; ++I) {
+    for (int32_t i = nptr[I]; i < nptr[I + 1]; ++i)
+      for (gs_off_t q = A->row_ptr[i]; q < A->row_ptr[i + 1]; ++q) {
+        const int32_t J = node_of[A->col[q]];
+        const double sq = A->val[q] * A->val[q];
+        acc[J] = acc[J] + sq;
+        met[J] = 1;
+      }
+    gs_off_t q = Aa->row_ptr[I];
+    for (gs_idx_t J = 0; J < nnodes; ++J) {
+      if (!met[J]) continue;
+      if (q >= Aa->row_ptr[I + 1] || Aa->col[q] != J || bits(Aa->val[q]) != bits(sqrt(acc[J])))
+        ++bad;
+      ++q;
+      met[J] = 0;
+      acc[J] = 0.0;
+    }
+    bad += q != Aa->row_ptr[I + 1];
+  }
+  if (bad) fprintf(stderr, "%s: %d wrong entries of the amalgamated matrix\n", label, bad);
+  CU_ASSERT_EQUAL(bad, 0);
+  free(node_of);
+  free(acc);
+  free(met);
+}
+
+/* What FIT promises about T, Bc and cptr for B (n x k, leading dimension ldb):
+ *  - cptr from 0, k_J = cptr[J+1] - cptr[J] <= min(k, |S_J|), and == min(k, |S_J|) when
+ *    `generic` (random B: every block of full rank); T n x cptr[naggs], rows sorted, row i in
+ *    aggregate J holding exactly the columns cptr[J] .. cptr[J+1]-1, isolated rows empty;
+ *  - orthonormal columns per aggregate: |(Q_J^T Q_J - I)_pq| <= 4 (m + k) k u kappa, kappa =
+ *    ||R||_F ||R^-1||_F of the kept part of R_J (rows of Bc, columns at their leading entries;
+ *    modified Gram-Schmidt loses orthogonality in proportion to the condition number, Bjorck
+ *    1967);
+ *  - T Bc = B: column c of MGS computes v <- fl(v - fl(r_pc q_p)) for p < c, then q_c =
+ *    fl(v / r_cc): each step errs by at most u |v| + (2u + u^2) |r_pc q_p|, and r_cc q_c by
+ *    u |v|, with |v| <= S = |b| + sum_p |r_pc| |q_p| (to first order), so
+ *      |b_ic - (T Bc)_ic| <= gamma_{k+4} (|b_ic| + sum_j |T_ij| |Bc_jc|)
+ *    (T Bc in long double, whose rounding gamma_k(u_ld) is added); an aggregate that dropped a
+ *    column also keeps the dropped part, at most tol ||B_J(:, c)|| (1 + gamma_{m+2}) in the
+ *    2-norm over the aggregate, which is what is checked there. */
+static void check_fit(gs_idx_t n, int k, const double *B, int64_t ldb, const int32_t *agg,
+                      int32_t naggs, const gs_csr_t *T, const double *Bc, const int32_t *cptr,
+                      int generic, const char *label)
+{
+  const int32_t nc = cptr[naggs];
+  CU_ASSERT_EQUAL_FATAL(cptr[0], 0);
+  CU_ASSERT_EQUAL_FATAL(T->m, n);
+  CU_ASSERT_EQUAL_FATAL(T->n, nc);
+  CU_ASSERT(rows_sorted(T));
+  const size_t na = (size_t)(naggs > 0 ? naggs : 1);
+  int32_t *m = xcalloc(na, sizeof *m);
+  for (gs_idx_t i = 0; i < n; ++i)
+    if (agg[i] >= 0) ++m[agg[i]];
+  int bad_k = 0, bad_pat = 0, bad_orth = 0, bad_res = 0, bad_norm = 0;
+  double worst_orth = 0.0, worst_res = 0.0;
+  for (int32_t J = 0; J < naggs; ++J) {
+    const int kj = cptr[J + 1] - cptr[J], want = m[J] < k ? m[J] : k;
+    bad_k += kj < 0 || kj > want || (generic && kj != want);
+  }
+  for (gs_idx_t i = 0; i < n; ++i) {
+    const gs_off_t len = T->row_ptr[i + 1] - T->row_ptr[i];
+    if (agg[i] < 0) {
+      bad_pat += len != 0;
+      continue;
+    }
+    const int32_t J = agg[i];
+    bad_pat += len != cptr[J + 1] - cptr[J];
+    for (gs_off_t q = T->row_ptr[i]; q < T->row_ptr[i + 1]; ++q)
+      bad_pat += T->col[q] != cptr[J] + (int32_t)(q - T->row_ptr[i]);
+  }
+  CU_ASSERT_EQUAL(bad_k, 0);
+  CU_ASSERT_EQUAL(bad_pat, 0);
+  if (bad_k || bad_pat) {
+    fprintf(stderr, "%s: %d aggregates with a wrong count, %d wrong rows of T\n", label, bad_k,
+            bad_pat);
+    free(m);
+    return;
+  }
+  /* per aggregate: its rows, Q_J (m x k_J) and the kept R */
+  int32_t *rows = xmalloc((size_t)(n > 0 ? n : 1) * sizeof *rows), *start = xcalloc(na + 1, 4);
+  for (gs_idx_t i = 0; i < n; ++i)
+    if (agg[i] >= 0) ++start[agg[i] + 1];
+  for (int32_t J = 0; J < naggs; ++J) start[J + 1] += start[J];
+  int32_t *fill = xmalloc(na * sizeof *fill);
+  for (int32_t J = 0; J < naggs; ++J) fill[J] = start[J];
+  for (gs_idx_t i = 0; i < n; ++i)
+    if (agg[i] >= 0) rows[fill[agg[i]]++] = i;
+  for (int32_t J = 0; J < naggs; ++J) {
+    const int kj = cptr[J + 1] - cptr[J], mJ = m[J];
+    if (kj == 0) continue;
+    /* kappa of the kept R: its columns at each row's leading entry */
+    int lead[GS_AMG_NNS_MAX];
+    long double Rk[GS_AMG_NNS_MAX][GS_AMG_NNS_MAX], Ri[GS_AMG_NNS_MAX][GS_AMG_NNS_MAX];
+    for (int r = 0; r < kj; ++r) {
+      lead[r] = -1;
+      for (int c = 0; c < k && lead[r] < 0; ++c)
+        if (Bc[(size_t)c * nc + cptr[J] + r] != 0.0) lead[r] = c;
+      CU_ASSERT_FATAL(lead[r] >= 0 && (r == 0 || lead[r] > lead[r - 1]));
+    }
+    long double nr = 0, ni = 0;
+    for (int r = 0; r < kj; ++r)
+      for (int c = 0; c < kj; ++c) {
+        Rk[r][c] = Bc[(size_t)lead[c] * nc + cptr[J] + r];
+        nr += Rk[r][c] * Rk[r][c];
+      }
+    for (int c = 0; c < kj; ++c) /* R^-1 by columns: R x = e_c, back substitution */
+      for (int r = kj - 1; r >= 0; --r) {
+        long double s = r == c ? 1.0L : 0.0L;
+        for (int j = r + 1; j < kj; ++j) s -= Rk[r][j] * Ri[j][c];
+        Ri[r][c] = s / Rk[r][r];
+        ni += Ri[r][c] * Ri[r][c];
+      }
+    const double kappa = (double)sqrtl(nr * ni);
+    const double tol_o = 4.0 * (mJ + k) * k * U * kappa;
+    for (int p = 0; p < kj; ++p)
+      for (int q = 0; q < kj; ++q) {
+        long double s = 0;
+        for (int32_t x = start[J]; x < start[J + 1]; ++x) {
+          const gs_idx_t i = rows[x];
+          s += (long double)T->val[T->row_ptr[i] + p] * T->val[T->row_ptr[i] + q];
+        }
+        const double e = fabs((double)(s - (p == q ? 1.0L : 0.0L)));
+        if (e > worst_orth * tol_o) worst_orth = e / tol_o;
+        bad_orth += e > tol_o;
+      }
+    /* T Bc = B: entry by entry in the kept columns, in the 2-norm in the dropped ones */
+    for (int c = 0; c < k; ++c) {
+      int kept = 0;
+      for (int r = 0; r < kj; ++r) kept |= lead[r] == c;
+      long double res2 = 0, bound2 = 0, b2 = 0;
+      for (int32_t x = start[J]; x < start[J + 1]; ++x) {
+        const gs_idx_t i = rows[x];
+        const double b = B[(int64_t)c * ldb + i];
+        long double s = 0, mag = fabsl((long double)b);
+        for (gs_off_t q = T->row_ptr[i]; q < T->row_ptr[i + 1]; ++q) {
+          const double bc = Bc[(size_t)c * nc + T->col[q]];
+          s += (long double)T->val[q] * bc;
+          mag += fabsl((long double)T->val[q] * bc);
+        }
+        const long double res = fabsl((long double)b - s);
+        const long double bnd = ((long double)gam(k + 4, U) + gam(k + 1, (double)UL)) * mag;
+        if (kept) {
+          bad_res += res > bnd;
+          if (bnd > 0 && (double)(res / bnd) > worst_res) worst_res = (double)(res / bnd);
+        }
+        res2 += res * res;
+        bound2 += bnd * bnd;
+        b2 += (long double)b * b;
+      }
+      const long double lim = sqrtl(bound2) + GS_AMG_FIT_TOL * sqrtl(b2) * (1.0L + gam(mJ + 2, U));
+      if (!kept) bad_norm += sqrtl(res2) > lim;
+    }
+  }
+  if (bad_orth || bad_res || bad_norm)
+    fprintf(stderr, "%s: %d entries of Q^T Q - I, %d of B - T Bc, %d columns over the bound "
+            "(worst %.3g, %.3g of the bounds)\n", label, bad_orth, bad_res, bad_norm,
+            worst_orth, worst_res);
+  CU_ASSERT_EQUAL(bad_orth, 0);
+  CU_ASSERT_EQUAL(bad_res, 0);
+  CU_ASSERT_EQUAL(bad_norm, 0);
+  free(m);
+  free(rows);
+  free(start);
+  free(fill);
+}
+
+/* P = T + W (A T) against long double: |P - ref| <= gamma_{L+2} (|T| + |w| |A| |T|) with L the
+ * row's length (the SpGEMM's sum of L products, the product by w, the sum with t). */
+static void check_smooth_tp(const gs_csr_t *A, const double *d, const gs_csr_t *T, double omega,
+                            const gs_csr_t *P, const char *label)
+{
+  CU_ASSERT_EQUAL_FATAL(P->m, A->m);
+  CU_ASSERT_EQUAL_FATAL(P->n, T->n);
+  CU_ASSERT(rows_sorted(P));
+  const size_t nc = (size_t)(T->n > 0 ? T->n : 1);
+  long double *ref = xcalloc(nc, sizeof *ref), *mag = xcalloc(nc, sizeof *mag);
+  uint8_t *met = xcalloc(nc, 1);
+  int bad_pat = 0, bad_val = 0;
+  for (gs_idx_t i = 0; i < A->m; ++i) {
+    const long double w = -(long double)omega / d[i];
+    const gs_off_t L = A->row_ptr[i + 1] - A->row_ptr[i];
+    for (gs_off_t a = A->row_ptr[i]; a < A->row_ptr[i + 1]; ++a) {
+      const gs_idx_t j = A->col[a];
+      for (gs_off_t q = T->row_ptr[j]; q < T->row_ptr[j + 1]; ++q) {
+        ref[T->col[q]] += w * A->val[a] * T->val[q];
+        mag[T->col[q]] += fabsl(w * A->val[a] * T->val[q]);
+        met[T->col[q]] = 1;
+      }
+    }
+    for (gs_off_t q = T->row_ptr[i]; q < T->row_ptr[i + 1]; ++q) {
+      ref[T->col[q]] += T->val[q];
+      mag[T->col[q]] += fabsl((long double)T->val[q]);
+      met[T->col[q]] = 1;
+    }
+    gs_off_t p = P->row_ptr[i];
+    for (size_t c = 0; c < (size_t)T->n; ++c) {
+      if (!met[c]) continue;
+      if (p >= P->row_ptr[i + 1] || P->col[p] != (gs_idx_t)c) {
+        ++bad_pat;
+      } else {
+        const long double bnd = (long double)gam2((double)L + 3) * mag[c];
+        bad_val += fabsl((long double)P->val[p] - ref[c]) > bnd;
+        ++p;
+      }
+      ref[c] = mag[c] = 0;
+      met[c] = 0;
+    }
+    bad_pat += p != P->row_ptr[i + 1];
+  }
+  if (bad_pat || bad_val)
+    fprintf(stderr, "%s: smoothed P of T: %d pattern faults, %d values over the bound\n", label,
+            bad_pat, bad_val);
+  CU_ASSERT_EQUAL(bad_pat, 0);
+  CU_ASSERT_EQUAL(bad_val, 0);
+  free(ref);
+  free(mag);
+  free(met);
+}
+
+/* Aggregates of A (nodes of `block` unknowns when block > 1) as amg.c makes them; returns naggs
+ * and agg per unknown (malloc'd). */
+static int32_t nodes_aggregate(const gs_csr_t *A, int block, double theta, int32_t **agg_out)
+{
+  const gs_idx_t n = A->m, nn = n / block;
+  int32_t *agg = xmalloc((size_t)(n > 0 ? n : 1) * sizeof *agg), naggs = 0;
+  int rounds = 0;
+  if (block == 1) {
+    double *d = xmalloc((size_t)(n > 0 ? n : 1) * sizeof *d);
+    uint8_t *s = xmalloc((size_t)A->nnz + 1);
+    gs_amg_diag_host(A, d);
+    gs_amg_strength_host(A, d, theta, s);
+    CU_ASSERT_FATAL(gs_amg_aggregate_host(A, s, agg, &naggs, &rounds) == GS_SUCCESS);
+    free(d);
+    free(s);
+  } else {
+    int32_t *nptr = xmalloc(((size_t)nn + 1) * sizeof *nptr), *an = xmalloc((size_t)nn * 4 + 4);
+    for (gs_idx_t I = 0; I <= nn; ++I) nptr[I] = I * block;
+    gs_csr_t *Aa = NULL;
+    CU_ASSERT_FATAL(gs_amg_amalgamate_host(A, nn, nptr, &Aa) == GS_SUCCESS);
+    check_amalgamate(A, nn, nptr, Aa, "nodes");
+    double *d = xmalloc(((size_t)nn + 1) * sizeof *d);
+    uint8_t *s = xmalloc((size_t)Aa->nnz + 1);
+    gs_amg_diag_host(Aa, d);
+    gs_amg_strength_host(Aa, d, theta, s);
+    CU_ASSERT_FATAL(gs_amg_aggregate_host(Aa, s, an, &naggs, &rounds) == GS_SUCCESS);
+    for (gs_idx_t i = 0; i < n; ++i) agg[i] = an[i / block];
+    gs_csr_destroy(&Aa);
+    free(nptr);
+    free(an);
+    free(d);
+    free(s);
+  }
+  *agg_out = agg;
+  return naggs;
+}
+
+/* Random symmetric matrices with uniform and variable nodes (empty ones too): Aa bit for bit. */
+static void test_nns_amalgamate(void)
+{
+  for (int K = 1; K <= 4; ++K) {
+    gs_csr_t *A = sym_random(60 * K, 6.0);
+    const gs_idx_t nn = 60;
+    int32_t *nptr = xmalloc(((size_t)nn + 1) * sizeof *nptr);
+    for (gs_idx_t I = 0; I <= nn; ++I) nptr[I] = I * K;
+    gs_csr_t *Aa = NULL;
+    CU_ASSERT_FATAL(gs_amg_amalgamate_host(A, nn, nptr, &Aa) == GS_SUCCESS);
+    check_amalgamate(A, nn, nptr, Aa, "uniform nodes");
+    if (K == 1) { /* one unknown a node: |a_ij|, the pattern of A */
+      CU_ASSERT(Aa->nnz == A->nnz && memcmp(Aa->col, A->col, (size_t)A->nnz * 4) == 0);
+      int bad = 0;
+      for (gs_off_t q = 0; q < A->nnz; ++q) bad += Aa->val[q] != fabs(A->val[q]);
+      CU_ASSERT_EQUAL(bad, 0);
+    }
+    gs_csr_destroy(&Aa);
+    /* variable: 0 to GS_AMG_BLOCK_MAX unknowns a node */
+    int32_t *vp = xmalloc(((size_t)A->m + 2) * sizeof *vp);
+    gs_idx_t nv = 0;
+    vp[0] = 0;
+    while (vp[nv] < A->m) {
+      int sz = rndint(GS_AMG_BLOCK_MAX + 1);
+      if (vp[nv] + sz > A->m) sz = A->m - vp[nv];
+      vp[nv + 1] = vp[nv] + sz;
+      ++nv;
+    }
+    CU_ASSERT_FATAL(gs_amg_amalgamate_host(A, nv, vp, &Aa) == GS_SUCCESS);
+    check_amalgamate(A, nv, vp, Aa, "variable nodes");
+    gs_csr_destroy(&Aa);
+    /* refusals: a node too large, nodes that do not cover A */
+    nptr[1] = GS_AMG_BLOCK_MAX + 1;
+    for (gs_idx_t I = 2; I <= nn; ++I) nptr[I] = nptr[1] + (I - 1) * ((A->m - nptr[1]) / (nn - 1));
+    nptr[nn] = A->m;
+    if (K * 60 > GS_AMG_BLOCK_MAX + 1)
+      CU_ASSERT_EQUAL(gs_amg_amalgamate_host(A, nn, nptr, &Aa), GS_ERR_INVALID_ARG);
+    vp[nv] = A->m - 1;
+    CU_ASSERT_EQUAL(gs_amg_amalgamate_host(A, nv, vp, &Aa), GS_ERR_INVALID_ARG);
+    CU_ASSERT_PTR_NULL(Aa);
+    free(vp);
+    free(nptr);
+    gs_csr_destroy(&A);
+  }
+}
+
+/* FIT on random B (k = 1 .. 8) over the aggregates of random matrices and of elasticity's
+ * nodes; aggregates smaller than k and vectors alike on one aggregate drop columns; B = ones
+ * (k = 1) gives rule 4's t bit for bit, sqrt(|J|) as the coarse vector and, smoothed, the
+ * smoothed-P rule's P bit for bit. */
+static void test_nns_fit(void)
+{
+  for (int round = 0; round < 6; ++round) {
+    gs_csr_t *A = NULL;
+    double *Bel = NULL;
+    int block = 1;
+    const char *what = "random";
+    if (round < 4) {
+      A = sym_random(150 + 40 * round, 3.0 + round);
+    } else {
+      CU_ASSERT_FATAL(gs_test_elasticity(round == 4 ? 6 : 11, &A, &Bel) == GS_SUCCESS);
+      block = 2;
+      what = "elasticity";
+    }
+    const gs_idx_t n = A->m;
+    int32_t *agg = NULL;
+    const int32_t naggs = nodes_aggregate(A, block, round == 1 ? 0.3 : 0.0, &agg);
+    double *d = xmalloc((size_t)n * sizeof *d);
+    gs_amg_diag_host(A, d);
+    const double omega = omega_of(A, d);
+    for (int k = 1; k <= GS_AMG_NNS_MAX; k += (round < 4 ? 1 : 7)) {
+      const int64_t ldb = n + round; /* a leading dimension past n on some rounds */
+      double *B = xmalloc((size_t)ldb * (size_t)k * sizeof *B);
+      for (size_t x = 0; x < (size_t)ldb * (size_t)k; ++x) B[x] = rnd();
+      if (Bel && k >= 3) /* the rigid-body modes first */
+        for (int c = 0; c < 3; ++c)
+          for (gs_idx_t i = 0; i < n; ++i) B[(size_t)c * ldb + i] = Bel[(size_t)c * n + i];
+      gs_csr_t *T = NULL, *P = NULL;
+      double *Bc = NULL;
+      int32_t *cptr = xmalloc(((size_t)naggs + 1) * sizeof *cptr);
+      char lab[96];
+      snprintf(lab, sizeof lab, "fit %s n=%d k=%d", what, (int)n, k);
+      CU_ASSERT_FATAL(gs_amg_fit_host(n, k, B, ldb, agg, naggs, &T, &Bc, cptr) == GS_SUCCESS);
+      check_fit(n, k, B, ldb, agg, naggs, T, Bc, cptr, 1, lab);
+      CU_ASSERT_FATAL(gs_amg_smooth_tp_host(A, d, T, omega, &P) == GS_SUCCESS);
+      check_smooth_tp(A, d, T, omega, P, lab);
+      gs_csr_destroy(&P);
+      /* the same vectors twice, and one a multiple of another on aggregate 0 only */
+      if (k >= 2 && naggs > 0) {
+        for (gs_idx_t i = 0; i < n; ++i) {
+          B[(size_t)(k - 1) * ldb + i] = agg[i] == 0 ? -3.0 * B[i] : B[(size_t)(k - 1) * ldb + i];
+        }
+        gs_csr_t *T2 = NULL;
+        double *Bc2 = NULL;
+        CU_ASSERT_FATAL(gs_amg_fit_host(n, k, B, ldb, agg, naggs, &T2, &Bc2, cptr) ==
+                        GS_SUCCESS);
+        check_fit(n, k, B, ldb, agg, naggs, T2, Bc2, cptr, 0, lab);
+        int m0 = 0;
+        for (gs_idx_t i = 0; i < n; ++i) m0 += agg[i] == 0;
+        CU_ASSERT(cptr[1] - cptr[0] == (m0 < k - 1 ? m0 : k - 1)); /* the multiple dropped */
+        gs_csr_destroy(&T2);
+        free(Bc2);
+      }
+      gs_csr_destroy(&T);
+      free(Bc);
+      free(B);
+      free(cptr);
+    }
+    /* B = ones: rule 4 and the smoothed-P rule bit for bit, Bc = sqrt(|J|) */
+    {
+      double *one = xmalloc((size_t)n * sizeof *one), *t = xmalloc((size_t)n * sizeof *t);
+      for (gs_idx_t i = 0; i < n; ++i) one[i] = 1.0;
+      gs_csr_t *T = NULL, *P = NULL, *P0 = NULL;
+      double *Bc = NULL;
+      int32_t *cptr = xmalloc(((size_t)naggs + 1) * sizeof *cptr);
+      CU_ASSERT_FATAL(gs_amg_fit_host(n, 1, one, n, agg, naggs, &T, &Bc, cptr) == GS_SUCCESS);
+      CU_ASSERT_FATAL(gs_amg_tentative_host(n, agg, naggs, NULL, t) == GS_SUCCESS);
+      CU_ASSERT_EQUAL(T->n, naggs);
+      int bad = 0;
+      for (gs_idx_t i = 0; i < n; ++i) {
+        const gs_off_t len = T->row_ptr[i + 1] - T->row_ptr[i];
+        if (agg[i] < 0) bad += len != 0;
+        else bad += len != 1 || T->col[T->row_ptr[i]] != agg[i] ||
+                    bits(T->val[T->row_ptr[i]]) != bits(t[i]);
+      }
+      CU_ASSERT_EQUAL(bad, 0);
+      int32_t *sz = xcalloc((size_t)naggs + 1, sizeof *sz);
+      for (gs_idx_t i = 0; i < n; ++i)
+        if (agg[i] >= 0) ++sz[agg[i]];
+      for (int32_t J = 0; J < naggs; ++J) bad += Bc[J] != sqrt((double)sz[J]);
+      CU_ASSERT_EQUAL(bad, 0);
+      CU_ASSERT_FATAL(gs_amg_smooth_tp_host(A, d, T, omega, &P) == GS_SUCCESS);
+      CU_ASSERT_FATAL(gs_amg_smooth_p_host(A, d, agg, t, naggs, omega, &P0) == GS_SUCCESS);
+      CU_ASSERT(P->nnz == P0->nnz &&
+                memcmp(P->row_ptr, P0->row_ptr, ((size_t)n + 1) * sizeof *P->row_ptr) == 0 &&
+                memcmp(P->col, P0->col, (size_t)P->nnz * sizeof *P->col) == 0 &&
+                memcmp(P->val, P0->val, (size_t)P->nnz * sizeof *P->val) == 0);
+      gs_csr_destroy(&T);
+      gs_csr_destroy(&P);
+      gs_csr_destroy(&P0);
+      free(Bc);
+      free(cptr);
+      free(sz);
+      free(one);
+      free(t);
+    }
+    free(agg);
+    free(d);
+    free(Bel);
+    gs_csr_destroy(&A);
+  }
+  /* aggregates smaller than k, isolated unknowns, a vector zero on one aggregate */
+  {
+    const gs_idx_t n = 7;
+    const int32_t agg[7] = {0, 1, 1, -1, 2, 2, 2}, naggs = 3;
+    double B[3 * 7];
+    for (int x = 0; x < 21; ++x) B[x] = rnd();
+    B[7 + 4] = B[7 + 5] = B[7 + 6] = 0.0; /* vector 2 is 0 on aggregate 2 */
+    gs_csr_t *T = NULL;
+    double *Bc = NULL;
+    int32_t cptr[4];
+    CU_ASSERT_FATAL(gs_amg_fit_host(n, 3, B, n, agg, naggs, &T, &Bc, cptr) == GS_SUCCESS);
+    CU_ASSERT(cptr[1] == 1 && cptr[2] == 3 && cptr[3] == 5); /* 1, 2 and 3 - 1 columns */
+    check_fit(n, 3, B, n, agg, naggs, T, Bc, cptr, 0, "small aggregates");
+    gs_csr_destroy(&T);
+    free(Bc);
+    /* refusals */
+    CU_ASSERT_EQUAL(gs_amg_fit_host(n, 0, B, n, agg, naggs, &T, &Bc, cptr), GS_ERR_INVALID_ARG);
+    CU_ASSERT_EQUAL(gs_amg_fit_host(n, GS_AMG_NNS_MAX + 1, B, n, agg, naggs, &T, &Bc, cptr),
+                    GS_ERR_INVALID_ARG);
+    CU_ASSERT_EQUAL(gs_amg_fit_host(n, 3, B, n - 1, agg, naggs, &T, &Bc, cptr),
+                    GS_ERR_INVALID_ARG);
+    const int32_t bad_agg[7] = {0, 1, 3, -1, 2, 2, 2};
+    CU_ASSERT_EQUAL(gs_amg_fit_host(n, 3, B, n, bad_agg, naggs, &T, &Bc, cptr),
+                    GS_ERR_INVALID_ARG);
+    CU_ASSERT_PTR_NULL(T);
+    CU_ASSERT_PTR_NULL(Bc);
+  }
+}
+
+/* The checks of a caller's near-null space and of near_null=PATH: each fault with its own
+ * message, a good one through both the array and the coordinate form. */
+static void test_nns_refusals(void)
+{
+  const gs_idx_t n = 10;
+  double B[4 * 10];
+  for (int x = 0; x < 40; ++x) B[x] = rnd();
+  CU_ASSERT_EQUAL(gs_amg_near_null_check(n, 3, B, n, "t"), GS_SUCCESS);
+  CU_ASSERT_EQUAL(gs_amg_near_null_check(n, 0, B, n, "t"), GS_ERR_INVALID_ARG);
+  CU_ASSERT_EQUAL(gs_amg_near_null_check(n, GS_AMG_NNS_MAX + 1, B, n, "t"), GS_ERR_UNSUPPORTED);
+  CU_ASSERT_PTR_NOT_NULL(strstr(gs_last_error(), "at most 8"));
+  CU_ASSERT_EQUAL(gs_amg_near_null_check(n, 2, B, n - 1, "t"), GS_ERR_INVALID_ARG);
+  CU_ASSERT_EQUAL(gs_amg_near_null_check(n, 2, NULL, n, "t"), GS_ERR_INVALID_ARG);
+  double C[4 * 10];
+  memcpy(C, B, sizeof C);
+  C[10 + 6] = NAN;
+  CU_ASSERT_EQUAL(gs_amg_near_null_check(n, 3, C, n, "t"), GS_ERR_INVALID_ARG);
+  CU_ASSERT_PTR_NOT_NULL(strstr(gs_last_error(), "vector 2 has a value that is not finite in "
+                                                 "row 7"));
+  memcpy(C, B, sizeof C);
+  C[20 + 3] = INFINITY;
+  CU_ASSERT_EQUAL(gs_amg_near_null_check(n, 3, C, n, "t"), GS_ERR_INVALID_ARG);
+  memcpy(C, B, sizeof C);
+  for (int i = 0; i < 10; ++i) C[10 + i] = 0.0;
+  CU_ASSERT_EQUAL(gs_amg_near_null_check(n, 3, C, n, "t"), GS_ERR_INVALID_ARG);
+  CU_ASSERT_PTR_NOT_NULL(strstr(gs_last_error(), "vector 2 is zero"));
+  memcpy(C, B, sizeof C);
+  for (int i = 0; i < 10; ++i) C[10 + i] = -2.5 * C[i];
+  CU_ASSERT_EQUAL(gs_amg_near_null_check(n, 3, C, n, "t"), GS_ERR_INVALID_ARG);
+  CU_ASSERT_PTR_NOT_NULL(strstr(gs_last_error(), "vector 2 is a multiple of vector 1"));
+  memcpy(C, B, sizeof C);
+  for (int i = 0; i < 10; ++i) C[30 + i] = 2.0 * C[i] - 0.5 * C[10 + i] + 1e-3 * C[30 + i];
+  CU_ASSERT_EQUAL(gs_amg_near_null_check(n, 4, C, n, "t"), GS_SUCCESS); /* nearly, not quite */
+  for (int i = 0; i < 10; ++i) C[30 + i] = 2.0 * C[i] - 0.5 * C[10 + i] + 3.0 * C[20 + i];
+  CU_ASSERT_EQUAL(gs_amg_near_null_check(n, 4, C, n, "t"), GS_ERR_INVALID_ARG);
+  CU_ASSERT_PTR_NOT_NULL(strstr(gs_last_error(), "vector 4 is a combination of vectors 1 to 3"));
+  CU_ASSERT_EQUAL(gs_amg_near_null_check(2, 3, B, 2, "t"), GS_ERR_INVALID_ARG); /* k > n */
+
+  /* files */
+  char arr_path[512], crd_path[512]; /* gs_test_tmpfile's buffer is reused by the next call */
+  snprintf(arr_path, sizeof arr_path, "%s", gs_test_tmpfile("nns_array.mtx"));
+  snprintf(crd_path, sizeof crd_path, "%s", gs_test_tmpfile("nns_coord.mtx"));
+  FILE *f = fopen(arr_path, "w");
+  CU_ASSERT_FATAL(f != NULL);
+  fprintf(f, "%%%%MatrixMarket matrix array real general\n%d 2\n", (int)n);
+  for (int x = 0; x < 20; ++x) fprintf(f, "%.17g\n", B[x]);
+  fclose(f);
+  f = fopen(crd_path, "w");
+  CU_ASSERT_FATAL(f != NULL);
+  fprintf(f, "%%%%MatrixMarket matrix coordinate real general\n%d 2 %d\n", (int)n, 19);
+  for (int x = 0; x < 20; ++x)
+    if (x != 4) fprintf(f, "%d %d %.17g\n", x % 10 + 1, x / 10 + 1, B[x]);
+  fclose(f);
+  int k = 0;
+  double *R = NULL;
+  CU_ASSERT_FATAL(gs_amg_near_null_read(arr_path, n, &k, &R) == GS_SUCCESS);
+  CU_ASSERT(k == 2 && memcmp(R, B, 20 * sizeof *R) == 0);
+  free(R);
+  CU_ASSERT_FATAL(gs_amg_near_null_read(crd_path, n, &k, &R) == GS_SUCCESS);
+  CU_ASSERT(k == 2 && R[4] == 0.0 && R[5] == B[5] && R[14] == B[14]);
+  free(R);
+  R = NULL;
+  CU_ASSERT_EQUAL(gs_amg_near_null_read(arr_path, n + 1, &k, &R), GS_ERR_DIMENSION);
+  CU_ASSERT_PTR_NOT_NULL(strstr(gs_last_error(), "nns_array.mtx"));
+  CU_ASSERT_PTR_NULL(R);
+  CU_ASSERT_EQUAL(gs_amg_near_null_read(gs_test_tmpfile("nns_missing.mtx"), n, &k, &R),
+                  GS_ERR_IO);
+  f = fopen(arr_path, "w"); /* nine vectors */
+  CU_ASSERT_FATAL(f != NULL);
+  fprintf(f, "%%%%MatrixMarket matrix array real general\n%d 9\n", (int)n);
+  for (int x = 0; x < 90; ++x) fprintf(f, "%d\n", x * x % 17);
+  fclose(f);
+  CU_ASSERT_EQUAL(gs_amg_near_null_read(arr_path, n, &k, &R), GS_ERR_UNSUPPORTED);
+  f = fopen(arr_path, "w"); /* a zero vector: the check's message, naming the file */
+  CU_ASSERT_FATAL(f != NULL);
+  fprintf(f, "%%%%MatrixMarket matrix array real general\n%d 2\n", (int)n);
+  for (int x = 0; x < 20; ++x) fprintf(f, "%g\n", x < 10 ? 1.0 + x : 0.0);
+  fclose(f);
+  CU_ASSERT_EQUAL(gs_amg_near_null_read(arr_path, n, &k, &R), GS_ERR_INVALID_ARG);
+  CU_ASSERT_PTR_NOT_NULL(strstr(gs_last_error(), "nns_array.mtx: vector 2 is zero"));
+  f = fopen(arr_path, "w"); /* malformed: the reader's parse error */
+  CU_ASSERT_FATAL(f != NULL);
+  fprintf(f, "%%%%MatrixMarket matrix array real general\n%d 2\n1.0\nx\n", (int)n);
+  fclose(f);
+  CU_ASSERT_EQUAL(gs_amg_near_null_read(arr_path, n, &k, &R), GS_ERR_PARSE);
+  CU_ASSERT_PTR_NULL(R);
+  remove(arr_path);
+  remove(crd_path);
+}
+
+/* ---- a host hierarchy with a near-null space, its V-cycle and CG (elasticity) --------------- */
+
+/* The levels amg.c builds, from the host reference: Jacobi weight and P's from the same rho
+ * (a power iteration in the D inner product, as estimate_rho), dense LU of the coarsest. */
+#define H_LEVELS 12
+typedef struct hlevel {
+  gs_csr_t *A, *P, *R;
+  double *dinv, w;
+} hlevel_t;
+typedef struct hier {
+  int nlev;
+  hlevel_t L[H_LEVELS];
+  double *lu; /* the coarsest matrix factored, row-major, with its row swaps */
+  gs_idx_t *piv;
+} hier_t;
+
+static double h_rho(const gs_csr_t *A, const double *dinv)
+{
+  const gs_idx_t n = A->m;
+  double *v = xmalloc((size_t)n * sizeof *v), *z = xmalloc((size_t)n * sizeof *z);
+  double s2 = 0.0;
+  for (gs_idx_t i = 0; i < n; ++i) v[i] = 0.5 + gs_amg_hash((uint32_t)i) / 4294967296.0;
+  for (int s = 0; s < 15; ++s) {
+    CU_ASSERT_FATAL(gs_csr_spmv_host(A, GS_OP_N, 1.0, v, 0.0, z) == GS_SUCCESS);
+    s2 = 0.0;
+    for (gs_idx_t i = 0; i < n; ++i) s2 += dinv[i] * z[i] * z[i];
+    for (gs_idx_t i = 0; i < n; ++i) v[i] = s2 > 0.0 ? dinv[i] * z[i] / sqrt(s2) : 0.0;
+  }
+  free(v);
+  free(z);
+  return s2 > 0.0 ? sqrt(s2) : 0.0;
+}
+
+/* k = 0: the default (ones on every level, no fit); else FIT with B (n x k) and its coarse
+ * vectors, nodes of the coarse unknowns of each aggregate when some has several. */
+static void hier_build(hier_t *H, const gs_csr_t *A0, int block, int k, const double *B0,
+                       double theta, gs_idx_t coarse_size)
+{
+  memset(H, 0, sizeof *H);
+  gs_csr_t *A = NULL;
+  CU_ASSERT_FATAL(gs_csr_copy(&A, A0) == GS_SUCCESS);
+  double *B = NULL;
+  if (k > 0) {
+    B = xmalloc((size_t)A->m * (size_t)k * sizeof *B);
+    memcpy(B, B0, (size_t)A->m * (size_t)k * sizeof *B);
+  }
+  int32_t *nptr = NULL;
+  gs_idx_t nnodes = A->m;
+  if (block > 1) {
+    nnodes = A->m / block;
+    nptr = xmalloc(((size_t)nnodes + 1) * sizeof *nptr);
+    for (gs_idx_t I = 0; I <= nnodes; ++I) nptr[I] = I * block;
+  }
+  int l = 0;
+  for (;; ++l) {
+    hlevel_t *L = &H->L[l];
+    const gs_idx_t n = A->m;
+    L->A = A;
+    double *d = xmalloc((size_t)n * sizeof *d);
+    L->dinv = xmalloc((size_t)n * sizeof *d);
+    gs_amg_diag_host(A, d);
+    for (gs_idx_t i = 0; i < n; ++i) L->dinv[i] = 1.0 / d[i];
+    int32_t *agg = xmalloc(((size_t)n + 1) * sizeof *agg), naggs = 0, *cptr = NULL;
+    int rounds = 0, stop = l == H_LEVELS - 1 || n <= coarse_size;
+    gs_csr_t *T = NULL;
+    double *Bc = NULL;
+    if (!stop) {
+      gs_csr_t *G = A, *Aa = NULL;
+      if (nptr) {
+        CU_ASSERT_FATAL(gs_amg_amalgamate_host(A, nnodes, nptr, &Aa) == GS_SUCCESS);
+        G = Aa;
+      }
+      double *dg = xmalloc(((size_t)G->m + 1) * sizeof *dg);
+      uint8_t *s = xmalloc((size_t)G->nnz + 1);
+      int32_t *ag = xmalloc(((size_t)G->m + 1) * sizeof *ag);
+      gs_amg_diag_host(G, dg);
+      gs_amg_strength_host(G, dg, theta, s);
+      CU_ASSERT_FATAL(gs_amg_aggregate_host(G, s, ag, &naggs, &rounds) == GS_SUCCESS);
+      for (gs_idx_t I = 0; I < G->m; ++I)
+        for (int32_t i = nptr ? nptr[I] : I; i < (nptr ? nptr[I + 1] : I + 1); ++i) agg[i] = ag[I];
+      stop = naggs == 0 || naggs >= G->m;
+      free(dg);
+      free(s);
+      free(ag);
+      gs_csr_destroy(&Aa);
+    }
+    if (!stop && B) {
+      cptr = xmalloc(((size_t)naggs + 1) * sizeof *cptr);
+      CU_ASSERT_FATAL(gs_amg_fit_host(n, k, B, n, agg, naggs, &T, &Bc, cptr) == GS_SUCCESS);
+      stop = T->n == 0 || T->n >= n;
+    }
+    if (stop) {
+      free(agg);
+      free(d);
+      free(cptr);
+      free(Bc);
+      gs_csr_destroy(&T);
+      break;
+    }
+    L->w = (4.0 / 3.0) / h_rho(A, L->dinv);
+    if (B) {
+      CU_ASSERT_FATAL(gs_amg_smooth_tp_host(A, d, T, L->w, &L->P) == GS_SUCCESS);
+    } else {
+      double *t = xmalloc((size_t)n * sizeof *t);
+      CU_ASSERT_FATAL(gs_amg_tentative_host(n, agg, naggs, NULL, t) == GS_SUCCESS);
+      CU_ASSERT_FATAL(gs_amg_smooth_p_host(A, d, agg, t, naggs, L->w, &L->P) == GS_SUCCESS);
+      free(t);
+    }
+    CU_ASSERT_FATAL(gs_csr_transpose(&L->R, L->P) == GS_SUCCESS);
+    gs_csr_t *Ac = NULL;
+    CU_ASSERT_FATAL(gs_amg_rap_host(A, L->P, &Ac) == GS_SUCCESS);
+    free(nptr);
+    nptr = NULL;
+    nnodes = Ac->m;
+    if (B) {
+      int kmax = 0;
+      for (int32_t J = 0; J < naggs; ++J)
+        if (cptr[J + 1] - cptr[J] > kmax) kmax = cptr[J + 1] - cptr[J];
+      free(B);
+      B = Bc;
+      if (kmax > 1) {
+        nptr = cptr;
+        cptr = NULL;
+        nnodes = naggs;
+      }
+    }
+    free(cptr);
+    free(agg);
+    free(d);
+    gs_csr_destroy(&T);
+    A = Ac;
+  }
+  free(B);
+  free(nptr);
+  H->nlev = l + 1;
+  const gs_csr_t *C = H->L[l].A;
+  const gs_idx_t nc = C->m;
+  double *a = H->lu = xcalloc((size_t)nc * (size_t)nc, sizeof *H->lu);
+  H->piv = xmalloc(((size_t)nc + 1) * sizeof *H->piv);
+  for (gs_idx_t i = 0; i < nc; ++i)
+    for (gs_off_t q = C->row_ptr[i]; q < C->row_ptr[i + 1]; ++q)
+      a[(size_t)i * nc + C->col[q]] = C->val[q];
+  for (gs_idx_t c = 0; c < nc; ++c) {
+    gs_idx_t p = c;
+    for (gs_idx_t i = c + 1; i < nc; ++i)
+      if (fabs(a[(size_t)i * nc + c]) > fabs(a[(size_t)p * nc + c])) p = i;
+    H->piv[c] = p;
+    for (gs_idx_t j = 0; j < nc && p != c; ++j) {
+      const double x = a[(size_t)c * nc + j];
+      a[(size_t)c * nc + j] = a[(size_t)p * nc + j];
+      a[(size_t)p * nc + j] = x;
+    }
+    CU_ASSERT_FATAL(a[(size_t)c * nc + c] != 0.0);
+    for (gs_idx_t i = c + 1; i < nc; ++i) {
+      const double f = a[(size_t)i * nc + c] /= a[(size_t)c * nc + c];
+      for (gs_idx_t j = c + 1; j < nc && f != 0.0; ++j)
+        a[(size_t)i * nc + j] -= f * a[(size_t)c * nc + j];
+    }
+  }
+}
+
+static void hier_free(hier_t *H)
+{
+  for (int l = 0; l < H->nlev; ++l) {
+    gs_csr_destroy(&H->L[l].A);
+    gs_csr_destroy(&H->L[l].P);
+    gs_csr_destroy(&H->L[l].R);
+    free(H->L[l].dinv);
+  }
+  free(H->lu);
+  free(H->piv);
+}
+
+/* x = one V-cycle from 0 on b (Jacobi before and after, as amg.c's cycle). */
+static void hier_vcycle(const hier_t *H, int l, const double *b, double *x)
+{
+  const hlevel_t *L = &H->L[l];
+  const gs_idx_t n = L->A->m;
+  if (l == H->nlev - 1) {
+    const double *a = H->lu;
+    memcpy(x, b, (size_t)n * sizeof *x);
+    for (gs_idx_t c = 0; c < n; ++c) {
+      const gs_idx_t p = H->piv[c];
+      const double s = x[c];
+      x[c] = x[p];
+      x[p] = s;
+      for (gs_idx_t i = c + 1; i < n; ++i) x[i] -= a[(size_t)i * n + c] * x[c];
+    }
+    for (gs_idx_t c = n - 1; c >= 0; --c) {
+      for (gs_idx_t j = c + 1; j < n; ++j) x[c] -= a[(size_t)c * n + j] * x[j];
+      x[c] /= a[(size_t)c * n + c];
+    }
+    return;
+  }
+  const gs_idx_t nc = H->L[l + 1].A->m;
+  double *r = xmalloc((size_t)n * sizeof *r), *bc = xmalloc((size_t)nc * sizeof *bc);
+  double *xc = xmalloc((size_t)nc * sizeof *xc);
+  for (gs_idx_t i = 0; i < n; ++i) x[i] = L->w * L->dinv[i] * b[i];
+  for (int post = 0; post < 2; ++post) {
+    memcpy(r, b, (size_t)n * sizeof *r);
+    CU_ASSERT_FATAL(gs_csr_spmv_host(L->A, GS_OP_N, -1.0, x, 1.0, r) == GS_SUCCESS);
+    if (post) break;
+    CU_ASSERT_FATAL(gs_csr_spmv_host(L->R, GS_OP_N, 1.0, r, 0.0, bc) == GS_SUCCESS);
+    hier_vcycle(H, l + 1, bc, xc);
+    CU_ASSERT_FATAL(gs_csr_spmv_host(L->P, GS_OP_N, 1.0, xc, 1.0, x) == GS_SUCCESS);
+  }
+  for (gs_idx_t i = 0; i < n; ++i) x[i] += L->w * L->dinv[i] * r[i];
+  free(r);
+  free(bc);
+  free(xc);
+}
+
+/* CG preconditioned by the V-cycle from x = 0, b_i = (i mod 7) - 3, to ||r|| < 1e-8 ||b||:
+ * the iterations, -1 when 500 do not reach it. */
+static int hier_cg(const hier_t *H, const gs_csr_t *A)
+{
+  const gs_idx_t n = A->m;
+  double *r = xmalloc((size_t)n * sizeof *r), *z = xmalloc((size_t)n * sizeof *z);
+  double *p = xmalloc((size_t)n * sizeof *p), *q = xmalloc((size_t)n * sizeof *q);
+  double bb = 0.0, rz = 0.0;
+  int it = 1, conv = 0;
+  for (gs_idx_t i = 0; i < n; ++i) r[i] = (double)(i % 7) - 3.0, bb += r[i] * r[i];
+  hier_vcycle(H, 0, r, z);
+  for (gs_idx_t i = 0; i < n; ++i) p[i] = z[i], rz += r[i] * z[i];
+  for (; it <= 500 && !conv; ++it) {
+    CU_ASSERT_FATAL(gs_csr_spmv_host(A, GS_OP_N, 1.0, p, 0.0, q) == GS_SUCCESS);
+    double pq = 0.0, rr = 0.0, rz2 = 0.0;
+    for (gs_idx_t i = 0; i < n; ++i) pq += p[i] * q[i];
+    for (gs_idx_t i = 0; i < n; ++i) r[i] -= rz / pq * q[i], rr += r[i] * r[i];
+    if (sqrt(rr) < 1e-8 * sqrt(bb)) {
+      conv = 1;
+      break;
+    }
+    hier_vcycle(H, 0, r, z);
+    for (gs_idx_t i = 0; i < n; ++i) rz2 += r[i] * z[i];
+    for (gs_idx_t i = 0; i < n; ++i) p[i] = z[i] + rz2 / rz * p[i];
+    rz = rz2;
+  }
+  free(r);
+  free(z);
+  free(p);
+  free(q);
+  return conv ? it : -1;
+}
+
+/* Rows per level ("20000,2283,138") alike: all of them at theta = 0, where the pattern alone
+ * decides the aggregates; the first two otherwise (deeper levels' strength depends on values,
+ * so on the rho estimates: ours 15 power steps, PyAMG's Lanczos, a few per cent apart). */
+static int rows_match(const char *ours, const char *ref, double theta)
+{
+  if (theta == 0.0) return strcmp(ours, ref) == 0;
+  const char *a = strchr(ours, ','), *b = strchr(ref, ',');
+  if (!a || !b) return strcmp(ours, ref) == 0;
+  const char *a2 = strchr(a + 1, ','), *b2 = strchr(b + 1, ',');
+  const size_t la = a2 ? (size_t)(a2 - ours) : strlen(ours);
+  const size_t lb = b2 ? (size_t)(b2 - ref) : strlen(ref);
+  return la == lb && strncmp(ours, ref, la) == 0;
+}
+
+/* PyAMG's row (matrix, cg, jacobi, theta, rhs mod7) of tests/data/pyamg_iterations.tsv: its
+ * iterations (-1 when absent), *conv, and its rows per level ("5000,594") in rows. */
+static int pyamg_row(const char *matrix, double theta, int *conv, char *rows, size_t rowsz)
+{
+  FILE *f = fopen(gs_test_data("pyamg_iterations.tsv"), "r");
+  if (!f) return -1;
+  char line[4096];
+  enum { M, ME, SM, TH, IT, CV, RPL, RHS, NCOL };
+  static const char *const names[NCOL] = {"matrix",    "method",    "smoother",
+                                          "theta",     "iterations", "converged",
+                                          "rows_per_level", "rhs"};
+  int col[NCOL], header = 0, it = -1;
+  while (fgets(line, sizeof line, f)) {
+    if (line[0] == '#') continue;
+    char *save = NULL, *tok[32];
+    int nt = 0;
+    line[strcspn(line, "\r\n")] = '\0';
+    for (char *t = strtok_r(line, "\t", &save); t && nt < 32; t = strtok_r(NULL, "\t", &save))
+      tok[nt++] = t;
+    if (!header) {
+      for (int c = 0; c < NCOL; ++c) {
+        col[c] = -1;
+        for (int k = 0; k < nt; ++k)
+          if (!strcmp(tok[k], names[c])) col[c] = k;
+        if (col[c] < 0) goto done;
+      }
+      header = 1;
+      continue;
+    }
+    int ok = 1;
+    for (int c = 0; c < NCOL; ++c) ok = ok && col[c] < nt;
+    if (ok && !strcmp(tok[col[M]], matrix) && !strcmp(tok[col[ME]], "cg") &&
+        !strcmp(tok[col[SM]], "jacobi") && !strcmp(tok[col[RHS]], "mod7") &&
+        fabs(atof(tok[col[TH]]) - theta) < 1e-12) {
+      it = atoi(tok[col[IT]]);
+      *conv = atoi(tok[col[CV]]);
+      snprintf(rows, rowsz, "%s", tok[col[RPL]]);
+      break;
+    }
+  }
+done:
+  fclose(f);
+  return it;
+}
+
+/* Elasticity 50 x 50 (tests/amg_elasticity.h) with block=2, CG and the host V-cycle: the
+ * rigid-body modes converge in less than half the iterations of B = ones; against PyAMG
+ * (tests/data/pyamg_iterations.tsv, the same settings): with our MIS(2) aggregates given to
+ * PyAMG ("_mis2" rows) the same rows per level (rows_match) and iterations within 25% plus two;
+ * with PyAMG's standard aggregation the constant within 25% plus two, the rigid-body modes
+ * within 50% plus two (MIS(2) aggregates are larger, which the modes feel more: 20 against 14
+ * there, PyAMG's own count with our aggregates being 20 too). */
+static void test_nns_elasticity(void)
+{
+  const gs_idx_t nx = gs_test_quick() ? 24 : 50;
+  gs_csr_t *A = NULL;
+  double *rbm = NULL;
+  CU_ASSERT_FATAL(gs_test_elasticity(nx, &A, &rbm) == GS_SUCCESS);
+  for (int t = 0; t < 2; ++t) {
+    const double theta = t ? 0.08 : 0.0;
+    int its[2] = {0, 0};
+    for (int b = 0; b < 2; ++b) { /* b = 0: block=2 alone (ones); 1: the rigid-body modes */
+      hier_t H;
+      hier_build(&H, A, 2, b ? 3 : 0, rbm, theta, 1000);
+      its[b] = hier_cg(&H, A);
+      char ours[256] = "";
+      size_t len = 0;
+      for (int l = 0; l < H.nlev && len < sizeof ours; ++l)
+        len += (size_t)snprintf(ours + len, sizeof ours - len, "%s%d", l ? "," : "",
+                                (int)H.L[l].A->m);
+      fprintf(stderr, "  elasticity %dx%d %s theta %g: %d iterations, rows %s\n", (int)nx,
+              (int)nx, b ? "rbm " : "ones", theta, its[b], ours);
+      CU_ASSERT(its[b] > 0);
+      for (int mis2 = 0; mis2 < 2; ++mis2) {
+        char name[64], rows[256] = "";
+        int conv = 0;
+        snprintf(name, sizeof name, "elasticity2d_%d_%s%s", (int)nx, b ? "rbm" : "ones",
+                 mis2 ? "_mis2" : "");
+        const int ref = pyamg_row(name, theta, &conv, rows, sizeof rows);
+        if (ref < 0) continue;
+        fprintf(stderr, "    PyAMG %-26s %d iterations, rows %s\n", name, ref, rows);
+        CU_ASSERT(conv);
+        if (mis2) CU_ASSERT(rows_match(ours, rows, theta));
+        const double f = mis2 || !b ? 1.25 : 1.5;
+        CU_ASSERT(its[b] > 0 && its[b] <= (int)ceil(f * ref) + 2);
+      }
+      hier_free(&H);
+    }
+    CU_ASSERT(2 * its[1] < its[0]);
+  }
+  free(rbm);
+  gs_csr_destroy(&A);
+}
+
 int main(void)
 {
   CU_TestInfo tests[] = {
@@ -1238,6 +2137,11 @@ int main(void)
       {"SpGEMM against dense products; cancellation kept", test_spgemm},
       {"RAP with random P: dense product and symmetry", test_rap_random},
       {"1x1, zero diagonals, empty rows, n = 0, bad arguments", test_edge_cases},
+      {"near-null space: the amalgamated matrix of nodes, bit for bit", test_nns_amalgamate},
+      {"near-null space: fit (Q^T Q = I, T Bc = B, dropped columns), P of T", test_nns_fit},
+      {"near-null space: refusals of the vectors and of their file", test_nns_refusals},
+      {"elasticity: rigid-body modes against ones and PyAMG (host V-cycle)",
+       test_nns_elasticity},
       CU_TEST_INFO_NULL};
   return gs_test_main("amg_host", tests, 0);
 }

@@ -69,6 +69,26 @@ gs_status_t gs_precond_options_check(const char *name, const char *options);
  */
 gs_status_t gs_precond_setup(gs_precond_t *M, gs_matrix_t *A);
 
+/** Most near-null-space vectors gs_precond_set_near_null_space takes. */
+#define GS_PRECOND_NEAR_NULL_MAX 8
+
+/**
+ * The near-null space of an "amg" preconditioner (PyAMG's B): k vectors that A maps to nearly
+ * zero (the rigid-body modes of elasticity, the constant of a diffusion problem), from which
+ * the setup builds its prolongators (docs/amg.md). They replace the constant vector (and the
+ * option near_null=PATH) from the next gs_precond_setup(M, A) on, which is when they take
+ * effect; M keeps a copy. k = 0 goes back to the default.
+ * @param[in] M   an "amg" preconditioner (others: GS_ERR_UNSUPPORTED)
+ * @param[in] k   0, or 1 .. GS_PRECOND_NEAR_NULL_MAX vectors (more: GS_ERR_UNSUPPORTED)
+ * @param[in] B   host, n x k column-major (n = gs_precond_size(M)), vector c at B + c * ldb
+ * @param[in] ldb leading dimension, >= n
+ * @return GS_ERR_INVALID_ARG for ldb < n, a NULL B, a value that is not finite, a zero vector
+ *         or vectors that are not linearly independent (the message names the vector, 1-based,
+ *         and the row of a bad value). Nothing changes on failure.
+ */
+gs_status_t gs_precond_set_near_null_space(gs_precond_t *M, int k, const gs_val_t *B,
+                                           int64_t ldb);
+
 /**
  * x <- sweeps of M's smoother on A x = b (AMG: the finest level's smoother), from x = 0 when
  * x_nonzero is 0 (x is then write-only). Asynchronous, never allocates. GS_ERR_UNSUPPORTED for a
