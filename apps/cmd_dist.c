@@ -38,7 +38,9 @@ static const char *solve_usage =
     "  --off-format NAME      backend of the off-diagonal (halo) blocks (default: the same,\n"
     "                         csr-vector under auto, coo where it refuses the block)\n"
     "  --spmv-opt K=V         option of the diagonal blocks' backend (repeatable)\n"
-    "  --reorder rcm|none     reverse Cuthill-McKee before partitioning (smaller halos)\n"
+    "  --reorder none|rcm|degree|auto   the ordering before partitioning: rcm (reverse\n"
+    "                         Cuthill-McKee: smaller halos), degree (hubs first), auto (rcm\n"
+    "                         when it at least halves the bandwidth); default none\n"
     "  --solver NAME          @METHODS@ (default auto)\n"
     "  --precond NAME         @PRECONDS@\n"
     "                         (default none; auto means none here), on each rank's block\n"
@@ -62,7 +64,7 @@ static const char *spmv_usage =
     "time of the whole product, of the local (diagonal block) product alone and of the halo\n"
     "exchange alone, and how much of the exchange the local product hid (overlap).\n\n"
     "  --gpus LIST | --distributed, --transport T --format NAME --off-format NAME\n"
-    "  --spmv-opt K=V --reorder rcm   as for solve --gpus\n"
+    "  --spmv-opt K=V --reorder KIND   as for solve --gpus\n"
     "  --grid NX[xNY[xNZ]] --stencil 3|5|7|9|27   a generated Laplacian instead of a file\n"
     "  --runs N               timed products (default 100)\n";
 
@@ -175,9 +177,9 @@ static int parse(int argc, char **argv, dargs_t *a, int solve)
       if (r < 0) return CLI_BAD_INPUT;
     } else if (OPT("--reorder")) {
       if (r < 0) return CLI_BAD_INPUT;
-      if (!strcmp(v, "rcm")) a->mo.reorder = 1;
-      else if (!strcmp(v, "none")) a->mo.reorder = 0;
-      else return cli_fail(CLI_BAD_INPUT, "unknown ordering '%s' for --reorder (rcm or none)", v);
+      if ((a->mo.reorder = gs_reorder_find(v)) < 0) /* spmv --gpus; solve's goes through so */
+        return cli_fail(CLI_BAD_INPUT, "invalid value '%s' for --reorder (none, rcm, degree or "
+                        "auto)", v);
     } else if (OPT("--grid")) {
       if (r < 0) return CLI_BAD_INPUT;
       a->grid = v;
@@ -224,6 +226,7 @@ static int parse(int argc, char **argv, dargs_t *a, int solve)
     return cli_fail(CLI_BAD_INPUT, "%s", gs_last_error());
   if (!solve) return CLI_OK;
   if ((rc = cli_solve_opts_finish(&a->so)) != CLI_OK) return rc;
+  a->mo.reorder = a->so.reorder; /* GS_REORDER_*: the partitioner's ordering */
   if (a->out && (rc = cli_out_check("solve", "-o", a->out, 1)) != CLI_OK) return rc;
   return CLI_OK;
 }

@@ -30,6 +30,9 @@ static const char *usage_text =
     "  --transpose     also benchmark the transpose product where a format supports it;\n"
     "                  auto then chooses among the formats that have it\n"
     "  --runs N        minimum timed runs per format (default 100)\n"
+    "  --reorder KIND  none (default), rcm, degree or auto: the products on P A P^T (square A;\n"
+    "                  see solve --help and docs/reorder.md), checked against the host\n"
+    "                  product of P A P^T; the ordering, its ms and the bandwidth are printed\n"
     "  --max-fill F    fill limit of the padded formats ELL/DIA (default 3)\n"
     "  --vector-width W  csr-vector as plain groups of W threads per row (1, 2, 4, 8, 16,\n"
     "                  32) instead of its default row blocks in shared memory\n"
@@ -153,6 +156,7 @@ int cmd_spmv(int argc, char **argv)
   long runs = 100;
   int verbose = 0, no_cache = 0, want_auto = 0;
   char opts[1024] = "";
+  int reorder = GS_REORDER_NONE;
   const cli_switch_t sw[] = {{"--json", NULL, &json},       {"--transpose", NULL, &transpose},
                              {"--list", NULL, &list},       {"--verbose", "-v", &verbose},
                              {"--no-cache", NULL, &no_cache},
@@ -165,6 +169,11 @@ int cmd_spmv(int argc, char **argv)
     } else if ((r = cli_opt(argc, argv, &i, "--format", &v)) != 0) {
       if (r < 0) return CLI_BAD_INPUT;
       formats = v;
+    } else if ((r = cli_opt(argc, argv, &i, "--reorder", &v)) != 0) {
+      if (r < 0) return CLI_BAD_INPUT;
+      if ((reorder = gs_reorder_find(v)) < 0)
+        return cli_fail(CLI_BAD_INPUT, "invalid value '%s' for --reorder (none, rcm, degree or "
+                        "auto)", v);
     } else if ((r = cli_opt(argc, argv, &i, "--runs", &v)) != 0) {
       if (r < 0 || cli_parse_int("--runs", v, 1, 20000, &runs)) return CLI_BAD_INPUT;
     } else if ((r = cli_spmv_opt(argc, argv, &i, CLI_SPMV_MAX_FILL | CLI_SPMV_VECTOR_WIDTH | CLI_SPMV_OPT |
@@ -240,13 +249,26 @@ int cmd_spmv(int argc, char **argv)
   }
   gs_context_t *ctx = NULL;
   gs_matrix_t *A = NULL;
+  gs_reorder_t *R = NULL; /* --reorder: the products on P A P^T */
+  gs_reorder_info_t rinfo = {0};
   double *h_x = NULL, *h_y = NULL;
   float *h_xf = NULL, *h_yf = NULL; /* float precision: x as uploaded, y as read back */
   void *d_x = NULL, *d_y = NULL;    /* of the products' vector type: vsize bytes an entry */
   row_t *rows[2] = {calloc((size_t)nsel + 1, sizeof(row_t)), calloc((size_t)nsel + 1, sizeof(row_t))};
   gs_status_t st = GS_SUCCESS;
+  if (reorder != GS_REORDER_NONE && H->m != H->n) {
+    rc = cli_fail(CLI_BAD_INPUT, "spmv: %s is %d x %d: --reorder %s renumbers rows and columns "
+                  "alike and needs a square matrix", label, (int)H->m, (int)H->n,
+                  gs_reorder_string((gs_reorder_kind_t)reorder));
+    goto done;
+  }
   if ((rc = cli_context(&ctx)) != CLI_OK) goto done;
-  if ((st = gs_matrix_create(&A, ctx, H)) != GS_SUCCESS) goto fail;
+  if (reorder != GS_REORDER_NONE &&
+      ((st = gs_reorder_create(&R, ctx, H, (gs_reorder_kind_t)reorder,
+                               (double)runs * (1 + transpose))) != GS_SUCCESS ||
+       (st = gs_reorder_info(R, &rinfo)) != GS_SUCCESS))
+    goto fail;
+  if ((st = gs_matrix_create(&A, ctx, R ? gs_reorder_csr(R) : H)) != GS_SUCCESS) goto fail;
   const gs_csr_t *M = gs_matrix_host(A);
   size_t lx = (size_t)(M->m > M->n ? M->m : M->n) + 1;
   const size_t vsize = fl ? sizeof(float) : sizeof(double);
@@ -279,6 +301,11 @@ int cmd_spmv(int argc, char **argv)
     printf("matrix   %s: %d x %d, %lld nonzeros\n", label, M->m, M->n, (long long)M->nnz);
     printf("device   %s, copy bandwidth %.1f GB/s (device-to-device, read + write)\n",
            gs_context_device_name(ctx), bw * 1e-9);
+    if (R)
+      printf("reorder  %s%s: %.2f ms, bandwidth %d -> %d, x lines %lld -> %lld%s%s\n",
+             gs_reorder_string(rinfo.kind), reorder == GS_REORDER_AUTO ? " (auto)" : "",
+             1e3 * rinfo.seconds, (int)rinfo.bandwidth_before, (int)rinfo.bandwidth_after,
+             rinfo.lines_before, rinfo.lines_after, *rinfo.note ? "; " : "", rinfo.note);
     if (lowp)
       printf("precision %s (%s)\n", gs_precision_string(prec),
              fl ? "float values, x, y and sums: byte models count 4 bytes a value and a vector "
@@ -395,6 +422,14 @@ int cmd_spmv(int argc, char **argv)
     json_str(&j, "device", gs_context_device_name(ctx));
     json_str(&j, "precision", gs_precision_string(prec));
     json_num(&j, "copy_bandwidth_gbs", bw * 1e-9);
+    json_str(&j, "reorder", R ? gs_reorder_string(rinfo.kind) : "none");
+    if (R) {
+      json_num(&j, "reorder_ms", 1e3 * rinfo.seconds);
+      json_int(&j, "bandwidth_before", rinfo.bandwidth_before);
+      json_int(&j, "bandwidth_after", rinfo.bandwidth_after);
+      json_int(&j, "x_lines_before", rinfo.lines_before);
+      json_int(&j, "x_lines_after", rinfo.lines_after);
+    }
     json_num(&j, "library_warmup_ms", 1e3 * gs_context_warmup_seconds(ctx));
     if (have_auto) cli_selection_json(&j, "auto", &asel);
     json_arr_begin(&j, "results");
@@ -429,6 +464,7 @@ done:
   free(rows[1]);
   free(sel);
   gs_matrix_destroy(&A);
+  gs_reorder_destroy(&R);
   gs_context_destroy(&ctx);
   gs_csr_destroy(&H);
   return rc;

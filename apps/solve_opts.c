@@ -19,13 +19,14 @@ enum {
   T_GRAPHS = 1u << 6,   /* --graphs */
   T_PERSIST = 1u << 7,  /* --persistent */
   T_PREC = 1u << 8,     /* --precision, --inner-rtol, --max-outer, --reliable-delta */
-  T_JACOBI = 1u << 9    /* --jacobi (= --precond jacobi) */
+  T_JACOBI = 1u << 9,   /* --jacobi (= --precond jacobi) */
+  T_REORDER = 1u << 10  /* --reorder none|rcm|degree|auto */
 };
 static const unsigned takes[] = {
   [CLI_SOLVE_ONE] = T_METHOD | T_PRECOND | T_PC_OPTS | T_TOL | T_RESTART | T_CHECK | T_GRAPHS |
-                    T_PERSIST | T_PREC,
-  [CLI_SOLVE_DIST] = T_METHOD | T_PRECOND | T_TOL | T_RESTART | T_CHECK | T_GRAPHS,
-  [CLI_SOLVE_BATCH] = T_METHOD | T_PRECOND | T_TOL | T_JACOBI,
+                    T_PERSIST | T_PREC | T_REORDER,
+  [CLI_SOLVE_DIST] = T_METHOD | T_PRECOND | T_TOL | T_RESTART | T_CHECK | T_GRAPHS | T_REORDER,
+  [CLI_SOLVE_BATCH] = T_METHOD | T_PRECOND | T_TOL | T_JACOBI | T_REORDER,
 };
 static const char *const cmd_name[] = {"solve", "solve", "batch"};
 
@@ -214,6 +215,11 @@ int cli_solve_opt(cli_solve_opts_t *s, int argc, char **argv, int *i)
     if (strcmp(v, "double") && strcmp(v, "mixed") && strcmp(v, "mixed-refine"))
       return BAD("invalid value '%s' for --precision (double, mixed or mixed-refine)", v);
     s->precision = v;
+  } else if (OPT(T_REORDER, "--reorder")) {
+    if (r < 0) return -1;
+    const int k = gs_reorder_find(v);
+    if (k < 0) return BAD("invalid value '%s' for --reorder (none, rcm, degree or auto)", v);
+    s->reorder = k;
   } else if (OPT(T_PREC, "--inner-rtol")) {
     if (r > 0 && cli_parse_double("--inner-rtol", v, 1e-300, 0.999, &s->refine.inner_rtol))
       r = -1;
@@ -298,6 +304,12 @@ int cli_solve_opts_finish(cli_solve_opts_t *s)
       (gs_method_flags((gs_method_t)m) & GS_METHOD_LEAST_SQUARES))
     return cli_fail(CLI_BAD_INPUT, "%s: --precision mixed-refine refines square systems A x = "
                     "b; %s is a least-squares method", cmd, m_name);
+
+  /* the batched solver's systems are small and solved as given: no ordering to apply */
+  if (s->cmd == CLI_SOLVE_BATCH && s->reorder != GS_REORDER_NONE)
+    return cli_fail(CLI_BAD_INPUT, "batch: --reorder %s: the batched solver solves each "
+                    "system as given (--reorder none)",
+                    gs_reorder_string((gs_reorder_kind_t)s->reorder));
 
   /* A stop test that nothing meets: every solve would run to --maxit and report failure (the
    * library allows it, for fixed-count runs such as bench/persist_bench and --steady) */

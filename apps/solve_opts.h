@@ -44,6 +44,8 @@ typedef struct cli_solve_opts {
   int prec;                 /* CLI_PREC_* of it (after finish) */
   gs_refine_opts_t refine;  /* --inner-rtol, --max-outer, --reliable-delta */
   int refine_given;         /* one of them was given (they need mixed-refine) */
+  int reorder;              /* --reorder: GS_REORDER_* (default none; batch: none only; --gpus:
+                               the partitioner's ordering, gs_dist_matrix_opts_t.reorder) */
   const char *first_given;  /* the first option parsed here (batch: refused without --solve) */
 } cli_solve_opts_t;
 

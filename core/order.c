@@ -1,5 +1,6 @@
 /* core/order.c: orderings of a host CSR (interface in core/order.h): reverse Cuthill-McKee, the
- * symmetric permutation P A P^T, the bandwidth, and the row-range check they share with the
+ * degree ordering, the x-lines locality predictor, the symmetric permutation P A P^T (on
+ * threads for large matrices), the bandwidth, and the row-range check they share with the
  * multi-GPU partitioner (multigpu/partition.c) and pkt's reordering (spmv/pkt_build.c). Pure C11.
  * Costs: RCM O(nnz) to build the graph of A + A^T plus O(nnz) per level structure and
  * O(d log d) per vertex of degree d; permute O(nnz) plus the sort of each row that the
@@ -10,6 +11,7 @@
 
 #include "core/error.h"
 #include "core/order.h"
+#include "core/parallel.h"
 
 /* ---- row checks ------------------------------------------------------------------------------ */
 
@@ -272,6 +274,80 @@ cleanup:
   return st;
 }
 
+/* ---- degree ordering and the locality predictor ------------------------------------------- */
+
+gs_status_t gs_csr_degree_order(const gs_csr_t *A, gs_idx_t *perm)
+{
+  static const char fn[] = "gs_csr_degree_order";
+  gs_status_t st = GS_SUCCESS;
+  if (!A || !perm) return GS_ERROR(GS_ERR_INVALID_ARG, "%s: NULL argument", fn);
+  if (A->m != A->n)
+    return GS_ERROR(GS_ERR_DIMENSION, "%s: the matrix is %d x %d, not square", fn, A->m, A->n);
+  GS_CHECK(gs_csr_check_rows(A, 0, A->m, fn));
+  const gs_idx_t n = A->m;
+  if (n == 0) return GS_SUCCESS;
+  /* Degrees in 64 bits: a row and its column together may exceed 2^31 entries. */
+  int64_t *deg = calloc((size_t)n, sizeof *deg), maxdeg = 0;
+  gs_idx_t *count = NULL;
+  if (!deg) GS_FAIL(GS_ERR_HOST_MEMORY, "%s: out of host memory for %d vertices", fn, n);
+  for (gs_idx_t i = 0; i < n; ++i)
+    for (gs_off_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) {
+      const gs_idx_t j = A->col[p];
+      if (j != i) {
+        ++deg[i];
+        ++deg[j];
+      }
+    }
+  for (gs_idx_t i = 0; i < n; ++i)
+    if (deg[i] > maxdeg) maxdeg = deg[i];
+  /* Counting sort on buckets of min(degree, n): a degree above n (repeated entries) shares the
+   * top bucket, which keeps the scratch at O(n). Stable: ties in index order. */
+  const int64_t nb = (maxdeg < n ? maxdeg : n) + 1;
+  count = calloc((size_t)nb + 1, sizeof *count);
+  if (!count) GS_FAIL(GS_ERR_HOST_MEMORY, "%s: out of host memory", fn);
+  for (gs_idx_t i = 0; i < n; ++i) ++count[nb - 1 - (deg[i] < n ? deg[i] : n) + 1];
+  for (int64_t b = 0; b < nb; ++b) count[b + 1] += count[b];
+  for (gs_idx_t i = 0; i < n; ++i) perm[count[nb - 1 - (deg[i] < n ? deg[i] : n)]++] = i;
+
+cleanup:
+  free(deg);
+  free(count);
+  return st;
+}
+
+int64_t gs_csr_x_lines(const gs_csr_t *A, const gs_idx_t *perm)
+{
+  if (!A || !A->row_ptr || (A->nnz > 0 && !A->col) || A->m < 0 || A->n < 0) return -1;
+  if (perm && A->m != A->n) return -1;
+  const gs_idx_t m = A->m, n = A->n;
+  const size_t nlines = (size_t)n / 8 + 1;
+  gs_idx_t *inv = NULL, *stamp = malloc(nlines * sizeof *stamp);
+  if (!stamp) return -1;
+  if (perm) {
+    inv = malloc(((size_t)n + 1) * sizeof *inv);
+    if (!inv) {
+      free(stamp);
+      return -1;
+    }
+    for (gs_idx_t k = 0; k < n; ++k) inv[perm[k]] = k;
+  }
+  for (size_t l = 0; l < nlines; ++l) stamp[l] = -1;
+  int64_t lines = 0;
+  for (gs_idx_t k = 0; k < m; ++k) {
+    const gs_idx_t i = perm ? perm[k] : k, block = k / GS_ORDER_LINE_ROWS;
+    for (gs_off_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) {
+      const gs_idx_t l = (perm ? inv[A->col[p]] : A->col[p]) / 8;
+      if (stamp[l] != block) {
+        stamp[l] = block;
+        ++lines;
+      }
+    }
+  }
+  free(inv);
+  free(stamp);
+  return lines;
+}
+
 /* ---- symmetric permutation ------------------------------------------------------------------- */
 
 /* Rows of up to SORT_RUN entries sort in place; longer ones merge through scratch. */
@@ -334,12 +410,68 @@ static void sort_row(gs_idx_t *c, gs_val_t *v, gs_off_t len, gs_idx_t *tc, gs_va
   }
 }
 
+/* Matrices of at least this many entries are permuted on threads (rows split evenly). */
+#define PERMUTE_THREADS_MIN (1L << 20)
+
+typedef struct permute_job {
+  const gs_csr_t *A;
+  const gs_idx_t *perm, *inv;
+  gs_csr_t *C; /* row_ptr filled */
+  int nt;
+  int oom[64];
+} permute_job_t;
+
+static int permute_threads(const gs_csr_t *A)
+{
+  if (A->nnz < PERMUTE_THREADS_MIN || A->m < 2) return 1;
+  const int nt = gs_mm_threads();
+  return nt > 64 ? 64 : nt < 1 ? 1 : nt;
+}
+
+/* Rows [n t / nt, n (t + 1) / nt) of C = P A P^T: entries moved and renamed, each row sorted by
+ * column where the renaming left it out of order (scratch of this share's longest row). */
+static void permute_share(void *arg, int t)
+{
+  permute_job_t *J = arg;
+  const gs_csr_t *A = J->A;
+  gs_csr_t *C = J->C;
+  const int64_t n = C->m;
+  const gs_idx_t k0 = (gs_idx_t)(n * t / J->nt), k1 = (gs_idx_t)(n * (t + 1) / J->nt);
+  gs_idx_t *tc = NULL;
+  gs_val_t *tv = NULL;
+  gs_off_t maxlen = 0;
+  for (gs_idx_t k = k0; k < k1; ++k)
+    if (C->row_ptr[k + 1] - C->row_ptr[k] > maxlen) maxlen = C->row_ptr[k + 1] - C->row_ptr[k];
+  for (gs_idx_t k = k0; k < k1; ++k) {
+    const gs_off_t s = A->row_ptr[J->perm[k]], len = C->row_ptr[k + 1] - C->row_ptr[k];
+    gs_idx_t *c = C->col + C->row_ptr[k];
+    gs_val_t *v = C->val + C->row_ptr[k];
+    int sorted = 1;
+    for (gs_off_t q = 0; q < len; ++q) {
+      c[q] = J->inv[A->col[s + q]];
+      v[q] = A->val[s + q];
+      if (q > 0 && c[q] < c[q - 1]) sorted = 0;
+    }
+    if (sorted) continue;
+    if (len > SORT_RUN && !tc) {
+      tc = malloc((size_t)maxlen * sizeof *tc);
+      tv = malloc((size_t)maxlen * sizeof *tv);
+      if (!tc || !tv) {
+        J->oom[t] = 1;
+        break;
+      }
+    }
+    sort_row(c, v, len, tc, tv);
+  }
+  free(tc);
+  free(tv);
+}
+
 gs_status_t gs_csr_permute_sym(const gs_csr_t *A, const gs_idx_t *perm, gs_csr_t **B)
 {
   static const char fn[] = "gs_csr_permute_sym";
   gs_status_t st = GS_SUCCESS;
-  gs_idx_t *inv = NULL, *tc = NULL;
-  gs_val_t *tv = NULL;
+  gs_idx_t *inv = NULL;
   gs_csr_t *C = NULL;
   if (!B) return GS_ERROR(GS_ERR_INVALID_ARG, "%s: B is NULL", fn);
   *B = NULL;
@@ -364,39 +496,20 @@ gs_status_t gs_csr_permute_sym(const gs_csr_t *A, const gs_idx_t *perm, gs_csr_t
 
   GS_TRY(gs_csr_create(&C, n, n, A->nnz));
   C->symmetry = A->symmetry;
-  gs_off_t maxlen = 0;
-  for (gs_idx_t k = 0; k < n; ++k) {
-    const gs_off_t len = A->row_ptr[perm[k] + 1] - A->row_ptr[perm[k]];
-    C->row_ptr[k + 1] = C->row_ptr[k] + len;
-    if (len > maxlen) maxlen = len;
-  }
-  for (gs_idx_t k = 0; k < n; ++k) {
-    const gs_off_t s = A->row_ptr[perm[k]], len = A->row_ptr[perm[k] + 1] - s;
-    gs_idx_t *c = C->col + C->row_ptr[k];
-    gs_val_t *v = C->val + C->row_ptr[k];
-    int sorted = 1;
-    for (gs_off_t t = 0; t < len; ++t) {
-      c[t] = inv[A->col[s + t]];
-      v[t] = A->val[s + t];
-      if (t > 0 && c[t] < c[t - 1]) sorted = 0;
-    }
-    if (sorted) continue;
-    if (len > SORT_RUN && !tc) {
-      tc = malloc((size_t)maxlen * sizeof *tc);
-      tv = malloc((size_t)maxlen * sizeof *tv);
-      if (!tc || !tv)
-        GS_FAIL(GS_ERR_HOST_MEMORY, "%s: out of host memory for a row of %lld entries", fn,
-                (long long)maxlen);
-    }
-    sort_row(c, v, len, tc, tv);
-  }
+  for (gs_idx_t k = 0; k < n; ++k)
+    C->row_ptr[k + 1] = C->row_ptr[k] + (A->row_ptr[perm[k] + 1] - A->row_ptr[perm[k]]);
+  permute_job_t J = {A, perm, inv, C, permute_threads(A), {0}};
+  if (J.nt > 1)
+    gs_parallel(J.nt, permute_share, &J);
+  else
+    permute_share(&J, 0);
+  for (int t = 0; t < J.nt; ++t)
+    if (J.oom[t]) GS_FAIL(GS_ERR_HOST_MEMORY, "%s: out of host memory for a row's sort", fn);
   *B = C;
   C = NULL;
 
 cleanup:
   free(inv);
-  free(tc);
-  free(tv);
   gs_csr_destroy(&C);
   return st;
 }

@@ -3,6 +3,8 @@
 #ifndef GS_CORE_ORDER_H
 #define GS_CORE_ORDER_H
 
+#include <stdint.h>
+
 #include "gpusolve/matrix.h"
 
 #ifdef __cplusplus
@@ -31,6 +33,22 @@ gs_status_t gs_csr_rcm(const gs_csr_t *A, gs_idx_t *perm);
  *  pointers, a malformed A, or perm not a permutation of 0..n-1; GS_ERR_DIMENSION for
  *  non-square A; GS_ERR_HOST_MEMORY. */
 gs_status_t gs_csr_permute_sym(const gs_csr_t *A, const gs_idx_t *perm, gs_csr_t **B);
+
+/** Degree ordering for power-law graphs: perm[k] = the old index of new row k, rows sorted by
+ *  decreasing degree in A + A^T (row i's entries plus column i's, the diagonal left out),
+ *  stable (equal degrees keep their index order), so that the hubs come first and their x
+ *  entries share cache lines (the "Sort" of Faldu, Diamond and Grot, "A Closer Look at
+ *  Lightweight Graph Reordering", IISWC 2019). O(nnz + n): a counting sort. Errors as
+ *  gs_csr_rcm. */
+gs_status_t gs_csr_degree_order(const gs_csr_t *A, gs_idx_t *perm);
+
+/** Locality predictor of the product's x gathers: the number of distinct 64-byte lines of x
+ *  (8 doubles) that each block of GS_ORDER_LINE_ROWS consecutive rows touches, summed over the
+ *  blocks, for A reordered by perm (P A P^T; NULL: A as it is). The lines a warp or a block of
+ *  the kernels loads, counted without building P A P^T: O(nnz + n). -1 for NULL A, arrays,
+ *  a non-square A with perm, or no memory (A is assumed checked). */
+#define GS_ORDER_LINE_ROWS 32
+int64_t gs_csr_x_lines(const gs_csr_t *A, const gs_idx_t *perm);
 
 /** Bandwidth max |i - j| over the stored entries (0 for a matrix without entries; -1 for a NULL
  *  matrix or arrays): what RCM reduces. */

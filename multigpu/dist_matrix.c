@@ -363,12 +363,26 @@ gs_status_t gs_dist_matrix_create(gs_dist_matrix_t **Ap, gs_dist_t *D, const gs_
   for (int r = 0; r < D->n; ++r)
     if (gs_dist_is_local(D, r)) A->p[r].R = &D->r[r], A->p[r].A = A;
   const gs_csr_t *H = csr;
-  if (o.reorder) {
+  if (o.reorder < GS_REORDER_NONE || o.reorder > GS_REORDER_AUTO)
+    GS_FAIL(GS_ERR_INVALID_ARG, "gs_dist_matrix_create: unknown ordering %d (GS_REORDER_*)",
+            o.reorder);
+  if (o.reorder != GS_REORDER_NONE) {
     A->perm = malloc(((size_t)csr->m + 1) * sizeof *A->perm);
     if (!A->perm) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory");
-    GS_TRY(gs_csr_rcm(csr, A->perm));
+    if (o.reorder == GS_REORDER_DEGREE)
+      GS_TRY(gs_csr_degree_order(csr, A->perm));
+    else
+      GS_TRY(gs_csr_rcm(csr, A->perm));
     GS_TRY(gs_csr_permute_sym(csr, A->perm, &B));
-    H = B;
+    /* auto: RCM where it at least halves the bandwidth (the halos follow it), else none */
+    if (o.reorder == GS_REORDER_AUTO &&
+        2 * (int64_t)gs_csr_bandwidth(B) > gs_csr_bandwidth(csr)) {
+      free(A->perm);
+      A->perm = NULL;
+      gs_csr_destroy(&B);
+    } else {
+      H = B;
+    }
   }
   A->bandwidth = gs_csr_bandwidth(H);
   {

@@ -169,6 +169,12 @@ static void test_bad_options(void)
     {"spmv --spmv-opt precision=quad", "double, mixed or float"},
     {"check x.mtx --precision single", "'single'"},
     {"check x.mtx --precision double,float", "double, mixed or float"},
+    {"solve --reorder sideways", "'sideways'"},
+    {"solve --reorder sideways", "none, rcm, degree or auto"},
+    {"solve --reorder", "--reorder"},
+    {"solve --reorder rcm --precision mixed-refine", "mixed-refine"},
+    {"solve --gpus 2 --reorder bogus", "'bogus'"},
+    {"spmv --reorder xyz", "'xyz'"},
   };
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
     int rc = run("%s", cases[k].args);
@@ -191,6 +197,10 @@ static void test_bad_input(void)
     CU_ASSERT(strstr(err, "3 x 4") != NULL && strstr(err, "square") != NULL &&
               strstr(err, square_only[k]) != NULL);
   }
+  /* a symmetric reordering needs a square matrix (before any device work) */
+  CU_ASSERT_EQUAL(run("solve '%s' --solver lsqr --reorder rcm", rect), 2);
+  CU_ASSERT(gs_test_one_line_error(err));
+  CU_ASSERT(strstr(err, "3 x 4") != NULL && strstr(err, "--reorder rcm") != NULL);
   /* least squares: b has the rows (3), x0 the columns (4) */
   CU_ASSERT_EQUAL(run("solve '%s' '%s' --solver lsqr", rect, b4), 2);
   CU_ASSERT(gs_test_one_line_error(err));

@@ -116,8 +116,10 @@ typedef struct gs_dist_matrix_opts {
                              (csr-vector when that is "auto"),
                              falling back to "coo" where that backend refuses the block (the
                              block is mostly empty rows, which padded formats refuse for fill) */
-  int reorder;            /* 1: reverse Cuthill-McKee first (smaller halos on a badly numbered
-                             mesh); vectors stay in the caller's numbering */
+  int reorder;            /* GS_REORDER_* (gpusolve/solver.h): RCM (1) reverse Cuthill-McKee
+                             first (smaller halos on a badly numbered mesh), DEGREE (2) rows by
+                             decreasing degree, AUTO (3) RCM when it at least halves the
+                             bandwidth; vectors stay in the caller's numbering */
 } gs_dist_matrix_opts_t;
 void gs_dist_matrix_opts_default(gs_dist_matrix_opts_t *o);
 

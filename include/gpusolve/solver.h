@@ -356,6 +356,89 @@ gs_status_t gs_solve(gs_context_t *ctx, const gs_solve_opts_t *opts, gs_spmv_t *
  *  symmetric with a positive diagonal, BiCGSTAB otherwise. */
 gs_method_t gs_solve_auto_method(const gs_matrix_t *A);
 
+/* ---- symmetric reordering (docs/reorder.md) ---------------------------------------------------
+ * A x = b solved as (P A P^T)(P x) = P b: the rows and columns of a square A renumbered for the
+ * locality of the product's x gathers. The caller builds the product and the preconditioner on
+ * the reordered matrix (gs_reorder_csr) with its own backend and options; gs_solve_reordered
+ * takes b and x (and x0) in the caller's numbering and permutes them on the device. Residual
+ * norms are those of the original system (a permutation keeps 2-norms). */
+
+/** Ordering. The values are ABI. */
+typedef enum gs_reorder_kind {
+  GS_REORDER_NONE = 0,   /* A as given */
+  GS_REORDER_RCM = 1,    /* reverse Cuthill-McKee of A + A^T: a narrow band (meshes, circuits) */
+  GS_REORDER_DEGREE = 2, /* rows by decreasing degree, stable: hubs first (power-law graphs) */
+  GS_REORDER_AUTO = 3    /* the candidate (rcm, degree) with the fewest x lines, when it saves
+                            enough of them and the expected products pay its cost, else none */
+} gs_reorder_kind_t;
+
+/** "none", "rcm", "degree", "auto" ("unknown" otherwise), and the inverse (-1 when unknown). */
+const char *gs_reorder_string(gs_reorder_kind_t k);
+int gs_reorder_find(const char *name);
+
+/** What gs_reorder_create did. */
+typedef struct gs_reorder_info {
+  gs_reorder_kind_t requested; /* as asked */
+  gs_reorder_kind_t kind;      /* as applied (AUTO resolved: NONE when it declined) */
+  double seconds;              /* host clock: the orderings computed (auto: every candidate),
+                                  P A P^T, the permutation's upload */
+  gs_idx_t bandwidth_before, bandwidth_after; /* max |i - j| of A and of the matrix solved */
+  long long lines_before, lines_after; /* the x-lines predictor (64-byte lines of x a block of
+                                  32 consecutive rows touches, summed) of A and of the matrix
+                                  solved; auto: lines_after of the best candidate even when
+                                  declined */
+  const char *note;            /* auto's reason in a few words (static), "" otherwise */
+} gs_reorder_info_t;
+
+typedef struct gs_reorder gs_reorder_t;
+
+/**
+ * Orders square A (host CSR, checked as gs_csr_validate) by `kind` and builds P A P^T (host,
+ * columns sorted in each row) and the permutation on ctx's device. AUTO (GS_REORDER_AUTO_*):
+ * computes both candidates and keeps the one with the fewest x lines when it saves at least
+ * (1 - GS_REORDER_AUTO_RATIO) of A's, and `products` expected products with the matrix
+ * (iterations x products per iteration; 0: unknown, AUTO declines) save, at
+ * GS_REORDER_AUTO_BYTES_PER_S per line byte, GS_REORDER_AUTO_MARGIN times the ordering's
+ * measured cost. Borrows ctx; copies what it needs of A (when kind resolves to NONE,
+ * gs_reorder_csr returns A itself: A must then outlive R). GS_ERR_INVALID_ARG (NULL, a
+ * malformed A, an unknown kind, negative products), GS_ERR_DIMENSION (non-square A),
+ * GS_ERR_HOST_MEMORY, GS_ERR_DEVICE_MEMORY, GS_ERR_CUDA.
+ */
+gs_status_t gs_reorder_create(gs_reorder_t **R, gs_context_t *ctx, const gs_csr_t *A,
+                              gs_reorder_kind_t kind, double products);
+/** The matrix to build the product and the preconditioner on: P A P^T, or A (NULL for NULL R). */
+const gs_csr_t *gs_reorder_csr(const gs_reorder_t *R);
+/** The permutation on the host, perm[k] = the caller's index of new row k; NULL when none. */
+const gs_idx_t *gs_reorder_perm(const gs_reorder_t *R);
+/** Fills *info (GS_ERR_INVALID_ARG for NULL). */
+gs_status_t gs_reorder_info(const gs_reorder_t *R, gs_reorder_info_t *info);
+/** d_out = P d_in (inverse 0: into the reordered numbering) or P^T d_in (inverse 1: back),
+ *  n entries each, asynchronous on the context's stream; a copy when no ordering applies.
+ *  d_in and d_out must not alias (GS_ERR_INVALID_ARG). */
+gs_status_t gs_reorder_vector(gs_reorder_t *R, int inverse, const gs_val_t *d_in,
+                              gs_val_t *d_out);
+/**
+ * gs_solve on the reordered system: S (and M, or NULL) built on a matrix of gs_reorder_csr(R)
+ * on ctx, d_b and d_x in the caller's numbering (x0 when opts->x0_given). Allocates two
+ * vectors of n (freed on return), permutes b (and x0) in, solves, and permutes x out into d_x
+ * (d_x is left as it was when gs_solve fails). Stats as gs_solve's: the norms are the original
+ * system's. Errors: gs_solve's, GS_ERR_INVALID_ARG for NULL R or aliasing d_b and d_x,
+ * GS_ERR_DIMENSION when S's matrix is not R's order, GS_ERR_DEVICE_MEMORY.
+ */
+gs_status_t gs_solve_reordered(gs_context_t *ctx, const gs_solve_opts_t *opts, gs_reorder_t *R,
+                               gs_spmv_t *S, gs_precond_t *M, const gs_val_t *d_b,
+                               gs_val_t *d_x, gs_solve_stats_t *stats);
+/** NULL-safe; sets *R = NULL. */
+void gs_reorder_destroy(gs_reorder_t **R);
+
+/* AUTO's rule (gs_reorder_create): the best candidate keeps at most this fraction of A's x
+ * lines, and the lines saved over the expected products, at this many bytes a second (a high
+ * rate: the saving is under- rather than overestimated), pay this many times the ordering's
+ * measured cost. */
+#define GS_REORDER_AUTO_RATIO 0.7
+#define GS_REORDER_AUTO_BYTES_PER_S 1e13
+#define GS_REORDER_AUTO_MARGIN 2.0
+
 /* ---- mixed-precision iterative refinement ----------------------------------------------------
  * Solves A x = b to double accuracy with the Krylov work done on a mixed-precision product
  * (float values, gs_precision_t), stopping only when the residual b - A x formed with a double
