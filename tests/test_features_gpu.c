@@ -182,17 +182,21 @@ static gs_csr_t *from_coo(gs_coo_t *C)
 }
 
 /* n x n symmetric with a random pattern, a diagonal of sign `diag_sign` (0: some rows without
- * a diagonal), perturbed entries (rel) to be near-symmetric. */
+ * a diagonal), perturbed entries (rel) to be near-symmetric. With rel > 0 and n >= 2 the first
+ * pair drawn is perturbed, and the last position (n-2, n-1) is taken when no pair was drawn
+ * before it, so that whether A is symmetric depends on rel alone, whatever the seed. */
 static gs_csr_t *random_symmetric(uint64_t *s, gs_idx_t n, double density, int diag_sign,
                                   double rel)
 {
   gs_coo_t *C = NULL;
   CU_ASSERT_FATAL(gs_coo_create(&C, n, n, 16) == GS_SUCCESS);
+  int pairs = 0;
   for (gs_idx_t i = 0; i < n; ++i) {
     for (gs_idx_t j = i + 1; j < n; ++j)
-      if (gs_test_uniform(s) < density) {
+      if (gs_test_uniform(s) < density || (rel > 0.0 && pairs == 0 && j == n - 1 && i == n - 2)) {
         const double v = 2.0 * gs_test_uniform(s) - 1.0;
-        const double w = gs_test_uniform(s) < 0.3 ? v * (1.0 + rel) : v;
+        const double w = (rel > 0.0 && pairs == 0) || gs_test_uniform(s) < 0.3 ? v * (1.0 + rel) : v;
+        ++pairs;
         CU_ASSERT_FATAL(gs_coo_push(C, i, j, v) == GS_SUCCESS);
         CU_ASSERT_FATAL(gs_coo_push(C, j, i, w) == GS_SUCCESS);
       }
