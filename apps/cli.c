@@ -260,8 +260,10 @@ void cli_context_prefetch(const char *preload)
   }
 }
 
-const char *cli_preload_list(char *buf, size_t len, const char *format, int amg)
+const char *cli_preload_list(char *buf, size_t len, const char *format, const char *precond)
 {
+  if (precond && !strcmp(precond, "auto")) precond = "amg";
+  const int pc = precond && strcmp(precond, "none") && strlen(precond) < 64;
   static const char light[] = "features,cusparse-csr,csr-vector,bccoo,sellp,ell,dia,coo,hyb";
   int has_auto = !format;
   for (const char *p = format; p && *p && !has_auto;) { /* an item "auto" in the list */
@@ -270,10 +272,10 @@ const char *cli_preload_list(char *buf, size_t len, const char *format, int amg)
     p += n + (p[n] == ',');
   }
   if (format && !strcmp(format, "all"))
-    snprintf(buf, len, "features,formats%s", amg ? ",amg" : "");
+    snprintf(buf, len, "features,formats%s%s", pc ? "," : "", pc ? precond : "");
   else
-    snprintf(buf, len, "%s%s%s%s", has_auto ? light : "", has_auto && format ? "," : "",
-             format ? format : "", amg ? ",amg" : "");
+    snprintf(buf, len, "%s%s%s%s%s", has_auto ? light : "", has_auto && format ? "," : "",
+             format ? format : "", pc ? "," : "", pc ? precond : "");
   return buf;
 }
 

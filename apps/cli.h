@@ -101,9 +101,9 @@ int cli_context(gs_context_t **ctx);
  *  (cli_context creates). */
 void cli_context_prefetch(const char *preload);
 /** The preload list of a command that runs `format` (NULL or "auto": the selection's
- *  candidates; "all": every format), and AMG when `amg` (its setup, or the solve's escalation)
- *  into buf. */
-const char *cli_preload_list(char *buf, size_t len, const char *format, int amg);
+ *  candidates; "all": every format) and preconditioner `precond` (NULL or "none": none;
+ *  "auto": amg, the solve's escalation), into buf. */
+const char *cli_preload_list(char *buf, size_t len, const char *format, const char *precond);
 /** Joins a prefetch that no cli_context took (a command that failed before it) and destroys
  *  its context: called once before the program returns. */
 void cli_context_discard(void);

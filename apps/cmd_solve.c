@@ -732,8 +732,7 @@ int cmd_solve(int argc, char **argv)
   if (!rows) return cli_fail(CLI_DEVICE, "out of host memory");
 
   char preload[1024]; /* the CUDA start-up and the kernels' loading run while the matrix is read */
-  cli_context_prefetch(cli_preload_list(preload, sizeof preload, format,
-                                        pc_auto || !strcmp(pc, "amg")));
+  cli_context_prefetch(cli_preload_list(preload, sizeof preload, format, pc));
   if (grid) {
     rc = cli_grid_laplace(dims, stencil, &H, grid_label, sizeof grid_label);
     label = grid_label;

@@ -241,7 +241,7 @@ int cmd_spmv(int argc, char **argv)
   gs_csr_t *H = NULL;
   const char *label = path;
   char preload[1024]; /* the CUDA start-up and the kernels' loading run while the matrix is read */
-  cli_context_prefetch(cli_preload_list(preload, sizeof preload, formats, 0));
+  cli_context_prefetch(cli_preload_list(preload, sizeof preload, formats, NULL));
   rc = path ? cli_load_matrix(path, &H) : cli_default_matrix(&H, &label);
   if (rc) {
     free(sel);

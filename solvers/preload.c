@@ -38,12 +38,13 @@ static void warm_format(gs_context_t *ctx, gs_matrix_t *A, const char *name, dou
   gs_clear_error();
 }
 
-/* AMG's setup kernels (strength, aggregation, prolongators, Galerkin products, dense inverse)
- * and one cycle. */
-static void warm_amg(gs_context_t *ctx, gs_matrix_t *A, double *d_x, double *d_y)
+/* A preconditioner's setup kernels (AMG's: strength, aggregation, prolongators, Galerkin
+ * products, dense inverse) and one apply. */
+static void warm_precond(gs_context_t *ctx, gs_matrix_t *A, const char *name, double *d_x,
+                         double *d_y)
 {
   gs_precond_t *M = NULL;
-  if (gs_precond_create(&M, ctx, A, "amg") == GS_SUCCESS) {
+  if (gs_precond_create(&M, ctx, A, name) == GS_SUCCESS) {
     (void)gs_precond_apply(M, d_x, d_y);
     (void)gs_context_sync(ctx);
   }
@@ -81,10 +82,10 @@ gs_status_t gs_context_preload(gs_context_t *ctx, const char *what, const volati
                       "\"%s\"", what);
     memcpy(item, p, n);
     item[n] = '\0';
-    if (strcmp(item, "features") && strcmp(item, "amg") && strcmp(item, "formats") &&
-        strcmp(item, "auto") && gs_spmv_backend_find(item) < 0)
+    if (strcmp(item, "features") && strcmp(item, "formats") && strcmp(item, "auto") &&
+        gs_spmv_backend_find(item) < 0 && gs_precond_find(item) < 0)
       return GS_ERROR(GS_ERR_INVALID_ARG, "gs_context_preload: unknown item '%s' (a format "
-                      "name, features, amg or formats)", item);
+                      "name, a preconditioner name, features or formats)", item);
     p = e ? e + 1 : NULL; /* after a final comma: an empty item, refused above */
   }
   /* a 2D 5-point Laplacian of 96^2 rows: banded (dia, ell take it), coarsened by AMG to two
@@ -109,8 +110,8 @@ gs_status_t gs_context_preload(gs_context_t *ctx, const char *what, const volati
         if (gs_matrix_device_csr(A, &D) == GS_SUCCESS)
           (void)gs_dcsr_select_features(ctx, &D, H->symmetry, NULL, &f);
         gs_clear_error();
-      } else if (!strcmp(item, "amg")) {
-        warm_amg(ctx, A, d_x, d_y);
+      } else if (gs_spmv_backend_find(item) < 0 && gs_precond_find(item) >= 0) {
+        if (strcmp(item, "none")) warm_precond(ctx, A, item, d_x, d_y);
       } else if (!strcmp(item, "formats")) { /* every registered format not warmed before */
         for (int b = 0; b < gs_spmv_backend_count() && !stopped(stop); ++b) {
           const char *name = gs_spmv_backend_name(b);

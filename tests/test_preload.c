@@ -19,7 +19,8 @@ static void test_preload_lists(void)
   CU_ASSERT_EQUAL(gs_context_preload(ctx, NULL, NULL), GS_SUCCESS);
   printf("  default list %.1f ms\n", 1e3 * (gs_wall_seconds() - t0));
   CU_ASSERT_EQUAL(gs_device_bytes_in_use(ctx), base);
-  static const char *const ok[] = {"bccoo", "features,amg", "auto,dia,formats", "formats"};
+  static const char *const ok[] = {"bccoo", "features,amg", "auto,dia,formats", "formats",
+                                   "jacobi,block-jacobi,ilu0,none"};
   for (size_t i = 0; i < sizeof ok / sizeof ok[0]; ++i) {
     CU_ASSERT_EQUAL(gs_context_preload(ctx, ok[i], NULL), GS_SUCCESS);
     CU_ASSERT_EQUAL(gs_device_bytes_in_use(ctx), base);

@@ -65,8 +65,9 @@ double gs_context_warmup_seconds(const gs_context_t *ctx);
  * milliseconds each, which would otherwise fall on the first device build of each format, the
  * first AMG setup and the first product of each kernel, inside timed work. Each item of `what`
  * (comma-separated) is run on a small generated matrix: a format name (built on the device and
- * applied, op N and T; "auto" is skipped), "features" (the selection's kernel), "amg" (a setup
- * and one cycle), "formats" (every registered format not named before it). NULL: what a default
+ * applied, op N and T; "auto" is skipped), "features" (the selection's kernel), a
+ * preconditioner name ("amg", "block-jacobi", ...: a setup and one apply), "formats" (every
+ * registered format not named before it). NULL: what a default
  * run uses, in that order: the features, the light formats and the rule's usual picks, AMG,
  * then every other format (0.1-0.2 s on an H100). `stop`: NULL, or a flag checked between
  * items: once nonzero, the call returns GS_SUCCESS after the current item. gpusolve runs it on
