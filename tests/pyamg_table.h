@@ -25,9 +25,10 @@ static inline int rows_match(const char *ours, const char *ref, double theta)
   return la == lb && strncmp(ours, ref, la) == 0;
 }
 
-/* PyAMG's cg / jacobi / mod7 row of `matrix` at theta: iterations (-1 when absent), *conv, and
- * its rows per level ("5000,594"). */
-static inline int pyamg_row(const char *matrix, double theta, int *conv, char *rows, size_t rowsz)
+/* PyAMG's row (matrix, method, smoother, theta, rhs mod7): its iterations (-1 when the table
+ * lacks it), *conv, and (when rows is not NULL) its rows per level ("5000,594"). */
+static inline int pyamg_lookup(const char *matrix, const char *method, const char *smoother,
+                               double theta, int *conv, char *rows, size_t rowsz)
 {
   FILE *f = fopen(gs_test_data("pyamg_iterations.tsv"), "r");
   if (!f) return -1;
@@ -56,18 +57,25 @@ static inline int pyamg_row(const char *matrix, double theta, int *conv, char *r
     }
     int ok = 1;
     for (int c = 0; c < NCOL; ++c) ok = ok && col[c] < nt;
-    if (ok && !strcmp(tok[col[M]], matrix) && !strcmp(tok[col[ME]], "cg") &&
-        !strcmp(tok[col[SM]], "jacobi") && !strcmp(tok[col[RHS]], "mod7") &&
+    if (ok && !strcmp(tok[col[M]], matrix) && !strcmp(tok[col[ME]], method) &&
+        !strcmp(tok[col[SM]], smoother) && !strcmp(tok[col[RHS]], "mod7") &&
         fabs(atof(tok[col[TH]]) - theta) < 1e-12) {
       it = atoi(tok[col[IT]]);
       *conv = atoi(tok[col[CV]]);
-      snprintf(rows, rowsz, "%s", tok[col[RPL]]);
+      if (rows) snprintf(rows, rowsz, "%s", tok[col[RPL]]);
       break;
     }
   }
 done:
   fclose(f);
   return it;
+}
+
+/* PyAMG's cg / jacobi / mod7 row of `matrix` at theta (pyamg_lookup). */
+static inline int pyamg_row(const char *matrix, double theta, int *conv, char *rows,
+                            size_t rowsz)
+{
+  return pyamg_lookup(matrix, "cg", "jacobi", theta, conv, rows, rowsz);
 }
 
 #endif

@@ -96,43 +96,7 @@ static int solve_amg(sys_t *s, gs_method_t m, const char *opts, gs_solve_stats_t
 static int pyamg_iterations(const char *matrix, const char *method, const char *smoother,
                             double theta, int *converged)
 {
-  FILE *f = fopen(gs_test_data("pyamg_iterations.tsv"), "r");
-  if (!f) return -1;
-  char line[4096];
-  enum { M, ME, SM, TH, IT, CV, RHS, NCOL };
-  static const char *const names[NCOL] = {"matrix", "method", "smoother", "theta", "iterations",
-                                          "converged", "rhs"};
-  int col[NCOL], header = 0, it = -1;
-  while (fgets(line, sizeof line, f)) {
-    if (line[0] == '#') continue;
-    char *save = NULL, *tok[32];
-    int nt = 0;
-    line[strcspn(line, "\r\n")] = '\0';
-    for (char *t = strtok_r(line, "\t", &save); t && nt < 32; t = strtok_r(NULL, "\t", &save))
-      tok[nt++] = t;
-    if (!header) {
-      for (int c = 0; c < NCOL; ++c) {
-        col[c] = -1;
-        for (int k = 0; k < nt; ++k)
-          if (!strcmp(tok[k], names[c])) col[c] = k;
-        if (col[c] < 0) goto done;
-      }
-      header = 1;
-      continue;
-    }
-    int ok = 1;
-    for (int c = 0; c < NCOL; ++c) ok = ok && col[c] < nt;
-    if (ok && !strcmp(tok[col[M]], matrix) && !strcmp(tok[col[ME]], method) &&
-        !strcmp(tok[col[SM]], smoother) && !strcmp(tok[col[RHS]], "mod7") &&
-        fabs(atof(tok[col[TH]]) - theta) < 1e-12) {
-      it = atoi(tok[col[IT]]);
-      *converged = atoi(tok[col[CV]]);
-      break;
-    }
-  }
-done:
-  fclose(f);
-  return it;
+  return pyamg_lookup(matrix, method, smoother, theta, converged, NULL, 0);
 }
 
 /* Solves with `smoother` and `theta` and compares with PyAMG's count for the same settings:

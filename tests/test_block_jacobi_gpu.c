@@ -27,32 +27,9 @@
 #include "core/testhooks.h"
 #include "precond/block_jacobi.h"
 #include "tests/testutil.h"
+#include "tests/block_jacobi_test.h"
 
 static gs_context_t *ctx;
-static uint64_t g_state;
-static int g_seeded;
-
-static uint64_t *rng(void)
-{
-  if (!g_seeded) {
-    g_state = gs_test_seed() ^ 0xb10c6ull;
-    g_seeded = 1;
-  }
-  return &g_state;
-}
-
-static double rnd(void) { return 2.0 * gs_test_uniform(rng()) - 1.0; }
-static int rndint(int n) { return (int)(gs_test_uniform(rng()) * n); }
-
-static const double U = DBL_EPSILON / 2;
-static double gam(double k) { return k * U / (1.0 - k * U); }
-
-static void *xmalloc(size_t bytes)
-{
-  void *p = malloc(bytes ? bytes : 1);
-  CU_ASSERT_FATAL(p != NULL);
-  return p;
-}
 
 /* Natural blocks of the given sizes (as the host suite's): block I couples to itself and to
  * random blocks J, |I - J| >= 2; every row of a natural block holds the same columns; the
