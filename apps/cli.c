@@ -361,6 +361,18 @@ void json_str(cli_json_t *j, const char *key, const char *v)
   if (v) json_escape(j->f, v);
   else fputs("null", j->f);
 }
+void cli_json_reorder(cli_json_t *j, const gs_reorder_t *R, const gs_reorder_info_t *info)
+{
+  json_str(j, "reorder", R ? gs_reorder_string(info->kind) : "none");
+  if (!R) return;
+  json_num(j, "reorder_ms", 1e3 * info->seconds);
+  json_int(j, "bandwidth_before", info->bandwidth_before);
+  json_int(j, "bandwidth_after", info->bandwidth_after);
+  json_int(j, "x_lines_before", info->lines_before);
+  json_int(j, "x_lines_after", info->lines_after);
+  json_str(j, "reorder_note", info->note);
+}
+
 void json_num(cli_json_t *j, const char *key, double v)
 {
   json_sep(j, key);

@@ -129,6 +129,9 @@ void json_arr_begin(cli_json_t *j, const char *key);
 void json_arr_end(cli_json_t *j);
 void json_str(cli_json_t *j, const char *key, const char *v); /* v NULL -> null */
 void json_num(cli_json_t *j, const char *key, double v);      /* non-finite -> null */
+/** The reordering's keys of a solve or spmv document: "reorder" (what ran: none when R is
+ *  NULL), and with R its time, the bandwidth and x lines before and after, and its note. */
+void cli_json_reorder(cli_json_t *j, const gs_reorder_t *R, const gs_reorder_info_t *info);
 void json_int(cli_json_t *j, const char *key, long long v);
 void json_bool(cli_json_t *j, const char *key, int v);
 

@@ -1037,15 +1037,7 @@ int cmd_solve(int argc, char **argv)
     json_int(&j, "restart", restart);
     json_str(&j, "device", gs_context_device_name(ctx));
     json_str(&j, "reorder_requested", gs_reorder_string(reorder));
-    json_str(&j, "reorder", R ? gs_reorder_string(rinfo.kind) : "none");
-    if (R) {
-      json_num(&j, "reorder_ms", 1e3 * rinfo.seconds);
-      json_int(&j, "bandwidth_before", rinfo.bandwidth_before);
-      json_int(&j, "bandwidth_after", rinfo.bandwidth_after);
-      json_int(&j, "x_lines_before", rinfo.lines_before);
-      json_int(&j, "x_lines_after", rinfo.lines_after);
-      json_str(&j, "reorder_note", rinfo.note);
-    }
+    cli_json_reorder(&j, R, &rinfo);
     if (all) json_num(&j, "shared_csr_ms", 1e3 * shared_csr_s);
     json_arr_begin(&j, "results");
     for (int k = 0; k < nsel; ++k) json_result(&j, &rows[k], err_ones, monitor);

@@ -422,14 +422,7 @@ int cmd_spmv(int argc, char **argv)
     json_str(&j, "device", gs_context_device_name(ctx));
     json_str(&j, "precision", gs_precision_string(prec));
     json_num(&j, "copy_bandwidth_gbs", bw * 1e-9);
-    json_str(&j, "reorder", R ? gs_reorder_string(rinfo.kind) : "none");
-    if (R) {
-      json_num(&j, "reorder_ms", 1e3 * rinfo.seconds);
-      json_int(&j, "bandwidth_before", rinfo.bandwidth_before);
-      json_int(&j, "bandwidth_after", rinfo.bandwidth_after);
-      json_int(&j, "x_lines_before", rinfo.lines_before);
-      json_int(&j, "x_lines_after", rinfo.lines_after);
-    }
+    cli_json_reorder(&j, R, &rinfo);
     json_num(&j, "library_warmup_ms", 1e3 * gs_context_warmup_seconds(ctx));
     if (have_auto) cli_selection_json(&j, "auto", &asel);
     json_arr_begin(&j, "results");
