@@ -155,7 +155,9 @@ static int popcount64(uint64_t x)
   return c;
 }
 
-gs_status_t gs_csr_features(const gs_csr_t *A, gs_features_t *f)
+/* gs_csr_features, with `sorted` 1 when the caller knows A's rows are sorted (no pass to check
+ * it), 0 when it does not. */
+static gs_status_t csr_features(const gs_csr_t *A, int sorted, gs_features_t *f)
 {
   gs_status_t st = GS_SUCCESS;
   gs_csr_t *S = NULL; /* sorted copy, only when A's rows are unsorted */
@@ -168,7 +170,7 @@ gs_status_t gs_csr_features(const gs_csr_t *A, gs_features_t *f)
   const gs_idx_t m = A->m, n = A->n;
   const int square = m == n;
   const gs_csr_t *B = A;
-  if (square && !gs_csr_is_sorted(A)) { /* the mirror searches need sorted rows */
+  if (square && !sorted && !gs_csr_is_sorted(A)) { /* the mirror searches need sorted rows */
     GS_TRY(gs_csr_transpose(&S, A)); /* transposing twice sorts the rows */
     gs_csr_t *S2 = NULL;
     GS_TRY(gs_csr_transpose(&S2, S));
@@ -246,4 +248,11 @@ cleanup:
   free(sh);
   gs_csr_destroy(&S);
   return st;
+}
+
+gs_status_t gs_csr_features(const gs_csr_t *A, gs_features_t *f) { return csr_features(A, 0, f); }
+
+gs_status_t gs_csr_features_sorted(const gs_csr_t *A, gs_features_t *f)
+{
+  return csr_features(A, 1, f);
 }

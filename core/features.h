@@ -33,6 +33,10 @@ typedef struct gs_features_raw {
  *  fixed expressions (row_std from the exact sum of squares: see core/features.c). */
 void gs_features_finish(const gs_features_raw_t *r, gs_features_t *f);
 
+/** gs_csr_features for a matrix whose rows the caller knows to be sorted (gs_matrix_create's
+ *  copy, sorted by construction): skips the pass that checks it. */
+gs_status_t gs_csr_features_sorted(const gs_csr_t *A, gs_features_t *f);
+
 /** (hi, lo) += v * v, 128-bit, for v >= 0. */
 static inline void gs_sumsq_add(uint64_t *hi, uint64_t *lo, uint64_t v)
 {

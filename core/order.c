@@ -202,14 +202,20 @@ static gs_idx_t rcm_root(const rcm_graph_t *g, gs_idx_t root, unsigned char *see
   return root;
 }
 
+/* The arguments of an ordering (A square, well formed; perm present), checked as fn. */
+static gs_status_t order_args(const gs_csr_t *A, const gs_idx_t *perm, const char *fn)
+{
+  if (!A || !perm) return GS_ERROR(GS_ERR_INVALID_ARG, "%s: NULL argument", fn);
+  if (A->m != A->n)
+    return GS_ERROR(GS_ERR_DIMENSION, "%s: the matrix is %d x %d, not square", fn, A->m, A->n);
+  return gs_csr_check_rows(A, 0, A->m, fn);
+}
+
 gs_status_t gs_csr_rcm(const gs_csr_t *A, gs_idx_t *perm)
 {
   static const char fn[] = "gs_csr_rcm";
   gs_status_t st = GS_SUCCESS;
-  if (!A || !perm) return GS_ERROR(GS_ERR_INVALID_ARG, "%s: NULL argument", fn);
-  if (A->m != A->n)
-    return GS_ERROR(GS_ERR_DIMENSION, "%s: the matrix is %d x %d, not square", fn, A->m, A->n);
-  GS_CHECK(gs_csr_check_rows(A, 0, A->m, fn));
+  GS_CHECK(order_args(A, perm, fn));
   const gs_idx_t n = A->m;
   if (n == 0) return GS_SUCCESS;
 
@@ -280,10 +286,7 @@ gs_status_t gs_csr_degree_order(const gs_csr_t *A, gs_idx_t *perm)
 {
   static const char fn[] = "gs_csr_degree_order";
   gs_status_t st = GS_SUCCESS;
-  if (!A || !perm) return GS_ERROR(GS_ERR_INVALID_ARG, "%s: NULL argument", fn);
-  if (A->m != A->n)
-    return GS_ERROR(GS_ERR_DIMENSION, "%s: the matrix is %d x %d, not square", fn, A->m, A->n);
-  GS_CHECK(gs_csr_check_rows(A, 0, A->m, fn));
+  GS_CHECK(order_args(A, perm, fn));
   const gs_idx_t n = A->m;
   if (n == 0) return GS_SUCCESS;
   /* Degrees in 64 bits: a row and its column together may exceed 2^31 entries. */
