@@ -55,18 +55,6 @@ static gs_csr_t *csr_of(gs_coo_t *C)
   return A;
 }
 
-static int is_permutation(const gs_idx_t *p, gs_idx_t n)
-{
-  unsigned char *seen = calloc((size_t)n + 1, 1);
-  int ok = seen != NULL;
-  for (gs_idx_t k = 0; ok && k < n; ++k) {
-    if (p[k] < 0 || p[k] >= n || seen[p[k]]) ok = 0;
-    else seen[p[k]] = 1;
-  }
-  free(seen);
-  return ok;
-}
-
 /* ---- partition ------------------------------------------------------------------------------- */
 
 /* The rule of partition.h, by a linear scan: first[k] is the least e with W(e) >= k T / nparts
@@ -792,7 +780,7 @@ static gs_idx_t *rcm_of(const gs_csr_t *A)
   gs_idx_t *p = malloc(((size_t)A->m + 1) * sizeof *p), *q = malloc(((size_t)A->m + 1) * sizeof *q);
   CU_ASSERT_FATAL(p && q);
   CU_ASSERT_FATAL(gs_csr_rcm(A, p) == GS_SUCCESS);
-  CU_ASSERT_FATAL(is_permutation(p, A->m));
+  CU_ASSERT_FATAL(gs_test_is_permutation(p, A->m));
   CU_ASSERT_FATAL(gs_csr_rcm(A, q) == GS_SUCCESS);
   CU_ASSERT(memcmp(p, q, (size_t)A->m * sizeof *p) == 0);
   free(q);

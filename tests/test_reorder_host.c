@@ -13,19 +13,6 @@
 #include "gpusolve.h"
 #include "tests/testutil.h"
 
-/* 1: p is a permutation of 0..n-1. */
-static int is_perm(const gs_idx_t *p, gs_idx_t n)
-{
-  unsigned char *seen = calloc((size_t)n + 1, 1);
-  int ok = seen != NULL;
-  for (gs_idx_t k = 0; ok && k < n; ++k) {
-    if (p[k] < 0 || p[k] >= n || seen[p[k]]) ok = 0;
-    else seen[p[k]] = 1;
-  }
-  free(seen);
-  return ok;
-}
-
 /* Degree of v in A + A^T without the diagonal, counted as gs_csr_degree_order does. */
 static void degrees(const gs_csr_t *A, int64_t *deg)
 {
@@ -69,12 +56,12 @@ static void test_orderings_are_permutations(void)
     gs_idx_t *p = malloc(((size_t)n + 1) * sizeof *p);
     CU_ASSERT_FATAL(p != NULL);
     CU_ASSERT(gs_csr_rcm(A, p) == GS_SUCCESS);
-    CU_ASSERT(is_perm(p, n));
+    CU_ASSERT(gs_test_is_permutation(p, n));
     CU_ASSERT(gs_csr_permute_sym(A, p, &B) == GS_SUCCESS);
     CU_ASSERT(B && moved_exactly(A, B, p));
     gs_csr_destroy(&B);
     CU_ASSERT(gs_csr_degree_order(A, p) == GS_SUCCESS);
-    CU_ASSERT(is_perm(p, n));
+    CU_ASSERT(gs_test_is_permutation(p, n));
     CU_ASSERT(gs_csr_permute_sym(A, p, &B) == GS_SUCCESS);
     CU_ASSERT(B && moved_exactly(A, B, p));
     gs_csr_destroy(&B);

@@ -694,3 +694,15 @@ void gs_test_fifo_done(pid_t pid)
   int status = 0;
   if (pid > 0) waitpid(pid, &status, 0);
 }
+
+int gs_test_is_permutation(const gs_idx_t *p, gs_idx_t n)
+{
+  unsigned char *seen = calloc((size_t)n + 1, 1);
+  int ok = seen != NULL;
+  for (gs_idx_t k = 0; ok && k < n; ++k) {
+    if (p[k] < 0 || p[k] >= n || seen[p[k]]) ok = 0;
+    else seen[p[k]] = 1;
+  }
+  free(seen);
+  return ok;
+}

@@ -60,6 +60,8 @@ int gs_test_cli_under(const char *prefix, const char *args, char *out, size_t ou
 
 /** CSR of a dense row-major m x n array, zeros skipped (asserts fatally on failure). */
 gs_csr_t *gs_test_csr_from_dense(int m, int n, const double *a);
+/** 1 when p[0..n-1] is a permutation of 0..n-1. */
+int gs_test_is_permutation(const gs_idx_t *p, gs_idx_t n);
 
 /** Random m x n CSR with about `density` of entries filled, values in [-1, 1). */
 gs_csr_t *gs_test_random_csr(uint64_t *state, gs_idx_t m, gs_idx_t n, double density);
