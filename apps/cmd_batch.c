@@ -1,7 +1,7 @@
 /* apps/cmd_batch.c: `gpusolve batch`: many small matrices at once (issue 13): the batched SpMV
  * kernels against the vendor's alternatives (the batch as one block-diagonal matrix, a loop of
  * calls, cuSPARSE's strided batches where the batch is uniform) and our own single-matrix ones in
- * the same run, and the batched CG / BiCGSTAB. */
+ * the same run, and the batched CG / BiCGSTAB / GMRES with Jacobi, block-Jacobi or ILU(0). */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
 #include <math.h>
@@ -38,8 +38,12 @@ static const char *usage_text =
     "                     (default 1000)\n"
     "  --no-baselines     skip the baselines (block-diagonal, loop, strided cuSPARSE)\n"
     "  --solve METHOD     @METHODS@: the batched solver, b = 1 for every problem\n"
-    "  --precond NAME     @PRECONDS@ (default none) in the batched solve\n"
+    "  --precond NAME     @PRECONDS@ (default none) in the batched solve, set up\n"
+    "                     per problem inside the solve's launch\n"
+    "  --precond-opt block=K,agglomerate=0|1   block-jacobi: blocks of at most K rows (1..8,\n"
+    "                     default 8), from runs of rows with one pattern (1, default) or fixed (0)\n"
     "  --jacobi           the same as --precond jacobi\n"
+    "  --restart M        GMRES(M), default 30 (each problem min(M, its rows))\n"
     "  --rtol R --atol A --maxit K   stopping test of gs_solve (defaults 1e-8, 0, 10000),\n"
     "                     with solve's bounds (0..1, 0..1e300, 0..2147483647)\n"
     "  --compare          also solve the whole batch as ONE block-diagonal system with gs_solve\n"
@@ -287,13 +291,81 @@ static double device_seconds(gs_spmv_t *S, const double *dx, double *dy)
   return gs_spmv_time(S, GS_OP_N, dx, dy, &o, &t) == GS_SUCCESS ? t.median_s : NAN;
 }
 
+/* --precond-opt of the batched block-Jacobi (checked by the registry first: keys, 1 <= block
+ * <= 32): block, agglomerate; singular=jacobi and blocks above GS_BATCH_BJ_MAX_BLOCK are not
+ * batched. Keys may be qualified ("block-jacobi.block=4"). */
+static int batch_precond_opts(const char *pc, const char *opts, int *block, int *agglomerate)
+{
+  char buf[1024];
+  snprintf(buf, sizeof buf, "%s", opts);
+  for (char *save = NULL, *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+    char *eq = strchr(kv, '=');
+    if (!eq) continue; /* the registry's check refused it already */
+    *eq = '\0';
+    const char *key = strncmp(kv, "block-jacobi.", 13) ? kv : kv + 13, *v = eq + 1;
+    if (strcmp(pc, "block-jacobi")) continue;
+    if (!strcmp(key, "block")) {
+      *block = atoi(v);
+      if (*block > GS_BATCH_BJ_MAX_BLOCK)
+        return cli_fail(CLI_BAD_INPUT, "batch: --precond-opt block=%s: the batched block-Jacobi "
+                        "takes blocks of at most %d rows", v, GS_BATCH_BJ_MAX_BLOCK);
+    } else if (!strcmp(key, "agglomerate")) {
+      *agglomerate = atoi(v);
+    } else if (!strcmp(key, "singular") && strcmp(v, "error") != 0) {
+      return cli_fail(CLI_BAD_INPUT, "batch: --precond-opt singular=%s: the batched block-Jacobi "
+                      "stops a problem whose block is singular (breakdown, named) and solves the "
+                      "others; take singular=error", v);
+    }
+  }
+  return CLI_OK;
+}
+
+/* gs_solve's options for the same preconditioner on the block-diagonal system (--compare). */
+static const char *bd_precond_opts(int pc, int block, int agglomerate)
+{
+  static char buf[64];
+  if (pc != GS_BATCH_PRECOND_BLOCK_JACOBI) return NULL;
+  snprintf(buf, sizeof buf, "block=%d,agglomerate=%d", block, agglomerate);
+  return buf;
+}
+
+/* "gmres(30) + block-jacobi(8)" */
+static void batch_solve_label(char *buf, size_t len, const char *solve, gs_method_t m,
+                              int restart, int pc, int block)
+{
+  int n = snprintf(buf, len, "%s", solve);
+  if (m == GS_SOLVER_GMRES && n < (int)len) n += snprintf(buf + n, len - (size_t)n, "(%d)", restart);
+  if (pc != GS_BATCH_PRECOND_NONE && n < (int)len)
+    n += snprintf(buf + n, len - (size_t)n, " + %s", gs_batch_precond_name((gs_batch_precond_t)pc));
+  if (pc == GS_BATCH_PRECOND_BLOCK_JACOBI && n < (int)len)
+    snprintf(buf + n, len - (size_t)n, "(%d)", block);
+}
+
+/* The problems that stopped with a detail (a preconditioner that could not be set up, GMRES's
+ * causes), each named with its row (1-based, as the Matrix Market file): the first ten. */
+static void print_refusals(const gs_batch_stats_t *st, int count, const inputs_t *in)
+{
+  int shown = 0, total = 0;
+  for (int i = 0; i < count; ++i) {
+    if (!st[i].detail || !*st[i].detail) continue;
+    if (++total > 10) continue;
+    printf("  problem %d (%d rows): %s: %s", i, (int)in->A[i]->m, gs_reason_string(st[i].reason),
+           st[i].detail);
+    if (st[i].detail_row >= 0) printf(" (row %d)", st[i].detail_row + 1);
+    printf("\n");
+    ++shown;
+  }
+  if (total > shown) printf("  ... and %d more problems stopped with a cause\n", total - shown);
+}
+
 int cmd_batch(int argc, char **argv)
 {
   const char *path = NULL, *gen = NULL, *rows = "10:2000", *format = NULL, *v;
   long count = 0, runs = 50, loop_max = 1000;
   unsigned long long seed = 1;
   int json = 0, no_base = 0, compare = 0, shared = 0, rc = CLI_OK, r;
-  cli_solve_opts_t so; /* --solve METHOD, --precond / --jacobi, --rtol, --atol, --maxit */
+  cli_solve_opts_t so; /* --solve METHOD, --precond / --jacobi, --precond-opt, --restart,
+                          --rtol, --atol, --maxit */
   cli_solve_opts_init(&so, CLI_SOLVE_BATCH);
   static char usage[16384]; /* the help, with the batched methods and preconditioners */
   cli_solve_help(usage, sizeof usage, usage_text, CLI_SOLVE_BATCH);
@@ -337,10 +409,14 @@ int cmd_batch(int argc, char **argv)
     if (end == rows || rmin < 1 || rmax < rmin || rmax > 100000000)
       return cli_fail(CLI_BAD_INPUT, "batch: invalid value '%s' for --rows (MIN:MAX, 1 <= MIN <= MAX)", rows);
   }
+  /* the batched block-Jacobi's own limits first (the registry's allow blocks up to 32) */
+  int block = 8, agglomerate = 1;
+  if (so.solver && (rc = batch_precond_opts(so.precond, so.precond_opts, &block, &agglomerate)))
+    return rc;
   if ((rc = cli_solve_opts_finish(&so)) != CLI_OK) return rc;
   const char *solve = so.solver; /* NULL: no solve */
   const gs_method_t method = so.o.method;
-  const int jacobi = !strcmp(so.precond, "jacobi");
+  const int pc = solve ? gs_batch_precond_find(so.precond) : 0; /* checked by finish */
   const double rtol = so.o.rtol, atol = so.o.atol;
   const long maxit = so.o.maxit;
   if (format && strcmp(format, "all") && strcmp(format, "auto")) {
@@ -515,7 +591,10 @@ int cmd_batch(int argc, char **argv)
     o.rtol = rtol;
     o.atol = atol;
     o.maxit = (int)maxit;
-    o.jacobi = jacobi;
+    o.precond = (gs_batch_precond_t)pc;
+    o.block = block;
+    o.agglomerate = agglomerate;
+    o.restart = so.o.restart;
     for (size_t k = 0; k < ny; ++k) h[k] = 1.0;
     stats = calloc((size_t)in.count, sizeof *stats);
     if (!stats) { st = GS_ERR_HOST_MEMORY; goto fail; }
@@ -538,9 +617,12 @@ int cmd_batch(int argc, char **argv)
       so.rtol = rtol;
       so.atol = atol;
       so.maxit = (int)maxit;
+      so.restart = o.restart;
       if (BD && gs_matrix_create(&M, ctx, BD) == GS_SUCCESS &&
           gs_spmv_create(&S, ctx, M, "csr-vector", NULL) == GS_SUCCESS &&
-          (!jacobi || gs_precond_create(&P, ctx, M, "jacobi") == GS_SUCCESS)) {
+          (pc == GS_BATCH_PRECOND_NONE ||
+           gs_precond_create_opts(&P, ctx, M, gs_batch_precond_name((gs_batch_precond_t)pc),
+                                  bd_precond_opts(pc, block, agglomerate)) == GS_SUCCESS)) {
         bd_done = gs_solve(ctx, &so, S, P, db, dx, &bd_stats) == GS_SUCCESS &&
                   gs_solve(ctx, &so, S, P, db, dx, &bd_stats) == GS_SUCCESS;
       }
@@ -582,7 +664,13 @@ int cmd_batch(int argc, char **argv)
     if (solve) {
       json_obj_begin(&j, "solve");
       json_str(&j, "method", solve);
-      json_bool(&j, "jacobi", jacobi);
+      json_bool(&j, "jacobi", pc == GS_BATCH_PRECOND_JACOBI);
+      json_str(&j, "precond", gs_batch_precond_name((gs_batch_precond_t)pc));
+      if (pc == GS_BATCH_PRECOND_BLOCK_JACOBI) {
+        json_int(&j, "block", block);
+        json_int(&j, "agglomerate", agglomerate);
+      }
+      if (method == GS_SOLVER_GMRES) json_int(&j, "restart", so.o.restart);
       json_int(&j, "converged", sum.converged);
       json_int(&j, "it_min", sum.it_min);
       json_int(&j, "it_median", sum.it_median);
@@ -607,6 +695,8 @@ int cmd_batch(int argc, char **argv)
         json_num(&j, "true_residual", stats[i].true_residual_norm);
         json_num(&j, "rel_residual", stats[i].bnorm > 0 ? stats[i].true_residual_norm / stats[i].bnorm
                                                         : stats[i].true_residual_norm);
+        json_str(&j, "detail", stats[i].detail);
+        json_int(&j, "detail_row", stats[i].detail_row);
         json_obj_end(&j);
       }
       json_arr_end(&j);
@@ -637,10 +727,12 @@ int cmd_batch(int argc, char **argv)
       }
     }
     if (solve) {
-      printf("solve: %s%s: converged %d of %d, iterations min %d median %d max %d, %.3f ms on the "
-             "GPU (%d problems with vectors in shared memory)\n", solve, jacobi ? " + jacobi" : "",
-             sum.converged, in.count, sum.it_min, sum.it_median, sum.it_max, sum.seconds * 1e3,
-             sum.shared_problems);
+      char label[96];
+      batch_solve_label(label, sizeof label, solve, method, so.o.restart, pc, block);
+      printf("solve: %s: converged %d of %d, iterations min %d median %d max %d, %.3f ms on the "
+             "GPU (%d problems with vectors in shared memory)\n", label, sum.converged, in.count,
+             sum.it_min, sum.it_median, sum.it_max, sum.seconds * 1e3, sum.shared_problems);
+      print_refusals(stats, in.count, &in);
       if (bd_done)
         printf("block-diagonal gs_solve: %s in %d iterations, %.3f ms (%.2fx the batched solve)\n",
                gs_reason_string(bd_stats.reason), bd_stats.iterations,

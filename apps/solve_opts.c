@@ -26,7 +26,7 @@ static const unsigned takes[] = {
   [CLI_SOLVE_ONE] = T_METHOD | T_PRECOND | T_PC_OPTS | T_TOL | T_RESTART | T_CHECK | T_GRAPHS |
                     T_PERSIST | T_PREC | T_REORDER,
   [CLI_SOLVE_DIST] = T_METHOD | T_PRECOND | T_TOL | T_RESTART | T_CHECK | T_GRAPHS | T_REORDER,
-  [CLI_SOLVE_BATCH] = T_METHOD | T_PRECOND | T_TOL | T_JACOBI | T_REORDER,
+  [CLI_SOLVE_BATCH] = T_METHOD | T_PRECOND | T_PC_OPTS | T_TOL | T_RESTART | T_JACOBI | T_REORDER,
 };
 static const char *const cmd_name[] = {"solve", "solve", "batch"};
 
@@ -36,23 +36,24 @@ static const char *method_opt(cli_solve_cmd_t cmd)
 }
 
 /* Whether cmd's solver runs method m: --gpus every method without A^T (gs_dist_solve), the
- * batched solver cg and bicgstab (gs_batch_solve). */
+ * batched solver cg, bicgstab and gmres (gs_batch_solve). */
 static int method_ok(cli_solve_cmd_t cmd, int m)
 {
   switch (cmd) {
   case CLI_SOLVE_DIST: return !(gs_method_flags((gs_method_t)m) & GS_METHOD_TRANSPOSE);
-  case CLI_SOLVE_BATCH: return m == GS_SOLVER_CG || m == GS_SOLVER_BICGSTAB;
+  case CLI_SOLVE_BATCH:
+    return m == GS_SOLVER_CG || m == GS_SOLVER_BICGSTAB || m == GS_SOLVER_GMRES;
   default: return 1;
   }
 }
 
 /* Whether cmd takes the registry's preconditioner `name`: --gpus one on each rank's block (amg
- * has no distributed setup), the batched solver none or jacobi. */
+ * has no distributed setup), the batched solver those it has (gs_batch_precond_find). */
 static int precond_ok(cli_solve_cmd_t cmd, const char *name)
 {
   switch (cmd) {
   case CLI_SOLVE_DIST: return strcmp(name, "amg") != 0;
-  case CLI_SOLVE_BATCH: return !strcmp(name, "none") || !strcmp(name, "jacobi");
+  case CLI_SOLVE_BATCH: return gs_batch_precond_find(name) >= 0;
   default: return 1;
   }
 }
@@ -163,6 +164,7 @@ int cli_solve_opt(cli_solve_opts_t *s, int argc, char **argv, int *i)
   int r = 0;
   if ((t & T_JACOBI) && !strcmp(a, "--jacobi")) {
     s->precond = "jacobi";
+    s->jacobi_given = 1;
     if (!s->first_given) s->first_given = a;
     return 1;
   }
@@ -174,7 +176,8 @@ int cli_solve_opt(cli_solve_opts_t *s, int argc, char **argv, int *i)
   }
   if (OPT(T_PRECOND, "--precond")) {
     if (r > 0) s->precond = v;
-  } else if (OPT(T_PC_OPTS, "--precond-opt") || OPT(T_PC_OPTS, "--amg-format")) {
+  } else if (OPT(T_PC_OPTS, "--precond-opt") ||
+             (s->cmd != CLI_SOLVE_BATCH && OPT(T_PC_OPTS, "--amg-format"))) {
     if (r < 0) return -1;
     const int fmt = !strncmp(a, "--amg-format", 12);
     const size_t used = strlen(s->precond_opts), room = sizeof s->precond_opts - used;
@@ -267,6 +270,11 @@ int cli_solve_opts_finish(cli_solve_opts_t *s)
                     list);
   }
   s->o.method = (gs_method_t)m;
+
+  /* batch's --jacobi is --precond jacobi: another --precond contradicts it */
+  if (s->jacobi_given && strcmp(s->precond, "jacobi") != 0)
+    return cli_fail(CLI_BAD_INPUT, "%s: --jacobi (--precond jacobi) contradicts --precond %s", cmd,
+                    s->precond);
 
   /* the preconditioner: auto (one GPU; none with --gpus) or one of the registry's */
   const int pc_auto = !strcmp(s->precond, "auto") && s->cmd != CLI_SOLVE_BATCH;

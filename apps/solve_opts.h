@@ -15,8 +15,9 @@ typedef enum cli_solve_cmd {
   CLI_SOLVE_DIST, /* --gpus / --distributed: methods without A^T, a preconditioner per rank
                      block (not amg), precond none by default; no --persistent, --precision,
                      --precond-opt */
-  CLI_SOLVE_BATCH /* batch --solve METHOD: cg or bicgstab, none or jacobi (--jacobi), --rtol,
-                     --atol, --maxit */
+  CLI_SOLVE_BATCH /* batch --solve METHOD: cg, bicgstab or gmres (--restart), the batched
+                     preconditioners (none, jacobi or --jacobi, block-jacobi, ilu0; --precond-opt),
+                     --rtol, --atol, --maxit */
 } cli_solve_cmd_t;
 
 /* --precision of solve */
@@ -47,6 +48,7 @@ typedef struct cli_solve_opts {
   int reorder;              /* --reorder: GS_REORDER_* (default none; batch: none only; --gpus:
                                the partitioner's ordering, gs_dist_matrix_opts_t.reorder) */
   const char *first_given;  /* the first option parsed here (batch: refused without --solve) */
+  int jacobi_given;         /* batch: --jacobi was given */
 } cli_solve_opts_t;
 
 /** The command's defaults: the library's (gs_solve_opts_default, gs_refine_opts_default). */

@@ -11,6 +11,7 @@
 #ifndef GS_BATCH_IMPL_H
 #define GS_BATCH_IMPL_H
 
+#include <float.h>
 #include <stdint.h>
 
 #include "gpusolve/batch.h"
@@ -217,25 +218,191 @@ int gs_batch_block_threads(double work);
 /** y = beta y over `len` entries (beta == 0: y = 0, not read). */
 gs_status_t gs_batch_kernel_scale(gs_batch_t *B, double beta, double *d_y, size_t len);
 
-/** The persistent solver kernel (batch_solve_kernels.cu). Results per problem in d_res. */
+/* ---- the batched solver (batch_solve.c, batch_plan.c, batch_solve_kernels.cu, batch_solve_host.c)
+ * One body (batch_solve_body.h) runs a problem: on the device a thread block per problem, on the
+ * host (gs_batch_host_solve) the same code with one thread, the check of its algorithm without a
+ * GPU. A problem's storage is three parts, each in shared memory or in the global workspace
+ * (gs_batch_plan_build decides): its vectors, the preconditioner's data, GMRES's small arrays. */
+
+/** Outcome of one problem as the body writes it. */
 typedef struct gs_batch_result {
   double bnorm, rnorm0, rnorm, true_rnorm;
   int reason, iterations;
+  int detail;   /* GS_BATCH_DETAIL_* */
+  int bad_row;  /* the row the detail names, or -1 */
 } gs_batch_result_t;
+
+/** Two block sums at once (the body's reductions). */
+typedef struct gs_bd_pair {
+  double a, b;
+} gs_bd_pair_t;
+
+/** A result as the public stats. */
+void gs_batch_fill_stats(const gs_batch_result_t *r, gs_batch_stats_t *st);
+
+/** Why a problem stopped beyond its reason (gs_batch_detail_string). */
+enum {
+  GS_BATCH_DETAIL_NONE = 0,
+  GS_BATCH_DETAIL_JACOBI_DIAG,    /* Jacobi: a zero or missing diagonal entry */
+  GS_BATCH_DETAIL_BJ_SINGULAR,    /* block-Jacobi: a block singular to working precision */
+  GS_BATCH_DETAIL_ILU_DIAG,       /* ILU(0): a missing diagonal entry */
+  GS_BATCH_DETAIL_ILU_PIVOT,      /* ILU(0): a zero (or not finite) pivot */
+  GS_BATCH_DETAIL_GMRES_COLUMN,   /* GMRES: the new Arnoldi column is not finite */
+  GS_BATCH_DETAIL_GMRES_ZERO,     /* GMRES: a zero Hessenberg column */
+  GS_BATCH_DETAIL_GMRES_LSQ,      /* GMRES: the least-squares solution is not finite */
+  GS_BATCH_DETAIL_GMRES_LUCKY,    /* GMRES: h_{j+1,j} ~ 0 without convergence */
+  GS_BATCH_DETAIL_GMRES_STAGNANT, /* GMRES: a restart cycle did not reduce ||b - A x|| */
+  GS_BATCH_DETAIL_TRUE_RESIDUAL,  /* GMRES: the true residual is not finite */
+  GS_BATCH_NDETAILS
+};
+/** The static phrase of a detail code ("" for none). */
+const char *gs_batch_detail_string(int detail);
+
+/** Block-Jacobi's pivot rule, gs_solve's (precond/block_jacobi.h GS_BJ_PIVOT_OK; the suites
+ *  compare the factors with its host factorization): a candidate pivot of magnitude a, computed
+ *  from terms of magnitude m, in a block of s rows, is more than rounding noise when
+ *  a > 4 s u m, u = 2^-53 (an exact zero never is). */
+#define GS_BATCH_BJ_PIVOT_OK(a, m, s) ((a) > 4.0 * (double)(s) * (DBL_EPSILON * 0.5) * (m))
+
+/** Block-Jacobi's partition of a problem's rows (gs_solve's, precond/block_jacobi.h): fixed
+ *  blocks of `block` rows (agglomerate 0), or supervariables (runs of consecutive rows with the
+ *  same column sequence as stored) cut into pieces of `block` rows and merged greedily in row
+ *  order while the merged block stays within `block` rows (agglomerate 1). rp (m + 1, relative),
+ *  ci: the problem's pattern; bp receives nb + 1 block starts (m + 1 entries suffice); returns
+ *  nb. */
+int32_t gs_batch_bj_partition(int32_t m, const int32_t *rp, const gs_idx_t *ci, int block,
+                              int agglomerate, int32_t *bp);
+
+/** Where a part lives: >= 0 an offset (doubles) in the global workspace, < 0 shared memory at
+ *  offset -1 - v. */
+#define GS_BATCH_SHARED(off) (-1 - (int64_t)(off))
+
+/** One problem's storage and preconditioner index (the same struct on host and device). */
+typedef struct gs_batch_slot {
+  int64_t vec, pc, small; /* its three parts (GS_BATCH_SHARED or a workspace offset) */
+  int64_t idx;            /* first int32 of its preconditioner index arrays in the plan's idx */
+  int32_t nb;             /* block-Jacobi: blocks; ILU(0): entries of the merged pattern */
+  int32_t nlev_l, nlev_u; /* ILU(0): levels of the lower and the upper triangle */
+  int32_t restart;        /* GMRES: min(m, n), at least 1 */
+} gs_batch_slot_t;
+
+/** What the plan and the body need to know of the solve. */
 typedef struct gs_batch_solve_launch {
-  int method;          /* GS_SOLVER_CG or GS_SOLVER_BICGSTAB */
+  int method;          /* GS_SOLVER_CG, GS_SOLVER_BICGSTAB or GS_SOLVER_GMRES */
+  int precond;         /* GS_BATCH_PRECOND_* */
   double rtol, atol;
-  int maxit, jacobi, x0_given;
-  int nvec;            /* vectors per problem (x included) */
-  int32_t smem_n;      /* problems with n <= smem_n keep their vectors in shared memory */
-  int threads;
-  double *d_work;      /* global vectors of the other problems */
-  const int64_t *d_work_off; /* per problem: first double of its global vectors (-1: shared) */
+  int maxit, x0_given;
+  int restart;         /* GMRES: the option (each problem min(restart, n)) */
+  int block, agglomerate; /* block-Jacobi */
+  int threads;         /* per block (a multiple of 32; the host body: 32) */
+  int setup_only;      /* the preconditioner's setup alone, its data left in the workspace
+                          (gs_batch_pc_data) */
+  double *d_work;      /* the global workspace */
+  const gs_batch_slot_t *d_slot;
+  const int32_t *d_idx;
 } gs_batch_solve_launch_t;
-gs_status_t gs_batch_kernel_solve(gs_batch_t *B, const gs_batch_solve_launch_t *L,
+
+/** Vectors of a problem of n rows (x first; for GMRES the basis v_0 .. v_m follows x). */
+static inline GS_BATCH_HD int64_t gs_batch_vec_doubles(int method, int precond, int32_t n,
+                                                        int restart)
+{
+  const int pc = precond != GS_BATCH_PRECOND_NONE;
+  const int64_t k = method == GS_SOLVER_CG         ? 4 + pc         /* x r p q [z]          */
+                    : method == GS_SOLVER_BICGSTAB ? 6 + 2 * pc     /* x r r~ p v t [p^ s^] */
+                                                   : (int64_t)restart + 2 + pc; /* x V [z]  */
+  return k * n;
+}
+
+/** GMRES's small arrays for restart m and nw warps: R (packed upper triangle, m (m + 1) / 2),
+ *  cs, sn (m each), g (m + 1), y (m), h, h2 (m + 1 each), the warps' partial dot products
+ *  (nw (m + 1)) and 8 broadcast scalars. */
+static inline GS_BATCH_HD int64_t gs_batch_gmres_small(int m, int nw)
+{
+  const int64_t M = m;
+  return M * (M + 1) / 2 + 2 * M + (M + 1) + M + 2 * (M + 1) + (int64_t)nw * (M + 1) + 8;
+}
+
+/** ILU(0)'s index arrays of a problem of m rows and nnz stored entries, u entries in its merged
+ *  (sorted, duplicates summed) pattern, nl and nu levels: offsets from the problem's idx. */
+typedef struct gs_batch_ilu_idx {
+  int64_t lrp;   /* m + 1 row pointers of the merged pattern */
+  int64_t lci;   /* u columns, sorted in each row */
+  int64_t ldiag; /* m: the diagonal's place in lci, -1 when missing */
+  int64_t src;   /* nnz: the merged entry each stored entry adds into */
+  int64_t lptr;  /* nl + 1: rows of the lower solve's levels in lrows */
+  int64_t lrows; /* m */
+  int64_t uptr;  /* nu + 1 */
+  int64_t urows; /* m */
+  int64_t end;
+} gs_batch_ilu_idx_t;
+static inline GS_BATCH_HD gs_batch_ilu_idx_t gs_batch_ilu_layout(int32_t m, int32_t nnz,
+                                                                 int32_t u, int32_t nl,
+                                                                 int32_t nu)
+{
+  gs_batch_ilu_idx_t L;
+  L.lrp = 0;
+  L.lci = L.lrp + (int64_t)m + 1;
+  L.ldiag = L.lci + u;
+  L.src = L.ldiag + m;
+  L.lptr = L.src + nnz;
+  L.lrows = L.lptr + (int64_t)nl + 1;
+  L.uptr = L.lrows + m;
+  L.urows = L.uptr + (int64_t)nu + 1;
+  L.end = L.urows + m;
+  return L;
+}
+
+/** The storage plan of a solve (pure host: gs_batch_plan_build). */
+typedef struct gs_batch_plan {
+  gs_batch_slot_t *slot; /* count */
+  int32_t *idx;          /* preconditioner index arrays (block-Jacobi: (first row, offset of
+                            its factors) per block and one closing pair; ILU(0): as
+                            gs_batch_ilu_layout) */
+  int64_t nidx;
+  int64_t work;          /* global workspace, doubles */
+  int64_t smem;          /* shared memory a block needs, doubles (the launch's size) */
+  int shared_problems;   /* problems whose vectors are in shared memory */
+} gs_batch_plan_t;
+
+/** Shared memory (doubles) a block of the solver may take: 46 KiB, below the 48 KiB a launch
+ *  gets without opting in, leaving room for the reduction scratch. */
+#define GS_BATCH_SOLVE_SMEM_DOUBLES ((int64_t)(46 * 1024 / 8))
+
+/** Plans the solve L over H with `cap` doubles of shared memory a block: each problem's vectors
+ *  in shared memory when they fit, then GMRES's small arrays and the preconditioner's data in
+ *  what is left, the rest in the workspace (pc_global: the preconditioner's data always there).
+ *  Builds the preconditioner's index arrays (a shared pattern once). GS_ERR_HOST_MEMORY. */
+gs_status_t gs_batch_plan_build(const gs_batch_host_t *H, const gs_batch_solve_launch_t *L,
+                                int64_t cap, int pc_global, gs_batch_plan_t *P);
+void gs_batch_plan_free(gs_batch_plan_t *P);
+/** Doubles of problem i's preconditioner data under plan P. */
+int64_t gs_batch_plan_pc_doubles(const gs_batch_plan_t *P, const gs_batch_host_t *H, int precond,
+                                 int i);
+
+/** Checks opts and fills the launch fields they set (not the pointers or threads). */
+gs_status_t gs_batch_solve_check_opts(const gs_batch_solve_opts_t *o,
+                                      gs_batch_solve_launch_t *L);
+
+/** The device solve (batch_solve_kernels.cu): one launch of `count` blocks, `smem` bytes of
+ *  dynamic shared memory. Results per problem in d_res. */
+gs_status_t gs_batch_kernel_solve(gs_batch_t *B, const gs_batch_solve_launch_t *L, size_t smem,
                                   const double *d_b, double *d_x, gs_batch_result_t *d_res);
-/** Largest n whose nvec vectors fit in the solver's shared memory. */
-int32_t gs_batch_solve_smem_n(int nvec);
+
+/** The same solve on the host (batch_solve_host.c): the kernel's body with one thread per
+ *  problem, the plan and the shared/global placement of the device. b, x host arrays in the
+ *  batch's layout; stats (count entries) required. */
+gs_status_t gs_batch_host_solve(const gs_batch_host_t *H, const gs_batch_solve_opts_t *o,
+                                const double *b, double *x, gs_batch_stats_t *stats);
+
+/** Test hook: the preconditioner's setup alone for every problem of B (device) or H (host), its
+ *  data copied to *data (malloc'd; problem i's at (*off)[i] .. (*off)[i + 1], doubles: Jacobi
+ *  1 / a_ii; block-Jacobi per block its LU row-major then its s pivots; ILU(0) the factors on
+ *  the merged pattern, L below the diagonal (unit), U on and above) and (*bad)[i] the row it
+ *  failed at or -1 (*off and *bad malloc'd, count + 1 and count entries). */
+gs_status_t gs_batch_pc_data(gs_batch_t *B, const gs_batch_solve_opts_t *o, double **data,
+                             int64_t **off, int **bad);
+gs_status_t gs_batch_host_pc_data(const gs_batch_host_t *H, const gs_batch_solve_opts_t *o,
+                                  double **data, int64_t **off, int **bad);
 
 #ifdef __cplusplus
 }

@@ -135,7 +135,7 @@ static void test_solve_option_bounds(void)
     {"--atol", ONE | DIST | BATCH, {"-1", "1e301"}, {"1e300", NULL}, "(a number in 0..1e+300)"},
     {"--maxit", ONE | DIST | BATCH, {"-1", "2147483648"}, {"2147483647", NULL},
      "(an integer in 0..2147483647)"},
-    {"--restart", ONE | DIST, {"0", "10001"}, {"10000", NULL}, "(an integer in 1..10000)"},
+    {"--restart", ONE | DIST | BATCH, {"0", "10001"}, {"10000", NULL}, "(an integer in 1..10000)"},
     {"--check-every", ONE | DIST, {"0", "1000001"}, {"1000000", "auto"},
      "(an integer in 1..1000000)"},
     {"--graphs", ONE | DIST, {"maybe", NULL}, {"off", NULL}, "(on or off)"},
@@ -210,7 +210,8 @@ static void test_solve_names(void)
       const char *name = gs_method_string((gs_method_t)m);
       const int runs = cmd == 0 ? 1
                        : cmd == 1 ? !(gs_method_flags((gs_method_t)m) & GS_METHOD_TRANSPOSE)
-                                  : m == GS_SOLVER_CG || m == GS_SOLVER_BICGSTAB;
+                                  : m == GS_SOLVER_CG || m == GS_SOLVER_BICGSTAB ||
+                                        m == GS_SOLVER_GMRES;
       if (runs != in_list(list, name))
         fprintf(stderr, "\n  %s: method %s runs %d, listed %d", args, name, runs,
                 in_list(list, name));

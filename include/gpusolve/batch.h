@@ -1,7 +1,8 @@
 /* gpusolve/batch.h: batches of many small, independent sparse matrices: one upload, batched SpMV
  * (one thread block per problem, Anzt, Collins, Dongarra, Flegar and Quintana-Orti, "Flexible
- * Batched Sparse Matrix-Vector Product on GPUs", ScalA17) and batched CG / BiCGSTAB solves in
- * which every problem converges on its own.
+ * Batched Sparse Matrix-Vector Product on GPUs", ScalA17) and batched CG / BiCGSTAB / GMRES(m)
+ * solves with Jacobi, block-Jacobi or ILU(0) preconditioning, in which every problem converges
+ * on its own.
  *
  * Layout (docs/design.md "Batches"). A batch holds N problems; problem i is an m_i x n_i CSR
  * matrix A_i with nnz_i entries (sizes and patterns may all differ). Its vectors live in two
@@ -159,31 +160,70 @@ gs_status_t gs_batch_spmv_time(gs_batch_spmv_t *S, const gs_val_t *d_x, gs_val_t
 
 /* ---- batched solves -------------------------------------------------------------------------- */
 
+/** Preconditioners of the batched solver (gs_batch_solve_opts_t.precond), each set up per
+ *  problem inside the solve's launch. */
+typedef enum gs_batch_precond {
+  GS_BATCH_PRECOND_NONE = 0,
+  GS_BATCH_PRECOND_JACOBI = 1,       /* z = D^-1 r (as gs_solve's "jacobi") */
+  GS_BATCH_PRECOND_BLOCK_JACOBI = 2, /* diagonal blocks of at most `block` rows, each LU
+                                        factorized with partial pivoting (gs_solve's
+                                        "block-jacobi": the same partition and pivot rule) */
+  GS_BATCH_PRECOND_ILU0 = 3          /* incomplete LU without fill on the problem's pattern
+                                        (gs_solve's "ilu0") */
+} gs_batch_precond_t;
+
+/** Largest block-Jacobi block of the batched solver (gs_solve's block-jacobi takes 32). */
+#define GS_BATCH_BJ_MAX_BLOCK 8
+
+/** Name of a batched preconditioner ("none", "jacobi", "block-jacobi", "ilu0"; NULL out of
+ *  range), and the value of a name (-1 when the batched solver has none of that name). */
+const char *gs_batch_precond_name(gs_batch_precond_t p);
+int gs_batch_precond_find(const char *name);
+
 /** Options of gs_batch_solve; start from gs_batch_solve_opts_default(). The stopping test is
- *  gs_solve's: problem i stops when ||r_i|| <= max(rtol ||b_i||, atol) (recurrence residual,
- *  checked every iteration). The methods are gs_solve's step for step, summed in another
- *  order: CG takes gs_solve's iteration count (within 1); BiCGSTAB's count follows the rounding
- *  on problems where the shadow residual loses its significance (docs/design.md "Batches"). */
+ *  gs_solve's: problem i stops when ||r_i|| <= max(rtol ||b_i||, atol) (CG, BiCGSTAB: the
+ *  recurrence residual, checked every iteration; GMRES: the true residual at the end of a
+ *  cycle, the Givens estimate ending the cycle, as gs_solve's GMRES). The methods are gs_solve's
+ *  step for step, summed in another order: CG takes gs_solve's iteration count (within 1);
+ *  BiCGSTAB's count follows the rounding on problems where the shadow residual loses its
+ *  significance (docs/design.md "Batches").
+ *  0.x: fields are appended at the end (a caller that starts from the defaults keeps working
+ *  across versions in source; binaries are rebuilt with the library). */
 typedef struct gs_batch_solve_opts {
-  gs_method_t method; /* GS_SOLVER_CG (default) or GS_SOLVER_BICGSTAB */
+  gs_method_t method; /* GS_SOLVER_CG (default), GS_SOLVER_BICGSTAB or GS_SOLVER_GMRES */
   double rtol;        /* default 1e-8 */
   double atol;        /* default 0 */
   int maxit;          /* per problem, default 10000 */
-  int jacobi;         /* 1: Jacobi preconditioner z = D^-1 r (as gs_solve with "jacobi");
-                         default 0 */
+  int jacobi;         /* DEPRECATED (kept for existing callers; use precond): 1 means
+                         precond = GS_BATCH_PRECOND_JACOBI; with another precond it is refused
+                         (GS_ERR_INVALID_ARG); default 0 */
   int x0_given;       /* 1: d_x holds initial guesses; 0 (default): x0 = 0 */
+  gs_batch_precond_t precond; /* default GS_BATCH_PRECOND_NONE */
+  int block;          /* block-Jacobi: rows of the largest block, 1 .. GS_BATCH_BJ_MAX_BLOCK
+                         (default 8, gs_solve's) */
+  int agglomerate;    /* block-Jacobi: 1 (default, gs_solve's): blocks from runs of rows with one
+                         pattern (supervariables) merged up to `block` rows; 0: fixed blocks */
+  int restart;        /* GMRES(m): m, default 30 (gs_solve's); each problem takes min(m, n_i) */
 } gs_batch_solve_opts_t;
 
 void gs_batch_solve_opts_default(gs_batch_solve_opts_t *opts);
 
-/** Outcome of one problem. */
+/** Outcome of one problem. (detail and detail_row are appended fields: a caller's array of
+ *  these steps by the new size, so binaries are rebuilt with the library, as for every 0.x
+ *  change of a public struct.) */
 typedef struct gs_batch_stats {
-  gs_reason_t reason;        /* converged (rtol/atol), maxit, breakdown, indefinite, naninf */
+  gs_reason_t reason;        /* converged (rtol/atol), maxit, breakdown, indefinite, naninf,
+                                stagnation (GMRES: a restart cycle without progress) */
   int iterations;
   double bnorm;              /* ||b_i|| */
   double rnorm0;             /* ||b_i - A_i x0_i|| */
-  double rnorm;              /* last recurrence residual norm */
+  double rnorm;              /* last residual norm checked (GMRES: the Givens estimate) */
   double true_residual_norm; /* ||b_i - A_i x_i|| recomputed at the end */
+  const char *detail;        /* why it stopped beyond the reason, a static phrase ("" when there
+                                is nothing to add): the preconditioner's refusal, GMRES's cause */
+  int detail_row;            /* the row (0-based, of problem i) the detail names: the zero or
+                                missing diagonal (Jacobi, ILU(0)), the zero pivot (ILU(0)), the
+                                row without a usable pivot (block-Jacobi); else -1 */
 } gs_batch_stats_t;
 
 /** The whole solve. */
@@ -196,17 +236,21 @@ typedef struct gs_batch_summary {
 
 /**
  * Solves A_i x_i = b_i for every (square) problem with one persistent thread block per problem:
- * the whole iteration runs inside one kernel launch, each problem stops on its own test (no host
- * synchronization per problem or per iteration); vectors of a problem live in shared memory
- * when they fit, else in a global workspace allocated for the call. Breakdowns and the
- * iteration limit are per-problem reasons, not errors. A problem without a nonzero diagonal
- * entry in every row stops at once with GS_DIVERGED_BREAKDOWN when opts->jacobi is set.
+ * the preconditioner's setup and the whole iteration run inside one kernel launch, each problem
+ * stops on its own test (no host synchronization per problem or per iteration); vectors of a
+ * problem live in shared memory when they fit, else in a global workspace allocated for the
+ * call (docs/design.md "Batches"). Breakdowns and the iteration limit are per-problem reasons,
+ * not errors; so is a preconditioner that cannot be set up for a problem (Jacobi: a zero or
+ * missing diagonal entry; block-Jacobi: a block singular to working precision; ILU(0): a
+ * missing diagonal entry or a zero pivot): that problem stops at once with
+ * GS_DIVERGED_BREAKDOWN, its stats naming the cause and the row, the others are solved.
  * d_b, d_x laid out as the batch's vectors (row_off = col_off for square problems), d_x must
  * not alias d_b. Synchronizes the context's stream before returning.
  * @param stats array of gs_batch_count(B) entries, or NULL
  * @param summary may be NULL
- * @return GS_ERR_INVALID_ARG (NULL pointers, bad options, a method other than CG or BiCGSTAB),
- *         GS_ERR_DIMENSION (a non-square problem, named), device errors.
+ * @return GS_ERR_INVALID_ARG (NULL pointers, bad options, a method other than CG, BiCGSTAB or
+ *         GMRES, jacobi = 1 with another precond), GS_ERR_DIMENSION (a non-square problem,
+ *         named), GS_ERR_HOST_MEMORY, GS_ERR_DEVICE_MEMORY (the workspace), device errors.
  */
 gs_status_t gs_batch_solve(gs_batch_t *B, const gs_batch_solve_opts_t *opts,
                            const gs_val_t *d_b, gs_val_t *d_x, gs_batch_stats_t *stats,

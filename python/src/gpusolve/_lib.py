@@ -184,12 +184,15 @@ class RefineStats(ctypes.Structure):  # gs_refine_stats_t
 
 class BatchSolveOpts(ctypes.Structure):  # gs_batch_solve_opts_t
     _fields_ = [("method", c_int), ("rtol", c_double), ("atol", c_double), ("maxit", c_int),
-                ("jacobi", c_int), ("x0_given", c_int), ("_reserve", ctypes.c_char * _RESERVE)]
+                ("jacobi", c_int), ("x0_given", c_int), ("precond", c_int), ("block", c_int),
+                ("agglomerate", c_int), ("restart", c_int),
+                ("_reserve", ctypes.c_char * _RESERVE)]
 
 
 class BatchStats(ctypes.Structure):  # gs_batch_stats_t (an array element: no reserve)
     _fields_ = [("reason", c_int), ("iterations", c_int), ("bnorm", c_double),
-                ("rnorm0", c_double), ("rnorm", c_double), ("true_residual_norm", c_double)]
+                ("rnorm0", c_double), ("rnorm", c_double), ("true_residual_norm", c_double),
+                ("detail", ctypes.c_char_p), ("detail_row", c_int)]
 
 
 class BatchSummary(ctypes.Structure):  # gs_batch_summary_t
