@@ -29,9 +29,10 @@ static const struct {
    "which SpMV format auto picks: rule, measured choice and the oracle"},
   {"check", ENTRY(NULL, cmd_check), "check every format's layout and kernels against plain CSR"},
   {"batch", ENTRY(NULL, cmd_batch),
-   "many small matrices at once: batched SpMV benchmark, batched CG/BiCGSTAB"},
+   "many small matrices at once: batched SpMV benchmark, batched CG/BiCGSTAB/GMRES"},
   {"gen", cmd_gen,
-   "generate synthetic matrices (Laplacians, normal, pareto, random, powerlaw, convdiff)"},
+   "generate synthetic matrices (Laplacians, normal, pareto, random, powerlaw, convdiff, "
+   "elasticity)"},
 };
 #define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
 

@@ -12,6 +12,8 @@
  *  - gs_gen_random: K uniform random distinct columns per row.
  *  - gs_gen_powerlaw: a scale-free graph: Zipf row lengths, columns drawn by popularity.
  *  - gs_gen_convdiff: upwind convection-diffusion on a grid (BentPipe2D-like nonsymmetric PDE).
+ *  - gs_gen_elasticity: 2D plane-strain linear elasticity (Q1 elements) and its rigid-body
+ *    modes, PyAMG's gallery.linear_elasticity on square grids (the AMG near-null-space tests).
  *
  * Random numbers come from our own xoshiro256** seeded through splitmix64, so a matrix depends
  * only on (arguments, seed) and not on the C library's rand(). The normal generator goes through
@@ -1070,6 +1072,171 @@ gs_status_t gs_gen_convdiff(gs_csr_t **out, gs_idx_t nx, gs_idx_t ny, gs_idx_t n
   *out = A;
   A = NULL;
 cleanup:
+  gs_csr_destroy(&A);
+  return st;
+}
+
+/* ---- 2D linear elasticity ------------------------------------------------------------------ */
+
+/* Plane strain, bilinear (Q1) square elements of side 1, Lame parameters from E and nu. The
+ * nodes form an (nx + 2) x (ny + 2) lattice whose border is fixed (Dirichlet: its unknowns are
+ * left out); lattice node (px, py), 1 <= px <= nx, 1 <= py <= ny, is node (py - 1) nx + px - 1,
+ * its x and y displacements the unknowns 2 node and 2 node + 1. Element (ex, ey), 0 <= ex <= nx,
+ * 0 <= ey <= ny, has the corners (ex, ey), (ex + 1, ey), (ex + 1, ey + 1), (ex, ey + 1), local
+ * unknowns 2 corner (x) and 2 corner + 1 (y).
+ *
+ * Every element of the lattice exists (only unknowns are cut at the border), so the coupling of
+ * an unknown with one of a neighbour at offset (dx, dy) is the same sum of element entries for
+ * every node: a 3 x 3 x 2 x 2 stencil, summed once over the shared elements in (ey, ex) order.
+ * Couplings that cancel by symmetry (x with y at the node itself and at its four axis
+ * neighbours) leave at most rounding, and are left out (below 1e-12 of the element's largest
+ * diagonal), as PyAMG's sums leave exact zeros there that its users drop. The element matrix
+ * is made symmetric bit for bit, so A is too. */
+
+/* The element matrix: sum over the 2 x 2 Gauss points (exact for Q1 on a square) of
+ * w B^T D B, D of plane strain, the upper triangle computed and mirrored. */
+static void q1_element(double E, double nu, double K[8][8])
+{
+  const double lam = E * nu / ((1.0 + nu) * (1.0 - 2.0 * nu)), mu = E / (2.0 + 2.0 * nu);
+  const double D[3][3] = {{lam + 2.0 * mu, lam, 0.0}, {lam, lam + 2.0 * mu, 0.0}, {0.0, 0.0, mu}};
+  const double g[2] = {0.5 - 0.5 / sqrt(3.0), 0.5 + 0.5 / sqrt(3.0)};
+  for (int a = 0; a < 8; ++a)
+    for (int b = 0; b < 8; ++b) K[a][b] = 0.0;
+  for (int p = 0; p < 2; ++p)
+    for (int q = 0; q < 2; ++q) {
+      const double x = g[p], y = g[q];
+      /* the bilinear shape functions' gradients at (x, y), corners in element order */
+      const double dx[4] = {-(1.0 - y), 1.0 - y, y, -y}, dy[4] = {-(1.0 - x), -x, x, 1.0 - x};
+      double Bm[3][8] = {{0}};
+      for (int c = 0; c < 4; ++c) {
+        Bm[0][2 * c] = dx[c];     /* eps_xx = du/dx */
+        Bm[1][2 * c + 1] = dy[c]; /* eps_yy = dv/dy */
+        Bm[2][2 * c] = dy[c];     /* gamma_xy = du/dy + dv/dx */
+        Bm[2][2 * c + 1] = dx[c];
+      }
+      for (int a = 0; a < 8; ++a)
+        for (int b = a; b < 8; ++b) {
+          double s = 0.0;
+          for (int r = 0; r < 3; ++r)
+            for (int t = 0; t < 3; ++t) s += Bm[r][a] * D[r][t] * Bm[t][b];
+          K[a][b] += 0.25 * s; /* weight 1/4 a point on the unit square */
+        }
+    }
+  for (int a = 0; a < 8; ++a)
+    for (int b = 0; b < a; ++b) K[a][b] = K[b][a];
+}
+
+/* Local corner of lattice node (px, py) in element (ex, ey) (the node one of its corners). */
+static int q1_corner(gs_idx_t px, gs_idx_t py, gs_idx_t ex, gs_idx_t ey)
+{
+  const int cx = (int)(px - ex), cy = (int)(py - ey);
+  return cy == 0 ? cx : 3 - cx;
+}
+
+gs_status_t gs_gen_elasticity(gs_csr_t **out, gs_idx_t nx, gs_idx_t ny, double E, double nu,
+                              gs_val_t **rbm)
+{
+  gs_status_t st = GS_SUCCESS;
+  gs_csr_t *A = NULL;
+  gs_val_t *B = NULL;
+  if (rbm) *rbm = NULL;
+  if (!out) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_gen_elasticity: out is NULL");
+  *out = NULL;
+  if (nx <= 0 || ny <= 0)
+    return GS_ERROR(GS_ERR_INVALID_ARG,
+                    "gs_gen_elasticity: grid %d x %d: both sizes must be positive", nx, ny);
+  if (!(E > 0.0) || !isfinite(E))
+    return GS_ERROR(GS_ERR_INVALID_ARG,
+                    "gs_gen_elasticity: Young's modulus %g must be finite and positive", E);
+  if (!(nu > -1.0 && nu < 0.5))
+    return GS_ERROR(GS_ERR_INVALID_ARG,
+                    "gs_gen_elasticity: Poisson's ratio %g must be in (-1, 0.5) (plane strain "
+                    "is positive definite there only)", nu);
+  const int64_t n = 2 * (int64_t)nx * ny;
+  if (n > INT32_MAX)
+    return GS_ERROR(GS_ERR_INVALID_ARG,
+                    "gs_gen_elasticity: grid %d x %d has more than 2^31-1 unknowns (2 a node)",
+                    nx, ny);
+
+  /* the stencil S[dy + 1][dx + 1][c][d]: unknown c of a node with unknown d of the node at
+   * (dx, dy), summed over their shared elements; keep[...] where it does not cancel */
+  double K[8][8], S[3][3][2][2], kmax = 0.0;
+  unsigned char keep[3][3][2][2];
+  q1_element(E, nu, K);
+  for (int a = 0; a < 8; ++a) kmax = fmax(kmax, fabs(K[a][a]));
+  const gs_idx_t px = 1, py = 1; /* any node: the stencil does not depend on it */
+  for (int dy = -1; dy <= 1; ++dy)
+    for (int dx = -1; dx <= 1; ++dx)
+      for (int c = 0; c < 2; ++c)
+        for (int d = 0; d < 2; ++d) {
+          const gs_idx_t qx = px + dx, qy = py + dy;
+          double s = 0.0;
+          for (gs_idx_t ey = (py > qy ? py : qy) - 1; ey <= (py < qy ? py : qy); ++ey)
+            for (gs_idx_t ex = (px > qx ? px : qx) - 1; ex <= (px < qx ? px : qx); ++ex)
+              s += K[2 * q1_corner(px, py, ex, ey) + c][2 * q1_corner(qx, qy, ex, ey) + d];
+          S[dy + 1][dx + 1][c][d] = s;
+          keep[dy + 1][dx + 1][c][d] = fabs(s) > 1e-12 * kmax;
+        }
+
+  /* entries: each row keeps the stencil's columns whose node lies inside the grid */
+  int64_t nnz = 0;
+  for (gs_idx_t j = 0; j < ny; ++j)
+    for (gs_idx_t i = 0; i < nx; ++i)
+      for (int dy = -1; dy <= 1; ++dy)
+        for (int dx = -1; dx <= 1; ++dx) {
+          if (i + dx < 0 || i + dx >= nx || j + dy < 0 || j + dy >= ny) continue;
+          for (int c = 0; c < 2; ++c)
+            for (int d = 0; d < 2; ++d) nnz += keep[dy + 1][dx + 1][c][d];
+        }
+  GS_TRY(gs_csr_create(&A, (gs_idx_t)n, (gs_idx_t)n, (gs_off_t)nnz));
+  if (rbm) {
+    B = malloc((size_t)n * 3 * sizeof *B);
+    if (!B)
+      GS_FAIL(GS_ERR_HOST_MEMORY,
+              "gs_gen_elasticity: out of host memory for the rigid-body modes (%lld x 3)",
+              (long long)n);
+  }
+  int64_t p = 0, row = 0;
+  for (gs_idx_t j = 0; j < ny; ++j)
+    for (gs_idx_t i = 0; i < nx; ++i)
+      for (int c = 0; c < 2; ++c, ++row) {
+        A->row_ptr[row] = (gs_off_t)p;
+        /* neighbours by (dy, dx), then their x before y: increasing columns */
+        for (int dy = -1; dy <= 1; ++dy)
+          for (int dx = -1; dx <= 1; ++dx) {
+            if (i + dx < 0 || i + dx >= nx || j + dy < 0 || j + dy >= ny) continue;
+            const int64_t node = (int64_t)(j + dy) * nx + (i + dx);
+            for (int d = 0; d < 2; ++d) {
+              if (!keep[dy + 1][dx + 1][c][d]) continue;
+              if (p >= nnz) GS_FAIL(GS_ERR_INTERNAL, "gs_gen_elasticity: entry count exceeded");
+              A->col[p] = (gs_idx_t)(2 * node + d);
+              A->val[p++] = S[dy + 1][dx + 1][c][d];
+            }
+          }
+      }
+  if (p != nnz)
+    GS_FAIL(GS_ERR_INTERNAL, "gs_gen_elasticity: filled %lld entries, expected %lld",
+            (long long)p, (long long)nnz);
+  A->row_ptr[n] = (gs_off_t)p;
+  A->symmetry = GS_SYM_SYMMETRIC; /* every entry stored, A == A^T bit for bit */
+  if (B) {
+    /* x translation, y translation, rotation (-y, x) about the grid's centre */
+    const double cx = 0.5 * ((double)nx + 1.0), cy = 0.5 * ((double)ny + 1.0);
+    for (gs_idx_t j = 0; j < ny; ++j)
+      for (gs_idx_t i = 0; i < nx; ++i) {
+        const size_t u = 2 * ((size_t)j * (size_t)nx + (size_t)i), un = (size_t)n;
+        const double x = (double)(i + 1) - cx, y = (double)(j + 1) - cy;
+        B[u] = 1.0, B[u + 1] = 0.0;
+        B[un + u] = 0.0, B[un + u + 1] = 1.0;
+        B[2 * un + u] = -y, B[2 * un + u + 1] = x;
+      }
+    *rbm = B;
+    B = NULL;
+  }
+  *out = A;
+  A = NULL;
+cleanup:
+  free(B);
   gs_csr_destroy(&A);
   return st;
 }

@@ -68,7 +68,7 @@ io/gen.c, and compared entry for entry with the CLI's output when --gpusolve exi
 bicgstab and gmres.
 
 Elasticity (issue 34, a near-null space of k vectors): PyAMG's gallery.linear_elasticity((N, N))
-(plane strain Q1, 2 N^2 unknowns interleaved x, y; tests/amg_elasticity.h builds the same system
+(plane strain Q1, 2 N^2 unknowns interleaved x, y; gs_gen_elasticity (`gpusolve gen elasticity`) builds the same system
 for the C suites, --check-elasticity FILE compares one of its matrices with PyAMG's), with cg,
 as "elasticity2d_N_B[_mis2]":
   B             rbm: the three rigid-body modes PyAMG returns (our near_null=PATH or
@@ -272,7 +272,7 @@ def elasticity(nx):
 
 
 def check_elasticity(path):
-    """A matrix file of tests/amg_elasticity.h (2 N^2 rows) against PyAMG's: the same pattern,
+    """A matrix file of gs_gen_elasticity (`gpusolve gen elasticity`) (2 N^2 rows) against PyAMG's: the same pattern,
     values to rounding (1e-14 of the largest)."""
     B = read_mtx(path)
     nx = int(round(math.sqrt(B.shape[0] / 2)))
@@ -639,7 +639,7 @@ def main():
                     os.path.join(HERE, "..", "build", "apps", "gpusolve"),
                     help="the CLI to check the convdiff generator against")
     ap.add_argument("--check-elasticity", default="", metavar="FILE",
-                    help="compare a matrix file of tests/amg_elasticity.h with PyAMG's and exit")
+                    help="compare a matrix file of gpusolve gen elasticity with PyAMG's and exit")
     args = ap.parse_args()
     if args.check_elasticity:
         check_elasticity(args.check_elasticity)

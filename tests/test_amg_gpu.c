@@ -24,7 +24,6 @@
 
 #include "core/testhooks.h"
 #include "precond/amg_impl.h"
-#include "tests/amg_elasticity.h"
 #include "tests/testutil.h"
 
 static gs_context_t *ctx;
@@ -1317,7 +1316,7 @@ static void test_nns_phases(void)
     gs_csr_t *A = NULL;
     double *rbm = NULL;
     const gs_idx_t nx = c ? 40 : 9;
-    CU_ASSERT_FATAL(gs_test_elasticity(nx, &A, &rbm) == GS_SUCCESS);
+    CU_ASSERT_FATAL(gs_gen_elasticity(&A, nx, nx, 1e5, 0.3, &rbm) == GS_SUCCESS);
     char name[64];
     snprintf(name, sizeof name, "elasticity %dx%d", (int)nx, (int)nx);
     nns_levels(A, 2, 3, rbm, 0.0, name);
@@ -1372,7 +1371,7 @@ static void test_nns_allocation_failures(void)
   const char *label = "near-null space allocation failures";
   gs_csr_t *A = NULL;
   double *rbm = NULL;
-  CU_ASSERT_FATAL(gs_test_elasticity(12, &A, &rbm) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_gen_elasticity(&A, 12, 12, 1e5, 0.3, &rbm) == GS_SUCCESS);
   const gs_idx_t n = A->m, nn = n / 2;
   gs_amg_dcsr_t dA, dAa, dT, dP;
   memset(&dT, 0, sizeof dT);

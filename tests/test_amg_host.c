@@ -17,7 +17,6 @@
 #include <string.h>
 
 #include "precond/amg_impl.h"
-#include "tests/amg_elasticity.h"
 #include "tests/testutil.h"
 #include "tests/pyamg_table.h"
 
@@ -1562,7 +1561,8 @@ static void test_nns_fit(void)
     if (round < 4) {
       A = sym_random(150 + 40 * round, 3.0 + round);
     } else {
-      CU_ASSERT_FATAL(gs_test_elasticity(round == 4 ? 6 : 11, &A, &Bel) == GS_SUCCESS);
+      const gs_idx_t nx = round == 4 ? 6 : 11;
+      CU_ASSERT_FATAL(gs_gen_elasticity(&A, nx, nx, 1e5, 0.3, &Bel) == GS_SUCCESS);
       block = 2;
       what = "elasticity";
     }
@@ -2018,7 +2018,7 @@ static int hier_cg(const hier_t *H, const gs_csr_t *A)
 }
 
 
-/* Elasticity 50 x 50 (tests/amg_elasticity.h) with block=2, CG and the host V-cycle: the
+/* Elasticity 50 x 50 (gs_gen_elasticity) with block=2, CG and the host V-cycle: the
  * rigid-body modes converge in less than half the iterations of B = ones; against PyAMG
  * (tests/data/pyamg_iterations.tsv, the same settings): with our MIS(2) aggregates given to
  * PyAMG ("_mis2" rows) the same rows per level (rows_match) and iterations within 25% plus two;
@@ -2030,7 +2030,7 @@ static void test_nns_elasticity(void)
   const gs_idx_t nx = gs_test_quick() ? 24 : 50;
   gs_csr_t *A = NULL;
   double *rbm = NULL;
-  CU_ASSERT_FATAL(gs_test_elasticity(nx, &A, &rbm) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_gen_elasticity(&A, nx, nx, 1e5, 0.3, &rbm) == GS_SUCCESS);
   for (int t = 0; t < 2; ++t) {
     const double theta = t ? 0.08 : 0.0;
     int its[2] = {0, 0};

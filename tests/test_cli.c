@@ -169,6 +169,108 @@ static void test_gen_convdiff(void)
   unlink(path);
 }
 
+/* Whether the file at path reads back as exactly A (sizes, pattern, values bit for bit). */
+static int reads_back_as(const char *path, const gs_csr_t *A)
+{
+  gs_csr_t *R = NULL;
+  if (gs_mm_read_csr(path, &R) != GS_SUCCESS) return 0;
+  int same = R->m == A->m && R->n == A->n && R->nnz == A->nnz &&
+             !memcmp(R->row_ptr, A->row_ptr, ((size_t)A->m + 1) * sizeof *A->row_ptr) &&
+             !memcmp(R->col, A->col, (size_t)A->nnz * sizeof *A->col) &&
+             !memcmp(R->val, A->val, (size_t)A->nnz * sizeof *A->val);
+  gs_csr_destroy(&R);
+  return same;
+}
+
+/* gen elasticity: the library's matrix in symmetric storage, its rigid-body modes as an n x 3
+ * array that reads back as the library's (every value, zeros included), --young / --poisson,
+ * stdout; refusals with one line and no file: 1D and 3D grids, no grid, sizes, materials, a .gz
+ * or the -o name for --near-null, an unwritable --near-null (-o not made either), options of
+ * other kinds. */
+static void test_gen_elasticity(void)
+{
+  char a[4608], b[4608], args[10000];
+  snprintf(a, sizeof a, "%s", gs_test_tmpfile("el_A.mtx"));
+  snprintf(b, sizeof b, "%s", gs_test_tmpfile("el_B.mtx"));
+  unlink(a);
+  unlink(b);
+  snprintf(args, sizeof args, "gen elasticity --grid 6x5 -o %s --near-null %s", a, b);
+  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT_STRING_EQUAL(out, "");
+  gs_csr_t *A = NULL;
+  gs_val_t *B = NULL;
+  CU_ASSERT_FATAL(gs_gen_elasticity(&A, 6, 5, 1e5, 0.3, &B) == GS_SUCCESS);
+  CU_ASSERT(reads_back_as(a, A));
+  gs_csr_t *R = NULL;
+  CU_ASSERT_FATAL(gs_mm_read_csr(b, &R) == GS_SUCCESS);
+  CU_ASSERT(R->m == 60 && R->n == 3 && R->nnz == 180);
+  int same = R->nnz == 180;
+  for (gs_idx_t i = 0; same && i < R->m; ++i)
+    for (gs_off_t p = R->row_ptr[i]; p < R->row_ptr[i + 1]; ++p)
+      same = same && R->val[p] == B[(size_t)R->col[p] * 60 + (size_t)i];
+  CU_ASSERT(same);
+  gs_csr_destroy(&R);
+  FILE *f = fopen(b, "r");
+  char head[128] = "";
+  CU_ASSERT_FATAL(f != NULL);
+  CU_ASSERT(fread(head, 1, sizeof head - 1, f) > 0);
+  fclose(f);
+  CU_ASSERT(strncmp(head, "%%MatrixMarket matrix array real general\n60 3\n", 46) == 0);
+  snprintf(args, sizeof args, "info %s --json", a);
+  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT_EQUAL(json_ll(out, "rows"), 60);
+  CU_ASSERT_EQUAL(json_ll(out, "nnz"), A->nnz);
+  CU_ASSERT(strstr(out, "\"numerically_symmetric\":true") != NULL);
+  CU_ASSERT(strstr(out, "\"diagonal_positive\":true") != NULL);
+  gs_csr_destroy(&A);
+  free(B);
+  /* the material, and stdout */
+  snprintf(args, sizeof args, "gen elasticity --grid 4x7 --young 2.5e3 --poisson=-0.2 -o %s", a);
+  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT_FATAL(gs_gen_elasticity(&A, 4, 7, 2.5e3, -0.2, NULL) == GS_SUCCESS);
+  CU_ASSERT(reads_back_as(a, A));
+  gs_csr_destroy(&A);
+  CU_ASSERT_EQUAL(gs_test_cli("gen elasticity --grid 3x3", out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT(strncmp(out, "%%MatrixMarket matrix coordinate real symmetric\n18 18 ", 54) == 0);
+  unlink(a);
+  unlink(b);
+
+  static const struct {
+    const char *opts, *needle;
+  } bad[] = {
+    {"--grid 4x4x4", "is 3D; elasticity is 2D"},
+    {"--grid 10", "is 1D; elasticity is 2D"},
+    {"", "--grid NXxNY is required"},
+    {"--grid 0x5", "--grid"},
+    {"--grid 40000x40000", "more than 2^31-1 unknowns"},
+    {"--grid 5x5 --poisson 0.5", "--poisson"},
+    {"--grid 5x5 --poisson -1", "--poisson"},
+    {"--grid 5x5 --poisson 0.7", "--poisson"},
+    {"--grid 5x5 --young 0", "--young"},
+    {"--grid 5x5 --young -3", "--young"},
+    {"--grid 5x5 --seed 3", "--seed does not apply to elasticity"},
+    {"--grid 5x5 --stencil 5", "--stencil does not apply to elasticity"},
+    {"--grid 5x5 --near-null /nonexistent/dir/B.mtx", "/nonexistent/dir/B.mtx"},
+    {"--grid 5x5 --near-null B.mtx.gz", "without .gz"},
+  };
+  for (size_t k = 0; k < sizeof bad / sizeof bad[0]; ++k) {
+    snprintf(args, sizeof args, "gen elasticity %s -o %s", bad[k].opts, a);
+    const int rc = gs_test_cli(args, out, sizeof out, err, sizeof err);
+    const int ok = rc == 2 && gs_test_one_line_error(err) && strstr(err, bad[k].needle) &&
+                   access(a, F_OK) != 0;
+    CU_ASSERT(ok);
+    if (!ok) fprintf(stderr, "\n  '%s' -> %d: %s", args, rc, err);
+  }
+  snprintf(args, sizeof args, "gen elasticity --grid 5x5 -o %s --near-null %s", a, a);
+  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 2);
+  CU_ASSERT(gs_test_one_line_error(err) && strstr(err, "the same file"));
+  CU_ASSERT(access(a, F_OK) != 0);
+  snprintf(args, sizeof args, "gen laplace --grid 5x5 --stencil 5 --near-null %s", b);
+  CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 2);
+  CU_ASSERT(gs_test_one_line_error(err) && strstr(err, "--near-null does not apply to laplace"));
+  CU_ASSERT(access(b, F_OK) != 0);
+}
+
 /* select --rule: the rule stage alone, no GPU; JSON keys matrix, rule, measured, oracle (null for
  * the stages not run), an array for several matrices; a banded matrix's rule is DIA, and with DIA
  * refusing it (dia.max_fill under its fill) DIA is never chosen. */
@@ -684,6 +786,7 @@ int main(void)
                          {"gen writes what info reads", test_gen_and_read_back},
                          {"gen errors leave no file", test_gen_errors_leave_no_file},
                          {"gen convdiff: pattern, symmetry, seed, errors", test_gen_convdiff},
+                         {"gen elasticity: matrix, modes, refusals", test_gen_elasticity},
                          {"select --rule: no GPU, JSON keys, refusals", test_select_rule},
                          {"spmv --list and errors", test_spmv_list_and_errors},
                          {"check host layouts", test_check_host_layouts},

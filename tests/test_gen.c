@@ -1,7 +1,7 @@
 /* tests/test_gen.c: the synthetic matrix generators (io/gen.c): Table 2 nonzero counts and the
  * Laplacians' structure (Bell & Garland, SC09), normal-band columns (Figure 7 of Steinberger et
  * al., ICS 2017), Pareto rows (Figure 9 of Bell & Garland), uniform random rows, power-law
- * (scale-free graph) rows and columns, seeds and errors. */
+ * (scale-free graph) rows and columns, convection-diffusion, 2D elasticity, seeds and errors. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -985,6 +985,258 @@ static void test_convdiff_seeds_and_errors(void)
   CU_ASSERT_STRING_EQUAL(gs_flow_name(GS_FLOW_PIPE), "pipe");
 }
 
+/* ---- 2D linear elasticity ------------------------------------------------------------------ */
+
+/* The reference: the element matrix from the closed-form integrals of products of the bilinear
+ * shape functions' derivatives (each derivative a linear function of x times one of y, so every
+ * integral is a product of two exact 1D integrals of linear functions), not the generator's
+ * Gauss quadrature, assembled into a dense matrix over every element of the lattice. */
+
+/* int_0^1 f g for f, g linear with the values f0, f1 (g0, g1) at 0 and 1. */
+static double int_lin(double f0, double f1, double g0, double g1)
+{
+  return (2.0 * f0 * g0 + f0 * g1 + f1 * g0 + 2.0 * f1 * g1) / 6.0;
+}
+
+/* R[a][b] = int dN_a/dp dN_b/dq over the unit square, p, q in {x (0), y (1)}, corners (0,0),
+ * (1,0), (1,1), (0,1): dN/dx is (a linear function of y) times a constant, dN/dy likewise. */
+static double q1_integral(int a, int p, int b, int q)
+{
+  static const int cx[4] = {0, 1, 1, 0}, cy[4] = {0, 0, 1, 1};
+  /* N_c = lx(x) ly(y): lx = x (cx = 1) or 1 - x; the values of l and l' at 0 and 1 */
+  double fx[2][2], fy[2][2]; /* [0]: the values at 0 and 1 of the x (y) factor, [1]: of its
+                              * derivative, for a; then for b below */
+  double gx[2][2], gy[2][2];
+  for (int s = 0; s < 2; ++s) {
+    const int c = s ? b : a;
+    double(*X)[2] = s ? gx : fx, (*Y)[2] = s ? gy : fy;
+    X[0][0] = cx[c] ? 0.0 : 1.0, X[0][1] = cx[c] ? 1.0 : 0.0;
+    X[1][0] = X[1][1] = cx[c] ? 1.0 : -1.0;
+    Y[0][0] = cy[c] ? 0.0 : 1.0, Y[0][1] = cy[c] ? 1.0 : 0.0;
+    Y[1][0] = Y[1][1] = cy[c] ? 1.0 : -1.0;
+  }
+  const int dxa = p == 0, dxb = q == 0; /* differentiated in x? */
+  return int_lin(fx[dxa][0], fx[dxa][1], gx[dxb][0], gx[dxb][1]) *
+         int_lin(fy[!dxa][0], fy[!dxa][1], gy[!dxb][0], gy[!dxb][1]);
+}
+
+/* Dense reference of gs_gen_elasticity(nx, ny, E, nu): n x n, row-major, malloc'd. Bilinear form
+ * lam div u div v + 2 mu eps(u) : eps(v). */
+static double *elasticity_dense(gs_idx_t nx, gs_idx_t ny, double E, double nu)
+{
+  const double lam = E * nu / ((1.0 + nu) * (1.0 - 2.0 * nu)), mu = E / (2.0 * (1.0 + nu));
+  const size_t n = 2 * (size_t)nx * (size_t)ny;
+  double K[8][8], *A = calloc(n * n, sizeof *A);
+  if (!A) return NULL;
+  for (int a = 0; a < 4; ++a)
+    for (int b = 0; b < 4; ++b) {
+      K[2 * a][2 * b] = (lam + 2.0 * mu) * q1_integral(a, 0, b, 0) + mu * q1_integral(a, 1, b, 1);
+      K[2 * a + 1][2 * b + 1] =
+          mu * q1_integral(a, 0, b, 0) + (lam + 2.0 * mu) * q1_integral(a, 1, b, 1);
+      K[2 * a][2 * b + 1] = lam * q1_integral(a, 0, b, 1) + mu * q1_integral(a, 1, b, 0);
+      K[2 * a + 1][2 * b] = lam * q1_integral(a, 1, b, 0) + mu * q1_integral(a, 0, b, 1);
+    }
+  static const int cx[4] = {0, 1, 1, 0}, cy[4] = {0, 0, 1, 1};
+  for (gs_idx_t ey = 0; ey <= ny; ++ey)
+    for (gs_idx_t ex = 0; ex <= nx; ++ex) {
+      long dof[8];
+      for (int c = 0; c < 4; ++c) { /* lattice node (ex + cx, ey + cy); the border is fixed */
+        const long px = ex + cx[c], py = ey + cy[c];
+        const int in = px >= 1 && px <= nx && py >= 1 && py <= ny;
+        dof[2 * c] = in ? 2 * ((py - 1) * nx + px - 1) : -1;
+        dof[2 * c + 1] = in ? dof[2 * c] + 1 : -1;
+      }
+      for (int a = 0; a < 8; ++a)
+        for (int b = 0; b < 8; ++b)
+          if (dof[a] >= 0 && dof[b] >= 0) A[(size_t)dof[a] * n + (size_t)dof[b]] += K[a][b];
+    }
+  return A;
+}
+
+/* Cholesky of a dense SPD copy: 1 when every pivot is positive. */
+static int dense_spd(const double *A, size_t n)
+{
+  double *L = malloc(n * n * sizeof *L);
+  int ok = L != NULL;
+  if (L) memcpy(L, A, n * n * sizeof *L);
+  for (size_t j = 0; ok && j < n; ++j) {
+    double d = L[j * n + j];
+    for (size_t k = 0; k < j; ++k) d -= L[j * n + k] * L[j * n + k];
+    if (!(d > 0.0)) ok = 0;
+    d = sqrt(d);
+    L[j * n + j] = d;
+    for (size_t i = j + 1; ok && i < n; ++i) {
+      double s = L[i * n + j];
+      for (size_t k = 0; k < j; ++k) s -= L[i * n + k] * L[j * n + k];
+      L[i * n + j] = s / d;
+    }
+  }
+  free(L);
+  return ok;
+}
+
+/* Entry counts for nu != 0 (where only the x-y couplings of a node with itself and its axis
+ * neighbours cancel): 2 a node, 2 an ordered pair of axis neighbours, 4 a diagonal pair. */
+static int64_t elasticity_nnz(int64_t nx, int64_t ny)
+{
+  return 2 * nx * ny + 4 * ((nx - 1) * ny + nx * (ny - 1)) + 16 * (nx - 1) * (ny - 1);
+}
+
+/* Against the dense reference on small grids (square and not, one node, nu = 0 where two more
+ * couplings vanish, negative nu): every stored entry within rounding of the reference, every
+ * entry left out below rounding there, symmetric bit for bit, positive definite. */
+static void test_elasticity_reference(void)
+{
+  static const struct {
+    gs_idx_t nx, ny;
+    double E, nu;
+  } cases[] = {{1, 1, 1e5, 0.3}, {2, 1, 1e5, 0.3}, {3, 3, 1e5, 0.3}, {4, 2, 7.5, 0.45},
+               {2, 5, 1e5, 0.0}, {5, 4, 3e3, -0.6}, {6, 6, 1e5, 0.3}, {1, 7, 2.0, 0.1}};
+  for (size_t t = 0; t < sizeof cases / sizeof cases[0]; ++t) {
+    const gs_idx_t nx = cases[t].nx, ny = cases[t].ny;
+    const size_t n = 2 * (size_t)nx * (size_t)ny;
+    gs_csr_t *A = NULL;
+    CU_ASSERT_FATAL(gs_gen_elasticity(&A, nx, ny, cases[t].E, cases[t].nu, NULL) == GS_SUCCESS);
+    double *R = elasticity_dense(nx, ny, cases[t].E, cases[t].nu);
+    CU_ASSERT_FATAL(R != NULL);
+    CU_ASSERT(rows_ok(A, (gs_idx_t)n, (gs_idx_t)n));
+    CU_ASSERT_EQUAL(A->symmetry, GS_SYM_SYMMETRIC);
+    double rmax = 0.0;
+    for (size_t x = 0; x < n * n; ++x) rmax = fmax(rmax, fabs(R[x]));
+    const double tol = 1e-13 * rmax; /* a few roundings of sums of up to 4 element entries */
+    int values = 1, left_out = 1, symmetric = 1;
+    for (gs_idx_t i = 0; i < (gs_idx_t)n; ++i) {
+      gs_off_t p = A->row_ptr[i];
+      for (gs_idx_t j = 0; j < (gs_idx_t)n; ++j) {
+        const double r = R[(size_t)i * n + (size_t)j];
+        if (p < A->row_ptr[i + 1] && A->col[p] == j) {
+          if (fabs(A->val[p] - r) > tol) values = 0;
+          if (A->val[p] != csr_at(A, j, i)) symmetric = 0;
+          ++p;
+        } else if (fabs(r) > tol) {
+          left_out = 0;
+        }
+      }
+    }
+    CU_ASSERT(values);
+    CU_ASSERT(left_out);
+    CU_ASSERT(symmetric);
+    if (!values || !left_out || !symmetric)
+      fprintf(stderr, "\n  elasticity %dx%d E %g nu %g: values %d left out %d symmetric %d", nx,
+              ny, cases[t].E, cases[t].nu, values, left_out, symmetric);
+    if (cases[t].nu != 0.0) CU_ASSERT_EQUAL(A->nnz, elasticity_nnz(nx, ny));
+    if (cases[t].nu == 0.0) CU_ASSERT(A->nnz < elasticity_nnz(nx, ny)); /* lam = 0 cancels more */
+    CU_ASSERT(dense_spd(R, n));
+    gs_csr_destroy(&A);
+    free(R);
+  }
+}
+
+/* Random grids and materials (the seed is printed): counts, symmetry, the diagonal in closed form
+ * (4 (lam + 3 mu) / 3: four elements' (lam + 2 mu) / 3 + mu / 3), linearity in E, and the
+ * rigid-body modes: translations are unit vectors of x and y, the rotation (-y, x) about the
+ * centre (its coordinates sum to 0), and A times each mode vanishes to rounding on the rows of
+ * nodes without a border neighbour (the unconstrained operator's null space) but not on every
+ * row next to the border (the fixed border makes them near-null only). */
+static void test_elasticity_modes(void)
+{
+  uint64_t s = gs_test_seed() ^ 0xe1a5;
+  for (int trial = 0; trial < 16; ++trial) {
+    const gs_idx_t nx = 1 + (gs_idx_t)(gs_test_uniform(&s) * 40);
+    const gs_idx_t ny = 1 + (gs_idx_t)(gs_test_uniform(&s) * 40);
+    const double E = pow(10.0, 6.0 * gs_test_uniform(&s));
+    double nu = -0.95 + 1.44 * gs_test_uniform(&s);
+    if (fabs(nu) < 0.01) nu = 0.2;
+    gs_csr_t *A = NULL, *A1 = NULL, *A2 = NULL;
+    gs_val_t *B = NULL;
+    CU_ASSERT_FATAL(gs_gen_elasticity(&A, nx, ny, E, nu, &B) == GS_SUCCESS);
+    CU_ASSERT_FATAL(gs_gen_elasticity(&A1, nx, ny, 1.0, nu, NULL) == GS_SUCCESS);
+    CU_ASSERT_FATAL(gs_gen_elasticity(&A2, nx, ny, E, nu, NULL) == GS_SUCCESS);
+    CU_ASSERT_FATAL(B != NULL);
+    const gs_idx_t n = A->m;
+    CU_ASSERT_EQUAL((int64_t)n, 2 * (int64_t)nx * ny);
+    CU_ASSERT(rows_ok(A, n, n));
+    CU_ASSERT_EQUAL(A->nnz, elasticity_nnz(nx, ny));
+    CU_ASSERT(same_csr(A, A2)); /* rbm or not, and again: the same matrix */
+    gs_features_t ft;
+    CU_ASSERT_FATAL(gs_csr_features(A, &ft) == GS_SUCCESS);
+    CU_ASSERT(ft.numerically_symmetric);
+    CU_ASSERT_EQUAL(ft.asymmetry, 0.0);
+    CU_ASSERT(ft.diagonal_positive);
+    const double lam = E * nu / ((1.0 + nu) * (1.0 - 2.0 * nu)), mu = E / (2.0 * (1.0 + nu));
+    const double diag = 4.0 * (lam + 3.0 * mu) / 3.0;
+    int diag_ok = 1, linear = 1, interior_null = 1, border_moves[3] = {0, 0, 0}, coords = 1;
+    double sx = 0.0, sy = 0.0;
+    for (gs_idx_t r = 0; r < n; ++r) {
+      const gs_idx_t node = r / 2, i = node % nx, j = node / nx;
+      if (fabs(csr_at(A, r, r) - diag) > 1e-13 * diag) diag_ok = 0;
+      for (gs_off_t p = A->row_ptr[r]; p < A->row_ptr[r + 1]; ++p)
+        if (fabs(A->val[p] - E * A1->val[p]) > 1e-13 * diag) linear = 0;
+      /* the modes at this unknown */
+      const double x = i + 1 - 0.5 * (nx + 1), y = j + 1 - 0.5 * (ny + 1);
+      const int c = r % 2;
+      if (B[r] != (c == 0) || B[(size_t)n + r] != (c == 1) || B[2 * (size_t)n + r] != (c ? x : -y))
+        coords = 0;
+      if (c == 0) sx += B[2 * (size_t)n + r + 1], sy -= B[2 * (size_t)n + r];
+      const int interior = i >= 1 && i + 1 < nx && j >= 1 && j + 1 < ny;
+      for (int k = 0; k < 3; ++k) {
+        double ab = 0.0, aab = 0.0;
+        for (gs_off_t p = A->row_ptr[r]; p < A->row_ptr[r + 1]; ++p) {
+          ab += A->val[p] * B[(size_t)k * n + A->col[p]];
+          aab += fabs(A->val[p] * B[(size_t)k * n + A->col[p]]);
+        }
+        /* the entries' own roundings (quadrature, element sums) and the row's sum */
+        if (interior && fabs(ab) > 1e-13 * aab) interior_null = 0;
+        if (!interior && fabs(ab) > 1e-3 * diag) border_moves[k] = 1;
+      }
+    }
+    CU_ASSERT(diag_ok);
+    CU_ASSERT(linear);
+    CU_ASSERT(coords);
+    CU_ASSERT(sx == 0.0 && sy == 0.0); /* half-integers, summed exactly */
+    CU_ASSERT(interior_null);
+    CU_ASSERT(border_moves[0] && border_moves[1]);
+    if (!interior_null || !diag_ok || !linear || !coords)
+      fprintf(stderr, "\n  elasticity %dx%d E %g nu %g: diag %d linear %d coords %d null %d", nx,
+              ny, E, nu, diag_ok, linear, coords, interior_null);
+    free(B);
+    gs_csr_destroy(&A);
+    gs_csr_destroy(&A1);
+    gs_csr_destroy(&A2);
+  }
+}
+
+static void test_elasticity_errors(void)
+{
+  EXPECT_INVALID(gs_gen_elasticity(&A_, 0, 5, 1e5, 0.3, NULL));
+  EXPECT_INVALID(gs_gen_elasticity(&A_, 5, -1, 1e5, 0.3, NULL));
+  EXPECT_INVALID(gs_gen_elasticity(&A_, 5, 5, 0.0, 0.3, NULL));
+  EXPECT_INVALID(gs_gen_elasticity(&A_, 5, 5, -1.0, 0.3, NULL));
+  EXPECT_INVALID(gs_gen_elasticity(&A_, 5, 5, NAN, 0.3, NULL));
+  EXPECT_INVALID(gs_gen_elasticity(&A_, 5, 5, INFINITY, 0.3, NULL));
+  EXPECT_INVALID(gs_gen_elasticity(&A_, 5, 5, 1e5, 0.5, NULL));
+  EXPECT_INVALID(gs_gen_elasticity(&A_, 5, 5, 1e5, -1.0, NULL));
+  EXPECT_INVALID(gs_gen_elasticity(&A_, 5, 5, 1e5, NAN, NULL));
+  /* 2^31 unknowns: one more than int32 holds (refused before any allocation) */
+  EXPECT_INVALID(gs_gen_elasticity(&A_, 32768, 32768, 1e5, 0.3, NULL));
+  gs_val_t *B = (gs_val_t *)&B; /* not NULL: every call must reset it */
+  CU_ASSERT_EQUAL(gs_gen_elasticity(NULL, 5, 5, 1e5, 0.3, &B), GS_ERR_INVALID_ARG);
+  CU_ASSERT_PTR_NULL(B);
+  gs_csr_t *A = NULL;
+  B = (gs_val_t *)&B;
+  CU_ASSERT_EQUAL(gs_gen_elasticity(&A, 5, 5, 1e5, 0.5, &B), GS_ERR_INVALID_ARG);
+  CU_ASSERT_PTR_NULL(B);
+  CU_ASSERT_PTR_NOT_NULL(strstr(gs_last_error(), "Poisson's ratio 0.5"));
+  CU_ASSERT_EQUAL(gs_gen_elasticity(&A, 32768, 32768, 1e5, 0.3, NULL), GS_ERR_INVALID_ARG);
+  CU_ASSERT_PTR_NOT_NULL(strstr(gs_last_error(), "more than 2^31-1 unknowns"));
+  CU_ASSERT_PTR_NULL(A);
+  /* the edges of the ranges are taken: one node (its x-y coupling cancels), nu near -1 */
+  CU_ASSERT_EQUAL(gs_gen_elasticity(&A, 1, 1, 1e5, -0.999, &B), GS_SUCCESS);
+  CU_ASSERT(A && B && A->m == 2 && A->nnz == 2);
+  free(B);
+  gs_csr_destroy(&A);
+}
+
 int main(void)
 {
   CU_TestInfo tests[] = {
@@ -1005,6 +1257,9 @@ int main(void)
     {"convdiff: M-matrix signs, dominance, nonsymmetry", test_convdiff_m_matrix},
     {"convdiff: upwind direction", test_convdiff_upwind_direction},
     {"convdiff: seeds and errors", test_convdiff_seeds_and_errors},
+    {"elasticity: against a dense reference, SPD", test_elasticity_reference},
+    {"elasticity: random grids, rigid-body modes", test_elasticity_modes},
+    {"elasticity: errors", test_elasticity_errors},
     CU_TEST_INFO_NULL};
   return gs_test_main("gen", tests, 0);
 }

@@ -196,6 +196,22 @@ const char *gs_flow_name(gs_flow_t flow);
 gs_status_t gs_gen_convdiff(gs_csr_t **out, gs_idx_t nx, gs_idx_t ny, gs_idx_t nz, double peclet,
                             gs_flow_t flow, uint64_t seed);
 
+/** 2D linear elasticity, plane strain: bilinear (Q1) square elements of side 1 on an nx x ny
+ *  grid of free nodes inside a fixed border (Dirichlet), Young's modulus E > 0 and Poisson's
+ *  ratio -1 < nu < 0.5 (PyAMG's defaults: 1e5, 0.3). n = 2 nx ny unknowns, interleaved: node
+ *  (i, j) (0-based, x fastest) is node j nx + i, its x and y displacements unknowns 2 node and
+ *  2 node + 1 (AMG's block=2). Symmetric positive definite, bit for bit symmetric (symmetry
+ *  GS_SYM_SYMMETRIC), up to 18 entries a row; couplings that cancel exactly in exact arithmetic
+ *  are not stored. For nx = ny, PyAMG's gallery.linear_elasticity((nx, nx)) to rounding.
+ *  When rbm is not NULL, *rbm gets the three rigid-body modes, n x 3 column-major (malloc'd:
+ *  free() it): x translation, y translation, rotation (-y, x) with (x, y) = (i + 1 - (nx + 1) / 2,
+ *  j + 1 - (ny + 1) / 2) the node's position from the grid's centre. The fixed border makes them
+ *  near-null vectors: A times them is zero on the rows of nodes with no border neighbour.
+ *  GS_ERR_INVALID_ARG for sizes < 1, more than 2^31-1 unknowns or E, nu out of range;
+ *  *out (and *rbm) NULL on failure. */
+gs_status_t gs_gen_elasticity(gs_csr_t **out, gs_idx_t nx, gs_idx_t ny, double E, double nu,
+                              gs_val_t **rbm);
+
 #if defined(__GNUC__) && !defined(GS_NO_VISIBILITY_PRAGMAS)
 #pragma GCC visibility pop
 #endif
