@@ -474,12 +474,15 @@ static gs_status_t auto_revise(gs_solver_t *s, gs_spmv_t *S, int it, const doubl
   return GS_SUCCESS;
 }
 
-/* The escalation's cost model (opts.precond_auto), from the H100 measurements of docs/amg.md:
- * AMG's setup a fixed cost (the first use of its kernels in the process) plus a cost an entry
- * of A, and its solve as GS_ESC_AMG_ITERATIONS iterations each GS_ESC_CYCLE times a plain one
- * (a V-cycle costs five to eight plain CG iterations on G3_circuit and the Laplacians). */
-#define GS_ESC_SETUP_S 50e-3
-#define GS_ESC_SETUP_PER_NNZ 4e-9
+/* The escalation's cost model (opts.precond_auto), refitted on an H100 after the kernels' preload
+ * (docs/cli.md "Preconditioner auto"): AMG's setup a fixed cost plus a cost a row (aggregation,
+ * the coarse levels) and an entry (strength, Galerkin product) of A, within 1.4x above the
+ * measured setups from 3 to 38 ms (msc04515 to G3_circuit and the 27-point Laplacian), and its
+ * solve as GS_ESC_AMG_ITERATIONS iterations each GS_ESC_CYCLE times a plain one (a V-cycle costs
+ * five to eight plain CG iterations on G3_circuit and the Laplacians). */
+#define GS_ESC_SETUP_S 5e-3
+#define GS_ESC_SETUP_PER_ROW 14e-9
+#define GS_ESC_SETUP_PER_NNZ 0.7e-9
 #define GS_ESC_AMG_ITERATIONS 50.0
 #define GS_ESC_CYCLE 7.0
 /* A forecast is trusted from GS_ESC_MIN_IT iterations of the pass on, and acted on when two
@@ -531,7 +534,8 @@ static int esc_due(gs_solver_t *s, int it)
   gs_off_t nnz = 0;
   gs_matrix_dims(gs_operator_matrix(s->A), &m, &n, &nnz);
   s->esc.left_s = esc_left(s, h, it, s->h_s->rnorm) * s->esc.t_it;
-  s->esc.cost_s = GS_ESC_SETUP_S + GS_ESC_SETUP_PER_NNZ * (double)nnz +
+  s->esc.cost_s = GS_ESC_SETUP_S + GS_ESC_SETUP_PER_ROW * (double)m +
+                  GS_ESC_SETUP_PER_NNZ * (double)nnz +
                   GS_ESC_AMG_ITERATIONS * GS_ESC_CYCLE * s->esc.t_it;
   if (s->ctx->test_precond_auto) s->esc.cost_s = s->ctx->test_precond_auto == 1 ? 0.0 : INFINITY;
   s->esc.agree = s->esc.left_s > GS_PRECOND_AUTO_MARGIN * s->esc.cost_s ? s->esc.agree + 1 : 0;
