@@ -211,6 +211,46 @@ static void test_solves(void)
   gs_csr_destroy(&A);
 }
 
+/* AUTO's decline before ordering: below the products at which saving every x line would pay
+ * the orderings at their floor rate it declines with that reason and no permutation; above
+ * them it orders (and keeps an ordering where, as on a shuffled grid, the lines fall). */
+static void test_auto_early(void)
+{
+  gs_csr_t *A = shuffled_laplacian(60, 50);
+  gs_reorder_t *R = NULL;
+  gs_reorder_info_t in;
+  CU_ASSERT_FATAL(gs_reorder_create(&R, ctx, A, GS_REORDER_NONE, 0.0) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_reorder_info(R, &in) == GS_SUCCESS);
+  gs_reorder_destroy(&R);
+  const double floor_s = 2.0 * GS_REORDER_AUTO_NS_PER_ENTRY * 1e-9 * (double)A->nnz;
+  const double pstar = GS_REORDER_AUTO_MARGIN * floor_s * GS_REORDER_AUTO_BYTES_PER_S /
+                       (64.0 * (double)in.lines_before);
+  static const char early[] = "declined: the expected products could not pay the ordering";
+  CU_ASSERT_FATAL(gs_reorder_create(&R, ctx, A, GS_REORDER_AUTO, 0.5 * pstar) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_reorder_info(R, &in) == GS_SUCCESS);
+  CU_ASSERT_EQUAL(in.kind, GS_REORDER_NONE);
+  CU_ASSERT_STRING_EQUAL(in.note, early);
+  CU_ASSERT_EQUAL(in.lines_after, in.lines_before);
+  CU_ASSERT(gs_reorder_perm(R) == NULL);
+  CU_ASSERT(gs_reorder_csr(R) == A);
+  gs_reorder_destroy(&R);
+  CU_ASSERT_FATAL(gs_reorder_create(&R, ctx, A, GS_REORDER_AUTO, 2.0 * pstar) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_reorder_info(R, &in) == GS_SUCCESS);
+  CU_ASSERT(strcmp(in.note, early) != 0);
+  CU_ASSERT(in.lines_after <= in.lines_before);
+  gs_reorder_destroy(&R);
+  CU_ASSERT_FATAL(gs_reorder_create(&R, ctx, A, GS_REORDER_AUTO, 1e6 * pstar) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_reorder_info(R, &in) == GS_SUCCESS);
+  printf("\n  auto at %.3g products (%.3g at the floor): %s, x lines %lld -> %lld (%s)\n",
+         1e6 * pstar, pstar, gs_reorder_string(in.kind), (long long)in.lines_before,
+         (long long)in.lines_after, in.note);
+  CU_ASSERT(in.kind == GS_REORDER_RCM || in.kind == GS_REORDER_DEGREE);
+  CU_ASSERT(in.lines_after <= GS_REORDER_AUTO_RATIO * (double)in.lines_before);
+  CU_ASSERT(gs_reorder_perm(R) != NULL);
+  gs_reorder_destroy(&R);
+  gs_csr_destroy(&A);
+}
+
 static void test_refusals_and_faults(void)
 {
   gs_csr_t *A = shuffled_laplacian(12, 9), *B = shuffled_laplacian(5, 5);
@@ -278,6 +318,7 @@ int main(void)
       {"gs_reorder_vector: P v is the gather, P^T P v = v", test_vector},
       {"solves through rcm and degree: x within the residuals' bound of the plain solve",
        test_solves},
+      {"auto declines before ordering when no saving could pay it", test_auto_early},
       {"refusals and allocation failures, nothing leaked", test_refusals_and_faults},
       CU_TEST_INFO_NULL};
   const int rc = gs_test_main("reorder_gpu", tests, 1);

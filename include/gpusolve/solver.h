@@ -434,10 +434,13 @@ void gs_reorder_destroy(gs_reorder_t **R);
 /* AUTO's rule (gs_reorder_create): the best candidate keeps at most this fraction of A's x
  * lines, and the lines saved over the expected products, at this many bytes a second (a high
  * rate: the saving is under- rather than overestimated), pay this many times the ordering's
- * measured cost. */
+ * measured cost. Before ordering, AUTO declines when saving all of A's lines could not pay
+ * the orderings at GS_REORDER_AUTO_NS_PER_ENTRY (a floor, below the rates docs/reorder.md
+ * measured). */
 #define GS_REORDER_AUTO_RATIO 0.7
 #define GS_REORDER_AUTO_BYTES_PER_S 1e13
 #define GS_REORDER_AUTO_MARGIN 2.0
+#define GS_REORDER_AUTO_NS_PER_ENTRY 2.0
 
 /* ---- mixed-precision iterative refinement ----------------------------------------------------
  * Solves A x = b to double accuracy with the Krylov work done on a mixed-precision product
