@@ -266,7 +266,9 @@ static void print_precond_auto(const gs_solve_stats_t *s, int verbose)
            "%.3f s): setup %.1f ms, %d levels, operator complexity %.3f\n",
            s->precond_auto_iteration, s->precond_auto_left_s, s->precond_auto_cost_s,
            1e3 * s->precond_auto_setup_s, s->precond_auto_levels, s->precond_auto_complexity);
-  else if (verbose && s->precond_auto_note && *s->precond_auto_note)
+  if (s->precond_auto_iteration >= 0 && s->precond_auto_note && *s->precond_auto_note)
+    printf("         %s\n", s->precond_auto_note);
+  else if (s->precond_auto_iteration < 0 && verbose && s->precond_auto_note && *s->precond_auto_note)
     printf("precond  auto: none throughout (%s)\n", s->precond_auto_note);
 }
 

@@ -73,7 +73,8 @@ struct gs_context {
   int test_vecops; /* test hook (core/testhooks.h): solvers set up on it take the vector table's
                       path (1: with its optional slots, 2: without) */
   int test_persist_per_sm; /* test hook: blocks an SM of the persistent kernels (0: the rule) */
-  int test_precond_auto; /* test hook: 1 escalations always pay, 2 never (0: the model) */
+  int test_precond_auto; /* test hook: 1 escalations always pay, 2 never, 3 pay and are
+                            dropped (0: the model) */
   /* pinned staging buffer of the uploads (gs_context_staging_acquire), guarded by mem.lock */
   void *stage;
   size_t stage_bytes;

@@ -82,7 +82,7 @@ void gs_test_persist_per_sm(gs_context_t *ctx, int per_sm)
 
 void gs_test_precond_auto(gs_context_t *ctx, int mode)
 {
-  if (ctx) ctx->test_precond_auto = mode == 1 || mode == 2 ? mode : 0;
+  if (ctx) ctx->test_precond_auto = mode >= 1 && mode <= 3 ? mode : 0;
 }
 
 void gs_test_dmalloc_fail_after(gs_context_t *ctx, long k)

@@ -28,8 +28,9 @@ void gs_test_solver_vecops(gs_context_t *ctx, int which);
  *  both sides); 0: the rule. */
 void gs_test_persist_per_sm(gs_context_t *ctx, int per_sm);
 /** mode 1: solvers on ctx escalate (opts.precond_auto) at the first check where the forecast
- *  is trusted, as if AMG cost nothing; 2: never, as if it cost infinitely much; 0: the cost
- *  model. The decision then depends on no clock. */
+ *  is trusted, as if AMG cost nothing, and never drop it; 2: never, as if it cost infinitely
+ *  much; 3: as 1, then drop AMG at the first checks of its pass where the watch's forecast is
+ *  trusted; 0: the cost model. The decisions then depend on no clock. */
 void gs_test_precond_auto(gs_context_t *ctx, int mode);
 /** Whether A keeps 64-bit device offsets (declared for the library in spmv/spmv_impl.h). */
 int gs_matrix_wide(const gs_matrix_t *A);

@@ -485,6 +485,14 @@ static gs_status_t auto_revise(gs_solver_t *s, gs_spmv_t *S, int it, const doubl
 #define GS_ESC_SETUP_PER_NNZ 0.7e-9
 #define GS_ESC_AMG_ITERATIONS 50.0
 #define GS_ESC_CYCLE 7.0
+/* A V-cycle's launch latency: a few kernels a level, whatever the size; on small matrices, whose
+ * plain iteration is one persistent-kernel step of a few us, this and not GS_ESC_CYCLE times that
+ * step is the cycle's cost. */
+#define GS_ESC_CYCLE_FLOOR_S 60e-6
+/* After the escalation: AMG is dropped when its pass forecasts this many times the time left
+ * without it (its iteration count is a prediction, GS_ESC_AMG_ITERATIONS, that a matrix can
+ * miss by 20x: msc04515 from a nonzero x) */
+#define GS_ESC_DROP 2.0
 /* A forecast is trusted from GS_ESC_MIN_IT iterations of the pass on, and acted on when two
  * checks in a row agree. */
 #define GS_ESC_MIN_IT 32
@@ -494,13 +502,16 @@ static gs_status_t auto_revise(gs_solver_t *s, gs_spmv_t *S, int it, const doubl
  * of the pass (from the check points in h), or, where ||r|| did not fall over that window (CG's
  * residual is not monotone), over the whole pass; 0 when it has not fallen at all (no
  * forecast); capped by the iteration limit. */
-static double esc_left(const gs_solver_t *s, const gs_rate_hist_t *h, long it, double r)
+static double esc_left(const gs_solver_t *s, const gs_rate_hist_t *h, long it, double r,
+                       int stalled_is_limit)
 {
   int w = 0; /* the latest check point at least it / 2 iterations back */
   for (int k = 0; k < h->n - 1; ++k)
     if (h->it[k] <= it - it / 2) w = k;
   if (!(h->r[w] > r)) w = 0;
-  if (!(h->r[w] > r)) return 0.0; /* unlike the format's forecast: no rate, no iteration limit */
+  /* no fall over the pass: no forecast for the escalation (unlike the format's forecast: no
+   * rate, no iteration limit); for the watch on AMG's pass, the iteration limit */
+  if (!(h->r[w] > r) && !stalled_is_limit) return 0.0;
   return gs_select_remaining_products(h->it[w], h->r[w], it, r, s->tol,
                                       s->opts.maxit - s->it_base, 1.0);
 }
@@ -511,7 +522,8 @@ static double esc_left(const gs_solver_t *s, const gs_rate_hist_t *h, long it, d
  * capture, the staged format's revisions). */
 static int esc_due(gs_solver_t *s, int it)
 {
-  if (!s->esc.enabled || s->M) return 0;
+  const int watching = s->esc.watch && s->M == s->esc.M && s->M;
+  if (!watching && (!s->esc.enabled || s->M)) return 0;
   const double now = gs_wall_seconds();
   gs_rate_hist_t *h = &s->esc.hist;
   if (h->n == 0 || s->esc.it_prev >= it) { /* a new pass */
@@ -530,14 +542,26 @@ static int esc_due(gs_solver_t *s, int it)
   if (h->n == 0 || it >= last + (last / 8 > 1 ? last / 8 : 1))
     hist_push(h, it, s->h_s->rnorm, s->stats->rnorm0);
   if (it < GS_ESC_MIN_IT || !isfinite(s->esc.t_it)) return 0;
+  const double r = s->h_s->rnorm;
+  if (watching) { /* AMG's pass against the time left without it, from here */
+    const double with = esc_left(s, h, it, r, 1) * s->esc.t_it;
+    const double without = s->esc.r_esc > s->tol && r > s->tol
+                               ? s->esc.left_s * log(r / s->tol) / log(s->esc.r_esc / s->tol)
+                               : 0.0;
+    int drop = with > GS_ESC_DROP * without;
+    if (s->ctx->test_precond_auto) drop = s->ctx->test_precond_auto == 3;
+    s->esc.agree = drop ? s->esc.agree + 1 : 0;
+    return s->esc.agree >= GS_ESC_AGREE;
+  }
   gs_idx_t m = 0, n = 0;
   gs_off_t nnz = 0;
   gs_matrix_dims(gs_operator_matrix(s->A), &m, &n, &nnz);
-  s->esc.left_s = esc_left(s, h, it, s->h_s->rnorm) * s->esc.t_it;
+  s->esc.left_s = esc_left(s, h, it, r, 0) * s->esc.t_it;
+  s->esc.r_esc = r;
   s->esc.cost_s = GS_ESC_SETUP_S + GS_ESC_SETUP_PER_ROW * (double)m +
                   GS_ESC_SETUP_PER_NNZ * (double)nnz +
-                  GS_ESC_AMG_ITERATIONS * GS_ESC_CYCLE * s->esc.t_it;
-  if (s->ctx->test_precond_auto) s->esc.cost_s = s->ctx->test_precond_auto == 1 ? 0.0 : INFINITY;
+                  GS_ESC_AMG_ITERATIONS * (GS_ESC_CYCLE * s->esc.t_it + GS_ESC_CYCLE_FLOOR_S);
+  if (s->ctx->test_precond_auto) s->esc.cost_s = s->ctx->test_precond_auto == 2 ? INFINITY : 0.0;
   s->esc.agree = s->esc.left_s > GS_PRECOND_AUTO_MARGIN * s->esc.cost_s ? s->esc.agree + 1 : 0;
   return s->esc.agree >= GS_ESC_AGREE;
 }
@@ -545,9 +569,37 @@ static int esc_due(gs_solver_t *s, int it)
 /* The pass ended for the escalation: sets AMG up on the operator's matrix (the handles in host
  * pointer mode, as everywhere outside a solve) and readies the next pass from the current x. A
  * setup that fails leaves the solve without a preconditioner (noted), escalating no more. */
+/* Readies the next pass from the current x, after a change of preconditioner. */
+static gs_status_t next_pass(gs_solver_t *s)
+{
+  /* the persistent kernels and the captured graphs ran with the previous preconditioner */
+  s->persist.use = 0;
+  graphs_drop(s);
+  s->h_s->true_done = 0;
+  s->opts.x0_given = 1;
+  s->opts.maxit = s->given.maxit - s->stats->iterations;
+  s->it_base = s->stats->iterations;
+  return gs_solver_clear_halt(s);
+}
+
+/* The pass ended because AMG's pass forecast far more than going on without (the watch after
+ * the escalation): the solve goes on without a preconditioner, and so do later solves. */
+static gs_status_t drop_amg(gs_solver_t *s)
+{
+  s->esc.drop = 0;
+  s->esc.watch = 0;
+  s->M = NULL;
+  gs_status_t st = next_pass(s); /* drops the graphs captured with it first */
+  gs_precond_destroy(&s->esc.M);
+  s->stats->precond_auto_note = "amg dropped: its pass forecast more than twice the time left "
+                                "without it; the solve went on without";
+  return st;
+}
+
 static gs_status_t escalate(gs_solver_t *s)
 {
   gs_solve_stats_t *st = s->stats;
+  if (s->esc.drop) return drop_amg(s);
   const double t0 = gs_wall_seconds();
   /* Set up, and applied once outside the timings so that the first apply of the pass does not
    * carry the first-call costs of the levels' products (the CLI's warm-up solve does this for a
@@ -566,6 +618,8 @@ static gs_status_t escalate(gs_solver_t *s)
     s->M = s->esc.M;
     st->precond_auto_iteration = st->iterations;
     st->precond_auto_setup_s = gs_wall_seconds() - t0;
+    s->esc.watch = 1;
+    s->esc.agree = 0;
     st->precond_auto_left_s = s->esc.left_s;
     st->precond_auto_cost_s = s->esc.cost_s;
     if (gs_precond_info(s->M, &in) == GS_SUCCESS) {
@@ -580,14 +634,7 @@ static gs_status_t escalate(gs_solver_t *s)
                                 : "amg could not be set up on this matrix; the solve went on "
                                   "without";
   }
-  /* the persistent kernels and the captured graphs ran without M */
-  s->persist.use = 0;
-  graphs_drop(s);
-  s->h_s->true_done = 0;
-  s->opts.x0_given = 1;
-  s->opts.maxit = s->given.maxit - st->iterations;
-  s->it_base = st->iterations;
-  return gs_solver_clear_halt(s);
+  return next_pass(s);
 }
 
 gs_status_t gs_solver_iterate(gs_solver_t *s, gs_iteration_fn body, void *user,
@@ -665,8 +712,10 @@ gs_status_t gs_solver_iterate_many(gs_solver_t *s, gs_iteration_fn body, gs_iter
     else
       *reason = gs_solver_check(s, it - 1, s->h_s->rnorm, window);
     if (*reason == GS_REASON_NONE && staged) GS_CHECK(auto_revise(s, staged, it - 1, d_x));
-    if (*reason == GS_REASON_NONE && s->esc.enabled && esc_due(s, it - 1))
+    if (*reason == GS_REASON_NONE && (s->esc.enabled || s->esc.watch) && esc_due(s, it - 1)) {
+      s->esc.drop = s->esc.watch;
       *reason = GS_REASON_ESCALATE;
+    }
     if (auto_k && !s->opts.monitor && !persist_k) { /* GS_CHECK_INTERVAL_S between checks */
       const double now = gs_wall_seconds(), per_it = (now - t_last) / todo;
       t_last = now;
@@ -997,7 +1046,8 @@ static gs_status_t method_solve(gs_solver_t *s, double *d_x)
 {
   GS_CHECK(methods[s->method].solve(s, d_x, s->d_work, s->h_work));
   const double r0 = s->stats->rnorm0; /* the next pass's start sets its own */
-  while (s->stats->reason == GS_REASON_ESCALATE) { /* once: escalate() turns it off */
+  /* at most twice: escalate() turns the escalation off, and the watch after a drop */
+  while (s->stats->reason == GS_REASON_ESCALATE) {
     s->stats->reason = GS_REASON_NONE;
     GS_CHECK(escalate(s));
     GS_CHECK(methods[s->method].solve(s, d_x, s->d_work, s->h_work));
@@ -1188,6 +1238,7 @@ gs_status_t gs_solver_solve(gs_solver_t *s, const double *d_b, double *d_x,
   stats->precond_auto_note = s->esc.why ? s->esc.why : "";
   if (s->esc.M) s->M = s->esc.M; /* an earlier solve escalated: this one starts with it */
   s->esc.hist.n = 0;
+  s->esc.watch = s->esc.drop = 0; /* the watch is the escalating solve's own */
 
   /* The pointer-mode rule: the context's handles are in host mode at rest; a solve switches
    * cuBLAS to device mode (scalars stay in the scalar block) and restores the caller's mode on

@@ -384,8 +384,15 @@ struct gs_solver {
     double t_prev;          /* wall clock at the last check */
     long it_prev;           /* its iteration */
     double t_it;            /* the shortest time an iteration measured between two checks */
-    int agree;              /* consecutive checks whose forecast said escalate */
+    int agree;              /* consecutive checks whose forecast said escalate (or drop) */
     double left_s, cost_s;  /* the last forecast (for the stats) */
+    /* after the escalation, the watch on AMG's pass: at its checks, the time it forecasts
+     * left against the time left without it, scaled from the escalation's forecast (left_s
+     * from the residual r_esc to the tolerance) to the current residual; AMG is dropped
+     * (a new pass without a preconditioner) when it forecasts GS_ESC_DROP times more */
+    int watch;              /* 1: escalated, watching; 0: not (or dropped: no more changes) */
+    int drop;               /* the pass ends to drop AMG (escalate() reads it) */
+    double r_esc;           /* ||r|| at the escalation */
   } esc;
   /* Reliable updates (gs_solver_use_reliable; CG only): the iteration multiplies with A (a
    * mixed product), the residuals b - A x with A_res (a double product of the same matrix). */

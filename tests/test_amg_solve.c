@@ -482,6 +482,45 @@ static void test_precond_auto(void)
     gs_solver_destroy(&sv);
     gs_operator_destroy(&op);
   }
+  /* the watch after the escalation drops AMG (hook 3: at its pass's first trusted checks; a
+   * Jacobi weight of 0.02 keeps that pass long enough to reach them): the solve goes on
+   * without it from the current x, converges, says so, and the solver keeps no preconditioner
+   * for its next solve */
+  {
+    gs_solve_opts_t o;
+    gs_solve_opts_default(&o);
+    o.method = GS_SOLVER_CG;
+    o.rtol = 1e-8;
+    o.maxit = 5000;
+    o.check_every = 8;
+    o.precond_auto = GS_PRECOND_AUTO_AMG;
+    o.precond_auto_opts = "weight=0.02";
+    gs_operator_t *op = NULL;
+    gs_solver_t *sv = NULL;
+    gs_solve_stats_t a, b;
+    gs_test_precond_auto(ctx, 3);
+    CU_ASSERT_FATAL(gs_operator_from_spmv(&op, s.S) == GS_SUCCESS);
+    CU_ASSERT_FATAL(gs_solver_create(&sv, ctx, &o) == GS_SUCCESS);
+    CU_ASSERT_FATAL(gs_solver_setup(sv, op, NULL) == GS_SUCCESS);
+    CU_ASSERT_FATAL(gs_solver_solve(sv, s.d_b, s.d_x, &a) == GS_SUCCESS);
+    fprintf(stderr, "  dropped: escalated after %d, %d in all, %ld applications (%s)\n",
+            a.precond_auto_iteration, a.iterations, a.precond_count, a.precond_auto_note);
+    CU_ASSERT(gs_reason_converged(a.reason));
+    CU_ASSERT(a.precond_auto_iteration >= 32 && a.precond_auto_iteration <= 48);
+    CU_ASSERT(strstr(a.precond_auto_note, "dropped") != NULL);
+    /* AMG's pass ran to its trusted checks (32 and the next), and no further */
+    CU_ASSERT(a.precond_count >= 32 && a.precond_count <= 48 + 1);
+    CU_ASSERT(a.iterations > a.precond_auto_iteration + (int)a.precond_count - 1);
+    CU_ASSERT(a.true_residual_norm <= 10.0 * 1e-8 * a.bnorm);
+    CU_ASSERT(gs_solver_precond_auto(sv) == NULL);
+    gs_test_precond_auto(ctx, 2);
+    CU_ASSERT_FATAL(gs_solver_solve(sv, s.d_b, s.d_x, &b) == GS_SUCCESS);
+    CU_ASSERT(gs_reason_converged(b.reason));
+    CU_ASSERT_EQUAL(b.precond_count, 0);
+    gs_solver_destroy(&sv);
+    gs_operator_destroy(&op);
+    gs_test_precond_auto(ctx, 1);
+  }
   /* other methods do not escalate, and say why; bad options are refused */
   {
     gs_solve_opts_t o;

@@ -252,7 +252,8 @@ typedef struct gs_solve_stats {
   double precond_auto_cost_s;    /* and the predicted cost with it */
   int precond_auto_levels;       /* the hierarchy it built */
   double precond_auto_complexity; /* its operator complexity */
-  const char *precond_auto_note; /* why it did not escalate when asked to, or "" (static) */
+  const char *precond_auto_note; /* why it did not escalate when asked to, or that AMG was
+                                    dropped after it (its pass forecast too slow), or "" (static) */
 } gs_solve_stats_t;
 
 /* ---- the solver object (PETSc's KSPCreate / KSPSetUp / KSPSolve) -------------------------------
