@@ -489,10 +489,13 @@ static gs_status_t auto_revise(gs_solver_t *s, gs_spmv_t *S, int it, const doubl
  * plain iteration is one persistent-kernel step of a few us, this and not GS_ESC_CYCLE times that
  * step is the cycle's cost. */
 #define GS_ESC_CYCLE_FLOOR_S 60e-6
+/* The least forecast time left for an escalation, whatever the model predicts: AMG's iteration
+ * count is a guess (GS_ESC_AMG_ITERATIONS) that structural matrices miss by 10-25x (msc04515 and
+ * bcsstk13 from a nonzero x), and a short solve has little to win against that risk. */
+#define GS_ESC_MIN_LEFT_S 0.1
 /* After the escalation: AMG is dropped when its pass forecasts this many times the time left
- * without it (its iteration count is a prediction, GS_ESC_AMG_ITERATIONS, that a matrix can
- * miss by 20x: msc04515 from a nonzero x) */
-#define GS_ESC_DROP 2.0
+ * without it (scaled from the escalation's forecast, itself unsure where CG stagnates) */
+#define GS_ESC_DROP 4.0
 /* A forecast is trusted from GS_ESC_MIN_IT iterations of the pass on, and acted on when two
  * checks in a row agree. */
 #define GS_ESC_MIN_IT 32
@@ -562,7 +565,9 @@ static int esc_due(gs_solver_t *s, int it)
                   GS_ESC_SETUP_PER_NNZ * (double)nnz +
                   GS_ESC_AMG_ITERATIONS * (GS_ESC_CYCLE * s->esc.t_it + GS_ESC_CYCLE_FLOOR_S);
   if (s->ctx->test_precond_auto) s->esc.cost_s = s->ctx->test_precond_auto == 2 ? INFINITY : 0.0;
-  s->esc.agree = s->esc.left_s > GS_PRECOND_AUTO_MARGIN * s->esc.cost_s ? s->esc.agree + 1 : 0;
+  double need = GS_PRECOND_AUTO_MARGIN * s->esc.cost_s;
+  if (!s->ctx->test_precond_auto) need = fmax(need, GS_ESC_MIN_LEFT_S);
+  s->esc.agree = s->esc.left_s > need ? s->esc.agree + 1 : 0;
   return s->esc.agree >= GS_ESC_AGREE;
 }
 
