@@ -2,29 +2,33 @@
  * (Bell & Garland, SC09, sections 3.2, 3.4, 3.5), byte-identical to the host builders of
  * ell_build.c, coo_build.c and hyb_build.c after gs_ell_dev_upload / gs_coo_dev_upload.
  *
- * Passes (every one a bandwidth-bound transform on ctx->stream, 256 threads a block):
- *   row_stats_kernel   one pass over the row pointers: the longest row and, for HYB's width,
- *                      the row-length histogram (merged above the largest length the rule can
- *                      pick). Reductions run on a grid of 8 blocks per SM (grid-stride), so that
- *                      the per-block atomics into the few global counters stay a few thousand.
- *   ell_slab_kernel    every slot of the pitch x K column-major slab written exactly once, no
- *                      memset: a thread covers one row and a chunk of 8 slots, consecutive
- *                      threads consecutive rows, so a warp's stores are 32 consecutive slots.
+ * Passes (bandwidth-bound transforms on ctx->stream). Bytes are for lap27_100 (27-point
+ * Laplacian on 100^3: m = 1M, nnz = 26.46M, K = 27; col 106 MB, val 212 MB, row pointers 4 MB),
+ * double values; the measured builds are in docs/formats.md ("Layouts built on the GPU"):
+ *   row_stats_kernel   one pass over the row pointers (4 MB, a few us): the longest row and, for
+ *                      HYB's width, the row-length histogram (merged above the largest length
+ *                      the rule can pick). Reductions run on a grid of 8 blocks per SM
+ *                      (grid-stride), so that the per-block atomics stay a few thousand.
+ *   ell_slab_kernel    a warp a tile of 32 rows (spmv/csr_tile.cuh): the tile's col/val staged
+ *                      in shared memory by coalesced loads, then every slot of the pitch x K
+ *                      column-major slab written exactly once (no memset), 32 consecutive
+ *                      slots a store. Reads CSR 318 MB, writes 324 MB (the former
+ *                      thread-per-row walk read col/val 27 entries apart across a warp: 32
+ *                      sectors a load).
  *   tail_count_kernel  + cub::DeviceScan::ExclusiveSum: the row offsets of a row tail (HYB's
- *                      COO part, entries past position K of each row); the plain COO reads the
- *                      CSR's own row pointers instead.
- *   coo_heads_kernel   + cub::DeviceScan::InclusiveScan(max): the COO row array. Each row with
- *                      a tail writes its number at its first entry into a zeroed array; the max
- *                      scan spreads it over the row's entries (rows increase along the array).
- *                      One thread per entry for the scan, so a huge row costs what its entries
- *                      cost, never one thread walking it.
- *   coo_copy_kernel    one thread per COO entry: its column and value (rounded to nearest float
- *                      with __double2float_rn in mixed and float precision, as the host's
- *                      (float) cast), and a 0/1 byte per column it touches.
- *   count_marks_kernel the touched columns (popcounts of the byte flags).
- * Host reads: the longest row (ELL: the fill check before anything is allocated), HYB's
- *   histogram (bins up to ~3x the mean row length), a tail's entry count (to size the arrays),
- *   rows_touched and cols_touched (the byte model); each with one stream sync.
+ *                      COO part, entries past position K of each row; 8 MB). The plain COO
+ *                      reads the CSR's own row pointers instead.
+ *   gs_chunk_rows_kernel  the row of every 1024th COO entry (reads 4 MB, writes 100 KB).
+ *   coo_fill_kernel    one thread per COO entry: its row by a binary search between the rows of
+ *                      its chunk (L1 hits), then row, column and value written and its column's
+ *                      bit set (a 1-bit-a-column map, 128 KB in L2); rows_touched and
+ *                      cols_touched counted on the way. Reads 318 MB, writes 424 MB.
+ *                      Replaces a memset of the row array, a head scatter, a max scan over it,
+ *                      a copy pass and a popcount pass (~960 MB, 6 launches).
+ * Host round trips (each a stream sync): the longest row (ELL: the fill check comes before
+ * anything is allocated), HYB's histogram, a tail's entry count (to size the arrays), and one
+ * 8-byte read of rows_touched and cols_touched (the byte model). gs_dmalloc waits for the stream,
+ * so every allocation comes before the passes that follow it are queued.
  * Assumes a narrow matrix (d_row_ptr32, nnz <= INT32_MAX: the three backends are not WIDE) whose
  * rows are sorted, as the host CSR they were uploaded from. */
 #include <stdlib.h>
@@ -35,12 +39,12 @@
 #include "core/error.h"
 #include "spmv/bg_devbuild.h"
 #include "spmv/common_kernels.h"
+#include "spmv/csr_tile.cuh"
 #include "spmv/device_util.cuh"
 
 #define BLOCK GS_FMT_BLOCK
 #define FULL_MASK 0xffffffffu
 #define HIST_SHARED_BINS 12000 /* shared counters within 48 KiB: no opt-in needed */
-#define SLAB_CHUNK 8           /* ELL slots per thread of ell_slab_kernel */
 
 /* hyb_build.c's rule (HYB_BREAKEVEN_ROWS, HYB_RELATIVE_SPEED): the K-th ELL column pays when at
  * least T = max(4096, m/3) rows have K or more entries. Used here only to bound the histogram:
@@ -51,10 +55,6 @@
 #define HYB_RULE_FRACTION 3
 
 /* ---- device helpers ---------------------------------------------------------------------- */
-
-struct max_op {
-  __host__ __device__ __forceinline__ int operator()(int a, int b) const { return a > b ? a : b; }
-};
 
 /* Sum or maximum of one unsigned per thread over the block (blockDim.x == BLOCK); the result is
  * valid in thread 0. Every thread of the block must call it, once per kernel. */
@@ -80,11 +80,6 @@ static __device__ unsigned block_reduce(unsigned v)
   }
   return v;
 }
-
-/* A CSR value into the layout's value type: exact for double, rounded to nearest for float
- * (the host's (float) cast, gs_fmt_round_values). */
-static __device__ __forceinline__ void store_val(double *d, double v) { *d = v; }
-static __device__ __forceinline__ void store_val(float *d, double v) { *d = __double2float_rn(v); }
 
 /* ---- kernels ----------------------------------------------------------------------------- */
 
@@ -136,35 +131,65 @@ row_stats_kernel(int m, const int *__restrict__ rp, int top, unsigned *max_len, 
 
 /* The ELL slab (section 3.2, gs_ell_layout_build_k): slot k of row i, at k*pitch + i, holds
  * entry k of row i when k < min(length, K), else GS_ELL_PAD and 0 (so do all slots of the
- * alignment rows m..pitch-1). Item w is row i = w mod pitch and the slots of chunk w / pitch
- * (SLAB_CHUNK of them): a warp's stores at one k are 32 consecutive slots (coalesced), a wide K
- * spreads over many threads, and every slot is written exactly once. */
+ * alignment rows m..pitch-1). A warp a tile of 32 rows (spmv/csr_tile.cuh): the tile's entries
+ * staged in shared memory by coalesced loads (flat when the tile's range fits 32 * kc entries,
+ * which every tile of a plain ELL does for K <= 32; else up to kc entries of each row at a time,
+ * the first min(length, K) only), then lane = row writes its slots column by column: each store
+ * is 32 consecutive slots, every slot written exactly once, no memset. */
 template <typename Val>
-static __global__ void __launch_bounds__(BLOCK)
-ell_slab_kernel(int m, long long pitch, int K, long long items, const int *__restrict__ rp,
+static __global__ void __launch_bounds__(256)
+ell_slab_kernel(int m, long long pitch, int K, int kc, const int *__restrict__ rp,
                 const int *__restrict__ col, const double *__restrict__ val,
                 int *__restrict__ ecol, Val *__restrict__ eval)
 {
-  GS_GRID_STRIDE(w, items) {
-    const int64_t i = w % pitch;
-    const int k0 = (int)(w / pitch) * SLAB_CHUNK;
-    const int k1 = K - k0 < SLAB_CHUNK ? K : k0 + SLAB_CHUNK;
-    int64_t p = 0;
-    int len = 0;
-    if (i < m) {
-      p = __ldg(rp + i);
-      len = __ldg(rp + i + 1) - (int)p;
-    }
-    for (int k = k0; k < k1; ++k) {
-      const int64_t s = (int64_t)k * pitch + i;
-      if (k < len) {
-        ecol[s] = __ldg(col + p + k);
-        store_val(eval + s, __ldg(val + p + k));
-      } else {
-        ecol[s] = GS_ELL_PAD;
-        eval[s] = Val(0);
+  extern __shared__ __align__(16) unsigned char ell_smem[];
+  Val *s_val;
+  int *s_col;
+  gs_tile_buffers(ell_smem, gs_tile_slots(kc), &s_val, &s_col);
+  const int lane = threadIdx.x & 31, cap = gs_tile_cap(kc), stride = gs_tile_stride(kc);
+  const int64_t tiles = pitch >> 5; /* the pitch is a multiple of 32: a tile's first row < m */
+  for (int64_t t = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5; t < tiles;
+       t += ((int64_t)gridDim.x * blockDim.x) >> 5) {
+    const int64_t i = (t << 5) + lane;
+    const int beg = __ldg(rp + (i < m ? i : m));
+    const int len = i < m ? __ldg(rp + i + 1) - beg : 0;
+    const int use = len < K ? len : K;
+    const int a = __shfl_sync(FULL_MASK, beg, 0), b = __shfl_sync(FULL_MASK, beg + len, 31);
+    if (b - a <= cap) { /* flat: the whole range, entry q of it at gs_tile_skew(q) */
+      gs_tile_stage_flat(a, b - a, col, val, s_col, s_val);
+      __syncwarp();
+      const int rel = beg - a;
+      for (int k = 0; k < K; ++k) {
+        const int64_t s = (int64_t)k * pitch + i;
+        if (k < use) {
+          ecol[s] = s_col[gs_tile_skew(rel + k)];
+          eval[s] = s_val[gs_tile_skew(rel + k)];
+        } else {
+          ecol[s] = GS_ELL_PAD;
+          eval[s] = Val(0);
+        }
+      }
+    } else { /* pieces: slots k0 .. k0 + kc - 1 of every row at a time */
+      for (int k0 = 0; k0 < K; k0 += kc) {
+        const int left = use - k0;
+        gs_tile_stage_pieces(__ballot_sync(FULL_MASK, left > 0), (int64_t)beg + k0,
+                             left < kc ? left : kc, stride, col, val, s_col, s_val);
+        __syncwarp();
+        const int k1 = K - k0 < kc ? K : k0 + kc;
+        for (int k = k0; k < k1; ++k) {
+          const int64_t s = (int64_t)k * pitch + i;
+          if (k < use) {
+            ecol[s] = s_col[lane * stride + (k - k0)];
+            eval[s] = s_val[lane * stride + (k - k0)];
+          } else {
+            ecol[s] = GS_ELL_PAD;
+            eval[s] = Val(0);
+          }
+        }
+        __syncwarp(); /* read before the next pieces overwrite them */
       }
     }
+    __syncwarp(); /* the next tile's staging overwrites the buffer */
   }
 }
 
@@ -184,60 +209,71 @@ tail_count_kernel(int m, const int *__restrict__ rp, int skip, int *__restrict__
   }
 }
 
-/* Row heads of the COO row array (section 3.4: entries row-major): a row with entries in the
- * tail (off[i] < off[i+1]) writes its number at its first entry of the zeroed array; the
- * inclusive max scan that follows fills each row's entries with it (rows with entries have
- * distinct, increasing offsets: no two heads collide, and row numbers increase along the
- * array). Counts those rows (rows_touched) into *touched, one atomic per block. */
-static __global__ void __launch_bounds__(BLOCK)
-coo_heads_kernel(int m, const int *__restrict__ off, int *__restrict__ row, unsigned *touched)
+/* Sums of two counters over the block (blockDim.x == BLOCK), valid in thread 0. */
+static __device__ void block_sum2(unsigned *a, unsigned *b)
 {
-  unsigned c = 0;
-  GS_GRID_STRIDE(i, m) {
-    const int a = __ldg(off + i);
-    if (a < __ldg(off + i + 1)) {
-      row[a] = (int)i;
-      ++c;
+  __shared__ unsigned part[2][BLOCK / 32];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  unsigned x = *a, y = *b;
+#pragma unroll
+  for (int d = 16; d > 0; d >>= 1) {
+    x += __shfl_down_sync(FULL_MASK, x, d);
+    y += __shfl_down_sync(FULL_MASK, y, d);
+  }
+  if (lane == 0) {
+    part[0][warp] = x;
+    part[1][warp] = y;
+  }
+  __syncthreads();
+  if (warp == 0) {
+    x = lane < BLOCK / 32 ? part[0][lane] : 0u;
+    y = lane < BLOCK / 32 ? part[1][lane] : 0u;
+#pragma unroll
+    for (int d = 16; d > 0; d >>= 1) {
+      x += __shfl_down_sync(FULL_MASK, x, d);
+      y += __shfl_down_sync(FULL_MASK, y, d);
     }
   }
-  c = block_reduce<false>(c);
-  if (threadIdx.x == 0 && c) atomicAdd(touched, c);
+  *a = x;
+  *b = y;
 }
 
-/* One thread per COO entry q (coo_build.c's loop): its CSR position p (q itself for the whole
- * matrix; row r's start + skip + q's place in r's tail otherwise, off the tail's offsets), its
- * column and value copied (coalesced reads and writes: a row's tail is contiguous on both
- * sides), and its column marked in seen (bytes set to 1, read first so that a column hit again
- * costs no store; concurrent stores write the same value). */
+/* The whole COO layout in one pass (coo_build.c's loop), one thread per COO entry q: its row r
+ * (off[r] <= q < off[r+1], off = the CSR's row pointers for the whole matrix, the tail's
+ * offsets for HYB's part) found by gs_row_of, its CSR position p (q itself for the whole
+ * matrix; r's start + skip + q's place in r's tail otherwise), and row, column and value
+ * (rounded to nearest float in mixed and float precision, as the host's (float) cast) written.
+ * Reads and writes are coalesced: consecutive q are consecutive p within a row. Counts into
+ * scal[0] the rows whose first tail entry q is (rows_touched) and into scal[1] the columns whose
+ * bit q sets first in the bitmap (cols_touched: the bit is read first, so a column hit again
+ * costs no atomic; of racing setters only one sees the bit clear in atomicOr's old value). */
 template <typename Val>
 static __global__ void __launch_bounds__(BLOCK)
-coo_copy_kernel(int nnz, int skip, const int *__restrict__ rp, const int *__restrict__ off,
-                const int *__restrict__ row, const int *__restrict__ col,
-                const double *__restrict__ val, int *__restrict__ ocol, Val *__restrict__ oval,
-                unsigned char *seen)
+coo_fill_kernel(int64_t nnz, int m, int skip, const int *__restrict__ rp,
+                const int *__restrict__ off, const int *__restrict__ chunk_row, int64_t chunks,
+                const int *__restrict__ col, const double *__restrict__ val,
+                int *__restrict__ orow, int *__restrict__ ocol, Val *__restrict__ oval,
+                unsigned *bits, unsigned *scal)
 {
+  unsigned rows = 0, cols = 0;
   GS_GRID_STRIDE(q, nnz) {
-    int64_t p = q;
-    if (skip > 0) {
-      const int r = row[q];
-      p = (int64_t)__ldg(rp + r) + skip + (q - __ldg(off + r));
-    }
+    const int r = gs_row_of(q, off, chunk_row, chunks, m);
+    const int o = __ldg(off + r);
+    rows += q == o;
+    const int64_t p = skip > 0 ? (int64_t)__ldg(rp + r) + skip + (q - o) : q;
     const int c = __ldg(col + p);
+    orow[q] = r;
     ocol[q] = c;
-    store_val(oval + q, __ldg(val + p));
-    if (!seen[c]) seen[c] = 1;
+    oval[q] = gs_tile_val<Val>(__ldg(val + p));
+    unsigned *w = bits + (c >> 5);
+    const unsigned bit = 1u << (c & 31);
+    if (!(*w & bit) && !(atomicOr(w, bit) & bit)) ++cols;
   }
-}
-
-/* Number of bytes set to 1 in a 0/1 byte array read as `words` 32-bit words (the popcount of
- * a word is its number of 1 bytes); one atomic per block. */
-static __global__ void __launch_bounds__(BLOCK)
-count_marks_kernel(int64_t words, const unsigned *__restrict__ marks, unsigned *count)
-{
-  unsigned c = 0;
-  GS_GRID_STRIDE(w, words) c += (unsigned)__popc(__ldg(marks + w));
-  c = block_reduce<false>(c);
-  if (threadIdx.x == 0 && c) atomicAdd(count, c);
+  block_sum2(&rows, &cols);
+  if (threadIdx.x == 0) {
+    if (rows) atomicAdd(scal, rows);
+    if (cols) atomicAdd(scal + 1, cols);
+  }
 }
 
 /* ---- host side --------------------------------------------------------------------------- */
@@ -368,14 +404,16 @@ extern "C" gs_status_t gs_bg_ell_build(gs_context_t *ctx, const gs_dcsr_t *A, gs
   else
     GS_TRY(gs_dmalloc(ctx, (void **)&D->d_val, slots * sizeof(gs_val_t), "ELL values"));
   if (slots > 0) {
-    const int64_t items = D->pitch * (((int64_t)K + SLAB_CHUNK - 1) / SLAB_CHUNK);
-    const unsigned g = gs_grid_blocks(items, BLOCK);
+    const int kc = K < 32 ? (int)K : 32, nslot = gs_tile_slots(kc);
+    const int warps = gs_tile_warps(nslot, D->val_bytes);
+    const size_t smem = (size_t)warps * (size_t)nslot * (sizeof(int) + D->val_bytes);
+    const unsigned g = gs_tile_blocks(D->pitch / 32, warps);
     if (rounded)
-      ell_slab_kernel<float><<<g, BLOCK, 0, ctx->stream>>>(
-          A->m, D->pitch, K, items, A->d_row_ptr32, A->d_col, A->d_val, D->d_col, D->d_valf);
+      ell_slab_kernel<float><<<g, 32 * warps, smem, ctx->stream>>>(
+          A->m, D->pitch, K, kc, A->d_row_ptr32, A->d_col, A->d_val, D->d_col, D->d_valf);
     else
-      ell_slab_kernel<double><<<g, BLOCK, 0, ctx->stream>>>(
-          A->m, D->pitch, K, items, A->d_row_ptr32, A->d_col, A->d_val, D->d_col, D->d_val);
+      ell_slab_kernel<double><<<g, 32 * warps, smem, ctx->stream>>>(
+          A->m, D->pitch, K, kc, A->d_row_ptr32, A->d_col, A->d_val, D->d_col, D->d_val);
     GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "ell_slab_kernel"));
   }
   D->bytes = slots * (sizeof(gs_idx_t) + D->val_bytes);
@@ -387,11 +425,21 @@ cleanup:
 /* Bytes rounded up to 256, the alignment of the pieces of one work buffer (cudaMalloc's). */
 static size_t align256(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
+/* The COO arrays of nnz entries (values in float when float_values). */
+static gs_status_t coo_arrays(gs_context_t *ctx, int64_t nnz, int float_values, gs_coo_dev_t *D)
+{
+  GS_CHECK(gs_dmalloc(ctx, (void **)&D->d_row, (size_t)nnz * sizeof(gs_idx_t), "COO rows"));
+  GS_CHECK(gs_dmalloc(ctx, (void **)&D->d_col, (size_t)nnz * sizeof(gs_idx_t), "COO columns"));
+  if (float_values)
+    return gs_dmalloc(ctx, (void **)&D->d_valf, (size_t)nnz * sizeof(float), "COO values");
+  return gs_dmalloc(ctx, (void **)&D->d_val, (size_t)nnz * sizeof(gs_val_t), "COO values");
+}
+
 extern "C" gs_status_t gs_bg_coo_build(gs_context_t *ctx, const gs_dcsr_t *A, gs_idx_t skip,
                                        gs_idx_t max_len, int float_values, gs_coo_dev_t *D)
 {
   gs_status_t st = GS_SUCCESS;
-  unsigned char *work = NULL; /* one buffer: counters | tail offsets | scan storage | marks */
+  unsigned char *work = NULL; /* one buffer: counters | bitmap | chunk rows | tail offsets | scan */
   memset(D, 0, sizeof *D);
   D->ctx = ctx;
   D->m = A->m;
@@ -399,66 +447,56 @@ extern "C" gs_status_t gs_bg_coo_build(gs_context_t *ctx, const gs_dcsr_t *A, gs
   if (A->m > 0 && A->nnz > 0 && !(max_len >= 0 && skip >= max_len)) {
     cudaStream_t s = ctx->stream;
     const int64_t rows1 = (int64_t)A->m + 1;
-    const size_t words = ((size_t)A->n + 3) / 4; /* one 0/1 byte per column, whole words */
-    size_t scan_off = 0, scan_rows = 0;
-    /* CUB's storage for both scans, the row scan sized for all of A's entries (a tail has no
-     * more; a scan accepts more storage than it asks for) */
-    if (skip > 0)
-      GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, scan_off, (int *)NULL, (int *)NULL,
+    const size_t words = ((size_t)A->n + 31) / 32; /* one bit per column */
+    size_t scan_bytes = 0;
+    if (skip > 0) {
+      GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, scan_bytes, (int *)NULL, (int *)NULL,
                                                    rows1, s)));
-    GS_TRY(GS_CUDA(cub::DeviceScan::InclusiveScan(NULL, scan_rows, (int *)NULL, (int *)NULL,
-                                                  max_op(), (int)A->nnz, s)));
-    size_t tmp_bytes = scan_off > scan_rows ? scan_off : scan_rows;
-    if (tmp_bytes == 0) tmp_bytes = 1; /* never NULL: NULL storage is CUB's size query */
-    const size_t o_off = 256, o_tmp = o_off + (skip > 0 ? align256((size_t)rows1 * sizeof(int)) : 0),
-                 o_seen = o_tmp + align256(tmp_bytes), total = o_seen + words * sizeof(unsigned);
+      if (scan_bytes == 0) scan_bytes = 1; /* never NULL: NULL storage is CUB's size query */
+    }
+    /* the chunk map sized for all of A's entries (a tail has no more) */
+    const size_t o_bits = 256, o_chunk = o_bits + align256(words * sizeof(unsigned)),
+                 o_off = o_chunk + align256((size_t)gs_chunk_count(A->nnz) * sizeof(int)),
+                 o_tmp = o_off + (skip > 0 ? align256((size_t)rows1 * sizeof(int)) : 0),
+                 total = o_tmp + scan_bytes;
     GS_TRY(gs_dmalloc(ctx, (void **)&work, total, "COO build work"));
     unsigned *d_scal = (unsigned *)work; /* rows_touched, cols_touched */
-    void *d_tmp = work + o_tmp;
-    unsigned *d_seen = (unsigned *)(work + o_seen);
+    unsigned *d_bits = (unsigned *)(work + o_bits);
+    int *d_chunk = (int *)(work + o_chunk);
     const int *off = A->d_row_ptr32; /* skip = 0: the tail is the whole CSR */
     int64_t nnz = A->nnz;
+    /* allocations first (each waits for the stream), so that the passes run back to back */
+    if (skip == 0) GS_TRY(coo_arrays(ctx, nnz, float_values, D));
+    GS_TRY(GS_CUDA(cudaMemsetAsync(work, 0, o_bits + words * sizeof(unsigned), s)));
     if (skip > 0) { /* the tail's row offsets and entry count */
       int *d_off = (int *)(work + o_off);
       int h_total = 0;
       tail_count_kernel<<<gs_grid_blocks(rows1, BLOCK), BLOCK, 0, s>>>(A->m, A->d_row_ptr32,
                                                                         skip, d_off);
       GS_TRY(GS_CHECK_LAUNCH(s, "tail_count_kernel"));
-      GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(d_tmp, tmp_bytes, d_off, d_off, rows1, s)));
+      GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(work + o_tmp, scan_bytes, d_off, d_off,
+                                                   rows1, s)));
       GS_TRY(read_back(ctx, &h_total, d_off + A->m, sizeof h_total));
       off = d_off;
       nnz = h_total;
+      if (nnz > 0) GS_TRY(coo_arrays(ctx, nnz, float_values, D));
     }
     D->nnz = (gs_idx_t)nnz;
     if (nnz > 0) {
       unsigned h_scal[2] = {0, 0};
-      GS_TRY(gs_dmalloc(ctx, (void **)&D->d_row, (size_t)nnz * sizeof(gs_idx_t), "COO rows"));
-      GS_TRY(gs_dmalloc(ctx, (void **)&D->d_col, (size_t)nnz * sizeof(gs_idx_t), "COO columns"));
+      const int64_t chunks = gs_chunk_count(nnz);
+      gs_chunk_rows_kernel<<<gs_grid_blocks(A->m, 256), 256, 0, s>>>(A->m, off, d_chunk);
+      GS_TRY(GS_CHECK_LAUNCH(s, "gs_chunk_rows_kernel"));
+      const unsigned g = reduce_blocks(ctx, nnz);
       if (float_values)
-        GS_TRY(gs_dmalloc(ctx, (void **)&D->d_valf, (size_t)nnz * sizeof(float), "COO values"));
+        coo_fill_kernel<float><<<g, BLOCK, 0, s>>>(nnz, A->m, skip, A->d_row_ptr32, off, d_chunk,
+                                                   chunks, A->d_col, A->d_val, D->d_row,
+                                                   D->d_col, D->d_valf, d_bits, d_scal);
       else
-        GS_TRY(gs_dmalloc(ctx, (void **)&D->d_val, (size_t)nnz * sizeof(gs_val_t),
-                          "COO values"));
-      GS_TRY(GS_CUDA(cudaMemsetAsync(D->d_row, 0, (size_t)nnz * sizeof(gs_idx_t), s)));
-      GS_TRY(GS_CUDA(cudaMemsetAsync(d_scal, 0, 2 * sizeof(unsigned), s)));
-      GS_TRY(GS_CUDA(cudaMemsetAsync(d_seen, 0, words * sizeof(unsigned), s)));
-      coo_heads_kernel<<<reduce_blocks(ctx, A->m), BLOCK, 0, s>>>(A->m, off, D->d_row, d_scal);
-      GS_TRY(GS_CHECK_LAUNCH(s, "coo_heads_kernel"));
-      GS_TRY(GS_CUDA(cub::DeviceScan::InclusiveScan(d_tmp, tmp_bytes, D->d_row, D->d_row,
-                                                    max_op(), (int)nnz, s)));
-      const unsigned g = gs_grid_blocks(nnz, BLOCK);
-      if (float_values)
-        coo_copy_kernel<float><<<g, BLOCK, 0, s>>>((int)nnz, skip, A->d_row_ptr32, off,
-                                                   D->d_row, A->d_col, A->d_val, D->d_col,
-                                                   D->d_valf, (unsigned char *)d_seen);
-      else
-        coo_copy_kernel<double><<<g, BLOCK, 0, s>>>((int)nnz, skip, A->d_row_ptr32, off,
-                                                    D->d_row, A->d_col, A->d_val, D->d_col,
-                                                    D->d_val, (unsigned char *)d_seen);
-      GS_TRY(GS_CHECK_LAUNCH(s, "coo_copy_kernel"));
-      count_marks_kernel<<<reduce_blocks(ctx, (int64_t)words), BLOCK, 0, s>>>(
-          (int64_t)words, d_seen, d_scal + 1);
-      GS_TRY(GS_CHECK_LAUNCH(s, "count_marks_kernel"));
+        coo_fill_kernel<double><<<g, BLOCK, 0, s>>>(nnz, A->m, skip, A->d_row_ptr32, off,
+                                                    d_chunk, chunks, A->d_col, A->d_val,
+                                                    D->d_row, D->d_col, D->d_val, d_bits, d_scal);
+      GS_TRY(GS_CHECK_LAUNCH(s, "coo_fill_kernel"));
       GS_TRY(read_back(ctx, h_scal, d_scal, sizeof h_scal));
       D->rows_touched = (gs_idx_t)h_scal[0];
       D->cols_touched = (gs_idx_t)h_scal[1];

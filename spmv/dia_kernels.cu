@@ -48,17 +48,25 @@
  *   slots, x of m and writes y of n: the same total.
  *
  * Device build (the default; build=host runs spmv/dia_build.c and uploads): the layout is made
- *   from the matrix's shared device CSR, byte for byte the host builder's, in four passes:
- *   dia_mark_kernel (g lanes a row, g from the mean row length: one thread a row for the short
- *   rows of banded matrices) stores 1 in flag[col - row + m - 1] for every entry (every writer
- *   stores the same value); dia_count_kernel counts the occupied diagonals and the slots whose
- *   column lies inside the matrix (block sums, one atomic a block); an exclusive scan of the
- *   flags (cub::DeviceScan) numbers the diagonals in increasing offset order, as the host's
- *   loop does. One read-back (ndiag, slots in range) and a stream sync; then the fill guard
- *   with the host's message, dia_offsets_kernel writes the offsets, the values are cleared
- *   (0.0 and 0.0f are all-zero bytes: the host's calloc padding) and dia_scatter_kernel writes
- *   each entry at val[diag*pitch + row], rounded to float (__double2float_rn, the host's cast)
- *   in mixed and float precision. Scratch: 8 (m + n) bytes of flags and diagonal numbers. */
+ *   from the matrix's shared device CSR, byte for byte the host builder's. Passes, with bytes
+ *   for lap27_100 (m = 1M, nnz = 26.46M, 27 diagonals; col 106 MB, val 212 MB; the measured
+ *   build is in docs/formats.md):
+ *   gs_chunk_rows_kernel (spmv/csr_tile.cuh) the row of every 1024th entry (4 MB);
+ *   dia_mark_kernel a thread an entry (its row by a short binary search, L1 hits) stores 1 in
+ *   flag[col - row + m - 1], read first so that the few hot flags of a banded matrix are not
+ *   stored 26.5M times (col read once: 106 MB); an exclusive scan of the m + n flags
+ *   (cub::DeviceScan, 16 MB) numbers the diagonals in increasing offset order, as the host's
+ *   loop does, its last value the diagonal count: one 4-byte read-back and a stream sync. Then
+ *   the fill guard with the host's message, the two allocations, dia_offsets_kernel (the
+ *   offsets and the slots in range, 16 MB) and dia_slab_kernel: a warp a tile of 32 rows, the
+ *   tile's entries staged in shared memory by coalesced loads, each lane merging its row with
+ *   the sorted offsets and storing every slot of its row once, the value or 0 (reads the CSR,
+ *   318 MB, writes ndiag x pitch values, 216 MB). No memset of the slab (the former
+ *   build cleared all 216 MB, then scattered each entry with strided column and value reads).
+ *   Values rounded to float (__double2float_rn, the host's cast) in mixed and float precision.
+ *   One more read-back (the slots in range) at the final sync, which the scratch needs before
+ *   it is freed. Scratch: 8 (m + n) bytes of flags and diagonal numbers, 4 bytes a 1024
+ *   entries. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +75,8 @@
 
 #include "core/error.h"
 #include "spmv/common_kernels.h"
+#include "spmv/csr_tile.cuh"
+#include "spmv/dia_devbuild.h"
 #include "spmv/device_util.cuh"
 #include "spmv/formats_kernels.h"
 
@@ -143,29 +153,21 @@ static const gs_spmv_option_t dia_options[] = {GS_SPMV_OPTION_MAX_FILL, GS_SPMV_
 /* ---- the device build (banner) ------------------------------------------------------------ */
 
 #define DIA_BUILD_BLOCK 256
-#define DIA_REDUCE_BLOCKS 1024 /* grid cap of dia_count_kernel (an atomic a block) */
+#define DIA_REDUCE_BLOCKS 1024 /* grid cap of dia_offsets_kernel (an atomic a block) */
 
-/* Lanes a row of the build kernels: one thread a row while rows are short (consecutive threads
- * then write consecutive rows of one diagonal), up to a warp for long rows. */
-static int dia_build_lanes_log2(gs_idx_t m, gs_off_t nnz)
+/* flag[col - row + m - 1] = 1 for every entry: the occupied diagonals. A thread an entry (col
+ * read once, coalesced), its row from the chunk map (spmv/csr_tile.cuh). The flag is read first:
+ * the few flags of a banded matrix take every entry's store otherwise (lap27: 26.5M stores into
+ * 27 words); a stale 0 read only repeats a store of the same value. */
+static __global__ void __launch_bounds__(DIA_BUILD_BLOCK)
+dia_mark_kernel(int64_t nnz, int m, const int32_t *__restrict__ rp,
+                const int32_t *__restrict__ chunk_row, int64_t chunks,
+                const int32_t *__restrict__ col, int32_t *flag)
 {
-  const double mean = m > 0 ? (double)nnz / (double)m : 0.0;
-  int l = 0;
-  while (l < 5 && 16.0 * (double)(1 << l) <= mean) ++l;
-  return l;
-}
-
-/* flag[col - row + m - 1] = 1 for every entry: the occupied diagonals. 2^logg lanes a row take
- * its entries lane, lane + 2^logg, ... (coalesced column reads). */
-static __global__ void dia_mark_kernel(const int32_t *__restrict__ rp, const int32_t *__restrict__ col,
-                                       int64_t m, int logg, int32_t *__restrict__ flag)
-{
-  const int g = 1 << logg;
-  GS_GRID_STRIDE(t, m << logg)
-  {
-    const int64_t row = t >> logg;
-    for (int64_t p = rp[row] + (t & (g - 1)), e = rp[row + 1]; p < e; p += g)
-      flag[(int64_t)col[p] - row + m - 1] = 1;
+  GS_GRID_STRIDE(q, nnz) {
+    const int r = gs_row_of(q, rp, chunk_row, chunks, m);
+    int32_t *f = flag + ((int64_t)__ldg(col + q) - r + m - 1);
+    if (!*f) *f = 1;
   }
 }
 
@@ -175,7 +177,6 @@ static __device__ unsigned long long dia_block_sum(unsigned long long v)
   __shared__ unsigned long long s_part[DIA_BUILD_BLOCK / 32];
   for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  __syncthreads(); /* an earlier call's readers are done with s_part */
   if (lane == 0) s_part[warp] = v;
   __syncthreads();
   if (warp == 0) {
@@ -185,52 +186,91 @@ static __device__ unsigned long long dia_block_sum(unsigned long long v)
   return v;
 }
 
-/* stat[0] += occupied diagonals, stat[1] += their slots whose column lies in 0..n-1 (rows i
- * with 0 <= i + offset < n: the host's slots_in_range). Each thread sums its own; one block sum
- * and one atomic each per block at the end (grid capped at DIA_REDUCE_BLOCKS). */
+/* offsets[diag_of[s]] = s - (m - 1) for every occupied s (increasing offsets), and *in_range +=
+ * their slots whose column lies in 0..n-1 (rows i with 0 <= i + offset < n: the host's
+ * slots_in_range; a block sum and one atomic a block, grid capped at DIA_REDUCE_BLOCKS). */
 static __global__ void __launch_bounds__(DIA_BUILD_BLOCK)
-dia_count_kernel(const int32_t *__restrict__ flag, int64_t m, int64_t n,
-                 unsigned long long *stat)
+dia_offsets_kernel(const int32_t *__restrict__ flag, const int32_t *__restrict__ diag_of,
+                   int64_t m, int64_t n, int32_t *__restrict__ offsets,
+                   unsigned long long *in_range)
 {
-  unsigned long long nd = 0, in = 0;
+  unsigned long long in = 0;
   GS_GRID_STRIDE(s, m + n - 1)
   if (flag[s]) {
     const int64_t o = s - (m - 1), lo = o < 0 ? -o : 0, hi = n - o < m ? n - o : m;
-    nd += 1;
+    offsets[diag_of[s]] = (int32_t)o;
     in += hi > lo ? (unsigned long long)(hi - lo) : 0ull;
   }
-  nd = dia_block_sum(nd); /* every thread of the block reaches both */
   in = dia_block_sum(in);
-  if (threadIdx.x == 0 && nd > 0) {
-    atomicAdd(&stat[0], nd);
-    atomicAdd(&stat[1], in);
-  }
+  if (threadIdx.x == 0 && in > 0) atomicAdd(in_range, in);
 }
 
-/* offsets[diag_of[s]] = s - (m - 1) for every occupied s: increasing offsets. */
-static __global__ void dia_offsets_kernel(const int32_t *__restrict__ flag,
-                                          const int32_t *__restrict__ diag_of, int64_t m,
-                                          int64_t span, int32_t *__restrict__ offsets)
+/* The value slab (gs_dia_layout_build): val[d*pitch + i] = A(i, i + offsets[d]) or 0 (absent,
+ * out of range, or an alignment row m..pitch-1), every slot written exactly once: no memset. A
+ * warp a tile of 32 rows (spmv/csr_tile.cuh): the tile's entries staged in shared memory by
+ * coalesced loads (flat when the tile's range fits 32 * kc entries, always so for ndiag <= 32;
+ * else a window of kc = 32 entries a row, refilled for the rows that used theirs up), then lane
+ * = row merges its sorted entries with the sorted offsets: at diagonal d the next entry is
+ * either on d (its value stored, the entry consumed) or further right (0 stored). Stores are 32
+ * consecutive rows of one diagonal; the offsets come 32 at a time, one a lane, by shuffle.
+ * Entries of a row have distinct columns (sorted, duplicates summed: gs_matrix's CSR). */
+template <typename Val>
+static __global__ void __launch_bounds__(256)
+dia_slab_kernel(int m, int ndiag, long long pitch, int kc, const int32_t *__restrict__ rp,
+                const int32_t *__restrict__ col, const double *__restrict__ val,
+                const int32_t *__restrict__ offsets, Val *__restrict__ out)
 {
-  GS_GRID_STRIDE(s, span)
-  if (flag[s]) offsets[diag_of[s]] = (int32_t)(s - (m - 1));
-}
-
-/* val[diag_of[col - row + m - 1] * pitch + row] = the entry (as V: double, or float rounded to
- * nearest as the host's cast); every slot is written at most once, the rest stays 0. */
-template <typename V>
-static __global__ void dia_scatter_kernel(const int32_t *__restrict__ rp,
-                                          const int32_t *__restrict__ col,
-                                          const double *__restrict__ val,
-                                          const int32_t *__restrict__ diag_of, int64_t m,
-                                          int logg, int64_t pitch, V *__restrict__ out)
-{
-  const int g = 1 << logg;
-  GS_GRID_STRIDE(t, m << logg)
-  {
-    const int64_t row = t >> logg;
-    for (int64_t p = rp[row] + (t & (g - 1)), e = rp[row + 1]; p < e; p += g)
-      out[(int64_t)diag_of[(int64_t)col[p] - row + m - 1] * pitch + row] = (V)val[p];
+  extern __shared__ __align__(16) unsigned char dia_smem[];
+  Val *s_val;
+  int *s_col;
+  gs_tile_buffers(dia_smem, gs_tile_slots(kc), &s_val, &s_col);
+  const int lane = threadIdx.x & 31, cap = gs_tile_cap(kc), stride = gs_tile_stride(kc);
+  const int64_t tiles = pitch >> 5; /* the pitch is a multiple of 32: a tile's first row < m */
+  for (int64_t t = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5; t < tiles;
+       t += ((int64_t)gridDim.x * blockDim.x) >> 5) {
+    const int64_t i = (t << 5) + lane;
+    const int beg = __ldg(rp + (i < m ? i : m));
+    const int len = i < m ? __ldg(rp + i + 1) - beg : 0;
+    const int a = __shfl_sync(0xffffffffu, beg, 0), b = __shfl_sync(0xffffffffu, beg + len, 31);
+    const bool flat = b - a <= cap; /* warp-uniform */
+    const int rel = beg - a;
+    int win = 0; /* pieces: the row's window holds its entries win .. win + kc - 1 */
+    if (flat)
+      gs_tile_stage_flat(a, b - a, col, val, s_col, s_val);
+    else
+      gs_tile_stage_pieces(__ballot_sync(0xffffffffu, len > 0), (int64_t)beg,
+                           len < kc ? len : kc, stride, col, val, s_col, s_val);
+    __syncwarp();
+    int k = 0; /* entries of the row consumed */
+    int ck = len > 0 ? s_col[flat ? gs_tile_skew(rel) : lane * stride] : 0;
+    for (int d0 = 0; d0 < ndiag; d0 += 32) {
+      const int od = d0 + lane < ndiag ? __ldg(offsets + d0 + lane) : 0;
+      const int dn = ndiag - d0 < 32 ? ndiag - d0 : 32;
+      for (int dd = 0; dd < dn; ++dd) {
+        const int64_t target = i + __shfl_sync(0xffffffffu, od, dd);
+        if (!flat) { /* refill the windows used up (all lanes agree: ballot) */
+          const unsigned need = __ballot_sync(0xffffffffu, k < len && k - win == kc);
+          if (need) {
+            __syncwarp(); /* the old windows' reads are done */
+            if (need >> lane & 1u) win = k;
+            const int left = len - win;
+            gs_tile_stage_pieces(need, (int64_t)beg + win, left < kc ? left : kc, stride, col,
+                                 val, s_col, s_val);
+            __syncwarp();
+            if (need >> lane & 1u) ck = s_col[lane * stride];
+          }
+        }
+        Val v = Val(0);
+        if (k < len && (int64_t)ck == target) {
+          v = s_val[flat ? gs_tile_skew(rel + k) : lane * stride + (k - win)];
+          ++k;
+          if (k < len && (flat || k - win < kc))
+            ck = s_col[flat ? gs_tile_skew(rel + k) : lane * stride + (k - win)];
+        }
+        out[(int64_t)(d0 + dd) * pitch + i] = v;
+      }
+    }
+    __syncwarp(); /* the next tile's staging overwrites the buffer */
   }
 }
 
@@ -242,35 +282,40 @@ static gs_status_t dia_build_device(gs_context_t *ctx, const gs_dcsr_t *A, doubl
 {
   gs_status_t st = GS_SUCCESS;
   char *d_scratch = NULL;
-  unsigned long long h_stat[2] = {0, 0};
-  const int64_t m = A->m, n = A->n, span = m + n - 1;
+  const int64_t m = A->m, n = A->n, span = m + n - 1, nnz = A->nnz;
   size_t temp = 0;
-  if (A->nnz == 0) return GS_SUCCESS; /* no diagonals (m or n may be 0: span unused) */
+  if (nnz == 0) return GS_SUCCESS; /* no diagonals (m or n may be 0: span unused) */
   if (A->wide) return GS_ERROR(GS_ERR_INTERNAL, "dia reached with 64-bit offsets");
   {
-    const int logg = dia_build_lanes_log2(A->m, A->nnz);
+    cudaStream_t s = ctx->stream;
+    /* flags over span + 1 slots (the last one stays 0): the exclusive scan's last value is the
+     * number of occupied diagonals */
     GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, temp, (const int32_t *)NULL,
-                                                 (int32_t *)NULL, span, ctx->stream)));
-    const size_t fb = dia_align((size_t)span * sizeof(int32_t)), sb = dia_align(sizeof h_stat);
-    GS_TRY(gs_dmalloc(ctx, (void **)&d_scratch, 2 * fb + sb + temp, "DIA build scratch"));
-    int32_t *d_flag = (int32_t *)d_scratch, *d_diag = (int32_t *)(d_scratch + fb);
-    unsigned long long *d_stat = (unsigned long long *)(d_scratch + 2 * fb);
-    GS_TRY(GS_CUDA(cudaMemsetAsync(d_flag, 0, (size_t)span * sizeof(int32_t), ctx->stream)));
-    GS_TRY(GS_CUDA(cudaMemsetAsync(d_stat, 0, sizeof h_stat, ctx->stream)));
-    dia_mark_kernel<<<gs_grid_blocks(m << logg, DIA_BUILD_BLOCK), DIA_BUILD_BLOCK, 0,
-                      ctx->stream>>>(A->d_row_ptr32, A->d_col, m, logg, d_flag);
-    GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "dia_mark_kernel"));
-    const unsigned cgrid = gs_grid_blocks(span, DIA_BUILD_BLOCK);
-    dia_count_kernel<<<cgrid < DIA_REDUCE_BLOCKS ? cgrid : DIA_REDUCE_BLOCKS, DIA_BUILD_BLOCK, 0,
-                       ctx->stream>>>(d_flag, m, n, d_stat);
-    GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "dia_count_kernel"));
-    GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(d_scratch + 2 * fb + sb, temp, d_flag, d_diag,
-                                                 span, ctx->stream)));
-    GS_TRY(GS_CUDA(cudaMemcpyAsync(h_stat, d_stat, sizeof h_stat, cudaMemcpyDeviceToHost,
-                                   ctx->stream)));
-    GS_TRY(GS_CUDA(cudaStreamSynchronize(ctx->stream)));
-    D->ndiag = (gs_idx_t)h_stat[0];
-    D->slots_in_range = (int64_t)h_stat[1];
+                                                 (int32_t *)NULL, span + 1, s)));
+    const int64_t chunks = gs_chunk_count(nnz);
+    const size_t fb = dia_align((size_t)(span + 1) * sizeof(int32_t)),
+                 o_flag = 256, o_diag = o_flag + fb, o_chunk = o_diag + fb,
+                 o_temp = o_chunk + dia_align((size_t)chunks * sizeof(int32_t));
+    GS_TRY(gs_dmalloc(ctx, (void **)&d_scratch, o_temp + temp, "DIA build scratch"));
+    unsigned long long *d_in = (unsigned long long *)d_scratch; /* slots in range */
+    int32_t *d_flag = (int32_t *)(d_scratch + o_flag), *d_diag = (int32_t *)(d_scratch + o_diag);
+    int32_t *d_chunk = (int32_t *)(d_scratch + o_chunk);
+    int32_t h_ndiag = 0;
+    unsigned long long h_in = 0;
+    /* the counter and the flags in one memset */
+    GS_TRY(GS_CUDA(cudaMemsetAsync(d_scratch, 0, o_flag + (size_t)(span + 1) * sizeof(int32_t),
+                                   s)));
+    gs_chunk_rows_kernel<<<gs_grid_blocks(m, 256), 256, 0, s>>>(A->m, A->d_row_ptr32, d_chunk);
+    GS_TRY(GS_CHECK_LAUNCH(s, "gs_chunk_rows_kernel"));
+    dia_mark_kernel<<<gs_grid_blocks(nnz, DIA_BUILD_BLOCK), DIA_BUILD_BLOCK, 0, s>>>(
+        nnz, A->m, A->d_row_ptr32, d_chunk, chunks, A->d_col, d_flag);
+    GS_TRY(GS_CHECK_LAUNCH(s, "dia_mark_kernel"));
+    GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(d_scratch + o_temp, temp, d_flag, d_diag,
+                                                 span + 1, s)));
+    GS_TRY(GS_CUDA(cudaMemcpyAsync(&h_ndiag, d_diag + span, sizeof h_ndiag,
+                                   cudaMemcpyDeviceToHost, s)));
+    GS_TRY(GS_CUDA(cudaStreamSynchronize(s)));
+    D->ndiag = (gs_idx_t)h_ndiag;
 
     GS_TRY(gs_dia_check_fill(D->ndiag, A->m, A->nnz, max_fill));
 
@@ -281,26 +326,82 @@ static gs_status_t dia_build_device(gs_context_t *ctx, const gs_dcsr_t *A, doubl
       GS_TRY(gs_dmalloc(ctx, (void **)&D->d_valf, nval * sizeof(float), "DIA values"));
     else
       GS_TRY(gs_dmalloc(ctx, (void **)&D->d_val, nval * sizeof(gs_val_t), "DIA values"));
-    dia_offsets_kernel<<<gs_grid_blocks(span, DIA_BUILD_BLOCK), DIA_BUILD_BLOCK, 0,
-                         ctx->stream>>>(d_flag, d_diag, m, span, D->d_offsets);
-    GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "dia_offsets_kernel"));
-    const unsigned grid = gs_grid_blocks(m << logg, DIA_BUILD_BLOCK);
-    if (float_values) {
-      GS_TRY(GS_CUDA(cudaMemsetAsync(D->d_valf, 0, nval * sizeof(float), ctx->stream)));
-      dia_scatter_kernel<float><<<grid, DIA_BUILD_BLOCK, 0, ctx->stream>>>(
-          A->d_row_ptr32, A->d_col, A->d_val, d_diag, m, logg, D->pitch, D->d_valf);
-    } else {
-      GS_TRY(GS_CUDA(cudaMemsetAsync(D->d_val, 0, nval * sizeof(gs_val_t), ctx->stream)));
-      dia_scatter_kernel<double><<<grid, DIA_BUILD_BLOCK, 0, ctx->stream>>>(
-          A->d_row_ptr32, A->d_col, A->d_val, d_diag, m, logg, D->pitch, D->d_val);
-    }
-    GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "dia_scatter_kernel"));
-    GS_TRY(GS_CUDA(cudaStreamSynchronize(ctx->stream))); /* the scratch is idle before it goes */
+    const unsigned ogrid = gs_grid_blocks(span, DIA_BUILD_BLOCK);
+    dia_offsets_kernel<<<ogrid < DIA_REDUCE_BLOCKS ? ogrid : DIA_REDUCE_BLOCKS, DIA_BUILD_BLOCK,
+                         0, s>>>(d_flag, d_diag, m, n, D->d_offsets, d_in);
+    GS_TRY(GS_CHECK_LAUNCH(s, "dia_offsets_kernel"));
+    /* the slab: pieces of up to kc entries a row (every row has at most ndiag) */
+    const int kc = D->ndiag < 32 ? (int)D->ndiag : 32, slots = gs_tile_slots(kc);
+    const size_t vb = float_values ? sizeof(float) : sizeof(gs_val_t);
+    const int warps = gs_tile_warps(slots, vb);
+    const size_t smem = (size_t)warps * (size_t)slots * (sizeof(int) + vb);
+    const unsigned grid = gs_tile_blocks(D->pitch / 32, warps);
+    if (float_values)
+      dia_slab_kernel<float><<<grid, 32 * warps, smem, s>>>(A->m, D->ndiag, D->pitch, kc,
+                                                            A->d_row_ptr32, A->d_col, A->d_val,
+                                                            D->d_offsets, D->d_valf);
+    else
+      dia_slab_kernel<double><<<grid, 32 * warps, smem, s>>>(A->m, D->ndiag, D->pitch, kc,
+                                                             A->d_row_ptr32, A->d_col, A->d_val,
+                                                             D->d_offsets, D->d_val);
+    GS_TRY(GS_CHECK_LAUNCH(s, "dia_slab_kernel"));
+    /* the byte model's count, and the scratch idle before it goes */
+    GS_TRY(GS_CUDA(cudaMemcpyAsync(&h_in, d_in, sizeof h_in, cudaMemcpyDeviceToHost, s)));
+    GS_TRY(GS_CUDA(cudaStreamSynchronize(s)));
+    D->slots_in_range = (int64_t)h_in;
   }
 cleanup:
   if (st != GS_SUCCESS && d_scratch) cudaStreamSynchronize(ctx->stream);
   gs_dfree(ctx, d_scratch);
   return st; /* on failure the caller's dia_destroy frees what D holds */
+}
+
+/* For test_devbuild_gpu (spmv/dia_devbuild.h): the device build of A downloaded into a host
+ * layout shaped as gs_dia_layout_build's (rounded as gs_dia_layout_round when float_values). */
+extern "C" gs_status_t gs_dia_device_layout(gs_context_t *ctx, gs_matrix_t *A, double max_fill,
+                                            int float_values, gs_dia_layout_t **out)
+{
+  gs_status_t st = GS_SUCCESS;
+  dia_data_t D;
+  gs_dcsr_t csr;
+  gs_dia_layout_t *L = NULL;
+  memset(&D, 0, sizeof D);
+  if (!ctx || !A || !out) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_dia_device_layout: NULL argument");
+  *out = NULL;
+  D.ctx = ctx;
+  GS_TRY(gs_matrix_device_csr(A, &csr));
+  GS_TRY(gs_dia_check_shape(csr.m, csr.n));
+  D.m = csr.m;
+  D.n = csr.n;
+  D.nnz = (gs_idx_t)csr.nnz;
+  D.pitch = gs_fmt_pitch(csr.m);
+  GS_TRY(dia_build_device(ctx, &csr, max_fill, float_values, &D));
+  L = (gs_dia_layout_t *)calloc(1, sizeof *L);
+  if (!L) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory downloading DIA");
+  L->m = D.m;
+  L->n = D.n;
+  L->ndiag = D.ndiag;
+  L->pitch = D.pitch;
+  L->slots_in_range = D.slots_in_range;
+  if (D.ndiag > 0) {
+    const size_t nval = (size_t)D.pitch * (size_t)D.ndiag;
+    L->offsets = (int32_t *)malloc((size_t)D.ndiag * sizeof *L->offsets);
+    if (float_values) L->valf = (float *)malloc(nval * sizeof *L->valf);
+    else L->val = (gs_val_t *)malloc(nval * sizeof *L->val);
+    if (!L->offsets || (!L->valf && !L->val))
+      GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory downloading DIA");
+    GS_TRY(gs_copy_to_host(ctx, L->offsets, D.d_offsets, (size_t)D.ndiag * sizeof *L->offsets));
+    if (float_values) GS_TRY(gs_copy_to_host(ctx, L->valf, D.d_valf, nval * sizeof *L->valf));
+    else GS_TRY(gs_copy_to_host(ctx, L->val, D.d_val, nval * sizeof *L->val));
+  }
+  *out = L;
+  L = NULL;
+cleanup:
+  gs_dia_layout_destroy(&L);
+  gs_dfree(ctx, D.d_offsets);
+  gs_dfree(ctx, D.d_val);
+  gs_dfree(ctx, D.d_valf);
+  return st;
 }
 
 /* The host builder (build=host): gs_dia_layout_build on the host CSR, uploaded. */
