@@ -38,7 +38,7 @@ static double *dvec(const double *h, size_t n)
 {
   void *d = NULL;
   CU_ASSERT_FATAL(gs_dmalloc(ctx, &d, (n ? n : 1) * sizeof(double), "test vector") == GS_SUCCESS);
-  if (n) CU_ASSERT_FATAL(gs_copy_to_device(ctx, d, h, n * sizeof(double)) == GS_SUCCESS);
+  if (n && h) CU_ASSERT_FATAL(gs_copy_to_device(ctx, d, h, n * sizeof(double)) == GS_SUCCESS);
   return (double *)d;
 }
 
@@ -73,7 +73,7 @@ static gs_status_t single_solve(gs_csr_t *A, const double *b, const double *x0,
     so.restart = o->restart;
     so.x0_given = x0 != NULL;
     const size_t n = (size_t)A->m;
-    double *db = dvec(b, n), *dx = dvec(x0, x0 ? n : 0);
+    double *db = dvec(b, n), *dx = dvec(x0, n); /* x0 NULL: gs_solve zeroes all n */
     CU_ASSERT_EQUAL_FATAL(gs_solve(ctx, &so, S, P, db, dx, st), GS_SUCCESS);
     if (n) CU_ASSERT_FATAL(gs_copy_to_host(ctx, x, dx, n * sizeof(double)) == GS_SUCCESS);
     gs_dfree(ctx, db);
