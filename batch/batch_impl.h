@@ -378,6 +378,13 @@ void gs_batch_plan_free(gs_batch_plan_t *P);
 /** Doubles of problem i's preconditioner data under plan P. */
 int64_t gs_batch_plan_pc_doubles(const gs_batch_plan_t *P, const gs_batch_host_t *H, int precond,
                                  int i);
+/* The preconditioner data of every problem, from the workspace `work` laid out by P after a
+ * setup-only run, into malloc'd arrays (gs_batch_pc_data, gs_batch_host_pc_data): *data the
+ * problems' data one after the other, *off their N + 1 offsets into it, *bad each problem's
+ * refused row (res[i].bad_row). On failure nothing is returned. */
+gs_status_t gs_batch_pc_extract(const gs_batch_plan_t *P, const gs_batch_host_t *H, int precond,
+                                const double *work, const gs_batch_result_t *res, double **data,
+                                int64_t **off, int **bad);
 
 /** Checks opts and fills the launch fields they set (not the pointers or threads). */
 gs_status_t gs_batch_solve_check_opts(const gs_batch_solve_opts_t *o,

@@ -283,3 +283,33 @@ cleanup:
   if (st != GS_SUCCESS) gs_batch_plan_free(P);
   return st;
 }
+
+gs_status_t gs_batch_pc_extract(const gs_batch_plan_t *P, const gs_batch_host_t *H, int precond,
+                                const double *work, const gs_batch_result_t *res, double **data,
+                                int64_t **off, int **bad)
+{
+  gs_status_t st = GS_SUCCESS;
+  const int N = H->count;
+  double *d = NULL;
+  int64_t *of = malloc(((size_t)N + 1) * sizeof *of);
+  int *bd = malloc(((size_t)N + 1) * sizeof *bd);
+  if (!of || !bd) GS_FAIL(GS_ERR_HOST_MEMORY, "batch: out of host memory");
+  of[0] = 0;
+  for (int i = 0; i < N; ++i) of[i + 1] = of[i] + gs_batch_plan_pc_doubles(P, H, precond, i);
+  d = malloc(((size_t)of[N] + 1) * sizeof *d);
+  if (!d) GS_FAIL(GS_ERR_HOST_MEMORY, "batch: out of host memory");
+  for (int i = 0; i < N; ++i) {
+    if (of[i + 1] > of[i])
+      memcpy(d + of[i], work + P->slot[i].pc, (size_t)(of[i + 1] - of[i]) * sizeof *d);
+    bd[i] = res[i].bad_row;
+  }
+  *data = d;
+  *off = of;
+  *bad = bd;
+  return GS_SUCCESS;
+cleanup:
+  free(d);
+  free(of);
+  free(bd);
+  return st;
+}

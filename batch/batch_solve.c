@@ -243,34 +243,15 @@ gs_status_t gs_batch_pc_data(gs_batch_t *B, const gs_batch_solve_opts_t *opts, d
   gs_status_t st = GS_SUCCESS;
   gs_batch_plan_t P;
   memset(&P, 0, sizeof P);
-  double *work = NULL, *d = NULL;
+  double *work = NULL;
   float ms = 0.0f;
-  gs_batch_result_t *res = malloc((size_t)N * sizeof *res);
-  int64_t *of = malloc(((size_t)N + 1) * sizeof *of);
-  int *bd = malloc((size_t)N * sizeof *bd);
-  if (!res || !of || !bd) GS_FAIL(GS_ERR_HOST_MEMORY, "gs_batch_pc_data: out of host memory");
+  gs_batch_result_t *res = malloc(((size_t)N + 1) * sizeof *res);
+  if (!res) GS_FAIL(GS_ERR_HOST_MEMORY, "gs_batch_pc_data: out of host memory");
   GS_TRY(run(B, &L, NULL, NULL, res, &P, &work, &ms));
-  of[0] = 0;
-  for (int i = 0; i < N; ++i) of[i + 1] = of[i] + gs_batch_plan_pc_doubles(&P, &B->H, L.precond, i);
-  d = malloc(((size_t)of[N] + 1) * sizeof *d);
-  if (!d) GS_FAIL(GS_ERR_HOST_MEMORY, "gs_batch_pc_data: out of host memory");
-  for (int i = 0; i < N; ++i) {
-    if (of[i + 1] > of[i])
-      memcpy(d + of[i], work + P.slot[i].pc, (size_t)(of[i + 1] - of[i]) * sizeof *d);
-    bd[i] = res[i].bad_row;
-  }
-  *data = d;
-  *off = of;
-  *bad = bd;
-  d = NULL;
-  of = NULL;
-  bd = NULL;
+  GS_TRY(gs_batch_pc_extract(&P, &B->H, L.precond, work, res, data, off, bad));
 cleanup:
   gs_batch_plan_free(&P);
   free(work);
-  free(d);
   free(res);
-  free(of);
-  free(bd);
   return st;
 }

@@ -147,31 +147,11 @@ gs_status_t gs_batch_host_pc_data(const gs_batch_host_t *H, const gs_batch_solve
   GS_CHECK(host_prepare(H, o, 1, &L, &P, &work));
   gs_status_t st = GS_SUCCESS;
   gs_batch_result_t *res = malloc(((size_t)H->count + 1) * sizeof *res);
-  int64_t *of = malloc(((size_t)H->count + 1) * sizeof *of);
-  int *bd = malloc(((size_t)H->count + 1) * sizeof *bd);
-  double *d = NULL;
-  if (!res || !of || !bd) GS_FAIL(GS_ERR_HOST_MEMORY, "batch: out of host memory");
+  if (!res) GS_FAIL(GS_ERR_HOST_MEMORY, "batch: out of host memory");
   GS_TRY(run_all(H, &L, &P, NULL, NULL, res, work));
-  of[0] = 0;
-  for (int i = 0; i < H->count; ++i) of[i + 1] = of[i] + gs_batch_plan_pc_doubles(&P, H, L.precond, i);
-  d = malloc(((size_t)of[H->count] + 1) * sizeof *d);
-  if (!d) GS_FAIL(GS_ERR_HOST_MEMORY, "batch: out of host memory");
-  for (int i = 0; i < H->count; ++i) {
-    if (of[i + 1] > of[i])
-      memcpy(d + of[i], work + P.slot[i].pc, (size_t)(of[i + 1] - of[i]) * sizeof *d);
-    bd[i] = res[i].bad_row;
-  }
-  *data = d;
-  *off = of;
-  *bad = bd;
-  d = NULL;
-  of = NULL;
-  bd = NULL;
+  GS_TRY(gs_batch_pc_extract(&P, H, L.precond, work, res, data, off, bad));
 cleanup:
   free(res);
-  free(of);
-  free(bd);
-  free(d);
   free(work);
   gs_batch_plan_free(&P);
   return st;
