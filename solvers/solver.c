@@ -516,7 +516,7 @@ static double esc_left(const gs_solver_t *s, const gs_rate_hist_t *h, long it, d
    * rate, no iteration limit); for the watch on AMG's pass, the iteration limit */
   if (!(h->r[w] > r) && !stalled_is_limit) return 0.0;
   return gs_select_remaining_products(h->it[w], h->r[w], it, r, s->tol,
-                                      s->opts.maxit - s->it_base, 1.0);
+                                      s->opts.maxit, 1.0); /* the pass's own limit */
 }
 
 /* At a check of a pass without a preconditioner: whether the forecast time left exceeds
