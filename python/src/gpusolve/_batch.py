@@ -12,14 +12,39 @@ from ._solve import SolveInfo, _positive_int, _tolerance
 from ._spmv import context_for
 
 lib = _lib.lib
-_BATCH_METHODS = {"cg": 0, "bicgstab": 1}
+_BATCH_METHOD_NAMES = ("cg", "bicgstab", "gmres")
+_BATCH_METHODS = {m: lib.gs_method_find(m.encode()) for m in _BATCH_METHOD_NAMES}
+_RESTART_MAX = 10000  # the CLI's bound (GMRES(m) keeps m + 1 vectors a problem)
+_BLOCK_MAX = 8        # GS_BATCH_BJ_MAX_BLOCK
+
+
+def _batch_preconds():
+    """{name: gs_batch_precond_t} from the library's own table (gs_batch_precond_name), through
+    a prototype of our own so that the shared CDLL's attributes stay as _lib set them."""
+    name = ctypes.CFUNCTYPE(ctypes.c_char_p, ctypes.c_int)(("gs_batch_precond_name", lib))
+    out, k = {}, 0
+    while name(k):
+        out[_lib.s(name(k))] = k
+        k += 1
+    return out
+
+
+_BATCH_PRECONDS = _batch_preconds()
 
 
 class BatchInfo(SolveInfo):
     """What a batched solve did: `converged` (every problem), `problems` (one SolveInfo-like
-    record a problem: converged, reason, iterations, bnorm, rnorm0, rnorm, residual_norm,
-    rel_residual), and the summary: n_converged, iterations_min / median / max, seconds (GPU
-    time of the solve kernels), shared_problems (vectors kept in shared memory)."""
+    record a problem: converged, reason, detail, detail_row, iterations, bnorm, rnorm0, rnorm,
+    residual_norm, rel_residual), and the summary: n_converged, iterations_min / median / max,
+    seconds (GPU time of the solve kernels), shared_problems (vectors kept in shared memory);
+    method, precond, restart (GMRES's m, else None), block and agglomerate (block-Jacobi's,
+    else None), device.
+
+    A problem's `detail` says why it stopped beyond its reason ("" when there is nothing to
+    add): the preconditioner that could not be set up for it ("Jacobi: a zero or missing
+    diagonal entry", ...) or GMRES's cause; `detail_row` is the row of that problem (0-based)
+    the detail names (the zero diagonal, the zero pivot, the block without a usable pivot), -1
+    when none."""
 
     def __repr__(self):
         return (f"BatchInfo(converged={self.converged}, problems={len(self.problems)}, "
@@ -27,17 +52,44 @@ class BatchInfo(SolveInfo):
                 f"{self.iterations_max}, seconds={self.seconds:.4g})")
 
 
+def _bounded_int(v, what, hi):
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= hi:
+        raise bad(f"{what}: expected an integer in 1 .. {hi}, not {v!r}")
+    return int(v)
+
+
 def batch_solve(matrices, bs, method="cg", precond=None, rtol=1e-8, atol=0.0, maxiter=None,
-                x0=None, *, context=None, maxit=None):
-    """Solves A_i x_i = b_i for every i with one thread block per problem (the batched CG or
-    BiCGSTAB: every problem stops on its own test). matrices: a list of square matrices (any
-    sizes and patterns; what solve takes: the batch is built from host CSRs, so cupyx matrices
-    are copied to the host); bs (and x0): a list of vectors, NumPy or CuPy (CuPy: on CuPy's
-    current stream). precond: None or "jacobi". Returns (list of x_i of b's kind, BatchInfo)."""
-    if method not in _BATCH_METHODS:
-        raise bad(f"method: batched solves take 'cg' or 'bicgstab', not {method!r}")
-    if precond not in (None, "none", "jacobi"):
-        raise bad(f"precond: batched solves take None or 'jacobi', not {precond!r}")
+                x0=None, restart=30, *, block=8, agglomerate=True, context=None, maxit=None):
+    """Solves A_i x_i = b_i for every i with one thread block per problem (the batched CG,
+    BiCGSTAB or GMRES(restart): every problem stops on its own test, ||b_i - A_i x_i|| <=
+    max(rtol ||b_i||, atol), GMRES's checked at the end of a cycle). Returns (list of x_i of
+    b's kind, BatchInfo).
+
+    matrices: a list of square matrices (any sizes and patterns; what solve takes: the batch is
+    built from host CSRs, so cupyx matrices are copied to the host); bs (and x0): a list of
+    vectors, NumPy or CuPy (CuPy: on CuPy's current stream).
+    method: "cg" (SPD problems), "bicgstab" or "gmres" (GMRES(m) with m = restart, 1 .. 10000,
+    each problem taking min(m, its rows); maxiter counts inner iterations).
+    precond: None / "none", "jacobi", "block-jacobi" (diagonal blocks of at most `block` rows,
+    1 .. 8, LU-factorized with partial pivoting; agglomerate=True builds the blocks from runs of
+    rows sharing a pattern, False takes fixed blocks) or "ilu0", each set up per problem inside
+    the launch. A problem whose preconditioner cannot be set up (a zero or missing diagonal, a
+    singular block, a zero ILU(0) pivot) stops at once with reason "diverged_breakdown", its
+    `detail` and `detail_row` naming the cause and the row; the others are solved.
+    maxit is an alias of maxiter. Arguments are checked before any device work."""
+    if not isinstance(method, str) or method not in _BATCH_METHODS:
+        raise bad(f"method: batched solves take {', '.join(map(repr, _BATCH_METHOD_NAMES))}, "
+                  f"not {method!r}")
+    pc = "none" if precond is None else precond
+    if not isinstance(pc, str) or pc not in _BATCH_PRECONDS:
+        raise bad(f"precond: batched solves take None, "
+                  f"{', '.join(map(repr, _BATCH_PRECONDS))}, not {precond!r}")
+    restart = _bounded_int(restart, "restart", _RESTART_MAX)
+    block = _bounded_int(block, "block", _BLOCK_MAX)
+    if not isinstance(agglomerate, (bool, np.bool_)):
+        raise bad(f"agglomerate: expected True or False, not {agglomerate!r}")
+    if maxit is not None and maxiter is not None and maxit != maxiter:
+        raise bad("maxiter and maxit (its alias) disagree")
     rtol, atol = _tolerance(rtol, "rtol"), _tolerance(atol, "atol")
     if rtol == 0 and atol == 0:
         raise bad("rtol = atol = 0: no solve could stop before maxiter")
@@ -95,7 +147,9 @@ def batch_solve(matrices, bs, method="cg", precond=None, rtol=1e-8, atol=0.0, ma
             o.rtol, o.atol = rtol, atol
             if maxiter is not None:
                 o.maxit = maxiter
-            o.jacobi = 1 if precond == "jacobi" else 0
+            o.jacobi = 0  # deprecated: precond says it
+            o.precond = _BATCH_PRECONDS[pc]
+            o.block, o.agglomerate, o.restart = block, 1 if agglomerate else 0, restart
             o.x0_given = 1 if x0cat is not None else 0
             total = int(off[-1])
             vec = SolveVectors(ctx, bcat, x0cat, total, dev, n_alloc=max(total, 1))
@@ -113,13 +167,18 @@ def batch_solve(matrices, bs, method="cg", precond=None, rtol=1e-8, atol=0.0, ma
         rel = s.true_residual_norm / s.bnorm if s.bnorm > 0 else s.true_residual_norm
         problems.append(SolveInfo(converged=bool(lib.gs_reason_converged(s.reason)),
                                   reason=_lib.s(lib.gs_reason_string(s.reason)),
+                                  detail=_lib.s(s.detail), detail_row=int(s.detail_row),
                                   iterations=s.iterations, bnorm=s.bnorm, rnorm0=s.rnorm0,
                                   rnorm=s.rnorm, residual_norm=s.true_residual_norm,
                                   rel_residual=rel, method=method, format="batch",
-                                  precond=precond or "none", seconds_total=float("nan")))
+                                  precond=pc, seconds_total=float("nan")))
     info = BatchInfo(converged=summ.converged == count, problems=problems,
                      n_converged=summ.converged, iterations_min=summ.it_min,
                      iterations_median=summ.it_median, iterations_max=summ.it_max,
                      seconds=summ.seconds, shared_problems=summ.shared_problems,
-                     method=method, precond=precond or "none", device=ctx.device)
+                     method=method, precond=pc,
+                     restart=restart if method == "gmres" else None,
+                     block=block if pc == "block-jacobi" else None,
+                     agglomerate=bool(agglomerate) if pc == "block-jacobi" else None,
+                     device=ctx.device)
     return xs, info
