@@ -421,6 +421,7 @@ typedef struct auto_state {
   int use_cache;      /* as asked */
   int need_transpose;
   int ruled;          /* the features, the rule and the pool have run */
+  int keyed;          /* the staged selection has keyed and read the cache (when used) */
   double expected_n, expected_t;
   double bw;          /* the best bandwidth measured so far: bytes_per_apply / t (bytes/s) */
   double tried_s;     /* seconds spent preparing and timing candidates (a solve's tries, the
@@ -758,9 +759,10 @@ static gs_status_t staged_start(gs_context_t *ctx, gs_matrix_t *A, auto_state_t 
   return GS_SUCCESS;
 }
 
-/* The features, the rule, the pool and the cache, once a revision can afford them (one O(nnz)
- * pass and the key's hash: on a 26M-entry matrix 30-60 ms, more than many whole solves): the
- * list becomes the pool, keeping the times measured so far; the cache fills in what it knows. */
+/* The features, the rule and the pool, once a revision can afford them (one O(nnz) pass on the
+ * GPU): the list becomes the pool, keeping the times measured so far. The cache is keyed apart
+ * (staged_key): its hash of the host CSR costs ~30x the features on the GPU, so it must not hold
+ * back the rule on a large matrix. */
 static void staged_rule(auto_state_t *a, gs_spmv_t *S)
 {
   gs_selection_t *sel = &a->sel;
@@ -800,8 +802,6 @@ static void staged_rule(auto_state_t *a, gs_spmv_t *S)
   memcpy(sel->times, t, (size_t)pool.n * sizeof *t);
   sel->ntimes = pool.n;
   sel->chosen = chosen;
-  cache_key(a, gs_spmv_context(S), H);
-  cache_fill(a);
 }
 
 gs_status_t gs_spmv_auto_revise(gs_spmv_t *S, long iterations, double products_done,
@@ -831,14 +831,24 @@ gs_status_t gs_spmv_auto_revise(gs_spmv_t *S, long iterations, double products_d
     cache_store(a);
   }
   const double t_cur = cur->spmv_s, spent = products_done * t_cur;
-  if (!a->ruled) { /* the rule, the pool and the cache, once the products have paid for them */
-    const double per = GS_SELECT_FEATURE_S_PER_NNZ + (a->use_cache ? GS_SELECT_HASH_S_PER_NNZ : 0);
-    if (a->tried_s + per * nnz > spent) goto done;
+  if (!a->ruled) { /* the rule and the pool, once the products have paid for them */
+    if (a->tried_s + GS_SELECT_FEATURE_DEV_S + GS_SELECT_FEATURE_DEV_S_PER_NNZ * nnz > spent)
+      goto done;
     const double before = gs_wall_seconds();
     staged_rule(a, S);
     sel->features_s = gs_wall_seconds() - before;
     a->tried_s += sel->features_s;
     cur = &sel->times[sel->chosen];
+  }
+  if (a->use_cache && !a->keyed && a->tried_s + GS_SELECT_HASH_S_PER_NNZ * nnz <= spent) {
+    /* the cache, once paid for: it fills in the candidates not measured yet and takes those
+     * measured before it was keyed */
+    const double before = gs_wall_seconds();
+    a->keyed = 1;
+    cache_key(a, ctx, gs_matrix_host(A));
+    cache_fill(a);
+    cache_store(a);
+    a->tried_s += gs_wall_seconds() - before;
   }
   /* a candidate of known times that pays for its prepare over what is left */
   int best = -1;

@@ -105,11 +105,12 @@ gs_status_t gs_spmv_auto_revise(gs_spmv_t *S, long iterations, double products_d
  *  be at least GS_SELECT_SWITCH_MARGIN faster (timing noise). */
 int gs_select_worth_switching(double prepare_s, double t_new, double t_cur, double remaining);
 #define GS_SELECT_SWITCH_MARGIN 0.03
-/** The staged selection's estimate of the features pass (the row-length and fill counts are
- *  O(rows); the distinct values O(nnz), fast over repeated values and stopped at the cap) and,
- *  when the cache is used, of the key's hash, per entry (H100 machine's host, 2026-11: 0.6-2 ns
- *  an entry for the features of the 26M-entry Laplacian, 1.3 ns for the hash). */
-#define GS_SELECT_FEATURE_S_PER_NNZ 1e-9
+/** The staged selection's estimates: the features pass on the GPU from the shared CSR (one
+ *  kernel over the entries, a fixed cost for its launch and read-back), on the host when the GPU
+ *  pass fails, and, when the cache is used, the key's hash of the host CSR
+ *  (1.3 ns an entry; docs/design.md "Selection" has the measurements). */
+#define GS_SELECT_FEATURE_DEV_S 0.2e-3
+#define GS_SELECT_FEATURE_DEV_S_PER_NNZ 0.08e-9
 #define GS_SELECT_HASH_S_PER_NNZ 1.5e-9
 /** Products of the measuring itself: warm-up and timed runs of one candidate's op. */
 #define GS_SELECT_MEASURE_PRODUCTS 12.0
