@@ -37,6 +37,8 @@ static const char *solve_usage =
     "                         rank selects for its own block; the ranks table names the choice)\n"
     "  --off-format NAME      backend of the off-diagonal (halo) blocks (default: the same,\n"
     "                         csr-vector under auto, coo where it refuses the block)\n"
+    "  --no-cache             auto: measure each block's candidates even when the cache knows\n"
+    "                         the block, and write nothing\n"
     "  --spmv-opt K=V         option of the diagonal blocks' backend (repeatable)\n"
     "  --reorder none|rcm|degree|auto   the ordering before partitioning: rcm (reverse\n"
     "                         Cuthill-McKee: smaller halos), degree (hubs first), auto (rcm\n"
@@ -64,7 +66,7 @@ static const char *spmv_usage =
     "time of the whole product, of the local (diagonal block) product alone and of the halo\n"
     "exchange alone, and how much of the exchange the local product hid (overlap).\n\n"
     "  --gpus LIST | --distributed, --transport T --format NAME --off-format NAME\n"
-    "  --spmv-opt K=V --reorder KIND   as for solve --gpus\n"
+    "  --no-cache --spmv-opt K=V --reorder KIND   as for solve --gpus\n"
     "  --grid NX[xNY[xNZ]] --stencil 3|5|7|9|27   a generated Laplacian instead of a file\n"
     "  --runs N               timed products (default 100)\n";
 
@@ -143,8 +145,11 @@ static int parse(int argc, char **argv, dargs_t *a, int solve)
   const cli_switch_t sw_solve[] = {{"--compare", NULL, &a->compare},
                                    {"--steady", NULL, &a->steady},
                                    {"--distributed", NULL, &a->distributed},
+                                   {"--no-cache", NULL, &a->mo.no_cache},
                                    {NULL, NULL, NULL}};
-  const cli_switch_t sw_spmv[] = {{"--distributed", NULL, &a->distributed}, {NULL, NULL, NULL}};
+  const cli_switch_t sw_spmv[] = {{"--distributed", NULL, &a->distributed},
+                                  {"--no-cache", NULL, &a->mo.no_cache},
+                                  {NULL, NULL, NULL}};
   for (int i = 1; i < argc; ++i) {
     int r;
     const char *arg = argv[i];
@@ -258,11 +263,12 @@ static int load(const dargs_t *a, gs_csr_t **H, char *label, size_t len)
  * selection for the whole matrix on that GPU (the ranks' choices may differ from it and from
  * each other, each being made for its own block). */
 static gs_status_t one_gpu_spmv(gs_spmv_t **S, gs_context_t *ctx, gs_matrix_t *M,
-                                const char *format, const char *options)
+                                const char *format, const char *options, int no_cache)
 {
   if (strcmp(format, "auto") != 0) return gs_spmv_create(S, ctx, M, format, options);
   gs_select_opts_t so;
   gs_select_opts_default(&so);
+  so.use_cache = !no_cache;
   return gs_spmv_create_auto(S, ctx, M, options, &so);
 }
 
@@ -433,7 +439,7 @@ int cmd_spmv_dist(int argc, char **argv)
     char one_fmt[32] = "";
     ctx = gs_dist_context(D, gs_dist_process_rank(D) < 0 ? 0 : gs_dist_process_rank(D));
     if ((st = gs_matrix_create(&M1, ctx, H)) == GS_SUCCESS &&
-        (st = one_gpu_spmv(&S1, ctx, M1, a.mo.format, a.spmv_opts)) == GS_SUCCESS &&
+        (st = one_gpu_spmv(&S1, ctx, M1, a.mo.format, a.spmv_opts, a.mo.no_cache)) == GS_SUCCESS &&
         (st = gs_dmalloc(ctx, (void **)&d_x, (size_t)n * 8, "x")) == GS_SUCCESS &&
         (st = gs_dmalloc(ctx, (void **)&d_y, (size_t)n * 8, "y")) == GS_SUCCESS &&
         (st = gs_copy_to_device(ctx, d_x, x, (size_t)n * 8)) == GS_SUCCESS &&
@@ -567,7 +573,7 @@ static void compare_one_gpu(const dargs_t *a, gs_dist_t *D, const gs_csr_t *H, c
   const size_t bytes = (size_t)n * sizeof(double);
   gs_status_t st;
   if ((st = gs_matrix_create(&M1, ctx, H)) == GS_SUCCESS &&
-      (st = one_gpu_spmv(&S1, ctx, M1, a->mo.format, a->spmv_opts)) == GS_SUCCESS &&
+      (st = one_gpu_spmv(&S1, ctx, M1, a->mo.format, a->spmv_opts, a->mo.no_cache)) == GS_SUCCESS &&
       (!strcmp(a->so.precond, "none") ||
        (st = gs_precond_create(&P1, ctx, M1, a->so.precond)) == GS_SUCCESS) &&
       (st = gs_dmalloc(ctx, (void **)&d_b, bytes, "b")) == GS_SUCCESS &&

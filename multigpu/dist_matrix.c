@@ -150,6 +150,7 @@ static gs_status_t prepare_diag(gs_dist_part_t *P, const gs_dist_matrix_opts_t *
   if (!is_auto(o->format)) return gs_spmv_create(&P->Sd, ctx, P->Md, o->format, o->options);
   gs_select_opts_t so;
   gs_select_opts_default(&so);
+  so.use_cache = !o->no_cache;
   return gs_spmv_create_auto(&P->Sd, ctx, P->Md, o->options, &so);
 }
 

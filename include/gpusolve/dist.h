@@ -120,6 +120,8 @@ typedef struct gs_dist_matrix_opts {
                              first (smaller halos on a badly numbered mesh), DEGREE (2) rows by
                              decreasing degree, AUTO (3) RCM when it at least halves the
                              bandwidth; vectors stay in the caller's numbering */
+  int no_cache;           /* auto: measure each block's candidates even when the selection
+                             cache knows the block, and write nothing (default 0: cached) */
 } gs_dist_matrix_opts_t;
 void gs_dist_matrix_opts_default(gs_dist_matrix_opts_t *o);
 
