@@ -28,6 +28,7 @@
 #include <cuda_runtime_api.h>
 
 #include "core/context_impl.h"
+#include "core/parallel.h"
 #include "core/error.h"
 #include "gpusolve/bench.h"
 #include "gpusolve/select.h"
@@ -118,14 +119,66 @@ static uint64_t finish(uint64_t z)
   return z ^ (z >> 31);
 }
 
+/* The matrix hashed in blocks of HASH_BLOCK bytes of each array, each block on its own from a
+ * seed of its index, the block hashes then mixed in order: the same value for any number of
+ * threads, and the blocks spread over the reader's threads (gs_mm_threads). The serial chain of
+ * one hash runs at ~9 GB/s, 40 ms for a 26M-entry matrix: more than the products of a short
+ * solve, which the staged selection makes pay for it. */
+#define HASH_BLOCK ((size_t)1 << 20)
+
+typedef struct {
+  const unsigned char *p[3];
+  size_t len[3], first[4]; /* first[k]: the index of array k's first block */
+  uint64_t *out;
+  int nt;
+} hash_job_t;
+
+/* Block b's hash (blocks numbered across the three arrays). */
+static uint64_t hash_block(const hash_job_t *J, size_t b)
+{
+  int k = 0;
+  while (b >= J->first[k + 1]) ++k;
+  const size_t off = (b - J->first[k]) * HASH_BLOCK;
+  const size_t len = J->len[k] - off < HASH_BLOCK ? J->len[k] - off : HASH_BLOCK;
+  return hash_bytes(mix(0x626C6F636B686173ull, (uint64_t)b), J->p[k] + off, len);
+}
+
+static void hash_share(void *arg, int t)
+{
+  const hash_job_t *J = arg;
+  const size_t nb = J->first[3];
+  for (size_t b = nb * (size_t)t / (size_t)J->nt; b < nb * (size_t)(t + 1) / (size_t)J->nt; ++b)
+    J->out[b] = hash_block(J, b);
+}
+
 uint64_t gs_select_matrix_hash(const gs_csr_t *A)
 {
   if (!A) return 0;
   int64_t dims[3] = {A->m, A->n, (int64_t)A->nnz};
   uint64_t h = hash_bytes(0x6770756E736F6C76ull, dims, sizeof dims);
-  h = hash_bytes(h, A->row_ptr, ((size_t)A->m + 1) * sizeof *A->row_ptr);
-  h = hash_bytes(h, A->col, (size_t)A->nnz * sizeof *A->col);
-  h = hash_bytes(h, A->val, (size_t)A->nnz * sizeof *A->val);
+  hash_job_t J;
+  J.p[0] = (const unsigned char *)A->row_ptr;
+  J.p[1] = (const unsigned char *)A->col;
+  J.p[2] = (const unsigned char *)A->val;
+  J.len[0] = ((size_t)A->m + 1) * sizeof *A->row_ptr;
+  J.len[1] = (size_t)A->nnz * sizeof *A->col;
+  J.len[2] = (size_t)A->nnz * sizeof *A->val;
+  J.first[0] = 0;
+  for (int k = 0; k < 3; ++k) J.first[k + 1] = J.first[k] + (J.len[k] + HASH_BLOCK - 1) / HASH_BLOCK;
+  const size_t nb = J.first[3];
+  uint64_t one[64];
+  J.out = nb <= 64 ? one : malloc(nb * sizeof *J.out);
+  if (!J.out) { /* out of host memory: the same blocks, one at a time */
+    for (size_t b = 0; b < nb; ++b) h = mix(h, hash_block(&J, b));
+    return finish(h);
+  }
+  int nt = nb >= 16 ? gs_mm_threads() : 1;
+  if (nt < 1) nt = 1;
+  if ((size_t)nt > nb) nt = nb > 0 ? (int)nb : 1;
+  J.nt = nt;
+  gs_parallel(nt, hash_share, &J);
+  for (size_t b = 0; b < nb; ++b) h = mix(h, J.out[b]);
+  if (J.out != one) free(J.out);
   return finish(h);
 }
 

@@ -106,9 +106,8 @@ gs_status_t gs_spmv_auto_revise(gs_spmv_t *S, long iterations, double products_d
 int gs_select_worth_switching(double prepare_s, double t_new, double t_cur, double remaining);
 #define GS_SELECT_SWITCH_MARGIN 0.03
 /** The staged selection's estimates: the features pass on the GPU from the shared CSR (one
- *  kernel over the entries, a fixed cost for its launch and read-back), on the host when the GPU
- *  pass fails, and, when the cache is used, the key's hash of the host CSR
- *  (1.3 ns an entry; docs/design.md "Selection" has the measurements). */
+ *  kernel over the entries, a fixed cost for its launch and read-back), and, when the cache is
+ *  used, the key's hash of the host CSR (its serial rate: the threads only make it cheaper). */
 #define GS_SELECT_FEATURE_DEV_S 0.2e-3
 #define GS_SELECT_FEATURE_DEV_S_PER_NNZ 0.08e-9
 #define GS_SELECT_HASH_S_PER_NNZ 1.5e-9

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "select/select_impl.h"
+#include "gpusolve/io.h"
 #include "gpusolve/spmv.h"
 #include "tests/testutil.h"
 
@@ -656,6 +657,25 @@ static void test_cache(void)
   /* the value restored: the same key again */
   A->val[A->nnz / 2] = nextafter(A->val[A->nnz / 2], -2.0);
   CU_ASSERT_EQUAL(gs_select_matrix_hash(A), k.matrix_hash);
+  { /* a matrix of many hash blocks: the same hash for any thread count; one changed value in
+     * the last block, and one in the middle, change it */
+    gs_csr_t *B = gs_test_random_csr(&s, 4000, 4000, 0.15); /* 2.4M entries: 28 blocks */
+    gs_mm_set_threads(1);
+    const uint64_t h1 = gs_select_matrix_hash(B);
+    gs_mm_set_threads(5);
+    CU_ASSERT_EQUAL(gs_select_matrix_hash(B), h1);
+    gs_mm_set_threads(0);
+    CU_ASSERT_EQUAL(gs_select_matrix_hash(B), h1);
+    const gs_off_t at[2] = {B->nnz - 1, B->nnz / 3};
+    for (int q = 0; q < 2; ++q) {
+      const gs_val_t v = B->val[at[q]];
+      B->val[at[q]] = nextafter(v, 2.0 * v + 1.0);
+      CU_ASSERT(gs_select_matrix_hash(B) != h1);
+      B->val[at[q]] = v;
+    }
+    CU_ASSERT_EQUAL(gs_select_matrix_hash(B), h1);
+    gs_csr_destroy(&B);
+  }
   /* another GPU: a miss */
   k2 = k;
   snprintf(k2.gpu, sizeof k2.gpu, "Test GPU B");
