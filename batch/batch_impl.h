@@ -300,6 +300,8 @@ typedef struct gs_batch_solve_launch {
   double *d_work;      /* the global workspace */
   const gs_batch_slot_t *d_slot;
   const int32_t *d_idx;
+  const int32_t *d_order; /* block b solves problem d_order[b] (NULL: problem b); its results
+                             and x land at the problem's own index either way */
 } gs_batch_solve_launch_t;
 
 /** Vectors of a problem of n rows (x first; for GMRES the basis v_0 .. v_m follows x). */
@@ -362,11 +364,31 @@ typedef struct gs_batch_plan {
   int64_t work;          /* global workspace, doubles */
   int64_t smem;          /* shared memory a block needs, doubles (the launch's size) */
   int shared_problems;   /* problems whose vectors are in shared memory */
+  int32_t *order;        /* count: the blocks' order (gs_batch_solve_order) */
 } gs_batch_plan_t;
 
 /** Shared memory (doubles) a block of the solver may take: 46 KiB, below the 48 KiB a launch
  *  gets without opting in, leaving room for the reduction scratch. */
 #define GS_BATCH_SOLVE_SMEM_DOUBLES ((int64_t)(46 * 1024 / 8))
+
+/** The order in which the solver's blocks take the problems: decreasing nnz, ties by more rows,
+ *  then by index (a permutation of 0 .. count - 1 in order[], count entries). Largest first: the
+ *  blocks of the last wave then hold small problems, not a large one running alone at the end.
+ *  GS_ERR_HOST_MEMORY. */
+gs_status_t gs_batch_solve_order(const gs_batch_host_t *H, int32_t *order);
+
+/** The solver's benchmark knobs (docs/cli.md "batch"), each -1 when unset or empty (the
+ *  default): GS_BATCH_ORDER 0 or 1 (1, the default: largest first, gs_batch_solve_order; 0: block
+ *  b takes problem b), GS_BATCH_SMEM_KB 0 .. 46 (the shared-memory budget of a block, KiB;
+ *  default gs_batch_kernel_smem_cap's), GS_BATCH_THREADS 64, 128 or 256 (threads a block;
+ *  default from the mean rows). gs_batch_knobs_parse takes the three strings (NULL: unset);
+ *  another value is GS_ERR_INVALID_ARG naming the variable. */
+typedef struct gs_batch_knobs {
+  int order, smem_kb, threads;
+} gs_batch_knobs_t;
+#define GS_BATCH_SMEM_KB_MAX 46
+gs_status_t gs_batch_knobs_parse(const char *order, const char *smem_kb, const char *threads,
+                                 gs_batch_knobs_t *k);
 
 /** Plans the solve L over H with `cap` doubles of shared memory a block: each problem's vectors
  *  in shared memory when they fit, then GMRES's small arrays and the preconditioner's data in
@@ -389,6 +411,13 @@ gs_status_t gs_batch_pc_extract(const gs_batch_plan_t *P, const gs_batch_host_t 
 /** Checks opts and fills the launch fields they set (not the pointers or threads). */
 gs_status_t gs_batch_solve_check_opts(const gs_batch_solve_opts_t *o,
                                       gs_batch_solve_launch_t *L);
+
+/** The default shared-memory budget (doubles) of L's kernel over B's count problems: the largest
+ *  of 46, 45, ... 1 KiB at which an SM still holds as many blocks as it would with none, or as
+ *  the batch fills (ceil(count / SMs)) when that is fewer. Shared memory is then never what
+ *  keeps blocks the batch has from running; a small batch keeps the full 46 KiB. */
+gs_status_t gs_batch_kernel_smem_cap(gs_batch_t *B, const gs_batch_solve_launch_t *L,
+                                     int64_t *cap);
 
 /** The device solve (batch_solve_kernels.cu): one launch of `count` blocks, `smem` bytes of
  *  dynamic shared memory. Results per problem in d_res. */

@@ -23,7 +23,59 @@ void gs_batch_plan_free(gs_batch_plan_t *P)
   if (!P) return;
   free(P->slot);
   free(P->idx);
+  free(P->order);
   memset(P, 0, sizeof *P);
+}
+
+/* A problem's work key: more entries first, then more rows, then the lower index. */
+typedef struct {
+  int32_t nnz, m, i;
+} work_key_t;
+
+static int cmp_work_key(const void *a, const void *b)
+{
+  const work_key_t *x = a, *y = b;
+  if (x->nnz != y->nnz) return x->nnz > y->nnz ? -1 : 1;
+  if (x->m != y->m) return x->m > y->m ? -1 : 1;
+  return (x->i > y->i) - (x->i < y->i);
+}
+
+gs_status_t gs_batch_solve_order(const gs_batch_host_t *H, int32_t *order)
+{
+  const int N = H->count;
+  work_key_t *k = malloc(((size_t)(N > 0 ? N : 1)) * sizeof *k);
+  if (!k) return GS_ERROR(GS_ERR_HOST_MEMORY, "batch: out of host memory ordering %d problems", N);
+  for (int i = 0; i < N; ++i) {
+    k[i].nnz = H->prob[i].nnz;
+    k[i].m = H->prob[i].m;
+    k[i].i = i;
+  }
+  qsort(k, (size_t)N, sizeof *k, cmp_work_key);
+  for (int i = 0; i < N; ++i) order[i] = k[i].i;
+  free(k);
+  return GS_SUCCESS;
+}
+
+/* One knob: unset or empty -> -1; else an integer in lo .. hi (threads: a power of two). */
+static gs_status_t knob(const char *name, const char *v, int lo, int hi, int pow2, int *out)
+{
+  *out = -1;
+  if (!v || !*v) return GS_SUCCESS;
+  char *end = NULL;
+  const long x = strtol(v, &end, 10);
+  if (*end != '\0' || x < lo || x > hi || (pow2 && (x & (x - 1))))
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_batch_solve: %s='%s': expected %s", name, v,
+                    pow2 ? "64, 128 or 256" : hi == 1 ? "0 or 1" : "0 .. 46 (KiB)");
+  *out = (int)x;
+  return GS_SUCCESS;
+}
+
+gs_status_t gs_batch_knobs_parse(const char *order, const char *smem_kb, const char *threads,
+                                 gs_batch_knobs_t *k)
+{
+  GS_CHECK(knob("GS_BATCH_ORDER", order, 0, 1, 0, &k->order));
+  GS_CHECK(knob("GS_BATCH_SMEM_KB", smem_kb, 0, GS_BATCH_SMEM_KB_MAX, 0, &k->smem_kb));
+  return knob("GS_BATCH_THREADS", threads, 64, 256, 1, &k->threads);
 }
 
 /* A growable int32 array. */
@@ -233,7 +285,10 @@ gs_status_t gs_batch_plan_build(const gs_batch_host_t *H, const gs_batch_solve_l
   memset(P, 0, sizeof *P);
   const int N = H->count;
   P->slot = calloc((size_t)(N > 0 ? N : 1), sizeof *P->slot);
-  if (!P->slot) GS_FAIL(GS_ERR_HOST_MEMORY, "batch: out of host memory for %d problems", N);
+  P->order = malloc((size_t)(N > 0 ? N : 1) * sizeof *P->order);
+  if (!P->slot || !P->order)
+    GS_FAIL(GS_ERR_HOST_MEMORY, "batch: out of host memory for %d problems", N);
+  GS_TRY(gs_batch_solve_order(H, P->order));
   const int nw = L->threads / 32 > 0 ? L->threads / 32 : 1;
   for (int i = 0; i < N; ++i) {
     const gs_batch_prob_t *p = &H->prob[i];

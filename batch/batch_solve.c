@@ -1,7 +1,9 @@
 /* batch/batch_solve.c: gs_batch_solve, the host side of the batched solver of
  * batch/batch_solve_kernels.cu: checks, the plan (batch/batch_plan.c: where each problem's parts
- * live, the preconditioner's index arrays), its upload and the workspace, one launch, one copy of
- * the per-problem results, the summary. */
+ * live, the preconditioner's index arrays, the blocks' order), its upload and the workspace, one
+ * launch, one copy of the per-problem results, the summary. The shared-memory budget, the order
+ * and the threads a block follow the benchmark knobs GS_BATCH_SMEM_KB, GS_BATCH_ORDER and
+ * GS_BATCH_THREADS when set (gs_batch_knobs_parse). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,13 +144,20 @@ static gs_status_t run(gs_batch_t *B, gs_batch_solve_launch_t *L, const gs_val_t
   const int N = B->H.count;
   gs_status_t st = GS_SUCCESS;
   gs_batch_slot_t *d_slot = NULL;
-  int32_t *d_idx = NULL;
+  int32_t *d_idx = NULL, *d_order = NULL;
   gs_batch_result_t *d_res = NULL;
   cudaEvent_t ev[2] = {NULL, NULL};
+  L->d_work = NULL;
+  /* the benchmark knobs (docs/cli.md "batch"), else the defaults */
+  gs_batch_knobs_t K;
+  GS_TRY(gs_batch_knobs_parse(getenv("GS_BATCH_ORDER"), getenv("GS_BATCH_SMEM_KB"),
+                              getenv("GS_BATCH_THREADS"), &K));
   L->threads = gs_batch_block_threads(B->st.mean_m);
   if (L->threads < 64) L->threads = 64;
-  L->d_work = NULL;
-  GS_TRY(gs_batch_plan_build(&B->H, L, GS_BATCH_SOLVE_SMEM_DOUBLES, L->setup_only, P));
+  if (K.threads > 0) L->threads = K.threads;
+  int64_t cap = (int64_t)K.smem_kb * 1024 / (int64_t)sizeof(double);
+  if (K.smem_kb < 0) GS_TRY(gs_batch_kernel_smem_cap(B, L, &cap));
+  GS_TRY(gs_batch_plan_build(&B->H, L, cap, L->setup_only, P));
   GS_TRY(gs_dmalloc(B->ctx, (void **)&L->d_work, (size_t)P->work * sizeof(double),
                     "the batched solver's workspace"));
   GS_TRY(upload(B->ctx, (void **)&d_slot, P->slot, (size_t)N * sizeof *d_slot,
@@ -156,9 +165,13 @@ static gs_status_t run(gs_batch_t *B, gs_batch_solve_launch_t *L, const gs_val_t
   if (P->nidx > 0)
     GS_TRY(upload(B->ctx, (void **)&d_idx, P->idx, (size_t)P->nidx * sizeof *d_idx,
                   "the batched preconditioner's index"));
+  if (K.order != 0)
+    GS_TRY(upload(B->ctx, (void **)&d_order, P->order, (size_t)N * sizeof *d_order,
+                  "the batched solver's order"));
   GS_TRY(gs_dmalloc(B->ctx, (void **)&d_res, (size_t)N * sizeof *d_res, "batched solver results"));
   L->d_slot = d_slot;
   L->d_idx = d_idx;
+  L->d_order = d_order;
   GS_TRY(GS_CUDA(cudaEventCreate(&ev[0])));
   GS_TRY(GS_CUDA(cudaEventCreate(&ev[1])));
   GS_TRY(GS_CUDA(cudaEventRecord(ev[0], B->ctx->stream)));
@@ -179,6 +192,8 @@ cleanup:
   L->d_work = NULL;
   gs_dfree(B->ctx, d_slot);
   gs_dfree(B->ctx, d_idx);
+  gs_dfree(B->ctx, d_order);
+  L->d_order = NULL;
   gs_dfree(B->ctx, d_res);
   return st;
 }

@@ -10,8 +10,11 @@
  * to rounding. Only the order of the sums differs (one block here, a grid of blocks in
  * gs_solve). For CG that moves no count; for BiCGSTAB it does once the shadow residual r~ = r0 is
  * nearly orthogonal to r (docs/design.md "Batches", bench/bicgstab_rounding.c).
+ * Order: block b solves problem L.d_order[b], the largest first (gs_batch_solve_order), so that
+ *   the last wave is made of small problems; results and x land at the problem's own index.
  * Memory: the plan (batch/batch_plan.c) puts each problem's vectors, then GMRES's small arrays,
- *   then the preconditioner's data in shared memory when they fit (46 KiB a block), the rest in
+ *   then the preconditioner's data in shared memory when they fit (a budget of at most 46 KiB a
+ *   block: gs_batch_kernel_smem_cap, or GS_BATCH_SMEM_KB), the rest in
  *   the problem's slice of a global workspace; the matrix is read from global memory (L2) at
  *   every product. The product is the block's CSR-smart loop (W threads per row from the
  *   problem's mean row length) reading the vector from wherever it lives.
@@ -95,8 +98,9 @@ batch_solve_kernel(gs_batch_dev_t A, gs_batch_solve_launch_t L, const double *__
   extern __shared__ double gs_batch_smem[];
   __shared__ double red[64];
   __shared__ int redi[32];
-  const gs_batch_prob_t p = A.prob[blockIdx.x];
-  const gs_batch_slot_t sl = L.d_slot[blockIdx.x];
+  const int i = L.d_order ? L.d_order[blockIdx.x] : (int)blockIdx.x; /* the block's problem */
+  const gs_batch_prob_t p = A.prob[i];
+  const gs_batch_slot_t sl = L.d_slot[i];
   gs_bd_prob_t P;
   P.rp = A.rp + p.rp;
   P.ci = A.ci + p.ent;
@@ -115,7 +119,7 @@ batch_solve_kernel(gs_batch_dev_t A, gs_batch_solve_launch_t L, const double *__
   P.redi = redi;
   L.method = METHOD; /* constants once inlined: each kernel keeps its own method's and */
   L.precond = PC;    /* preconditioner's code only (registers, no dead paths)          */
-  gs_bd_solve(&L, &P, res + blockIdx.x);
+  gs_bd_solve(&L, &P, res + i);
 }
 
 typedef void (*kernel_t)(gs_batch_dev_t, gs_batch_solve_launch_t, const double *, double *,
@@ -138,6 +142,26 @@ static kernel_t pick(int method, int pc)
   return method == GS_SOLVER_CG         ? pick_pc<GS_SOLVER_CG>(pc)
          : method == GS_SOLVER_BICGSTAB ? pick_pc<GS_SOLVER_BICGSTAB>(pc)
                                         : pick_pc<GS_SOLVER_GMRES>(pc);
+}
+
+extern "C" gs_status_t gs_batch_kernel_smem_cap(gs_batch_t *B, const gs_batch_solve_launch_t *L,
+                                                int64_t *cap)
+{
+  const kernel_t fn = pick(L->method, L->precond);
+  int free_blocks = 0, at = 0;
+  GS_CHECK(GS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&free_blocks, (const void *)fn,
+                                                                 L->threads, 0)));
+  const int sms = B->sm_count > 0 ? B->sm_count : 1;
+  const int64_t fill = ((int64_t)B->H.count + sms - 1) / sms; /* blocks an SM gets at most */
+  const int want = fill < free_blocks ? (int)fill : free_blocks;
+  int kb = GS_BATCH_SMEM_KB_MAX;
+  for (; kb > 1; --kb) {
+    GS_CHECK(GS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&at, (const void *)fn,
+                                                                   L->threads, (size_t)kb * 1024)));
+    if (at >= want) break;
+  }
+  *cap = (int64_t)kb * 1024 / (int64_t)sizeof(double);
+  return GS_SUCCESS;
 }
 
 extern "C" gs_status_t gs_batch_kernel_solve(gs_batch_t *B, const gs_batch_solve_launch_t *L,

@@ -12,9 +12,12 @@
  *     shared-memory limit (the vectors just in, just out), x0 given;
  *   - a singular block, a zero pivot, a missing diagonal: that problem alone stops (breakdown,
  *     the row named), where gs_solve refuses the preconditioner;
+ *   - the benchmark knobs (the blocks' order off, budgets of 0 .. 24 KiB, 64 .. 256 threads): the
+ *     same matches; a bad value refused;
  *   - the arguments.
  * GS_TEST_QUICK (compute-sanitizer, valgrind) takes small batches. Exits 77 (skipped) without a
  * GPU. Random inputs from the run's seed (GS_TEST_SEED). */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -209,6 +212,32 @@ static gs_batch_solve_opts_t opts(int method, int pc, int restart)
   return o;
 }
 
+/* MATCH_COUNT problems of `kind`: MATCH_LARGE of them (at indices 2, 2 + count / MATCH_LARGE,
+ * ...) of 1500 .. 3000 rows, beyond shared memory for every method (CG's 4 vectors fit up to
+ * 1472 rows), the others of 1 .. 400 rows (GMRES(30)'s vectors fit up to 184). The large ones sit
+ * amid small ones, so the blocks' largest-first order is no identity. Quick: 3 of 1 .. 300.
+ * (Each problem is also solved by gs_solve in every compare: 6 cases x 4 preconditioners x 3
+ * compares x 12 = 864 calls, 2880 with the 40 problems of 1 .. 3000 this suite had.) */
+enum { MATCH_COUNT = 12, MATCH_LARGE = 2 };
+static gs_csr_t **match_problems(const char *kind, int quick, uint64_t *s)
+{
+  gs_csr_t **A = NULL, **G = NULL;
+  const int count = quick ? 3 : MATCH_COUNT, large = quick ? 0 : MATCH_LARGE;
+  CU_ASSERT_FATAL(gs_batch_gen(&A, kind, count, 1, quick ? 300 : 400, gs_test_next(s)) ==
+                  GS_SUCCESS);
+  if (large) {
+    CU_ASSERT_FATAL(gs_batch_gen(&G, kind, large, 1500, 3000, gs_test_next(s)) == GS_SUCCESS);
+    for (int k = 0; k < large; ++k) {
+      const int at = 2 + k * (count / large);
+      gs_csr_destroy(&A[at]);
+      A[at] = G[k];
+      G[k] = NULL;
+    }
+    gs_batch_gen_free(&G, large);
+  }
+  return A;
+}
+
 /* Every method with every preconditioner, sizes 1 .. 3000 (the larger ones in the global
  * workspace), against gs_solve and the host body; then the first two steps; then from x0. */
 static void test_match_single(void)
@@ -227,10 +256,8 @@ static void test_match_single(void)
       {"random", GS_SOLVER_BICGSTAB, 30, COUNT_ROUNDING, COUNT_WITHIN_1},
       {"laplace", GS_SOLVER_BICGSTAB, 30, COUNT_ROUNDING, COUNT_ROUNDING}};
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
-    const int count = quick ? 3 : 40; /* quick: compute-sanitizer runs each gs_solve reference */
-    gs_csr_t **A = NULL;
-    CU_ASSERT_FATAL(gs_batch_gen(&A, cases[c].kind, count, 1, quick ? 300 : 3000,
-                                 gs_test_next(&s)) == GS_SUCCESS);
+    const int count = quick ? 3 : MATCH_COUNT; /* quick: compute-sanitizer runs gs_solve too */
+    gs_csr_t **A = match_problems(cases[c].kind, quick, &s);
     for (int pc = 0; pc < 4; ++pc) {
       gs_batch_solve_opts_t o = opts(cases[c].method, pc, cases[c].restart);
       o.block = 2 + (int)(gs_test_uniform(&s) * 7);
@@ -385,6 +412,55 @@ static void test_refusals(void)
     }
 }
 
+/* The benchmark knobs (GS_BATCH_ORDER, GS_BATCH_SMEM_KB, GS_BATCH_THREADS): index order, every
+ * vector in the workspace, a small budget, other block sizes: each problem still matches
+ * gs_solve and the host body at its own index; a bad value is refused naming the variable. The
+ * caller's own settings are restored after. */
+static void test_knobs(void)
+{
+  static const char *const names[3] = {"GS_BATCH_ORDER", "GS_BATCH_SMEM_KB", "GS_BATCH_THREADS"};
+  char saved[3][32];
+  int had[3];
+  for (int k = 0; k < 3; ++k) {
+    const char *v = getenv(names[k]);
+    had[k] = v != NULL;
+    snprintf(saved[k], sizeof saved[k], "%s", v ? v : "");
+  }
+  static const char *const set[][3] = {{"0", NULL, NULL}, {"1", "0", "64"}, {NULL, "8", "128"},
+                                       {"0", "24", "256"}};
+  uint64_t s = gs_test_seed() ^ 0x76;
+  const int quick = gs_test_quick(), count = quick ? 3 : MATCH_COUNT;
+  gs_csr_t **A = match_problems("laplace", quick, &s);
+  for (size_t c = 0; c < sizeof set / sizeof set[0]; ++c) {
+    for (int k = 0; k < 3; ++k) {
+      if (set[c][k]) setenv(names[k], set[c][k], 1);
+      else unsetenv(names[k]);
+    }
+    char what[96];
+    snprintf(what, sizeof what, "knobs order %s smem %s threads %s", set[c][0] ? set[c][0] : "-",
+             set[c][1] ? set[c][1] : "-", set[c][2] ? set[c][2] : "-");
+    gs_batch_solve_opts_t o = opts(GS_SOLVER_CG, c % 2 ? GS_BATCH_PRECOND_JACOBI : 0, 30);
+    CU_ASSERT_EQUAL(compare(A, count, &o, COUNT_WITHIN_1, &s, what, NULL), count);
+  }
+  /* a value out of range: refused, named */
+  gs_batch_t *B = NULL;
+  CU_ASSERT_FATAL(gs_batch_create(&B, ctx, count, (const gs_csr_t *const *)A) == GS_SUCCESS);
+  const size_t n = (size_t)gs_batch_row_offsets(B)[count];
+  double *db = dvec(NULL, n), *dx = dvec(NULL, n);
+  setenv("GS_BATCH_SMEM_KB", "47", 1);
+  CU_ASSERT_EQUAL(gs_batch_solve(B, NULL, db, dx, NULL, NULL), GS_ERR_INVALID_ARG);
+  CU_ASSERT_PTR_NOT_NULL(strstr(gs_last_error(), "GS_BATCH_SMEM_KB"));
+  for (int k = 0; k < 3; ++k) {
+    if (had[k]) setenv(names[k], saved[k], 1);
+    else unsetenv(names[k]);
+  }
+  gs_dfree(ctx, db);
+  gs_dfree(ctx, dx);
+  gs_batch_destroy(&B);
+  gs_batch_gen_free(&A, count);
+  CU_ASSERT_EQUAL(gs_device_bytes_in_use(ctx), 0);
+}
+
 static void test_arguments(void)
 {
   uint64_t s = gs_test_seed() ^ 0x75;
@@ -424,6 +500,7 @@ int main(void)
       {"preconditioner data against the host references", test_pc_data},
       {"1 row, empty problems, an empty batch, the shared-memory limit", test_edges},
       {"a singular block, a zero pivot, a missing diagonal: named", test_refusals},
+      {"the order, the shared-memory budget, the threads (GS_BATCH_*)", test_knobs},
       {"arguments", test_arguments},
       CU_TEST_INFO_NULL};
   if (gs_device_count() > 0 && setup()) {

@@ -6,8 +6,8 @@
  * within 1: GMRES against a modified Gram-Schmidt GMRES), the plan (merged pattern, level
  * schedules, blocks, shared/global placement within the budget), the edge cases (1 row, empty
  * problems, b = 0, maxit 0, x0, sizes at the shared-memory limit, a singular block, a zero pivot,
- * a missing diagonal, GMRES's zero column, happy breakdown and stagnation), the options' checks
- * and the CLI's refusals. Random inputs from the run's seed (GS_TEST_SEED). */
+ * a missing diagonal, GMRES's zero column, happy breakdown and stagnation), the options' checks,
+ * the blocks' order (largest work first) and the benchmark knobs, and the CLI's refusals. Random inputs from the run's seed (GS_TEST_SEED). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -623,6 +623,108 @@ static void test_shared_limit(void)
     }
 }
 
+/* ---- the blocks' order and the benchmark knobs ------------------------------------------------- */
+
+/* gs_batch_solve_order is a permutation sorted by the work key (more entries, then more rows,
+ * then the lower index), on problems with many ties (equal entries with other rows; equal
+ * both); the plan carries it; a shared pattern keeps the index order. */
+static void test_order(void)
+{
+  uint64_t s = gs_test_seed() ^ 0x67;
+  enum { N = 60 };
+  static const double ones[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+  gs_csr_t *A[N];
+  for (int i = 0; i < N; ++i) {
+    const int t = (int)(gs_test_uniform(&s) * 3), k = (int)(gs_test_uniform(&s) * 4);
+    if (t == 0) { /* diagonal: nnz = rows, 1, 2, 4 or 9 (the dense ones' counts) */
+      static const int d[4] = {1, 2, 4, 9};
+      A[i] = ref_make_dd(&s, d[k], 0, 0, 0, 0);
+    } else if (t == 1) { /* dense k x k: nnz k^2 */
+      A[i] = gs_test_csr_from_dense(k, k, ones);
+    } else {
+      A[i] = ref_make_dd(&s, 1 + (gs_idx_t)(gs_test_uniform(&s) * 50), 1 + k, 0, 0, 0);
+    }
+    CU_ASSERT_FATAL(A[i] != NULL);
+  }
+  gs_batch_host_t H;
+  CU_ASSERT_FATAL(gs_batch_host_build(&H, N, (const gs_csr_t *const *)A) == GS_SUCCESS);
+  int32_t order[N];
+  int seen[N] = {0}, ties_nnz = 0, ties_both = 0;
+  CU_ASSERT_FATAL(gs_batch_solve_order(&H, order) == GS_SUCCESS);
+  for (int k = 0; k < N; ++k) {
+    CU_ASSERT_FATAL(order[k] >= 0 && order[k] < N);
+    ++seen[order[k]];
+  }
+  for (int i = 0; i < N; ++i) CU_ASSERT_EQUAL(seen[i], 1);
+  for (int k = 0; k + 1 < N; ++k) {
+    const gs_batch_prob_t *a = &H.prob[order[k]], *b = &H.prob[order[k + 1]];
+    const int ok = a->nnz > b->nnz || (a->nnz == b->nnz && a->m > b->m) ||
+                   (a->nnz == b->nnz && a->m == b->m && order[k] < order[k + 1]);
+    if (!ok)
+      fprintf(stderr, "\n  order[%d] = %d (nnz %d, %d rows) before %d (nnz %d, %d rows)", k,
+              order[k], (int)a->nnz, (int)a->m, order[k + 1], (int)b->nnz, (int)b->m);
+    CU_ASSERT(ok);
+    ties_nnz += a->nnz == b->nnz && a->m != b->m;
+    ties_both += a->nnz == b->nnz && a->m == b->m;
+  }
+  CU_ASSERT(ties_nnz > 0 && ties_both > 0); /* the ties were exercised */
+  gs_batch_solve_opts_t o = opts(GS_SOLVER_CG, 0);
+  gs_batch_solve_launch_t L;
+  CU_ASSERT_FATAL(gs_batch_solve_check_opts(&o, &L) == GS_SUCCESS);
+  L.threads = 128;
+  gs_batch_plan_t P;
+  CU_ASSERT_FATAL(gs_batch_plan_build(&H, &L, GS_BATCH_SOLVE_SMEM_DOUBLES, 0, &P) == GS_SUCCESS);
+  CU_ASSERT_FATAL(P.order != NULL);
+  CU_ASSERT(memcmp(P.order, order, sizeof order) == 0);
+  gs_batch_plan_free(&P);
+  CU_ASSERT_PTR_NULL(P.order);
+  gs_batch_host_free(&H);
+  ref_free_all(A, N);
+  /* one pattern: every key equal, the index order */
+  gs_csr_t *pat = NULL;
+  double *val = NULL;
+  CU_ASSERT_FATAL(gs_batch_gen_shared(&pat, &val, "laplace", 9, 30, 30, gs_test_next(&s)) ==
+                  GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_batch_host_build_shared(&H, 9, pat, val) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_batch_solve_order(&H, order) == GS_SUCCESS);
+  for (int k = 0; k < 9; ++k) CU_ASSERT_EQUAL(order[k], k);
+  gs_batch_host_free(&H);
+  gs_csr_destroy(&pat);
+  free(val);
+}
+
+/* GS_BATCH_ORDER, GS_BATCH_SMEM_KB, GS_BATCH_THREADS: unset is -1, the allowed values are taken,
+ * others refused naming the variable. */
+static void test_knobs(void)
+{
+  gs_batch_knobs_t k;
+  CU_ASSERT_FATAL(gs_batch_knobs_parse(NULL, NULL, NULL, &k) == GS_SUCCESS);
+  CU_ASSERT(k.order == -1 && k.smem_kb == -1 && k.threads == -1);
+  CU_ASSERT_FATAL(gs_batch_knobs_parse("", "", "", &k) == GS_SUCCESS);
+  CU_ASSERT(k.order == -1 && k.smem_kb == -1 && k.threads == -1);
+  static const struct {
+    const char *order, *kb, *threads;
+    int want_order, want_kb, want_threads;
+  } ok[] = {{"0", "0", "64", 0, 0, 64}, {"1", "24", "128", 1, 24, 128},
+            {NULL, "46", "256", -1, 46, 256}, {"0", NULL, NULL, 0, -1, -1}};
+  for (size_t i = 0; i < sizeof ok / sizeof ok[0]; ++i) {
+    CU_ASSERT_FATAL(gs_batch_knobs_parse(ok[i].order, ok[i].kb, ok[i].threads, &k) == GS_SUCCESS);
+    CU_ASSERT(k.order == ok[i].want_order && k.smem_kb == ok[i].want_kb &&
+              k.threads == ok[i].want_threads);
+  }
+  static const struct {
+    const char *order, *kb, *threads, *name;
+  } bad[] = {{"2", NULL, NULL, "GS_BATCH_ORDER='2'"},   {"yes", NULL, NULL, "GS_BATCH_ORDER"},
+             {NULL, "47", NULL, "GS_BATCH_SMEM_KB='47'"}, {NULL, "-1", NULL, "GS_BATCH_SMEM_KB"},
+             {NULL, "24k", NULL, "GS_BATCH_SMEM_KB"},    {NULL, NULL, "96", "GS_BATCH_THREADS='96'"},
+             {NULL, NULL, "32", "GS_BATCH_THREADS"},     {NULL, NULL, "512", "GS_BATCH_THREADS"}};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+    CU_ASSERT_EQUAL(gs_batch_knobs_parse(bad[i].order, bad[i].kb, bad[i].threads, &k),
+                    GS_ERR_INVALID_ARG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(gs_last_error(), bad[i].name));
+  }
+}
+
 /* ---- the CLI --------------------------------------------------------------------------------- */
 
 static void expect_bad(const char *args, const char *needle)
@@ -682,6 +784,8 @@ int main(void)
                           test_methods_match_reference},
                          {"edge cases: 1 row, empty, b = 0, maxit 0, GMRES's stops", test_edge_cases},
                          {"sizes at the shared-memory limit", test_shared_limit},
+                         {"the blocks' order: largest work first", test_order},
+                         {"the benchmark knobs GS_BATCH_*", test_knobs},
                          {"batch --solve options in the CLI", test_cli},
                          CU_TEST_INFO_NULL};
   return gs_test_main("batch_gmres_host", tests, 0);
