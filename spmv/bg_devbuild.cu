@@ -15,22 +15,33 @@
  *                      slots a store. Reads CSR 318 MB, writes 324 MB (the former
  *                      thread-per-row walk read col/val 27 entries apart across a warp: 32
  *                      sectors a load).
- *   tail_count_kernel  + cub::DeviceScan::ExclusiveSum: the row offsets of a row tail (HYB's
- *                      COO part, entries past position K of each row; 8 MB). The plain COO
- *                      reads the CSR's own row pointers instead.
  *   gs_chunk_rows_kernel  the row of every 1024th COO entry (reads 4 MB, writes 100 KB).
- *   coo_fill_kernel    one thread per COO entry: its row by a binary search between the rows of
- *                      its chunk (L1 hits), then row, column and value written and its column's
- *                      bit set (a 1-bit-a-column map, 128 KB in L2); rows_touched and
- *                      cols_touched counted on the way. Reads 318 MB, writes 424 MB.
- *                      Replaces a memset of the row array, a head scatter, a max scan over it,
- *                      a copy pass and a popcount pass (~960 MB, 6 launches).
+ *   coo_rows_kernel    the whole matrix's COO (the coo backend; HYB with K = 0): its entries
+ *                      are the CSR's in CSR order, so the layout borrows the shared CSR's col
+ *                      and val (gs_coo_dev_t.borrowed) and this pass writes only the row of
+ *                      each entry, 4 entries a thread (one binary search between the rows of
+ *                      its chunk, then a walk; a 16-byte store). Writes 106 MB, reads the row
+ *                      pointers (4 MB). In mixed and float precision it also rounds the
+ *                      values into coo's own float array (reads 212 MB, writes 106 MB: the
+ *                      shared CSR keeps no float copy to borrow). rows_touched and
+ *                      cols_touched come from the features when the pattern is symmetric
+ *                      (gs_coo_touched_from_features), else are counted here (col read,
+ *                      106 MB, into a 1-bit-a-column map). Replaces a fill kernel that copied
+ *                      col and val too (318 MB read, 424 MB written, a 404 MB allocation).
+ *   tail_count_kernel  + cub::DeviceScan::ExclusiveSum: the row offsets of a row tail (HYB's
+ *                      COO part, entries past position K of each row; 8 MB).
+ *   coo_fill_kernel    a tail's COO, one thread per entry: its row by a binary search between
+ *                      the rows of its chunk (L1 hits), then row, column and value written to
+ *                      arrays of its own and its column's bit set; rows_touched and
+ *                      cols_touched counted on the way.
  * Host round trips (each a stream sync): the longest row (ELL: the fill check comes before
  * anything is allocated), HYB's histogram, a tail's entry count (to size the arrays), and one
- * 8-byte read of rows_touched and cols_touched (the byte model). gs_dmalloc waits for the stream,
+ * 8-byte read of rows_touched and cols_touched where they are counted (the byte model; none
+ * for the whole matrix of a symmetric pattern). gs_dmalloc waits for the stream,
  * so every allocation comes before the passes that follow it are queued.
  * Assumes a narrow matrix (d_row_ptr32, nnz <= INT32_MAX: the three backends are not WIDE) whose
  * rows are sorted, as the host CSR they were uploaded from. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -238,10 +249,11 @@ static __device__ void block_sum2(unsigned *a, unsigned *b)
   *b = y;
 }
 
-/* The whole COO layout in one pass (coo_build.c's loop), one thread per COO entry q: its row r
- * (off[r] <= q < off[r+1], off = the CSR's row pointers for the whole matrix, the tail's
- * offsets for HYB's part) found by gs_row_of, its CSR position p (q itself for the whole
- * matrix; r's start + skip + q's place in r's tail otherwise), and row, column and value
+/* A row tail's COO layout in one pass (coo_build.c's loop; HYB's part, skip > 0: the whole
+ * matrix borrows the CSR's arrays, coo_rows_kernel), one thread per COO entry q: its row r
+ * (off[r] <= q < off[r+1], off = the tail's offsets; with skip = 0 the CSR's row pointers)
+ * found by gs_row_of, its CSR position p (r's start + skip + q's place in r's tail; q itself
+ * for skip = 0), and row, column and value
  * (rounded to nearest float in mixed and float precision, as the host's (float) cast) written.
  * Reads and writes are coalesced: consecutive q are consecutive p within a row. Counts into
  * scal[0] the rows whose first tail entry q is (rows_touched) and into scal[1] the columns whose
@@ -273,6 +285,81 @@ coo_fill_kernel(int64_t nnz, int m, int skip, const int *__restrict__ rp,
   if (threadIdx.x == 0) {
     if (rows) atomicAdd(scal, rows);
     if (cols) atomicAdd(scal + 1, cols);
+  }
+}
+
+/* Entries a thread of coo_rows_kernel: its rows (and rounded values) stored as one 16-byte
+ * vector, 512 consecutive bytes a warp store. */
+#define ROWS_GROUP 4
+
+/* The whole matrix's COO on the shared CSR (gs_bg_coo_build_shared): the row of every entry q
+ * (rp[r] <= q < rp[r+1]), its column and double value being the CSR's own, borrowed. A thread
+ * a group of ROWS_GROUP consecutive entries: the row of the first by gs_row_of, each next one
+ * the same row or the next (a new search when the next is empty too, so that a run of empty
+ * rows costs one search, not a walk); the group stored as one int4 when whole and `vec` (the
+ * output arrays 16-byte aligned), else entry by entry. VALF: the group's values rounded to
+ * float too (gs_tile_val, the host's (float) cast: mixed and float precision). COUNT: into
+ * scal[0] the entries that start their row (rows_touched) and into scal[1] the columns whose bit
+ * the entry sets first in the bitmap (cols_touched, as coo_fill_kernel); only then is col read.
+ * Bytes on lap27: row pointers 4 MB (L1/L2), rows 106 MB written; COUNT reads col (106 MB),
+ * VALF reads val (212 MB) and writes 106 MB. */
+template <bool COUNT, bool VALF>
+static __global__ void __launch_bounds__(BLOCK)
+coo_rows_kernel(int64_t nnz, int m, const int *__restrict__ rp, const int *__restrict__ chunk_row,
+                int64_t chunks, const int *__restrict__ col, const double *__restrict__ val,
+                int vec, int *__restrict__ orow, float *__restrict__ ovalf, unsigned *bits,
+                unsigned *scal)
+{
+  unsigned rows = 0, cols = 0;
+  GS_GRID_STRIDE(g, (nnz + ROWS_GROUP - 1) / ROWS_GROUP) {
+    const int64_t q0 = g * ROWS_GROUP;
+    const int cnt = nnz - q0 < ROWS_GROUP ? (int)(nnz - q0) : ROWS_GROUP;
+    int r = gs_row_of(q0, rp, chunk_row, chunks, m);
+    int beg = __ldg(rp + r), end = __ldg(rp + r + 1);
+    int rr[ROWS_GROUP];
+    float vf[ROWS_GROUP];
+#pragma unroll
+    for (int k = 0; k < ROWS_GROUP; ++k) {
+      rr[k] = 0;
+      vf[k] = 0.0f;
+      if (k >= cnt) continue;
+      const int64_t q = q0 + k;
+      if (q >= end) { /* q < nnz = rp[m]: row r + 1 < m exists */
+        ++r;
+        beg = end;
+        end = __ldg(rp + r + 1);
+        if (q >= end) { /* r was empty: search again */
+          r = gs_row_of(q, rp, chunk_row, chunks, m);
+          beg = __ldg(rp + r);
+          end = __ldg(rp + r + 1);
+        }
+      }
+      rr[k] = r;
+      if (COUNT) {
+        rows += q == beg;
+        const int c = __ldg(col + q);
+        unsigned *w = bits + (c >> 5);
+        const unsigned bit = 1u << (c & 31);
+        if (!(*w & bit) && !(atomicOr(w, bit) & bit)) ++cols;
+      }
+      if (VALF) vf[k] = gs_tile_val<float>(__ldg(val + q));
+    }
+    if (vec && cnt == ROWS_GROUP) {
+      reinterpret_cast<int4 *>(orow)[g] = make_int4(rr[0], rr[1], rr[2], rr[3]);
+      if (VALF) reinterpret_cast<float4 *>(ovalf)[g] = make_float4(vf[0], vf[1], vf[2], vf[3]);
+    } else {
+      for (int k = 0; k < cnt; ++k) {
+        orow[q0 + k] = rr[k];
+        if (VALF) ovalf[q0 + k] = vf[k];
+      }
+    }
+  }
+  if (COUNT) { /* uniform: every thread of the block reaches the block sum */
+    block_sum2(&rows, &cols);
+    if (threadIdx.x == 0) {
+      if (rows) atomicAdd(scal, rows);
+      if (cols) atomicAdd(scal + 1, cols);
+    }
   }
 }
 
@@ -425,7 +512,7 @@ cleanup:
 /* Bytes rounded up to 256, the alignment of the pieces of one work buffer (cudaMalloc's). */
 static size_t align256(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
-/* The COO arrays of nnz entries (values in float when float_values). */
+/* The COO arrays of a tail's nnz entries (values in float when float_values). */
 static gs_status_t coo_arrays(gs_context_t *ctx, int64_t nnz, int float_values, gs_coo_dev_t *D)
 {
   GS_CHECK(gs_dmalloc(ctx, (void **)&D->d_row, (size_t)nnz * sizeof(gs_idx_t), "COO rows"));
@@ -435,9 +522,80 @@ static gs_status_t coo_arrays(gs_context_t *ctx, int64_t nnz, int float_values, 
   return gs_dmalloc(ctx, (void **)&D->d_val, (size_t)nnz * sizeof(gs_val_t), "COO values");
 }
 
+extern "C" gs_status_t gs_bg_coo_build_shared(gs_context_t *ctx, const gs_dcsr_t *A,
+                                              gs_idx_t touched, int float_values,
+                                              gs_coo_dev_t *D)
+{
+  gs_status_t st = GS_SUCCESS;
+  unsigned char *work = NULL; /* one buffer: counters | bitmap (counting only) | chunk rows */
+  memset(D, 0, sizeof *D);
+  D->ctx = ctx;
+  D->m = A->m;
+  D->n = A->n;
+  D->nnz = (gs_idx_t)A->nnz;
+  /* gs_coo_layout_round leaves a layout without entries in double */
+  const int rounded = float_values && A->nnz > 0;
+  D->borrowed = 1; /* from here on gs_coo_dev_free leaves col and val to the matrix */
+  D->d_col = const_cast<gs_idx_t *>(A->d_col);
+  if (!rounded) D->d_val = const_cast<gs_val_t *>(A->d_val);
+  if (A->nnz > 0) {
+    cudaStream_t s = ctx->stream;
+    const int64_t nnz = A->nnz, chunks = gs_chunk_count(nnz);
+    const int count = touched < 0;
+    const size_t words = count ? ((size_t)A->n + 31) / 32 : 0; /* one bit per column */
+    const size_t o_bits = 256, o_chunk = o_bits + align256(words * sizeof(unsigned)),
+                 total = o_chunk + (size_t)chunks * sizeof(int);
+    /* allocations first, the carries' too (each waits for the stream): the passes then run
+     * back to back */
+    GS_TRY(gs_dmalloc(ctx, (void **)&D->d_row, (size_t)nnz * sizeof(gs_idx_t), "COO rows"));
+    if (rounded)
+      GS_TRY(gs_dmalloc(ctx, (void **)&D->d_valf, (size_t)nnz * sizeof(float), "COO values"));
+    GS_TRY(gs_dmalloc(ctx, (void **)&work, total, "COO build work"));
+    GS_TRY(gs_coo_dev_plan(ctx, D, rounded));
+    unsigned *d_scal = (unsigned *)work; /* rows_touched, cols_touched */
+    unsigned *d_bits = (unsigned *)(work + o_bits);
+    int *d_chunk = (int *)(work + o_chunk);
+    if (count) GS_TRY(GS_CUDA(cudaMemsetAsync(work, 0, o_bits + words * sizeof(unsigned), s)));
+    gs_chunk_rows_kernel<<<gs_grid_blocks(A->m, 256), 256, 0, s>>>(A->m, A->d_row_ptr32, d_chunk);
+    GS_TRY(GS_CHECK_LAUNCH(s, "gs_chunk_rows_kernel"));
+    const int vec = ((uintptr_t)D->d_row & 15) == 0 && ((uintptr_t)D->d_valf & 15) == 0;
+    const unsigned g = reduce_blocks(ctx, (nnz + ROWS_GROUP - 1) / ROWS_GROUP);
+    const int *rp = A->d_row_ptr32, *col = A->d_col;
+    const double *val = A->d_val;
+    if (count && rounded)
+      coo_rows_kernel<true, true><<<g, BLOCK, 0, s>>>(nnz, A->m, rp, d_chunk, chunks, col, val,
+                                                      vec, D->d_row, D->d_valf, d_bits, d_scal);
+    else if (count)
+      coo_rows_kernel<true, false><<<g, BLOCK, 0, s>>>(nnz, A->m, rp, d_chunk, chunks, col, val,
+                                                       vec, D->d_row, NULL, d_bits, d_scal);
+    else if (rounded)
+      coo_rows_kernel<false, true><<<g, BLOCK, 0, s>>>(nnz, A->m, rp, d_chunk, chunks, col, val,
+                                                       vec, D->d_row, D->d_valf, NULL, NULL);
+    else
+      coo_rows_kernel<false, false><<<g, BLOCK, 0, s>>>(nnz, A->m, rp, d_chunk, chunks, col,
+                                                        val, vec, D->d_row, NULL, NULL, NULL);
+    GS_TRY(GS_CHECK_LAUNCH(s, "coo_rows_kernel"));
+    if (count) {
+      unsigned h_scal[2] = {0, 0};
+      GS_TRY(read_back(ctx, h_scal, d_scal, sizeof h_scal));
+      D->rows_touched = (gs_idx_t)h_scal[0];
+      D->cols_touched = (gs_idx_t)h_scal[1];
+    } else {
+      D->rows_touched = D->cols_touched = touched;
+    }
+  } else {
+    GS_TRY(gs_coo_dev_plan(ctx, D, 0)); /* no entries: no warps, no carries */
+  }
+cleanup:
+  gs_dfree(ctx, work);
+  if (st != GS_SUCCESS) gs_coo_dev_free(D);
+  return st;
+}
+
 extern "C" gs_status_t gs_bg_coo_build(gs_context_t *ctx, const gs_dcsr_t *A, gs_idx_t skip,
                                        gs_idx_t max_len, int float_values, gs_coo_dev_t *D)
 {
+  if (skip <= 0) return gs_bg_coo_build_shared(ctx, A, -1, float_values, D);
   gs_status_t st = GS_SUCCESS;
   unsigned char *work = NULL; /* one buffer: counters | bitmap | chunk rows | tail offsets | scan */
   memset(D, 0, sizeof *D);
@@ -449,51 +607,44 @@ extern "C" gs_status_t gs_bg_coo_build(gs_context_t *ctx, const gs_dcsr_t *A, gs
     const int64_t rows1 = (int64_t)A->m + 1;
     const size_t words = ((size_t)A->n + 31) / 32; /* one bit per column */
     size_t scan_bytes = 0;
-    if (skip > 0) {
-      GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, scan_bytes, (int *)NULL, (int *)NULL,
-                                                   rows1, s)));
-      if (scan_bytes == 0) scan_bytes = 1; /* never NULL: NULL storage is CUB's size query */
-    }
+    GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, scan_bytes, (int *)NULL, (int *)NULL,
+                                                 rows1, s)));
+    if (scan_bytes == 0) scan_bytes = 1; /* never NULL: NULL storage is CUB's size query */
     /* the chunk map sized for all of A's entries (a tail has no more) */
     const size_t o_bits = 256, o_chunk = o_bits + align256(words * sizeof(unsigned)),
                  o_off = o_chunk + align256((size_t)gs_chunk_count(A->nnz) * sizeof(int)),
-                 o_tmp = o_off + (skip > 0 ? align256((size_t)rows1 * sizeof(int)) : 0),
+                 o_tmp = o_off + align256((size_t)rows1 * sizeof(int)),
                  total = o_tmp + scan_bytes;
     GS_TRY(gs_dmalloc(ctx, (void **)&work, total, "COO build work"));
     unsigned *d_scal = (unsigned *)work; /* rows_touched, cols_touched */
     unsigned *d_bits = (unsigned *)(work + o_bits);
     int *d_chunk = (int *)(work + o_chunk);
-    const int *off = A->d_row_ptr32; /* skip = 0: the tail is the whole CSR */
-    int64_t nnz = A->nnz;
-    /* allocations first (each waits for the stream), so that the passes run back to back */
-    if (skip == 0) GS_TRY(coo_arrays(ctx, nnz, float_values, D));
+    int *d_off = (int *)(work + o_off);
+    int h_total = 0;
     GS_TRY(GS_CUDA(cudaMemsetAsync(work, 0, o_bits + words * sizeof(unsigned), s)));
-    if (skip > 0) { /* the tail's row offsets and entry count */
-      int *d_off = (int *)(work + o_off);
-      int h_total = 0;
-      tail_count_kernel<<<gs_grid_blocks(rows1, BLOCK), BLOCK, 0, s>>>(A->m, A->d_row_ptr32,
-                                                                        skip, d_off);
-      GS_TRY(GS_CHECK_LAUNCH(s, "tail_count_kernel"));
-      GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(work + o_tmp, scan_bytes, d_off, d_off,
-                                                   rows1, s)));
-      GS_TRY(read_back(ctx, &h_total, d_off + A->m, sizeof h_total));
-      off = d_off;
-      nnz = h_total;
-      if (nnz > 0) GS_TRY(coo_arrays(ctx, nnz, float_values, D));
-    }
+    /* the tail's row offsets and entry count, then its arrays (each allocation waits for the
+     * stream) */
+    tail_count_kernel<<<gs_grid_blocks(rows1, BLOCK), BLOCK, 0, s>>>(A->m, A->d_row_ptr32, skip,
+                                                                      d_off);
+    GS_TRY(GS_CHECK_LAUNCH(s, "tail_count_kernel"));
+    GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(work + o_tmp, scan_bytes, d_off, d_off, rows1,
+                                                 s)));
+    GS_TRY(read_back(ctx, &h_total, d_off + A->m, sizeof h_total));
+    const int64_t nnz = h_total;
+    if (nnz > 0) GS_TRY(coo_arrays(ctx, nnz, float_values, D));
     D->nnz = (gs_idx_t)nnz;
     if (nnz > 0) {
       unsigned h_scal[2] = {0, 0};
       const int64_t chunks = gs_chunk_count(nnz);
-      gs_chunk_rows_kernel<<<gs_grid_blocks(A->m, 256), 256, 0, s>>>(A->m, off, d_chunk);
+      gs_chunk_rows_kernel<<<gs_grid_blocks(A->m, 256), 256, 0, s>>>(A->m, d_off, d_chunk);
       GS_TRY(GS_CHECK_LAUNCH(s, "gs_chunk_rows_kernel"));
       const unsigned g = reduce_blocks(ctx, nnz);
       if (float_values)
-        coo_fill_kernel<float><<<g, BLOCK, 0, s>>>(nnz, A->m, skip, A->d_row_ptr32, off, d_chunk,
-                                                   chunks, A->d_col, A->d_val, D->d_row,
+        coo_fill_kernel<float><<<g, BLOCK, 0, s>>>(nnz, A->m, skip, A->d_row_ptr32, d_off,
+                                                   d_chunk, chunks, A->d_col, A->d_val, D->d_row,
                                                    D->d_col, D->d_valf, d_bits, d_scal);
       else
-        coo_fill_kernel<double><<<g, BLOCK, 0, s>>>(nnz, A->m, skip, A->d_row_ptr32, off,
+        coo_fill_kernel<double><<<g, BLOCK, 0, s>>>(nnz, A->m, skip, A->d_row_ptr32, d_off,
                                                     d_chunk, chunks, A->d_col, A->d_val,
                                                     D->d_row, D->d_col, D->d_val, d_bits, d_scal);
       GS_TRY(GS_CHECK_LAUNCH(s, "coo_fill_kernel"));

@@ -3,7 +3,8 @@
  * backends (spmv/bg_devbuild.cu). Each builds on the GPU exactly the layout the host builder of
  * spmv/formats.h builds and gs_ell_dev_upload / gs_coo_dev_upload upload: the same arrays byte
  * for byte (order, padding, float rounding), the same counts and the same partition, so that
- * build=device and build=host give the same device bytes and the same products. Included by
+ * build=device and build=host give the same device bytes and the same products (the whole
+ * matrix's COO borrows the CSR's columns and values, equal to the host layout's). Included by
  * .cu files only. Everything runs on ctx->stream; the few scalars the host needs (the longest
  * row, HYB's histogram, COO's entry and touch counts) are read back with a stream sync. Takes
  * only narrow matrices (d_row_ptr32: nnz <= INT32_MAX), as the three backends do. */
@@ -36,11 +37,25 @@ gs_status_t gs_bg_ell_build(gs_context_t *ctx, const gs_dcsr_t *A, gs_idx_t K, i
  *  gs_coo_layout_build_tail then gs_coo_dev_upload make it (rows_touched, cols_touched, the
  *  persistent-warp partition and the carries included; values rounded to float when
  *  float_values and there are entries). max_len: A's longest row when known, or -1; with
- *  skip >= max_len >= 0 the tail is empty and nothing is read. Syncs the stream once for
- *  skip > 0 (the tail's entry count) and once at the end (the touch counts). On failure frees
- *  what it allocated and leaves *D zeroed. */
+ *  skip >= max_len >= 0 the tail is empty and nothing is read. skip = 0 is
+ *  gs_bg_coo_build_shared(ctx, A, -1, float_values, D): A's arrays borrowed. skip > 0 (HYB's
+ *  tail) copies columns and values into arrays of its own, syncing the stream once for the
+ *  tail's entry count and once at the end (the touch counts). On failure frees what it
+ *  allocated and leaves *D zeroed. */
 gs_status_t gs_bg_coo_build(gs_context_t *ctx, const gs_dcsr_t *A, gs_idx_t skip,
                             gs_idx_t max_len, int float_values, gs_coo_dev_t *D);
+
+/** The COO layout of all of A's entries on A's own arrays: COO in row-major order is the CSR's
+ *  entries in CSR order, so D->d_col = A->d_col and, unless float_values, D->d_val = A->d_val
+ *  (D->borrowed: the matrix owning A must outlive D; gs_coo_dev_free leaves them). One pass
+ *  writes the row index of every entry (and with float_values the values rounded to float,
+ *  D->d_valf, coo's own). touched >= 0: rows_touched = cols_touched = touched, known to the
+ *  caller (gs_coo_touched_from_features), and the pass reads only the row pointers; -1: the
+ *  pass counts both (the columns through a bitmap, reading col) and one stream sync reads them
+ *  back. Byte-identical to gs_coo_layout_build then gs_coo_dev_upload. On failure frees what
+ *  it allocated (never the borrowed arrays) and leaves *D zeroed. */
+gs_status_t gs_bg_coo_build_shared(gs_context_t *ctx, const gs_dcsr_t *A, gs_idx_t touched,
+                                   int float_values, gs_coo_dev_t *D);
 
 /** Defined in coo_kernels.cu: completes a gs_coo_dev_t whose ctx, sizes, counts and arrays are
  *  set: the persistent-warp partition for the device's occupancy of the instantiation that will

@@ -87,6 +87,15 @@ void gs_coo_layout_destroy(gs_coo_layout_t **L)
   *L = NULL;
 }
 
+gs_idx_t gs_coo_touched_from_features(const gs_features_t *f, gs_idx_t m, gs_idx_t n,
+                                      gs_off_t nnz)
+{
+  if (!f || !f->structurally_symmetric || m != n || f->rows != m || f->cols != n ||
+      f->nnz != nnz || f->empty_rows < 0 || f->empty_rows > m)
+    return -1;
+  return m - f->empty_rows;
+}
+
 gs_status_t gs_coo_layout_round(gs_coo_layout_t *L)
 {
   if (!L || !L->val) return GS_SUCCESS; /* already rounded, or no entries */

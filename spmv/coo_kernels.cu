@@ -29,11 +29,18 @@
  *   gs_grid_blocks (common_kernels.h); coo_spmv_kernel gets one hardware warp per persistent
  *   warp (their number is the device's resident warps, far below the grid cap).
  *
- * Build: by default (build=device) the layout is built on the GPU from the matrix's shared
- *   device CSR (spmv/bg_devbuild.cu: row array by head marks and a max scan, columns and values
- *   copied, values rounded there in mixed and float precision, touched rows and columns
- *   counted); build=host runs gs_coo_layout_build and uploads it. Both give the same bytes, and
- *   gs_coo_dev_plan sizes the partition and carries for either.
+ * Build: by default (build=device) the layout is the matrix's shared device CSR itself: COO
+ *   in row-major order is the CSR's entries in CSR order, so d_col and (in double precision)
+ *   d_val borrow the shared CSR's arrays (gs_coo_dev_t.borrowed; the matrix outlives the
+ *   backend, as for csr-vector) and spmv/bg_devbuild.cu writes only the 4-byte row index of
+ *   each entry, plus in mixed and float precision the values rounded to float in the same
+ *   pass (coo's own copy). The touched rows and columns come from the features for a
+ *   structurally symmetric matrix (both are the non-empty rows), else are counted in that pass.
+ *   build=host runs gs_coo_layout_build and uploads all three arrays. Both give the same bytes,
+ *   and gs_coo_dev_plan sizes the partition and carries for either.
+ * Memory (memory()'s device_bytes): the arrays a product reads, row + col + values (borrowed
+ *   ones counted once, as csr-vector and cusparse-coo count the shared CSR) + the carries: the
+ *   same figure for both builds.
  * Precision: the kernels are templates on the stored value type Val and on the vector type T of
  *   x, y, alpha, the scans, the carries and the atomics: <double, double> in double precision,
  *   <float, double> in mixed (the builder rounds the values once, gs_coo_layout_round, and the
@@ -139,8 +146,10 @@ extern "C" void gs_coo_dev_free(gs_coo_dev_t *D)
 {
   if (!D) return;
   gs_dfree(D->ctx, D->d_row);
-  gs_dfree(D->ctx, D->d_col);
-  gs_dfree(D->ctx, D->d_val);
+  if (!D->borrowed) { /* borrowed: the shared device CSR's, freed with the matrix */
+    gs_dfree(D->ctx, D->d_col);
+    gs_dfree(D->ctx, D->d_val);
+  }
   gs_dfree(D->ctx, D->d_valf);
   gs_dfree(D->ctx, D->d_carry_row);
   gs_dfree(D->ctx, D->d_carry_val);
@@ -293,12 +302,15 @@ static gs_status_t coo_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_
     D = (gs_coo_dev_t *)calloc(1, sizeof *D);
     if (!D) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory preparing coo");
     GS_TRY(gs_coo_dev_upload(ctx, L, D));
-  } else { /* the same layout built on the GPU from the shared device CSR (bg_devbuild.cu) */
+  } else { /* the same layout on the shared device CSR (bg_devbuild.cu): its columns (and
+              * double values) borrowed, the row indices written; the touch counts from the
+              * features when they tell them (structurally symmetric), else counted there */
     gs_dcsr_t C;
     GS_TRY(gs_matrix_device_csr(A, &C));
     D = (gs_coo_dev_t *)calloc(1, sizeof *D);
     if (!D) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory preparing coo");
-    GS_TRY(gs_bg_coo_build(ctx, &C, 0, -1, gs_cfg_float_values(cfg), D));
+    const gs_idx_t touched = gs_coo_touched_from_features(gs_matrix_features(A), C.m, C.n, C.nnz);
+    GS_TRY(gs_bg_coo_build_shared(ctx, &C, touched, gs_cfg_float_values(cfg), D));
   }
   if (cfg->precision == GS_PRECISION_FLOAT) D->vec_bytes = sizeof(float);
   *data = D;
@@ -350,7 +362,11 @@ static gs_status_t coo_memory(const void *data, gs_spmv_mem_t *mem)
 static void coo_describe(const void *data, char *buf, size_t len)
 {
   const gs_coo_dev_t *D = (const gs_coo_dev_t *)data;
-  snprintf(buf, len, "%d entries, %d persistent warps x %lld entries", (int)D->nnz,
+  /* borrowed: the shared CSR's columns, and its values unless rounded (a float copy of coo's) */
+  const char *on = !D->borrowed ? ""
+                   : D->d_valf ? "on the shared CSR's columns (+ COO row indices, float values), "
+                               : "on the shared CSR (+ COO row indices), ";
+  snprintf(buf, len, "%s%d entries, %d persistent warps x %lld entries", on, (int)D->nnz,
            (int)D->warps, (long long)D->interval);
 }
 

@@ -81,6 +81,13 @@ gs_status_t gs_coo_layout_build_tail(gs_coo_layout_t **out, const gs_csr_t *A, g
 void gs_coo_layout_destroy(gs_coo_layout_t **L);
 /** Turns L into a mixed layout: values rounded to float (valf), the doubles freed. */
 gs_status_t gs_coo_layout_round(gs_coo_layout_t *L);
+/** rows_touched and cols_touched of the whole matrix's COO layout (gs_coo_layout_build) when
+ *  the features f of an m x n matrix of nnz entries tell them without a pass over the columns:
+ *  a structurally symmetric matrix (square, pattern(A) = pattern(A^T)) has an entry in column
+ *  j exactly when row j has one, so both are m - f->empty_rows. -1 otherwise (not symmetric,
+ *  features of another shape, f NULL): the device build then counts them. */
+gs_idx_t gs_coo_touched_from_features(const gs_features_t *f, gs_idx_t m, gs_idx_t n,
+                                      gs_off_t nnz);
 
 /** y += alpha*L*x exactly as the kernel computes it: the partition of gs_coo_partition for
  *  `max_warps` warps, 32-lane chunks, the shuffle segmented scan, carries between chunks and the

@@ -28,11 +28,16 @@ typedef struct gs_coo_dev {
   gs_idx_t *d_row, *d_col;  /* nnz */
   gs_val_t *d_val;          /* nnz, or NULL in a rounded upload */
   float *d_valf;            /* nnz in a rounded upload (a layout rounded by gs_coo_layout_round) */
+  int borrowed;             /* d_col and d_val (when set) are the matrix's shared device CSR
+                               arrays (the whole matrix in CSR order, gs_bg_coo_build with
+                               skip 0): the matrix owns and outlives them, gs_coo_dev_free
+                               leaves them; d_row, d_valf and the carries are always owned */
   size_t val_bytes;         /* bytes of one stored value: 8, or 4 in a rounded upload */
   gs_idx_t *d_carry_row;    /* warps */
   void *d_carry_val;        /* warps doubles: the partial sums in the vector type (double, or
                                float in a float product) */
-  size_t bytes;             /* device bytes held */
+  size_t bytes;             /* device bytes a product reads: the borrowed arrays counted once
+                               here, as csr-vector counts the shared CSR, plus the carries */
   size_t vec_bytes;         /* bytes of a vector entry in the byte model: 8 from the upload, 4
                                when the backend applies it to float vectors (precision=float) */
 } gs_coo_dev_t;

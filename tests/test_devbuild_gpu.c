@@ -1,7 +1,9 @@
 /* tests/test_devbuild_gpu.c: the ELL, HYB, COO (spmv/bg_devbuild.cu) and DIA (spmv/dia_kernels.cu)
  * device builds against the host builders, byte for byte: every slot of the ELL slab (any K:
  * the longest row, HYB's rule, widths below and above the 32-slot pieces), every COO entry with
- * rows_touched and cols_touched (whole matrix and row tails), DIA's offsets, values and slots in
+ * rows_touched and cols_touched (whole matrix and row tails), the whole matrix's COO borrowing
+ * the shared CSR's columns and values (freeing it leaves them; the touch counts given by the
+ * features or counted), DIA's offsets, values and slots in
  * range, in double and rounded to float. The cases aim at the paths of the row tiles
  * (spmv/csr_tile.cuh): a tile's entry range exactly at and one past the flat capacity (32 rows
  * of 32), one row of 3000 and of 100k entries (pieces, a window refilled many times), runs of
@@ -80,16 +82,25 @@ static void check_ell(const gs_dcsr_t *C, const gs_csr_t *H, gs_idx_t K, int fv,
   gs_ell_layout_destroy(&L);
 }
 
+/* The COO build of H's entries from `skip` on against the host builder. skip = 0 is the whole
+ * matrix on the shared CSR: its columns (and double values) must be the CSR's own arrays,
+ * borrowed (their contents still compared with the host's), and freeing the layout must give
+ * back only what it allocated and leave the shared arrays intact. touched >= 0 (skip = 0):
+ * the counts given (gs_bg_coo_build_shared, as the coo backend passes the features' count),
+ * else counted on the device. */
 static void check_coo(const gs_dcsr_t *C, const gs_csr_t *H, gs_idx_t skip, gs_idx_t max_len,
-                      int fv, const char *label)
+                      gs_idx_t touched, int fv, const char *label)
 {
   char lab[200];
-  snprintf(lab, sizeof lab, "%s coo skip=%d %s", label, (int)skip, fv ? "float" : "double");
+  snprintf(lab, sizeof lab, "%s coo skip=%d%s %s", label, (int)skip,
+           touched >= 0 ? " (touch counts given)" : "", fv ? "float" : "double");
   gs_coo_layout_t *L = NULL;
   gs_coo_dev_t D;
+  const size_t before = gs_device_bytes_in_use(ctx);
   CU_ASSERT_FATAL(gs_coo_layout_build_tail(&L, H, skip) == GS_SUCCESS);
   if (fv) CU_ASSERT_FATAL(gs_coo_layout_round(L) == GS_SUCCESS);
-  gs_status_t st = gs_bg_coo_build(ctx, C, skip, max_len, fv, &D);
+  gs_status_t st = skip == 0 && touched >= 0 ? gs_bg_coo_build_shared(ctx, C, touched, fv, &D)
+                                             : gs_bg_coo_build(ctx, C, skip, max_len, fv, &D);
   if (st != GS_SUCCESS) fprintf(stderr, "  %s: %s\n", lab, gs_last_error());
   CU_ASSERT_FATAL(st == GS_SUCCESS);
   CU_ASSERT_EQUAL(D.nnz, L->nnz);
@@ -99,6 +110,17 @@ static void check_coo(const gs_dcsr_t *C, const gs_csr_t *H, gs_idx_t skip, gs_i
     fprintf(stderr, "  %s: nnz %d/%d rows touched %d/%d columns touched %d/%d (device/host)\n",
             lab, (int)D.nnz, (int)L->nnz, (int)D.rows_touched, (int)L->rows_touched,
             (int)D.cols_touched, (int)L->cols_touched);
+  if (skip == 0) { /* on the shared CSR: col borrowed, val too unless rounded */
+    CU_ASSERT(D.borrowed);
+    CU_ASSERT_PTR_EQUAL(D.d_col, C->d_col);
+    if (L->valf) {
+      CU_ASSERT_PTR_NULL(D.d_val);
+    } else {
+      CU_ASSERT_PTR_EQUAL(D.d_val, C->d_val);
+    }
+  } else {
+    CU_ASSERT(!D.borrowed); /* HYB's tail: arrays of its own */
+  }
   if (D.nnz == L->nnz) {
     same_array(D.d_row, L->row, (size_t)L->nnz, sizeof *L->row, "row", lab);
     same_array(D.d_col, L->col, (size_t)L->nnz, sizeof *L->col, "col", lab);
@@ -106,6 +128,13 @@ static void check_coo(const gs_dcsr_t *C, const gs_csr_t *H, gs_idx_t skip, gs_i
     else same_array(D.d_val, L->val, (size_t)L->nnz, sizeof *L->val, "val", lab);
   }
   gs_coo_dev_free(&D);
+  CU_ASSERT_EQUAL(gs_device_bytes_in_use(ctx), before); /* what it took, not the shared CSR */
+  if (skip == 0) { /* the borrowed arrays are the matrix's still */
+    same_array(C->d_col, H->col, (size_t)H->nnz, sizeof *H->col, "shared CSR col after free",
+               lab);
+    same_array(C->d_val, H->val, (size_t)H->nnz, sizeof *H->val, "shared CSR val after free",
+               lab);
+  }
   gs_coo_layout_destroy(&L);
 }
 
@@ -171,8 +200,11 @@ static void check_all(gs_csr_t *H, double dia_fill, const char *label)
     const gs_idx_t skips[] = {0, 1, 3, Kh, maxlen};
     for (size_t s = 0; s < sizeof skips / sizeof *skips; ++s) {
       if (skips[s] < 0 || (s > 0 && skips[s] == 0)) continue;
-      check_coo(&C, H, skips[s], s % 2 ? maxlen : -1, fv, label); /* max_len known or not */
+      check_coo(&C, H, skips[s], s % 2 ? maxlen : -1, -1, fv, label); /* max_len known or not */
     }
+    /* the coo backend's path: the touch counts from the features when they tell them */
+    const gs_idx_t touched = gs_coo_touched_from_features(gs_matrix_features(A), C.m, C.n, C.nnz);
+    if (touched >= 0) check_coo(&C, H, 0, -1, touched, fv, label);
     if (dia_fill > 0) check_dia(A, H, dia_fill, fv, label);
   }
   gs_matrix_destroy(&A);
@@ -337,7 +369,7 @@ static void test_allocation_failures(void)
   CU_ASSERT_FATAL(gs_matrix_create(&A, ctx, H) == GS_SUCCESS);
   CU_ASSERT_FATAL(gs_matrix_device_csr(A, &C) == GS_SUCCESS);
   const gs_idx_t K = longest(H);
-  for (int which = 0; which < 4; ++which) {
+  for (int which = 0; which < 5; ++which) {
     for (long k = 1; k < 32; ++k) {
       const size_t base = gs_device_bytes_in_use(ctx);
       gs_ell_dev_t E;
@@ -348,16 +380,19 @@ static void test_allocation_failures(void)
       if (which == 0) st = gs_bg_ell_build(ctx, &C, K, 0, &E);
       else if (which == 1) st = gs_bg_coo_build(ctx, &C, 0, -1, 1, &O);
       else if (which == 2) st = gs_bg_coo_build(ctx, &C, 20, K, 0, &O);
+      else if (which == 3) /* a count given (any): the path that reads no columns */
+        st = gs_bg_coo_build_shared(ctx, &C, 1, 0, &O);
       else st = gs_dia_device_layout(ctx, A, 3.0, 0, &L);
       gs_test_dmalloc_fail_after(ctx, 0);
       if (st == GS_SUCCESS) {
         if (which == 0) gs_ell_dev_free(&E);
-        else if (which < 3) gs_coo_dev_free(&O);
+        else if (which < 4) gs_coo_dev_free(&O);
         else gs_dia_layout_destroy(&L);
       } else {
         CU_ASSERT_EQUAL(st, GS_ERR_DEVICE_MEMORY);
         CU_ASSERT_PTR_NULL(L);
       }
+      /* never below base either: a failed COO build on the shared CSR leaves its arrays */
       CU_ASSERT_EQUAL(gs_device_bytes_in_use(ctx), base);
       if (st == GS_SUCCESS) {
         CU_ASSERT(k > 1); /* every build allocates */
@@ -365,6 +400,9 @@ static void test_allocation_failures(void)
       }
     }
   }
+  /* the shared CSR survived every failed borrowing build */
+  same_array(C.d_col, H->col, (size_t)H->nnz, sizeof *H->col, "col", "after the failures");
+  same_array(C.d_val, H->val, (size_t)H->nnz, sizeof *H->val, "val", "after the failures");
   gs_matrix_destroy(&A);
   gs_csr_destroy(&H);
 }
