@@ -893,7 +893,10 @@ gs_status_t gs_spmv_auto_revise(gs_spmv_t *S, long iterations, double products_d
     a->tried_s += sel->features_s;
     cur = &sel->times[sel->chosen];
   }
-  if (a->use_cache && !a->keyed && a->tried_s + GS_SELECT_HASH_S_PER_NNZ * nnz <= spent) {
+  /* the hash's serial rate over its threads (at most 8 counted: memory bandwidth) */
+  const int ht = gs_mm_threads() < 8 ? gs_mm_threads() : 8;
+  if (a->use_cache && !a->keyed &&
+      a->tried_s + GS_SELECT_HASH_S_PER_NNZ * nnz / (ht > 1 ? ht : 1) <= spent) {
     /* the cache, once paid for: it fills in the candidates not measured yet and takes those
      * measured before it was keyed */
     const double before = gs_wall_seconds();
