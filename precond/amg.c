@@ -84,10 +84,7 @@ static const gs_precond_option_t amg_options[] = {
    "(at most 8; default: the constant)", GS_PCOPT_PATH, 0, 0, 0, NULL},
   {NULL, NULL, GS_PCOPT_REAL, 0, 0, 0, NULL}};
 
-/* Setup phases, timed by an event recorded on the stream at the end of each (no host wait: the
- * intervals are read once at the end of the setup, or when the events run out). While the
- * stream is idle an event completes when recorded, so a phase of host work (the upload, a
- * format's build) is timed as on the wall clock. */
+/* Setup phases, timed with a stream synchronization at the end of each. */
 enum { PH_UPLOAD, PH_STRENGTH, PH_AGGREGATE, PH_EIGEN, PH_PROLONG, PH_TRANSPOSE, PH_RAP,
        PH_PRODUCTS, PH_SMOOTHER, PH_COARSE, PH_COUNT };
 static const char *const phase_name[PH_COUNT] = {
@@ -122,16 +119,7 @@ typedef struct amg {
   int coarse_singular;  /* dense LU found it singular: sweeps instead */
   double phase_ms[PH_COUNT];
   unsigned caps;
-  struct phase_clock *clk; /* during the setup: its events */
 } amg_t;
-
-/* The events of the phases: ev[k] ends phase ph[k] (ev[0]: the start), created as needed. */
-#define AMG_NEV 64
-typedef struct phase_clock {
-  cudaEvent_t ev[AMG_NEV];
-  int ph[AMG_NEV];
-  int n;
-} phase_clock_t;
 
 static void amg_destroy(void *data)
 {
@@ -164,41 +152,13 @@ static gs_status_t dvec(gs_context_t *ctx, double **p, gs_idx_t n, const char *w
   return gs_dmalloc(ctx, (void **)p, (size_t)(n > 0 ? n : 1) * sizeof(double), what);
 }
 
-/* Adds the recorded intervals to phase_ms (waits for the last event) and keeps the last event
- * as the next start. */
-static gs_status_t phase_flush(amg_t *G)
+static gs_status_t phase_end(amg_t *G, int ph, double *t0)
 {
-  phase_clock_t *c = G->clk;
-  if (!c || c->n < 2) return GS_SUCCESS;
-  GS_CHECK(GS_CUDA(cudaEventSynchronize(c->ev[c->n - 1])));
-  for (int k = 1; k < c->n; ++k) {
-    float ms = 0.0f;
-    GS_CHECK(GS_CUDA(cudaEventElapsedTime(&ms, c->ev[k - 1], c->ev[k])));
-    G->phase_ms[c->ph[k]] += ms;
-  }
-  cudaEvent_t e = c->ev[0];
-  c->ev[0] = c->ev[c->n - 1];
-  c->ev[c->n - 1] = e;
-  c->n = 1;
+  GS_CHECK(GS_CUDA(cudaStreamSynchronize(G->ctx->stream)));
+  const double t = gs_wall_seconds();
+  G->phase_ms[ph] += 1e3 * (t - *t0);
+  *t0 = t;
   return GS_SUCCESS;
-}
-
-/* Ends phase ph (ph < 0: the start of the setup) with an event; no wait. */
-static gs_status_t phase_end(amg_t *G, int ph)
-{
-  phase_clock_t *c = G->clk;
-  if (c->n == AMG_NEV) GS_CHECK(phase_flush(G)); /* out of events: one wait */
-  if (!c->ev[c->n]) GS_CHECK(GS_CUDA(cudaEventCreate(&c->ev[c->n])));
-  GS_CHECK(GS_CUDA(cudaEventRecord(c->ev[c->n], G->ctx->stream)));
-  c->ph[c->n++] = ph;
-  return GS_SUCCESS;
-}
-
-static void phase_clock_free(phase_clock_t *c)
-{
-  for (int k = 0; k < AMG_NEV; ++k)
-    if (c->ev[k]) cudaEventDestroy(c->ev[k]);
-  memset(c, 0, sizeof *c);
 }
 
 /* The product of a level matrix in the configured format. */
@@ -221,6 +181,7 @@ static gs_status_t adopt(amg_t *G, gs_amg_dcsr_t *C, gs_matrix_t **Am, gs_spmv_t
 {
   gs_status_t st = GS_SUCCESS;
   gs_context_t *ctx = G->ctx;
+  double t0 = gs_wall_seconds();
   int32_t *rp = C->rp;
   gs_idx_t *col = C->col;
   double *val = C->val;
@@ -229,53 +190,25 @@ static gs_status_t adopt(amg_t *G, gs_amg_dcsr_t *C, gs_matrix_t **Am, gs_spmv_t
   C->val = NULL;
   GS_TRY(gs_matrix_adopt_device(Am, ctx, C->m, C->n, (gs_off_t)C->nnz, &rp, &col, &val));
   GS_TRY(make_spmv(G, *Am, S));
-  GS_TRY(phase_end(G, PH_PRODUCTS));
+  GS_TRY(phase_end(G, PH_PRODUCTS, &t0));
 cleanup:
   gs_amg_dcsr_free(ctx, C);
   return st;
 }
 
-/* The device scalars that the setup reads back: s2 of the power iteration and the least row
- * with a bad diagonal (UINT32_MAX: none), read together (one round trip a level). */
-typedef struct readback {
-  double s2;
-  uint32_t bad;
-} readback_t;
-
-static gs_status_t diag_error(int l, uint32_t bad)
-{
-  return GS_ERROR(GS_ERR_INVALID_ARG,
-                  "amg: %s diagonal entry in row %d of level %d (1-based): the smoother and the "
-                  "prolongator need a nonzero diagonal", l == 0 ? "zero or missing" : "zero",
-                  (int)bad + 1, l);
-}
-
-/* The check of level l's diagonal (level_diagonal's flag) when estimate_rho has not read it. */
-static gs_status_t diag_check(amg_t *G, int l, readback_t *d_rb)
-{
-  readback_t h;
-  GS_CHECK(gs_copy_to_host(G->ctx, &h, d_rb, sizeof h));
-  if (h.bad < (uint32_t)G->L[l].n) return diag_error(l, h.bad);
-  return GS_SUCCESS;
-}
-
 /* rho(D^-1 A) by eig_steps of the power iteration in the D inner product (v^T D v = 1 after the
  * first step): z = A v, u = D^-1 z, ||u||_D^2 = u^T z, v = u / ||u||_D. ||D^-1 A v||_D of the
  * last step estimates |lambda_max| from below (exact for an eigenvector); cuBLAS in device
- * pointer mode and the normalisation by the device's s2 keep it asynchronous until the one read
- * at the end, which also brings level l's diagonal check (level_diagonal): a bad diagonal is
- * reported here, before the prolongator uses it. */
-static gs_status_t estimate_rho(amg_t *G, int l, double *v, double *z, double *u,
-                                readback_t *d_rb, double *rho)
+ * pointer mode keeps it asynchronous until the one read at the end. */
+static gs_status_t estimate_rho(amg_t *G, level_t *L, double *v, double *z, double *u,
+                                double *d_s2, double *rho)
 {
-  level_t *L = &G->L[l];
-  double *d_s2 = &d_rb->s2;
   gs_status_t st = GS_SUCCESS;
   gs_context_t *ctx = G->ctx;
   cublasPointerMode_t old = CUBLAS_POINTER_MODE_HOST;
   int saved = 0;
   const int steps = (int)G->cfg.v[O_EIG_STEPS];
-  readback_t h;
+  double s2 = 0.0;
   *rho = 0.0;
   if (L->n == 0) return GS_SUCCESS;
   GS_TRY(GS_CUBLAS(cublasGetPointerMode(ctx->cublas, &old)));
@@ -288,39 +221,45 @@ static gs_status_t estimate_rho(amg_t *G, int l, double *v, double *z, double *u
     GS_TRY(GS_CUBLAS(cublasDdot(ctx->cublas, (int)L->n, u, 1, z, 1, d_s2)));
     GS_TRY(gs_amg_normalize_kernel(ctx->stream, L->n, u, d_s2, v));
   }
-  GS_TRY(gs_copy_to_host(ctx, &h, d_rb, sizeof h));
-  if (h.bad < (uint32_t)L->n) GS_TRY(diag_error(l, h.bad));
+  GS_TRY(gs_copy_to_host(ctx, &s2, d_s2, sizeof s2));
   /* the first step's s2 belongs to the unnormalized start; steps >= 2 is guaranteed */
-  *rho = h.s2 > 0.0 && isfinite(h.s2) ? sqrt(h.s2) : 0.0;
+  *rho = s2 > 0.0 && isfinite(s2) ? sqrt(s2) : 0.0;
 cleanup:
   if (saved) cublasSetPointerMode(ctx->cublas, old);
   return st;
 }
 
-/* d = diag(A) and dinv = 1/d with the zero check: d_rb->bad gets the least bad row, read back
- * later with rho's s2 (estimate_rho) or by diag_check on the coarsest level; async. */
-static gs_status_t level_diagonal(amg_t *G, int l, double *d, readback_t *d_rb)
+/* d = diag(A) and dinv = 1/d with the zero check (the row named 1-based). */
+static gs_status_t level_diagonal(amg_t *G, int l, double *d, int32_t *d_bad)
 {
   gs_context_t *ctx = G->ctx;
   level_t *L = &G->L[l];
+  int32_t bad = INT32_MAX;
   GS_CHECK(gs_amg_diag_dev(ctx, L->n, L->rp, L->col, L->val, d));
-  GS_CHECK(GS_CUDA(cudaMemsetAsync(&d_rb->bad, 0xff, sizeof d_rb->bad, ctx->stream)));
-  return gs_amg_invert_kernel(ctx->stream, L->n, d, L->dinv, &d_rb->bad);
+  GS_CHECK(gs_copy_to_device(ctx, d_bad, &bad, sizeof bad));
+  GS_CHECK(gs_amg_invert_kernel(ctx->stream, L->n, d, L->dinv, d_bad));
+  GS_CHECK(gs_copy_to_host(ctx, &bad, d_bad, sizeof bad));
+  if (bad != INT32_MAX)
+    return GS_ERROR(GS_ERR_INVALID_ARG,
+                    "amg: %s diagonal entry in row %d of level %d (1-based): the smoother and the "
+                    "prolongator need a nonzero diagonal", l == 0 ? "zero or missing" : "zero",
+                    (int)bad + 1, l);
+  return GS_SUCCESS;
 }
 
 /* The smoother's data of level l: dinv (1/d, or 1/l1 for l1-Jacobi) is there already as 1/d;
  * the weight; the Chebyshev direction vector. */
-static gs_status_t level_smoother(amg_t *G, int l, double *d, readback_t *d_rb)
+static gs_status_t level_smoother(amg_t *G, int l, double *d, int32_t *d_bad)
 {
   gs_context_t *ctx = G->ctx;
   level_t *L = &G->L[l];
   const int sm = (int)G->cfg.v[O_SMOOTHER];
   L->w = G->cfg.v[O_WEIGHT] > 0 ? G->cfg.v[O_WEIGHT] : L->rho > 0 ? (4.0 / 3.0) / L->rho : 0.0;
   if (sm == SM_L1) {
-    /* l1_i >= |a_ii| > 0 (checked): the flag is not read */
+    int32_t bad = INT32_MAX;
     GS_CHECK(gs_amg_l1_diag_dev(ctx, L->n, L->rp, L->val, d));
-    GS_CHECK(GS_CUDA(cudaMemsetAsync(&d_rb->bad, 0xff, sizeof d_rb->bad, ctx->stream)));
-    GS_CHECK(gs_amg_invert_kernel(ctx->stream, L->n, d, L->dinv, &d_rb->bad));
+    GS_CHECK(gs_copy_to_device(ctx, d_bad, &bad, sizeof bad));
+    GS_CHECK(gs_amg_invert_kernel(ctx->stream, L->n, d, L->dinv, d_bad));
     L->w = 1.0; /* the l1 diagonal bounds the row: no damping (Baker et al. 2011) */
   }
   if (sm == SM_CHEB) GS_CHECK(dvec(ctx, &L->d, L->n, "the AMG Chebyshev direction"));
@@ -377,20 +316,6 @@ static gs_status_t near_null_space(const gs_precond_cfg_t *cfg, gs_idx_t n, int 
   return GS_SUCCESS;
 }
 
-/* The strength flags of a level of nnz entries: the buffer of an earlier level when it is large
- * enough (an allocation and a free, each a wait for the stream, saved a level). */
-static gs_status_t strength_buffer(gs_context_t *ctx, uint8_t **strong, size_t *cap, int64_t nnz)
-{
-  const size_t need = (size_t)(nnz > 0 ? nnz : 1);
-  if (*strong && *cap >= need) return GS_SUCCESS;
-  gs_dfree(ctx, *strong);
-  *strong = NULL;
-  *cap = 0;
-  GS_CHECK(gs_dmalloc(ctx, (void **)strong, need, "AMG strength"));
-  *cap = need;
-  return GS_SUCCESS;
-}
-
 /* Scratch of one setup beyond the levels: what the loop below allocates level by level. */
 typedef struct setup_tmp {
   double *B, *Bn;          /* this level's near-null space (n x k) and the next one's */
@@ -420,27 +345,19 @@ static gs_status_t amg_setup(gs_context_t *ctx, gs_matrix_t *A, const gs_precond
 {
   gs_status_t st = GS_SUCCESS;
   amg_t *G = calloc(1, sizeof *G);
-  double *d = NULL, *t = NULL, *v = NULL, *z = NULL, *u = NULL, *hB_owned = NULL;
-  readback_t *rb = NULL;
+  double *d = NULL, *t = NULL, *v = NULL, *z = NULL, *u = NULL, *s2 = NULL, *hB_owned = NULL;
   uint8_t *strong = NULL;
-  size_t strong_cap = 0; /* bytes of `strong`: reused by the levels that fit */
-  int32_t *agg = NULL;
+  int32_t *agg = NULL, *d_bad = NULL;
   gs_amg_dcsr_t P = {0}, R = {0}, AP = {0}, Ac = {0};
   setup_tmp_t w;
-  phase_clock_t clk;
-  gs_amg_ws_t ws; /* the phases' scratch, kept from level to level (amg_impl.h) */
   memset(&w, 0, sizeof w);
-  memset(&clk, 0, sizeof clk);
-  memset(&ws, 0, sizeof ws);
   if (!G) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory setting up AMG");
   G->ctx = ctx;
   G->cfg = *cfg;
   G->cfg.options = NULL;
-  G->clk = &clk;
-  GS_TRY(gs_context_activate(ctx));
-  GS_TRY(phase_end(G, -1));
+  double t0 = gs_wall_seconds();
   GS_TRY(level_from_matrix(G, A));
-  GS_TRY(phase_end(G, PH_UPLOAD));
+  GS_TRY(phase_end(G, PH_UPLOAD, &t0));
   const gs_idx_t n0 = G->L[0].n;
   const int block = (int)G->cfg.v[O_BLOCK];
   if (n0 % block != 0)
@@ -452,8 +369,6 @@ static gs_status_t amg_setup(gs_context_t *ctx, gs_matrix_t *A, const gs_precond
   if (n0 == 0) { /* nothing to cycle on: gs_precond_apply returns before the table for n = 0 */
     G->nlev = 1;
     G->caps = GS_PRECOND_FLAG_CAPTURABLE | GS_PRECOND_FLAG_SYMMETRIC;
-    GS_TRY(phase_flush(G));
-    G->clk = NULL;
     *data = G;
     G = NULL;
     goto cleanup;
@@ -467,7 +382,8 @@ static gs_status_t amg_setup(gs_context_t *ctx, gs_matrix_t *A, const gs_precond
   GS_TRY(dvec(ctx, &v, n0, "AMG setup scratch"));
   GS_TRY(dvec(ctx, &z, n0, "AMG setup scratch"));
   GS_TRY(dvec(ctx, &u, n0, "AMG setup scratch"));
-  GS_TRY(gs_dmalloc(ctx, (void **)&rb, sizeof *rb, "AMG setup scratch"));
+  GS_TRY(dvec(ctx, &s2, 1, "AMG setup scratch"));
+  GS_TRY(gs_dmalloc(ctx, (void **)&d_bad, sizeof *d_bad, "AMG setup scratch"));
   GS_TRY(gs_dmalloc(ctx, (void **)&agg, (size_t)(n0 > 0 ? n0 : 1) * sizeof *agg,
                     "AMG aggregates"));
   GS_TRY(dvec(ctx, &G->consts, 2, "AMG constants"));
@@ -493,7 +409,7 @@ static gs_status_t amg_setup(gs_context_t *ctx, gs_matrix_t *A, const gs_precond
   GS_TRY(make_spmv(G, A, &G->L[0].S));
   GS_TRY(dvec(ctx, &G->L[0].r, n0, "AMG level vectors"));
   GS_TRY(dvec(ctx, &G->L[0].b, n0, "AMG level vectors"));
-  GS_TRY(phase_end(G, PH_PRODUCTS));
+  GS_TRY(phase_end(G, PH_PRODUCTS, &t0));
 
   int l = 0;
   for (;; ++l) {
@@ -501,12 +417,14 @@ static gs_status_t amg_setup(gs_context_t *ctx, gs_matrix_t *A, const gs_precond
     const gs_amg_dcsr_t Al = {L->n, L->n, L->nnz, (int32_t *)L->rp, (gs_idx_t *)L->col,
                               (double *)L->val};
     GS_TRY(dvec(ctx, &L->dinv, L->n, "the AMG smoother diagonal"));
-    GS_TRY(level_diagonal(G, l, d, rb));
-    GS_TRY(phase_end(G, PH_SMOOTHER));
+    GS_TRY(level_diagonal(G, l, d, d_bad));
+    GS_TRY(phase_end(G, PH_SMOOTHER, &t0));
     if (l == max_levels - 1 || L->n <= coarse_size) break;
     /* strength and aggregates, of the nodes when the level has them (amg_impl.h, NODES) */
     int32_t naggs = 0;
     int rounds = 0;
+    gs_dfree(ctx, strong);
+    strong = NULL;
     if (w.nptr) {
       if (!w.aggn) { /* nodes never outnumber the finest level's unknowns */
         GS_TRY(gs_dmalloc(ctx, (void **)&w.aggn, (size_t)n0 * sizeof(int32_t), "AMG aggregates"));
@@ -514,24 +432,25 @@ static gs_status_t amg_setup(gs_context_t *ctx, gs_matrix_t *A, const gs_precond
       }
       GS_TRY(gs_amg_amalgamate_dev(ctx, &Al, nnodes, w.nptr, w.nof, &w.Aa));
       GS_TRY(gs_amg_diag_dev(ctx, nnodes, w.Aa.rp, w.Aa.col, w.Aa.val, w.da));
-      GS_TRY(strength_buffer(ctx, &strong, &strong_cap, w.Aa.nnz));
+      GS_TRY(gs_dmalloc(ctx, (void **)&strong, (size_t)(w.Aa.nnz > 0 ? w.Aa.nnz : 1),
+                        "AMG strength"));
       GS_TRY(gs_amg_strength_dev(ctx, nnodes, w.Aa.rp, w.Aa.col, w.Aa.val, w.da,
                                  G->cfg.v[O_THETA], strong));
-      GS_TRY(phase_end(G, PH_STRENGTH));
-      GS_TRY(gs_amg_aggregate_dev_ws(ctx, nnodes, w.Aa.rp, w.Aa.col, strong, w.aggn, &naggs,
-                                     &rounds, &ws));
+      GS_TRY(phase_end(G, PH_STRENGTH, &t0));
+      GS_TRY(gs_amg_aggregate_dev(ctx, nnodes, w.Aa.rp, w.Aa.col, strong, w.aggn, &naggs,
+                                  &rounds));
       GS_TRY(gs_amg_expand_agg_dev(ctx, L->n, w.nof, w.aggn, agg));
       gs_amg_dcsr_free(ctx, &w.Aa);
-      GS_TRY(phase_end(G, PH_AGGREGATE));
+      GS_TRY(phase_end(G, PH_AGGREGATE, &t0));
       if (naggs == 0 || naggs >= nnodes) break; /* nothing to coarsen: the last level */
     } else {
-      GS_TRY(strength_buffer(ctx, &strong, &strong_cap, L->nnz));
+      GS_TRY(gs_dmalloc(ctx, (void **)&strong, (size_t)(L->nnz > 0 ? L->nnz : 1),
+                        "AMG strength"));
       GS_TRY(gs_amg_strength_dev(ctx, L->n, L->rp, L->col, L->val, d, G->cfg.v[O_THETA],
                                  strong));
-      GS_TRY(phase_end(G, PH_STRENGTH));
-      GS_TRY(gs_amg_aggregate_dev_ws(ctx, L->n, L->rp, L->col, strong, agg, &naggs, &rounds,
-                                     &ws));
-      GS_TRY(phase_end(G, PH_AGGREGATE));
+      GS_TRY(phase_end(G, PH_STRENGTH, &t0));
+      GS_TRY(gs_amg_aggregate_dev(ctx, L->n, L->rp, L->col, strong, agg, &naggs, &rounds));
+      GS_TRY(phase_end(G, PH_AGGREGATE, &t0));
       if (naggs == 0 || naggs >= L->n) break; /* nothing to coarsen: this level is the last */
     }
     /* the vectors' fit over the aggregates (amg_impl.h, FIT): T and the coarse vectors */
@@ -540,27 +459,26 @@ static gs_status_t amg_setup(gs_context_t *ctx, gs_matrix_t *A, const gs_precond
       GS_TRY(gs_dmalloc(ctx, (void **)&w.cptr, ((size_t)naggs + 1) * sizeof(int32_t),
                         "AMG coarse nodes"));
       GS_TRY(gs_amg_fit_dev(ctx, L->n, nv, w.B, agg, naggs, &w.T, &w.Bn, w.cptr, &kmax));
-      GS_TRY(phase_end(G, PH_PROLONG));
+      GS_TRY(phase_end(G, PH_PROLONG, &t0));
       if (w.T.n == 0 || w.T.n >= L->n) break; /* as many coarse unknowns: the last level */
     }
-    GS_TRY(estimate_rho(G, l, v, z, u, rb, &L->rho));
-    GS_TRY(phase_end(G, PH_EIGEN));
+    GS_TRY(estimate_rho(G, L, v, z, u, s2, &L->rho));
+    GS_TRY(phase_end(G, PH_EIGEN, &t0));
     /* prolongator and restriction */
     const double w_p = L->rho > 0 ? omega / L->rho : 0.0;
     if (w.B) {
       GS_TRY(gs_amg_smooth_tp_dev(ctx, &Al, d, &w.T, w_p, &P));
       gs_amg_dcsr_free(ctx, &w.T);
     } else {
-      /* the aggregates' sums in u (naggs < L->n doubles; the power iteration is done) */
-      GS_TRY(gs_amg_tentative_dev_scratch(ctx, L->n, agg, naggs, NULL, t, u));
-      GS_TRY(gs_amg_smooth_p_dev_ws(ctx, &Al, d, agg, t, naggs, w_p, &P, &ws));
+      GS_TRY(gs_amg_tentative_dev(ctx, L->n, agg, naggs, NULL, t));
+      GS_TRY(gs_amg_smooth_p_dev(ctx, &Al, d, agg, t, naggs, w_p, &P));
     }
-    GS_TRY(phase_end(G, PH_PROLONG));
-    GS_TRY(gs_amg_transpose_dev_ws(ctx, &P, &R, &ws));
-    GS_TRY(phase_end(G, PH_TRANSPOSE));
+    GS_TRY(phase_end(G, PH_PROLONG, &t0));
+    GS_TRY(gs_amg_transpose_dev(ctx, &P, &R));
+    GS_TRY(phase_end(G, PH_TRANSPOSE, &t0));
     if (G->cfg.v[O_GALERKIN] == GALERKIN_OWN) {
-      GS_TRY(gs_amg_spgemm_own_dev_ws(ctx, &Al, &P, &AP, &ws));
-      GS_TRY(gs_amg_spgemm_own_dev_ws(ctx, &R, &AP, &Ac, &ws));
+      GS_TRY(gs_amg_spgemm_own_dev(ctx, &Al, &P, &AP));
+      GS_TRY(gs_amg_spgemm_own_dev(ctx, &R, &AP, &Ac));
     } else {
       GS_TRY(gs_amg_spgemm_dev(ctx, &Al, &P, &AP));
       GS_TRY(gs_amg_spgemm_dev(ctx, &R, &AP, &Ac));
@@ -568,12 +486,13 @@ static gs_status_t amg_setup(gs_context_t *ctx, gs_matrix_t *A, const gs_precond
     gs_amg_dcsr_free(ctx, &AP);
     if (Ac.nnz > INT32_MAX)
       GS_FAIL(GS_ERR_UNSUPPORTED, "amg: coarse level %d has more than 2^31-1 entries", l + 1);
-    GS_TRY(phase_end(G, PH_RAP));
+    GS_TRY(phase_end(G, PH_RAP, &t0));
     L->p_nnz = P.nnz;
     GS_TRY(adopt(G, &P, &L->Pm, &L->P));
     GS_TRY(adopt(G, &R, &L->Rm, &L->R));
     level_t *C = &G->L[l + 1];
     GS_TRY(adopt(G, &Ac, &C->Am, &C->S));
+    t0 = gs_wall_seconds();
     level_bind(C);
     GS_TRY(dvec(ctx, &C->x, C->n, "AMG level vectors"));
     GS_TRY(dvec(ctx, &C->b, C->n, "AMG level vectors"));
@@ -598,17 +517,15 @@ static gs_status_t amg_setup(gs_context_t *ctx, gs_matrix_t *A, const gs_precond
       gs_dfree(ctx, w.cptr);
       w.cptr = NULL;
     }
-    GS_TRY(phase_end(G, PH_PRODUCTS));
-    GS_TRY(level_smoother(G, l, d, rb));
-    GS_TRY(phase_end(G, PH_SMOOTHER));
+    GS_TRY(phase_end(G, PH_PRODUCTS, &t0));
+    GS_TRY(level_smoother(G, l, d, d_bad));
+    GS_TRY(phase_end(G, PH_SMOOTHER, &t0));
   }
   G->nlev = l + 1;
   setup_tmp_free(ctx, &w); /* before the coarse inverse's memory */
-  gs_amg_ws_free(ctx, &ws);
   { /* the coarsest level */
     level_t *L = &G->L[l];
     const int mode = (int)G->cfg.v[O_COARSE];
-    GS_TRY(diag_check(G, l, rb)); /* the loop leaves before the level's estimate_rho */
     if (mode != COARSE_SMOOTH && L->n <= GS_AMG_DENSE_MAX) {
       const gs_amg_dcsr_t Al = {L->n, L->n, L->nnz, (int32_t *)L->rp, (gs_idx_t *)L->col,
                                 (double *)L->val};
@@ -621,10 +538,10 @@ static gs_status_t amg_setup(gs_context_t *ctx, gs_matrix_t *A, const gs_precond
               "has %d (raise max_levels or lower coarse_size)", GS_AMG_DENSE_MAX, (int)L->n);
     }
     if (!G->inv) { /* sweeps of the smoother */
-      GS_TRY(estimate_rho(G, l, v, z, u, rb, &L->rho));
-      GS_TRY(level_smoother(G, l, d, rb));
+      GS_TRY(estimate_rho(G, L, v, z, u, s2, &L->rho));
+      GS_TRY(level_smoother(G, l, d, d_bad));
     }
-    GS_TRY(phase_end(G, PH_COARSE));
+    GS_TRY(phase_end(G, PH_COARSE, &t0));
   }
   /* capabilities: symmetric when A is (the same smoother before and after, R = P^T) */
   {
@@ -640,13 +557,10 @@ static gs_status_t amg_setup(gs_context_t *ctx, gs_matrix_t *A, const gs_precond
     if (gs_matrix_features(A)->numerically_symmetric) caps |= GS_PRECOND_FLAG_SYMMETRIC;
     G->caps = caps;
   }
-  GS_TRY(phase_flush(G)); /* the one wait of the timers */
-  G->clk = NULL;
   *data = G;
   G = NULL;
 cleanup:
   setup_tmp_free(ctx, &w);
-  gs_amg_ws_free(ctx, &ws);
   free(hB_owned);
   gs_amg_dcsr_free(ctx, &P);
   gs_amg_dcsr_free(ctx, &R);
@@ -657,12 +571,11 @@ cleanup:
   gs_dfree(ctx, v);
   gs_dfree(ctx, z);
   gs_dfree(ctx, u);
-  gs_dfree(ctx, rb);
+  gs_dfree(ctx, s2);
+  gs_dfree(ctx, d_bad);
   gs_dfree(ctx, agg);
   gs_dfree(ctx, strong);
-  if (G) G->clk = NULL;
   amg_destroy(G);
-  phase_clock_free(&clk); /* the stream is idle here (the frees above waited for it) */
   return st;
 }
 

@@ -192,25 +192,6 @@ typedef struct gs_amg_dcsr {
 
 /** Frees A's arrays (NULL-safe) and zeroes A. */
 void gs_amg_dcsr_free(gs_context_t *ctx, gs_amg_dcsr_t *A);
-
-/** A setup's scratch kept from phase to phase: each gs_dmalloc waits for the stream and each
- *  gs_dfree for the device, so the phases below (the _ws variants) take their scratch from
- *  these slots instead, reused while large enough (a grown slot is freed and allocated
- *  again). Every user runs on ctx->stream, so one phase's kernels finish with a slot before the
- *  next phase's write it. A phase uses slot 0 for its first block and slot 1 for a second one
- *  live at the same time. Zero-initialize; gs_amg_ws_free when done (the counted bytes of the
- *  slots are in use until then). */
-#define GS_AMG_WS_SLOTS 2
-typedef struct gs_amg_ws {
-  void *p[GS_AMG_WS_SLOTS];
-  size_t cap[GS_AMG_WS_SLOTS];
-} gs_amg_ws_t;
-/** *out = slot `slot` of at least `bytes` (contents undefined); GS_ERR_DEVICE_MEMORY as
- *  gs_dmalloc. */
-gs_status_t gs_amg_ws_get(gs_context_t *ctx, gs_amg_ws_t *ws, int slot, size_t bytes,
-                          const char *what, void **out);
-/** Frees the slots (NULL-safe; waits for the device as gs_dfree) and zeroes ws. */
-void gs_amg_ws_free(gs_context_t *ctx, gs_amg_ws_t *ws);
 /** d_diag[i] = a_ii (0 where absent); async. */
 gs_status_t gs_amg_diag_dev(gs_context_t *ctx, gs_idx_t n, const int32_t *rp, const gs_idx_t *col,
                             const double *val, double *d_diag);
@@ -222,36 +203,16 @@ gs_status_t gs_amg_strength_dev(gs_context_t *ctx, gs_idx_t n, const int32_t *rp
 gs_status_t gs_amg_aggregate_dev(gs_context_t *ctx, gs_idx_t n, const int32_t *rp,
                                  const gs_idx_t *col, const uint8_t *d_strong, int32_t *d_agg,
                                  int32_t *naggs, int *rounds);
-/** The same with its scratch from ws (slot 0; NULL: its own, freed before it returns). */
-gs_status_t gs_amg_aggregate_dev_ws(gs_context_t *ctx, gs_idx_t n, const int32_t *rp,
-                                    const gs_idx_t *col, const uint8_t *d_strong, int32_t *d_agg,
-                                    int32_t *naggs, int *rounds, gs_amg_ws_t *ws);
 /** d_t per rule 4 (d_B NULL: ones; bit-identical for ones, within rounding for a given B). */
 gs_status_t gs_amg_tentative_dev(gs_context_t *ctx, gs_idx_t n, const int32_t *d_agg,
                                  int32_t naggs, const double *d_B, double *d_t);
-/** The same with the aggregates' sums in the caller's d_sum (naggs doubles, overwritten): no
- *  allocation, so no wait for the stream; async. */
-gs_status_t gs_amg_tentative_dev_scratch(gs_context_t *ctx, gs_idx_t n, const int32_t *d_agg,
-                                         int32_t naggs, const double *d_B, double *d_t,
-                                         double *d_sum);
 /** P per the smoothed-P rule (bit-identical to the host's), a fresh device CSR. Synchronizes. */
 gs_status_t gs_amg_smooth_p_dev(gs_context_t *ctx, const gs_amg_dcsr_t *A, const double *d_diag,
                                 const int32_t *d_agg, const double *d_t, int32_t naggs,
                                 double omega, gs_amg_dcsr_t *P);
-/** The same with its scratch from ws (slots 0 and 1; NULL: its own). With ws it returns without
- *  the final synchronization (P is ready for the stream's next work); the reads of the bins
- *  and of P's size still wait. */
-gs_status_t gs_amg_smooth_p_dev_ws(gs_context_t *ctx, const gs_amg_dcsr_t *A,
-                                   const double *d_diag, const int32_t *d_agg, const double *d_t,
-                                   int32_t naggs, double omega, gs_amg_dcsr_t *P,
-                                   gs_amg_ws_t *ws);
 /** R = P^T (a radix sort of the entries by (column, row): values moved, not computed), a fresh
  *  device CSR with sorted rows. */
 gs_status_t gs_amg_transpose_dev(gs_context_t *ctx, const gs_amg_dcsr_t *P, gs_amg_dcsr_t *R);
-/** The same with its scratch from ws (slot 0; NULL: its own); with ws, asynchronous but for
- *  the allocations of R's arrays. */
-gs_status_t gs_amg_transpose_dev_ws(gs_context_t *ctx, const gs_amg_dcsr_t *P, gs_amg_dcsr_t *R,
-                                    gs_amg_ws_t *ws);
 /** C = A B (cuSPARSE SpGEMM), a fresh device CSR with sorted rows. Synchronizes. */
 gs_status_t gs_amg_spgemm_dev(gs_context_t *ctx, const gs_amg_dcsr_t *A, const gs_amg_dcsr_t *B,
                               gs_amg_dcsr_t *C);
@@ -264,16 +225,10 @@ gs_status_t gs_amg_spgemm_own_dev(gs_context_t *ctx, const gs_amg_dcsr_t *A,
                                   const gs_amg_dcsr_t *B, gs_amg_dcsr_t *C);
 /** The same with `bound` the bytes of intermediate buffers (12 a product, 36 in rows of more
  *  than 4096 products) taken at once: the rows go in consecutive ranges of at most the bound
- *  plus one row each. 0: an eighth of the free device memory, at least 1 GiB (what
- *  gs_amg_spgemm_own_dev takes). For the suites, which cover the ranges on small products. */
+ *  plus one row each. 0: 1 GiB. For the suites, which cover the ranges on small products. */
 gs_status_t gs_amg_spgemm_own_dev_bounded(gs_context_t *ctx, const gs_amg_dcsr_t *A,
                                           const gs_amg_dcsr_t *B, gs_amg_dcsr_t *C,
                                           size_t bound);
-/** gs_amg_spgemm_own_dev with its scratch from ws (slots 0 and 1; NULL: its own); with ws it
- *  returns without the final synchronization (the reads of the bounds and of C's size, and
- *  the allocations, still wait). */
-gs_status_t gs_amg_spgemm_own_dev_ws(gs_context_t *ctx, const gs_amg_dcsr_t *A,
-                                     const gs_amg_dcsr_t *B, gs_amg_dcsr_t *C, gs_amg_ws_t *ws);
 /** d_l1[i] = sum_j |a_ij| (the l1-Jacobi smoother's diagonal, Baker, Falgout, Kolev and Yang
  *  2011, on one process); async. */
 gs_status_t gs_amg_l1_diag_dev(gs_context_t *ctx, gs_idx_t n, const int32_t *rp,
@@ -334,10 +289,10 @@ gs_status_t gs_amg_cheb_kernel(cudaStream_t stream, gs_idx_t n, double c1, doubl
 
 /* ---- level kernels of precond/amg.c (precond/amg_level_kernels.cu); async on stream -------- */
 
-/** dinv[i] = 1 / d[i]; *d_bad (device, preset to UINT32_MAX by the caller: a memset of 0xff,
- *  no host copy) gets the least row whose d[i] is zero or not finite. */
+/** dinv[i] = 1 / d[i]; *d_bad (device, preset to INT32_MAX by the caller) gets the least row
+ *  whose d[i] is zero or not finite. */
 gs_status_t gs_amg_invert_kernel(cudaStream_t stream, gs_idx_t n, const double *d, double *dinv,
-                                 uint32_t *d_bad);
+                                 int32_t *d_bad);
 /** v[i] = 0.5 + gs_amg_hash(i) / 2^32: the start of the spectral-radius estimate. */
 gs_status_t gs_amg_start_vector_kernel(cudaStream_t stream, gs_idx_t n, double *v);
 /** u = dinv .* z. */

@@ -16,12 +16,12 @@ unsigned blocks_for(gs_idx_t n)
   return (unsigned)(b < 1 ? 1 : b > 65535L * 8 ? 65535L * 8 : b);
 }
 
-__global__ void invert_k(gs_idx_t n, const double *d, double *dinv, uint32_t *bad)
+__global__ void invert_k(gs_idx_t n, const double *d, double *dinv, int32_t *bad)
 {
   for (gs_idx_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
     const double v = d[i];
     if (v == 0.0 || !isfinite(v)) {
-      atomicMin((unsigned *)bad, (unsigned)i);
+      atomicMin(bad, (int32_t)i);
       dinv[i] = 0.0;
     } else {
       dinv[i] = 1.0 / v;
@@ -52,7 +52,7 @@ __global__ void normalize_k(gs_idx_t n, const double *u, const double *s2, doubl
 } // namespace
 
 extern "C" gs_status_t gs_amg_invert_kernel(cudaStream_t stream, gs_idx_t n, const double *d,
-                                            double *dinv, uint32_t *d_bad)
+                                            double *dinv, int32_t *d_bad)
 {
   if (n <= 0) return GS_SUCCESS;
   invert_k<<<blocks_for(n), kThreads, 0, stream>>>(n, d, dinv, d_bad);

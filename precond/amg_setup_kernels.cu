@@ -5,13 +5,11 @@
  * Work division (256-thread blocks, grid-stride loops on gs_grid_blocks):
  *   diag, strength, l1, isolated flags   one thread a row, walking its entries in order
  *   MIS(2) (Bell, Dalton and Olson, SISC 2012, Algorithm 2 with the tuple of Section 4.1)
- *                                        per round three kernels over the rows (the two max
- *                                        kernels AMG_MAX_LANES lanes a row): t1 = max of keys
+ *                                        per round three kernels over the rows: t1 = max of keys
  *                                        over {i} u Ns(i), t2 = max of t1 likewise (each reads
  *                                        the previous kernel's array), the state update; a
- *                                        device counter a round of nodes left UNDECIDED (warp
- *                                        sums, one atomic a warp), read back once a batch of
- *                                        rounds (a round past convergence is a no-op)
+ *                                        device counter of nodes left UNDECIDED (warp sums, one
+ *                                        atomic a warp) is read back once a round
  *   aggregates                           cub::DeviceScan::ExclusiveSum of the IN flags numbers
  *                                        the roots (rule a); one thread a row for rules b and c
  *                                        (c writes a new array); a second scan numbers rule d's
@@ -40,10 +38,9 @@
  *                                        launch); the pivots read back for the singular test
  * Memory access: the row-per-thread kernels read their row's entries contiguously (uncoalesced
  * across a warp: setup work, read once or twice) and gather per-node arrays (d, keys, agg, t)
- * by column, which L1/L2 serve for the banded matrices AMG meets. Scratch is one block per
- * function where possible (each gs_dmalloc synchronizes the stream, each gs_dfree the device):
- * from the caller's gs_amg_ws_t (the _ws variants: kept from phase to phase, no wait), else
- * its own, freed on every path after the stream is idle.
+ * by column, which L1/L2 serve for the banded matrices AMG meets. Scratch is one gs_dmalloc
+ * block per function where possible (each allocation synchronizes the stream), freed on every
+ * path after the stream is idle.
  * Assumptions: square A (except in SpGEMM and transpose), nnz <= INT32_MAX, sorted rows without
  * duplicates, n < 2^31 (the key's node field). */
 #include <cub/device/device_radix_sort.cuh>
@@ -140,31 +137,6 @@ extern "C" void gs_amg_dcsr_free(gs_context_t *ctx, gs_amg_dcsr_t *A)
   memset(A, 0, sizeof *A);
 }
 
-extern "C" gs_status_t gs_amg_ws_get(gs_context_t *ctx, gs_amg_ws_t *ws, int slot, size_t bytes,
-                                     const char *what, void **out)
-{
-  if (!ctx || !ws || !out || slot < 0 || slot >= GS_AMG_WS_SLOTS)
-    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_amg_ws_get: bad arguments");
-  *out = NULL;
-  if (bytes == 0) bytes = 1;
-  if (!ws->p[slot] || ws->cap[slot] < bytes) {
-    gs_dfree(ctx, ws->p[slot]); /* waits for the device: its last user is done */
-    ws->p[slot] = NULL;
-    ws->cap[slot] = 0;
-    GS_CHECK(gs_dmalloc(ctx, &ws->p[slot], bytes, what));
-    ws->cap[slot] = bytes;
-  }
-  *out = ws->p[slot];
-  return GS_SUCCESS;
-}
-
-extern "C" void gs_amg_ws_free(gs_context_t *ctx, gs_amg_ws_t *ws)
-{
-  if (!ws) return;
-  for (int k = 0; k < GS_AMG_WS_SLOTS; ++k) gs_dfree(ctx, ws->p[k]);
-  memset(ws, 0, sizeof *ws);
-}
-
 extern "C" gs_status_t gs_amg_diag_dev(gs_context_t *ctx, gs_idx_t n, const int32_t *rp,
                                        const gs_idx_t *col, const double *val, double *d_diag)
 {
@@ -219,28 +191,18 @@ amg_init_kernel(gs_idx_t n, const int32_t *__restrict__ rp, const gs_idx_t *__re
 }
 
 /* out[i] = max of in[j] over j in {i} u Ns(i), j not isolated (0 for an isolated i, never read):
- * t1 from the keys, then t2 from t1. AMG_MAX_LANES lanes a row, each a strided part of its
- * entries (coalesced reads of col and strong), their maxima combined by shuffles: a max, so the
- * same value in any order. *left: the nodes UNDECIDED before this round (the round's kernels
- * return at once when it is 0, so that the rounds of a batch past convergence change
- * nothing). */
-#define AMG_MAX_LANES 8
+ * t1 from the keys, then t2 from t1. */
 static __global__ void __launch_bounds__(AMG_THREADS)
 amg_max_kernel(gs_idx_t n, const int32_t *__restrict__ rp, const gs_idx_t *__restrict__ col,
                const uint8_t *__restrict__ strong, const uint8_t *__restrict__ iso,
-               const uint64_t *__restrict__ in, uint64_t *__restrict__ out,
-               const int32_t *__restrict__ left)
+               const uint64_t *__restrict__ in, uint64_t *__restrict__ out)
 {
-  if (*left == 0) return; /* converged in an earlier round of the batch: a no-op round */
-  const int G = AMG_MAX_LANES;
-  const int lane = threadIdx.x & (G - 1);
-  const unsigned gmask = ((1u << G) - 1u) << ((threadIdx.x & 31) & ~(G - 1));
-  const int64_t stride = (int64_t)gridDim.x * (AMG_THREADS / G);
-  for (int64_t i = ((int64_t)blockIdx.x * AMG_THREADS + threadIdx.x) / G; i < n; i += stride) {
-    uint64_t m = 0; /* every i is the same in the G lanes of a group: the shuffles see all G */
+  GS_GRID_STRIDE(i, n)
+  {
+    uint64_t m = 0;
     if (!iso[i]) {
-      if (lane == 0) m = in[i];
-      for (int32_t k = rp[i] + lane; k < rp[i + 1]; k += G) {
+      m = in[i];
+      for (int32_t k = rp[i]; k < rp[i + 1]; ++k) {
         const gs_idx_t j = col[k];
         if (AMG_NS(k, j, i) && !iso[j]) {
           const uint64_t v = in[j];
@@ -248,22 +210,16 @@ amg_max_kernel(gs_idx_t n, const int32_t *__restrict__ rp, const gs_idx_t *__res
         }
       }
     }
-    for (int off = G / 2; off > 0; off >>= 1) {
-      const uint64_t o = __shfl_xor_sync(gmask, m, off, G);
-      m = o > m ? o : m;
-    }
-    if (lane == 0) out[i] = m;
+    out[i] = m;
   }
 }
 
 /* The state update: an UNDECIDED i becomes IN when t2[i] is its own key, OUT when t2[i] is an
- * IN key; *count (zeroed before the batch) += the nodes still UNDECIDED; nothing when *left
- * (the nodes UNDECIDED before the round) is 0. Each thread writes only its own key. */
+ * IN key; *count += the nodes still UNDECIDED. Each thread writes only its own key. */
 static __global__ void __launch_bounds__(AMG_THREADS)
 amg_update_kernel(gs_idx_t n, const uint8_t *__restrict__ iso, const uint64_t *__restrict__ t2,
-                  uint64_t *__restrict__ key, const int32_t *__restrict__ left, int32_t *count)
+                  uint64_t *__restrict__ key, int32_t *count)
 {
-  if (*left == 0) return; /* the whole block leaves: amg_count_add sees no partial warp */
   int32_t c = 0;
   GS_GRID_STRIDE(i, n)
   {
@@ -281,9 +237,8 @@ amg_update_kernel(gs_idx_t n, const uint8_t *__restrict__ iso, const uint64_t *_
 /* f[i] = 1 for an IN node, f[n] = 0 (the scan's total lands in pos[n]). */
 static __global__ void __launch_bounds__(AMG_THREADS)
 amg_in_flag_kernel(gs_idx_t n, const uint8_t *__restrict__ iso, const uint64_t *__restrict__ key,
-                   int32_t *__restrict__ f, const int32_t *__restrict__ left)
+                   int32_t *__restrict__ f)
 {
-  if (*left != 0) return; /* not converged yet: the batch's rules are not wanted */
   GS_GRID_STRIDE(i, (int64_t)n + 1)
   f[i] = i < n && !iso[i] && (key[i] >> 62) == GS_AMG_IN;
 }
@@ -295,9 +250,8 @@ static __global__ void __launch_bounds__(AMG_THREADS)
 amg_rule_ab_kernel(gs_idx_t n, const int32_t *__restrict__ rp, const gs_idx_t *__restrict__ col,
                    const uint8_t *__restrict__ strong, const uint8_t *__restrict__ iso,
                    const uint64_t *__restrict__ key, const int32_t *__restrict__ pos,
-                   int32_t *__restrict__ agg, int32_t *stat, const int32_t *__restrict__ left)
+                   int32_t *__restrict__ agg, int32_t *stat)
 {
-  if (*left != 0) return;
   if (blockIdx.x == 0 && threadIdx.x == 0) stat[1] = pos[n];
   GS_GRID_STRIDE(i, n)
   {
@@ -329,9 +283,8 @@ static __global__ void __launch_bounds__(AMG_THREADS)
 amg_rule_c_kernel(gs_idx_t n, const int32_t *__restrict__ rp, const gs_idx_t *__restrict__ col,
                   const uint8_t *__restrict__ strong, const uint8_t *__restrict__ iso,
                   const int32_t *__restrict__ agg_b, int32_t *__restrict__ agg_c,
-                  int32_t *__restrict__ f, const int32_t *__restrict__ left)
+                  int32_t *__restrict__ f)
 {
-  if (*left != 0) return;
   if (blockIdx.x == 0 && threadIdx.x == 0) f[n] = 0;
   GS_GRID_STRIDE(i, n)
   {
@@ -360,10 +313,8 @@ amg_rule_c_kernel(gs_idx_t n, const int32_t *__restrict__ rp, const gs_idx_t *__
  * roots in node order (pos: the scan of rule c's flags); stat[2] = their count. */
 static __global__ void __launch_bounds__(AMG_THREADS)
 amg_rule_d_kernel(gs_idx_t n, const uint8_t *__restrict__ iso, const int32_t *__restrict__ agg_c,
-                  const int32_t *__restrict__ pos, int32_t *stat, int32_t *__restrict__ agg,
-                  const int32_t *__restrict__ left)
+                  const int32_t *__restrict__ pos, int32_t *stat, int32_t *__restrict__ agg)
 {
-  if (*left != 0) return;
   const int32_t roots = stat[1];
   GS_GRID_STRIDE(i, n)
   {
@@ -374,131 +325,83 @@ amg_rule_d_kernel(gs_idx_t n, const uint8_t *__restrict__ iso, const int32_t *__
   if (blockIdx.x == 0 && threadIdx.x == 0) stat[2] = pos[n];
 }
 
-/* The rounds go in batches (AMG_BATCH0 rounds, then AMG_BATCH rounds each time) without a read
- * between them: cnt[r] holds the nodes UNDECIDED before round r (cnt[0] from the init kernel),
- * zeroed once, and round r's kernels return at once when cnt[r] is 0, so a round past
- * convergence changes nothing and the keys are those of the one-round-a-read loop. Rules a-d
- * run after every batch and return at once unless the batch's last count is 0; one read of
- * the batch's counts and of the roots and singletons ends the batch (the rounds: the first r
- * with cnt[r] == 0). */
-#define AMG_BATCH0 12 /* the host reference takes 7-13 rounds on 5- and 27-point Laplacians */
-#define AMG_BATCH 6
-#define AMG_ROUND_BLOCKS_SM 16 /* blocks a multiprocessor in the rounds' grids (grid-stride): a
-                                  round past convergence then costs three short launches */
-
 extern "C" gs_status_t gs_amg_aggregate_dev(gs_context_t *ctx, gs_idx_t n, const int32_t *rp,
                                             const gs_idx_t *col, const uint8_t *d_strong,
                                             int32_t *d_agg, int32_t *naggs, int *rounds)
 {
-  return gs_amg_aggregate_dev_ws(ctx, n, rp, col, d_strong, d_agg, naggs, rounds, NULL);
-}
-
-extern "C" gs_status_t gs_amg_aggregate_dev_ws(gs_context_t *ctx, gs_idx_t n, const int32_t *rp,
-                                               const gs_idx_t *col, const uint8_t *d_strong,
-                                               int32_t *d_agg, int32_t *naggs, int *rounds,
-                                               gs_amg_ws_t *ws)
-{
   gs_status_t st = GS_SUCCESS;
   char *scratch = NULL;
-  gs_amg_ws_t own;
-  memset(&own, 0, sizeof own);
-  gs_amg_ws_t *W = ws ? ws : &own;
   if (!ctx || n < 0 || !naggs || !rounds)
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_amg_aggregate_dev: bad arguments");
   *naggs = 0;
   *rounds = 0;
   if (n == 0) return GS_SUCCESS;
-  int sms = 0;
-  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ctx->device) != cudaSuccess)
-    sms = 0;
-  (void)cudaGetLastError();
-  const unsigned cap = sms > 0 ? (unsigned)sms * AMG_ROUND_BLOCKS_SM : UINT32_MAX;
-  unsigned grid = amg_blocks(n), gmax = amg_blocks((int64_t)n * AMG_MAX_LANES);
-  grid = grid < cap ? grid : cap;
-  gmax = gmax < cap ? gmax : cap;
+  const unsigned grid = amg_blocks(n);
   const uint8_t *strong = d_strong;
   size_t temp = 0;
   GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, temp, (const int32_t *)NULL,
                                                (int32_t *)NULL, (int64_t)n + 1, ctx->stream)));
   {
     /* one block: keys, t1, t2 (8n each), f, pos (4(n+1) each), rule c's array (4n), the
-     * isolated flags (n), the counts of the rounds (AMG_MAX_ROUNDS + 1) followed by stat (4
-     * ints: unused, roots, singletons; read back with them), the scan's storage */
+     * isolated flags (n), stat (4 ints: undecided, roots, singletons), the scan's storage */
     const size_t b8 = amg_round((size_t)n * 8), b4 = amg_round(((size_t)n + 1) * 4);
-    const size_t b1 = amg_round((size_t)n);
-    const size_t ncs = AMG_MAX_ROUNDS + 1 + 4, bs = amg_round(ncs * sizeof(int32_t));
-    GS_TRY(gs_amg_ws_get(ctx, W, 0, 3 * b8 + 3 * b4 + b1 + bs + temp,
-                         "AMG aggregation scratch", (void **)&scratch));
+    const size_t b1 = amg_round((size_t)n), bs = amg_round(4 * sizeof(int32_t));
+    GS_TRY(gs_dmalloc(ctx, (void **)&scratch, 3 * b8 + 3 * b4 + b1 + bs + temp,
+                      "AMG aggregation scratch"));
     uint64_t *key = (uint64_t *)scratch, *t1 = (uint64_t *)(scratch + b8);
     uint64_t *t2 = (uint64_t *)(scratch + 2 * b8);
     int32_t *f = (int32_t *)(scratch + 3 * b8), *pos = (int32_t *)(scratch + 3 * b8 + b4);
     int32_t *agg_c = (int32_t *)(scratch + 3 * b8 + 2 * b4);
     uint8_t *iso = (uint8_t *)(scratch + 3 * b8 + 3 * b4);
-    int32_t *cnt = (int32_t *)(scratch + 3 * b8 + 3 * b4 + b1);
-    int32_t *stat = cnt + AMG_MAX_ROUNDS + 1;
+    int32_t *stat = (int32_t *)(scratch + 3 * b8 + 3 * b4 + b1);
     void *d_temp = scratch + 3 * b8 + 3 * b4 + b1 + bs;
-    int32_t h_cs[AMG_MAX_ROUNDS + 1 + 4];
+    int32_t h_stat[3] = {0, 0, 0};
 
-    GS_TRY(GS_CUDA(cudaMemsetAsync(cnt, 0, ncs * sizeof(int32_t), ctx->stream)));
-    /* the scans of a batch that has not converged read f unwritten: defined, not garbage */
-    GS_TRY(GS_CUDA(cudaMemsetAsync(f, 0, ((size_t)n + 1) * sizeof(int32_t), ctx->stream)));
-    amg_init_kernel<<<grid, AMG_THREADS, 0, ctx->stream>>>(n, rp, col, strong, iso, key, cnt);
+    GS_TRY(GS_CUDA(cudaMemsetAsync(stat, 0, 4 * sizeof(int32_t), ctx->stream)));
+    amg_init_kernel<<<grid, AMG_THREADS, 0, ctx->stream>>>(n, rp, col, strong, iso, key, stat);
     GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "amg_init_kernel"));
-    int r0 = 0, batch = AMG_BATCH0;
-    for (;;) {
-      const int r1 = r0 + batch < AMG_MAX_ROUNDS ? r0 + batch : AMG_MAX_ROUNDS;
-      for (int r = r0; r < r1; ++r) {
-        amg_max_kernel<<<gmax, AMG_THREADS, 0, ctx->stream>>>(n, rp, col, strong, iso, key, t1,
-                                                              cnt + r);
-        GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "amg_max_kernel (t1)"));
-        amg_max_kernel<<<gmax, AMG_THREADS, 0, ctx->stream>>>(n, rp, col, strong, iso, t1, t2,
-                                                              cnt + r);
-        GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "amg_max_kernel (t2)"));
-        amg_update_kernel<<<grid, AMG_THREADS, 0, ctx->stream>>>(n, iso, t2, key, cnt + r,
-                                                                 cnt + r + 1);
-        GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "amg_update_kernel"));
-      }
-      const int32_t *left = cnt + r1; /* 0: converged by the end of the batch */
-      /* a, b: roots numbered by the scan of the IN flags, their neighbours joined */
-      amg_in_flag_kernel<<<amg_blocks((int64_t)n + 1), AMG_THREADS, 0, ctx->stream>>>(
-          n, iso, key, f, left);
-      GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "amg_in_flag_kernel"));
-      size_t tb = temp;
-      GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(d_temp, tb, f, pos, (int64_t)n + 1,
-                                                   ctx->stream)));
-      amg_rule_ab_kernel<<<grid, AMG_THREADS, 0, ctx->stream>>>(n, rp, col, strong, iso, key,
-                                                                pos, d_agg, stat, left);
-      GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "amg_rule_ab_kernel"));
-      /* c: from b's array into agg_c; d: the rest numbered after the roots, back into d_agg */
-      amg_rule_c_kernel<<<grid, AMG_THREADS, 0, ctx->stream>>>(n, rp, col, strong, iso, d_agg,
-                                                               agg_c, f, left);
-      GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "amg_rule_c_kernel"));
-      tb = temp;
-      GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(d_temp, tb, f, pos, (int64_t)n + 1,
-                                                   ctx->stream)));
-      amg_rule_d_kernel<<<grid, AMG_THREADS, 0, ctx->stream>>>(n, iso, agg_c, pos, stat, d_agg,
-                                                               left);
-      GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "amg_rule_d_kernel"));
-      /* the batch's counts and stat in one read (synchronizes) */
-      GS_TRY(gs_copy_to_host(ctx, h_cs + r0, cnt + r0, (ncs - (size_t)r0) * sizeof(int32_t)));
-      if (h_cs[r1] == 0) {
-        int r = r0;
-        while (h_cs[r] > 0) ++r; /* the first round that found none undecided */
-        *rounds = r;
-        break;
-      }
-      if (r1 == AMG_MAX_ROUNDS)
+    GS_TRY(gs_copy_to_host(ctx, &h_stat[0], stat, sizeof(int32_t)));
+    int r = 0;
+    while (h_stat[0] > 0) { /* one read-back a round */
+      if (r == AMG_MAX_ROUNDS)
         GS_FAIL(GS_ERR_INTERNAL,
                 "MIS(2) aggregation: %d nodes still undecided after %d rounds (n = %d)",
-                (int)h_cs[r1], r1, (int)n);
-      r0 = r1;
-      batch = AMG_BATCH;
+                (int)h_stat[0], r, (int)n);
+      GS_TRY(GS_CUDA(cudaMemsetAsync(stat, 0, sizeof(int32_t), ctx->stream)));
+      amg_max_kernel<<<grid, AMG_THREADS, 0, ctx->stream>>>(n, rp, col, strong, iso, key, t1);
+      GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "amg_max_kernel (t1)"));
+      amg_max_kernel<<<grid, AMG_THREADS, 0, ctx->stream>>>(n, rp, col, strong, iso, t1, t2);
+      GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "amg_max_kernel (t2)"));
+      amg_update_kernel<<<grid, AMG_THREADS, 0, ctx->stream>>>(n, iso, t2, key, stat);
+      GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "amg_update_kernel"));
+      GS_TRY(gs_copy_to_host(ctx, &h_stat[0], stat, sizeof(int32_t)));
+      ++r;
     }
-    *naggs = h_cs[AMG_MAX_ROUNDS + 1 + 1] + h_cs[AMG_MAX_ROUNDS + 1 + 2];
+    *rounds = r;
+
+    /* a, b: roots numbered by the scan of the IN flags, their neighbours joined */
+    amg_in_flag_kernel<<<amg_blocks((int64_t)n + 1), AMG_THREADS, 0, ctx->stream>>>(n, iso, key,
+                                                                                    f);
+    GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "amg_in_flag_kernel"));
+    GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(d_temp, temp, f, pos, (int64_t)n + 1,
+                                                 ctx->stream)));
+    amg_rule_ab_kernel<<<grid, AMG_THREADS, 0, ctx->stream>>>(n, rp, col, strong, iso, key, pos,
+                                                              d_agg, stat);
+    GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "amg_rule_ab_kernel"));
+    /* c: from b's array into agg_c; d: the rest numbered after the roots, back into d_agg */
+    amg_rule_c_kernel<<<grid, AMG_THREADS, 0, ctx->stream>>>(n, rp, col, strong, iso, d_agg,
+                                                             agg_c, f);
+    GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "amg_rule_c_kernel"));
+    GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(d_temp, temp, f, pos, (int64_t)n + 1,
+                                                 ctx->stream)));
+    amg_rule_d_kernel<<<grid, AMG_THREADS, 0, ctx->stream>>>(n, iso, agg_c, pos, stat, d_agg);
+    GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "amg_rule_d_kernel"));
+    GS_TRY(gs_copy_to_host(ctx, h_stat, stat, 3 * sizeof(int32_t))); /* synchronizes */
+    *naggs = h_stat[1] + h_stat[2];
   }
 cleanup:
-  if (scratch && !ws) cudaStreamSynchronize(ctx->stream); /* the kernels are done with it */
-  gs_amg_ws_free(ctx, &own);
+  if (scratch) cudaStreamSynchronize(ctx->stream); /* the kernels are done with it */
+  gs_dfree(ctx, scratch);
   return st;
 }
 
@@ -536,20 +439,6 @@ amg_tentative_kernel(gs_idx_t n, const int32_t *__restrict__ agg, const double *
   }
 }
 
-/* The kernels of rule 4 with the aggregates' sums in d_sum (naggs doubles); async. */
-static gs_status_t amg_tentative_launch(gs_context_t *ctx, gs_idx_t n, const int32_t *d_agg,
-                                        int32_t naggs, const double *d_B, double *d_t,
-                                        double *sum)
-{
-  if (naggs > 0) {
-    GS_CHECK(GS_CUDA(cudaMemsetAsync(sum, 0, (size_t)naggs * sizeof(double), ctx->stream)));
-    amg_agg_sum_kernel<<<amg_blocks(n), AMG_THREADS, 0, ctx->stream>>>(n, d_agg, d_B, sum);
-    GS_CHECK(GS_CHECK_LAUNCH(ctx->stream, "amg_agg_sum_kernel"));
-  }
-  amg_tentative_kernel<<<amg_blocks(n), AMG_THREADS, 0, ctx->stream>>>(n, d_agg, d_B, sum, d_t);
-  return GS_CHECK_LAUNCH(ctx->stream, "amg_tentative_kernel");
-}
-
 extern "C" gs_status_t gs_amg_tentative_dev(gs_context_t *ctx, gs_idx_t n, const int32_t *d_agg,
                                             int32_t naggs, const double *d_B, double *d_t)
 {
@@ -558,24 +447,18 @@ extern "C" gs_status_t gs_amg_tentative_dev(gs_context_t *ctx, gs_idx_t n, const
   if (!ctx || n < 0 || naggs < 0)
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_amg_tentative_dev: bad arguments");
   if (n == 0) return GS_SUCCESS;
-  if (naggs > 0)
+  if (naggs > 0) {
     GS_TRY(gs_dmalloc(ctx, (void **)&sum, (size_t)naggs * sizeof(double), "AMG aggregate norms"));
-  GS_TRY(amg_tentative_launch(ctx, n, d_agg, naggs, d_B, d_t, sum));
+    GS_TRY(GS_CUDA(cudaMemsetAsync(sum, 0, (size_t)naggs * sizeof(double), ctx->stream)));
+    amg_agg_sum_kernel<<<amg_blocks(n), AMG_THREADS, 0, ctx->stream>>>(n, d_agg, d_B, sum);
+    GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "amg_agg_sum_kernel"));
+  }
+  amg_tentative_kernel<<<amg_blocks(n), AMG_THREADS, 0, ctx->stream>>>(n, d_agg, d_B, sum, d_t);
+  GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "amg_tentative_kernel"));
 cleanup:
   if (sum) cudaStreamSynchronize(ctx->stream);
   gs_dfree(ctx, sum);
   return st;
-}
-
-extern "C" gs_status_t gs_amg_tentative_dev_scratch(gs_context_t *ctx, gs_idx_t n,
-                                                    const int32_t *d_agg, int32_t naggs,
-                                                    const double *d_B, double *d_t,
-                                                    double *d_sum)
-{
-  if (!ctx || n < 0 || naggs < 0 || (naggs > 0 && !d_sum))
-    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_amg_tentative_dev_scratch: bad arguments");
-  if (n == 0) return GS_SUCCESS;
-  return amg_tentative_launch(ctx, n, d_agg, naggs, d_B, d_t, d_sum);
 }
 
 /* ---- smoothed prolongator ------------------------------------------------------------------- */
@@ -958,19 +841,8 @@ extern "C" gs_status_t gs_amg_smooth_p_dev(gs_context_t *ctx, const gs_amg_dcsr_
                                            const double *d_t, int32_t naggs, double omega,
                                            gs_amg_dcsr_t *P)
 {
-  return gs_amg_smooth_p_dev_ws(ctx, A, d_diag, d_agg, d_t, naggs, omega, P, NULL);
-}
-
-extern "C" gs_status_t gs_amg_smooth_p_dev_ws(gs_context_t *ctx, const gs_amg_dcsr_t *A,
-                                              const double *d_diag, const int32_t *d_agg,
-                                              const double *d_t, int32_t naggs, double omega,
-                                              gs_amg_dcsr_t *P, gs_amg_ws_t *ws)
-{
   gs_status_t st = GS_SUCCESS;
   char *scratch = NULL, *kscratch = NULL;
-  gs_amg_ws_t own;
-  memset(&own, 0, sizeof own);
-  gs_amg_ws_t *W = ws ? ws : &own;
   gs_amg_dcsr_t out;
   memset(&out, 0, sizeof out);
   if (!ctx || !A || !P || naggs < 0 || A->m != A->n || A->nnz < 0 || A->nnz > INT32_MAX)
@@ -992,8 +864,8 @@ extern "C" gs_status_t gs_amg_smooth_p_dev_ws(gs_context_t *ctx, const gs_amg_dc
     const size_t gcap = (size_t)(A->nnz / (AMG_P_BLOCK + 1)) + 1;
     const size_t b4 = amg_round(((size_t)n + 1) * 4), bl = amg_round((size_t)n * 4);
     const size_t bg = amg_round(gcap * 4), bs = amg_round(AMG_P_NSTAT * sizeof(int32_t));
-    GS_TRY(gs_amg_ws_get(ctx, W, 0, b4 + bl + 3 * bg + bs + temp, "AMG prolongator counts",
-                         (void **)&scratch));
+    GS_TRY(gs_dmalloc(ctx, (void **)&scratch, b4 + bl + 3 * bg + bs + temp,
+                      "AMG prolongator counts"));
     int32_t *cnt = (int32_t *)scratch, *list = (int32_t *)(scratch + b4);
     int32_t *grow = (int32_t *)(scratch + b4 + bl), *gbeg = (int32_t *)(scratch + b4 + bl + bg);
     int32_t *gend = (int32_t *)(scratch + b4 + bl + 2 * bg);
@@ -1018,8 +890,7 @@ extern "C" gs_status_t gs_amg_smooth_p_dev_ws(gs_context_t *ctx, const gs_amg_dc
           NULL, stemp, (const uint64_t *)NULL, (uint64_t *)NULL, len, segs,
           (const int32_t *)gbeg, (const int32_t *)gend, ctx->stream)));
       const size_t bk = amg_round((size_t)len * sizeof(uint64_t));
-      GS_TRY(gs_amg_ws_get(ctx, W, 1, 2 * bk + stemp, "AMG prolongator long rows",
-                           (void **)&kscratch));
+      GS_TRY(gs_dmalloc(ctx, (void **)&kscratch, 2 * bk + stemp, "AMG prolongator long rows"));
       uint64_t *unsorted = (uint64_t *)kscratch;
       keys = (uint64_t *)(kscratch + bk);
       amg_p_long_keys_kernel<<<gs_grid_blocks(segs, 1), AMG_THREADS, 0, ctx->stream>>>(
@@ -1046,13 +917,13 @@ extern "C" gs_status_t gs_amg_smooth_p_dev_ws(gs_context_t *ctx, const gs_amg_dc
     GS_TRY(amg_p_long_pass<true>(ctx, A, d_diag, d_agg, d_t, omega, h_stat, list, grow, gbeg,
                                  keys, NULL, out.rp, out.col, out.val));
   }
-  if (!ws) GS_TRY(GS_CUDA(cudaStreamSynchronize(ctx->stream)));
+  GS_TRY(GS_CUDA(cudaStreamSynchronize(ctx->stream)));
   *P = out;
   memset(&out, 0, sizeof out);
 cleanup:
   if (st != GS_SUCCESS) cudaStreamSynchronize(ctx->stream);
-  (void)kscratch;
-  gs_amg_ws_free(ctx, &own);
+  gs_dfree(ctx, kscratch);
+  gs_dfree(ctx, scratch);
   gs_amg_dcsr_free(ctx, &out);
   return st;
 }
@@ -1084,17 +955,10 @@ __global__ void tr_unpack_k(int64_t nnz, const uint64_t *keys, gs_idx_t *out_col
 extern "C" gs_status_t gs_amg_transpose_dev(gs_context_t *ctx, const gs_amg_dcsr_t *P,
                                             gs_amg_dcsr_t *R)
 {
-  return gs_amg_transpose_dev_ws(ctx, P, R, NULL);
-}
-
-extern "C" gs_status_t gs_amg_transpose_dev_ws(gs_context_t *ctx, const gs_amg_dcsr_t *P,
-                                               gs_amg_dcsr_t *R, gs_amg_ws_t *ws)
-{
   gs_status_t st = GS_SUCCESS;
-  char *scratch = NULL;
-  gs_amg_ws_t own;
-  memset(&own, 0, sizeof own);
-  gs_amg_ws_t *W = ws ? ws : &own;
+  void *tmp = NULL;
+  uint64_t *keys = NULL, *keys_out = NULL;
+  int32_t *counts = NULL;
   gs_amg_dcsr_t out;
   memset(&out, 0, sizeof out);
   if (!ctx || !P || !R || P->m < 0 || P->n < 0 || P->nnz < 0 || P->nnz > INT32_MAX)
@@ -1113,31 +977,25 @@ extern "C" gs_status_t gs_amg_transpose_dev_ws(gs_context_t *ctx, const gs_amg_d
     GS_TRY(gs_dmalloc(ctx, (void **)&out.col, nnz * sizeof(gs_idx_t),
                       "AMG restriction column indices"));
     GS_TRY(gs_dmalloc(ctx, (void **)&out.val, nnz * sizeof(double), "AMG restriction values"));
-    int end_bit = 32;
-    while (end_bit < 64 && ((uint64_t)P->n >> (end_bit - 32)) != 0) ++end_bit;
-    size_t tb_sort = 0, tb_scan = 0;
-    GS_TRY(GS_CUDA(cub::DeviceRadixSort::SortPairs(NULL, tb_sort, (const uint64_t *)NULL,
-                                                   (uint64_t *)NULL, (const double *)NULL,
-                                                   (double *)NULL, (int)nnz, 0, end_bit,
-                                                   ctx->stream)));
-    GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, tb_scan, (const int32_t *)NULL,
-                                                 (int32_t *)NULL, out.m + 1, ctx->stream)));
-    const size_t tb = tb_sort > tb_scan ? tb_sort : tb_scan;
-    /* one scratch block (each allocation waits for the stream): the keys before and after
-     * the sort, the column counts, cub's storage */
-    const size_t bk = amg_round(nnz * sizeof(uint64_t));
-    const size_t bc = amg_round(((size_t)out.m + 1) * sizeof(int32_t));
-    GS_TRY(gs_amg_ws_get(ctx, W, 0, 2 * bk + bc + (tb ? tb : 256), "AMG transpose scratch",
-                         (void **)&scratch));
-    uint64_t *keys = (uint64_t *)scratch, *keys_out = (uint64_t *)(scratch + bk);
-    int32_t *counts = (int32_t *)(scratch + 2 * bk);
-    void *tmp = scratch + 2 * bk + bc;
+    GS_TRY(gs_dmalloc(ctx, (void **)&keys, nnz * sizeof(uint64_t), "AMG transpose keys"));
+    GS_TRY(gs_dmalloc(ctx, (void **)&keys_out, nnz * sizeof(uint64_t), "AMG transpose keys"));
+    GS_TRY(gs_dmalloc(ctx, (void **)&counts, ((size_t)out.m + 1) * sizeof(int32_t),
+                      "AMG transpose counts"));
     GS_TRY(GS_CUDA(cudaMemsetAsync(counts, 0, ((size_t)out.m + 1) * sizeof(int32_t),
                                    ctx->stream)));
     const int threads = 256;
     const unsigned blocks_m = (unsigned)((P->m + threads - 1) / threads);
     tr_keys_k<<<blocks_m, threads, 0, ctx->stream>>>(P->m, P->rp, P->col, keys, counts);
     GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "amg tr_keys_k"));
+    int end_bit = 32;
+    while (end_bit < 64 && ((uint64_t)P->n >> (end_bit - 32)) != 0) ++end_bit;
+    size_t tb_sort = 0, tb_scan = 0;
+    GS_TRY(GS_CUDA(cub::DeviceRadixSort::SortPairs(NULL, tb_sort, keys, keys_out, P->val,
+                                                   out.val, (int)nnz, 0, end_bit, ctx->stream)));
+    GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, tb_scan, counts, out.rp, out.m + 1,
+                                                 ctx->stream)));
+    const size_t tb = tb_sort > tb_scan ? tb_sort : tb_scan;
+    GS_TRY(gs_dmalloc(ctx, &tmp, tb ? tb : 256, "AMG transpose scratch"));
     size_t t1 = tb;
     GS_TRY(GS_CUDA(cub::DeviceRadixSort::SortPairs(tmp, t1, keys, keys_out, P->val, out.val,
                                                    (int)nnz, 0, end_bit, ctx->stream)));
@@ -1150,13 +1008,15 @@ extern "C" gs_status_t gs_amg_transpose_dev_ws(gs_context_t *ctx, const gs_amg_d
     tr_unpack_k<<<blocks_k, threads, 0, ctx->stream>>>((int64_t)nnz, keys_out, out.col);
     GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "amg tr_unpack_k"));
   }
-  if (!ws) GS_TRY(GS_CUDA(cudaStreamSynchronize(ctx->stream)));
+  GS_TRY(GS_CUDA(cudaStreamSynchronize(ctx->stream)));
   *R = out;
   memset(&out, 0, sizeof out);
 cleanup:
   if (st != GS_SUCCESS) cudaStreamSynchronize(ctx->stream);
-  (void)scratch;
-  gs_amg_ws_free(ctx, &own);
+  gs_dfree(ctx, tmp);
+  gs_dfree(ctx, keys);
+  gs_dfree(ctx, keys_out);
+  gs_dfree(ctx, counts);
   gs_amg_dcsr_free(ctx, &out);
   return st;
 }

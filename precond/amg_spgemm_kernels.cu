@@ -38,14 +38,10 @@
  * checked before use; the int64 sums of ub cannot overflow (at most nnz(A) * max row of B,
  * both < 2^31).
  * Memory: ub-space takes 12 bytes a product and the long rows 24 more (keys and values, double
- * buffered for the sort): when that passes the bound (by default an eighth of the free device
- * memory, at least 1 GiB: one range for the 27-point 100^3 level's 1.4 GB), the rows are taken in
+ * buffered for the sort): when that passes the bound (1 GiB by default), the rows are taken in
  * consecutive ranges of at most the bound plus one row (boundaries found on the device by a
  * scan of the rows' bytes), each range's entries copied to a buffer of its own, joined into C
- * at the end. Scratch besides: 34 bytes a row of A (42 with ranges). The scratch block and the
- * ub-space come from the caller's gs_amg_ws_t when given (gs_amg_spgemm_own_dev_ws: the AMG
- * setup keeps them from product to product, so that neither waits for an allocation or a free);
- * the reads of the bounds and of C's size remain, C's arrays being sized by them. */
+ * at the end. Scratch besides: 34 bytes a row of A (42 with ranges). */
 #include <cub/block/block_radix_sort.cuh>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
@@ -869,39 +865,18 @@ static gs_status_t gm_long_temp(int32_t nl, int64_t L, cudaStream_t s, size_t *b
   return GS_SUCCESS;
 }
 
-static gs_status_t gm_product(gs_context_t *ctx, const gs_amg_dcsr_t *A, const gs_amg_dcsr_t *B,
-                              gs_amg_dcsr_t *C, size_t bound, gs_amg_ws_t *ws);
-
 extern "C" gs_status_t gs_amg_spgemm_own_dev(gs_context_t *ctx, const gs_amg_dcsr_t *A,
                                              const gs_amg_dcsr_t *B, gs_amg_dcsr_t *C)
 {
-  return gm_product(ctx, A, B, C, 0, NULL);
+  return gs_amg_spgemm_own_dev_bounded(ctx, A, B, C, 0);
 }
 
 extern "C" gs_status_t gs_amg_spgemm_own_dev_bounded(gs_context_t *ctx, const gs_amg_dcsr_t *A,
                                                      const gs_amg_dcsr_t *B, gs_amg_dcsr_t *C,
                                                      size_t bound)
 {
-  return gm_product(ctx, A, B, C, bound, NULL);
-}
-
-extern "C" gs_status_t gs_amg_spgemm_own_dev_ws(gs_context_t *ctx, const gs_amg_dcsr_t *A,
-                                                const gs_amg_dcsr_t *B, gs_amg_dcsr_t *C,
-                                                gs_amg_ws_t *ws)
-{
-  return gm_product(ctx, A, B, C, 0, ws);
-}
-
-/* The product; scratch (slot 0) and the intermediate rows (slot 1) from ws, or its own (ws
- * NULL: freed before it returns, after a synchronization). */
-static gs_status_t gm_product(gs_context_t *ctx, const gs_amg_dcsr_t *A, const gs_amg_dcsr_t *B,
-                              gs_amg_dcsr_t *C, size_t bound, gs_amg_ws_t *ws)
-{
   gs_status_t st = GS_SUCCESS;
   char *scratch = NULL, *tbuf = NULL, *lbuf = NULL;
-  gs_amg_ws_t own;
-  memset(&own, 0, sizeof own);
-  gs_amg_ws_t *W = ws ? ws : &own;
   gm_range_t one, *ranges = NULL;
   int nranges = 0;
   void **parts = NULL; /* per range: its columns and values (more than one range) */
@@ -922,14 +897,7 @@ static gs_status_t gm_product(gs_context_t *ctx, const gs_amg_dcsr_t *A, const g
                     (int)A->m, (int)A->n, (long long)A->nnz, (int)B->m, (int)B->n,
                     (long long)B->nnz);
   memset(C, 0, sizeof *C);
-  if (bound == 0) { /* an eighth of the free memory, at least 1 GiB: one range where it fits
-                       (the ranges' joins and their reads cost a copy of C and round trips) */
-    size_t fr = 0, tot = 0;
-    GS_CHECK(gs_context_activate(ctx));
-    bound = GM_DEFAULT_BOUND;
-    if (cudaMemGetInfo(&fr, &tot) == cudaSuccess && fr / 8 > bound) bound = fr / 8;
-    (void)cudaGetLastError();
-  }
+  if (bound == 0) bound = GM_DEFAULT_BOUND;
   if (bound > ((size_t)1 << 50)) bound = (size_t)1 << 50; /* keeps the byte sums in int64 */
   const gs_idx_t m = A->m;
   out.m = m;
@@ -954,8 +922,8 @@ static gs_status_t gm_product(gs_context_t *ctx, const gs_amg_dcsr_t *A, const g
     temp = t3 > temp ? t3 : temp;
     const size_t b8 = gm_round(((size_t)m + 1) * 8), bo = gm_round(((size_t)m + 1 + GM_NSTAT) * 8);
     const size_t b1 = gm_round((size_t)m), b4 = gm_round((size_t)m * 4);
-    GS_TRY(gs_amg_ws_get(ctx, W, 0, b8 + bo + b8 + 2 * b1 + 2 * b4 + temp, "AMG product scratch",
-                         (void **)&scratch));
+    GS_TRY(gs_dmalloc(ctx, (void **)&scratch, b8 + bo + b8 + 2 * b1 + 2 * b4 + temp,
+                      "AMG product scratch"));
     int64_t *ub = (int64_t *)scratch, *uo = (int64_t *)(scratch + b8);
     int64_t *cnt = (int64_t *)(scratch + b8 + bo);
     uint8_t *bin_in = (uint8_t *)(scratch + 2 * b8 + bo), *bin_out = bin_in + b1;
@@ -1023,16 +991,15 @@ static gs_status_t gm_product(gs_context_t *ctx, const gs_amg_dcsr_t *A, const g
         lb_temp = t > lb_temp ? t : lb_temp;
       }
     }
-    /* one allocation (each waits for the stream): ub-space, then the long rows' buffers */
     const size_t tv = gm_round((size_t)max_ub_range * sizeof(double));
-    const size_t tb_all = gm_round(tv + (size_t)max_ub_range * sizeof(gs_idx_t));
+    GS_TRY(gs_dmalloc(ctx, (void **)&tbuf, tv + (size_t)max_ub_range * sizeof(gs_idx_t),
+                      "AMG product intermediate rows"));
     const size_t lb_keys = gm_round((size_t)max_long * sizeof(gs_idx_t));
     const size_t lb_vals = gm_round((size_t)max_long * sizeof(double));
     const size_t lb_off = gm_round(((size_t)max_nl + 1) * sizeof(int64_t));
-    const size_t lb_all = max_nl > 0 ? 2 * lb_keys + 2 * lb_vals + 2 * lb_off + lb_temp : 0;
-    GS_TRY(gs_amg_ws_get(ctx, W, 1, tb_all + lb_all, "AMG product intermediate rows",
-                         (void **)&tbuf));
-    if (max_nl > 0) lbuf = tbuf + tb_all;
+    if (max_nl > 0)
+      GS_TRY(gs_dmalloc(ctx, (void **)&lbuf, 2 * lb_keys + 2 * lb_vals + 2 * lb_off + lb_temp,
+                        "AMG product long rows"));
 
     gm_args p;
     p.arp = A->rp;
@@ -1099,8 +1066,7 @@ static gs_status_t gm_product(gs_context_t *ctx, const gs_amg_dcsr_t *A, const g
       }
     }
   }
-  /* with ws nothing is freed here on success but the ranges' parts (a cudaFree waits anyway) */
-  if (!ws || parts) GS_TRY(GS_CUDA(cudaStreamSynchronize(ctx->stream)));
+  GS_TRY(GS_CUDA(cudaStreamSynchronize(ctx->stream)));
   *C = out;
   memset(&out, 0, sizeof out);
 cleanup:
@@ -1110,9 +1076,9 @@ cleanup:
   free(parts);
   free(part_nnz);
   if (ranges != &one) free(ranges);
-  (void)scratch;
-  (void)lbuf;
-  gs_amg_ws_free(ctx, &own); /* tbuf (and lbuf, inside it) and scratch when they are ours */
+  gs_dfree(ctx, lbuf);
+  gs_dfree(ctx, tbuf);
+  gs_dfree(ctx, scratch);
   gs_amg_dcsr_free(ctx, &out);
   return st;
 }
