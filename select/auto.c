@@ -920,13 +920,8 @@ gs_status_t gs_spmv_auto_revise(gs_spmv_t *S, long iterations, double products_d
       best_cost = cost;
     }
   }
-  if (best < 0) { /* else the most promising candidate the trigger lets through */
-    /* the order: least predicted prepare plus the products left at the byte bound, as the
-     * measured stage takes them (the pool's order put dia before bccoo on a Laplacian, and a
-     * short solve never reached the second) */
-    int order[GS_SELECT_MAX], n = 0;
-    double key[GS_SELECT_MAX];
-    for (int c = 0; c < sel->ntimes; ++c) {
+  if (best < 0) { /* else the pool's first candidate the trigger lets through */
+    for (int c = 0; c < sel->ntimes && best < 0; ++c) {
       gs_select_time_t *t = &sel->times[c];
       if (c == sel->chosen || t->status != GS_SELECT_DEFERRED) continue;
       const double bound = time_bound(a, t->name);
@@ -935,17 +930,9 @@ gs_status_t gs_spmv_auto_revise(gs_spmv_t *S, long iterations, double products_d
         t->bound_s = bound;
         continue;
       }
-      key[c] = prepare_predicted(a, t, nnz) + remaining * bound;
-      int j = n++;
-      for (; j > 0 && key[order[j - 1]] > key[c]; --j) order[j] = order[j - 1];
-      order[j] = c;
-    }
-    for (int i = 0; i < n && best < 0; ++i) {
-      const gs_select_time_t *t = &sel->times[order[i]];
       const double prep = prepare_predicted(a, t, nnz);
-      if (a->tried_s + prep > spent) break; /* the next waits for its turn */
-      if (gs_select_should_try(spent, a->tried_s, prep, remaining, t_cur, time_bound(a, t->name)))
-        best = order[i];
+      if (a->tried_s + prep > spent) break; /* the pool's order: the next waits for its turn */
+      if (gs_select_should_try(spent, a->tried_s, prep, remaining, t_cur, bound)) best = c;
       /* else it could not pay back what is left: the next one may */
     }
     if (best < 0) goto done;
