@@ -766,11 +766,12 @@ static gs_status_t measure(gs_context_t *ctx, gs_matrix_t *A, auto_state_t *a,
  * once with a light format (on the shared device CSR, no build), and at each host check the
  * solver passes the products run so far and its forecast of the products left;
  * gs_spmv_auto_revise then times the current format (once), runs the features, the rule and the
- * cache lookup once their cost is paid by the products' time, switches to a candidate of known
+ * cache lookup once their cost is paid by the time spent (the staged start, whose upload of the
+ * shared CSR dominates on a large matrix, plus the products), switches to a candidate of known
  * times that saves more than its prepare, or prepares and times ONE candidate of the pool once
- * the products' time reaches its predicted prepare plus what the earlier tries cost (a spent-
- * time trigger: a wasted try costs at most the time already spent on products), while the
- * forecast says it could still pay back. The cache remembers every time measured. */
+ * the time spent reaches its predicted prepare plus what the earlier tries cost (a spent-time
+ * trigger: a wasted try costs at most the time already spent), while the forecast says it could
+ * still pay back. The cache remembers every time measured. */
 
 static int light(const char *name)
 {
@@ -876,14 +877,18 @@ gs_status_t gs_spmv_auto_revise(gs_spmv_t *S, long iterations, double products_d
   if (cur->status != GS_SUCCESS && products_done < GS_SELECT_MEASURE_PRODUCTS) goto done;
   if (cur->status != GS_SUCCESS) { /* the current format's time, once */
     const double before = gs_wall_seconds();
-    if (time_ops(a, S, cur, 2 + GS_SELECT_FIRST_WARMUP, 10, 0.1, 0) != GS_SUCCESS) {
+    /* 2 warm-up products, not the measured stage's extra ones for an idle GPU's clock ramp:
+     * the solve's own products (at least GS_SELECT_MEASURE_PRODUCTS) ran just before */
+    if (time_ops(a, S, cur, 2, 10, 0.1, 0) != GS_SUCCESS) {
       sel->staged = 0; /* cannot compare: keep what runs */
       goto done;
     }
     a->tried_s += gs_wall_seconds() - before;
     cache_store(a);
   }
-  const double t_cur = cur->spmv_s, spent = products_done * t_cur;
+  /* what this solve has spent so far: the staged start (the shared CSR's upload and the light
+   * format's prepare, sel->seconds) and the products; the tries may spend as much again */
+  const double t_cur = cur->spmv_s, spent = sel->seconds + products_done * t_cur;
   if (!a->ruled) { /* the rule and the pool, once the products have paid for them */
     if (a->tried_s + GS_SELECT_FEATURE_DEV_S + GS_SELECT_FEATURE_DEV_S_PER_NNZ * nnz > spent)
       goto done;

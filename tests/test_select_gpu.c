@@ -348,6 +348,29 @@ static void test_staged(void)
       free(one);
     }
     gs_spmv_destroy(&T);
+    { /* the staged start's time counts as spent: a first revision after only the products
+         needed to time the current format runs the rule when the start alone paid for it */
+      gs_select_opts_t no = so;
+      no.use_cache = 0;
+      gs_spmv_t *U = NULL;
+      CU_ASSERT_FATAL(gs_spmv_create_auto(&U, ctx, A, NULL, &no) == GS_SUCCESS);
+      const gs_selection_t *us = gs_spmv_selection(U);
+      const double start = us->seconds;
+      CU_ASSERT(start > 0.0);
+      int sw = -1;
+      CU_ASSERT_FATAL(gs_spmv_auto_revise(U, 8, GS_SELECT_MEASURE_PRODUCTS, 1e12, &sw) ==
+                      GS_SUCCESS);
+      const double timing = us->progress_s; /* at most the current format's timing and the rule */
+      const double feat = GS_SELECT_FEATURE_DEV_S +
+                          GS_SELECT_FEATURE_DEV_S_PER_NNZ * (double)H->nnz;
+      printf(" [start %.3g ms, first revision %.3g ms, features %s]", 1e3 * start,
+             1e3 * timing, us->features_s > 0.0 ? "run" : "not yet");
+      if (start > 2.0 * (feat + timing)) {
+        CU_ASSERT(us->features_s > 0.0);
+      }
+      CU_ASSERT(us->times[us->chosen].status == GS_SUCCESS); /* the current format was timed */
+      gs_spmv_destroy(&U);
+    }
     gs_dfree(ctx, d_x);
     gs_dfree(ctx, d_y);
     free(x);
