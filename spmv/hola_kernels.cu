@@ -271,24 +271,34 @@ static __device__ __forceinline__ void hola_carry(const hola_args<Val, T> &a, in
   a.carry[2 * b + slot] = v;
 }
 
-/* Rows shared between blocks, one thread per block b: when b's last row R continues into later
- * blocks and begins in b, the thread sums R's partials in block order (b's slot 1, then slot 0
- * of blocks b+1 .. be) and writes y[R] = alpha*sum + beta*y[R]. The merge-based SpMV's fix-up
- * pass (Merrill & Garland, SC16) in place of the paper's atomics into a zeroed y: a separate
- * launch costs less than the threadfence + counter of a last-block-done scheme (measured on the
- * H100: -20% on Pareto and normal rows) and the sum does not depend on block timing. */
+/* Rows shared between blocks, one warp per block b: when b's last row R continues into later
+ * blocks and begins in b, the warp sums R's partials (b's slot 1, and slot 0 of blocks b+1 .. be:
+ * lane l takes blocks b+1+l, b+1+l+32, ..., then a fixed shuffle tree) and lane 0 writes
+ * y[R] = alpha*sum + beta*y[R]. The merge-based SpMV's fix-up pass (Merrill & Garland, SC16) in
+ * place of the paper's atomics into a zeroed y: a separate launch costs less than the
+ * threadfence + counter of a last-block-done scheme (measured on the H100: -20% on Pareto and
+ * normal rows), and the sum's order does not depend on block timing. A thread per block summing
+ * in a loop took 13 us on Pareto rows (H200, ncu: one row spans hundreds of blocks), 15% of
+ * the product. */
 template <int NPB, typename Val, typename T>
 static __global__ void hola_fixup_kernel(hola_args<Val, T> a)
 {
   gs_pdl_wait(); /* launched after the op N kernel (gs_launch_after): its carries and y */
-  GS_GRID_STRIDE(b, a.nblocks - 1) {
+  const int lane = threadIdx.x & 31;
+  const int64_t nwarps = (int64_t)gridDim.x * (blockDim.x >> 5);
+  for (int64_t b = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5; b < a.nblocks - 1;
+       b += nwarps) { /* b is the same for the warp's 32 lanes: the branches below are uniform */
     const gs_idx_t R = a.brs[b + 1];
     const int64_t end = (b + 1) * (int64_t)NPB; /* first entry of block b + 1 */
     if ((int64_t)a.rp[R] >= end || (int64_t)a.rp[R] < b * (int64_t)NPB) continue;
     const int64_t be = ((int64_t)a.rp[R + 1] - 1) / NPB;
-    T s = a.carry[2 * b + 1];
-    for (int64_t k = b + 1; k <= be; ++k) s += a.carry[2 * k];
-    a.y[R] = a.beta == T(0) ? a.alpha * s : a.alpha * s + a.beta * a.y[R];
+    T s = T(0);
+    for (int64_t k = b + 1 + lane; k <= be; k += 32) s += a.carry[2 * k];
+    for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o);
+    if (lane == 0) {
+      s = a.carry[2 * b + 1] + s;
+      a.y[R] = a.beta == T(0) ? a.alpha * s : a.alpha * s + a.beta * a.y[R];
+    }
   }
 }
 
@@ -892,7 +902,8 @@ static gs_status_t hola_launch(cudaStream_t s, const hola_data_t *d, gs_op_t op,
   if (op == GS_OP_N) {
     const int npt = d->n.npt;
     const unsigned g = (unsigned)d->n.nblocks;
-    const unsigned gf = gs_grid_blocks(d->n.nblocks > 1 ? d->n.nblocks - 1 : 1, 256);
+    const unsigned gf = /* a warp per block b < nblocks - 1 (hola_fixup_kernel) */
+        gs_grid_blocks(32 * (int64_t)(d->n.nblocks > 1 ? d->n.nblocks - 1 : 1), 256);
     if (d->pipe) {
       hola_np_fn<Val, T>(npt, d->pipe)<<<d->pgrid, HOLA_THREADS,
                                          hola_pipe_smem(npt, d->pipe, sizeof(Val)), s>>>(args);
