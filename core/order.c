@@ -76,6 +76,32 @@ static gs_status_t graph_build(const gs_csr_t *A, rcm_graph_t *g, gs_idx_t *mark
   g->ptr = calloc((size_t)n + 1, sizeof *g->ptr);
   g->deg = malloc((size_t)n * sizeof *g->deg);
   if (!g->ptr || !g->deg) goto oom;
+  /* Symmetric or skew storage, expanded: both triangles are stored, so A's own pattern is the
+   * graph (one pass, no transpose). A false claim of symmetry gives another order, still a
+   * permutation. */
+  if (A->symmetry != GS_SYM_GENERAL) {
+    gs_off_t w = 0;
+    for (gs_idx_t i = 0; i < n; ++i)
+      for (gs_off_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) w += A->col[p] != i;
+    g->adj = malloc((size_t)(w > 0 ? w : 1) * sizeof *g->adj);
+    if (!g->adj) goto oom;
+    for (gs_idx_t i = 0; i < n; ++i) mark[i] = -1;
+    w = 0;
+    for (gs_idx_t i = 0; i < n; ++i) { /* without the diagonal, each neighbour once */
+      const gs_off_t start = w;
+      for (gs_off_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) {
+        const gs_idx_t j = A->col[p];
+        if (j != i && mark[j] != i) {
+          mark[j] = i;
+          g->adj[w++] = j;
+        }
+      }
+      g->ptr[i] = start;
+      g->deg[i] = (gs_idx_t)(w - start);
+    }
+    g->ptr[n] = w;
+    return GS_SUCCESS;
+  }
   for (gs_idx_t i = 0; i < n; ++i)
     for (gs_off_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) {
       const gs_idx_t j = A->col[p];

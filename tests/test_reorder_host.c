@@ -70,6 +70,53 @@ static void test_orderings_are_permutations(void)
   }
 }
 
+/* A symmetric matrix stored with both triangles (symmetry SYMMETRIC) is ordered from its own
+ * pattern in one pass; the order must be the general path's (the graph of A + A^T), on random
+ * patterns with empty rows, missing diagonals and several components. */
+static void test_rcm_symmetric_storage(void)
+{
+  uint64_t s = gs_test_seed();
+  for (int trial = 0; trial < 40; ++trial) {
+    const gs_idx_t n = 1 + (gs_idx_t)(gs_test_next(&s) % 80);
+    const double density = 0.01 + 0.1 * gs_test_uniform(&s);
+    unsigned char *d = calloc((size_t)n * n, 1);
+    CU_ASSERT_FATAL(d != NULL);
+    int64_t nnz = 0;
+    for (gs_idx_t i = 0; i < n; ++i)
+      for (gs_idx_t j = 0; j <= i; ++j)
+        if (gs_test_uniform(&s) < density) {
+          d[(size_t)i * n + j] = d[(size_t)j * n + i] = 1;
+          nnz += i == j ? 1 : 2;
+        }
+    gs_csr_t *A = NULL;
+    CU_ASSERT_FATAL(gs_csr_create(&A, n, n, nnz) == GS_SUCCESS);
+    int64_t q = 0;
+    for (gs_idx_t i = 0; i < n; ++i) {
+      for (gs_idx_t j = 0; j < n; ++j)
+        if (d[(size_t)i * n + j]) {
+          A->col[q] = j;
+          A->val[q++] = 1.0 + (double)(i + j);
+        }
+      A->row_ptr[i + 1] = q;
+    }
+    gs_idx_t *p1 = malloc((size_t)n * sizeof *p1), *p2 = malloc((size_t)n * sizeof *p2);
+    CU_ASSERT_FATAL(p1 && p2);
+    A->symmetry = GS_SYM_SYMMETRIC;
+    CU_ASSERT(gs_csr_rcm(A, p1) == GS_SUCCESS);
+    A->symmetry = GS_SYM_GENERAL;
+    CU_ASSERT(gs_csr_rcm(A, p2) == GS_SUCCESS);
+    CU_ASSERT(gs_test_is_permutation(p1, n));
+    if (memcmp(p1, p2, (size_t)n * sizeof *p1) != 0) {
+      CU_FAIL("rcm of symmetric storage differs from the general path");
+      printf("\n    n %d, density %.3f, trial %d\n", n, density, trial);
+    }
+    free(p1);
+    free(p2);
+    free(d);
+    gs_csr_destroy(&A);
+  }
+}
+
 /* Degrees non-increasing along the order, ties in increasing index (stable). */
 static void test_degree_order_monotone_stable(void)
 {
@@ -276,6 +323,7 @@ int main(void)
     {"degree order: non-increasing, stable", test_degree_order_monotone_stable},
     {"degree order: the hub first", test_degree_order_hub_first},
     {"rcm on a shuffled band", test_rcm_bandwidth_on_shuffled_band},
+    {"rcm of symmetric storage: one pass, the general path's order", test_rcm_symmetric_storage},
     {"x lines by hand", test_x_lines_hand_checked},
     {"P A P^T on threads", test_permute_threads_match},
     {"refusals", test_refusals},
