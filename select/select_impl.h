@@ -110,7 +110,7 @@ int gs_select_worth_switching(double prepare_s, double t_new, double t_cur, doub
  *  used, the key's hash of the host CSR (its serial rate: the threads only make it cheaper). */
 #define GS_SELECT_FEATURE_DEV_S 0.2e-3
 #define GS_SELECT_FEATURE_DEV_S_PER_NNZ 0.08e-9
-#define GS_SELECT_HASH_S_PER_NNZ 1.5e-9
+#define GS_SELECT_HASH_S_PER_NNZ 0.6e-9
 /** Products of the measuring itself: warm-up and timed runs of one candidate's op. */
 #define GS_SELECT_MEASURE_PRODUCTS 12.0
 /** Extra warm-up products before the first timing of a selection (the GPU's clock ramp). */
