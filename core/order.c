@@ -54,37 +54,54 @@ gs_status_t gs_csr_check_rows(const gs_csr_t *A, gs_idx_t r0, gs_idx_t r1, const
 /* Adjacency of the symmetrized pattern without the diagonal, each neighbour once. */
 typedef struct rcm_graph {
   gs_idx_t n;
-  gs_off_t *ptr; /* n + 1 */
-  gs_idx_t *adj;
-  gs_idx_t *deg; /* n */
+  const gs_off_t *ptr; /* n + 1 */
+  const gs_idx_t *adj; /* may hold a vertex itself (a borrowed diagonal): never counted in deg,
+                          and already seen when met */
+  gs_idx_t *deg;       /* n */
+  gs_off_t *own_ptr;   /* what graph_build allocated (NULL where ptr and adj are A's) */
+  gs_idx_t *own_adj;
 } rcm_graph_t;
 
 static void graph_free(rcm_graph_t *g)
 {
-  free(g->ptr);
-  free(g->adj);
+  free(g->own_ptr);
+  free(g->own_adj);
   free(g->deg);
 }
 
 /* The graph of A + A^T without its diagonal, each neighbour once (A already checked). mark: n
- * entries of scratch. */
+ * entries of scratch. Symmetric or skew storage, expanded (both triangles stored) is its own
+ * graph: with strictly increasing columns in every row, ptr and adj are A's arrays (the
+ * diagonal left in adj, out of deg), else a copy without the diagonal and the repeats. A false
+ * claim of symmetry gives another order, still a permutation. */
 static gs_status_t graph_build(const gs_csr_t *A, rcm_graph_t *g, gs_idx_t *mark)
 {
   const gs_idx_t n = A->m;
   memset(g, 0, sizeof *g);
   g->n = n;
-  g->ptr = calloc((size_t)n + 1, sizeof *g->ptr);
   g->deg = malloc((size_t)n * sizeof *g->deg);
-  if (!g->ptr || !g->deg) goto oom;
-  /* Symmetric or skew storage, expanded: both triangles are stored, so A's own pattern is the
-   * graph (one pass, no transpose). A false claim of symmetry gives another order, still a
-   * permutation. */
+  if (!g->deg) goto oom;
   if (A->symmetry != GS_SYM_GENERAL) {
+    int increasing = 1;
+    for (gs_idx_t i = 0; i < n; ++i) {
+      const gs_off_t b = A->row_ptr[i], e = A->row_ptr[i + 1];
+      gs_idx_t d = (gs_idx_t)(e - b);
+      for (gs_off_t p = b; p < e; ++p) {
+        d -= A->col[p] == i;
+        increasing &= p == b || A->col[p] > A->col[p - 1];
+      }
+      g->deg[i] = d;
+    }
+    if (increasing) {
+      g->ptr = A->row_ptr;
+      g->adj = A->col;
+      return GS_SUCCESS;
+    }
     gs_off_t w = 0;
-    for (gs_idx_t i = 0; i < n; ++i)
-      for (gs_off_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) w += A->col[p] != i;
-    g->adj = malloc((size_t)(w > 0 ? w : 1) * sizeof *g->adj);
-    if (!g->adj) goto oom;
+    for (gs_idx_t i = 0; i < n; ++i) w += A->row_ptr[i + 1] - A->row_ptr[i];
+    g->own_ptr = malloc(((size_t)n + 1) * sizeof *g->own_ptr);
+    g->own_adj = malloc((size_t)(w > 0 ? w : 1) * sizeof *g->own_adj);
+    if (!g->own_ptr || !g->own_adj) goto oom;
     for (gs_idx_t i = 0; i < n; ++i) mark[i] = -1;
     w = 0;
     for (gs_idx_t i = 0; i < n; ++i) { /* without the diagonal, each neighbour once */
@@ -93,58 +110,64 @@ static gs_status_t graph_build(const gs_csr_t *A, rcm_graph_t *g, gs_idx_t *mark
         const gs_idx_t j = A->col[p];
         if (j != i && mark[j] != i) {
           mark[j] = i;
-          g->adj[w++] = j;
+          g->own_adj[w++] = j;
         }
       }
-      g->ptr[i] = start;
+      g->own_ptr[i] = start;
       g->deg[i] = (gs_idx_t)(w - start);
     }
-    g->ptr[n] = w;
+    g->own_ptr[n] = w;
+    g->ptr = g->own_ptr;
+    g->adj = g->own_adj;
     return GS_SUCCESS;
   }
+  gs_off_t *ptr = g->own_ptr = calloc((size_t)n + 1, sizeof *ptr);
+  if (!ptr) goto oom;
   for (gs_idx_t i = 0; i < n; ++i)
     for (gs_off_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) {
       const gs_idx_t j = A->col[p];
       if (j != i) {
-        ++g->ptr[i + 1];
-        ++g->ptr[j + 1];
+        ++ptr[i + 1];
+        ++ptr[j + 1];
       }
     }
-  for (gs_idx_t i = 0; i < n; ++i) g->ptr[i + 1] += g->ptr[i];
-  g->adj = malloc((size_t)(g->ptr[n] > 0 ? g->ptr[n] : 1) * sizeof *g->adj);
-  if (!g->adj) goto oom;
+  for (gs_idx_t i = 0; i < n; ++i) ptr[i + 1] += ptr[i];
+  gs_idx_t *adj = g->own_adj = malloc((size_t)(ptr[n] > 0 ? ptr[n] : 1) * sizeof *adj);
+  if (!adj) goto oom;
   /* ptr[i] as row i's cursor: afterwards ptr[i] is row i's end, shifted back below. */
   for (gs_idx_t i = 0; i < n; ++i)
     for (gs_off_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) {
       const gs_idx_t j = A->col[p];
       if (j != i) {
-        g->adj[g->ptr[i]++] = j;
-        g->adj[g->ptr[j]++] = i;
+        adj[ptr[i]++] = j;
+        adj[ptr[j]++] = i;
       }
     }
-  for (gs_idx_t i = n; i > 0; --i) g->ptr[i] = g->ptr[i - 1];
-  g->ptr[0] = 0;
+  for (gs_idx_t i = n; i > 0; --i) ptr[i] = ptr[i - 1];
+  ptr[0] = 0;
   /* Drop repeated neighbours (a_ij and a_ji both stored, duplicates in A), compacting in place. */
   for (gs_idx_t i = 0; i < n; ++i) mark[i] = -1;
   gs_off_t w = 0, s = 0;
   for (gs_idx_t i = 0; i < n; ++i) {
-    const gs_off_t e = g->ptr[i + 1], start = w;
+    const gs_off_t e = ptr[i + 1], start = w;
     for (gs_off_t p = s; p < e; ++p) {
-      const gs_idx_t j = g->adj[p];
+      const gs_idx_t j = adj[p];
       if (mark[j] != i) {
         mark[j] = i;
-        g->adj[w++] = j;
+        adj[w++] = j;
       }
     }
-    g->ptr[i] = start;
+    ptr[i] = start;
     g->deg[i] = (gs_idx_t)(w - start);
     s = e;
   }
-  g->ptr[n] = w;
+  ptr[n] = w;
   if (w > 0) {
-    gs_idx_t *shrunk = realloc(g->adj, (size_t)w * sizeof *g->adj);
-    if (shrunk) g->adj = shrunk;
+    gs_idx_t *shrunk = realloc(adj, (size_t)w * sizeof *adj);
+    if (shrunk) g->own_adj = shrunk;
   }
+  g->ptr = g->own_ptr;
+  g->adj = g->own_adj;
   return GS_SUCCESS;
 oom:
   graph_free(g);
@@ -245,7 +268,7 @@ gs_status_t gs_csr_rcm(const gs_csr_t *A, gs_idx_t *perm)
   const gs_idx_t n = A->m;
   if (n == 0) return GS_SUCCESS;
 
-  rcm_graph_t g = {0, NULL, NULL, NULL};
+  rcm_graph_t g = {0, NULL, NULL, NULL, NULL, NULL};
   gs_idx_t *ls = malloc((size_t)n * sizeof *ls);         /* graph scratch, then level lists */
   gs_idx_t *order = malloc((size_t)n * sizeof *order);   /* vertices by degree, then index */
   unsigned char *numbered = calloc((size_t)n, 1), *seen = calloc((size_t)n, 1);
