@@ -58,15 +58,8 @@ static gs_csr_t *ref_make_dd(uint64_t *s, gs_idx_t n, int per, int mixed, int du
     A->col[e] = i;
     A->val[e++] = d;
     if (shuffle)
-      for (gs_off_t k = e - 1; k > start; --k) {
-        const gs_off_t j = start + (gs_off_t)(gs_test_uniform(s) * (double)(k - start + 1));
-        const gs_idx_t tc = A->col[k];
-        const double tv = A->val[k];
-        A->col[k] = A->col[j];
-        A->val[k] = A->val[j];
-        A->col[j] = tc;
-        A->val[j] = tv;
-      }
+      for (gs_off_t k = e - 1; k > start; --k)
+        gs_test_swap_entries(A, k, start + (gs_off_t)(gs_test_uniform(s) * (double)(k - start + 1)));
     A->row_ptr[i + 1] = e;
   }
   A->nnz = e;

@@ -259,15 +259,8 @@ static gs_csr_t *messy(gs_idx_t n, double density)
         A->val[w++] = S->val[k];
       }
     }
-    for (gs_off_t k = w - 1; k > r0; --k) { /* shuffle the row */
-      const gs_off_t j = r0 + rndint((int)(k - r0 + 1));
-      const gs_idx_t c = A->col[k];
-      const double v = A->val[k];
-      A->col[k] = A->col[j];
-      A->val[k] = A->val[j];
-      A->col[j] = c;
-      A->val[j] = v;
-    }
+    for (gs_off_t k = w - 1; k > r0; --k) /* shuffle the row */
+      gs_test_swap_entries(A, k, r0 + rndint((int)(k - r0 + 1)));
     A->row_ptr[i + 1] = w;
   }
   gs_csr_destroy(&S);

@@ -102,14 +102,8 @@ static void test_rcm_symmetric_storage(void)
     }
     if (trial % 2) /* rows in decreasing column order: the copy, not A's own arrays */
       for (gs_idx_t i = 0; i < n; ++i)
-        for (int64_t a = A->row_ptr[i], b = A->row_ptr[i + 1] - 1; a < b; ++a, --b) {
-          const gs_idx_t c = A->col[a];
-          const double v = A->val[a];
-          A->col[a] = A->col[b];
-          A->val[a] = A->val[b];
-          A->col[b] = c;
-          A->val[b] = v;
-        }
+        for (gs_off_t a = A->row_ptr[i], b = A->row_ptr[i + 1] - 1; a < b; ++a, --b)
+          gs_test_swap_entries(A, a, b);
     gs_idx_t *p1 = malloc((size_t)n * sizeof *p1), *p2 = malloc((size_t)n * sizeof *p2);
     CU_ASSERT_FATAL(p1 && p2);
     A->symmetry = GS_SYM_SYMMETRIC;

@@ -695,6 +695,16 @@ void gs_test_fifo_done(pid_t pid)
   if (pid > 0) waitpid(pid, &status, 0);
 }
 
+void gs_test_swap_entries(gs_csr_t *A, gs_off_t a, gs_off_t b)
+{
+  const gs_idx_t c = A->col[a];
+  const gs_val_t v = A->val[a];
+  A->col[a] = A->col[b];
+  A->val[a] = A->val[b];
+  A->col[b] = c;
+  A->val[b] = v;
+}
+
 int gs_test_is_permutation(const gs_idx_t *p, gs_idx_t n)
 {
   unsigned char *seen = calloc((size_t)n + 1, 1);

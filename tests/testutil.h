@@ -62,6 +62,8 @@ int gs_test_cli_under(const char *prefix, const char *args, char *out, size_t ou
 gs_csr_t *gs_test_csr_from_dense(int m, int n, const double *a);
 /** 1 when p[0..n-1] is a permutation of 0..n-1. */
 int gs_test_is_permutation(const gs_idx_t *p, gs_idx_t n);
+/** Swaps entries a and b of A (column and value): the tests' row shuffles and reversals. */
+void gs_test_swap_entries(gs_csr_t *A, gs_off_t a, gs_off_t b);
 
 /** Random m x n CSR with about `density` of entries filled, values in [-1, 1). */
 gs_csr_t *gs_test_random_csr(uint64_t *state, gs_idx_t m, gs_idx_t n, double density);
