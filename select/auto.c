@@ -904,7 +904,7 @@ gs_status_t gs_spmv_auto_revise(gs_spmv_t *S, long iterations, double products_d
   /* what this solve has spent so far: the staged start (the shared CSR's upload and the light
    * format's prepare, sel->seconds) and the products; the tries may spend as much again */
   const double t_cur = cur->spmv_s, spent = sel->seconds + products_done * t_cur;
-  if (!a->ruled) { /* the rule and the pool, once the products have paid for them */
+  if (!a->ruled) { /* the rule and the pool, once the time spent has paid for them */
     if (a->tried_s + GS_SELECT_FEATURE_DEV_S + GS_SELECT_FEATURE_DEV_S_PER_NNZ * nnz > spent)
       goto done;
     const double before = gs_wall_seconds();

@@ -87,9 +87,8 @@ void gs_select_model_store(const char *dir, const char *gpu, const char *name, d
 /** The spent-time trigger: whether to build and time a candidate of predicted prepare prep_est
  *  now, with spent_s seconds spent so far (the staged start and the products run) and tried_s
  *  seconds already spent trying others: when the time spent reaches what the tries would then
- *  have cost, and the
- *  forecast of `remaining` products at t_cur, against the candidate's bound t_bound, could
- *  still pay the prepare back (near convergence it cannot: the trying stops). */
+ *  have cost, and the forecast of `remaining` products at t_cur, against the candidate's bound
+ *  t_bound, could still pay the prepare back (near convergence it cannot: the trying stops). */
 int gs_select_should_try(double spent_s, double tried_s, double prep_est, double remaining,
                          double t_cur, double t_bound);
 /** The staged "auto" selection's revision, called by a solver at a host check with the stream

@@ -249,11 +249,11 @@ static __device__ void block_sum2(unsigned *a, unsigned *b)
   *b = y;
 }
 
-/* A row tail's COO layout in one pass (coo_build.c's loop; HYB's part, skip > 0: the whole
- * matrix borrows the CSR's arrays, coo_rows_kernel), one thread per COO entry q: its row r
- * (off[r] <= q < off[r+1], off = the tail's offsets; with skip = 0 the CSR's row pointers)
- * found by gs_row_of, its CSR position p (r's start + skip + q's place in r's tail; q itself
- * for skip = 0), and row, column and value
+/* A row tail's COO layout in one pass (coo_build.c's loop; HYB's part, called with skip > 0
+ * only: the whole matrix borrows the CSR's arrays, coo_rows_kernel), one thread per COO entry
+ * q: its row r (off[r] <= q < off[r+1], off = the tail's offsets) found by gs_row_of, its CSR
+ * position p (r's start + skip + q's place in r's tail; the kernel's `q` branch for skip = 0
+ * is left from the whole-matrix build, unused), and row, column and value
  * (rounded to nearest float in mixed and float precision, as the host's (float) cast) written.
  * Reads and writes are coalesced: consecutive q are consecutive p within a row. Counts into
  * scal[0] the rows whose first tail entry q is (rows_touched) and into scal[1] the columns whose
