@@ -34,6 +34,7 @@
 #include "gpusolve/select.h"
 #include "gpusolve/timer.h"
 #include "gpusolve/version.h"
+#include "select/hash.h"
 #include "select/select_impl.h"
 #include "spmv/features_dev.h" /* gs_dcsr_select_features */
 #include "spmv/spmv_impl.h"
@@ -86,44 +87,20 @@ gs_status_t gs_select_cache_dir(char *buf, size_t len)
   return GS_SUCCESS;
 }
 
-/* 64-bit hash of a byte string continuing from h: 8-byte words through a multiply-rotate step,
- * the tail byte by byte, then splitmix64's finaliser. Not cryptographic: the cache file also
- * records the matrix's hash, sizes, GPU and version, and a stale file costs only a wrong guess
- * of times, never a wrong product. */
-static uint64_t mix(uint64_t h, uint64_t w)
-{
-  h ^= w * 0x9E3779B97F4A7C15ull;
-  h = (h << 31) | (h >> 33);
-  return h * 0xBF58476D1CE4E5B9ull + 0x94D049BB133111EBull;
-}
-
+/* 64-bit hash of a byte string (the cache file's name from its key's strings) continuing from
+ * h: 8-byte words through the matrix hash's step (select/hash.h), the tail byte by byte. */
 static uint64_t hash_bytes(uint64_t h, const void *data, size_t len)
 {
   const unsigned char *p = data;
   size_t i = 0;
-  if (len >= 64) { /* four independent chains over 32-byte strides, then folded into h in
-                    * order: one chain's multiply latency bounded the hash at ~5 GB/s a thread */
-    uint64_t l[4] = {h, h ^ 0x9E3779B97F4A7C15ull, h ^ 0xC2B2AE3D27D4EB4Full,
-                     h ^ 0x165667B19E3779F9ull};
-    for (; i + 32 <= len; i += 32) {
-      uint64_t w[4];
-      memcpy(w, p + i, 32);
-      l[0] = mix(l[0], w[0]);
-      l[1] = mix(l[1], w[1]);
-      l[2] = mix(l[2], w[2]);
-      l[3] = mix(l[3], w[3]);
-    }
-    h = mix(mix(mix(mix(h, l[0]), l[1]), l[2]), l[3]);
-  }
   for (; i + 8 <= len; i += 8) {
     uint64_t w;
     memcpy(&w, p + i, 8);
-    h = mix(h, w);
+    h = gs_hash_mix(h, w);
   }
   uint64_t tail = 0;
   for (size_t k = 0; i < len; ++i, ++k) tail |= (uint64_t)p[i] << (8 * k);
-  h = mix(h, tail ^ ((uint64_t)len << 56));
-  return h;
+  return gs_hash_mix(h, tail ^ ((uint64_t)len << 56));
 }
 
 static uint64_t finish(uint64_t z)
@@ -133,74 +110,123 @@ static uint64_t finish(uint64_t z)
   return z ^ (z >> 31);
 }
 
-/* The matrix hashed in blocks of HASH_BLOCK bytes of each array, each block on its own from a
- * seed of its index, the block hashes then mixed in order: the same value for any number of
- * threads, and the blocks spread over the reader's threads (gs_mm_threads). One thread's four
- * chains ran at 11.9 GB/s on the 2-core build machine (one chain: 4.7), 27 ms for a 26M-entry
- * matrix: still more than the products of a short solve, which the staged selection makes pay
- * for it (GS_SELECT_HASH_S_PER_NNZ). */
-#define HASH_BLOCK ((size_t)1 << 20)
+/* The matrix's hash from its sizes and its blocks' hashes (select/hash.h), the host's and the
+ * GPU's alike. */
+static uint64_t hash_seed(int64_t m, int64_t n, int64_t nnz)
+{
+  return gs_hash_mix(gs_hash_mix(gs_hash_mix(0x6770756E736F6C76ull, (uint64_t)m), (uint64_t)n),
+                     (uint64_t)nnz);
+}
+
+static uint64_t hash_fold(int64_t m, int64_t n, int64_t nnz, const uint64_t *blocks, uint64_t nb)
+{
+  uint64_t h = hash_seed(m, n, nnz);
+  for (uint64_t b = 0; b < nb; ++b) h = gs_hash_mix(h, blocks[b]);
+  return finish(h);
+}
 
 typedef struct {
-  const unsigned char *p[3];
-  size_t len[3], first[4]; /* first[k]: the index of array k's first block */
+  const gs_csr_t *A;
+  uint64_t first[4];
   uint64_t *out;
   int nt;
 } hash_job_t;
 
-/* Block b's hash (blocks numbered across the three arrays). */
-static uint64_t hash_block(const hash_job_t *J, size_t b)
+/* word i of stream k (select/hash.h) */
+static uint64_t host_word(const gs_csr_t *A, int k, int64_t i)
 {
+  if (k == 0) return (uint64_t)(int64_t)A->row_ptr[i];
+  if (k == 1) return (uint64_t)(uint32_t)A->col[i];
+  uint64_t w;
+  memcpy(&w, &A->val[i], sizeof w);
+  return w;
+}
+
+/* Block b's hash (blocks numbered across the streams): 32 independent chains, as a warp's lanes
+ * run them on the GPU. */
+static uint64_t hash_block(const hash_job_t *J, uint64_t b)
+{
+  const gs_csr_t *A = J->A;
   int k = 0;
   while (b >= J->first[k + 1]) ++k;
-  const size_t off = (b - J->first[k]) * HASH_BLOCK;
-  const size_t len = J->len[k] - off < HASH_BLOCK ? J->len[k] - off : HASH_BLOCK;
-  return hash_bytes(mix(0x626C6F636B686173ull, (uint64_t)b), J->p[k] + off, len);
+  const int64_t words = k == 0 ? (int64_t)A->m + 1 : (int64_t)A->nnz;
+  const int64_t base = (int64_t)(b - J->first[k]) * GS_HASH_BLOCK_WORDS;
+  const int64_t cnt = words - base < GS_HASH_BLOCK_WORDS ? words - base : GS_HASH_BLOCK_WORDS;
+  uint64_t l[GS_HASH_LANES];
+  for (int j = 0; j < GS_HASH_LANES; ++j) l[j] = gs_hash_lane_seed(b, j);
+  int64_t i = 0;
+  if (k == 1) { /* the streams' full rounds without the per-word branch */
+    const gs_idx_t *c = A->col + base;
+    for (; i + GS_HASH_LANES <= cnt; i += GS_HASH_LANES)
+      for (int j = 0; j < GS_HASH_LANES; ++j)
+        l[j] = gs_hash_mix(l[j], (uint64_t)(uint32_t)c[i + j]);
+  } else if (k == 2) {
+    const gs_val_t *v = A->val + base;
+    for (; i + GS_HASH_LANES <= cnt; i += GS_HASH_LANES)
+      for (int j = 0; j < GS_HASH_LANES; ++j) {
+        uint64_t w;
+        memcpy(&w, &v[i + j], sizeof w);
+        l[j] = gs_hash_mix(l[j], w);
+      }
+  }
+  for (; i < cnt; ++i) { /* the rows' words, and the other streams' last partial round */
+    const int j = (int)(i % GS_HASH_LANES);
+    l[j] = gs_hash_mix(l[j], host_word(A, k, base + i));
+  }
+  return gs_hash_block_fold((uint64_t)cnt, l);
 }
 
 static void hash_share(void *arg, int t)
 {
   const hash_job_t *J = arg;
-  const size_t nb = J->first[3];
-  for (size_t b = nb * (size_t)t / (size_t)J->nt; b < nb * (size_t)(t + 1) / (size_t)J->nt; ++b)
+  const uint64_t nb = J->first[3];
+  const uint64_t lo = nb * (uint64_t)t / (uint64_t)J->nt;
+  const uint64_t hi = nb * (uint64_t)(t + 1) / (uint64_t)J->nt;
+  for (uint64_t b = lo; b < hi; ++b)
     J->out[b] = hash_block(J, b);
 }
 
 uint64_t gs_select_matrix_hash(const gs_csr_t *A)
 {
   if (!A) return 0;
-  int64_t dims[3] = {A->m, A->n, (int64_t)A->nnz};
-  uint64_t h = hash_bytes(0x6770756E736F6C76ull, dims, sizeof dims);
   hash_job_t J;
-  J.p[0] = (const unsigned char *)A->row_ptr;
-  J.p[1] = (const unsigned char *)A->col;
-  J.p[2] = (const unsigned char *)A->val;
-  J.len[0] = ((size_t)A->m + 1) * sizeof *A->row_ptr;
-  J.len[1] = (size_t)A->nnz * sizeof *A->col;
-  J.len[2] = (size_t)A->nnz * sizeof *A->val;
-  J.first[0] = 0;
-  for (int k = 0; k < 3; ++k) J.first[k + 1] = J.first[k] + (J.len[k] + HASH_BLOCK - 1) / HASH_BLOCK;
-  const size_t nb = J.first[3];
-  uint64_t one[64];
-  J.out = nb <= 64 ? one : malloc(nb * sizeof *J.out);
+  J.A = A;
+  gs_hash_layout(A->m, A->nnz, J.first);
+  const uint64_t nb = J.first[3];
+  J.out = malloc(nb * sizeof *J.out);
   if (!J.out) { /* out of host memory: the same blocks, one at a time */
-    for (size_t b = 0; b < nb; ++b) h = mix(h, hash_block(&J, b));
+    uint64_t h = hash_seed(A->m, A->n, (int64_t)A->nnz);
+    for (uint64_t b = 0; b < nb; ++b) h = gs_hash_mix(h, hash_block(&J, b));
     return finish(h);
   }
   int nt = nb >= 16 ? gs_mm_threads() : 1;
   if (nt < 1) nt = 1;
-  if ((size_t)nt > nb) nt = nb > 0 ? (int)nb : 1;
+  if ((uint64_t)nt > nb) nt = nb > 0 ? (int)nb : 1;
   J.nt = nt;
   gs_parallel(nt, hash_share, &J);
-  for (size_t b = 0; b < nb; ++b) h = mix(h, J.out[b]);
-  if (J.out != one) free(J.out);
-  return finish(h);
+  const uint64_t h = hash_fold(A->m, A->n, (int64_t)A->nnz, J.out, nb);
+  free(J.out);
+  return h;
+}
+
+gs_status_t gs_select_matrix_hash_dev(gs_context_t *ctx, const gs_dcsr_t *D, uint64_t *out)
+{
+  if (!ctx || !D || !out)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_select_matrix_hash_dev: NULL argument");
+  uint64_t first[4];
+  gs_hash_layout(D->m, D->nnz, first);
+  uint64_t *blocks = malloc((first[3] ? first[3] : 1) * sizeof *blocks);
+  if (!blocks) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory (matrix hash)");
+  const gs_status_t st = gs_select_hash_dev_blocks(ctx, D, blocks);
+  if (st == GS_SUCCESS) *out = hash_fold(D->m, D->n, (int64_t)D->nnz, blocks, first[3]);
+  free(blocks);
+  return st;
 }
 
 /* The file of one key: the matrix, the GPU, the version and the options. */
 static void cache_file(const char *dir, const gs_select_key_t *k, char *path, size_t len)
 {
-  uint64_t h = mix(k->matrix_hash, 2);
+  uint64_t h = gs_hash_mix(k->matrix_hash, 2);
   h = hash_bytes(h, k->gpu, strlen(k->gpu));
   h = hash_bytes(h, gs_version(), strlen(gs_version()));
   h = hash_bytes(h, k->options, strlen(k->options));
@@ -623,7 +649,7 @@ static void times_from_pool(gs_selection_t *sel)
 }
 
 /* Keys the cache (a->key, a->dir) for A; a->cache = 1 when usable. */
-static void cache_key(auto_state_t *a, gs_context_t *ctx, const gs_csr_t *H)
+static void cache_key(auto_state_t *a, gs_context_t *ctx, gs_matrix_t *A)
 {
   gs_selection_t *sel = &a->sel;
   a->cache = 0;
@@ -634,7 +660,13 @@ static void cache_key(auto_state_t *a, gs_context_t *ctx, const gs_csr_t *H)
   }
   if (strlen(a->options) >= sizeof a->key.options) return; /* cannot key it */
   memset(&a->key, 0, sizeof a->key);
-  a->key.matrix_hash = gs_select_matrix_hash(H);
+  /* on the GPU from the shared CSR (a pass over memory), else the host's equal value */
+  gs_dcsr_t D;
+  if (gs_matrix_device_csr(A, &D) != GS_SUCCESS ||
+      gs_select_matrix_hash_dev(ctx, &D, &a->key.matrix_hash) != GS_SUCCESS) {
+    gs_clear_error();
+    a->key.matrix_hash = gs_select_matrix_hash(gs_matrix_host(A));
+  }
   snprintf(a->key.gpu, sizeof a->key.gpu, "%s", gs_context_device_name(ctx));
   snprintf(a->key.options, sizeof a->key.options, "%s", a->options);
   a->cache = 1;
@@ -830,8 +862,7 @@ static gs_status_t staged_start(gs_context_t *ctx, gs_matrix_t *A, auto_state_t 
 
 /* The features, the rule and the pool, once a revision can afford them (one O(nnz) pass on the
  * GPU): the list becomes the pool, keeping the times measured so far. The cache is keyed apart
- * (staged_key): its hash of the host CSR costs ~30x the features on the GPU, so it must not hold
- * back the rule on a large matrix. */
+ * (gs_spmv_auto_revise), once the time spent has paid for its hash as well. */
 static void staged_rule(auto_state_t *a, gs_spmv_t *S)
 {
   gs_selection_t *sel = &a->sel;
@@ -913,15 +944,13 @@ gs_status_t gs_spmv_auto_revise(gs_spmv_t *S, long iterations, double products_d
     a->tried_s += sel->features_s;
     cur = &sel->times[sel->chosen];
   }
-  /* the hash's serial rate over its threads (at most 8 counted: memory bandwidth) */
-  const int ht = gs_mm_threads() < 8 ? gs_mm_threads() : 8;
   if (a->use_cache && !a->keyed &&
-      a->tried_s + GS_SELECT_HASH_S_PER_NNZ * nnz / (ht > 1 ? ht : 1) <= spent) {
+      a->tried_s + GS_SELECT_HASH_DEV_S + GS_SELECT_HASH_DEV_S_PER_NNZ * nnz <= spent) {
     /* the cache, once paid for: it fills in the candidates not measured yet and takes those
      * measured before it was keyed */
     const double before = gs_wall_seconds();
     a->keyed = 1;
-    cache_key(a, ctx, gs_matrix_host(A));
+    cache_key(a, ctx, A);
     cache_fill(a);
     cache_store(a);
     a->tried_s += gs_wall_seconds() - before;
@@ -1084,7 +1113,7 @@ gs_status_t gs_spmv_create_auto(gs_spmv_t **out, gs_context_t *ctx, gs_matrix_t 
   } else {
     GS_TRY(gs_select_pool(&sel->features, options, as->need_transpose, &sel->rule, &sel->pool));
     times_from_pool(sel);
-    cache_key(as, ctx, H);
+    cache_key(as, ctx, A);
     cache_fill(as);
     sel->measured = 1;
     GS_TRY(measure(ctx, A, as, &o, &S, last_error, sizeof last_error));

@@ -26,8 +26,12 @@ typedef struct gs_select_key {
 /** The cache folder: $XDG_CACHE_HOME/gpusolve when XDG_CACHE_HOME is set to an absolute path,
  *  else $HOME/.cache/gpusolve. GS_ERR_INVALID_ARG when neither is set or buf is too small. */
 gs_status_t gs_select_cache_dir(char *buf, size_t len);
-/** 64-bit hash of A's sizes, row pointers, columns and values. */
+/** 64-bit hash of A's sizes, row pointers, columns and values (select/hash.h). */
 uint64_t gs_select_matrix_hash(const gs_csr_t *A);
+struct gs_dcsr;
+/** The same hash from the matrix's shared device CSR, on the GPU: *out equals
+ *  gs_select_matrix_hash of the host CSR it was uploaded from. */
+gs_status_t gs_select_matrix_hash_dev(gs_context_t *ctx, const struct gs_dcsr *D, uint64_t *out);
 /** Fills in, for each of sel->times[0..sel->ntimes) still GS_SELECT_DEFERRED, what the key's
  *  file knows of that format (its status, prepare and op N time; its op T time too, which must
  *  be known when need_t). Returns how many it filled; sel->cache_file names the file when it
@@ -107,10 +111,12 @@ int gs_select_worth_switching(double prepare_s, double t_new, double t_cur, doub
 #define GS_SELECT_SWITCH_MARGIN 0.03
 /** The staged selection's estimates: the features pass on the GPU from the shared CSR (one
  *  kernel over the entries, a fixed cost for its launch and read-back), and, when the cache is
- *  used, the key's hash of the host CSR (its serial rate: the threads only make it cheaper). */
+ *  used, the key's hash on the GPU (a pass over the CSR's 12 bytes an entry, its launches and
+ *  read-back). */
 #define GS_SELECT_FEATURE_DEV_S 0.2e-3
 #define GS_SELECT_FEATURE_DEV_S_PER_NNZ 0.08e-9
-#define GS_SELECT_HASH_S_PER_NNZ 0.6e-9
+#define GS_SELECT_HASH_DEV_S 0.1e-3
+#define GS_SELECT_HASH_DEV_S_PER_NNZ 0.01e-9
 /** Products of the measuring itself: warm-up and timed runs of one candidate's op. */
 #define GS_SELECT_MEASURE_PRODUCTS 12.0
 /** Extra warm-up products before the first timing of a selection (the GPU's clock ramp). */

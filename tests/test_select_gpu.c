@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/testhooks.h"
+#include "select/hash.h"
 #include "select/select_impl.h"
 #include "spmv/spmv_impl.h"
 #include "tests/testutil.h"
@@ -383,6 +385,78 @@ static void test_staged(void)
   }
 }
 
+/* The cache key's hash on the GPU (from the shared CSR, 32- and 64-bit row pointers) equals the
+ * host's, on the suite's matrices and on random ones whose streams end just before, on and
+ * just after a hash block's boundary; one changed value or column changes it. */
+static void test_hash_dev(void)
+{
+  const gs_idx_t edge = GS_HASH_BLOCK_WORDS;
+  const gs_idx_t rows[] = {1, 31, edge - 2, edge - 1, edge, 2 * edge + 5};
+  for (int k = 0; k < NMATRICES + 6; ++k) {
+    gs_csr_t *H = NULL;
+    const uint64_t seed = g_seed + 101u * (uint64_t)k;
+    if (k < NMATRICES) H = matrix(k, seed);
+    else { /* row count and entries (per_row * m) around the block edges */
+      const gs_idx_t m = rows[k - NMATRICES];
+      const gs_idx_t per = m > 100 ? 1 + (gs_idx_t)(seed % 3) : 3;
+      CU_ASSERT_FATAL(gs_gen_random(&H, m, m + 7, per, seed) == GS_SUCCESS);
+    }
+    CU_ASSERT_FATAL(H != NULL);
+    const uint64_t want = gs_select_matrix_hash(H);
+    for (int wide = 0; wide <= 1; ++wide) {
+      gs_matrix_t *A = NULL;
+      gs_dcsr_t D;
+      uint64_t got = 0;
+      const size_t base = gs_device_bytes_in_use(ctx);
+      gs_test_wide_offsets(ctx, wide);
+      const gs_status_t st = gs_matrix_create(&A, ctx, H);
+      gs_test_wide_offsets(ctx, 0);
+      CU_ASSERT_FATAL(st == GS_SUCCESS);
+      CU_ASSERT_FATAL(gs_matrix_device_csr(A, &D) == GS_SUCCESS);
+      CU_ASSERT_EQUAL(D.wide, wide);
+      const size_t with_csr = gs_device_bytes_in_use(ctx);
+      CU_ASSERT_FATAL(gs_select_matrix_hash_dev(ctx, &D, &got) == GS_SUCCESS);
+      CU_ASSERT_EQUAL(gs_device_bytes_in_use(ctx), with_csr); /* its scratch is freed */
+      if (got != want)
+        fprintf(stderr, "\n  matrix %d (%d x %d, %lld entries, wide %d): device %016llx, host "
+                "%016llx\n", k, (int)H->m, (int)H->n, (long long)H->nnz, wide,
+                (unsigned long long)got, (unsigned long long)want);
+      CU_ASSERT_EQUAL(got, want);
+      gs_matrix_destroy(&A);
+      CU_ASSERT_EQUAL(gs_device_bytes_in_use(ctx), base);
+    }
+    /* one entry's value, then its column (when another is free in its row), changed */
+    if (H->nnz > 0) {
+      const gs_off_t e = (gs_off_t)(seed % (uint64_t)H->nnz);
+      for (int what = 0; what < 2; ++what) {
+        const double v = H->val[e];
+        const gs_idx_t c = H->col[e];
+        if (what == 0) H->val[e] = v + 1.0;
+        else {
+          gs_idx_t r = 0;
+          while (H->row_ptr[r + 1] <= e) ++r;
+          const int last = e + 1 == H->row_ptr[r + 1];
+          const gs_idx_t hi = last ? H->n : H->col[e + 1];
+          if (c + 1 >= hi) continue; /* no free column after it before the next */
+          H->col[e] = c + 1;
+        }
+        gs_matrix_t *A = NULL;
+        gs_dcsr_t D;
+        uint64_t got = 0;
+        CU_ASSERT_FATAL(gs_matrix_create(&A, ctx, H) == GS_SUCCESS);
+        CU_ASSERT_FATAL(gs_matrix_device_csr(A, &D) == GS_SUCCESS);
+        CU_ASSERT_FATAL(gs_select_matrix_hash_dev(ctx, &D, &got) == GS_SUCCESS);
+        CU_ASSERT_EQUAL(got, gs_select_matrix_hash(H));
+        CU_ASSERT_NOT_EQUAL(got, want);
+        gs_matrix_destroy(&A);
+        H->val[e] = v;
+        H->col[e] = c;
+      }
+    }
+    gs_csr_destroy(&H);
+  }
+}
+
 int main(void)
 {
   g_seed = gs_test_seed();
@@ -394,6 +468,7 @@ int main(void)
                           test_auto_is_the_chosen_backend},
                          {"rule only, transpose, corrupt cache, unwritable folder", test_paths},
                          {"staged: light start, revisions, switch, cache, solve", test_staged},
+                         {"the cache key's hash on the GPU equals the host's", test_hash_dev},
                          CU_TEST_INFO_NULL};
   int rc = gs_test_main("select_gpu", tests, 1);
   gs_context_destroy(&ctx);
