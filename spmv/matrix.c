@@ -405,11 +405,14 @@ int gs_matrix_wide(const gs_matrix_t *A) { return A ? A->wide : 0; }
  * slots (double buffering), waits on a slot's event before it refills it, and queues its copies
  * on the context's stream, which runs them one after another at the link's rate. A few threads
  * fill, since one core's memcpy (10-15 GB/s) is slower than a PCIe 5 link or NVLink-C2C. The
- * 32-bit narrowing of the row pointers happens in the fill, so it costs no pass of its own. */
+ * 32-bit narrowing of the row pointers happens in the fill, so it costs no pass of its own.
+ * How many fill: half the cores, at least 4 (where there are), at most STAGE_THREADS; on the
+ * H200 machine's 16 cores 8 threads filled at 41 GB/s, 4 at 28, 12 and 16 at 36-38 (the link:
+ * 55; docs/formats.md). */
 enum {
   STAGE_CHUNK = 4 << 20, /* bytes of one chunk, and of one slot of the pinned buffer */
   STAGE_MIN = 4 << 20,   /* smaller uploads copy from pageable memory: pinning would cost more */
-  STAGE_THREADS = 4      /* most filling threads (the caller's included) */
+  STAGE_THREADS = 8      /* most filling threads (the caller's included) */
 };
 
 typedef struct stage_piece {
@@ -507,6 +510,14 @@ static size_t online_cpus(void)
   return c > 0 ? (size_t)c : 1;
 }
 
+/* the most filling threads on this machine (the header's rule) */
+static size_t stage_threads(void)
+{
+  const size_t cpus = online_cpus(), least = cpus < 4 ? cpus : 4;
+  const size_t t = cpus / 2 > least ? cpus / 2 : least;
+  return t > STAGE_THREADS ? STAGE_THREADS : t;
+}
+
 /* Uploads the pieces (device arrays already allocated) through the context's pinned buffer,
  * and returns once every copy has completed. *staged = 0 (and nothing copied) when the upload
  * is small or no pinned buffer could be had: the caller copies from pageable memory then. */
@@ -527,8 +538,7 @@ static gs_status_t stage_upload(gs_context_t *ctx, const stage_piece_t *piece, i
   if (total < STAGE_MIN) return GS_SUCCESS;
   /* a thread per 4 chunks at least, so that each one overlaps its fills with copies */
   T = nchunk / 4;
-  if (T > STAGE_THREADS) T = STAGE_THREADS;
-  if (T > online_cpus()) T = online_cpus();
+  if (T > stage_threads()) T = stage_threads();
   if (T < 1) T = 1;
   const size_t nslot = nchunk < 2 * T ? nchunk : 2 * T;
   GS_CHECK(gs_context_activate(ctx));
@@ -580,7 +590,7 @@ cleanup:
   return st;
 }
 
-size_t gs_upload_staging_max(void) { return 2 * (size_t)STAGE_THREADS * STAGE_CHUNK; }
+size_t gs_upload_staging_max(void) { return 2 * stage_threads() * (size_t)STAGE_CHUNK; }
 
 gs_status_t gs_upload(gs_context_t *ctx, void **d_dst, const void *h_src, size_t bytes,
                       const char *what)
