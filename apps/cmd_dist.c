@@ -313,8 +313,9 @@ static void print_parts(const dargs_t *a, const gs_dist_matrix_t *A, gs_dist_t *
 static void print_part_lines(const dargs_t *a, const gs_dist_matrix_t *A, gs_dist_t *D,
                              const part_line_t *L)
 {
-  printf("ranks    %d (%s%s), bandwidth %lld\n", gs_dist_ranks(D),
+  printf("ranks    %d (%s%s%s), bandwidth %lld\n", gs_dist_ranks(D),
          gs_dist_transport_string(gs_dist_transport(D)),
+         gs_dist_peer_allreduce(D) ? ", all-reduce through peer memory" : "",
          a->job ? ", one per process" : "", (long long)gs_dist_matrix_bandwidth(A));
   printf("  rank GPU       rows   nnz(diag)    nnz(off)  off rows   halo in  halo out  nbrs  "
          "formats\n");

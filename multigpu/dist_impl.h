@@ -27,6 +27,16 @@ extern "C" {
 /* The host transport's reduction slots: a reduction sums at most this many values. */
 #define GS_DIST_RED_MAX 64
 
+/* The all-reduce through peer memory (threads of one process, every pair of GPUs peer-capable):
+ * a reduction of at most GS_DIST_P2P_MAX values; larger ones go through NCCL. One slot per
+ * (parity, sending rank) in each rank's buffer, a cache line apart. */
+#define GS_DIST_P2P_MAX 8
+typedef struct gs_dist_slot {
+  double v[GS_DIST_P2P_MAX];
+  unsigned long long seq;
+  unsigned long long pad[7];
+} gs_dist_slot_t;
+
 typedef struct gs_dist_rank {
   gs_dist_t *D;
   int rank, device;
@@ -37,6 +47,9 @@ typedef struct gs_dist_rank {
   ncclComm_t comm;
 #endif
   double *h_red;            /* host transport: pinned staging of this rank's reduction */
+  gs_dist_slot_t *d_slots;  /* peer all-reduce: 2 x n slots on this GPU (NULL: not used) */
+  gs_dist_slot_t **d_peers; /* the n ranks' d_slots, as this GPU addresses them */
+  unsigned long long *d_seq; /* this rank's count of peer all-reduces */
   void *d_ballot;           /* process mode: nranks ballots for gs_dist_agree (device) */
   /* per call of gs_dist_run */
   gs_status_t status;
@@ -61,6 +74,9 @@ struct gs_dist {
   int aborted;              /* communicators aborted: the object is unusable */
   gs_status_t *votes;       /* gs_dist_agree's ballot, n entries */
   double *h_sum;            /* host transport: n * GS_DIST_RED_MAX staged values (pinned) */
+  int p2p;                  /* small all-reduces through peer memory (gs_dist_p2p_setup) */
+  int *h_abort;             /* mapped pinned flag: a peer all-reduce stops waiting when set */
+  int *d_abort;             /* its device address */
 };
 
 /** 1 when rank r runs in this process. */
@@ -160,6 +176,10 @@ gs_status_t gs_dist_scatter_add(cudaStream_t stream, gs_idx_t n, const gs_idx_t 
                                 const double *d_src, double *d_y);
 /** d[0] = sqrt(d[0]) (dist_kernels.cu). */
 gs_status_t gs_dist_sqrt(cudaStream_t stream, double *d);
+/** The peer all-reduce of d_buf[0..k), k <= GS_DIST_P2P_MAX, by rank me of n (dist_kernels.cu). */
+gs_status_t gs_dist_p2p_launch(cudaStream_t stream, double *d_buf, int k, int me, int n,
+                               gs_dist_slot_t *const *d_peers, unsigned long long *d_seq,
+                               const int *abort);
 
 #ifdef __cplusplus
 }

@@ -9,12 +9,16 @@
  *    the system;
  *  - failures: a rank out of device memory makes the call fail on every rank with a message
  *    naming it (no hang), and the ranks stay usable; refusals of bad arguments. */
+#define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "core/error.h"
 #include "core/testhooks.h"
+#include "multigpu/dist_impl.h"
 #include "tests/testutil.h"
 
 static uint64_t g_rng;
@@ -420,6 +424,138 @@ static void test_bench(void)
   gs_csr_destroy(&H);
 }
 
+/* ---- the all-reduce: through peer memory and through NCCL ------------------------------------ */
+
+/* value j of rank r's contribution to call c: drawn from the suite's seed, known to every rank */
+static double ar_value(uint64_t seed, int c, int r, int j)
+{
+  uint64_t z = seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(c * 64 + r * 8 + j + 1));
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return 2.0 * ((double)(z >> 11) * 0x1.0p-53) - 1.0;
+}
+
+typedef struct {
+  uint64_t seed;
+  int calls, graph_reps, fail_rank; /* fail_rank: calls gs_dist_fail instead (-1: none) */
+  int bad[GS_DIST_MAX_RANKS];       /* results outside their bound, per rank */
+  int differ[GS_DIST_MAX_RANKS];    /* peer results not bit-equal to the rank-order sum */
+} ar_job_t;
+
+/* Calls of 1 to 12 values (up to GS_DIST_P2P_MAX through peer memory, more through NCCL, in
+ * turn), each checked: bit-equal to the sum in rank order through peer memory, within the
+ * rounding bound gamma_n sum |v| through NCCL; then a captured graph of one all-reduce of 2
+ * values replayed graph_reps times (each replay multiplies by the rank count: exact). */
+static gs_status_t ar_fn(gs_dist_rank_t *R, void *user)
+{
+  ar_job_t *j = (ar_job_t *)user;
+  const int n = R->D->n, p2p = gs_dist_peer_allreduce(R->D);
+  double *d = NULL, h[16];
+  cudaStream_t s = R->ctx->stream;
+  GS_CHECK(gs_dmalloc(R->ctx, (void **)&d, sizeof h, "all-reduce test"));
+  gs_status_t st = GS_SUCCESS;
+  if (R->rank == j->fail_rank) { /* the others wait in their first call until this */
+    struct timespec ts = {0, 50 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    gs_dist_fail(R);
+    gs_dfree(R->ctx, d);
+    return GS_ERROR(GS_ERR_INTERNAL, "rank %d gives up", R->rank);
+  }
+  for (int c = 0; c < j->calls && st == GS_SUCCESS; ++c) {
+    const int k = 1 + c % 12;
+    for (int i = 0; i < k; ++i) h[i] = ar_value(j->seed, c, R->rank, i);
+    st = gs_copy_to_device(R->ctx, d, h, (size_t)k * sizeof *h);
+    if (st == GS_SUCCESS) st = gs_dist_allreduce(R, d, k);
+    if (st == GS_SUCCESS) st = gs_copy_to_host(R->ctx, h, d, (size_t)k * sizeof *h);
+    if (st != GS_SUCCESS || j->fail_rank >= 0) break;
+    for (int i = 0; i < k; ++i) {
+      double sum = 0.0, abs = 0.0;
+      for (int r = 0; r < n; ++r) {
+        sum += ar_value(j->seed, c, r, i);
+        abs += fabs(ar_value(j->seed, c, r, i));
+      }
+      const double u = 0x1.0p-53, gamma = n * u / (1.0 - n * u);
+      if (fabs(h[i] - sum) > 2.0 * gamma * abs) j->bad[R->rank]++;
+      if (p2p && k <= GS_DIST_P2P_MAX && memcmp(&h[i], &sum, sizeof sum) != 0)
+        j->differ[R->rank]++;
+    }
+  }
+  if (st == GS_SUCCESS && j->graph_reps > 0 && j->fail_rank < 0) {
+    cudaGraph_t g = NULL;
+    cudaGraphExec_t ge = NULL;
+    h[0] = R->rank + 1.0;
+    h[1] = -2.0 * (R->rank + 1.0);
+    st = gs_copy_to_device(R->ctx, d, h, 2 * sizeof *h);
+    if (st == GS_SUCCESS) st = GS_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    if (st == GS_SUCCESS) {
+      const gs_status_t in = gs_dist_allreduce(R, d, 2);
+      st = GS_CUDA(cudaStreamEndCapture(s, &g));
+      if (in != GS_SUCCESS) st = in;
+    }
+    if (st == GS_SUCCESS) st = GS_CUDA(cudaGraphInstantiate(&ge, g, 0));
+    for (int rep = 0; rep < j->graph_reps && st == GS_SUCCESS; ++rep)
+      st = GS_CUDA(cudaGraphLaunch(ge, s));
+    if (st == GS_SUCCESS) st = gs_copy_to_host(R->ctx, h, d, 2 * sizeof *h);
+    double want = n * (n + 1) / 2.0;
+    for (int rep = 1; rep < j->graph_reps; ++rep) want *= n;
+    if (st == GS_SUCCESS && (h[0] != want || h[1] != -2.0 * want)) j->bad[R->rank]++;
+    if (ge) cudaGraphExecDestroy(ge);
+    if (g) cudaGraphDestroy(g);
+  }
+  if (st != GS_SUCCESS) gs_dist_fail(R);
+  cudaStreamSynchronize(s);
+  gs_dfree(R->ctx, d);
+  return st;
+}
+
+static void test_allreduce(void)
+{
+  const int ndev = gs_device_count();
+  if (ndev < 2 || !gs_dist_have_nccl()) {
+    printf("\n  (one GPU or no NCCL: the peer all-reduce is not built) ");
+    return;
+  }
+  int dev[8];
+  const int n = ndev > 8 ? 8 : ndev;
+  for (int r = 0; r < n; ++r) dev[r] = r;
+  for (int off = 0; off <= 1; ++off) { /* peer memory (where the GPUs allow it), then NCCL */
+    if (off) setenv("GS_DIST_P2P", "0", 1);
+    gs_dist_t *D = NULL;
+    const gs_status_t cs = gs_dist_create(&D, n, dev, GS_DIST_NCCL);
+    unsetenv("GS_DIST_P2P");
+    CU_ASSERT_FATAL(cs == GS_SUCCESS);
+    if (off) CU_ASSERT_EQUAL(gs_dist_peer_allreduce(D), 0);
+    if (!off && !gs_dist_peer_allreduce(D))
+      printf("\n  (these GPUs lack peer access: NCCL does every all-reduce) ");
+    ar_job_t j;
+    memset(&j, 0, sizeof j);
+    j.seed = g_rng ^ (uint64_t)off;
+    j.calls = 240;
+    j.graph_reps = 3;
+    j.fail_rank = -1;
+    CU_ASSERT_EQUAL(gs_dist_run(D, ar_fn, &j), GS_SUCCESS);
+    for (int r = 0; r < n; ++r) {
+      CU_ASSERT_EQUAL(j.bad[r], 0);
+      CU_ASSERT_EQUAL(j.differ[r], 0);
+    }
+    gs_dist_destroy(&D);
+  }
+  /* a rank that fails while the others wait in a peer all-reduce releases them (no hang) */
+  gs_dist_t *D = NULL;
+  CU_ASSERT_FATAL(gs_dist_create(&D, n, dev, GS_DIST_NCCL) == GS_SUCCESS);
+  ar_job_t j;
+  memset(&j, 0, sizeof j);
+  j.seed = g_rng;
+  j.calls = 1;
+  j.fail_rank = n - 1;
+  const gs_status_t st = gs_dist_run(D, ar_fn, &j);
+  CU_ASSERT_NOT_EQUAL(st, GS_SUCCESS);
+  CU_ASSERT(strstr(gs_last_error(), "gives up") != NULL);
+  CU_ASSERT_EQUAL(gs_dist_usable(D), 0);
+  gs_dist_destroy(&D);
+}
+
 int main(void)
 {
   g_rng = gs_test_seed();
@@ -429,6 +565,8 @@ int main(void)
                          {"a rank out of memory stops all", test_rank_out_of_memory},
                          {"refusals", test_refusals},
                          {"bench figures", test_bench},
+                         {"all-reduce: peer memory and NCCL, graphs, a failing rank",
+                          test_allreduce},
                          CU_TEST_INFO_NULL};
   return gs_test_main("dist_gpu", tests, 1);
 }

@@ -95,6 +95,10 @@ int gs_dist_process_rank(const gs_dist_t *D);
 /** 0 when the communicator was aborted after a failure during the iterations (every later call
  *  fails; in a job of processes the others may be waiting: end the job); 1 otherwise. */
 int gs_dist_usable(const gs_dist_t *D);
+/** 1 when the all-reduces of a few values (the Krylov methods' dot products) go through peer
+ *  memory instead of NCCL: ranks that are threads of this process, every pair of GPUs with peer
+ *  access, and GS_DIST_P2P not set to 0 in the environment at gs_dist_create. */
+int gs_dist_peer_allreduce(const gs_dist_t *D);
 
 /** NULL-safe; sets *D = NULL. Destroy the matrices made on D first. */
 void gs_dist_destroy(gs_dist_t **D);
