@@ -93,7 +93,11 @@ static void check_product(const layout_t *l, const gs_csr_t *H, const char *fmt,
     random_vector(x, n);
     random_vector(y0, n);
     for (gs_idx_t i = 0; i < n; ++i) y[i] = beta == 0.0 ? NAN : y0[i];
-    CU_ASSERT_FATAL(gs_dist_spmv(A, alpha, x, beta, y) == GS_SUCCESS);
+    const gs_status_t st = gs_dist_spmv(A, alpha, x, beta, y);
+    if (st != GS_SUCCESS)
+      fprintf(stderr, "\n  %s, %d ranks (%s), %s: %s\n", what, l->n, tname(l), fmt,
+              gs_last_error());
+    CU_ASSERT_FATAL(st == GS_SUCCESS);
     CU_ASSERT(gs_test_spmv_ok(H, GS_OP_N, alpha, x, beta, y0, y, "%s, %d ranks (%s), %s%s%s",
                               what, l->n, tname(l), fmt, reorder ? ", rcm" : "",
                               off_fmt ? ", off coo" : ""));
