@@ -43,10 +43,27 @@ static gs_status_t nccl_status(ncclResult_t e, const char *what, int rank)
 
 /* ---- create / destroy ------------------------------------------------------------------- */
 
+/* Frees what p2p_setup made (any part of it); D->p2p = 0 afterwards. */
+static void p2p_release(gs_dist_t *D)
+{
+  for (int r = 0; D->r && r < D->n; ++r) {
+    gs_dist_rank_t *R = &D->r[r];
+    if (!R->ctx || gs_context_activate(R->ctx) != GS_SUCCESS) continue;
+    if (R->d_slots) cudaFree(R->d_slots);
+    gs_dfree(R->ctx, R->d_peers);
+    gs_dfree(R->ctx, R->d_seq);
+    R->d_slots = NULL, R->d_peers = NULL, R->d_seq = NULL;
+  }
+  if (D->h_abort) cudaFreeHost(D->h_abort);
+  D->h_abort = NULL, D->d_abort = NULL;
+  D->p2p = 0;
+}
+
 void gs_dist_destroy(gs_dist_t **Dp)
 {
   if (!Dp || !*Dp) return;
   gs_dist_t *D = *Dp;
+  p2p_release(D);
   for (int r = 0; D->r && r < D->n; ++r) {
     gs_dist_rank_t *R = &D->r[r];
     if (R->ctx) gs_context_activate(R->ctx);
@@ -57,16 +74,12 @@ void gs_dist_destroy(gs_dist_t **Dp)
     }
 #endif
     if (R->d_ballot) gs_dfree(R->ctx, R->d_ballot);
-    if (R->d_slots) cudaFree(R->d_slots);
-    if (R->d_peers) gs_dfree(R->ctx, R->d_peers);
-    if (R->d_seq) gs_dfree(R->ctx, R->d_seq);
     if (R->ev_packed) cudaEventDestroy(R->ev_packed);
     if (R->ev_recvd) cudaEventDestroy(R->ev_recvd);
     if (R->comm_stream) cudaStreamDestroy(R->comm_stream);
     gs_context_destroy(&R->ctx);
   }
   if (D->h_sum) cudaFreeHost(D->h_sum);
-  if (D->h_abort) cudaFreeHost(D->h_abort);
   free(D->votes);
   free(D->r);
   pthread_cond_destroy(&D->cond);
@@ -186,15 +199,7 @@ static void p2p_setup(gs_dist_t *D)
   }
   gs_clear_error();
   (void)cudaGetLastError();
-  for (int r = 0; r < D->n; ++r) {
-    gs_dist_rank_t *R = &D->r[r];
-    if (R->d_slots && gs_context_activate(R->ctx) == GS_SUCCESS) cudaFree(R->d_slots);
-    gs_dfree(R->ctx, R->d_peers);
-    gs_dfree(R->ctx, R->d_seq);
-    R->d_slots = NULL, R->d_peers = NULL, R->d_seq = NULL;
-  }
-  if (D->h_abort) cudaFreeHost(D->h_abort);
-  D->h_abort = NULL, D->d_abort = NULL;
+  p2p_release(D);
 }
 
 int gs_dist_peer_allreduce(const gs_dist_t *D) { return D && D->p2p; }

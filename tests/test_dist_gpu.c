@@ -434,10 +434,7 @@ static void test_bench(void)
 static double ar_value(uint64_t seed, int c, int r, int j)
 {
   uint64_t z = seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(c * 64 + r * 8 + j + 1));
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return 2.0 * ((double)(z >> 11) * 0x1.0p-53) - 1.0;
+  return 2.0 * gs_test_uniform(&z) - 1.0;
 }
 
 typedef struct {
