@@ -6,6 +6,7 @@
  * every step the ranks agree on one outcome (cli_job_agree), so that all exit with the same
  * status and one error line. */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -277,6 +278,7 @@ typedef struct {
   long long rows, nnz_diag, nnz_off, off_rows, nhalo, nsend;
   int neighbours, device, ok, pad;
   double select_s; /* the diagonal block's selection (format auto), 0 for a named format */
+  double split_s, prepare_s, warm_s; /* gs_dist_part_info_t's */
   char diag_format[32], off_format[32];
 } part_line_t;
 
@@ -292,7 +294,8 @@ static void print_parts(const dargs_t *a, const gs_dist_matrix_t *A, gs_dist_t *
     gs_context_t *ctx = gs_dist_context(D, r);
     if (!ctx || gs_dist_matrix_part(A, r, &p) != GS_SUCCESS) continue; /* another process's */
     L[r] = (part_line_t){p.rows, p.nnz_diag, p.nnz_off, p.off_rows, p.nhalo, p.nsend,
-                         p.neighbours, gs_context_device(ctx), 1, 0, p.diag_select_s, "", ""};
+                         p.neighbours, gs_context_device(ctx), 1, 0, p.diag_select_s,
+                         p.split_s, p.prepare_s, p.warm_s, "", ""};
     snprintf(L[r].diag_format, sizeof L[r].diag_format, "%s", p.diag_format);
     snprintf(L[r].off_format, sizeof L[r].off_format, "%s", p.off_format);
   }
@@ -328,16 +331,110 @@ static void print_part_lines(const dargs_t *a, const gs_dist_matrix_t *A, gs_dis
            p->rows, p->nnz_diag, p->nnz_off, p->off_rows, p->nhalo, p->nsend, p->neighbours,
            p->diag_format, chose, *p->off_format ? " + " : "", p->off_format);
   }
+  double sp = 0, pr = 0, wa = 0; /* the slowest rank's */
+  for (int r = 0; r < gs_dist_ranks(D); ++r) {
+    if (!L[r].ok) continue;
+    sp = fmax(sp, L[r].split_s);
+    pr = fmax(pr, L[r].prepare_s);
+    wa = fmax(wa, L[r].warm_s);
+  }
+  printf("blocks   slowest rank: cut from the matrix %.3f s, made on its GPU %.3f s, first "
+         "product and all-reduce %.3f s\n", sp, pr, wa);
 }
 
-/* The ranks (with --gpus: this process's threads; --distributed: this process's rank, on GPU
- * local_rank of its node, joined to the others through an NCCL id from rank 0) and the
- * distributed matrix. */
+/* With --gpus, the ranks are made on a thread of their own while rank 0 reads or generates the
+ * matrix: the GPUs' contexts, NCCL's communicators and peer access, then on every rank at once
+ * the lazy loading of the kernels the command will use (gs_context_preload), which would
+ * otherwise fall on the first products and the first solve. The error message is thread-local:
+ * the thread keeps a copy. */
+typedef struct {
+  pthread_t thread;
+  int started;
+  const dargs_t *a;
+  char list[1024]; /* what each rank preloads */
+  gs_dist_t *D;
+  gs_status_t st;
+  char error[1024];
+  double seconds;  /* the thread's time, contexts to preload */
+  double create_s; /* of which gs_dist_create: contexts, NCCL, peer access */
+} ranks_ahead_t;
+
+typedef struct {
+  gs_context_t *ctx;
+  const char *list;
+} preload_job_t;
+
+static void *preload_one(void *arg)
+{
+  const preload_job_t *j = (const preload_job_t *)arg;
+  (void)gs_context_preload(j->ctx, j->list, NULL); /* a failure leaves loading to first use */
+  gs_clear_error();
+  return NULL;
+}
+
+static void *ranks_work(void *arg)
+{
+  ranks_ahead_t *p = (ranks_ahead_t *)arg;
+  const double t0 = cli_now();
+  p->st = gs_dist_create(&p->D, p->a->ndev, p->a->dev, p->a->transport);
+  p->create_s = cli_now() - t0;
+  if (p->st != GS_SUCCESS) {
+    snprintf(p->error, sizeof p->error, "%s", gs_last_error());
+  } else {
+    pthread_t th[GS_DIST_MAX_RANKS];
+    preload_job_t jobs[GS_DIST_MAX_RANKS];
+    int started[GS_DIST_MAX_RANKS] = {0};
+    const int n = gs_dist_ranks(p->D);
+    for (int r = 0; r < n; ++r) {
+      jobs[r] = (preload_job_t){gs_dist_context(p->D, r), p->list};
+      started[r] = pthread_create(&th[r], NULL, preload_one, &jobs[r]) == 0;
+    }
+    for (int r = 0; r < n; ++r)
+      if (started[r]) pthread_join(th[r], NULL);
+  }
+  p->seconds = cli_now() - t0;
+  return NULL;
+}
+
+/* Starts ranks_work (--gpus only: a job of processes makes its rank after the NCCL id has
+ * gone round). */
+static void ranks_ahead_start(ranks_ahead_t *p, const dargs_t *a, int solve)
+{
+  memset(p, 0, sizeof *p);
+  if (a->job) return;
+  p->a = a;
+  char one[512];
+  const char *fmt = a->mo.format ? a->mo.format : "auto";
+  const char *off = a->mo.off_format ? a->mo.off_format : strcmp(fmt, "auto") ? fmt : "csr-vector";
+  const char *pc = solve && strcmp(a->so.precond, "auto") ? a->so.precond : NULL; /* auto: none */
+  cli_preload_list(one, sizeof one, fmt, pc);
+  snprintf(p->list, sizeof p->list, "%s%s%s", one, *one ? "," : "", off);
+  p->started = pthread_create(&p->thread, NULL, ranks_work, p) == 0;
+}
+
+/* Waits for ranks_work after the load ended with rc: *D its ranks when both succeeded (NULL
+ * when it did not start); else its ranks are destroyed and the first failure is returned
+ * (its message printed when the load had not failed). */
+static int ranks_ahead_join(ranks_ahead_t *p, int rc, gs_dist_t **D)
+{
+  if (!p->started) return rc;
+  pthread_join(p->thread, NULL);
+  p->started = 0;
+  if (rc == CLI_OK && p->st != GS_SUCCESS) rc = cli_fail(CLI_DEVICE, "%s", p->error);
+  if (rc == CLI_OK) *D = p->D;
+  else gs_dist_destroy(&p->D);
+  p->D = NULL;
+  return rc;
+}
+
+/* The ranks (with --gpus: this process's threads, made ahead by ranks_work when *D is set;
+ * --distributed: this process's rank, on GPU local_rank of its node, joined to the others
+ * through an NCCL id from rank 0) and the distributed matrix. */
 static int setup(const dargs_t *a, const gs_csr_t *H, gs_dist_t **D, gs_dist_matrix_t **A)
 {
   gs_status_t st = GS_SUCCESS;
   if (!a->job) {
-    st = gs_dist_create(D, a->ndev, a->dev, a->transport);
+    if (!*D) st = gs_dist_create(D, a->ndev, a->dev, a->transport);
   } else {
     cli_job_t *J = a->job;
     const int ndev = gs_device_count();
@@ -368,6 +465,41 @@ static int setup(const dargs_t *a, const gs_csr_t *H, gs_dist_t **D, gs_dist_mat
   }
   if (st == GS_SUCCESS) st = gs_dist_matrix_create(A, *D, H, &a->mo);
   return agree(a, st == GS_SUCCESS ? CLI_OK : cli_fail_status(st));
+}
+
+/* The command's phases, wall clock: the load (read or generation, and b) and the ranks made
+ * beside it, the wait for them after the load, the partition and the blocks' preparation. */
+typedef struct {
+  double t0, load, wait, matrix;
+} phases_t;
+
+/* After the load (ph->t0 to now): the ranks made beside it, then setup(). */
+static int ranks_then_setup(const dargs_t *a, const gs_csr_t *H, ranks_ahead_t *ahead,
+                            phases_t *ph, gs_dist_t **D, gs_dist_matrix_t **A)
+{
+  double t = cli_now();
+  ph->load = t - ph->t0;
+  int rc = ranks_ahead_join(ahead, CLI_OK, D);
+  ph->wait = cli_now() - t;
+  if (rc != CLI_OK) return rc;
+  t = cli_now();
+  rc = setup(a, H, D, A);
+  ph->matrix = cli_now() - t;
+  return rc;
+}
+
+/* The phases up to now; `last` names the step after setup and its seconds (NULL: none). */
+static void print_phases(const phases_t *ph, const ranks_ahead_t *ahead, const char *last,
+                         double last_s)
+{
+  printf("%s total %.3f s = load %.3f s + waiting for the ranks %.3f s + partition and "
+         "blocks %.3f s", last ? "time    " : "setup   ", cli_now() - ph->t0, ph->load, ph->wait,
+         ph->matrix);
+  if (last) printf(" + %s %.3f s", last, last_s);
+  if (ahead->seconds > 0)
+    printf("; the ranks took %.3f s beside the load (contexts and NCCL %.3f s, kernel preload "
+           "%.3f s)", ahead->seconds, ahead->create_s, ahead->seconds - ahead->create_s);
+  printf("\n");
 }
 
 /* ---- spmv --gpus ---------------------------------------------------------------------------- */
@@ -418,11 +550,16 @@ int cmd_spmv_dist(int argc, char **argv)
   double *x = NULL, *y = NULL, *y1 = NULL, *d_x = NULL, *d_y = NULL;
   char label[512] = "";
   gs_status_t st = GS_SUCCESS;
+  ranks_ahead_t ahead;
+  phases_t ph = {0};
+  ranks_ahead_start(&ahead, &a, 0);
+  ph.t0 = cli_now();
   if ((rc = load(&a, &H, label, sizeof label)) != CLI_OK) goto done;
-  if ((rc = setup(&a, H, &D, &A)) != CLI_OK) goto done;
+  if ((rc = ranks_then_setup(&a, H, &ahead, &ph, &D, &A)) != CLI_OK) goto done;
   const gs_idx_t n = H->m;
   printf("matrix   %s: %d x %d, %lld nonzeros\n", label, (int)n, (int)H->n, (long long)H->nnz);
   print_parts(&a, A, D);
+  if (is_root(&a)) print_phases(&ph, &ahead, NULL, 0.0);
   x = malloc(((size_t)n + 1) * sizeof *x);
   y = calloc((size_t)n + 1, sizeof *y); /* zero: a process writes its own rows */
   y1 = malloc(((size_t)n + 1) * sizeof *y1);
@@ -489,6 +626,7 @@ int cmd_spmv_dist(int argc, char **argv)
   printf("halo     %.3f MB received per product, all ranks\n", (double)t.halo_bytes / 1e6);
   rc = agree(&a, ok ? CLI_OK : CLI_DEVICE);
 done:
+  (void)ranks_ahead_join(&ahead, CLI_DEVICE, &D); /* after a failed load: waits, discards */
   free(x);
   free(y);
   free(y1);
@@ -620,6 +758,10 @@ int cmd_solve_dist(int argc, char **argv)
   double *b = NULL, *x = NULL;
   char label[512] = "";
   gs_status_t st = GS_SUCCESS;
+  ranks_ahead_t ahead;
+  phases_t ph = {0};
+  ranks_ahead_start(&ahead, &a, 1);
+  ph.t0 = cli_now();
   if ((rc = load(&a, &H, label, sizeof label)) != CLI_OK) goto done;
   const gs_idx_t n = H->m;
   if (H->m != H->n) {
@@ -653,11 +795,12 @@ int cmd_solve_dist(int argc, char **argv)
     rc = agree(&a, cli_fail(CLI_DEVICE, "MPI_Bcast failed"));
     goto done;
   }
-  if ((rc = setup(&a, H, &D, &A)) != CLI_OK) goto done;
+  if ((rc = ranks_then_setup(&a, H, &ahead, &ph, &D, &A)) != CLI_OK) goto done;
   printf("matrix   %s: %d x %d, %lld nonzeros\n", label, (int)n, (int)H->n, (long long)H->nnz);
   print_parts(&a, A, D);
   gs_solve_opts_t o = a.so.o;
   gs_solve_stats_t s;
+  const double t_solve = cli_now();
   if ((rc = step(&a, D, gs_dist_solve(A, &o, a.so.precond, b, x, &s))) != CLI_OK ||
       (rc = rows_to_root(&a, x, n)) != CLI_OK)
     goto done;
@@ -671,6 +814,7 @@ int cmd_solve_dist(int argc, char **argv)
   char who[32];
   snprintf(who, sizeof who, "%d rank%s", nranks(&a), nranks(&a) == 1 ? "" : "s");
   print_result(who, &s, err);
+  if (is_root(&a)) print_phases(&ph, &ahead, "solve", cli_now() - t_solve);
   /* -o before --steady, whose solves overwrite x */
   rc = CLI_OK;
   if (a.out && is_root(&a) && (st = gs_mm_write_vector(a.out, x, n)) != GS_SUCCESS)
@@ -692,6 +836,7 @@ int cmd_solve_dist(int argc, char **argv)
   if (a.compare && is_root(&a)) /* the same solve on rank 0's GPU alone */
     compare_one_gpu(&a, D, H, b, &o, &s, tn_steady);
 done:
+  (void)ranks_ahead_join(&ahead, CLI_DEVICE, &D); /* after a failed load: waits, discards */
   free(b);
   free(x);
   gs_dist_matrix_destroy(&A);

@@ -146,6 +146,7 @@ typedef struct gs_dist_part {
   /* bench timeline (timing events, else NULL): recorded where the exchange ended (comm
    * stream), and where the local product started and ended (main stream) inside a product */
   cudaEvent_t ev_tx, ev_tl, ev_ls;
+  double split_s, prepare_s, warm_s; /* gs_dist_part_info_t's */
 } gs_dist_part_t;
 
 struct gs_dist_matrix {

@@ -7,8 +7,10 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/parallel.h"
 #include "multigpu/dist_impl.h"
 #include "gpusolve/select.h"
+#include "gpusolve/timer.h"
 #include "spmv/common_kernels.h"
 #include "spmv/spmv_impl.h"
 
@@ -210,7 +212,9 @@ static gs_status_t build_rank(gs_dist_rank_t *R, void *user)
   gs_dist_block_t *blk = &b->blocks[R->rank];
   gs_context_t *ctx = R->ctx;
   const int n = R->D->n;
+  double t = gs_wall_seconds();
   gs_status_t st = gs_dist_split(b->B, A->first, n, R->rank, blk);
+  P->split_s = gs_wall_seconds() - t;
   if (R->D->local >= 0) { /* a process holds its own block only: its lists from the matrix */
     if (st == GS_SUCCESS) st = gs_dist_send_list_part(b->B, A->first, n, blk);
     GS_CHECK(gs_dist_agree(R, st));
@@ -234,6 +238,7 @@ static gs_status_t build_rank(gs_dist_rank_t *R, void *user)
     memcpy(P->recv_off, blk->recv_off, (size_t)(n + 1) * sizeof *P->recv_off);
     for (int q = 0; q < n; ++q) P->neighbours += counts(P->send_off, q) + counts(P->recv_off, q) > 0;
   }
+  t = gs_wall_seconds();
   if (st == GS_SUCCESS) st = gs_matrix_create(&P->Md, ctx, blk->diag);
   if (st == GS_SUCCESS) st = prepare_diag(P, b->o);
   gs_csr_t *Oc = NULL;
@@ -282,7 +287,33 @@ static gs_status_t build_rank(gs_dist_rank_t *R, void *user)
   }
   /* the host blocks are not needed once on the device */
   gs_dist_block_free(blk);
+  if (st == GS_SUCCESS) st = gs_context_sync(ctx);
+  P->prepare_s = gs_wall_seconds() - t;
   return gs_dist_agree(R, st);
+}
+
+static gs_status_t part_vectors(gs_dist_part_t *P);
+
+/* One product of zeros and one all-reduce on every rank, so that NCCL's connections to the
+ * peers (made on first use: tens of milliseconds) are made here and not inside the first
+ * solve or product the caller times. */
+static gs_status_t warm_rank(gs_dist_rank_t *R, void *user)
+{
+  gs_dist_part_t *P = &((gs_dist_matrix_t *)user)->p[R->rank];
+  gs_context_t *ctx = R->ctx;
+  const double t = gs_wall_seconds();
+  gs_status_t st = part_vectors(P);
+  if (st == GS_SUCCESS)
+    st = GS_CUDA(cudaMemsetAsync(P->d_x, 0, (size_t)P->rows * sizeof *P->d_x, ctx->stream));
+  st = gs_dist_agree(R, st);
+  if (st != GS_SUCCESS) return st;
+  P->mode = 0;
+  st = gs_dist_part_apply(P, 1.0, P->d_x, 0.0, P->d_y);
+  if (st == GS_SUCCESS) st = gs_dist_allreduce(R, P->d_y, 1);
+  if (st == GS_SUCCESS) st = gs_context_sync(ctx);
+  if (st != GS_SUCCESS) gs_dist_fail(R);
+  P->warm_s = gs_wall_seconds() - t;
+  return st;
 }
 
 static void part_free(gs_dist_part_t *P)
@@ -309,11 +340,13 @@ static void part_free(gs_dist_part_t *P)
   memset(P, 0, sizeof *P);
 }
 
+static void part_free_share(void *arg, int r) { part_free(&((gs_dist_part_t *)arg)[r]); }
+
 void gs_dist_matrix_destroy(gs_dist_matrix_t **Ap)
 {
   if (!Ap || !*Ap) return;
   gs_dist_matrix_t *A = *Ap;
-  for (int r = 0; A->p && r < A->D->n; ++r) part_free(&A->p[r]);
+  if (A->p) gs_parallel(A->D->n, part_free_share, A->p); /* the ranks' frees at once */
   if (A->D && A->D->n > 0) gs_context_activate(A->D->r[gs_dist_first_local(A->D)].ctx);
   free(A->p);
   free(A->first);
@@ -395,6 +428,7 @@ gs_status_t gs_dist_matrix_create(gs_dist_matrix_t **Ap, gs_dist_t *D, const gs_
   GS_TRY(gs_dist_partition_rows(H->row_ptr, H->m, D->n, A->first));
   build_t b = {A, H, blocks, &o, GS_SUCCESS};
   GS_TRY(gs_dist_run(D, build_rank, &b));
+  if (D->n > 1) GS_TRY(gs_dist_run(D, warm_rank, A));
   *Ap = A;
   A = NULL;
 cleanup:
@@ -431,6 +465,9 @@ gs_status_t gs_dist_matrix_part(const gs_dist_matrix_t *A, int r, gs_dist_part_i
   out->device_bytes = P->bytes;
   const gs_selection_t *sel = P->Sd ? gs_spmv_selection(P->Sd) : NULL;
   out->diag_select_s = sel ? sel->seconds : 0.0;
+  out->split_s = P->split_s;
+  out->prepare_s = P->prepare_s;
+  out->warm_s = P->warm_s;
   return GS_SUCCESS;
 }
 

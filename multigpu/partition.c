@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/parallel.h"
 #include "multigpu/partition.h"
 
 /* ---- bits ------------------------------------------------------------------------------------ */
@@ -116,6 +117,93 @@ void gs_dist_block_free(gs_dist_block_t *B)
   memset(B, 0, sizeof *B);
 }
 
+gs_off_t gs_dist_split_share_min = (gs_off_t)1 << 20;
+
+/* gs_dist_split's threads: share t holds rows [i0, i1) and writes its entries from dp and op
+ * of the two blocks (set after pass 1). */
+typedef struct {
+  gs_idx_t i0, i1;
+  gs_off_t dnnz, onnz, dp, op;
+  gs_idx_t cmin, cmax;
+} split_share_t;
+
+typedef struct {
+  const gs_csr_t *A;
+  gs_csr_t *D, *O;
+  uint64_t *bits;       /* halo columns, bit t = column cmin + t (OR-ed atomically: shares meet) */
+  const gs_idx_t *rank; /* set bits before each word */
+  split_share_t *share;
+  gs_idx_t r0, r1, cmin, cmax;
+  int pad, nt;
+} split_t;
+
+static void split_count(void *arg, int t)
+{
+  split_t *sp = (split_t *)arg;
+  split_share_t *sh = &sp->share[t];
+  const gs_csr_t *A = sp->A;
+  const gs_idx_t r0 = sp->r0, r1 = sp->r1;
+  gs_off_t d = 0, o = 0;
+  gs_idx_t cmin = A->n, cmax = -1;
+  for (gs_off_t p = A->row_ptr[sh->i0]; p < A->row_ptr[sh->i1]; ++p) {
+    const gs_idx_t j = A->col[p];
+    if (j >= r0 && j < r1) {
+      ++d;
+    } else {
+      ++o;
+      if (j < cmin) cmin = j;
+      if (j > cmax) cmax = j;
+    }
+  }
+  sh->dnnz = d, sh->onnz = o, sh->cmin = cmin, sh->cmax = cmax;
+}
+
+static void split_fill(void *arg, int t)
+{
+  split_t *sp = (split_t *)arg;
+  const split_share_t *sh = &sp->share[t];
+  const gs_csr_t *A = sp->A;
+  gs_csr_t *D = sp->D, *O = sp->O;
+  const gs_idx_t r0 = sp->r0, r1 = sp->r1, cmin = sp->cmin;
+  gs_off_t dp = sh->dp, op = sh->op;
+  uint64_t word = 0; /* the bits of word `at`, OR-ed in when the word changes */
+  size_t at = 0;
+  for (gs_idx_t i = sh->i0; i < sh->i1; ++i) {
+    for (gs_off_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) {
+      const gs_idx_t j = A->col[p];
+      if (j >= r0 && j < r1) {
+        D->col[dp] = j - r0;
+        D->val[dp++] = A->val[p];
+      } else {
+        const uint64_t c = (uint64_t)(j - cmin);
+        if ((size_t)(c >> 6) != at) {
+          if (word) __atomic_fetch_or(&sp->bits[at], word, __ATOMIC_RELAXED);
+          at = (size_t)(c >> 6);
+          word = 0;
+        }
+        word |= 1ull << (c & 63);
+        O->col[op] = j;
+        O->val[op++] = A->val[p];
+      }
+    }
+    D->row_ptr[i - r0 + 1] = dp;
+    O->row_ptr[i - r0 + 1] = op;
+  }
+  if (word) __atomic_fetch_or(&sp->bits[at], word, __ATOMIC_RELAXED);
+}
+
+/* Global halo columns to halo indices (the set bits below each). */
+static void split_renumber(void *arg, int t)
+{
+  split_t *sp = (split_t *)arg;
+  const split_share_t *sh = &sp->share[t];
+  gs_idx_t *col = sp->O->col;
+  for (gs_off_t p = sh->op; p < sh->op + sh->onnz; ++p) {
+    const uint64_t c = (uint64_t)(col[p] - sp->cmin);
+    col[p] = sp->rank[c >> 6] + (gs_idx_t)popcount64(sp->bits[c >> 6] & ((1ull << (c & 63)) - 1));
+  }
+}
+
 gs_status_t gs_dist_split(const gs_csr_t *A, const gs_idx_t *first, int nparts, int part,
                           gs_dist_block_t *B)
 {
@@ -138,19 +226,42 @@ gs_status_t gs_dist_split(const gs_csr_t *A, const gs_idx_t *first, int nparts, 
   const gs_idx_t r0 = first[part], r1 = first[part + 1], rows = r1 - r0;
   GS_CHECK(gs_csr_check_rows(A, r0, r1, fn));
 
-  /* Pass 1: entries of each kind, and the range of the halo columns. */
-  gs_off_t dnnz = 0, onnz = 0;
-  gs_idx_t cmin = A->n, cmax = -1;
-  for (gs_off_t p = A->row_ptr[r0]; p < A->row_ptr[r1]; ++p) {
-    const gs_idx_t j = A->col[p];
-    if (j >= r0 && j < r1) {
-      ++dnnz;
-    } else {
-      ++onnz;
-      if (j < cmin) cmin = j;
-      if (j > cmax) cmax = j;
+  /* The rows in nt shares of about equal entries, one thread each (the blocks of one process's
+   * ranks are split at once: they share its threads). */
+  split_t sp = {A, NULL, NULL, NULL, NULL, NULL, r0, r1, A->n, -1, 0, 1};
+  const gs_off_t entries = A->row_ptr[r1] - A->row_ptr[r0];
+  int nt = gs_mm_threads() / nparts;
+  if (nt > 16) nt = 16;
+  if ((gs_off_t)nt > entries / gs_dist_split_share_min)
+    nt = (int)(entries / gs_dist_split_share_min);
+  if (nt < 1) nt = 1;
+  sp.nt = nt;
+  sp.share = calloc((size_t)nt, sizeof *sp.share);
+  if (!sp.share) GS_FAIL(GS_ERR_HOST_MEMORY, "%s: out of host memory", fn);
+  for (int t = 0; t < nt; ++t) { /* share t from the least row starting at or past its target */
+    const gs_off_t target = A->row_ptr[r0] + (gs_off_t)((double)entries * t / nt);
+    gs_idx_t lo = r0, hi = r1;
+    while (lo < hi) {
+      const gs_idx_t mid = lo + (hi - lo) / 2;
+      if (A->row_ptr[mid] >= target) hi = mid;
+      else lo = mid + 1;
     }
+    sp.share[t].i0 = lo;
   }
+  for (int t = 0; t < nt; ++t) sp.share[t].i1 = t + 1 < nt ? sp.share[t + 1].i0 : r1;
+
+  /* Pass 1: entries of each kind, and the range of the halo columns. */
+  gs_parallel(nt, split_count, &sp);
+  gs_off_t dnnz = 0, onnz = 0;
+  for (int t = 0; t < nt; ++t) {
+    sp.share[t].dp = dnnz; /* where the share's entries start */
+    sp.share[t].op = onnz;
+    dnnz += sp.share[t].dnnz;
+    onnz += sp.share[t].onnz;
+    if (sp.share[t].cmin < sp.cmin) sp.cmin = sp.share[t].cmin;
+    if (sp.share[t].cmax > sp.cmax) sp.cmax = sp.share[t].cmax;
+  }
+  const gs_idx_t cmin = sp.cmin, cmax = sp.cmax;
 
   B->part = part;
   B->nparts = nparts;
@@ -170,24 +281,11 @@ gs_status_t gs_dist_split(const gs_csr_t *A, const gs_idx_t *first, int nparts, 
   }
 
   /* Pass 2: both blocks in A's order within each row; off keeps global columns for now. */
-  gs_csr_t *D = B->diag, *O = B->off;
-  gs_off_t dp = 0, op = 0;
-  for (gs_idx_t i = r0; i < r1; ++i) {
-    for (gs_off_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) {
-      const gs_idx_t j = A->col[p];
-      if (j >= r0 && j < r1) {
-        D->col[dp] = j - r0;
-        D->val[dp++] = A->val[p];
-      } else {
-        const uint64_t t = (uint64_t)(j - cmin);
-        bits[t >> 6] |= 1ull << (t & 63);
-        O->col[op] = j;
-        O->val[op++] = A->val[p];
-      }
-    }
-    D->row_ptr[i - r0 + 1] = dp;
-    O->row_ptr[i - r0 + 1] = op;
-  }
+  gs_csr_t *O = B->off;
+  sp.D = B->diag;
+  sp.O = O;
+  sp.bits = bits;
+  gs_parallel(nt, split_fill, &sp);
 
   /* The halo is the set bits in order; a column's halo index is the set bits below it. */
   gs_idx_t nhalo = 0;
@@ -204,10 +302,8 @@ gs_status_t gs_dist_split(const gs_csr_t *A, const gs_idx_t *first, int nparts, 
       for (uint64_t b = bits[w]; b; b &= b - 1)
         B->halo[h++] = cmin + (gs_idx_t)(w * 64 + (size_t)ctz64(b));
   }
-  for (gs_off_t p = 0; p < onnz; ++p) {
-    const uint64_t t = (uint64_t)(O->col[p] - cmin);
-    O->col[p] = rank[t >> 6] + (gs_idx_t)popcount64(bits[t >> 6] & ((1ull << (t & 63)) - 1));
-  }
+  sp.rank = rank;
+  if (onnz > 0) gs_parallel(nt, split_renumber, &sp);
   O->n = nhalo;
   B->nhalo = nhalo;
 
@@ -220,6 +316,7 @@ gs_status_t gs_dist_split(const gs_csr_t *A, const gs_idx_t *first, int nparts, 
   B->recv_off[nparts] = nhalo;
 
 cleanup:
+  free(sp.share);
   free(bits);
   free(rank);
   if (st != GS_SUCCESS) gs_dist_block_free(B);

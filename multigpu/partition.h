@@ -54,6 +54,10 @@ typedef struct gs_dist_block {
   gs_idx_t *send_off;    /* nparts + 1 */
 } gs_dist_block_t;
 
+/** The fewest entries a thread of gs_dist_split takes (default 2^20): a block is split by up to
+ *  min(16, gs_mm_threads() / nparts, its entries / this) threads. Tests lower it. */
+extern gs_off_t gs_dist_split_share_min;
+
 /** Builds part `part` of A (diag, off, halo, recv_off; the send fields zeroed/NULL).
  *  Explicit zeros are kept. A's columns need not be sorted; each block keeps A's order within
  *  a row. Reads only the part's rows: O(its entries + its rows + span / 64), span the range of

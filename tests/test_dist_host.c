@@ -486,6 +486,29 @@ static void test_split_random(void)
   }
 }
 
+/* The split's threads: shares of one entry upwards, 1 to 7 threads per part (shares empty,
+ * meeting inside a bitmap word, a thread's rows all diagonal): the same checks as one thread. */
+static void test_split_threads(void)
+{
+  uint64_t rng = gs_test_seed() ^ 0x7417u;
+  const gs_off_t saved = gs_dist_split_share_min;
+  const int trials = gs_test_quick() ? 3 : 15;
+  for (int t = 0; t < trials; ++t) {
+    const gs_idx_t m = rand_int(&rng, 1, 300);
+    const double density = 0.002 + 0.2 * gs_test_uniform(&rng);
+    gs_csr_t *A = gs_test_random_csr(&rng, m, m, density);
+    CU_ASSERT_FATAL(A != NULL);
+    const int nparts = rand_int(&rng, 1, 4), per = rand_int(&rng, 1, 7);
+    gs_dist_split_share_min = rand_int(&rng, 1, 40);
+    gs_mm_set_threads(nparts * per);
+    check_split_balanced(A, nparts, &rng);
+    check_split_random_cuts(A, nparts, &rng);
+    gs_csr_destroy(&A);
+  }
+  gs_mm_set_threads(0);
+  gs_dist_split_share_min = saved;
+}
+
 /* Columns out of order within rows (and a repeated column): the blocks keep A's order. */
 static void test_split_unsorted(void)
 {
@@ -1251,6 +1274,7 @@ int main(void)
       {"partition: hand-checked", test_partition_hand_checked},
       {"partition: refusals", test_partition_refusals},
       {"split: random matrices, nparts 1 2 3 7 m", test_split_random},
+      {"split: threads, shares down to one entry", test_split_threads},
       {"split: unsorted columns", test_split_unsorted},
       {"split: empty rows, no entries", test_split_empty_rows},
       {"split: block diagonal (no halo)", test_split_block_diagonal},

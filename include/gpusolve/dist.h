@@ -150,6 +150,10 @@ typedef struct gs_dist_part_info {
   size_t device_bytes;     /* device memory of its blocks and buffers */
   double diag_select_s;    /* wall time of the diagonal block's selection (format "auto",
                               its chosen prepare included); 0 for a named format */
+  /* wall times of gs_dist_matrix_create on this rank: its block cut from the host matrix; its
+   * blocks made on the device (uploads, diag_select_s included, the off-diagonal block, the
+   * exchange lists); the first product and all-reduce (NCCL connects peers on first use) */
+  double split_s, prepare_s, warm_s;
 } gs_dist_part_info_t;
 gs_status_t gs_dist_matrix_part(const gs_dist_matrix_t *A, int r, gs_dist_part_info_t *out);
 /** Bandwidth (max |i - j|) of the matrix as the ranks hold it (after any reordering). */
