@@ -13,8 +13,11 @@ const char *cli_cache_state(gs_select_cache_state_t c)
 void cli_selection_line(FILE *f, const gs_selection_t *sel)
 {
   if (sel->staged || sel->first_name[0]) {
-    fprintf(f, "auto started with %s (staged: a format without a build of its own, cache %s; "
-            "%.2f ms)", sel->first_name, cli_cache_state(sel->cache), 1e3 * sel->seconds);
+    const int b = gs_spmv_backend_find(sel->first_name);
+    const int light = b >= 0 && (gs_spmv_backend_flags(b) & GS_SPMV_FLAG_LIGHT);
+    fprintf(f, "auto started with %s (staged: %s, cache %s; %.2f ms)", sel->first_name,
+            light ? "a format without a build of its own" : "the cache's least cost",
+            cli_cache_state(sel->cache), 1e3 * sel->seconds);
     if (sel->remaining_products > 0.0 || sel->tried || sel->switches)
       fprintf(f, "; in the solve: %d format%s tried, %s%s", sel->tried, sel->tried == 1 ? "" : "s",
               sel->switches ? "switched to " : "kept it", sel->switches ? sel->chosen_name : "");

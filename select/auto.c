@@ -681,7 +681,9 @@ static void cache_fill(auto_state_t *a)
     return;
   }
   const int got = gs_select_cache_load(a->dir, &a->key, a->need_transpose, sel);
-  sel->cache = got > 0 ? GS_SELECT_CACHE_HIT : GS_SELECT_CACHE_MISS;
+  /* a second fill (the staged pool after the light list) keeps the first one's hit */
+  sel->cache = got > 0 || sel->cache == GS_SELECT_CACHE_HIT ? GS_SELECT_CACHE_HIT
+                                                             : GS_SELECT_CACHE_MISS;
 }
 
 static void cache_store(auto_state_t *a)
@@ -826,21 +828,65 @@ static int light(const char *name)
   return b >= 0 && (gs_spmv_backend_flags(b) & GS_SPMV_FLAG_LIGHT);
 }
 
-/* The staged start: the light candidate of least known SpMV time, else the pool's first light
- * one that prepares. GS_ERR_UNSUPPORTED when the pool has no light candidate. */
+/* On a cache hit at the staged start: the cached format of least cost (prepare plus
+ * GS_SELECT_START_PRODUCTS products) outside the light list joins the list, with its times,
+ * when it costs less than every light one the cache knows, so that the start may take it. */
+static void staged_hit_best(auto_state_t *a)
+{
+  gs_selection_t *sel = &a->sel;
+  const double np = fmin(GS_SELECT_START_PRODUCTS, a->expected_n);
+  gs_selection_t *x = calloc(1, sizeof *x);
+  if (!x || sel->ntimes >= GS_SELECT_MAX || sel->pool.n >= GS_SELECT_MAX) {
+    free(x);
+    return;
+  }
+  for (int b = 0; b < gs_spmv_backend_count() && x->ntimes < GS_SELECT_MAX; ++b) {
+    const char *name = gs_spmv_backend_name(b);
+    int listed = !strcmp(name, "auto");
+    for (int c = 0; c < sel->ntimes && !listed; ++c) listed = !strcmp(sel->times[c].name, name);
+    if (listed) continue;
+    gs_select_time_t *t = &x->times[x->ntimes++];
+    snprintf(t->name, sizeof t->name, "%s", name);
+    t->status = GS_SELECT_DEFERRED;
+  }
+  double best = INFINITY;
+  for (int c = 0; c < sel->ntimes; ++c)
+    if (sel->times[c].status == GS_SUCCESS)
+      best = fmin(best, sel->times[c].prepare_s + np * sel->times[c].spmv_s);
+  int pick = -1;
+  if (gs_select_cache_load(a->dir, &a->key, a->need_transpose, x) > 0)
+    for (int c = 0; c < x->ntimes; ++c) {
+      const gs_select_time_t *t = &x->times[c];
+      if (t->status == GS_SUCCESS && t->spmv_s > 0.0 && t->prepare_s + np * t->spmv_s < best) {
+        best = t->prepare_s + np * t->spmv_s;
+        pick = c;
+      }
+    }
+  if (pick >= 0) {
+    sel->times[sel->ntimes++] = x->times[pick];
+    snprintf(sel->pool.names[sel->pool.n++], GS_SELECT_NAME, "%s", x->times[pick].name);
+  }
+  free(x);
+}
+
+/* The staged start: the candidate of least known cost (prepare plus GS_SELECT_START_PRODUCTS
+ * products: known on a cache hit), else the pool's first light one that prepares.
+ * GS_ERR_UNSUPPORTED when the pool has no light candidate. */
 static gs_status_t staged_start(gs_context_t *ctx, gs_matrix_t *A, auto_state_t *a, gs_spmv_t **S,
                                 char *last_error, size_t lelen)
 {
   gs_selection_t *sel = &a->sel;
   int order[GS_SELECT_MAX], n = 0;
   for (int c = 0; c < sel->ntimes; ++c)
-    if (light(sel->times[c].name)) order[n++] = c;
+    if (light(sel->times[c].name) || sel->times[c].status == GS_SUCCESS) order[n++] = c;
   if (n == 0) return GS_ERR_UNSUPPORTED;
-  for (int i = 1; i < n; ++i) /* known times first, fastest first; the pool's order otherwise */
+  const double np = fmin(GS_SELECT_START_PRODUCTS, a->expected_n);
+  for (int i = 1; i < n; ++i) /* known times first, cheapest first; the pool's order otherwise */
     for (int j = i; j > 0; --j) {
       const gs_select_time_t *p = &sel->times[order[j - 1]], *q = &sel->times[order[j]];
       const int swap = q->status == GS_SUCCESS &&
-                       (p->status != GS_SUCCESS || q->spmv_s < p->spmv_s);
+                       (p->status != GS_SUCCESS ||
+                        q->prepare_s + np * q->spmv_s < p->prepare_s + np * p->spmv_s);
       if (!swap) break;
       const int t = order[j];
       order[j] = order[j - 1];
@@ -896,7 +942,14 @@ static void staged_rule(auto_state_t *a, gs_spmv_t *S)
         if (k == sel->chosen) chosen = c;
       }
   }
-  if (chosen < 0) return; /* cannot happen: the running format is light, so in the pool */
+  if (chosen < 0 && pool.n < GS_SELECT_MAX) { /* a cached best the start took, outside the
+                                                 rule's pool: it stays in it */
+    const gs_select_time_t *run = &sel->times[sel->chosen];
+    snprintf(pool.names[pool.n], GS_SELECT_NAME, "%s", run->name);
+    t[pool.n] = *run;
+    chosen = pool.n++;
+  }
+  if (chosen < 0) return; /* no room: keep the light list */
   sel->rule = r;
   sel->pool = pool;
   memcpy(sel->times, t, (size_t)pool.n * sizeof *t);
@@ -942,6 +995,7 @@ gs_status_t gs_spmv_auto_revise(gs_spmv_t *S, long iterations, double products_d
     staged_rule(a, S);
     sel->features_s = gs_wall_seconds() - before;
     a->tried_s += sel->features_s;
+    if (a->keyed) cache_fill(a); /* the pool's candidates the light list did not have */
     cur = &sel->times[sel->chosen];
   }
   if (a->use_cache && !a->keyed &&
@@ -1071,6 +1125,13 @@ gs_status_t gs_spmv_create_auto(gs_spmv_t **out, gs_context_t *ctx, gs_matrix_t 
     GS_TRY(gs_select_light(as->options, as->need_transpose, &sel->pool));
     times_from_pool(sel);
     sel->staged = 1;
+    if (as->use_cache) { /* keyed now: the hash is a pass over the shared CSR, which the light
+                            formats upload anyway; a hit's times order the start */
+      as->keyed = 1;
+      cache_key(as, ctx, A);
+      cache_fill(as);
+      if (sel->cache == GS_SELECT_CACHE_HIT) staged_hit_best(as);
+    }
     if (staged_start(ctx, A, as, &S, last_error, sizeof last_error) == GS_SUCCESS && S)
       started = 1; /* gs_spmv_auto_revise goes on during the solve */
     else { /* no light format prepares: the measured stage below, from a clean record */

@@ -117,6 +117,10 @@ int gs_select_worth_switching(double prepare_s, double t_new, double t_cur, doub
 #define GS_SELECT_FEATURE_DEV_S_PER_NNZ 0.08e-9
 #define GS_SELECT_HASH_DEV_S 0.1e-3
 #define GS_SELECT_HASH_DEV_S_PER_NNZ 0.01e-9
+/** The staged start on a cache hit: the known light format of least prepare plus this many
+ *  products (or the expected products, when fewer) runs first. A repeated solve of a matrix
+ *  whose earlier revisions found a faster format starts on it instead of finding it again. */
+#define GS_SELECT_START_PRODUCTS 100.0
 /** Products of the measuring itself: warm-up and timed runs of one candidate's op. */
 #define GS_SELECT_MEASURE_PRODUCTS 12.0
 /** Extra warm-up products before the first timing of a selection (the GPU's clock ramp). */

@@ -237,7 +237,8 @@ static void test_paths(void)
  * per call (or skip it for its byte bound) and
  * end on the fastest measured (within the switching margin), whose product is then S's bit for
  * bit; the generation changes with each switch; a solve through a staged product converges; the
- * second staged selection of the matrix knows the measured times from the cache. */
+ * second staged selection of the matrix knows the measured times from the cache, at its start
+ * (it starts on the cheapest known light format) and at its revisions. */
 static void test_staged(void)
 {
   char cache[4608];
@@ -255,7 +256,7 @@ static void test_staged(void)
     CU_ASSERT_FATAL(gs_spmv_create_auto(&S, ctx, A, NULL, &so) == GS_SUCCESS);
     const gs_selection_t *sel = gs_spmv_selection(S);
     CU_ASSERT_FATAL(sel != NULL && sel->staged);
-    CU_ASSERT_EQUAL(sel->cache, GS_SELECT_CACHE_OFF); /* nothing asked before the revisions */
+    CU_ASSERT_EQUAL(sel->cache, GS_SELECT_CACHE_MISS); /* keyed at the start, not known yet */
     const int b0 = gs_spmv_backend_find(sel->chosen_name);
     CU_ASSERT(b0 >= 0 && (gs_spmv_backend_flags(b0) & GS_SPMV_FLAG_LIGHT));
     CU_ASSERT_STRING_EQUAL(sel->first_name, sel->chosen_name);
@@ -305,7 +306,25 @@ static void test_staged(void)
     /* a solve through the staged product (fresh, revised by the solver) converges */
     gs_spmv_t *T = NULL;
     CU_ASSERT_FATAL(gs_spmv_create_auto(&T, ctx, A, NULL, &so) == GS_SUCCESS);
-    CU_ASSERT_EQUAL(gs_spmv_selection(T)->cache, GS_SELECT_CACHE_OFF); /* not looked up yet */
+    { /* a hit at the start: it runs the format of least prepare plus GS_SELECT_START_PRODUCTS
+         products among those the first selection measured (the cache's), light or not */
+      const gs_selection_t *t0 = gs_spmv_selection(T);
+      CU_ASSERT_EQUAL(t0->cache, GS_SELECT_CACHE_HIT);
+      CU_ASSERT_FATAL(t0->chosen >= 0 && t0->times[t0->chosen].status == GS_SUCCESS);
+      const double np = fmin(GS_SELECT_START_PRODUCTS, so.expected_products);
+      double least = INFINITY;
+      const char *cheapest = "";
+      for (int c = 0; c < sel->ntimes; ++c) {
+        const gs_select_time_t *m = &sel->times[c];
+        if (m->status == GS_SUCCESS && m->spmv_s > 0.0 && m->prepare_s + np * m->spmv_s < least) {
+          least = m->prepare_s + np * m->spmv_s;
+          cheapest = m->name;
+        }
+      }
+      CU_ASSERT_STRING_EQUAL(t0->first_name, cheapest);
+      CU_ASSERT_STRING_EQUAL(t0->first_name, gs_spmv_name(T));
+      printf(" [hit: started %s]", t0->first_name);
+    }
     { /* the first revision that can afford it runs the rule and finds every time in the cache,
          then takes the fastest at once (its prepare is nothing against 1e12 products) */
       int sw = -1;
