@@ -276,7 +276,7 @@ static gs_status_t one_gpu_spmv(gs_spmv_t **S, gs_context_t *ctx, gs_matrix_t *M
 /* What print_parts shows of a rank, gathered to rank 0 in a job of processes. */
 typedef struct {
   long long rows, nnz_diag, nnz_off, off_rows, nhalo, nsend;
-  int neighbours, device, ok, pad;
+  int neighbours, device, ok, peer; /* peer: its halo through peer memory */
   double select_s; /* the diagonal block's selection (format auto), 0 for a named format */
   double split_s, prepare_s, warm_s; /* gs_dist_part_info_t's */
   char diag_format[32], off_format[32];
@@ -294,7 +294,8 @@ static void print_parts(const dargs_t *a, const gs_dist_matrix_t *A, gs_dist_t *
     gs_context_t *ctx = gs_dist_context(D, r);
     if (!ctx || gs_dist_matrix_part(A, r, &p) != GS_SUCCESS) continue; /* another process's */
     L[r] = (part_line_t){p.rows, p.nnz_diag, p.nnz_off, p.off_rows, p.nhalo, p.nsend,
-                         p.neighbours, gs_context_device(ctx), 1, 0, p.diag_select_s,
+                         p.neighbours, gs_context_device(ctx), 1, p.peer_exchange,
+                         p.diag_select_s,
                          p.split_s, p.prepare_s, p.warm_s, "", ""};
     snprintf(L[r].diag_format, sizeof L[r].diag_format, "%s", p.diag_format);
     snprintf(L[r].off_format, sizeof L[r].off_format, "%s", p.off_format);
@@ -316,9 +317,12 @@ static void print_parts(const dargs_t *a, const gs_dist_matrix_t *A, gs_dist_t *
 static void print_part_lines(const dargs_t *a, const gs_dist_matrix_t *A, gs_dist_t *D,
                              const part_line_t *L)
 {
+  const int ar = gs_dist_peer_allreduce(D), halo = L[0].ok && L[0].peer;
   printf("ranks    %d (%s%s%s), bandwidth %lld\n", gs_dist_ranks(D),
          gs_dist_transport_string(gs_dist_transport(D)),
-         gs_dist_peer_allreduce(D) ? ", all-reduce through peer memory" : "",
+         halo && ar ? ", halos and all-reduces through peer memory"
+         : ar      ? ", all-reduce through peer memory"
+                   : "",
          a->job ? ", one per process" : "", (long long)gs_dist_matrix_bandwidth(A));
   printf("  rank GPU       rows   nnz(diag)    nnz(off)  off rows   halo in  halo out  nbrs  "
          "formats\n");

@@ -147,6 +147,21 @@ typedef struct gs_dist_part {
    * stream), and where the local product started and ended (main stream) inside a product */
   cudaEvent_t ev_tx, ev_tl, ev_ls;
   double split_s, prepare_s, warm_s; /* gs_dist_part_info_t's */
+  /* The halo through peer memory (ranks that are threads of this process on peer-capable
+   * GPUs, D->p2p): each sender writes its entries straight into the receivers' d_halo
+   * (cudaMalloc'd: reachable from the peers) and raises its ready flag there; a receiver waits
+   * for its senders' flags before the off-diagonal product and then acknowledges, and a sender
+   * writes product s only once its receivers acknowledged product s - 1. Flags count products
+   * (d_xseq, on the device, so that a CUDA Graph replays them right). No host call sits
+   * between the exchange and the local product, as ncclGroupEnd did. */
+  int p2p;
+  unsigned long long send_mask, recv_mask; /* bit q: sends to q, receives from q */
+  unsigned long long *d_flags;   /* 2n: ready[q] (q's entries for product seq arrived) and
+                                    ack[q] (q has read my entries of product seq) */
+  unsigned long long *d_xseq;    /* products exchanged so far */
+  double **d_dst;                /* n: where my entries for q go (q's d_halo + its recv_off[me]) */
+  unsigned long long **d_pflags; /* n: every rank's d_flags, as this GPU addresses them */
+  gs_idx_t *d_send_off;          /* send_off on the device */
 } gs_dist_part_t;
 
 struct gs_dist_matrix {
@@ -181,6 +196,16 @@ gs_status_t gs_dist_sqrt(cudaStream_t stream, double *d);
 gs_status_t gs_dist_p2p_launch(cudaStream_t stream, double *d_buf, int k, int me, int n,
                                gs_dist_slot_t *const *d_peers, unsigned long long *d_seq,
                                const int *abort);
+/** The peer halo exchange of P, rank me of n (dist_kernels.cu): on the sender's stream, the push
+ *  of x's listed entries into the receivers' halos after their acknowledgement of the previous
+ *  product, then its ready flags; on the receiver's stream, the wait for its senders' flags
+ *  (before the off-diagonal product) and the acknowledgement with the count's step (after it).
+ *  Every wait gives up when *abort is raised. */
+gs_status_t gs_dist_halo_push(cudaStream_t stream, const gs_dist_part_t *P, const double *d_x,
+                              int me, int n, const int *abort);
+gs_status_t gs_dist_halo_wait(cudaStream_t stream, const gs_dist_part_t *P, int me, int n,
+                              const int *abort);
+gs_status_t gs_dist_halo_ack(cudaStream_t stream, const gs_dist_part_t *P, int me, int n);
 
 #ifdef __cplusplus
 }

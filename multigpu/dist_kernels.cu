@@ -108,3 +108,104 @@ extern "C" gs_status_t gs_dist_p2p_launch(cudaStream_t stream, double *d_buf, in
   p2p_allreduce_kernel<<<1, 32, 0, stream>>>(d_buf, k, me, n, d_peers, d_seq, abort);
   return GS_CHECK_LAUNCH(stream, "p2p_allreduce_kernel");
 }
+
+/* ---- the halo through peer memory (gs_dist_part_t.p2p) --------------------------------------
+ * Product seq = *d_xseq + 1. push_kernel: thread 0 of each block waits until every receiver q
+ * acknowledged product seq - 1 (ack[q] >= seq - 1 in this rank's flags), then the block writes
+ * its share of the sent entries into the receivers' halos (entry k goes to q, the segment of
+ * send_off holding k). ready_kernel, after it on the same stream: fences and raises this rank's
+ * ready flag (= seq) in each receiver's flags. wait_kernel: waits for ready[q] >= seq of every
+ * sender q. ack_kernel, after the off-diagonal product: writes ack = seq into each sender's
+ * flags and steps the count. A wait gives up when the host raises *abort (a rank failed). */
+#define PUSH_THREADS 256
+
+static __device__ int spin_until(const volatile unsigned long long *f, unsigned long long v,
+                                 const volatile int *abort)
+{
+  for (unsigned spins = 0; *f < v; ++spins)
+    if ((spins & 1023u) == 1023u && *abort) return 1;
+  return 0;
+}
+
+static __global__ void __launch_bounds__(PUSH_THREADS)
+push_kernel(gs_idx_t nsend, const gs_idx_t *__restrict__ idx, const double *__restrict__ x,
+            const gs_idx_t *__restrict__ send_off, int n, unsigned long long send_mask,
+            double *const *dst, const unsigned long long *flags, const unsigned long long *xseq,
+            const volatile int *abort)
+{
+  __shared__ int gave_up;
+  const unsigned long long seq = *xseq + 1;
+  if (threadIdx.x == 0) {
+    gave_up = 0;
+    for (int q = 0; q < n && !gave_up; ++q)
+      if ((send_mask >> q) & 1ull)
+        gave_up = spin_until((const volatile unsigned long long *)&flags[n + q], seq - 1, abort);
+  }
+  __syncthreads();
+  if (gave_up) return;
+  GS_GRID_STRIDE(k, nsend) {
+    int q = 0;
+    while (send_off[q + 1] <= (gs_idx_t)k) ++q;
+    dst[q][k - send_off[q]] = x[idx[k]];
+  }
+  __threadfence_system(); /* the entries reach the receivers before ready_kernel's flags */
+}
+
+static __global__ void ready_kernel(int me, int n, unsigned long long send_mask,
+                                    unsigned long long *const *pflags,
+                                    const unsigned long long *xseq)
+{
+  const unsigned long long seq = *xseq + 1;
+  __threadfence_system(); /* the pushed entries before the flags */
+  for (int q = threadIdx.x; q < n; q += blockDim.x)
+    if ((send_mask >> q) & 1ull) ((volatile unsigned long long *)pflags[q])[me] = seq;
+}
+
+static __global__ void wait_kernel(int n, unsigned long long recv_mask,
+                                   const unsigned long long *flags,
+                                   const unsigned long long *xseq, const volatile int *abort)
+{
+  const unsigned long long seq = *xseq + 1;
+  for (int q = threadIdx.x; q < n; q += blockDim.x)
+    if ((recv_mask >> q) & 1ull)
+      if (spin_until((const volatile unsigned long long *)&flags[q], seq, abort)) break;
+  __threadfence();
+}
+
+static __global__ void ack_kernel(int me, int n, unsigned long long recv_mask,
+                                  unsigned long long *const *pflags, unsigned long long *xseq)
+{
+  const unsigned long long seq = *xseq + 1;
+  for (int q = threadIdx.x; q < n; q += blockDim.x)
+    if ((recv_mask >> q) & 1ull) ((volatile unsigned long long *)pflags[q])[n + me] = seq;
+  __syncthreads();
+  if (threadIdx.x == 0) *xseq = seq;
+}
+
+extern "C" gs_status_t gs_dist_halo_push(cudaStream_t stream, const gs_dist_part_t *P,
+                                         const double *d_x, int me, int n, const int *abort)
+{
+  if (P->nsend > 0) {
+    push_kernel<<<gs_grid_blocks(P->nsend, PUSH_THREADS), PUSH_THREADS, 0, stream>>>(
+        P->nsend, P->d_send_idx, d_x, P->d_send_off, n, P->send_mask, P->d_dst, P->d_flags,
+        P->d_xseq, abort);
+    GS_CHECK(GS_CHECK_LAUNCH(stream, "push_kernel"));
+  }
+  ready_kernel<<<1, 32, 0, stream>>>(me, n, P->send_mask, P->d_pflags, P->d_xseq);
+  return GS_CHECK_LAUNCH(stream, "ready_kernel");
+}
+
+extern "C" gs_status_t gs_dist_halo_wait(cudaStream_t stream, const gs_dist_part_t *P, int me,
+                                         int n, const int *abort)
+{
+  (void)me;
+  wait_kernel<<<1, 32, 0, stream>>>(n, P->recv_mask, P->d_flags, P->d_xseq, abort);
+  return GS_CHECK_LAUNCH(stream, "wait_kernel");
+}
+
+extern "C" gs_status_t gs_dist_halo_ack(cudaStream_t stream, const gs_dist_part_t *P, int me,
+                                        int n)
+{
+  ack_kernel<<<1, 32, 0, stream>>>(me, n, P->recv_mask, P->d_pflags, P->d_xseq);
+  return GS_CHECK_LAUNCH(stream, "ack_kernel");
+}

@@ -92,7 +92,18 @@ gs_status_t gs_dist_part_apply(gs_dist_part_t *P, double alpha, const double *d_
    * exchange */
   const int exch = P->mode != 1 && P->mode != 3 && R->D->n > 1 &&
                    (nccl ? P->nsend + P->nhalo > 0 : 1);
-  if (exch && nccl) {
+  if (exch && P->p2p) { /* the same fork, the exchange through peer memory */
+    GS_CHECK(GS_CUDA(cudaEventRecord(R->ev_packed, s)));
+    GS_CHECK(GS_CUDA(cudaStreamWaitEvent(R->comm_stream, R->ev_packed, 0)));
+    GS_CHECK(gs_dist_halo_push(R->comm_stream, P, d_x, R->rank, R->D->n, R->D->d_abort));
+    GS_CHECK(GS_CUDA(cudaEventRecord(R->ev_recvd, R->comm_stream)));
+    if (P->ev_tx) GS_CHECK(GS_CUDA(cudaEventRecord(P->ev_tx, R->comm_stream)));
+    if (P->ev_ls) GS_CHECK(GS_CUDA(cudaEventRecord(P->ev_ls, s)));
+    if (P->mode != 2) GS_CHECK(gs_spmv_apply(P->Sd, GS_OP_N, alpha, d_x, beta, d_y));
+    if (P->ev_tl) GS_CHECK(GS_CUDA(cudaEventRecord(P->ev_tl, s)));
+    GS_CHECK(GS_CUDA(cudaStreamWaitEvent(s, R->ev_recvd, 0))); /* join */
+    GS_CHECK(gs_dist_halo_wait(s, P, R->rank, R->D->n, R->D->d_abort));
+  } else if (exch && nccl) {
     /* fork: the exchange (packing, NCCL's kernel: a few blocks) is posted first on the
      * high-priority comm stream, then the local product fills the other SMs beside it. In a
      * CUDA Graph both are branches. Measured (runs 109-111, 2x H200, 27-point 176^3): the
@@ -120,6 +131,7 @@ gs_status_t gs_dist_part_apply(gs_dist_part_t *P, double alpha, const double *d_
     GS_CHECK(gs_spmv_apply(P->So, GS_OP_N, alpha, P->d_halo, 0.0, P->d_offy));
     GS_CHECK(gs_dist_scatter_add(s, P->noff, P->d_off_rows, P->d_offy, d_y));
   }
+  if (exch && P->p2p) GS_CHECK(gs_dist_halo_ack(s, P, R->rank, R->D->n)); /* halo read */
   return GS_SUCCESS;
 }
 
@@ -204,6 +216,44 @@ static gs_status_t compress_off(const gs_csr_t *O, gs_csr_t **Oc, gs_idx_t **row
   return GS_SUCCESS;
 }
 
+/* The peer exchange's flags, count, send offsets and peer tables of P (p2p_link fills the
+ * tables once every rank has its halo). */
+static gs_status_t p2p_part_alloc(gs_dist_part_t *P, int n)
+{
+  gs_context_t *ctx = P->R->ctx;
+  const size_t fb = 2 * (size_t)n * sizeof *P->d_flags;
+  for (int q = 0; q < n; ++q) {
+    if (counts(P->send_off, q) > 0) P->send_mask |= 1ull << q;
+    if (counts(P->recv_off, q) > 0) P->recv_mask |= 1ull << q;
+  }
+  GS_CHECK(GS_CUDA(cudaMalloc((void **)&P->d_flags, fb))); /* the peers write into it */
+  GS_CHECK(GS_CUDA(cudaMemset(P->d_flags, 0, fb)));
+  GS_CHECK(gs_dmalloc(ctx, (void **)&P->d_xseq, sizeof *P->d_xseq, "the exchange count"));
+  GS_CHECK(GS_CUDA(cudaMemset(P->d_xseq, 0, sizeof *P->d_xseq)));
+  GS_CHECK(gs_dmalloc(ctx, (void **)&P->d_send_off, ((size_t)n + 1) * sizeof *P->d_send_off,
+                      "the send offsets"));
+  GS_CHECK(gs_copy_to_device(ctx, P->d_send_off, P->send_off,
+                             ((size_t)n + 1) * sizeof *P->d_send_off));
+  GS_CHECK(gs_dmalloc(ctx, (void **)&P->d_dst, (size_t)n * sizeof *P->d_dst, "peer halos"));
+  return gs_dmalloc(ctx, (void **)&P->d_pflags, (size_t)n * sizeof *P->d_pflags, "peer flags");
+}
+
+/* Rank me's tables: where its entries for q go in q's halo, and every rank's flags (with
+ * unified addressing, one address on every GPU; peer access is on, D->p2p). */
+static gs_status_t p2p_link(gs_dist_part_t *P, int n)
+{
+  const gs_dist_part_t *all = P->A->p;
+  const int me = P->R->rank;
+  double *dst[GS_DIST_MAX_RANKS];
+  unsigned long long *fl[GS_DIST_MAX_RANKS];
+  for (int q = 0; q < n; ++q) {
+    dst[q] = counts(P->send_off, q) > 0 ? all[q].d_halo + all[q].recv_off[me] : NULL;
+    fl[q] = all[q].d_flags;
+  }
+  GS_CHECK(gs_copy_to_device(P->R->ctx, P->d_dst, dst, (size_t)n * sizeof *dst));
+  return gs_copy_to_device(P->R->ctx, P->d_pflags, fl, (size_t)n * sizeof *fl);
+}
+
 static gs_status_t build_rank(gs_dist_rank_t *R, void *user)
 {
   build_t *b = (build_t *)user;
@@ -262,9 +312,13 @@ static gs_status_t build_rank(gs_dist_rank_t *R, void *user)
   if (st == GS_SUCCESS)
     st = gs_dmalloc(ctx, (void **)&P->d_send, (size_t)P->nsend * sizeof *P->d_send,
                     "the halo send buffer");
-  if (st == GS_SUCCESS)
+  P->p2p = R->D->p2p && R->D->local < 0 && R->D->transport == GS_DIST_NCCL;
+  if (st == GS_SUCCESS && P->p2p) /* cudaMalloc: the peers write into it */
+    st = GS_CUDA(cudaMalloc((void **)&P->d_halo, ((size_t)P->nhalo + 1) * sizeof *P->d_halo));
+  else if (st == GS_SUCCESS)
     st = gs_dmalloc(ctx, (void **)&P->d_halo, (size_t)P->nhalo * sizeof *P->d_halo,
                     "the halo receive buffer");
+  if (st == GS_SUCCESS && P->p2p) st = p2p_part_alloc(P, n);
   if (st == GS_SUCCESS && P->nsend > 0)
     st = gs_copy_to_device(ctx, P->d_send_idx, blk->send_idx,
                            (size_t)P->nsend * sizeof *P->d_send_idx);
@@ -288,6 +342,8 @@ static gs_status_t build_rank(gs_dist_rank_t *R, void *user)
   /* the host blocks are not needed once on the device */
   gs_dist_block_free(blk);
   if (st == GS_SUCCESS) st = gs_context_sync(ctx);
+  GS_CHECK(gs_dist_agree(R, st)); /* every rank's halo and flags allocated */
+  if (P->p2p) st = p2p_link(P, n);
   P->prepare_s = gs_wall_seconds() - t;
   return gs_dist_agree(R, st);
 }
@@ -330,7 +386,16 @@ static void part_free(gs_dist_part_t *P)
   gs_matrix_destroy(&P->Md);
   gs_dfree(ctx, P->d_send_idx);
   gs_dfree(ctx, P->d_send);
-  gs_dfree(ctx, P->d_halo);
+  if (P->p2p) {
+    cudaFree(P->d_halo);
+    cudaFree(P->d_flags);
+  } else {
+    gs_dfree(ctx, P->d_halo);
+  }
+  gs_dfree(ctx, P->d_xseq);
+  gs_dfree(ctx, P->d_send_off);
+  gs_dfree(ctx, P->d_dst);
+  gs_dfree(ctx, P->d_pflags);
   gs_dfree(ctx, P->d_off_rows);
   gs_dfree(ctx, P->d_offy);
   gs_dfree(ctx, P->d_x);
@@ -468,6 +533,7 @@ gs_status_t gs_dist_matrix_part(const gs_dist_matrix_t *A, int r, gs_dist_part_i
   out->split_s = P->split_s;
   out->prepare_s = P->prepare_s;
   out->warm_s = P->warm_s;
+  out->peer_exchange = P->p2p;
   return GS_SUCCESS;
 }
 

@@ -23,29 +23,45 @@
 
 static uint64_t g_rng;
 
-/* The rank layouts to test: the host transport on GPU 0 (2 and 3 ranks), and NCCL over all the
- * GPUs there are (when 2 or more and NCCL is built in). */
+/* The rank layouts to test (at most 5): the host transport on GPU 0 (2 and 3 ranks), and NCCL
+ * over all the GPUs there are (when 2 or more and NCCL is built in), with halos and all-reduces
+ * through peer memory where the GPUs reach each other and again through NCCL alone. */
 typedef struct {
   int n, dev[8];
   gs_dist_transport_t t;
+  int nop2p; /* NCCL with GS_DIST_P2P=0: halos and all-reduces through NCCL, not peer memory */
 } layout_t;
 
 static int layouts(layout_t *L)
 {
   int k = 0;
-  L[k++] = (layout_t){2, {0, 0}, GS_DIST_HOST};
-  L[k++] = (layout_t){3, {0, 0, 0}, GS_DIST_HOST};
+  L[k++] = (layout_t){2, {0, 0}, GS_DIST_HOST, 0};
+  L[k++] = (layout_t){3, {0, 0, 0}, GS_DIST_HOST, 0};
   const int ndev = gs_device_count();
   if (ndev >= 2 && gs_dist_have_nccl()) {
-    L[k] = (layout_t){ndev > 8 ? 8 : ndev, {0}, GS_DIST_NCCL};
+    L[k] = (layout_t){ndev > 8 ? 8 : ndev, {0}, GS_DIST_NCCL, 0};
     for (int r = 0; r < L[k].n; ++r) L[k].dev[r] = r;
     ++k;
-    if (ndev > 2) L[k++] = (layout_t){2, {0, 1}, GS_DIST_NCCL};
+    L[k] = L[k - 1]; /* the same through NCCL alone */
+    L[k++].nop2p = 1;
+    if (ndev > 2) L[k++] = (layout_t){2, {0, 1}, GS_DIST_NCCL, 0};
   }
   return k;
 }
 
-static const char *tname(const layout_t *l) { return gs_dist_transport_string(l->t); }
+static const char *tname(const layout_t *l)
+{
+  return l->nop2p ? "nccl, GS_DIST_P2P=0" : gs_dist_transport_string(l->t);
+}
+
+/* The ranks of layout l (GS_DIST_P2P=0 set around the creation for nop2p). */
+static gs_status_t make_dist(const layout_t *l, gs_dist_t **D)
+{
+  if (l->nop2p) setenv("GS_DIST_P2P", "0", 1);
+  const gs_status_t st = gs_dist_create(D, l->n, l->dev, l->t);
+  if (l->nop2p) unsetenv("GS_DIST_P2P");
+  return st;
+}
 
 static void random_vector(double *v, gs_idx_t n)
 {
@@ -64,7 +80,7 @@ static void check_product(const layout_t *l, const gs_csr_t *H, const char *fmt,
   o.format = fmt;
   o.off_format = off_fmt;
   o.reorder = reorder;
-  CU_ASSERT_FATAL(gs_dist_create(&D, l->n, l->dev, l->t) == GS_SUCCESS);
+  CU_ASSERT_FATAL(make_dist(l, &D) == GS_SUCCESS);
   gs_status_t st = gs_dist_matrix_create(&A, D, H, &o);
   if (st == GS_ERR_FORMAT_FILL) { /* a padded format refusing the diagonal block: allowed */
     gs_dist_destroy(&D);
@@ -81,6 +97,8 @@ static void check_product(const layout_t *l, const gs_csr_t *H, const char *fmt,
     rows += p.rows;
     CU_ASSERT(strcmp(p.diag_format, fmt) == 0);
     CU_ASSERT((p.nhalo > 0) == (*p.off_format != '\0'));
+    /* the halo through peer memory exactly where the all-reduce goes that way */
+    CU_ASSERT_EQUAL(p.peer_exchange, gs_dist_peer_allreduce(D));
   }
   CU_ASSERT_EQUAL(rows, H->m);
   const gs_idx_t n = H->m;
@@ -125,7 +143,7 @@ static gs_csr_t *random_square(gs_idx_t n, double density)
 
 static void test_products(void)
 {
-  layout_t L[4];
+  layout_t L[5];
   const int nl = layouts(L);
   gs_csr_t *lap = NULL, *band = NULL;
   CU_ASSERT_FATAL(gs_gen_laplace(&lap, 12, 11, 10, 27) == GS_SUCCESS);
@@ -157,7 +175,7 @@ static void test_products(void)
 
 static void test_real_matrices(void)
 {
-  layout_t L[4];
+  layout_t L[5];
   const int nl = layouts(L);
   const char *names[] = {"bcsstk13", "add32", "as-caida20071105", "wiki-Vote", "zenios",
                          "orsreg_1", "west0479", "494_bus", "bcsstk16", "cage10", "memplus"};
@@ -224,7 +242,7 @@ static void check_solve(const layout_t *l, const gs_csr_t *H, gs_method_t method
 
   gs_dist_t *D = NULL;
   gs_dist_matrix_t *A = NULL;
-  CU_ASSERT_FATAL(gs_dist_create(&D, l->n, l->dev, l->t) == GS_SUCCESS);
+  CU_ASSERT_FATAL(make_dist(l, &D) == GS_SUCCESS);
   /* the one-GPU solve's format on every rank, so that the counts compare like with like (the
    * default, auto, may take another format per rank: other rounding, other counts) */
   gs_dist_matrix_opts_t mo;
@@ -274,7 +292,7 @@ static void check_solve(const layout_t *l, const gs_csr_t *H, gs_method_t method
 
 static void test_solvers(void)
 {
-  layout_t L[4];
+  layout_t L[5];
   const int nl = layouts(L);
   gs_csr_t *spd = NULL, *cd = NULL;
   CU_ASSERT_FATAL(gs_gen_laplace(&spd, 16, 15, 14, 7) == GS_SUCCESS);
@@ -297,7 +315,7 @@ static void test_solvers(void)
  * work afterwards (the failure came before any communication). */
 static void test_rank_out_of_memory(void)
 {
-  layout_t L[4];
+  layout_t L[5];
   const int nl = layouts(L);
   gs_csr_t *H = NULL;
   CU_ASSERT_FATAL(gs_gen_laplace(&H, 10, 10, 10, 7) == GS_SUCCESS);
@@ -308,7 +326,7 @@ static void test_rank_out_of_memory(void)
   for (int k = 0; k < nl; ++k) {
     gs_dist_t *D = NULL;
     gs_dist_matrix_t *A = NULL;
-    CU_ASSERT_FATAL(gs_dist_create(&D, L[k].n, L[k].dev, L[k].t) == GS_SUCCESS);
+    CU_ASSERT_FATAL(make_dist(&L[k], &D) == GS_SUCCESS);
     /* a named format: the first allocation is then the layout's or the iteration's own (with
      * auto it may be a candidate's, whose failure costs the candidate, not the matrix) */
     gs_dist_matrix_opts_t mo;
@@ -407,14 +425,14 @@ static void test_refusals(void)
 /* The bench's figures are consistent: positive times, overlap within [0, 1]. */
 static void test_bench(void)
 {
-  layout_t L[4];
+  layout_t L[5];
   const int nl = layouts(L);
   gs_csr_t *H = NULL;
   CU_ASSERT_FATAL(gs_gen_laplace(&H, 30, 30, 30, 27) == GS_SUCCESS);
   for (int k = 0; k < nl; ++k) {
     gs_dist_t *D = NULL;
     gs_dist_matrix_t *A = NULL;
-    CU_ASSERT_FATAL(gs_dist_create(&D, L[k].n, L[k].dev, L[k].t) == GS_SUCCESS);
+    CU_ASSERT_FATAL(make_dist(&L[k], &D) == GS_SUCCESS);
     CU_ASSERT_FATAL(gs_dist_matrix_create(&A, D, H, NULL) == GS_SUCCESS);
     gs_dist_spmv_timing_t t;
     CU_ASSERT_FATAL(gs_dist_spmv_bench(A, 5, &t) == GS_SUCCESS);

@@ -154,6 +154,9 @@ typedef struct gs_dist_part_info {
    * blocks made on the device (uploads, diag_select_s included, the off-diagonal block, the
    * exchange lists); the first product and all-reduce (NCCL connects peers on first use) */
   double split_s, prepare_s, warm_s;
+  int peer_exchange;       /* 1: its halo comes through peer memory (threads of one process on
+                              peer-capable GPUs, unless GS_DIST_P2P=0), 0: through NCCL or the
+                              host */
 } gs_dist_part_info_t;
 gs_status_t gs_dist_matrix_part(const gs_dist_matrix_t *A, int r, gs_dist_part_info_t *out);
 /** Bandwidth (max |i - j|) of the matrix as the ranks hold it (after any reordering). */
