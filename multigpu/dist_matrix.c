@@ -289,12 +289,13 @@ static gs_status_t build_rank(gs_dist_rank_t *R, void *user)
     for (int q = 0; q < n; ++q) P->neighbours += counts(P->send_off, q) + counts(P->recv_off, q) > 0;
   }
   t = gs_wall_seconds();
-  if (st == GS_SUCCESS) st = gs_matrix_create(&P->Md, ctx, blk->diag);
+  /* the blocks were cut for these matrices: kept as their host copies, not copied */
+  if (st == GS_SUCCESS) st = gs_matrix_create_take(&P->Md, ctx, &blk->diag);
   if (st == GS_SUCCESS) st = prepare_diag(P, b->o);
   gs_csr_t *Oc = NULL;
   gs_idx_t *off_rows = NULL;
   if (st == GS_SUCCESS && P->nhalo > 0) st = compress_off(blk->off, &Oc, &off_rows, &P->noff);
-  if (st == GS_SUCCESS && P->nhalo > 0) st = gs_matrix_create(&P->Mo, ctx, Oc);
+  if (st == GS_SUCCESS && P->nhalo > 0) st = gs_matrix_create_take(&P->Mo, ctx, &Oc);
   gs_csr_destroy(&Oc);
   if (st == GS_SUCCESS)
     st = gs_dmalloc(ctx, (void **)&P->d_off_rows, (size_t)P->noff * sizeof *P->d_off_rows,

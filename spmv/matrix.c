@@ -33,7 +33,10 @@ struct gs_matrix {
 
 enum { BORROWED_ROW_PTR = 1u, BORROWED_ENTRIES = 2u }; /* not freed with the matrix */
 
-gs_status_t gs_matrix_create(gs_matrix_t **out, gs_context_t *ctx, const gs_csr_t *csr)
+/* gs_matrix_create, and gs_matrix_create_take when take is not NULL (csr == *take): a sorted
+ * csr is then kept as the host copy instead of copied, and *take set to NULL. */
+static gs_status_t matrix_make(gs_matrix_t **out, gs_context_t *ctx, const gs_csr_t *csr,
+                               gs_csr_t **take)
 {
   gs_status_t st = GS_SUCCESS;
   gs_matrix_t *A = NULL;
@@ -45,7 +48,10 @@ gs_status_t gs_matrix_create(gs_matrix_t **out, gs_context_t *ctx, const gs_csr_
   if (!A) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory creating a matrix");
   A->ctx = ctx;
   A->wide = csr->nnz > INT32_MAX || ctx->test_wide;
-  if (gs_csr_is_sorted(csr)) {
+  if (take && gs_csr_is_sorted(csr)) {
+    A->h = *take;
+    *take = NULL;
+  } else if (gs_csr_is_sorted(csr)) {
     GS_TRY(gs_csr_copy(&A->h, csr));
   } else { /* sort rows (and sum duplicates) through COO: every backend may assume sorted rows */
     gs_coo_t *C = NULL;
@@ -61,8 +67,19 @@ gs_status_t gs_matrix_create(gs_matrix_t **out, gs_context_t *ctx, const gs_csr_
   *out = A;
   A = NULL;
 cleanup:
-  gs_matrix_destroy(&A);
+  gs_matrix_destroy(&A); /* a taken csr, if it was, goes with it */
   return st;
+}
+
+gs_status_t gs_matrix_create(gs_matrix_t **out, gs_context_t *ctx, const gs_csr_t *csr)
+{
+  return matrix_make(out, ctx, csr, NULL);
+}
+
+gs_status_t gs_matrix_create_take(gs_matrix_t **out, gs_context_t *ctx, gs_csr_t **csr)
+{
+  if (!csr) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_matrix_create_take: csr is NULL");
+  return matrix_make(out, ctx, *csr, csr);
 }
 
 gs_status_t gs_matrix_adopt_device(gs_matrix_t **out, gs_context_t *ctx, gs_idx_t m, gs_idx_t n,

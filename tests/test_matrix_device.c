@@ -26,6 +26,7 @@
 #include <time.h>
 
 #include "core/testhooks.h"
+#include "spmv/spmv_impl.h"
 #include "tests/testutil.h"
 
 /* ---- device copies of a host CSR, as a caller would hold them ------------------------------ */
@@ -296,6 +297,58 @@ static void test_cg_bitwise(void)
 }
 
 /* ---- ownership ------------------------------------------------------------------------------ */
+
+/* gs_matrix_create_take (the distributed matrix's blocks): a CSR with sorted rows becomes the
+ * matrix's host copy (the caller's pointer cleared, the same arrays, freed with the matrix),
+ * one with an unsorted row is copied and sorted and stays the caller's; both multiply as H. */
+static void test_take(void)
+{
+  uint64_t rng = gs_test_seed() ^ 0x7a4e11u;
+  gs_context_t *ctx = NULL;
+  CU_ASSERT_FATAL(gs_context_create(&ctx, 0) == GS_SUCCESS);
+  gs_csr_t *H = gs_test_random_csr(&rng, 150, 170, 0.06), *T = NULL;
+  CU_ASSERT_PTR_NOT_NULL_FATAL(H);
+  CU_ASSERT_FATAL(gs_csr_is_sorted(H));
+  double *x = random_vector(&rng, (size_t)H->n), *y = malloc((size_t)H->m * 8);
+  CU_ASSERT_FATAL(y != NULL);
+  for (int sorted = 1; sorted >= 0; --sorted) {
+    CU_ASSERT_FATAL(gs_csr_copy(&T, H) == GS_SUCCESS);
+    if (!sorted) { /* swap the first two entries of the first row holding two */
+      gs_idx_t i = 0;
+      while (i < T->m && T->row_ptr[i + 1] - T->row_ptr[i] < 2) ++i;
+      CU_ASSERT_FATAL(i < T->m);
+      const gs_off_t p = T->row_ptr[i];
+      const gs_idx_t c = T->col[p];
+      const gs_val_t v = T->val[p];
+      T->col[p] = T->col[p + 1], T->val[p] = T->val[p + 1];
+      T->col[p + 1] = c, T->val[p + 1] = v;
+      CU_ASSERT_FATAL(!gs_csr_is_sorted(T));
+    }
+    const gs_idx_t *cols = T->col;
+    gs_matrix_t *A = NULL;
+    gs_spmv_t *S = NULL;
+    CU_ASSERT_FATAL(gs_matrix_create_take(&A, ctx, &T) == GS_SUCCESS);
+    if (sorted) {
+      CU_ASSERT_PTR_NULL(T);
+      CU_ASSERT_PTR_EQUAL(gs_matrix_host(A)->col, cols);
+    } else {
+      CU_ASSERT_PTR_NOT_NULL(T);
+      CU_ASSERT(gs_csr_is_sorted(gs_matrix_host(A)));
+    }
+    CU_ASSERT_FATAL(gs_spmv_create(&S, ctx, A, "csr-vector", NULL) == GS_SUCCESS);
+    CU_ASSERT_FATAL(product(S, ctx, GS_OP_N, x, (size_t)H->n, y, (size_t)H->m) == GS_SUCCESS);
+    CU_ASSERT(gs_test_spmv_ok(H, GS_OP_N, 1.0, x, 0.0, NULL, y, "take, sorted %d", sorted));
+    gs_spmv_destroy(&S);
+    gs_matrix_destroy(&A);
+    gs_csr_destroy(&T);
+  }
+  gs_matrix_t *A = NULL;
+  CU_ASSERT_EQUAL(gs_matrix_create_take(&A, ctx, NULL), GS_ERR_INVALID_ARG);
+  free(x);
+  free(y);
+  gs_csr_destroy(&H);
+  gs_context_destroy(&ctx);
+}
 
 static void test_ownership(void)
 {
@@ -680,6 +733,7 @@ static void test_user_stream(void)
 int main(void)
 {
   CU_TestInfo tests[] = {
+      {"gs_matrix_create_take: a sorted CSR kept, an unsorted one copied", test_take},
       {"the same matrix from host and device arrays: every backend", test_same_matrix},
       {"CG on a device-made matrix: x bit for bit", test_cg_bitwise},
       {"copied and borrowed arrays: device memory held and freed", test_ownership},
