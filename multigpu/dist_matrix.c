@@ -92,35 +92,26 @@ gs_status_t gs_dist_part_apply(gs_dist_part_t *P, double alpha, const double *d_
    * exchange */
   const int exch = P->mode != 1 && P->mode != 3 && R->D->n > 1 &&
                    (nccl ? P->nsend + P->nhalo > 0 : 1);
-  if (exch && P->p2p) { /* the same fork, the exchange through peer memory */
+  /* fork: the exchange is posted first on the high-priority comm stream, then the local
+   * product fills the other SMs beside it; in a CUDA Graph both are branches. Through peer
+   * memory the exchange is two kernels (no host call before the local product's launch);
+   * through NCCL the host spends ~25 us in ncclGroupEnd first. The variants tried and their
+   * figures: docs/multigpu.md, "The product" and "Four GPUs". */
+  if (exch && (P->p2p || nccl)) {
     GS_CHECK(GS_CUDA(cudaEventRecord(R->ev_packed, s)));
-    GS_CHECK(GS_CUDA(cudaStreamWaitEvent(R->comm_stream, R->ev_packed, 0)));
-    GS_CHECK(gs_dist_halo_push(R->comm_stream, P, d_x, R->rank, R->D->n, R->D->d_abort));
-    GS_CHECK(GS_CUDA(cudaEventRecord(R->ev_recvd, R->comm_stream)));
+    if (P->p2p) {
+      GS_CHECK(GS_CUDA(cudaStreamWaitEvent(R->comm_stream, R->ev_packed, 0)));
+      GS_CHECK(gs_dist_halo_push(R->comm_stream, P, d_x, R->rank, R->D->n, R->D->d_abort));
+      GS_CHECK(GS_CUDA(cudaEventRecord(R->ev_recvd, R->comm_stream)));
+    } else {
+      GS_CHECK(exchange_post(P, d_x));
+    }
     if (P->ev_tx) GS_CHECK(GS_CUDA(cudaEventRecord(P->ev_tx, R->comm_stream)));
     if (P->ev_ls) GS_CHECK(GS_CUDA(cudaEventRecord(P->ev_ls, s)));
     if (P->mode != 2) GS_CHECK(gs_spmv_apply(P->Sd, GS_OP_N, alpha, d_x, beta, d_y));
     if (P->ev_tl) GS_CHECK(GS_CUDA(cudaEventRecord(P->ev_tl, s)));
     GS_CHECK(GS_CUDA(cudaStreamWaitEvent(s, R->ev_recvd, 0))); /* join */
-    GS_CHECK(gs_dist_halo_wait(s, P, R->rank, R->D->n, R->D->d_abort));
-  } else if (exch && nccl) {
-    /* fork: the exchange (packing, NCCL's kernel: a few blocks) is posted first on the
-     * high-priority comm stream, then the local product fills the other SMs beside it. In a
-     * CUDA Graph both are branches. Measured (runs 109-111, 2x H200, 27-point 176^3): the
-     * exchange ends 40-60 us into a 387 us product, beside the local product; the product is
-     * 12 us above both products without an exchange (20 us alone), so 40% of it is hidden.
-     * Posting the local product first (the host spends ~25 us in ncclGroupEnd before the
-     * local launch, which the timeline shows one product at a time), fewer NCCL CTAs
-     * (NCCL_MAX_CTAS 1-8) and per-node priorities in the solvers' graphs changed the product
-     * and CG's iteration by less than their spread (386.4 against 386.8 us; 489-498 against
-     * 494 us) or slowed the all-reduces (fewer CTAs: +1-15% an iteration). */
-    GS_CHECK(GS_CUDA(cudaEventRecord(R->ev_packed, s)));
-    GS_CHECK(exchange_post(P, d_x));
-    if (P->ev_tx) GS_CHECK(GS_CUDA(cudaEventRecord(P->ev_tx, R->comm_stream)));
-    if (P->ev_ls) GS_CHECK(GS_CUDA(cudaEventRecord(P->ev_ls, s)));
-    if (P->mode != 2) GS_CHECK(gs_spmv_apply(P->Sd, GS_OP_N, alpha, d_x, beta, d_y));
-    if (P->ev_tl) GS_CHECK(GS_CUDA(cudaEventRecord(P->ev_tl, s)));
-    GS_CHECK(GS_CUDA(cudaStreamWaitEvent(s, R->ev_recvd, 0))); /* join */
+    if (P->p2p) GS_CHECK(gs_dist_halo_wait(s, P, R->rank, R->D->n, R->D->d_abort));
   } else {
     if (exch && P->nsend > 0)
       GS_CHECK(gs_dist_gather(s, P->nsend, P->d_send_idx, d_x, P->d_send));
