@@ -86,7 +86,6 @@ void gs_dist_destroy(gs_dist_t **Dp)
   p2p_release(D);
   /* the ranks at once: each frees pinned staging and a context (tenths of a second each) */
   if (D->r) gs_parallel(D->n, rank_release, D);
-  if (D->r && D->n > 0) (void)cudaSetDevice(D->r[0].device >= 0 ? D->r[0].device : 0);
   if (D->h_sum) cudaFreeHost(D->h_sum);
   free(D->votes);
   free(D->r);

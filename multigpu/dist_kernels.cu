@@ -54,6 +54,16 @@ extern "C" gs_status_t gs_dist_sqrt(cudaStream_t stream, double *d)
   return GS_CHECK_LAUNCH(stream, "sqrt_kernel");
 }
 
+/* Waits until *f >= v; 1 when it gave up because the host raised *abort (polled every 1024
+ * spins). The peer all-reduce's and the peer exchange's waits. */
+static __device__ int spin_until(const volatile unsigned long long *f, unsigned long long v,
+                                 const volatile int *abort)
+{
+  for (unsigned spins = 0; *f < v; ++spins)
+    if ((spins & 1023u) == 1023u && *abort) return 1;
+  return 0;
+}
+
 /* The all-reduce through peer memory (gs_dist_p2p_allreduce), one warp. Call c of a rank has
  * sequence number seq = c + 1 (the rank's device counter, so a CUDA Graph replays it right) and
  * parity seq & 1. It writes its k values into slot [parity][me] of every rank (its own too),
@@ -83,14 +93,7 @@ p2p_allreduce_kernel(double *d_buf, int k, int me, int n, gs_dist_slot_t *const 
   }
   gs_dist_slot_t *mine = peers[me] + (size_t)par * n;
   int gave_up = 0;
-  for (int r = lane; r < n; r += 32) {
-    const volatile unsigned long long *f = &mine[r].seq;
-    for (unsigned spins = 0; *f < seq; ++spins)
-      if ((spins & 1023u) == 1023u && *abort) {
-        gave_up = 1;
-        break;
-      }
-  }
+  for (int r = lane; r < n && !gave_up; r += 32) gave_up = spin_until(&mine[r].seq, seq, abort);
   if (__any_sync(0xffffffffu, gave_up)) return;
   __threadfence();
   if (lane < k) {
@@ -118,14 +121,6 @@ extern "C" gs_status_t gs_dist_p2p_launch(cudaStream_t stream, double *d_buf, in
  * sender q. ack_kernel, after the off-diagonal product: writes ack = seq into each sender's
  * flags and steps the count. A wait gives up when the host raises *abort (a rank failed). */
 #define PUSH_THREADS 256
-
-static __device__ int spin_until(const volatile unsigned long long *f, unsigned long long v,
-                                 const volatile int *abort)
-{
-  for (unsigned spins = 0; *f < v; ++spins)
-    if ((spins & 1023u) == 1023u && *abort) return 1;
-  return 0;
-}
 
 static __global__ void __launch_bounds__(PUSH_THREADS)
 push_kernel(gs_idx_t nsend, const gs_idx_t *__restrict__ idx, const double *__restrict__ x,

@@ -118,6 +118,7 @@ void gs_dist_block_free(gs_dist_block_t *B)
 }
 
 gs_off_t gs_dist_split_share_min = (gs_off_t)1 << 20;
+#define SPLIT_MAX_THREADS 16
 
 /* gs_dist_split's threads: share t holds rows [i0, i1) and writes its entries from dp and op
  * of the two blocks (set after pass 1). */
@@ -226,29 +227,22 @@ gs_status_t gs_dist_split(const gs_csr_t *A, const gs_idx_t *first, int nparts, 
   const gs_idx_t r0 = first[part], r1 = first[part + 1], rows = r1 - r0;
   GS_CHECK(gs_csr_check_rows(A, r0, r1, fn));
 
-  /* The rows in nt shares of about equal entries, one thread each (the blocks of one process's
-   * ranks are split at once: they share its threads). */
+  /* The rows in nt shares balanced as the parts are (gs_dist_partition_rows), one thread each
+   * (the blocks of one process's ranks are split at once: they share its threads). */
   split_t sp = {A, NULL, NULL, NULL, NULL, NULL, r0, r1, A->n, -1, 0, 1};
   const gs_off_t entries = A->row_ptr[r1] - A->row_ptr[r0];
   int nt = gs_mm_threads() / nparts;
-  if (nt > 16) nt = 16;
+  if (nt > SPLIT_MAX_THREADS) nt = SPLIT_MAX_THREADS;
   if ((gs_off_t)nt > entries / gs_dist_split_share_min)
     nt = (int)(entries / gs_dist_split_share_min);
+  if (nt > rows) nt = (int)rows;
   if (nt < 1) nt = 1;
+  gs_idx_t cut[SPLIT_MAX_THREADS + 1];
+  GS_TRY(gs_dist_partition_rows(A->row_ptr + r0, rows, nt, cut));
   sp.nt = nt;
   sp.share = calloc((size_t)nt, sizeof *sp.share);
   if (!sp.share) GS_FAIL(GS_ERR_HOST_MEMORY, "%s: out of host memory", fn);
-  for (int t = 0; t < nt; ++t) { /* share t from the least row starting at or past its target */
-    const gs_off_t target = A->row_ptr[r0] + (gs_off_t)((double)entries * t / nt);
-    gs_idx_t lo = r0, hi = r1;
-    while (lo < hi) {
-      const gs_idx_t mid = lo + (hi - lo) / 2;
-      if (A->row_ptr[mid] >= target) hi = mid;
-      else lo = mid + 1;
-    }
-    sp.share[t].i0 = lo;
-  }
-  for (int t = 0; t < nt; ++t) sp.share[t].i1 = t + 1 < nt ? sp.share[t + 1].i0 : r1;
+  for (int t = 0; t < nt; ++t) sp.share[t].i0 = r0 + cut[t], sp.share[t].i1 = r0 + cut[t + 1];
 
   /* Pass 1: entries of each kind, and the range of the halo columns. */
   gs_parallel(nt, split_count, &sp);

@@ -828,13 +828,19 @@ static int light(const char *name)
   return b >= 0 && (gs_spmv_backend_flags(b) & GS_SPMV_FLAG_LIGHT);
 }
 
+/* What the staged start charges a format of known times: its prepare and
+ * GS_SELECT_START_PRODUCTS products (the expected products when fewer). */
+static double start_cost(const auto_state_t *a, const gs_select_time_t *t)
+{
+  return t->prepare_s + fmin(GS_SELECT_START_PRODUCTS, a->expected_n) * t->spmv_s;
+}
+
 /* On a cache hit at the staged start: the cached format of least cost (prepare plus
  * GS_SELECT_START_PRODUCTS products) outside the light list joins the list, with its times,
  * when it costs less than every light one the cache knows, so that the start may take it. */
 static void staged_hit_best(auto_state_t *a)
 {
   gs_selection_t *sel = &a->sel;
-  const double np = fmin(GS_SELECT_START_PRODUCTS, a->expected_n);
   gs_selection_t *x = calloc(1, sizeof *x);
   if (!x || sel->ntimes >= GS_SELECT_MAX || sel->pool.n >= GS_SELECT_MAX) {
     free(x);
@@ -851,14 +857,13 @@ static void staged_hit_best(auto_state_t *a)
   }
   double best = INFINITY;
   for (int c = 0; c < sel->ntimes; ++c)
-    if (sel->times[c].status == GS_SUCCESS)
-      best = fmin(best, sel->times[c].prepare_s + np * sel->times[c].spmv_s);
+    if (sel->times[c].status == GS_SUCCESS) best = fmin(best, start_cost(a, &sel->times[c]));
   int pick = -1;
   if (gs_select_cache_load(a->dir, &a->key, a->need_transpose, x) > 0)
     for (int c = 0; c < x->ntimes; ++c) {
       const gs_select_time_t *t = &x->times[c];
-      if (t->status == GS_SUCCESS && t->spmv_s > 0.0 && t->prepare_s + np * t->spmv_s < best) {
-        best = t->prepare_s + np * t->spmv_s;
+      if (t->status == GS_SUCCESS && t->spmv_s > 0.0 && start_cost(a, t) < best) {
+        best = start_cost(a, t);
         pick = c;
       }
     }
@@ -880,13 +885,11 @@ static gs_status_t staged_start(gs_context_t *ctx, gs_matrix_t *A, auto_state_t 
   for (int c = 0; c < sel->ntimes; ++c)
     if (light(sel->times[c].name) || sel->times[c].status == GS_SUCCESS) order[n++] = c;
   if (n == 0) return GS_ERR_UNSUPPORTED;
-  const double np = fmin(GS_SELECT_START_PRODUCTS, a->expected_n);
   for (int i = 1; i < n; ++i) /* known times first, cheapest first; the pool's order otherwise */
     for (int j = i; j > 0; --j) {
       const gs_select_time_t *p = &sel->times[order[j - 1]], *q = &sel->times[order[j]];
       const int swap = q->status == GS_SUCCESS &&
-                       (p->status != GS_SUCCESS ||
-                        q->prepare_s + np * q->spmv_s < p->prepare_s + np * p->spmv_s);
+                       (p->status != GS_SUCCESS || start_cost(a, q) < start_cost(a, p));
       if (!swap) break;
       const int t = order[j];
       order[j] = order[j - 1];

@@ -48,10 +48,11 @@ static gs_status_t matrix_make(gs_matrix_t **out, gs_context_t *ctx, const gs_cs
   if (!A) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory creating a matrix");
   A->ctx = ctx;
   A->wide = csr->nnz > INT32_MAX || ctx->test_wide;
-  if (take && gs_csr_is_sorted(csr)) {
+  const int sorted = gs_csr_is_sorted(csr);
+  if (take && sorted) {
     A->h = *take;
     *take = NULL;
-  } else if (gs_csr_is_sorted(csr)) {
+  } else if (sorted) {
     GS_TRY(gs_csr_copy(&A->h, csr));
   } else { /* sort rows (and sum duplicates) through COO: every backend may assume sorted rows */
     gs_coo_t *C = NULL;
