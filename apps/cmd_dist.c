@@ -362,6 +362,7 @@ typedef struct {
   char error[1024];
   double seconds;  /* the thread's time, contexts to preload */
   double create_s; /* of which gs_dist_create: contexts, NCCL, peer access */
+  double parts[3];  /* gs_dist_create_times */
 } ranks_ahead_t;
 
 typedef struct {
@@ -383,6 +384,8 @@ static void *ranks_work(void *arg)
   const double t0 = cli_now();
   p->st = gs_dist_create(&p->D, p->a->ndev, p->a->dev, p->a->transport);
   p->create_s = cli_now() - t0;
+  if (p->st == GS_SUCCESS)
+    (void)gs_dist_create_times(p->D, &p->parts[0], &p->parts[1], &p->parts[2]);
   if (p->st != GS_SUCCESS) {
     snprintf(p->error, sizeof p->error, "%s", gs_last_error());
   } else {
@@ -502,8 +505,9 @@ static void print_phases(const phases_t *ph, const ranks_ahead_t *ahead, const c
          ph->matrix);
   if (last) printf(" + %s %.3f s", last, last_s);
   if (ahead->seconds > 0)
-    printf("; the ranks took %.3f s beside the load (contexts and NCCL %.3f s, kernel preload "
-           "%.3f s)", ahead->seconds, ahead->create_s, ahead->seconds - ahead->create_s);
+    printf("; the ranks took %.3f s beside the load (contexts %.3f s, NCCL %.3f s, peer access "
+           "%.3f s, kernel preload %.3f s)", ahead->seconds, ahead->parts[0], ahead->parts[1],
+           ahead->parts[2], ahead->seconds - ahead->create_s);
   printf("\n");
 }
 

@@ -111,8 +111,10 @@ size_t gs_device_bytes_peak(const gs_context_t *ctx) { return counter(ctx, 1); }
  * built after another reuses the pages the earlier one gave back instead of mapping new ones
  * (cudaMalloc of the 100-320 MB a format takes on a 26M-entry matrix dominates its GPU build).
  * The allocation is taken on the context's stream and the stream synchronized, so the block is
- * usable anywhere at once, as cudaMalloc's; cudaFree gives it back to the pool after the
- * device's work, as before. GS_MEMPOOL=0 in the environment keeps plain cudaMalloc. */
+ * usable anywhere at once, as cudaMalloc's; gs_dfree gives it back in the stream's order
+ * (cudaFreeAsync), so work on other streams that reads a block must be joined to the context's
+ * stream (an event) or synchronized before the block is freed. GS_MEMPOOL=0 in the environment
+ * keeps plain cudaMalloc and cudaFree. */
 static cudaError_t pool_alloc(gs_context_t *ctx, void **d, size_t bytes)
 {
   gs_memtab_t *M = &ctx->mem;
@@ -201,6 +203,14 @@ void gs_dfree(gs_context_t *ctx, void *p)
   pthread_mutex_unlock(&M->lock);
   if (found) { /* a pointer of another context or allocator is not ours to free */
     gs_context_activate(ctx);
+    /* A pool block goes back in the order of the context's stream: the pool lends it to
+     * another stream (another context on this GPU, e.g. a second rank) only after the work
+     * queued here before the free, which may still read or write it. cudaFree gave no such
+     * order for a block of cudaMallocAsync: a rank's layout build freed its scratch while its
+     * kernels ran, and a rank beside it on the same GPU got the block (wrong products under
+     * load, tests/test_matrix_device.c "freed in stream order"). */
+    if (M->pool > 0 && cudaFreeAsync(p, ctx->stream) == cudaSuccess) return;
+    (void)cudaGetLastError();
     cudaFree(p);
   }
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "gpusolve/timer.h"
 #include "core/parallel.h"
 #include "multigpu/dist_impl.h"
 
@@ -216,6 +217,17 @@ static void p2p_setup(gs_dist_t *D)
 
 int gs_dist_peer_allreduce(const gs_dist_t *D) { return D && D->p2p; }
 
+gs_status_t gs_dist_create_times(const gs_dist_t *D, double *contexts_s, double *nccl_s,
+                                 double *peer_s)
+{
+  if (!D || !contexts_s || !nccl_s || !peer_s)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_dist_create_times: NULL argument");
+  *contexts_s = D->create_s[0];
+  *nccl_s = D->create_s[1];
+  *peer_s = D->create_s[2];
+  return GS_SUCCESS;
+}
+
 gs_status_t gs_dist_create(gs_dist_t **Dp, int nranks, const int *devices, gs_dist_transport_t t)
 {
   gs_status_t st = GS_SUCCESS;
@@ -243,7 +255,9 @@ gs_status_t gs_dist_create(gs_dist_t **Dp, int nranks, const int *devices, gs_di
   gs_dist_t *D = NULL;
   GS_CHECK(dist_alloc(&D, nranks, t, -1));
   /* the GPUs' contexts at once (a few hundred milliseconds each, one after the other) */
+  double t0 = gs_wall_seconds();
   GS_TRY(gs_dist_run(D, rank_setup_run, (void *)devices));
+  D->create_s[0] = gs_wall_seconds() - t0;
   if (t == GS_DIST_HOST) {
     GS_TRY(GS_CUDA(cudaMallocHost((void **)&D->h_sum,
                                   (size_t)nranks * GS_DIST_RED_MAX * sizeof *D->h_sum)));
@@ -253,12 +267,16 @@ gs_status_t gs_dist_create(gs_dist_t **Dp, int nranks, const int *devices, gs_di
   if (t == GS_DIST_NCCL) {
     ncclComm_t *comms = calloc((size_t)nranks, sizeof *comms);
     if (!comms) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory");
+    t0 = gs_wall_seconds();
     ncclResult_t e = ncclCommInitAll(comms, nranks, devices);
     if (e == ncclSuccess)
       for (int r = 0; r < nranks; ++r) D->r[r].comm = comms[r];
     free(comms);
+    D->create_s[1] = gs_wall_seconds() - t0;
     GS_TRY(nccl_status(e, "ncclCommInitAll", 0));
+    t0 = gs_wall_seconds();
     p2p_setup(D);
+    D->create_s[2] = gs_wall_seconds() - t0;
   }
 #endif
   *Dp = D;

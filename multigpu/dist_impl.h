@@ -77,6 +77,7 @@ struct gs_dist {
   int p2p;                  /* small all-reduces through peer memory (gs_dist_p2p_setup) */
   int *h_abort;             /* mapped pinned flag: a peer all-reduce stops waiting when set */
   int *d_abort;             /* its device address */
+  double create_s[3];       /* gs_dist_create's wall time: contexts, NCCL, peer access */
 };
 
 /** 1 when rank r runs in this process. */

@@ -345,8 +345,8 @@ static gs_status_t rb_build(gs_context_t *ctx, const O *rp, gs_idx_t m, int64_t 
     }
   }
 cleanup:
-  /* The frees below may run while the kernels above still read these buffers: gs_dfree
-   * (cudaFree) waits for the device first. */
+  /* The kernels above may still read these buffers: gs_dfree returns them in the stream's
+   * order, after those kernels. */
   gs_dfree(ctx, d_next);
   gs_dfree(ctx, d_ja);
   gs_dfree(ctx, d_jb);

@@ -593,6 +593,55 @@ static void gate_close(gate_t *g, cudaStream_t s)
   CU_ASSERT_FATAL(pthread_create(&g->opener, NULL, gate_open_later, g) == 0);
 }
 
+/* Rank-beside-rank on one GPU: a block that context a frees while its stream still has work
+ * queued on it (a host function that sleeps, then a fill of the block) must not reach context
+ * b's stream before that work ends. b takes blocks of the same size and zeroes them; after a's
+ * stream ends, every block b holds must still read zero. */
+static void CUDART_CB sleep_host(void *arg)
+{
+  (void)arg;
+  const struct timespec ts = {0, 150 * 1000 * 1000};
+  nanosleep(&ts, NULL);
+}
+
+static void test_free_order(void)
+{
+  gs_context_t *a = NULL, *b = NULL;
+  CU_ASSERT_FATAL(gs_context_create(&a, 0) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_context_create(&b, 0) == GS_SUCCESS);
+  cudaStream_t sa = (cudaStream_t)gs_context_stream(a), sb = (cudaStream_t)gs_context_stream(b);
+  enum { NB = 4 };
+  const size_t bytes = (size_t)8 << 20;
+  void *p = NULL, *q[NB] = {NULL};
+  int reused = 0;
+  CU_ASSERT_FATAL(gs_dmalloc(a, &p, bytes, "freed block") == GS_SUCCESS);
+  CU_ASSERT_FATAL(cudaLaunchHostFunc(sa, sleep_host, NULL) == cudaSuccess);
+  CU_ASSERT_FATAL(cudaMemsetAsync(p, 0xab, bytes, sa) == cudaSuccess);
+  gs_dfree(a, p); /* the fill is still queued behind the sleep */
+  for (int k = 0; k < NB; ++k) {
+    CU_ASSERT_FATAL(gs_dmalloc(b, &q[k], bytes, "block of b") == GS_SUCCESS);
+    reused += q[k] == p;
+    CU_ASSERT_FATAL(cudaMemsetAsync(q[k], 0, bytes, sb) == cudaSuccess);
+  }
+  CU_ASSERT_FATAL(cudaStreamSynchronize(sb) == cudaSuccess);
+  CU_ASSERT_FATAL(cudaStreamSynchronize(sa) == cudaSuccess);
+  unsigned char *h = malloc(bytes);
+  CU_ASSERT_FATAL(h != NULL);
+  for (int k = 0; k < NB; ++k) {
+    CU_ASSERT_FATAL(gs_copy_to_host(b, h, q[k], bytes) == GS_SUCCESS);
+    size_t bad = 0;
+    for (size_t i = 0; i < bytes; ++i) bad += h[i] != 0;
+    if (bad) fprintf(stderr, "\n  block %d of b (%s a's freed block): %zu bytes overwritten\n",
+                     k, q[k] == p ? "is" : "is not", bad);
+    CU_ASSERT_EQUAL(bad, 0);
+  }
+  printf("(a's freed block lent to b: %s) ", reused ? "yes" : "no");
+  free(h);
+  for (int k = 0; k < NB; ++k) gs_dfree(b, q[k]);
+  gs_context_destroy(&b);
+  gs_context_destroy(&a);
+}
+
 static void test_user_stream(void)
 {
   uint64_t rng = gs_test_seed() ^ 0x9e3779b9u;
@@ -739,6 +788,8 @@ int main(void)
       {"copied and borrowed arrays: device memory held and freed", test_ownership},
       {"bad device arrays refused with the first fault", test_bad_arrays},
       {"a context on the caller's stream", test_user_stream},
+      {"a block freed in stream order: not lent to another context's stream early",
+       test_free_order},
       CU_TEST_INFO_NULL};
   return gs_test_main("matrix_device", tests, 1);
 }

@@ -85,7 +85,9 @@ const char *gs_context_device_name(const gs_context_t *ctx);
  *  bytes == 0 gives *p = NULL. `what` names the buffer in the out-of-memory message. */
 gs_status_t gs_dmalloc(gs_context_t *ctx, void **p, size_t bytes, const char *what);
 /** Frees memory from gs_dmalloc on the same context (NULL-safe; a pointer ctx did not
- *  allocate is left alone). */
+ *  allocate is left alone). The block returns in the order of ctx's stream (after the work
+ *  queued there), so work on another stream that uses it must have finished, or been joined to
+ *  ctx's stream by an event, before the call. */
 void gs_dfree(gs_context_t *ctx, void *p);
 /** Device bytes currently allocated through gs_dmalloc on ctx, and the high-water mark. */
 size_t gs_device_bytes_in_use(const gs_context_t *ctx);

@@ -100,6 +100,12 @@ int gs_dist_usable(const gs_dist_t *D);
  *  access, and GS_DIST_P2P not set to 0 in the environment at gs_dist_create. */
 int gs_dist_peer_allreduce(const gs_dist_t *D);
 
+/** Wall seconds gs_dist_create spent making the GPUs' contexts, NCCL's communicators and the
+ *  peer access of the all-reduces (each 0 where not made, e.g. in a job of processes).
+ *  GS_ERR_INVALID_ARG for a NULL argument. */
+gs_status_t gs_dist_create_times(const gs_dist_t *D, double *contexts_s, double *nccl_s,
+                                 double *peer_s);
+
 /** NULL-safe; sets *D = NULL. Destroy the matrices made on D first. */
 void gs_dist_destroy(gs_dist_t **D);
 int gs_dist_ranks(const gs_dist_t *D);
