@@ -505,9 +505,9 @@ static void print_phases(const phases_t *ph, const ranks_ahead_t *ahead, const c
          ph->matrix);
   if (last) printf(" + %s %.3f s", last, last_s);
   if (ahead->seconds > 0)
-    printf("; the ranks took %.3f s beside the load (contexts %.3f s and NCCL %.3f s at once, "
-           "peer access %.3f s, kernel preload %.3f s)", ahead->seconds, ahead->parts[0],
-           ahead->parts[1], ahead->parts[2], ahead->seconds - ahead->create_s);
+    printf("; the ranks took %.3f s beside the load (contexts %.3f s, NCCL %.3f s, peer access "
+           "%.3f s, kernel preload %.3f s)", ahead->seconds, ahead->parts[0], ahead->parts[1],
+           ahead->parts[2], ahead->seconds - ahead->create_s);
   printf("\n");
 }
 

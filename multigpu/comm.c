@@ -228,28 +228,6 @@ gs_status_t gs_dist_create_times(const gs_dist_t *D, double *contexts_s, double 
   return GS_SUCCESS;
 }
 
-#ifdef GS_HAVE_NCCL
-/* ncclCommInitAll on a thread of its own (gs_dist_create). */
-typedef struct {
-  int n;
-  const int *devices;
-  ncclComm_t *comms;
-  ncclResult_t e;
-  pthread_t thread;
-  int started;
-  double seconds;
-} nccl_init_t;
-
-static void *nccl_init_work(void *arg)
-{
-  nccl_init_t *ni = (nccl_init_t *)arg;
-  const double t0 = gs_wall_seconds();
-  ni->e = ncclCommInitAll(ni->comms, ni->n, ni->devices);
-  ni->seconds = gs_wall_seconds() - t0;
-  return NULL;
-}
-#endif
-
 gs_status_t gs_dist_create(gs_dist_t **Dp, int nranks, const int *devices, gs_dist_transport_t t)
 {
   gs_status_t st = GS_SUCCESS;
@@ -276,32 +254,10 @@ gs_status_t gs_dist_create(gs_dist_t **Dp, int nranks, const int *devices, gs_di
 
   gs_dist_t *D = NULL;
   GS_CHECK(dist_alloc(&D, nranks, t, -1));
-  /* The GPUs' contexts at once (a few hundred milliseconds each, one after the other), and
-   * NCCL's communicators on a thread beside them (ncclCommInitAll, 0.5-0.7 s on 2-4 GPUs: as
-   * long as the contexts, which it does not need). */
-#ifdef GS_HAVE_NCCL
-  nccl_init_t ni = {.n = nranks, .devices = devices, .e = ncclSuccess};
-  if (t == GS_DIST_NCCL) {
-    ni.comms = calloc((size_t)nranks, sizeof *ni.comms);
-    if (!ni.comms) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory");
-    ni.started = pthread_create(&ni.thread, NULL, nccl_init_work, &ni) == 0;
-  }
-#endif
+  /* the GPUs' contexts at once (a few hundred milliseconds each, one after the other) */
   double t0 = gs_wall_seconds();
-  st = gs_dist_run(D, rank_setup_run, (void *)devices);
+  GS_TRY(gs_dist_run(D, rank_setup_run, (void *)devices));
   D->create_s[0] = gs_wall_seconds() - t0;
-#ifdef GS_HAVE_NCCL
-  if (t == GS_DIST_NCCL) {
-    if (ni.started) pthread_join(ni.thread, NULL);
-    else nccl_init_work(&ni); /* no thread: here, after the contexts */
-    if (ni.e == ncclSuccess)
-      for (int r = 0; r < nranks; ++r) D->r[r].comm = ni.comms[r];
-    free(ni.comms);
-    D->create_s[1] = ni.seconds;
-    if (st == GS_SUCCESS) st = nccl_status(ni.e, "ncclCommInitAll", 0);
-  }
-#endif
-  if (st != GS_SUCCESS) goto cleanup;
   if (t == GS_DIST_HOST) {
     GS_TRY(GS_CUDA(cudaMallocHost((void **)&D->h_sum,
                                   (size_t)nranks * GS_DIST_RED_MAX * sizeof *D->h_sum)));
@@ -309,6 +265,15 @@ gs_status_t gs_dist_create(gs_dist_t **Dp, int nranks, const int *devices, gs_di
   }
 #ifdef GS_HAVE_NCCL
   if (t == GS_DIST_NCCL) {
+    ncclComm_t *comms = calloc((size_t)nranks, sizeof *comms);
+    if (!comms) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory");
+    t0 = gs_wall_seconds();
+    ncclResult_t e = ncclCommInitAll(comms, nranks, devices);
+    if (e == ncclSuccess)
+      for (int r = 0; r < nranks; ++r) D->r[r].comm = comms[r];
+    free(comms);
+    D->create_s[1] = gs_wall_seconds() - t0;
+    GS_TRY(nccl_status(e, "ncclCommInitAll", 0));
     t0 = gs_wall_seconds();
     p2p_setup(D);
     D->create_s[2] = gs_wall_seconds() - t0;
@@ -356,6 +321,7 @@ gs_status_t gs_dist_id_create(gs_dist_id_t *id)
 gs_status_t gs_dist_create_rank(gs_dist_t **Dp, int rank, int nranks, int device,
                                 const gs_dist_id_t *id)
 {
+  gs_status_t st = GS_SUCCESS;
   if (!Dp) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_dist_create_rank: D is NULL");
   *Dp = NULL;
   if (!id) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_dist_create_rank: id is NULL");
@@ -369,7 +335,6 @@ gs_status_t gs_dist_create_rank(gs_dist_t **Dp, int rank, int nranks, int device
   return GS_ERROR(GS_ERR_UNSUPPORTED, "gs_dist_create_rank: this build has no NCCL, which a job "
                   "of several processes needs");
 #else
-  gs_status_t st = GS_SUCCESS;
   GS_CHECK(device_ok(rank, device));
   gs_dist_t *D = NULL;
   GS_CHECK(dist_alloc(&D, nranks, GS_DIST_NCCL, rank));
