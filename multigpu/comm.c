@@ -254,7 +254,9 @@ gs_status_t gs_dist_create(gs_dist_t **Dp, int nranks, const int *devices, gs_di
 
   gs_dist_t *D = NULL;
   GS_CHECK(dist_alloc(&D, nranks, t, -1));
-  /* the GPUs' contexts at once (a few hundred milliseconds each, one after the other) */
+  /* The GPUs' contexts at once (a few hundred milliseconds each, one after the other). NCCL's
+   * communicators after them: made on a thread beside the contexts, both slowed down and the
+   * pair took as long as one after the other (docs/multigpu.md). */
   double t0 = gs_wall_seconds();
   GS_TRY(gs_dist_run(D, rank_setup_run, (void *)devices));
   D->create_s[0] = gs_wall_seconds() - t0;
@@ -321,7 +323,6 @@ gs_status_t gs_dist_id_create(gs_dist_id_t *id)
 gs_status_t gs_dist_create_rank(gs_dist_t **Dp, int rank, int nranks, int device,
                                 const gs_dist_id_t *id)
 {
-  gs_status_t st = GS_SUCCESS;
   if (!Dp) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_dist_create_rank: D is NULL");
   *Dp = NULL;
   if (!id) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_dist_create_rank: id is NULL");
@@ -335,6 +336,7 @@ gs_status_t gs_dist_create_rank(gs_dist_t **Dp, int rank, int nranks, int device
   return GS_ERROR(GS_ERR_UNSUPPORTED, "gs_dist_create_rank: this build has no NCCL, which a job "
                   "of several processes needs");
 #else
+  gs_status_t st = GS_SUCCESS;
   GS_CHECK(device_ok(rank, device));
   gs_dist_t *D = NULL;
   GS_CHECK(dist_alloc(&D, nranks, GS_DIST_NCCL, rank));
