@@ -209,8 +209,11 @@ void gs_dfree(gs_context_t *ctx, void *p)
      * order for a block of cudaMallocAsync: a rank's layout build freed its scratch while its
      * kernels ran, and a rank beside it on the same GPU got the block (wrong products under
      * load, tests/test_matrix_device.c "freed in stream order"). */
-    if (M->pool > 0 && cudaFreeAsync(p, ctx->stream) == cudaSuccess) return;
-    (void)cudaGetLastError();
+    enum cudaStreamCaptureStatus cap = cudaStreamCaptureStatusActive;
+    if (M->pool > 0 && cudaStreamIsCapturing(ctx->stream, &cap) == cudaSuccess &&
+        cap == cudaStreamCaptureStatusNone && cudaFreeAsync(p, ctx->stream) == cudaSuccess)
+      return;
+    (void)cudaGetLastError(); /* a stream being captured would take the free as a graph node */
     cudaFree(p);
   }
 }
