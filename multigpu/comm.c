@@ -186,8 +186,11 @@ static void p2p_setup(gs_dist_t *D)
     if (st == GS_SUCCESS)
       st = gs_dmalloc(R->ctx, (void **)&R->d_peers, (size_t)D->n * sizeof *R->d_peers,
                       "peer table");
-    if (st == GS_SUCCESS) st = GS_CUDA(cudaMemset(R->d_slots, 0, bytes));
-    if (st == GS_SUCCESS) st = GS_CUDA(cudaMemset(R->d_seq, 0, sizeof *R->d_seq));
+    /* on the context's stream and waited for (the legacy stream orders no non-blocking one) */
+    if (st == GS_SUCCESS) st = GS_CUDA(cudaMemsetAsync(R->d_slots, 0, bytes, R->ctx->stream));
+    if (st == GS_SUCCESS)
+      st = GS_CUDA(cudaMemsetAsync(R->d_seq, 0, sizeof *R->d_seq, R->ctx->stream));
+    if (st == GS_SUCCESS) st = gs_context_sync(R->ctx);
     if (st == GS_SUCCESS) bases[r] = R->d_slots;
   }
   if (st == GS_SUCCESS &&
@@ -203,8 +206,7 @@ static void p2p_setup(gs_dist_t *D)
     gs_dist_rank_t *R = &D->r[r];
     st = gs_context_activate(R->ctx);
     if (st == GS_SUCCESS)
-      st = GS_CUDA(cudaMemcpy(R->d_peers, bases, (size_t)D->n * sizeof *bases,
-                              cudaMemcpyHostToDevice));
+      st = gs_copy_to_device(R->ctx, R->d_peers, bases, (size_t)D->n * sizeof *bases);
   }
   if (st == GS_SUCCESS) {
     D->p2p = 1;
