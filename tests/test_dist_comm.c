@@ -177,6 +177,16 @@ static void test_hook_refusals(void)
   CU_ASSERT_EQUAL(gs_dist_transport_find("host"), GS_DIST_HOST);
   CU_ASSERT_EQUAL(gs_dist_transport_find("pigeon"), -1);
   CU_ASSERT_STRING_EQUAL(gs_dist_transport_string((gs_dist_transport_t)7), "");
+  /* creation times: NULL arguments refused; ranks made without contexts or NCCL took none */
+  double c = -1, n = -1, p = -1;
+  CU_ASSERT_EQUAL(gs_dist_create_times(NULL, &c, &n, &p), GS_ERR_INVALID_ARG);
+  CU_ASSERT_FATAL(gs_test_dist_threads(&D, 2) == GS_SUCCESS);
+  CU_ASSERT_EQUAL(gs_dist_create_times(D, NULL, &n, &p), GS_ERR_INVALID_ARG);
+  CU_ASSERT_EQUAL(gs_dist_create_times(D, &c, NULL, &p), GS_ERR_INVALID_ARG);
+  CU_ASSERT_EQUAL(gs_dist_create_times(D, &c, &n, NULL), GS_ERR_INVALID_ARG);
+  CU_ASSERT_EQUAL(gs_dist_create_times(D, &c, &n, &p), GS_SUCCESS);
+  CU_ASSERT(c == 0.0 && n == 0.0 && p == 0.0);
+  gs_dist_destroy(&D);
 }
 
 int main(void)
