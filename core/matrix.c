@@ -304,6 +304,34 @@ gs_status_t gs_csr_validate(const gs_csr_t *A)
 
 int gs_csr_is_sorted(const gs_csr_t *A) { return !rows_any(A, rows_unsorted, csr_threads(A)); }
 
+/* y[lo..hi) of gs_csr_spmv_host's op N, each row summed in its own order. */
+typedef struct spmv_job {
+  const gs_csr_t *A;
+  gs_val_t alpha;
+  const gs_val_t *x;
+  gs_val_t beta;
+  gs_val_t *y;
+  int nt;
+} spmv_job_t;
+
+static void spmv_rows(const spmv_job_t *J, gs_idx_t lo, gs_idx_t hi)
+{
+  const gs_csr_t *A = J->A;
+  for (gs_idx_t i = lo; i < hi; ++i) {
+    double s = 0.0;
+    for (gs_off_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) s += A->val[p] * J->x[A->col[p]];
+    /* beta = 0: y never read */
+    J->y[i] = J->beta == 0.0 ? J->alpha * s : J->alpha * s + J->beta * J->y[i];
+  }
+}
+
+static void spmv_rows_share(void *arg, int t)
+{
+  const spmv_job_t *J = (const spmv_job_t *)arg;
+  const int64_t m = J->A->m;
+  spmv_rows(J, (gs_idx_t)(m * t / J->nt), (gs_idx_t)(m * (t + 1) / J->nt));
+}
+
 gs_status_t gs_csr_spmv_host(const gs_csr_t *A, gs_op_t op, gs_val_t alpha, const gs_val_t *x,
                              gs_val_t beta, gs_val_t *y)
 {
@@ -317,11 +345,11 @@ gs_status_t gs_csr_spmv_host(const gs_csr_t *A, gs_op_t op, gs_val_t alpha, cons
     return GS_SUCCESS;
   }
   if (op == GS_OP_N) {
-    for (gs_idx_t i = 0; i < A->m; ++i) {
-      double s = 0.0;
-      for (gs_off_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) s += A->val[p] * x[A->col[p]];
-      y[i] = beta == 0.0 ? alpha * s : alpha * s + beta * y[i]; /* beta = 0: y never read */
-    }
+    spmv_job_t J = {A, alpha, x, beta, y, csr_threads(A)};
+    if (J.nt > 1)
+      gs_parallel(J.nt, spmv_rows_share, &J); /* rows apart: the same sums, bit for bit */
+    else
+      spmv_rows(&J, 0, A->m);
   } else {
     for (gs_idx_t j = 0; j < A->n; ++j) y[j] = beta == 0.0 ? 0.0 : beta * y[j];
     for (gs_idx_t i = 0; i < A->m; ++i) {

@@ -25,8 +25,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/coo_csr.h"
 #include "core/error.h"
+#include "core/parallel.h"
 #include "gpusolve/io.h"
+#include "io/mm_internal.h"
 
 /* ---- random numbers ----------------------------------------------------------------------- */
 
@@ -259,6 +262,71 @@ static gs_status_t sample_uniform_row(rng_t *r, gs_idx_t n, gs_idx_t k, gs_idx_t
 
 /* ---- Laplacian stencils ------------------------------------------------------------------- */
 
+int64_t gs_gen_share_min = (int64_t)1 << 20;
+
+/* gs_gen_laplace's fill, on threads: each takes whole grid lines (the nx rows of one (y, z)),
+ * whose entries it knows in closed form, so every share starts at a known offset and the
+ * arrays (written once, in full) are first touched by the threads that fill them. */
+typedef struct lap_job {
+  gs_csr_t *A;
+  gs_idx_t nx, ny, nz;
+  int full;
+  gs_val_t diag;
+  int nt;
+  int64_t *start; /* nt + 1: thread t's first entry */
+  int *bad;       /* thread t wrote other than start[t + 1] - start[t] entries */
+} lap_job_t;
+
+/* Entries of the line (y, z): a row has one entry per valid offset, v(d) = 1, 2 or 3 valid
+ * offsets in each dimension (1 when the dimension has one point, 2 at its boundary). */
+static int64_t lap_line_entries(const lap_job_t *J, gs_idx_t y, gs_idx_t z)
+{
+  const int64_t nx = J->nx;
+  const int vy = J->ny == 1 ? 1 : (y == 0 || y == J->ny - 1) ? 2 : 3;
+  const int vz = J->nz == 1 ? 1 : (z == 0 || z == J->nz - 1) ? 2 : 3;
+  if (J->full) return (3 * nx - 2) * vy * vz; /* the sum over x of vx(x) vy vz */
+  return nx + 2 * (nx - 1) + nx * (vy - 1 + vz - 1); /* the point, x, y and z neighbours */
+}
+
+static void lap_fill(void *arg, int t)
+{
+  lap_job_t *J = (lap_job_t *)arg;
+  const gs_idx_t nx = J->nx, ny = J->ny, nz = J->nz;
+  const int64_t nlines = (int64_t)ny * nz;
+  gs_off_t *rp = J->A->row_ptr;
+  gs_idx_t *col = J->A->col;
+  gs_val_t *val = J->A->val;
+  int64_t p = J->start[t];
+  const int64_t end = J->start[t + 1];
+  for (int64_t line = nlines * t / J->nt; line < nlines * (t + 1) / J->nt; ++line) {
+    const gs_idx_t y = (gs_idx_t)(line % ny), z = (gs_idx_t)(line / ny);
+    gs_idx_t row = (gs_idx_t)(line * nx);
+    for (gs_idx_t x = 0; x < nx; ++x, ++row) {
+      rp[row] = (gs_off_t)p;
+      /* Offsets in (dz, dy, dx) lexicographic order are columns in increasing order. */
+      for (int dz = -1; dz <= 1; ++dz) {
+        if (z + dz < 0 || z + dz >= nz) continue;
+        for (int dy = -1; dy <= 1; ++dy) {
+          if (y + dy < 0 || y + dy >= ny) continue;
+          for (int dx = -1; dx <= 1; ++dx) {
+            if (x + dx < 0 || x + dx >= nx) continue;
+            const int dist = abs(dx) + abs(dy) + abs(dz);
+            if (!J->full && dist > 1) continue;
+            if (p >= end) { /* the closed form is wrong: stop before writing past the share */
+              J->bad[t] = 1;
+              return;
+            }
+            col[p] = (gs_idx_t)(row + dx + (int64_t)nx * (dy + (int64_t)ny * dz));
+            val[p] = dist == 0 ? J->diag : -1.0;
+            ++p;
+          }
+        }
+      }
+    }
+  }
+  J->bad[t] = p != end;
+}
+
 /* Table 2 of Bell & Garland, SC09: "Laplacian operators discretized as k-point finite
  * difference stencils on regular grids", with the stencil's points giving the occupied
  * diagonals. Grid point (x, y, z) is row x + nx*(y + ny*z); Dirichlet boundaries, so
@@ -311,37 +379,39 @@ gs_status_t gs_gen_laplace(gs_csr_t **out, gs_idx_t nx, gs_idx_t ny, gs_idx_t nz
                       (int64_t)nx * ny * (nz - 1));
 
   GS_TRY(gs_csr_create(&A, (gs_idx_t)npts, (gs_idx_t)npts, (gs_off_t)nnz));
-  const gs_val_t diag = (gs_val_t)(stencil - 1);
-  gs_off_t *rp = A->row_ptr;
-  gs_idx_t *col = A->col;
-  gs_val_t *val = A->val;
-  int64_t p = 0;
-  gs_idx_t row = 0;
-  for (gs_idx_t z = 0; z < nz; ++z)
-    for (gs_idx_t y = 0; y < ny; ++y)
-      for (gs_idx_t x = 0; x < nx; ++x, ++row) {
-        rp[row] = (gs_off_t)p;
-        /* Offsets in (dz, dy, dx) lexicographic order are columns in increasing order. */
-        for (int dz = -1; dz <= 1; ++dz) {
-          if (z + dz < 0 || z + dz >= nz) continue;
-          for (int dy = -1; dy <= 1; ++dy) {
-            if (y + dy < 0 || y + dy >= ny) continue;
-            for (int dx = -1; dx <= 1; ++dx) {
-              if (x + dx < 0 || x + dx >= nx) continue;
-              const int dist = abs(dx) + abs(dy) + abs(dz);
-              if (!full && dist > 1) continue;
-              if (p >= nnz) GS_FAIL(GS_ERR_INTERNAL, "gs_gen_laplace: nonzero count exceeded");
-              col[p] = (gs_idx_t)(row + dx + (int64_t)nx * (dy + (int64_t)ny * dz));
-              val[p] = dist == 0 ? diag : -1.0;
-              ++p;
-            }
-          }
-        }
-      }
-  if (p != nnz)
-    GS_FAIL(GS_ERR_INTERNAL, "gs_gen_laplace: filled %lld nonzeros, expected %lld", (long long)p,
+  gs_advise_huge(A->row_ptr, ((size_t)npts + 1) * sizeof *A->row_ptr);
+  gs_advise_huge(A->col, (size_t)nnz * sizeof *A->col);
+  gs_advise_huge(A->val, (size_t)nnz * sizeof *A->val);
+  lap_job_t J = {A, nx, ny, nz, full, (gs_val_t)(stencil - 1), 1, NULL, NULL};
+  const int64_t nlines = (int64_t)ny * nz;
+  int64_t nt = gs_mm_threads();
+  if (nt > nnz / gs_gen_share_min) nt = nnz / gs_gen_share_min;
+  if (nt > nlines) nt = nlines;
+  if (nt > 256) nt = 256;
+  J.nt = nt < 1 ? 1 : (int)nt;
+  J.start = malloc(((size_t)J.nt + 1) * sizeof *J.start);
+  J.bad = calloc((size_t)J.nt, sizeof *J.bad);
+  if (!J.start || !J.bad) {
+    free(J.start);
+    free(J.bad);
+    GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory");
+  }
+  /* thread t fills lines nlines t / nt ..: its first entry is the count of the lines before */
+  int64_t p = 0, line = 0;
+  for (int t = 0; t <= J.nt; ++t) {
+    const int64_t first = nlines * t / J.nt;
+    for (; line < first; ++line) p += lap_line_entries(&J, (gs_idx_t)(line % ny), (gs_idx_t)(line / ny));
+    J.start[t] = p;
+  }
+  if (p == nnz) gs_parallel(J.nt, lap_fill, &J);
+  int bad = p != nnz;
+  for (int t = 0; t < J.nt; ++t) bad |= J.bad[t];
+  free(J.start);
+  free(J.bad);
+  if (bad)
+    GS_FAIL(GS_ERR_INTERNAL, "gs_gen_laplace: the lines' counts disagree with %lld nonzeros",
             (long long)nnz);
-  rp[npts] = (gs_off_t)p;
+  A->row_ptr[npts] = (gs_off_t)nnz;
   A->symmetry = GS_SYM_SYMMETRIC; /* every entry is stored; the matrix is symmetric */
   *out = A;
   A = NULL;

@@ -90,6 +90,11 @@ void gs_mm_advise_done(const void *p, size_t bytes);
  *  files into many parts. Not thread-safe: set it before reading. */
 extern size_t gs_mm_part_min;
 
+/** Smallest share of a generated Laplacian given to one thread (entries; default 2^20): below
+ *  two shares gs_gen_laplace fills on one thread. Tests lower it. Not thread-safe: set it before
+ *  generating. (io/gen.c) */
+extern int64_t gs_gen_share_min;
+
 /* ---- in-memory reading (io/mm_read.c; the CSR build is core/coo_csr.h) ---------------------- */
 
 /** gs_mm_read_coo / _csr / _vector on the bytes [data, data + len), named `name` in messages

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/mm_internal.h"
 #include "tests/testutil.h"
 
 /* ---- helpers ------------------------------------------------------------------------------ */
@@ -1237,12 +1238,94 @@ static void test_elasticity_errors(void)
   gs_csr_destroy(&A);
 }
 
+/* The threaded fill of gs_gen_laplace (grid lines shared out, each share at its closed-form
+ * offset) gives the one-thread matrix bit for bit, for every stencil, on grids with 1, 2 and
+ * more points per dimension; and the threaded host product (rows shared out) the one-thread
+ * product bit for bit. */
+static void laplace_same(gs_idx_t nx, gs_idx_t ny, gs_idx_t nz, int stencil, int nt)
+{
+  gs_csr_t *A1 = NULL, *At = NULL;
+  gs_mm_set_threads(1);
+  CU_ASSERT_FATAL(gs_gen_laplace(&A1, nx, ny, nz, stencil) == GS_SUCCESS);
+  gs_mm_set_threads(nt);
+  CU_ASSERT_FATAL(gs_gen_laplace(&At, nx, ny, nz, stencil) == GS_SUCCESS);
+  CU_ASSERT_FATAL(A1->m == At->m && A1->nnz == At->nnz);
+  const int same = !memcmp(A1->row_ptr, At->row_ptr, ((size_t)A1->m + 1) * sizeof *A1->row_ptr) &&
+                   !memcmp(A1->col, At->col, (size_t)A1->nnz * sizeof *A1->col) &&
+                   !memcmp(A1->val, At->val, (size_t)A1->nnz * sizeof *A1->val);
+  if (!same) printf("\n  %d x %d x %d, %d-point, %d threads: differs\n", nx, ny, nz, stencil, nt);
+  CU_ASSERT(same);
+  gs_csr_destroy(&A1);
+  gs_csr_destroy(&At);
+}
+
+static void test_laplace_threads(void)
+{
+  uint64_t s = gs_test_seed() ^ 0x7e11;
+  const int64_t keep = gs_gen_share_min;
+  gs_gen_share_min = 1; /* every grid line may be a share */
+  for (int rep = 0; rep < 12; ++rep) {
+    const int nt = 2 + (int)(gs_test_uniform(&s) * 7);
+    const gs_idx_t a = 1 + (gs_idx_t)(gs_test_uniform(&s) * 9),
+                   b = 1 + (gs_idx_t)(gs_test_uniform(&s) * 9),
+                   c = 1 + (gs_idx_t)(gs_test_uniform(&s) * 9);
+    laplace_same(a, 1, 1, 3, nt);
+    laplace_same(a, b, 1, 5, nt);
+    laplace_same(a, b, 1, 9, nt);
+    laplace_same(a, b, c, 7, nt);
+    laplace_same(a, b, c, 27, nt);
+  }
+  laplace_same(1, 1, 1, 27, 4);
+  laplace_same(2, 2, 2, 27, 8);
+  laplace_same(3, 1, 5, 7, 64); /* more threads than lines */
+  gs_gen_share_min = keep;
+
+  /* the host product on threads (matrices of 2^20 entries or more) */
+  gs_csr_t *A = NULL;
+  CU_ASSERT_FATAL(gs_gen_laplace(&A, 37, 41, 29, 27) == GS_SUCCESS);
+  CU_ASSERT_FATAL(A->nnz >= ((int64_t)1 << 20));
+  const size_t m = (size_t)A->m;
+  double *x = malloc(m * sizeof *x), *y0 = malloc(m * sizeof *y0), *y1 = malloc(m * sizeof *y1);
+  double *yt = malloc(m * sizeof *yt);
+  CU_ASSERT_FATAL(x && y0 && y1 && yt);
+  for (size_t i = 0; i < m; ++i) {
+    x[i] = gs_test_uniform(&s) - 0.5;
+    y0[i] = gs_test_uniform(&s);
+  }
+  const double cases[2][2] = {{1.0, 0.0}, {-0.5, 2.0}};
+  for (int k = 0; k < 2; ++k) {
+    memcpy(y1, y0, m * sizeof *y1);
+    memcpy(yt, y0, m * sizeof *yt);
+    gs_mm_set_threads(1);
+    CU_ASSERT(gs_csr_spmv_host(A, GS_OP_N, cases[k][0], x, cases[k][1], y1) == GS_SUCCESS);
+    gs_mm_set_threads(2 + (int)(gs_test_uniform(&s) * 7));
+    CU_ASSERT(gs_csr_spmv_host(A, GS_OP_N, cases[k][0], x, cases[k][1], yt) == GS_SUCCESS);
+    CU_ASSERT(!memcmp(y1, yt, m * sizeof *y1));
+    /* and the rows themselves, summed here in the same order */
+    size_t bad = 0;
+    for (size_t i = 0; i < m; ++i) {
+      double a = 0.0;
+      for (gs_off_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) a += A->val[p] * x[A->col[p]];
+      const double want = cases[k][1] == 0.0 ? cases[k][0] * a : cases[k][0] * a + cases[k][1] * y0[i];
+      bad += yt[i] != want;
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+  }
+  gs_mm_set_threads(0);
+  free(x);
+  free(y0);
+  free(y1);
+  free(yt);
+  gs_csr_destroy(&A);
+}
+
 int main(void)
 {
   CU_TestInfo tests[] = {
     {"laplace nonzero counts (Table 2 of Bell & Garland)", test_laplace_counts},
     {"laplace against a dense construction, SPD", test_laplace_structure_dense},
     {"laplace symmetric, diagonally dominant", test_laplace_symmetric_dominant},
+    {"laplace and the host product on threads: one thread's bits", test_laplace_threads},
     {"normal: rows, all sampling paths", test_normal_rows},
     {"normal: sigma 0 and tiny sigma give a band", test_normal_degenerate_sigma},
     {"normal: column offsets have std sigma", test_normal_distribution},
