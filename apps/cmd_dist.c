@@ -384,11 +384,10 @@ static void *ranks_work(void *arg)
   const double t0 = cli_now();
   p->st = gs_dist_create(&p->D, p->a->ndev, p->a->dev, p->a->transport);
   p->create_s = cli_now() - t0;
-  if (p->st == GS_SUCCESS)
-    (void)gs_dist_create_times(p->D, &p->parts[0], &p->parts[1], &p->parts[2]);
   if (p->st != GS_SUCCESS) {
     snprintf(p->error, sizeof p->error, "%s", gs_last_error());
   } else {
+    (void)gs_dist_create_times(p->D, &p->parts[0], &p->parts[1], &p->parts[2]);
     pthread_t th[GS_DIST_MAX_RANKS];
     preload_job_t jobs[GS_DIST_MAX_RANKS];
     int started[GS_DIST_MAX_RANKS] = {0};

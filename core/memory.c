@@ -203,12 +203,9 @@ void gs_dfree(gs_context_t *ctx, void *p)
   pthread_mutex_unlock(&M->lock);
   if (found) { /* a pointer of another context or allocator is not ours to free */
     gs_context_activate(ctx);
-    /* A pool block goes back in the order of the context's stream: the pool lends it to
-     * another stream (another context on this GPU, e.g. a second rank) only after the work
-     * queued here before the free, which may still read or write it. cudaFree gave no such
-     * order for a block of cudaMallocAsync: a rank's layout build freed its scratch while its
-     * kernels ran, and a rank beside it on the same GPU got the block (wrong products under
-     * load, tests/test_matrix_device.c "freed in stream order"). */
+    /* A pool block goes back in the stream's order, so the pool lends it to another stream
+     * only after the work queued before the free; cudaFree did not wait for that work
+     * (test_matrix_device, "freed in stream order"). */
     enum cudaStreamCaptureStatus cap = cudaStreamCaptureStatusActive;
     if (M->pool > 0 && cudaStreamIsCapturing(ctx->stream, &cap) == cudaSuccess &&
         cap == cudaStreamCaptureStatusNone && cudaFreeAsync(p, ctx->stream) == cudaSuccess)

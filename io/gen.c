@@ -382,32 +382,26 @@ gs_status_t gs_gen_laplace(gs_csr_t **out, gs_idx_t nx, gs_idx_t ny, gs_idx_t nz
   gs_advise_huge(A->row_ptr, ((size_t)npts + 1) * sizeof *A->row_ptr);
   gs_advise_huge(A->col, (size_t)nnz * sizeof *A->col);
   gs_advise_huge(A->val, (size_t)nnz * sizeof *A->val);
-  lap_job_t J = {A, nx, ny, nz, full, (gs_val_t)(stencil - 1), 1, NULL, NULL};
+  enum { LAP_MAX_THREADS = 256 };
+  int64_t start[LAP_MAX_THREADS + 1];
+  int share_bad[LAP_MAX_THREADS] = {0};
+  lap_job_t J = {A, nx, ny, nz, full, (gs_val_t)(stencil - 1), 1, start, share_bad};
   const int64_t nlines = (int64_t)ny * nz;
   int64_t nt = gs_mm_threads();
   if (nt > nnz / gs_gen_share_min) nt = nnz / gs_gen_share_min;
   if (nt > nlines) nt = nlines;
-  if (nt > 256) nt = 256;
+  if (nt > LAP_MAX_THREADS) nt = LAP_MAX_THREADS;
   J.nt = nt < 1 ? 1 : (int)nt;
-  J.start = malloc(((size_t)J.nt + 1) * sizeof *J.start);
-  J.bad = calloc((size_t)J.nt, sizeof *J.bad);
-  if (!J.start || !J.bad) {
-    free(J.start);
-    free(J.bad);
-    GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory");
-  }
   /* thread t fills lines nlines t / nt ..: its first entry is the count of the lines before */
   int64_t p = 0, line = 0;
   for (int t = 0; t <= J.nt; ++t) {
-    const int64_t first = nlines * t / J.nt;
-    for (; line < first; ++line) p += lap_line_entries(&J, (gs_idx_t)(line % ny), (gs_idx_t)(line / ny));
-    J.start[t] = p;
+    for (const int64_t first = nlines * t / J.nt; line < first; ++line)
+      p += lap_line_entries(&J, (gs_idx_t)(line % ny), (gs_idx_t)(line / ny));
+    start[t] = p;
   }
-  if (p == nnz) gs_parallel(J.nt, lap_fill, &J);
   int bad = p != nnz;
-  for (int t = 0; t < J.nt; ++t) bad |= J.bad[t];
-  free(J.start);
-  free(J.bad);
+  if (!bad) gs_parallel(J.nt, lap_fill, &J);
+  for (int t = 0; t < J.nt; ++t) bad |= share_bad[t];
   if (bad)
     GS_FAIL(GS_ERR_INTERNAL, "gs_gen_laplace: the lines' counts disagree with %lld nonzeros",
             (long long)nnz);

@@ -219,12 +219,11 @@ static gs_status_t p2p_part_alloc(gs_dist_part_t *P, int n)
   }
   /* zeroed on the context's stream and waited for: cudaMemset's legacy stream does not order
    * the non-blocking streams that push, wait and acknowledge */
-  cudaStream_t s = (cudaStream_t)ctx->stream;
   GS_CHECK(GS_CUDA(cudaMalloc((void **)&P->d_flags, fb))); /* the peers write into it */
-  GS_CHECK(GS_CUDA(cudaMemsetAsync(P->d_flags, 0, fb, s)));
+  GS_CHECK(GS_CUDA(cudaMemsetAsync(P->d_flags, 0, fb, ctx->stream)));
   GS_CHECK(gs_dmalloc(ctx, (void **)&P->d_xseq, sizeof *P->d_xseq, "the exchange count"));
-  GS_CHECK(GS_CUDA(cudaMemsetAsync(P->d_xseq, 0, sizeof *P->d_xseq, s)));
-  GS_CHECK(GS_CUDA(cudaStreamSynchronize(s)));
+  GS_CHECK(GS_CUDA(cudaMemsetAsync(P->d_xseq, 0, sizeof *P->d_xseq, ctx->stream)));
+  GS_CHECK(gs_context_sync(ctx));
   GS_CHECK(gs_dmalloc(ctx, (void **)&P->d_send_off, ((size_t)n + 1) * sizeof *P->d_send_off,
                       "the send offsets"));
   GS_CHECK(gs_copy_to_device(ctx, P->d_send_off, P->send_off,
