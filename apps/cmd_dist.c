@@ -33,8 +33,10 @@ static const char *solve_usage =
     "  --distributed          one rank per process of an MPI job instead (mpirun -n G ...),\n"
     "                         GPU k of its node for the node's k-th process; rank 0 reads the\n"
     "                         matrix and prints (needs a build with MPI)\n"
-    "  --transport T          auto (default: nccl when built with it), nccl, host (stages through\n"
-    "                         host memory; lets a GPU repeat in LIST, for testing)\n"
+    "  --transport T          auto (default: peer when every pair of GPUs has peer access, else\n"
+    "                         nccl when built with it), peer (halos and all-reduces through\n"
+    "                         peer memory, no NCCL set-up), nccl, host (stages through host\n"
+    "                         memory; lets a GPU repeat in LIST, for testing)\n"
     "  --format NAME          SpMV backend of each rank's diagonal block (default auto: each\n"
     "                         rank selects for its own block; the ranks table names the choice)\n"
     "  --off-format NAME      backend of the off-diagonal (halo) blocks (default: the same,\n"
@@ -171,7 +173,8 @@ static int parse(int argc, char **argv, dargs_t *a, int solve)
     } else if (OPT("--transport")) {
       if (r < 0) return CLI_BAD_INPUT;
       const int t = gs_dist_transport_find(v);
-      if (t < 0) return cli_fail(CLI_BAD_INPUT, "unknown transport '%s' (auto, nccl or host)", v);
+      if (t < 0) return cli_fail(CLI_BAD_INPUT, "unknown transport '%s' (auto, peer, nccl or host)",
+                              v);
       a->transport = (gs_dist_transport_t)t;
     } else if (OPT("--format")) {
       if (r < 0) return CLI_BAD_INPUT;
@@ -209,9 +212,9 @@ static int parse(int argc, char **argv, dargs_t *a, int solve)
   if (a->ndev > 0 && a->distributed)
     return cli_fail(CLI_BAD_INPUT, "give --gpus LIST (ranks in this process) or --distributed "
                     "(one rank per process under mpirun), not both");
-  if (a->distributed && a->transport == GS_DIST_HOST)
-    return cli_fail(CLI_BAD_INPUT, "--transport host joins ranks of one process (--gpus); "
-                    "--distributed takes nccl");
+  if (a->distributed && (a->transport == GS_DIST_HOST || a->transport == GS_DIST_PEER))
+    return cli_fail(CLI_BAD_INPUT, "--transport %s joins ranks of one process (--gpus); "
+                    "--distributed takes nccl", gs_dist_transport_string(a->transport));
   if (a->grid && a->npaths > 0)
     return cli_fail(CLI_BAD_INPUT, "%s: give a matrix file or --grid, not both",
                     solve ? "solve" : "spmv");

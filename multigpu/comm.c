@@ -1,6 +1,6 @@
 /* multigpu/comm.c: the ranks of gpusolve/dist.h and what they share: the thread per rank, a
- * barrier that a failing rank can break, the status vote, the all-reduce (NCCL, or staged
- * through the host), and the communicator's creation and abort. */
+ * barrier that a failing rank can break, the status vote, the all-reduce (through peer memory,
+ * NCCL, or staged through the host), and the communicator's creation and abort. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,16 +20,17 @@ int gs_dist_have_nccl(void)
 #endif
 }
 
-static const char *const transport_names[] = {"auto", "nccl", "host"};
+static const char *const transport_names[] = {"auto", "nccl", "host", "peer"};
+#define TRANSPORTS ((int)(sizeof transport_names / sizeof *transport_names))
 
 const char *gs_dist_transport_string(gs_dist_transport_t t)
 {
-  return (int)t >= 0 && (int)t < 3 ? transport_names[t] : "";
+  return (int)t >= 0 && (int)t < TRANSPORTS ? transport_names[t] : "";
 }
 
 int gs_dist_transport_find(const char *name)
 {
-  for (int k = 0; name && k < 3; ++k)
+  for (int k = 0; name && k < TRANSPORTS; ++k)
     if (!strcmp(name, transport_names[k])) return k;
   return -1;
 }
@@ -151,25 +152,41 @@ static gs_status_t device_ok(int r, int device)
   return GS_SUCCESS;
 }
 
-/* The all-reduce of a few values through peer memory, for ranks that are threads of this
- * process on GPUs that reach each other's memory (NVLink or PCIe peer access): one kernel of
- * one warp a call instead of NCCL's collective (CG on 2x H200: 3-16 us an iteration less,
- * docs/multigpu.md). Anything missing (a pair without peer access, an allocation) leaves
- * D->p2p = 0 and NCCL doing every all-reduce. GS_DIST_P2P=0 in the environment turns it off
- * (to compare the two). */
-static void p2p_setup(gs_dist_t *D)
+static int p2p_off_by_env(void)
 {
   const char *e = getenv("GS_DIST_P2P");
-  if (D->n < 2 || D->local >= 0 || (e && !strcmp(e, "0"))) return;
-  gs_status_t st = GS_SUCCESS;
-  gs_dist_slot_t *bases[GS_DIST_MAX_RANKS];
-  for (int r = 0; r < D->n && st == GS_SUCCESS; ++r)
-    for (int q = 0; q < D->n && st == GS_SUCCESS; ++q) {
+  return e && !strcmp(e, "0");
+}
+
+/* 1 when every pair of the n devices (distinct) has peer access both ways. */
+static int peers_all(int n, const int *devices)
+{
+  for (int r = 0; r < n; ++r)
+    for (int q = 0; q < n; ++q) {
       int can = 0;
       if (q == r) continue;
-      if (cudaDeviceCanAccessPeer(&can, D->r[r].device, D->r[q].device) != cudaSuccess || !can)
-        st = GS_ERR_UNSUPPORTED;
+      if (cudaDeviceCanAccessPeer(&can, devices[r], devices[q]) != cudaSuccess || !can) {
+        (void)cudaGetLastError();
+        return 0;
+      }
     }
+  return 1;
+}
+
+/* The all-reduce through peer memory, for ranks that are threads of this process on GPUs that
+ * reach each other's memory (NVLink or PCIe peer access): one kernel of one warp a call of up
+ * to GS_DIST_P2P_MAX values instead of NCCL's collective (CG on 2x H200: 3-16 us an iteration
+ * less, docs/multigpu.md). Anything missing (a pair without peer access, an allocation) leaves
+ * D->p2p = 0: NCCL's transport then does every all-reduce, and the peer transport cannot be
+ * made. GS_DIST_P2P=0 in the environment turns it off (to compare the two). */
+static void p2p_setup(gs_dist_t *D)
+{
+  if (D->n < 2 || D->local >= 0 || p2p_off_by_env()) return;
+  gs_status_t st = GS_SUCCESS;
+  gs_dist_slot_t *bases[GS_DIST_MAX_RANKS];
+  int devices[GS_DIST_MAX_RANKS];
+  for (int r = 0; r < D->n; ++r) devices[r] = D->r[r].device;
+  if (!peers_all(D->n, devices)) st = GS_ERR_UNSUPPORTED;
   for (int r = 0; r < D->n && st == GS_SUCCESS; ++r) {
     gs_dist_rank_t *R = &D->r[r];
     const size_t bytes = 2 * (size_t)D->n * sizeof *R->d_slots;
@@ -239,14 +256,24 @@ gs_status_t gs_dist_create(gs_dist_t **Dp, int nranks, const int *devices, gs_di
   if (nranks < 1 || nranks > GS_DIST_MAX_RANKS)
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_dist_create: %d ranks (1 to %d)", nranks,
                     GS_DIST_MAX_RANKS);
-  if ((int)t < 0 || (int)t > 2)
+  if ((int)t < 0 || (int)t >= TRANSPORTS)
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_dist_create: unknown transport %d", (int)t);
   int repeated = 0;
   for (int r = 0; r < nranks; ++r) {
     GS_CHECK(device_ok(r, devices[r]));
     for (int q = 0; q < r; ++q) repeated |= devices[q] == devices[r];
   }
-  if (t == GS_DIST_AUTO) t = gs_dist_have_nccl() && !repeated ? GS_DIST_NCCL : GS_DIST_HOST;
+  const int chosen = t == GS_DIST_AUTO;
+  if (chosen) /* peer needs no communicator: the cheapest to create and the fastest to run */
+    t = !repeated && !p2p_off_by_env() && peers_all(nranks, devices) ? GS_DIST_PEER
+        : gs_dist_have_nccl() && !repeated                          ? GS_DIST_NCCL
+                                                                    : GS_DIST_HOST;
+  if (t == GS_DIST_PEER && (repeated || p2p_off_by_env() || !peers_all(nranks, devices)))
+    return GS_ERROR(GS_ERR_UNSUPPORTED, "gs_dist_create: the peer transport takes distinct GPUs "
+                    "with peer access between every pair%s",
+                    repeated ? ", and a GPU repeats in the list"
+                    : p2p_off_by_env() ? ", and GS_DIST_P2P=0 turns it off"
+                                       : ", and a pair lacks it");
   if (t == GS_DIST_NCCL && !gs_dist_have_nccl())
     return GS_ERROR(GS_ERR_UNSUPPORTED, "gs_dist_create: this build has no NCCL (configure "
                     "with NCCL installed, or use the host transport)");
@@ -262,6 +289,17 @@ gs_status_t gs_dist_create(gs_dist_t **Dp, int nranks, const int *devices, gs_di
   double t0 = gs_wall_seconds();
   GS_TRY(gs_dist_run(D, rank_setup_run, (void *)devices));
   D->create_s[0] = gs_wall_seconds() - t0;
+  if (t == GS_DIST_PEER) {
+    t0 = gs_wall_seconds();
+    p2p_setup(D);
+    D->create_s[2] = gs_wall_seconds() - t0;
+    if (!D->p2p && nranks > 1) { /* peer access or its buffers could not be set up */
+      if (!chosen)
+        GS_FAIL(GS_ERR_CUDA, "gs_dist_create: the peer transport's access or buffers could not "
+                "be set up on %d GPUs", nranks);
+      D->transport = t = gs_dist_have_nccl() ? GS_DIST_NCCL : GS_DIST_HOST;
+    }
+  }
   if (t == GS_DIST_HOST) {
     GS_TRY(GS_CUDA(cudaMallocHost((void **)&D->h_sum,
                                   (size_t)nranks * GS_DIST_RED_MAX * sizeof *D->h_sum)));
@@ -608,9 +646,8 @@ void gs_dist_fail(gs_dist_rank_t *R)
   D->broken = 1;
   pthread_cond_broadcast(&D->cond);
   const int first = !D->aborted;
-#ifdef GS_HAVE_NCCL
-  if (D->transport == GS_DIST_NCCL) D->aborted = 1;
-#endif
+  /* NCCL's communicators are aborted below; the peer transport's counters are out of step */
+  if (D->transport == GS_DIST_NCCL || D->transport == GS_DIST_PEER) D->aborted = 1;
   pthread_mutex_unlock(&D->lock);
   if (D->h_abort) *(volatile int *)D->h_abort = 1; /* peer all-reduces stop waiting */
 #ifdef GS_HAVE_NCCL
@@ -626,21 +663,11 @@ void gs_dist_fail(gs_dist_rank_t *R)
 
 /* ---- all-reduce ------------------------------------------------------------------------- */
 
-gs_status_t gs_dist_allreduce(gs_dist_rank_t *R, double *d_buf, int k)
+/* The host transport's all-reduce of k <= GS_DIST_RED_MAX values (synchronous). */
+static gs_status_t host_allreduce(gs_dist_rank_t *R, double *d_buf, int k)
 {
   gs_dist_t *D = R->D;
-  if (D->n == 1 || k == 0) return GS_SUCCESS;
   cudaStream_t s = R->ctx->stream;
-  if (D->p2p && k <= GS_DIST_P2P_MAX)
-    return gs_dist_p2p_launch(s, d_buf, k, R->rank, D->n, R->d_peers, R->d_seq, D->d_abort);
-#ifdef GS_HAVE_NCCL
-  if (D->transport == GS_DIST_NCCL)
-    return nccl_status(ncclAllReduce(d_buf, d_buf, (size_t)k, ncclDouble, ncclSum, R->comm, s),
-                       "all-reduce", R->rank);
-#endif
-  if (k > GS_DIST_RED_MAX)
-    return GS_ERROR(GS_ERR_INTERNAL, "host all-reduce of %d values (at most %d)", k,
-                    GS_DIST_RED_MAX);
   GS_CHECK(GS_CUDA(cudaMemcpyAsync(R->h_red, d_buf, (size_t)k * sizeof *d_buf,
                                    cudaMemcpyDeviceToHost, s)));
   GS_CHECK(GS_CUDA(cudaStreamSynchronize(s)));
@@ -657,4 +684,30 @@ gs_status_t gs_dist_allreduce(gs_dist_rank_t *R, double *d_buf, int k)
   GS_CHECK(GS_CUDA(cudaMemcpyAsync(d_buf, R->h_red, (size_t)k * sizeof *d_buf,
                                    cudaMemcpyHostToDevice, s)));
   return GS_CUDA(cudaStreamSynchronize(s));
+}
+
+gs_status_t gs_dist_allreduce(gs_dist_rank_t *R, double *d_buf, int k)
+{
+  gs_dist_t *D = R->D;
+  if (D->n == 1 || k <= 0) return GS_SUCCESS;
+  cudaStream_t s = R->ctx->stream;
+  if (D->p2p) { /* in calls of up to GS_DIST_P2P_MAX values (GMRES's restart may pass it) */
+    for (int off = 0; off < k; off += GS_DIST_P2P_MAX) {
+      const int c = k - off < GS_DIST_P2P_MAX ? k - off : GS_DIST_P2P_MAX;
+      GS_CHECK(gs_dist_p2p_launch(s, d_buf + off, c, R->rank, D->n, R->d_peers, R->d_seq,
+                                  D->d_abort));
+    }
+    return GS_SUCCESS;
+  }
+#ifdef GS_HAVE_NCCL
+  if (D->transport == GS_DIST_NCCL)
+    return nccl_status(ncclAllReduce(d_buf, d_buf, (size_t)k, ncclDouble, ncclSum, R->comm, s),
+                       "all-reduce", R->rank);
+#endif
+  if (D->transport != GS_DIST_HOST)
+    return GS_ERROR(GS_ERR_INTERNAL, "all-reduce: the %s transport has no peer buffers",
+                    gs_dist_transport_string(D->transport));
+  for (int off = 0; off < k; off += GS_DIST_RED_MAX)
+    GS_CHECK(host_allreduce(R, d_buf + off, k - off < GS_DIST_RED_MAX ? k - off : GS_DIST_RED_MAX));
+  return GS_SUCCESS;
 }

@@ -28,9 +28,9 @@ extern "C" {
 #define GS_DIST_RED_MAX 64
 
 /* The all-reduce through peer memory (threads of one process, every pair of GPUs peer-capable):
- * a reduction of at most GS_DIST_P2P_MAX values; larger ones go through NCCL. One slot per
- * (parity, sending rank) in each rank's buffer, a cache line apart. */
-#define GS_DIST_P2P_MAX 8
+ * a call of at most GS_DIST_P2P_MAX values (larger reductions take several). One slot per
+ * (parity, sending rank) in each rank's buffer, whole cache lines. */
+#define GS_DIST_P2P_MAX 64
 typedef struct gs_dist_slot {
   double v[GS_DIST_P2P_MAX];
   unsigned long long seq;

@@ -64,14 +64,15 @@ static __device__ int spin_until(const volatile unsigned long long *f, unsigned 
   return 0;
 }
 
-/* The all-reduce through peer memory (gs_dist_p2p_allreduce), one warp. Call c of a rank has
- * sequence number seq = c + 1 (the rank's device counter, so a CUDA Graph replays it right) and
- * parity seq & 1. It writes its k values into slot [parity][me] of every rank (its own too),
- * fences them to the system, raises that slot's flag to seq, waits until every rank's flag in
- * its own buffer reaches seq, and sums the slots in rank order: the same bits on every rank.
- * Two parities suffice: a rank can start call c + 2 (rewriting parity c & 1) only after every
- * rank wrote call c + 1, which each does after it has read call c. The wait gives up when the
- * host raises *abort (a rank failed and will not come), leaving d_buf as it was. */
+/* The all-reduce of k <= GS_DIST_P2P_MAX values through peer memory, one warp. Call c of a
+ * rank has sequence number seq = c + 1 (the rank's device counter, so a CUDA Graph replays it
+ * right) and parity seq & 1. It writes its k values into slot [parity][me] of every rank (its
+ * own too), fences them to the system, raises that slot's flag to seq, waits until every
+ * rank's flag in its own buffer reaches seq, and sums the slots in rank order: the same bits
+ * on every rank. Two parities suffice: a rank can start call c + 2 (rewriting parity c & 1)
+ * only after every rank wrote call c + 1, which each does after it has read call c. The wait
+ * gives up when the host raises *abort (a rank failed and will not come), leaving d_buf as it
+ * was. */
 static __global__ void __launch_bounds__(32)
 p2p_allreduce_kernel(double *d_buf, int k, int me, int n, gs_dist_slot_t *const *peers,
                      unsigned long long *seq_counter, const volatile int *abort)
@@ -79,10 +80,9 @@ p2p_allreduce_kernel(double *d_buf, int k, int me, int n, gs_dist_slot_t *const 
   const int lane = threadIdx.x;
   const unsigned long long seq = *seq_counter + 1;
   const int par = (int)(seq & 1);
-  const double v = lane < k ? d_buf[lane] : 0.0;
   for (int q = 0; q < n; ++q) {
     gs_dist_slot_t *t = peers[q] + (size_t)par * n + me;
-    if (lane < k) t->v[lane] = v;
+    for (int j = lane; j < k; j += 32) t->v[j] = d_buf[j];
   }
   __threadfence_system();
   __syncwarp();
@@ -96,10 +96,10 @@ p2p_allreduce_kernel(double *d_buf, int k, int me, int n, gs_dist_slot_t *const 
   for (int r = lane; r < n && !gave_up; r += 32) gave_up = spin_until(&mine[r].seq, seq, abort);
   if (__any_sync(0xffffffffu, gave_up)) return;
   __threadfence();
-  if (lane < k) {
+  for (int j = lane; j < k; j += 32) {
     double a = 0.0;
-    for (int r = 0; r < n; ++r) a += ((const volatile double *)mine[r].v)[lane];
-    d_buf[lane] = a;
+    for (int r = 0; r < n; ++r) a += ((const volatile double *)mine[r].v)[j];
+    d_buf[j] = a;
   }
   if (lane == 0) *seq_counter = seq;
 }

@@ -87,17 +87,18 @@ gs_status_t gs_dist_part_apply(gs_dist_part_t *P, double alpha, const double *d_
 {
   gs_dist_rank_t *R = P->R;
   cudaStream_t s = R->ctx->stream;
-  const int nccl = R->D->transport == GS_DIST_NCCL;
+  /* NCCL's or peer memory's exchange runs beside the local product; the host's is synchronous */
+  const int async = R->D->transport != GS_DIST_HOST;
   /* mode 1 (bench): the local product alone; 2: the exchange alone; 3: both products, no
    * exchange */
   const int exch = P->mode != 1 && P->mode != 3 && R->D->n > 1 &&
-                   (nccl ? P->nsend + P->nhalo > 0 : 1);
+                   (async ? P->nsend + P->nhalo > 0 : 1);
   /* fork: the exchange is posted first on the high-priority comm stream, then the local
    * product fills the other SMs beside it; in a CUDA Graph both are branches. Through peer
    * memory the exchange is two kernels (no host call before the local product's launch);
    * through NCCL the host spends ~25 us in ncclGroupEnd first. The variants tried and their
    * figures: docs/multigpu.md, "The product" and "Four GPUs". */
-  if (exch && (P->p2p || nccl)) {
+  if (exch && async) {
     GS_CHECK(GS_CUDA(cudaEventRecord(R->ev_packed, s)));
     if (P->p2p) {
       GS_CHECK(GS_CUDA(cudaStreamWaitEvent(R->comm_stream, R->ev_packed, 0)));
@@ -307,7 +308,7 @@ static gs_status_t build_rank(gs_dist_rank_t *R, void *user)
   if (st == GS_SUCCESS)
     st = gs_dmalloc(ctx, (void **)&P->d_send, (size_t)P->nsend * sizeof *P->d_send,
                     "the halo send buffer");
-  P->p2p = R->D->p2p && R->D->local < 0 && R->D->transport == GS_DIST_NCCL;
+  P->p2p = R->D->p2p && R->D->local < 0 && R->D->transport != GS_DIST_HOST;
   if (st == GS_SUCCESS && P->p2p) /* cudaMalloc: the peers write into it */
     st = GS_CUDA(cudaMalloc((void **)&P->d_halo, ((size_t)P->nhalo + 1) * sizeof *P->d_halo));
   else if (st == GS_SUCCESS)
@@ -319,7 +320,7 @@ static gs_status_t build_rank(gs_dist_rank_t *R, void *user)
                            (size_t)P->nsend * sizeof *P->d_send_idx);
   if (st == GS_SUCCESS) {
     const unsigned cd = gs_spmv_caps(P->Sd), co = P->So ? gs_spmv_caps(P->So) : ~0u;
-    P->capturable = R->D->transport == GS_DIST_NCCL && (cd & GS_SPMV_CAP_CAPTURABLE) &&
+    P->capturable = R->D->transport != GS_DIST_HOST && (cd & GS_SPMV_CAP_CAPTURABLE) &&
                     (co & GS_SPMV_CAP_CAPTURABLE);
     st = gs_operator_create_shell(&P->op, ctx, P->rows, P->rows,
                                   P->capturable ? GS_SPMV_CAP_CAPTURABLE : 0u, shell_apply, P);
@@ -630,7 +631,7 @@ static gs_status_t bench_rank(gs_dist_rank_t *R, void *user)
   gs_dist_part_t *P = &j->A->p[R->rank];
   gs_context_t *ctx = R->ctx;
   const int reps = j->reps;
-  const int nccl = R->D->transport == GS_DIST_NCCL;
+  const int async = R->D->transport != GS_DIST_HOST;
   double *fig = j->med + BENCH_FIGS * R->rank;
   cudaEvent_t *ev = calloc(2 * (size_t)reps + 3, sizeof *ev);
   double *ms = malloc(4 * (size_t)reps * sizeof *ms);
@@ -657,11 +658,11 @@ static gs_status_t bench_rank(gs_dist_rank_t *R, void *user)
     }
     if (st == GS_SUCCESS) fig[mode] = median_s(ms, reps); /* FIG_PRODUCT + mode */
   }
-  /* the timeline of one product at a time (NCCL, with an exchange): when, after its start,
-   * the exchange and the local product ended; an exchange that ends near the local product's
-   * end waited for it (no overlap) */
+  /* the timeline of one product at a time (NCCL or peer, with an exchange): when, after its
+   * start, the exchange and the local product ended; an exchange that ends near the local
+   * product's end waited for it (no overlap) */
   P->mode = 0;
-  const int timeline = nccl && R->D->n > 1 && P->nsend + P->nhalo > 0;
+  const int timeline = async && R->D->n > 1 && P->nsend + P->nhalo > 0;
   if (timeline) P->ev_tx = ev[2 * reps], P->ev_tl = ev[2 * reps + 1], P->ev_ls = ev[2 * reps + 2];
   for (int k = 0; st == GS_SUCCESS && timeline && k < reps; ++k) {
     float a = 0.0f, b = 0.0f, c = 0.0f;

@@ -103,6 +103,7 @@ static void test_bad_arguments(void)
     {"solve --distributed --grid 6x6 --stencil 27", "2D"},
       {"solve --distributed --gpus 0,1 --grid 6x6x6", "not both"},
       {"solve --distributed --transport host --grid 6x6x6", "host"},
+      {"solve --distributed --transport peer --grid 6x6x6", "peer"},
       {"spmv --distributed", "give A.mtx or --grid"},
       {"solve --distributed /nonexistent/A.mtx", "/nonexistent/A.mtx"},
   };

@@ -175,6 +175,9 @@ static void test_hook_refusals(void)
   /* transport names */
   CU_ASSERT_STRING_EQUAL(gs_dist_transport_string(GS_DIST_NCCL), "nccl");
   CU_ASSERT_EQUAL(gs_dist_transport_find("host"), GS_DIST_HOST);
+  CU_ASSERT_EQUAL(gs_dist_transport_find("peer"), GS_DIST_PEER);
+  CU_ASSERT_STRING_EQUAL(gs_dist_transport_string(GS_DIST_PEER), "peer");
+  CU_ASSERT_STRING_EQUAL(gs_dist_transport_string((gs_dist_transport_t)4), "");
   CU_ASSERT_EQUAL(gs_dist_transport_find("pigeon"), -1);
   CU_ASSERT_STRING_EQUAL(gs_dist_transport_string((gs_dist_transport_t)7), "");
   /* creation times: NULL arguments refused; ranks made without contexts or NCCL took none */

@@ -1,6 +1,7 @@
 /* tests/test_dist_gpu.c: the multi-GPU matrix and solvers of gpusolve/dist.h (exit 77 without a
  * GPU). On one GPU the ranks share it through the host transport (NCCL refuses two ranks on one
- * device); with two or more GPUs the same checks run again through NCCL, one rank per GPU.
+ * device); with two or more GPUs the same checks run again through peer memory (where every
+ * pair has peer access) and through NCCL, one rank per GPU.
  *  - products: every rank count on random, skewed and real matrices, with RCM and without,
  *    against the host product within the rounding bound of each row, and against one GPU's
  *    product of the same backend;
@@ -23,14 +24,27 @@
 
 static uint64_t g_rng;
 
-/* The rank layouts to test (at most 5): the host transport on GPU 0 (2 and 3 ranks), and NCCL
- * over all the GPUs there are (when 2 or more and NCCL is built in), with halos and all-reduces
- * through peer memory where the GPUs reach each other and again through NCCL alone. */
+/* The rank layouts to test (at most MAX_LAYOUTS): the host transport on GPU 0 (2 and 3 ranks);
+ * over all the GPUs there are (when 2 or more), the peer transport where every pair reaches the
+ * other's memory, and NCCL (when built in) with halos and all-reduces through peer memory where
+ * the GPUs allow it and again through NCCL alone. */
+#define MAX_LAYOUTS 6
 typedef struct {
   int n, dev[8];
   gs_dist_transport_t t;
   int nop2p; /* NCCL with GS_DIST_P2P=0: halos and all-reduces through NCCL, not peer memory */
 } layout_t;
+
+/* 1 when GPUs 0..n-1 all reach each other's memory (the peer transport's condition). */
+static int peers_all(int n)
+{
+  for (int r = 0; r < n; ++r)
+    for (int q = 0; q < n; ++q) {
+      int can = 0;
+      if (q != r && (cudaDeviceCanAccessPeer(&can, r, q) != cudaSuccess || !can)) return 0;
+    }
+  return 1;
+}
 
 static int layouts(layout_t *L)
 {
@@ -38,6 +52,11 @@ static int layouts(layout_t *L)
   L[k++] = (layout_t){2, {0, 0}, GS_DIST_HOST, 0};
   L[k++] = (layout_t){3, {0, 0, 0}, GS_DIST_HOST, 0};
   const int ndev = gs_device_count();
+  if (ndev >= 2 && peers_all(ndev > 8 ? 8 : ndev)) {
+    L[k] = (layout_t){ndev > 8 ? 8 : ndev, {0}, GS_DIST_PEER, 0};
+    for (int r = 0; r < L[k].n; ++r) L[k].dev[r] = r;
+    ++k;
+  }
   if (ndev >= 2 && gs_dist_have_nccl()) {
     L[k] = (layout_t){ndev > 8 ? 8 : ndev, {0}, GS_DIST_NCCL, 0};
     for (int r = 0; r < L[k].n; ++r) L[k].dev[r] = r;
@@ -143,7 +162,7 @@ static gs_csr_t *random_square(gs_idx_t n, double density)
 
 static void test_products(void)
 {
-  layout_t L[5];
+  layout_t L[MAX_LAYOUTS];
   const int nl = layouts(L);
   gs_csr_t *lap = NULL, *band = NULL;
   CU_ASSERT_FATAL(gs_gen_laplace(&lap, 12, 11, 10, 27) == GS_SUCCESS);
@@ -175,7 +194,7 @@ static void test_products(void)
 
 static void test_real_matrices(void)
 {
-  layout_t L[5];
+  layout_t L[MAX_LAYOUTS];
   const int nl = layouts(L);
   const char *names[] = {"bcsstk13", "add32", "as-caida20071105", "wiki-Vote", "zenios",
                          "orsreg_1", "west0479", "494_bus", "bcsstk16", "cage10", "memplus"};
@@ -292,7 +311,7 @@ static void check_solve(const layout_t *l, const gs_csr_t *H, gs_method_t method
 
 static void test_solvers(void)
 {
-  layout_t L[5];
+  layout_t L[MAX_LAYOUTS];
   const int nl = layouts(L);
   gs_csr_t *spd = NULL, *cd = NULL;
   CU_ASSERT_FATAL(gs_gen_laplace(&spd, 16, 15, 14, 7) == GS_SUCCESS);
@@ -315,7 +334,7 @@ static void test_solvers(void)
  * work afterwards (the failure came before any communication). */
 static void test_rank_out_of_memory(void)
 {
-  layout_t L[5];
+  layout_t L[MAX_LAYOUTS];
   const int nl = layouts(L);
   gs_csr_t *H = NULL;
   CU_ASSERT_FATAL(gs_gen_laplace(&H, 10, 10, 10, 7) == GS_SUCCESS);
@@ -380,7 +399,35 @@ static void test_refusals(void)
   CU_ASSERT_EQUAL(gs_dist_create(&D, 1, bad, GS_DIST_HOST), GS_ERR_CUDA);
   CU_ASSERT_EQUAL(gs_dist_create(&D, 2, NULL, GS_DIST_HOST), GS_ERR_INVALID_ARG);
   CU_ASSERT_EQUAL(gs_dist_create(&D, 2, dev2, GS_DIST_NCCL), GS_ERR_UNSUPPORTED);
+  CU_ASSERT_EQUAL(gs_dist_create(&D, 2, dev2, GS_DIST_PEER), GS_ERR_UNSUPPORTED);
+  CU_ASSERT(strstr(gs_last_error(), "repeats") != NULL);
+  CU_ASSERT_EQUAL(gs_dist_create(&D, 2, dev2, (gs_dist_transport_t)4), GS_ERR_INVALID_ARG);
   CU_ASSERT(D == NULL);
+  /* auto on distinct GPUs: peer where every pair has peer access (no NCCL set-up), NCCL with
+   * GS_DIST_P2P=0, which also refuses an explicit peer transport */
+  if (gs_device_count() >= 2) {
+    const int d01[2] = {0, 1};
+    double tc = -1.0, tn = -1.0, tp = -1.0;
+    CU_ASSERT_FATAL(gs_dist_create(&D, 2, d01, GS_DIST_AUTO) == GS_SUCCESS);
+    const gs_dist_transport_t want = peers_all(2)          ? GS_DIST_PEER
+                                     : gs_dist_have_nccl() ? GS_DIST_NCCL
+                                                           : GS_DIST_HOST;
+    CU_ASSERT_EQUAL(gs_dist_transport(D), want);
+    CU_ASSERT_EQUAL(gs_dist_create_times(D, &tc, &tn, &tp), GS_SUCCESS);
+    CU_ASSERT(tc > 0.0);
+    if (want == GS_DIST_PEER) {
+      CU_ASSERT_EQUAL(tn, 0.0); /* no communicator made */
+      CU_ASSERT_EQUAL(gs_dist_peer_allreduce(D), 1);
+    }
+    gs_dist_destroy(&D);
+    setenv("GS_DIST_P2P", "0", 1);
+    CU_ASSERT_EQUAL(gs_dist_create(&D, 2, d01, GS_DIST_PEER), GS_ERR_UNSUPPORTED);
+    CU_ASSERT(strstr(gs_last_error(), "GS_DIST_P2P") != NULL);
+    CU_ASSERT_FATAL(gs_dist_create(&D, 2, d01, GS_DIST_AUTO) == GS_SUCCESS);
+    CU_ASSERT_EQUAL(gs_dist_transport(D), gs_dist_have_nccl() ? GS_DIST_NCCL : GS_DIST_HOST);
+    unsetenv("GS_DIST_P2P");
+    gs_dist_destroy(&D);
+  }
   CU_ASSERT_FATAL(gs_dist_create(&D, 2, dev2, GS_DIST_AUTO) == GS_SUCCESS);
   CU_ASSERT_EQUAL(gs_dist_transport(D), GS_DIST_HOST); /* a repeated GPU: host */
   gs_csr_t *rect = gs_test_random_csr(&g_rng, 20, 30, 0.2), *tiny = NULL, *H = NULL;
@@ -425,7 +472,7 @@ static void test_refusals(void)
 /* The bench's figures are consistent: positive times, overlap within [0, 1]. */
 static void test_bench(void)
 {
-  layout_t L[5];
+  layout_t L[MAX_LAYOUTS];
   const int nl = layouts(L);
   gs_csr_t *H = NULL;
   CU_ASSERT_FATAL(gs_gen_laplace(&H, 30, 30, 30, 27) == GS_SUCCESS);
@@ -451,7 +498,7 @@ static void test_bench(void)
 /* value j of rank r's contribution to call c: drawn from the suite's seed, known to every rank */
 static double ar_value(uint64_t seed, int c, int r, int j)
 {
-  uint64_t z = seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(c * 64 + r * 8 + j + 1));
+  uint64_t z = seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(c * 8192 + r * 128 + j + 1));
   return 2.0 * gs_test_uniform(&z) - 1.0;
 }
 
@@ -462,15 +509,23 @@ typedef struct {
   int differ[GS_DIST_MAX_RANKS];    /* peer results not bit-equal to the rank-order sum */
 } ar_job_t;
 
-/* Calls of 1 to 12 values (up to GS_DIST_P2P_MAX through peer memory, more through NCCL, in
- * turn), each checked: bit-equal to the sum in rank order through peer memory, within the
- * rounding bound gamma_n sum |v| through NCCL; then a captured graph of one all-reduce of 2
- * values replayed graph_reps times (each replay multiplies by the rank count: exact). */
+/* The most values one call of the test reduces: past two peer calls' worth (and the host
+ * transport's GS_DIST_RED_MAX), so that the split into several calls is exercised. */
+#define AR_MAX (2 * GS_DIST_P2P_MAX + 5)
+
+/* Values in call c: mostly 1 to 12 (the solvers' reductions), every fourth call up to AR_MAX. */
+static int ar_count(int c) { return c % 4 == 3 ? 1 + (c * 7) % AR_MAX : 1 + c % 12; }
+
+/* Calls of ar_count(c) values, each checked: bit-equal to the sum in rank order through peer
+ * memory and through the host (which add in rank order), within the rounding bound
+ * gamma_n sum |v| through NCCL; then a captured graph of one all-reduce of 2 values replayed
+ * graph_reps times (each replay multiplies by the rank count: exact). */
 static gs_status_t ar_fn(gs_dist_rank_t *R, void *user)
 {
   ar_job_t *j = (ar_job_t *)user;
-  const int n = R->D->n, p2p = gs_dist_peer_allreduce(R->D);
-  double *d = NULL, h[16];
+  const int n = R->D->n;
+  const int exact = gs_dist_peer_allreduce(R->D) || gs_dist_transport(R->D) == GS_DIST_HOST;
+  double *d = NULL, h[AR_MAX];
   cudaStream_t s = R->ctx->stream;
   GS_CHECK(gs_dmalloc(R->ctx, (void **)&d, sizeof h, "all-reduce test"));
   gs_status_t st = GS_SUCCESS;
@@ -482,7 +537,7 @@ static gs_status_t ar_fn(gs_dist_rank_t *R, void *user)
     return GS_ERROR(GS_ERR_INTERNAL, "rank %d gives up", R->rank);
   }
   for (int c = 0; c < j->calls && st == GS_SUCCESS; ++c) {
-    const int k = 1 + c % 12;
+    const int k = ar_count(c);
     for (int i = 0; i < k; ++i) h[i] = ar_value(j->seed, c, R->rank, i);
     st = gs_copy_to_device(R->ctx, d, h, (size_t)k * sizeof *h);
     if (st == GS_SUCCESS) st = gs_dist_allreduce(R, d, k);
@@ -496,8 +551,7 @@ static gs_status_t ar_fn(gs_dist_rank_t *R, void *user)
       }
       const double u = 0x1.0p-53, gamma = n * u / (1.0 - n * u);
       if (fabs(h[i] - sum) > 2.0 * gamma * abs) j->bad[R->rank]++;
-      if (p2p && k <= GS_DIST_P2P_MAX && memcmp(&h[i], &sum, sizeof sum) != 0)
-        j->differ[R->rank]++;
+      if (exact && memcmp(&h[i], &sum, sizeof sum) != 0) j->differ[R->rank]++;
     }
   }
   if (st == GS_SUCCESS && j->graph_reps > 0 && j->fail_rank < 0) {
@@ -528,46 +582,57 @@ static gs_status_t ar_fn(gs_dist_rank_t *R, void *user)
   return st;
 }
 
+/* One run of ar_fn on ranks made by make_dist(l): every value within its bound, and bit-equal
+ * where the transport adds in rank order. */
+static void ar_check(const layout_t *l, int graph_reps)
+{
+  gs_dist_t *D = NULL;
+  CU_ASSERT_FATAL(make_dist(l, &D) == GS_SUCCESS);
+  if (l->t != GS_DIST_HOST && !l->nop2p && !gs_dist_peer_allreduce(D))
+    printf("\n  (these GPUs lack peer access: NCCL does every all-reduce) ");
+  if (l->nop2p) CU_ASSERT_EQUAL(gs_dist_peer_allreduce(D), 0);
+  ar_job_t j;
+  memset(&j, 0, sizeof j);
+  j.seed = g_rng ^ (uint64_t)(l->t * 2 + l->nop2p);
+  j.calls = 240;
+  j.graph_reps = graph_reps;
+  j.fail_rank = -1;
+  CU_ASSERT_EQUAL(gs_dist_run(D, ar_fn, &j), GS_SUCCESS);
+  for (int r = 0; r < l->n; ++r) {
+    CU_ASSERT_EQUAL(j.bad[r], 0);
+    CU_ASSERT_EQUAL(j.differ[r], 0);
+  }
+  gs_dist_destroy(&D);
+}
+
 static void test_allreduce(void)
 {
+  /* the host transport (2 ranks on GPU 0; not capturable: no graph) */
+  const layout_t host = {2, {0, 0}, GS_DIST_HOST, 0};
+  ar_check(&host, 0);
   const int ndev = gs_device_count();
-  if (ndev < 2 || !gs_dist_have_nccl()) {
-    printf("\n  (one GPU or no NCCL: the peer all-reduce is not built) ");
+  if (ndev < 2) {
+    printf("\n  (one GPU: the peer and NCCL all-reduces are not run) ");
     return;
   }
-  int dev[8];
-  const int n = ndev > 8 ? 8 : ndev;
-  for (int r = 0; r < n; ++r) dev[r] = r;
-  for (int off = 0; off <= 1; ++off) { /* peer memory (where the GPUs allow it), then NCCL */
-    if (off) setenv("GS_DIST_P2P", "0", 1);
-    gs_dist_t *D = NULL;
-    const gs_status_t cs = gs_dist_create(&D, n, dev, GS_DIST_NCCL);
-    unsetenv("GS_DIST_P2P");
-    CU_ASSERT_FATAL(cs == GS_SUCCESS);
-    if (off) CU_ASSERT_EQUAL(gs_dist_peer_allreduce(D), 0);
-    if (!off && !gs_dist_peer_allreduce(D))
-      printf("\n  (these GPUs lack peer access: NCCL does every all-reduce) ");
-    ar_job_t j;
-    memset(&j, 0, sizeof j);
-    j.seed = g_rng ^ (uint64_t)off;
-    j.calls = 240;
-    j.graph_reps = 3;
-    j.fail_rank = -1;
-    CU_ASSERT_EQUAL(gs_dist_run(D, ar_fn, &j), GS_SUCCESS);
-    for (int r = 0; r < n; ++r) {
-      CU_ASSERT_EQUAL(j.bad[r], 0);
-      CU_ASSERT_EQUAL(j.differ[r], 0);
-    }
-    gs_dist_destroy(&D);
+  layout_t L[MAX_LAYOUTS];
+  const int nl = layouts(L);
+  int fail_layout = -1; /* the first of several GPUs with peer memory */
+  for (int k = 0; k < nl; ++k) {
+    if (L[k].t == GS_DIST_HOST || L[k].n != (ndev > 8 ? 8 : ndev)) continue;
+    ar_check(&L[k], 3);
+    if (fail_layout < 0 && !L[k].nop2p) fail_layout = k;
   }
-  /* a rank that fails while the others wait in a peer all-reduce releases them (no hang) */
+  if (fail_layout < 0) return;
+  /* a rank that fails while the others wait in a peer all-reduce releases them (no hang), and
+   * the ranks are unusable afterwards */
   gs_dist_t *D = NULL;
-  CU_ASSERT_FATAL(gs_dist_create(&D, n, dev, GS_DIST_NCCL) == GS_SUCCESS);
+  CU_ASSERT_FATAL(make_dist(&L[fail_layout], &D) == GS_SUCCESS);
   ar_job_t j;
   memset(&j, 0, sizeof j);
   j.seed = g_rng;
   j.calls = 1;
-  j.fail_rank = n - 1;
+  j.fail_rank = L[fail_layout].n - 1;
   const gs_status_t st = gs_dist_run(D, ar_fn, &j);
   CU_ASSERT_NOT_EQUAL(st, GS_SUCCESS);
   CU_ASSERT(strstr(gs_last_error(), "gives up") != NULL);
@@ -584,7 +649,7 @@ int main(void)
                          {"a rank out of memory stops all", test_rank_out_of_memory},
                          {"refusals", test_refusals},
                          {"bench figures", test_bench},
-                         {"all-reduce: peer memory and NCCL, graphs, a failing rank",
+                         {"all-reduce: host, peer memory and NCCL, graphs, a failing rank",
                           test_allreduce},
                          CU_TEST_INFO_NULL};
   return gs_test_main("dist_gpu", tests, 1);

@@ -12,16 +12,20 @@
  * entries each neighbour needs), computes the diagonal block's product while it is in flight,
  * then adds the off-diagonal block's.
  *
- * Transports: GS_DIST_NCCL (the product; needs a build with NCCL and distinct devices) and
- * GS_DIST_HOST, which stages reductions through host memory and copies halos peer to peer. The
- * host transport is slow and exists so that the distributed code runs, and is tested, with
- * several ranks on one GPU (NCCL refuses two ranks on one device).
+ * Transports: GS_DIST_PEER (ranks of this process on distinct GPUs that all reach each
+ * other's memory: halos pushed and all-reduces summed by kernels through peer memory, no
+ * communicator to create), GS_DIST_NCCL (needs a build with NCCL and distinct devices; also
+ * the only transport of a job of processes) and GS_DIST_HOST, which stages reductions through
+ * host memory and copies halos peer to peer. The host transport is slow and exists so that the
+ * distributed code runs, and is tested, with several ranks on one GPU (NCCL refuses two ranks
+ * on one device).
  *
  * Errors: a failure on any rank (out of memory on its GPU, a refused format) stops every rank
  * before the iterations start; every call returns the same status, with a message naming the
  * rank and its GPU. A failure after the ranks started communicating aborts the communicators
- * (ncclCommAbort) so that no rank waits forever; the gs_dist_t is then unusable (GS_ERR_CUDA
- * from every later call): destroy it and create another. */
+ * (ncclCommAbort; the peer transport's waits give up) so that no rank waits forever; the
+ * gs_dist_t is then unusable (GS_ERR_CUDA from every later call): destroy it and create
+ * another. */
 #ifndef GPUSOLVE_DIST_H
 #define GPUSOLVE_DIST_H
 
@@ -39,14 +43,18 @@ extern "C" {
 #endif
 
 typedef enum gs_dist_transport {
-  GS_DIST_AUTO = 0, /* NCCL when this build has it and the devices are distinct, else host */
+  GS_DIST_AUTO = 0, /* peer when the devices are distinct and every pair has peer access, else
+                       NCCL when this build has it and the devices are distinct, else host */
   GS_DIST_NCCL = 1,
-  GS_DIST_HOST = 2
+  GS_DIST_HOST = 2,
+  GS_DIST_PEER = 3  /* ranks that are threads of this process on distinct GPUs, every pair with
+                       peer access (NVLink or PCIe): halos and all-reduces through peer memory
+                       by our kernels, no NCCL communicator (whose creation costs 0.5-0.7 s) */
 } gs_dist_transport_t;
 
 /** 1 when this build links NCCL. */
 int gs_dist_have_nccl(void);
-/** "auto", "nccl", "host"; "" for another value. */
+/** "auto", "nccl", "host", "peer"; "" for another value. */
 const char *gs_dist_transport_string(gs_dist_transport_t t);
 /** The inverse of gs_dist_transport_string; -1 when unknown. */
 int gs_dist_transport_find(const char *name);
@@ -56,8 +64,9 @@ typedef struct gs_dist gs_dist_t;
 /** Creates `nranks` ranks (1 <= nranks <= GS_DIST_MAX_RANKS), rank r on CUDA device
  *  devices[r], each with its own context, and their communicator. A device may repeat only with
  *  the host transport. GS_ERR_INVALID_ARG for bad arguments, GS_ERR_UNSUPPORTED for NCCL asked
- *  of a build without it or with a repeated device, GS_ERR_CUDA for a device that does not
- *  exist or a communicator NCCL could not make. */
+ *  of a build without it or with a repeated device, or peer asked of a repeated device or of a
+ *  pair of GPUs without peer access (or with GS_DIST_P2P=0 in the environment), GS_ERR_CUDA
+ *  for a device that does not exist or a communicator NCCL could not make. */
 gs_status_t gs_dist_create(gs_dist_t **D, int nranks, const int *devices, gs_dist_transport_t t);
 #define GS_DIST_MAX_RANKS 64
 /* ---- one process per GPU ---------------------------------------------------------------------
@@ -95,9 +104,9 @@ int gs_dist_process_rank(const gs_dist_t *D);
 /** 0 when the communicator was aborted after a failure during the iterations (every later call
  *  fails; in a job of processes the others may be waiting: end the job); 1 otherwise. */
 int gs_dist_usable(const gs_dist_t *D);
-/** 1 when the all-reduces of a few values (the Krylov methods' dot products) go through peer
- *  memory instead of NCCL: ranks that are threads of this process, every pair of GPUs with peer
- *  access, and GS_DIST_P2P not set to 0 in the environment at gs_dist_create. */
+/** 1 when the all-reduces (the Krylov methods' dot products) go through peer memory: the peer
+ *  transport, or NCCL's with ranks that are threads of this process, every pair of GPUs with
+ *  peer access, and GS_DIST_P2P not set to 0 in the environment at gs_dist_create. */
 int gs_dist_peer_allreduce(const gs_dist_t *D);
 
 /** Wall seconds gs_dist_create spent making the GPUs' contexts, NCCL's communicators and the
