@@ -529,11 +529,6 @@ typedef struct auto_state {
   char options[1024];
 } auto_state_t;
 
-/* A measured format may run at this much more than the best bandwidth seen before it is skipped
- * for its bytes: the byte model is a bound of the layout's traffic, not of the kernel's
- * efficiency, and a compressed layout's kernel can reach a higher fraction of the peak. */
-#define BW_SLACK 1.3
-
 /* Prepares candidate t (timed); on failure records it in t and returns the status. */
 static gs_status_t prepare(gs_context_t *ctx, gs_matrix_t *A, const char *options,
                            gs_select_time_t *t, gs_spmv_t **S)
@@ -543,8 +538,18 @@ static gs_status_t prepare(gs_context_t *ctx, gs_matrix_t *A, const char *option
   return st;
 }
 
-/* Times S's op N (and op T when want_t) over warmup + runs products each into t (spmv_s,
- * spmv_t_s, status), and raises the best bandwidth seen. */
+/* a->bw from every known time (measured or cached): without it a cache hit's revisions would
+ * bound nothing and build the candidates its byte model rules out. Needs the features. */
+static void seed_bandwidth(auto_state_t *a)
+{
+  for (int c = 0; c < a->sel.ntimes; ++c) {
+    const gs_select_time_t *t = &a->sel.times[c];
+    const double bytes = gs_select_bytes_bound(t->name, &a->sel.features);
+    if (t->status == GS_SUCCESS && bytes > 0.0 && t->spmv_s > 0.0 && bytes / t->spmv_s > a->bw)
+      a->bw = bytes / t->spmv_s;
+  }
+}
+
 /* The timing vectors: y, and x filled on the device with the byte 0x3F (each entry
  * 0x3F3F3F3F3F3F3F3F, about 4.8e-4: normal, finite, nonzero). A zero x would let a transpose
  * kernel that skips zero entries of x (their scatter adds nothing) look ten times faster than
@@ -566,6 +571,8 @@ cleanup:
   return st;
 }
 
+/* Times S's op N (and op T when want_t) over warmup + runs products each into t (spmv_s,
+ * spmv_t_s, status), and raises the best bandwidth seen. */
 static gs_status_t time_ops(auto_state_t *a, gs_spmv_t *S, gs_select_time_t *t, int warmup,
                             int runs, double max_s, int want_t)
 {
@@ -593,9 +600,7 @@ static gs_status_t time_ops(auto_state_t *a, gs_spmv_t *S, gs_select_time_t *t, 
     t->spmv_t_s = tm.median_s;
   }
   t->status = GS_SUCCESS;
-  /* the bandwidth of the byte bound (the same model as the bounds, for cached times too) */
-  const double bytes = gs_select_bytes_bound(t->name, &a->sel.features);
-  if (bytes > 0.0 && t->spmv_s > 0.0 && bytes / t->spmv_s > a->bw) a->bw = bytes / t->spmv_s;
+  seed_bandwidth(a); /* the bandwidth of the byte bound, this time among the others */
 cleanup:
   if (own) {
     gs_dfree(ctx, d_x);
@@ -605,12 +610,12 @@ cleanup:
   return st;
 }
 
-/* The fastest one product of candidate `name` could run: its byte bound at BW_SLACK times the
- * best bandwidth measured; 0 while nothing is measured or the model does not know it. */
+/* The fastest one product of candidate `name` could run: its byte bound at GS_SELECT_BW_SLACK
+ * times the best bandwidth known; 0 while nothing is known or the model does not know it. */
 static double time_bound(const auto_state_t *a, const char *name)
 {
   const double bytes = gs_select_bytes_bound(name, &a->sel.features);
-  return a->bw > 0.0 && bytes > 0.0 ? bytes / (BW_SLACK * a->bw) : 0.0;
+  return a->bw > 0.0 && bytes > 0.0 ? bytes / (GS_SELECT_BW_SLACK * a->bw) : 0.0;
 }
 
 /* Predicted prepare seconds of candidate t: its own measured prepare when known, else the
@@ -725,13 +730,12 @@ static gs_status_t measure(gs_context_t *ctx, gs_matrix_t *A, auto_state_t *a,
   }
   /* the incumbent of the known times; their bandwidth seeds the bounds */
   for (int c = 0; c < sel->ntimes; ++c) {
-    gs_select_time_t *t = &sel->times[c];
+    const gs_select_time_t *t = &sel->times[c];
     if (t->status != GS_SUCCESS) continue;
     const double cost = t->prepare_s + a->expected_n * t->spmv_s + a->expected_t * t->spmv_t_s;
     if (cost < best_cost) best_cost = cost;
-    const double bytes = gs_select_bytes_bound(t->name, &sel->features);
-    if (bytes > 0.0 && t->spmv_s > 0.0 && bytes / t->spmv_s > a->bw) a->bw = bytes / t->spmv_s;
   }
+  seed_bandwidth(a);
   /* the vectors every candidate is timed with, once */
   const gs_csr_t *H = gs_matrix_host(A);
   const size_t len = (size_t)(H->m > H->n ? H->m : H->n) + 1;
@@ -999,6 +1003,7 @@ gs_status_t gs_spmv_auto_revise(gs_spmv_t *S, long iterations, double products_d
     sel->features_s = gs_wall_seconds() - before;
     a->tried_s += sel->features_s;
     if (a->keyed) cache_fill(a); /* the pool's candidates the light list did not have */
+    seed_bandwidth(a);           /* the features now give the known times' bytes */
     cur = &sel->times[sel->chosen];
   }
   if (a->use_cache && !a->keyed &&
@@ -1010,6 +1015,7 @@ gs_status_t gs_spmv_auto_revise(gs_spmv_t *S, long iterations, double products_d
     cache_key(a, ctx, A);
     cache_fill(a);
     cache_store(a);
+    seed_bandwidth(a);
     a->tried_s += gs_wall_seconds() - before;
   }
   /* a candidate of known times that pays for its prepare over what is left */

@@ -121,6 +121,11 @@ int gs_select_worth_switching(double prepare_s, double t_new, double t_cur, doub
  *  products (or the expected products, when fewer) runs first. A repeated solve of a matrix
  *  whose earlier revisions found a faster format starts on it instead of finding it again. */
 #define GS_SELECT_START_PRODUCTS 100.0
+/** A candidate is skipped for its bytes when they take longer than the running format's time at
+ *  this much more than the best bandwidth of the known times (measured or cached): the byte
+ *  model bounds the layout's traffic, not the kernel's efficiency, and a compressed layout's
+ *  kernel can reach a higher fraction of the peak. */
+#define GS_SELECT_BW_SLACK 1.3
 /** Products of the measuring itself: warm-up and timed runs of one candidate's op. */
 #define GS_SELECT_MEASURE_PRODUCTS 12.0
 /** Extra warm-up products before the first timing of a selection (the GPU's clock ramp). */

@@ -347,6 +347,32 @@ static void test_staged(void)
         }
       CU_ASSERT_STRING_EQUAL(gs_spmv_name(T), ts->chosen_name);
     }
+    { /* the next revision, where nothing known beats the running format: a candidate the cache
+         does not know is tried only when its byte bound, at the best bandwidth of the known
+         (cached) times, is below the running format's time, as on a miss */
+      const gs_selection_t *ts = gs_spmv_selection(T);
+      const double tcur = ts->times[ts->chosen].spmv_s;
+      double bw = 0.0;
+      int known[GS_SELECT_MAX];
+      for (int c = 0; c < ts->ntimes; ++c) {
+        const gs_select_time_t *m = &ts->times[c];
+        const double bytes = gs_select_bytes_bound(m->name, &ts->features);
+        known[c] = m->status == GS_SUCCESS;
+        if (known[c] && m->spmv_s > 0.0 && bytes / m->spmv_s > bw) bw = bytes / m->spmv_s;
+      }
+      const int tried = ts->tried;
+      int sw = -1;
+      CU_ASSERT_FATAL(gs_spmv_auto_revise(T, 11, 1e9, 1e12, &sw) == GS_SUCCESS);
+      for (int c = 0; c < ts->ntimes; ++c)
+        if (!known[c] && ts->times[c].status == GS_SUCCESS) { /* tried in this call */
+          const double bound = gs_select_bytes_bound(ts->times[c].name, &ts->features) /
+                               (GS_SELECT_BW_SLACK * bw);
+          CU_ASSERT(bw > 0.0 && bound < tcur);
+          printf(" [hit tried %s: bound %.3g us < %.3g us]", ts->times[c].name, 1e6 * bound,
+                 1e6 * tcur);
+        }
+      CU_ASSERT(ts->tried <= tried + 1);
+    }
     if (k == 0 || k == 1) { /* SPD: CG, b = A 1 */
       double *one = malloc((size_t)n * sizeof *one);
       CU_ASSERT_FATAL(one != NULL);
