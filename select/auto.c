@@ -571,10 +571,12 @@ cleanup:
   return st;
 }
 
-/* Times S's op N (and op T when want_t) over warmup + runs products each into t (spmv_s,
- * spmv_t_s, status), and raises the best bandwidth seen. */
+/* Times S's op N (and op T when want_t) into t (spmv_s, spmv_t_s, status), and raises the best
+ * bandwidth seen. Each op: warmup products (op N: ramp more, for a GPU that may idle at a low
+ * clock; op T runs right after it), then the median of runs timed products, or of at least
+ * half as many once they took GS_SELECT_MEASURE_MIN_S. */
 static gs_status_t time_ops(auto_state_t *a, gs_spmv_t *S, gs_select_time_t *t, int warmup,
-                            int runs, double max_s, int want_t)
+                            int ramp, int runs, double max_s, int want_t)
 {
   gs_status_t st = GS_SUCCESS;
   gs_context_t *ctx = gs_spmv_context(S);
@@ -585,12 +587,14 @@ static gs_status_t time_ops(auto_state_t *a, gs_spmv_t *S, gs_select_time_t *t, 
   if (own) GS_TRY(timing_vectors(ctx, len, &d_x, &d_y));
   gs_spmv_time_opts_t to;
   gs_spmv_time_opts_default(&to);
-  to.warmup = warmup;
-  to.min_runs = to.max_runs = runs;
-  to.min_seconds = 0.0;
+  to.warmup = warmup + ramp;
+  to.max_runs = runs;
+  to.min_runs = (runs + 1) / 2;
+  to.min_seconds = GS_SELECT_MEASURE_MIN_S;
   to.max_seconds = max_s; /* one very slow candidate stops after 10 products */
   gs_spmv_timing_t tm;
   GS_TRY(gs_spmv_time(S, GS_OP_N, d_x, d_y, &to, &tm));
+  to.warmup = warmup;
   t->spmv_s = tm.median_s;
   t->spmv_t_s = 0.0;
   if (want_t) {
@@ -785,7 +789,7 @@ static gs_status_t measure(gs_context_t *ctx, gs_matrix_t *A, auto_state_t *a,
      * warm-up there (normal rows on the H100: cusparse-csr timed 257 us for its 192, and a
      * slower format won) */
     const int ok = prepare_learn(ctx, A, a, t, &S) == GS_SUCCESS &&
-                   time_ops(a, S, t, o->warmup + (first ? GS_SELECT_FIRST_WARMUP : 0), o->runs,
+                   time_ops(a, S, t, o->warmup, first ? GS_SELECT_FIRST_WARMUP : 0, o->runs,
                             0.5, want_t) == GS_SUCCESS;
     const double spent = gs_wall_seconds() - before;
     sel->measuring_s += spent;
@@ -985,7 +989,7 @@ gs_status_t gs_spmv_auto_revise(gs_spmv_t *S, long iterations, double products_d
     const double before = gs_wall_seconds();
     /* 2 warm-up products, not the measured stage's extra ones for an idle GPU's clock ramp:
      * the solve's own products (at least GS_SELECT_MEASURE_PRODUCTS) ran just before */
-    if (time_ops(a, S, cur, 2, 10, 0.1, 0) != GS_SUCCESS) {
+    if (time_ops(a, S, cur, 2, 0, 10, 0.1, 0) != GS_SUCCESS) {
       sel->staged = 0; /* cannot compare: keep what runs */
       goto done;
     }
@@ -1060,7 +1064,7 @@ gs_status_t gs_spmv_auto_revise(gs_spmv_t *S, long iterations, double products_d
   }
   if (!was_known) {
     sel->tried++;
-    if (time_ops(a, C, t, 2, 10, 0.1, 0) != GS_SUCCESS) {
+    if (time_ops(a, C, t, 2, 0, 10, 0.1, 0) != GS_SUCCESS) {
       a->tried_s += gs_wall_seconds() - before;
       goto done;
     }

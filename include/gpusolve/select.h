@@ -142,8 +142,9 @@ typedef struct gs_select_opts {
   int use_cache;            /* 1 (default): read and write the cache */
   const char *cache_dir;    /* NULL: gs_select_cache_dir() */
   int need_transpose;       /* 1: only backends with A^T x */
-  int warmup, runs;         /* products per candidate: untimed (default 2; 20 more before the
-                               first), timed (default 10) */
+  int warmup, runs;         /* products per candidate and op: untimed (default 2; 20 more
+                               before the first candidate's op N), timed (default 10; half as
+                               many once they took 1.5 ms) */
   int staged;               /* 0 (default): measure every candidate now for expected_products.
                                1 (a solve, where the number of products is not known before
                                the first iterations): prepare only the rule's best candidate
