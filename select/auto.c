@@ -36,7 +36,7 @@
 #include "gpusolve/version.h"
 #include "select/hash.h"
 #include "select/select_impl.h"
-#include "spmv/features_dev.h" /* gs_dcsr_select_features */
+#include "spmv/features_dev.h" /* gs_matrix_select_features */
 #include "spmv/spmv_impl.h"
 
 const gs_selection_t *gs_spmv_selection(const gs_spmv_t *S)
@@ -927,11 +927,9 @@ static void staged_rule(auto_state_t *a, gs_spmv_t *S)
   const gs_csr_t *H = gs_matrix_host(A);
   gs_select_rule_t r, pool;
   a->ruled = 1;
-  /* the features on the GPU from the shared CSR (the host's values exactly), else on the host */
-  gs_dcsr_t D;
-  gs_status_t fs = gs_matrix_device_csr(A, &D);
-  if (fs == GS_SUCCESS)
-    fs = gs_dcsr_select_features(gs_spmv_context(S), &D, H->symmetry, NULL, &sel->features);
+  /* the features on the GPU from the shared CSR (the host's values exactly; mostly made with
+   * the matrix), else on the host */
+  gs_status_t fs = gs_matrix_select_features(A, &sel->features);
   if (fs != GS_SUCCESS) {
     gs_clear_error();
     fs = gs_select_features_with(H, gs_matrix_features(A), &sel->features);
@@ -999,9 +997,12 @@ gs_status_t gs_spmv_auto_revise(gs_spmv_t *S, long iterations, double products_d
   /* what this solve has spent so far: the staged start (the shared CSR's upload and the light
    * format's prepare, sel->seconds) and the products; the tries may spend as much again */
   const double t_cur = cur->spmv_s, spent = sel->seconds + products_done * t_cur;
-  if (!a->ruled) { /* the rule and the pool, once the time spent has paid for them */
-    if (a->tried_s + GS_SELECT_FEATURE_DEV_S + GS_SELECT_FEATURE_DEV_S_PER_NNZ * nnz > spent)
-      goto done;
+  if (!a->ruled) { /* the rule and the pool, once the time spent has paid for them (nothing
+                       when the matrix made the features with itself) */
+    const double feat = gs_matrix_select_features_known(A)
+                            ? 0.0
+                            : GS_SELECT_FEATURE_DEV_S + GS_SELECT_FEATURE_DEV_S_PER_NNZ * nnz;
+    if (a->tried_s + feat > spent) goto done;
     const double before = gs_wall_seconds();
     staged_rule(a, S);
     sel->features_s = gs_wall_seconds() - before;
@@ -1156,15 +1157,17 @@ gs_status_t gs_spmv_create_auto(gs_spmv_t **out, gs_context_t *ctx, gs_matrix_t 
   }
   if (!started) {
     /* The features on the GPU from the shared CSR (the host's values exactly: spmv/
-     * features_dev.h), else on the host copy. The CSR's upload, which the candidates need
-     * anyway, is timed apart as shared_csr_s, as measure() times it. */
+     * features_dev.h; mostly made with the matrix), else on the host copy. The CSR's upload,
+     * which the candidates need anyway, is timed apart as shared_csr_s, as measure() times
+     * it. */
     gs_dcsr_t D;
+    const int before = gs_matrix_upload_seconds(A) > 0.0;
     const double tu = gs_wall_seconds();
     gs_status_t fs = gs_matrix_device_csr(A, &D);
     if (fs == GS_SUCCESS) fs = gs_context_sync(ctx);
-    if (fs == GS_SUCCESS) sel->shared_csr_s = gs_wall_seconds() - tu;
+    if (fs == GS_SUCCESS && !before) sel->shared_csr_s = gs_wall_seconds() - tu;
     const double tf = gs_wall_seconds();
-    if (fs == GS_SUCCESS) fs = gs_dcsr_select_features(ctx, &D, H->symmetry, NULL, &sel->features);
+    if (fs == GS_SUCCESS) fs = gs_matrix_select_features(A, &sel->features);
     if (fs != GS_SUCCESS) {
       gs_clear_error();
       GS_TRY(gs_select_features_with(H, gs_matrix_features(A), &sel->features)); /* cached */

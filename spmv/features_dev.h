@@ -26,6 +26,14 @@ extern "C" {
 gs_status_t gs_dcsr_select_features(gs_context_t *ctx, const gs_dcsr_t *A, gs_symmetry_t stored,
                                     gs_features_t *g, gs_select_features_t *f);
 
+/** The selection's features of A (gs_select_features_with's, bit for bit): those computed
+ *  with its features at gs_matrix_create, else now on the GPU (uploading the shared device CSR
+ *  if needed) and kept. Errors as gs_dcsr_select_features; the caller may fall back to the
+ *  host (gs_select_features_with). */
+gs_status_t gs_matrix_select_features(gs_matrix_t *A, gs_select_features_t *f);
+/** 1 when gs_matrix_select_features has them at hand (no pass to run). */
+int gs_matrix_select_features_known(const gs_matrix_t *A);
+
 /** The selection's features from the matrix's gs_features_t g, its shape (m rows, nnz), the
  *  SELL-32 slot counts (used: rows padded to their slice's longest; total: C slots a row of
  *  every slice) and the distinct value count: the expressions of the builders' fill guards

@@ -94,11 +94,6 @@ gs_status_t gs_matrix_adopt_device(gs_matrix_t **out, gs_context_t *ctx, gs_idx_
                                    gs_val_t **d_val);
 /** Makes the host copy of an adopted matrix (a no-op for any other). */
 gs_status_t gs_matrix_host_ready(gs_matrix_t *A);
-/** gs_matrix_create that keeps *csr as the matrix's host copy when its rows are sorted (no copy;
- *  *csr set to NULL, freed with the matrix), else copies and sorts as gs_matrix_create does and
- *  leaves *csr to the caller. For a CSR built only to make the matrix (the distributed
- *  matrix's blocks: 36M entries a rank on the 27-point 176^3 system). */
-gs_status_t gs_matrix_create_take(gs_matrix_t **out, gs_context_t *ctx, gs_csr_t **csr);
 /** Rows, columns and entries of A without touching its host copy. */
 void gs_matrix_dims(const gs_matrix_t *A, gs_idx_t *m, gs_idx_t *n, gs_off_t *nnz);
 

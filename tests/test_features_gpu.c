@@ -152,6 +152,12 @@ static int compare_as(const gs_csr_t *H, const char *label, int wide, gs_select_
   /* the matrix's own features (computed at creation) and those of the caller's H, which may be
    * unsorted: the same values */
   CU_ASSERT(memcmp(gs_matrix_features(A), &hg, sizeof hg) == 0);
+  /* made on the GPU at creation, with the selection's, which the matrix keeps */
+  gs_select_features_t kf;
+  CU_ASSERT(gs_matrix_upload_seconds(A) > 0.0);
+  CU_ASSERT(gs_matrix_select_features_known(A));
+  CU_ASSERT_FATAL(gs_matrix_select_features(A, &kf) == GS_SUCCESS);
+  CU_ASSERT(memcmp(&kf, &hf, sizeof kf) == 0);
   gs_features_t hh;
   CU_ASSERT_FATAL(gs_csr_features(H, &hh) == GS_SUCCESS);
   if (H->nnz == M->nnz && memcmp(&hh, &hg, sizeof hh) != 0) {
@@ -436,6 +442,38 @@ static void test_auto_takes_them(void)
   gs_csr_destroy(&H);
 }
 
+/* A creation that runs out of device memory (in the upload's three arrays, or in the features
+ * pass's scratch after it) still makes the matrix, with the host's features; what was not made
+ * (the upload, the selection's features) is made on first use. Each of the 4 allocations
+ * fails in turn. */
+static void test_create_without_memory(void)
+{
+  uint64_t s = gs_test_seed() ^ 0xc7ea;
+  gs_csr_t *H = gs_test_random_csr(&s, 3000, 3000, 0.002);
+  gs_features_t hg;
+  gs_select_features_t hf, kf;
+  CU_ASSERT_FATAL(gs_csr_features(H, &hg) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_select_features_with(H, NULL, &hf) == GS_SUCCESS);
+  for (long k = 1; k <= 4; ++k) { /* the upload's 3 arrays, then the pass's scratch */
+    gs_matrix_t *A = NULL;
+    const size_t base = gs_device_bytes_in_use(ctx);
+    gs_test_dmalloc_fail_after(ctx, k);
+    const gs_status_t st = gs_matrix_create(&A, ctx, H);
+    gs_test_dmalloc_fail_after(ctx, 0);
+    CU_ASSERT_FATAL(st == GS_SUCCESS);
+    if (gs_matrix_upload_seconds(A) == 0.0) { /* the upload failed: nothing of it is left */
+      CU_ASSERT_EQUAL(gs_device_bytes_in_use(ctx), base);
+    }
+    CU_ASSERT(!gs_matrix_select_features_known(A));
+    CU_ASSERT(memcmp(gs_matrix_features(A), &hg, sizeof hg) == 0);
+    CU_ASSERT_FATAL(gs_matrix_select_features(A, &kf) == GS_SUCCESS); /* uploads now */
+    CU_ASSERT(gs_matrix_upload_seconds(A) > 0.0);
+    CU_ASSERT(memcmp(&kf, &hf, sizeof kf) == 0);
+    gs_matrix_destroy(&A);
+  }
+  gs_csr_destroy(&H);
+}
+
 static void test_bad_arguments(void)
 {
   gs_features_t g;
@@ -462,6 +500,7 @@ int main(void)
       {"Laplacians and convection-diffusion", test_laplace},
       {"real matrices (GS_MATRIX_DIR)", test_real_matrices},
       {"auto's record holds the device's features", test_auto_takes_them},
+      {"a creation without device memory: the host's features", test_create_without_memory},
       {"bad arguments", test_bad_arguments},
       CU_TEST_INFO_NULL,
   };

@@ -18,8 +18,17 @@ extern "C" {
  *  one device copy of the CSR uploaded on first use and shared by every backend. */
 typedef struct gs_matrix gs_matrix_t;
 
-/** Copies `csr` (the caller keeps ownership of it) and validates it. Borrows ctx. */
+/** Copies `csr` (the caller keeps ownership of it), validates it, uploads it to ctx's device
+ *  (the device CSR every format and preconditioner of A reads) and computes A's features there
+ *  (gs_matrix_features; one kernel pass instead of a pass on the host). Where the device cannot
+ *  (its memory, a CUDA error) the features are computed on the host and the upload is left to
+ *  the first format that needs it. Borrows ctx. */
 gs_status_t gs_matrix_create(gs_matrix_t **A, gs_context_t *ctx, const gs_csr_t *csr);
+/** gs_matrix_create that keeps *csr as A's host copy when its rows are sorted (no copy: *csr
+ *  set to NULL, freed with A; read it through gs_matrix_host), else copies and sorts as
+ *  gs_matrix_create does and leaves *csr to the caller. For a CSR made only to make the
+ *  matrix: it saves a copy of the whole matrix in host memory and its time. */
+gs_status_t gs_matrix_create_take(gs_matrix_t **A, gs_context_t *ctx, gs_csr_t **csr);
 
 /** Flags of gs_matrix_create_device. */
 enum {
@@ -68,6 +77,9 @@ const gs_csr_t *gs_matrix_host(const gs_matrix_t *A);
 const gs_features_t *gs_matrix_features(const gs_matrix_t *A);
 /** The context A was created on (borrowed). */
 gs_context_t *gs_matrix_context(const gs_matrix_t *A);
+/** Wall seconds the upload of A's device CSR took (at gs_matrix_create, or on first use); 0
+ *  while it is not uploaded and for a matrix made from device arrays. */
+double gs_matrix_upload_seconds(const gs_matrix_t *A);
 
 /* ---- backend options --------------------------------------------------------------------
  * Options are owned by the backends and given as a string of comma-separated key=value pairs:
