@@ -465,12 +465,12 @@ static int setup(const dargs_t *a, const gs_csr_t *H, gs_dist_t **D, gs_dist_mat
     if ((rc = agree(a, st == GS_SUCCESS ? CLI_OK : cli_fail_status(st))) != CLI_OK) return rc;
 #ifdef GS_CLI_TEST_HOOKS
     /* the suites' build only (gpusolve-gpu-testhooks, never installed): GS_TEST_FAIL_RANK=r
-     * makes rank r's GPU run out of memory at its next device allocation, "r:k" at the k-th
-     * from now (test_cli_mpi checks that every process stops with one clear error) */
+     * makes rank r's GPU run out of memory from its next device allocation on, "r:k" at the
+     * k-th from now only (test_cli_mpi checks that every process stops with one clear error) */
     const char *f = getenv("GS_TEST_FAIL_RANK");
     const char *k = f ? strchr(f, ':') : NULL;
     if (f && atoi(f) == J->rank)
-      gs_test_dmalloc_fail_after(gs_dist_context(*D, J->rank), k ? atol(k + 1) : 1);
+      gs_test_dmalloc_fail_after(gs_dist_context(*D, J->rank), k ? atol(k + 1) : -1);
 #endif
   }
   if (st == GS_SUCCESS) st = gs_dist_matrix_create(A, *D, H, &a->mo);

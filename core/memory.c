@@ -89,7 +89,7 @@ void gs_test_dmalloc_fail_after(gs_context_t *ctx, long k)
 {
   if (!ctx) return;
   pthread_mutex_lock(&ctx->mem.lock);
-  ctx->mem.fail_after = k > 0 ? k : 0;
+  ctx->mem.fail_after = k < 0 ? -1 : k;
   pthread_mutex_unlock(&ctx->mem.lock);
 }
 
@@ -151,7 +151,7 @@ gs_status_t gs_dmalloc(gs_context_t *ctx, void **p, size_t bytes, const char *wh
   gs_memtab_t *M = &ctx->mem;
 
   pthread_mutex_lock(&M->lock);
-  int inject = M->fail_after > 0 && --M->fail_after == 0;
+  int inject = M->fail_after < 0 || (M->fail_after > 0 && --M->fail_after == 0);
   int ok = (M->used + 1) * 2 <= M->cap || rehash(M, M->cap ? M->cap * 2 : 64);
   pthread_mutex_unlock(&M->lock);
   if (inject)

@@ -10,7 +10,8 @@ extern "C" {
 #endif
 
 /** Makes the k-th gs_dmalloc on ctx from now (k >= 1) fail with GS_ERR_DEVICE_MEMORY, as if the
- *  device were full (CSparse's Tcov malloc_count); k = 0 turns injection off. */
+ *  device were full (CSparse's Tcov malloc_count); k < 0: every one from now, until k = 0 turns
+ *  injection off (a device that stays full, for callers that recover from one failure). */
 void gs_test_dmalloc_fail_after(gs_context_t *ctx, long k);
 
 /** on = 1: matrices created on ctx from now keep their device row pointers in 64 bits, as a
