@@ -234,7 +234,9 @@ static struct {
   gs_context_t *ctx;
   char error[1024];
   volatile int stop; /* set by cli_context_discard: the kernel preload stops at its next item */
+  volatile int skip; /* set by cli_context_opt(, 0): the optional list stops at its next item */
   char what[1024];    /* gs_context_preload's list */
+  char optional[256]; /* then this one, unless skipped */
 } prefetch;
 
 static void *prefetch_work(void *arg)
@@ -247,18 +249,23 @@ static void *prefetch_work(void *arg)
     /* the kernels' lazy loading, while the matrix is read; a failure here only leaves them to
      * load on first use */
     (void)gs_context_preload(prefetch.ctx, prefetch.what, &prefetch.stop);
+    if (prefetch.optional[0] && !prefetch.stop && !prefetch.skip)
+      (void)gs_context_preload(prefetch.ctx, prefetch.optional, &prefetch.skip);
   }
   return NULL;
 }
 
-void cli_context_prefetch(const char *preload)
+void cli_context_prefetch_opt(const char *preload, const char *optional)
 {
   if (!prefetch.started) {
-    prefetch.stop = 0;
+    prefetch.stop = prefetch.skip = 0;
     snprintf(prefetch.what, sizeof prefetch.what, "%s", preload);
+    snprintf(prefetch.optional, sizeof prefetch.optional, "%s", optional ? optional : "");
     prefetch.started = pthread_create(&prefetch.thread, NULL, prefetch_work, NULL) == 0;
   }
 }
+
+void cli_context_prefetch(const char *preload) { cli_context_prefetch_opt(preload, NULL); }
 
 const char *cli_preload_list(char *buf, size_t len, const char *format, const char *precond)
 {
@@ -283,14 +290,18 @@ void cli_context_discard(void)
 {
   if (!prefetch.started) return;
   __atomic_store_n(&prefetch.stop, 1, __ATOMIC_RELAXED);
+  __atomic_store_n(&prefetch.skip, 1, __ATOMIC_RELAXED);
   pthread_join(prefetch.thread, NULL);
   prefetch.started = 0;
   gs_context_destroy(&prefetch.ctx);
 }
 
-int cli_context(gs_context_t **ctx)
+int cli_context(gs_context_t **ctx) { return cli_context_opt(ctx, 1); }
+
+int cli_context_opt(gs_context_t **ctx, int optional)
 {
   if (prefetch.started) { /* the preload runs to its end: what it loads, the command uses */
+    if (!optional) __atomic_store_n(&prefetch.skip, 1, __ATOMIC_RELAXED);
     pthread_join(prefetch.thread, NULL);
     prefetch.started = 0;
     *ctx = prefetch.ctx;

@@ -94,12 +94,19 @@ int cli_default_matrix(gs_csr_t **A, const char **label);
 /** Creates the context on device 0; on failure reports and returns 3. After
  *  cli_context_prefetch, takes the context that the prefetch made (or its error). */
 int cli_context(gs_context_t **ctx);
+/** cli_context, waiting also for the prefetch's optional preload (cli_context_prefetch_opt)
+ *  when `optional` is 1; with 0 the optional list is skipped where it has not started (an item
+ *  running is finished). */
+int cli_context_opt(gs_context_t **ctx, int optional);
 /** Starts creating the context on a thread of its own, so that the CUDA start-up (driver,
  *  cuBLAS and cuSPARSE handles: a few hundred ms) and the loading of the kernels the command
  *  will use (gs_context_preload's list `preload`, NULL for its default) overlap the reading of
  *  the matrix. Errors wait for cli_context; nothing happens when the thread cannot start
  *  (cli_context creates). */
 void cli_context_prefetch(const char *preload);
+/** cli_context_prefetch, then the `optional` list (NULL or "": none) after `preload`, unless
+ *  the command takes the context first without asking for it (cli_context_opt). */
+void cli_context_prefetch_opt(const char *preload, const char *optional);
 /** The preload list of a command that runs `format` (NULL or "auto": the selection's
  *  candidates; "all": every format) and preconditioner `precond` (NULL or "none": none;
  *  "auto": amg, the solve's escalation), into buf. */
