@@ -358,9 +358,9 @@ static void print_choice(const result_t *r)
 
 /* precond auto escalates to AMG only with a forecast of at least 0.1 s left, which a matrix of
  * fewer entries than this rarely reaches (thousands of iterations): its AMG kernels' loading
- * (44 ms on an H200, on the critical path when the matrix reads faster than the CUDA start-up)
- * is not waited for then, only finished if it has started; an escalation would load them in
- * its setup. */
+ * (on the critical path when the matrix reads faster than the CUDA start-up: docs/design.md,
+ * "Start-up") is not waited for then, only finished if it has started; an escalation would
+ * load them in its setup. */
 #define AMG_PRELOAD_NNZ ((gs_off_t)1 << 20)
 
 /* lsq: a least-squares method, whose column rel.res is ||A^T r|| / ||A^T b|| instead of

@@ -132,8 +132,7 @@ int gs_select_worth_switching(double prepare_s, double t_new, double t_cur, doub
  *  only: op T is timed right after it, on a GPU already busy. */
 #define GS_SELECT_FIRST_WARMUP 20
 /** A candidate's op is timed over its runs, or half as many once they took this long: the
- *  median of 5 products of 0.3 ms and more is as steady as of 10, at half the cost (normal rows,
- *  22M entries: 0.17 + 0.26 ms a product pair). */
+ *  median of 5 products of 0.3 ms and more is as steady as of 10, at half the cost. */
 #define GS_SELECT_MEASURE_MIN_S 1.5e-3
 /** The measured stage stops preparing new candidates once its measuring (their prepares and
  *  timed products) has cost this share of the incumbent's expected products. 0.35: on `spmv`'s

@@ -81,9 +81,9 @@ static gs_status_t matrix_make(gs_matrix_t **out, gs_context_t *ctx, const gs_cs
   A->nnz = A->h->nnz;
   /* The features on the GPU, from the shared device CSR uploaded now (every format and
    * preconditioner reads it): one kernel pass instead of the host's pass over the entries
-   * (lap27_100 on 16 cores: 29-31 ms on the host, 9-12 ms of upload that the first product
-   * would pay anyway). The selection's features come with them. Where the device cannot (its
-   * memory, a CUDA error), the host pass; the upload is then left to first use. */
+   * (docs/design.md, "Creating a matrix"). The selection's features come with them. Where the
+   * device cannot (its memory, a CUDA error), the host pass; the upload is then left to first
+   * use. */
   if (features_on_device(A) != GS_SUCCESS) {
     gs_clear_error();
     GS_TRY(gs_csr_features_sorted(A->h, &A->features)); /* sorted above: no second check */

@@ -49,7 +49,7 @@ typedef enum gs_dist_transport {
   GS_DIST_HOST = 2,
   GS_DIST_PEER = 3  /* ranks that are threads of this process on distinct GPUs, every pair with
                        peer access (NVLink or PCIe): halos and all-reduces through peer memory
-                       by our kernels, no NCCL communicator (whose creation costs 0.5-0.7 s) */
+                       by our kernels, no NCCL communicator to create (docs/multigpu.md) */
 } gs_dist_transport_t;
 
 /** 1 when this build links NCCL. */
