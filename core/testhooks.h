@@ -14,12 +14,6 @@ extern "C" {
  *  injection off (a device that stays full, for callers that recover from one failure). */
 void gs_test_dmalloc_fail_after(gs_context_t *ctx, long k);
 
-/** on = 1: gs_dist_create's peer transport (GS_DIST_PEER, asked for by name) accepts a GPU
- *  repeated in the list: ranks on one GPU reach each other's memory without peer access, so
- *  that the suites run the peer halo exchange and all-reduce on a machine of one GPU. Process
- *  wide; 0: off. */
-void gs_test_dist_peer_one_gpu(int on);
-
 /** on = 1: matrices created on ctx from now keep their device row pointers in 64 bits, as a
  *  matrix of more than 2^31-1 entries does (gs_matrix_wide), so that the suites run the wide
  *  kernels, and the refusals of the backends without them, on small matrices. on = 0: off. */

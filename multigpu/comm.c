@@ -7,14 +7,9 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "core/testhooks.h"
 #include "gpusolve/timer.h"
 #include "core/parallel.h"
 #include "multigpu/dist_impl.h"
-
-static int g_peer_one_gpu; /* gs_test_dist_peer_one_gpu */
-
-void gs_test_dist_peer_one_gpu(int on) { g_peer_one_gpu = on != 0; }
 
 int gs_dist_have_nccl(void)
 {
@@ -163,14 +158,13 @@ static int p2p_off_by_env(void)
   return e && !strcmp(e, "0");
 }
 
-/* 1 when every pair of the n devices has peer access both ways (a device with itself needs
- * none: only the suites' hook lets one repeat). */
+/* 1 when every pair of the n devices (distinct) has peer access both ways. */
 static int peers_all(int n, const int *devices)
 {
   for (int r = 0; r < n; ++r)
     for (int q = 0; q < n; ++q) {
       int can = 0;
-      if (devices[q] == devices[r]) continue;
+      if (q == r) continue;
       if (cudaDeviceCanAccessPeer(&can, devices[r], devices[q]) != cudaSuccess || !can) {
         (void)cudaGetLastError();
         return 0;
@@ -198,7 +192,7 @@ static void p2p_setup(gs_dist_t *D)
     const size_t bytes = 2 * (size_t)D->n * sizeof *R->d_slots;
     st = gs_context_activate(R->ctx);
     for (int q = 0; q < D->n && st == GS_SUCCESS; ++q) {
-      if (D->r[q].device == R->device) continue;
+      if (q == r) continue;
       const cudaError_t ce = cudaDeviceEnablePeerAccess(D->r[q].device, 0);
       if (ce != cudaSuccess && ce != cudaErrorPeerAccessAlreadyEnabled) st = GS_ERR_CUDA;
       (void)cudaGetLastError();
@@ -274,8 +268,7 @@ gs_status_t gs_dist_create(gs_dist_t **Dp, int nranks, const int *devices, gs_di
     t = !repeated && !p2p_off_by_env() && peers_all(nranks, devices) ? GS_DIST_PEER
         : gs_dist_have_nccl() && !repeated                          ? GS_DIST_NCCL
                                                                     : GS_DIST_HOST;
-  if (t == GS_DIST_PEER &&
-      ((repeated && !g_peer_one_gpu) || p2p_off_by_env() || !peers_all(nranks, devices)))
+  if (t == GS_DIST_PEER && (repeated || p2p_off_by_env() || !peers_all(nranks, devices)))
     return GS_ERROR(GS_ERR_UNSUPPORTED, "gs_dist_create: the peer transport takes distinct GPUs "
                     "with peer access between every pair%s",
                     repeated ? ", and a GPU repeats in the list"
