@@ -263,11 +263,10 @@ gs_status_t gs_dist_create(gs_dist_t **Dp, int nranks, const int *devices, gs_di
     GS_CHECK(device_ok(r, devices[r]));
     for (int q = 0; q < r; ++q) repeated |= devices[q] == devices[r];
   }
-  const int chosen = t == GS_DIST_AUTO;
-  if (chosen) /* peer needs no communicator: the cheapest to create and the fastest to run */
-    t = !repeated && !p2p_off_by_env() && peers_all(nranks, devices) ? GS_DIST_PEER
-        : gs_dist_have_nccl() && !repeated                          ? GS_DIST_NCCL
-                                                                    : GS_DIST_HOST;
+  /* auto: NCCL, with peer memory for halos and small all-reduces where the GPUs allow it. The
+   * peer transport (no communicator) is taken by name only: not yet run on several GPUs since
+   * it was written (docs/multigpu.md, "Not done") */
+  if (t == GS_DIST_AUTO) t = gs_dist_have_nccl() && !repeated ? GS_DIST_NCCL : GS_DIST_HOST;
   if (t == GS_DIST_PEER && (repeated || p2p_off_by_env() || !peers_all(nranks, devices)))
     return GS_ERROR(GS_ERR_UNSUPPORTED, "gs_dist_create: the peer transport takes distinct GPUs "
                     "with peer access between every pair%s",
@@ -293,12 +292,9 @@ gs_status_t gs_dist_create(gs_dist_t **Dp, int nranks, const int *devices, gs_di
     t0 = gs_wall_seconds();
     p2p_setup(D);
     D->create_s[2] = gs_wall_seconds() - t0;
-    if (!D->p2p && nranks > 1) { /* peer access or its buffers could not be set up */
-      if (!chosen)
-        GS_FAIL(GS_ERR_CUDA, "gs_dist_create: the peer transport's access or buffers could not "
-                "be set up on %d GPUs", nranks);
-      D->transport = t = gs_dist_have_nccl() ? GS_DIST_NCCL : GS_DIST_HOST;
-    }
+    if (!D->p2p && nranks > 1) /* peer access or its buffers could not be set up */
+      GS_FAIL(GS_ERR_CUDA, "gs_dist_create: the peer transport's access or buffers could not be "
+              "set up on %d GPUs", nranks);
   }
   if (t == GS_DIST_HOST) {
     GS_TRY(GS_CUDA(cudaMallocHost((void **)&D->h_sum,
@@ -691,7 +687,9 @@ gs_status_t gs_dist_allreduce(gs_dist_rank_t *R, double *d_buf, int k)
   gs_dist_t *D = R->D;
   if (D->n == 1 || k <= 0) return GS_SUCCESS;
   cudaStream_t s = R->ctx->stream;
-  if (D->p2p) { /* in calls of up to GS_DIST_P2P_MAX values (GMRES's restart may pass it) */
+  /* through peer memory in calls of up to GS_DIST_P2P_MAX values (GMRES's restart may pass
+   * it); NCCL's transport sends only the short ones that way, as measured (CG's) */
+  if (D->p2p && (D->transport == GS_DIST_PEER || k <= GS_DIST_P2P_NCCL_MAX)) {
     for (int off = 0; off < k; off += GS_DIST_P2P_MAX) {
       const int c = k - off < GS_DIST_P2P_MAX ? k - off : GS_DIST_P2P_MAX;
       GS_CHECK(gs_dist_p2p_launch(s, d_buf + off, c, R->rank, D->n, R->d_peers, R->d_seq,

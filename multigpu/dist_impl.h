@@ -31,6 +31,9 @@ extern "C" {
  * a call of at most GS_DIST_P2P_MAX values (larger reductions take several). One slot per
  * (parity, sending rank) in each rank's buffer, whole cache lines. */
 #define GS_DIST_P2P_MAX 64
+/* The NCCL transport's all-reduces through peer memory: up to this many values (CG's and
+ * pipelined CG's, measured faster that way); longer ones (GMRES's) through NCCL. */
+#define GS_DIST_P2P_NCCL_MAX 8
 typedef struct gs_dist_slot {
   double v[GS_DIST_P2P_MAX];
   unsigned long long seq;
@@ -197,6 +200,13 @@ gs_status_t gs_dist_sqrt(cudaStream_t stream, double *d);
 gs_status_t gs_dist_p2p_launch(cudaStream_t stream, double *d_buf, int k, int me, int n,
                                gs_dist_slot_t *const *d_peers, unsigned long long *d_seq,
                                const int *abort);
+/** 1 when gs_dist_allreduce of k values sums in rank order (the same bits as a sum in rank
+ *  order on the host): through peer memory or the host transport; not NCCL's. */
+static inline int gs_dist_allreduce_ordered(const gs_dist_t *D, int k)
+{
+  return D->transport == GS_DIST_HOST || D->transport == GS_DIST_PEER ||
+         (D->p2p && k <= GS_DIST_P2P_NCCL_MAX);
+}
 /** The peer halo exchange of P, rank me of n (dist_kernels.cu): on the sender's stream, the push
  *  of x's listed entries into the receivers' halos after their acknowledgement of the previous
  *  product, then its ready flags; on the receiver's stream, the wait for its senders' flags

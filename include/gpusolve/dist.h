@@ -43,13 +43,13 @@ extern "C" {
 #endif
 
 typedef enum gs_dist_transport {
-  GS_DIST_AUTO = 0, /* peer when the devices are distinct and every pair has peer access, else
-                       NCCL when this build has it and the devices are distinct, else host */
+  GS_DIST_AUTO = 0, /* NCCL when this build has it and the devices are distinct, else host */
   GS_DIST_NCCL = 1,
   GS_DIST_HOST = 2,
   GS_DIST_PEER = 3  /* ranks that are threads of this process on distinct GPUs, every pair with
                        peer access (NVLink or PCIe): halos and all-reduces through peer memory
-                       by our kernels, no NCCL communicator to create (docs/multigpu.md) */
+                       by our kernels, no NCCL communicator to create; by name only for now
+                       (docs/multigpu.md) */
 } gs_dist_transport_t;
 
 /** 1 when this build links NCCL. */
