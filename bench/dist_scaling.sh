@@ -10,7 +10,7 @@
 #                   alone, overlap.
 # Needs NCCL and the GPUs. Usage: bash bench/dist_scaling.sh [build/apps/gpusolve] [OUTDIR]
 # Environment: GPUS (max GPUs, default all), GRID27 (176), GRID7 (415), WEAK (140), ITERS (300),
-# SOLVERS ("cg pipecg").
+# SOLVERS ("cg pipecg"), TRANSPORT (auto; peer or nccl to compare them).
 set -uo pipefail
 cli=${1:-build/apps/gpusolve}
 out=${2:-bench-out/dist}
@@ -21,6 +21,7 @@ g7=${GRID7:-415}
 weak=${WEAK:-140}
 iters=${ITERS:-300}
 solvers=${SOLVERS:-cg pipecg}
+transport=(--transport "${TRANSPORT:-auto}")
 export NCCL_NVLS_ENABLE=0 # keep NVLink multicast off (shared hosts)
 counts=()
 for g in 1 2 4 8; do [ "$g" -le "$ngpu" ] && counts+=("$g"); done
@@ -32,18 +33,18 @@ for s in $solvers; do
     set -- $spec
     for g in "${counts[@]}"; do
       cmp=(); [ "$g" -gt 1 ] && cmp=(--compare)
-      run solve --grid "$2x$2x$2" --stencil "$1" --gpus "$g" --solver "$s" --maxit "$iters" \
-        --check-every 50 --steady "${cmp[@]}"
+      run solve --grid "$2x$2x$2" --stencil "$1" --gpus "$g" "${transport[@]}" --solver "$s" \
+        --maxit "$iters" --check-every 50 --steady "${cmp[@]}"
     done
   done
 done
 for g in "${counts[@]}"; do
-  run spmv --grid "${g27}x${g27}x${g27}" --stencil 27 --gpus "$g" --runs 50
+  run spmv --grid "${g27}x${g27}x${g27}" --stencil 27 --gpus "$g" "${transport[@]}" --runs 50
 done
 for g in "${counts[@]}"; do
   z=$((weak * (g >= 2 ? 2 : 1))); y=$((weak * (g >= 4 ? 2 : 1))); x=$((weak * (g >= 8 ? 2 : 1)))
-  run solve --grid "${x}x${y}x${z}" --stencil 27 --gpus "$g" --solver cg --maxit "$iters" \
-    --check-every 50 --steady
+  run solve --grid "${x}x${y}x${z}" --stencil 27 --gpus "$g" "${transport[@]}" --solver cg \
+    --maxit "$iters" --check-every 50 --steady
 done
 # one line per run: the command, then its time per iteration or its product timing
 python3 - "$log" >"$out/summary.txt" <<'PY'
