@@ -15,7 +15,8 @@ extern "C" {
 #endif
 
 /** A matrix ready for the GPU: a private copy of the host CSR (rows sorted), its features, and
- *  one device copy of the CSR uploaded on first use and shared by every backend. */
+ *  one device copy of the CSR, uploaded at creation (else on first use) and shared by every
+ *  backend. */
 typedef struct gs_matrix gs_matrix_t;
 
 /** Copies `csr` (the caller keeps ownership of it), validates it, uploads it to ctx's device
