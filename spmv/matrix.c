@@ -38,12 +38,13 @@ struct gs_matrix {
 
 enum { BORROWED_ROW_PTR = 1u, BORROWED_ENTRIES = 2u }; /* not freed with the matrix */
 
-/* A's features (and the selection's) from its shared device CSR, uploaded here if it was not. */
-static gs_status_t features_on_device(gs_matrix_t *A)
+/* The selection's features of A (and its gs_features_t into *g unless NULL) from its shared
+ * device CSR, uploaded here if it was not. A's host copy is there (its stored symmetry). */
+static gs_status_t features_on_device(gs_matrix_t *A, gs_features_t *g)
 {
   gs_dcsr_t D;
   GS_CHECK(gs_matrix_device_csr(A, &D));
-  GS_CHECK(gs_dcsr_select_features(A->ctx, &D, A->h->symmetry, &A->features, &A->select));
+  GS_CHECK(gs_dcsr_select_features(A->ctx, &D, A->h->symmetry, g, &A->select));
   A->select_ready = 1;
   return GS_SUCCESS;
 }
@@ -84,7 +85,7 @@ static gs_status_t matrix_make(gs_matrix_t **out, gs_context_t *ctx, const gs_cs
    * (docs/design.md, "Creating a matrix"). The selection's features come with them. Where the
    * device cannot (its memory, a CUDA error), the host pass; the upload is then left to first
    * use. */
-  if (features_on_device(A) != GS_SUCCESS) {
+  if (features_on_device(A, &A->features) != GS_SUCCESS) {
     gs_clear_error();
     GS_TRY(gs_csr_features_sorted(A->h, &A->features)); /* sorted above: no second check */
   }
@@ -443,11 +444,8 @@ int gs_matrix_select_features_known(const gs_matrix_t *A) { return A && A->selec
 gs_status_t gs_matrix_select_features(gs_matrix_t *A, gs_select_features_t *f)
 {
   if (!A->select_ready) {
-    gs_dcsr_t D;
     GS_CHECK(gs_matrix_host_ready(A)); /* the stored symmetry is the host copy's */
-    GS_CHECK(gs_matrix_device_csr(A, &D));
-    GS_CHECK(gs_dcsr_select_features(A->ctx, &D, A->h->symmetry, NULL, &A->select));
-    A->select_ready = 1;
+    GS_CHECK(features_on_device(A, NULL));
   }
   *f = A->select;
   return GS_SUCCESS;
