@@ -94,6 +94,7 @@
  * 2^31 - 1. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/error.h"
 #include "spmv/common_kernels.h"
@@ -116,6 +117,8 @@
 #define HOLA_PIPE_AUTO_STAGES 2
 #define HOLA_PIPE_NPT 4
 #define HOLA_PIPE_BAND 100
+/* op N's non-zeros per thread with the automatic thread-owned loads (hola_prepare) */
+#define HOLA_DIRECT_NPT 4
 
 /* One work split: NPT entries a thread, and Algorithm 2's row starts and the block info for it.
  * op N and op T may use different splits (hola_prepare). */
@@ -138,6 +141,7 @@ typedef struct hola_data {
   size_t vec_bytes;    /* bytes of an entry of x, y and the carries: 8, or 4 in float precision */
   double prepare_ms;   /* the row-start and block-info kernels, for describe */
   int rows;            /* op T adds in row order, lane = row (NPT <= 8) */
+  int load;            /* op N, one block a share: 1 thread-owned loads, 0 coalesced (hola_n_fn) */
   int pipe;            /* op N: 0, the one-block-per-share launch; 2 or 3, the pipelined
                           kernel with that many stages (hola_np_kernel) */
   unsigned pgrid;      /* the pipelined kernel's grid */
@@ -304,8 +308,11 @@ static __global__ void hola_fixup_kernel(hola_args<Val, T> a)
 
 /* Loads the warp's items in the coalesced order: item i of lane l is entries
  * e = wbase + 2*(l + 32*i) and e + 1 (block-relative), products val * x[col] (op N) or the
- * values with their columns (op T). Entries at or past cnt are zero (column -1). */
-template <int V, bool FULL, typename Val, typename T>
+ * values with their columns (op T). Entries at or past cnt are zero (column -1). DIRECT: in the
+ * thread-owned order instead, item i of thread t is entries t*2V + 2i and + 1 (what the
+ * transpose would give), so no transpose follows: a warp's load touches 2V times the lines of a
+ * coalesced one, and its next loads find them in L1 (hola.load, hola_n_kernel). */
+template <int V, bool FULL, bool DIRECT = false, typename Val, typename T>
 static __device__ __forceinline__ void load_items(const hola_args<Val, T> &a, int64_t bstart,
                                                   int cnt, int wbase, int lane,
                                                   typename vec2<T>::type (&v)[V], int2 (&c)[V])
@@ -313,7 +320,7 @@ static __device__ __forceinline__ void load_items(const hola_args<Val, T> &a, in
   typedef typename val_pair<Val>::type P;
 #pragma unroll
   for (int i = 0; i < V; ++i) {
-    const int e = wbase + 2 * (lane + 32 * i);
+    const int e = DIRECT ? (wbase + lane * 2 * V) + 2 * i : wbase + 2 * (lane + 32 * i);
     if (FULL || e + 1 < cnt) {
       v[i] = widen(__ldg(reinterpret_cast<const P *>(a.val + bstart + e)), T());
       c[i] = __ldg(reinterpret_cast<const int2 *>(a.col + bstart + e));
@@ -460,7 +467,7 @@ struct hola_n_smem {
 /* Steps 1 and 3-5 of one share b (Algorithm 3, after the loads): v holds the loaded values in
  * the coalesced order and xv the gathered x. Ends without a barrier: a caller that reuses sm
  * for another share synchronizes first. */
-template <int NPT, typename Val, typename T>
+template <int NPT, bool DIRECT = false, typename Val, typename T>
 static __device__ __forceinline__ void hola_n_share(const hola_args<Val, T> &a, int64_t b,
                                                     const hola_block &k,
                                                     typename vec2<T>::type (&v)[NPT / 2],
@@ -507,7 +514,7 @@ static __device__ __forceinline__ void hola_n_share(const hola_args<Val, T> &a, 
   __syncthreads();
   assign_rows<NPT>(a, k, sm.start, sm.bits, sm.flag, sm.out, buffer, true);
   multiply(v, xv);
-  warp_transpose(v, lane);
+  if (!DIRECT) warp_transpose(v, lane);
   __syncthreads();
 
   int row = sm.start[tid];
@@ -575,9 +582,18 @@ static __device__ __forceinline__ void hola_n_share(const hola_args<Val, T> &a, 
   if (tid == 32 && k.cut_end) hola_carry(a, b, 1, buffer ? sm.out[k.nrows - 1] : sm.cut[1]);
 }
 
-/* One block per share (the paper's launch). */
-template <int NPT, typename Val, typename T>
-static __global__ void __launch_bounds__(HOLA_THREADS, NPT <= 8 ? HOLA_MIN_BLOCKS : 1)
+/* One block per share (the paper's launch). LOAD 0: the coalesced loads and the register
+ * transpose (Algorithm 5) under HOLA_MIN_BLOCKS; LOAD 1: the thread-owned loads (load_items'
+ * DIRECT), no transpose, under a tighter register cap: 32 registers at 4 non-zeros a thread (8
+ * resident blocks, the whole multiprocessor), 40 at 8 (6 blocks; 5 spilled). More warps in
+ * flight hide the gathers' latency, which is what bounds short rows (docs/formats.md, "Irregular
+ * rows": G3_circuit 57.1 -> 47.9 us on the H200; the same thread-owned loads at the 5-block cap
+ * gained nothing, and the transpose at the 8-block cap half as much). */
+#define HOLA_MIN_BLOCKS_DIRECT(NPT) ((NPT) == 4 ? 8 : 6)
+template <int NPT, int LOAD, typename Val, typename T>
+static __global__ void __launch_bounds__(HOLA_THREADS, LOAD == 1  ? HOLA_MIN_BLOCKS_DIRECT(NPT)
+                                                       : NPT <= 8 ? HOLA_MIN_BLOCKS
+                                                                  : 1)
 hola_n_kernel(hola_args<Val, T> a)
 {
   constexpr int NPB = NPT * HOLA_THREADS, V = NPT / 2;
@@ -594,12 +610,12 @@ hola_n_kernel(hola_args<Val, T> a)
   {
     const int64_t bstart = b * NPB;
     const int cnt = (int)min((int64_t)NPB, (int64_t)a.nnz - bstart);
-    if (cnt == NPB) load_items<V, true>(a, bstart, cnt, wbase, lane, v, c);
-    else load_items<V, false>(a, bstart, cnt, wbase, lane, v, c);
+    if (cnt == NPB) load_items<V, true, LOAD == 1>(a, bstart, cnt, wbase, lane, v, c);
+    else load_items<V, false, LOAD == 1>(a, bstart, cnt, wbase, lane, v, c);
   }
   P2 xv[V];
   gather_x<V>(a, c, xv);
-  hola_n_share<NPT>(a, b, block_rows<NPB>(a, b), v, xv, sm);
+  hola_n_share<NPT, LOAD == 1>(a, b, block_rows<NPB>(a, b), v, xv, sm);
 }
 
 /* ---- op N, pipelined: the shares' entries streamed by the copy engine ----------------------
@@ -894,6 +910,17 @@ static void (*hola_np_fn(int npt, int stages))(hola_args<Val, T>)
   return k[npt == 8][stages == 3];
 }
 
+/* The compiled one-block-a-share kernels: 4, 8 or 16 non-zeros per thread, coalesced (load 0)
+ * or thread-owned (load 1) loads; 16 entries a thread only coalesced (their registers spill
+ * already). */
+template <typename Val, typename T>
+static void (*hola_n_fn(int npt, int load))(hola_args<Val, T>)
+{
+  typedef void (*fn_t)(hola_args<Val, T>);
+  static const fn_t k[2][2] = {{hola_n_kernel<4, 0, Val, T>, hola_n_kernel<4, 1, Val, T>},
+                               {hola_n_kernel<8, 0, Val, T>, hola_n_kernel<8, 1, Val, T>}};
+  return npt == 16 ? hola_n_kernel<16, 0, Val, T> : k[npt == 8][load != 0];
+}
 
 template <typename Val, typename T>
 static gs_status_t hola_launch(cudaStream_t s, const hola_data_t *d, gs_op_t op,
@@ -909,11 +936,7 @@ static gs_status_t hola_launch(cudaStream_t s, const hola_data_t *d, gs_op_t op,
                                          hola_pipe_smem(npt, d->pipe, sizeof(Val)), s>>>(args);
       GS_CHECK(GS_CHECK_LAUNCH(s, "hola_np_kernel"));
     } else {
-      switch (npt) {
-      case 4: hola_n_kernel<4, Val, T><<<g, HOLA_THREADS, 0, s>>>(args); break;
-      case 8: hola_n_kernel<8, Val, T><<<g, HOLA_THREADS, 0, s>>>(args); break;
-      default: hola_n_kernel<16, Val, T><<<g, HOLA_THREADS, 0, s>>>(args); break;
-      }
+      hola_n_fn<Val, T>(npt, d->load)<<<g, HOLA_THREADS, 0, s>>>(args);
       GS_CHECK(GS_CHECK_LAUNCH(s, "hola_n_kernel"));
     }
     if (d->n.nblocks < 2) return GS_SUCCESS; /* no row is shared between blocks */
@@ -1008,7 +1031,7 @@ static void hola_destroy(void *data)
   free(d);
 }
 
-enum { HOLA_OPT_NPT, HOLA_OPT_ROWS, HOLA_OPT_PIPE, HOLA_OPT_PGRID };
+enum { HOLA_OPT_NPT, HOLA_OPT_ROWS, HOLA_OPT_PIPE, HOLA_OPT_PGRID, HOLA_OPT_LOAD };
 static const gs_spmv_option_t hola_options[] = {
     {"npt", "non-zeros per thread (4, 8 or 16); 0: from the mean row length", GS_OPTK_POW2, 0, 0,
      16},
@@ -1016,10 +1039,14 @@ static const gs_spmv_option_t hola_options[] = {
      "entry order always (0), 2: row order on matrices of even rows with 8 non-zeros per thread",
      GS_OPTK_INT, 2, 0, 2},
     {"pipe", "op N with the shares' entries streamed by the bulk copy engine into 2 or 3 "
-     "shared-memory stages on a persistent grid (2, 3), one block per share (0), 1: automatic",
+     "shared-memory stages on a persistent grid (2, 3), one block per share (0), 1: automatic "
+     "(with hola.load=0, on large banded matrices)",
      GS_OPTK_INT, 1, 0, 3},
     {"pgrid", "blocks of the pipelined grid (0: as many as are resident at once)", GS_OPTK_INT,
      0, 0, 1 << 20},
+    {"load", "op N's loads, one block a share: coalesced with the register transpose (0), "
+     "thread-owned without it at a tighter register cap (1), 2: automatic (1 on matrices of "
+     "2^19 entries or more, at 4 non-zeros per thread)", GS_OPTK_INT, 2, 0, 2},
     GS_SPMV_OPTION_END};
 
 /* The pipelined op N kernel for a split of npt entries a thread and nblocks shares: sets
@@ -1134,21 +1161,33 @@ static gs_status_t hola_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv
   {
     const gs_features_t *f = gs_matrix_features(A);
     const int npt = gs_hola_npt(d->A.nnz, f ? f->row_mean : 0.0, req);
-    /* The pipelined op N when automatic (hola.pipe=1): on large banded matrices (occupied
-     * diagonals at most m / HOLA_PIPE_BAND, so that x's gathers stay within a few lines of L1)
-     * at 4 non-zeros per thread, the variant measured fastest there (run 77, H100: lap27 167 ->
-     * 144 us, 7-point 128^3 109 -> 94, 5-point 2000^2 150 -> 126). Not on scattered columns:
-     * the stages take shared memory from L1, and x's gathers miss (runs 75-76: normal rows 194
-     * -> 265 us, power-law 170 -> 285). op T keeps the rule's split (its row order wants 8). */
+    /* op N on matrices of at least HOLA_SMALL_NNZ entries, automatic (hola.load=2, npt 0):
+     * the thread-owned loads at 4 non-zeros per thread. Measured on the H200 (2026-11-29,
+     * docs/formats.md "Irregular rows"), against the coalesced loads at the rule's npt and the
+     * pipeline: G3_circuit 0.96x -> 1.13x cuSPARSE, 7-point 128^3 1.09 -> 1.13, 27-point 100^3
+     * 0.83 -> 0.87, 5-point 2000^2 1.23 (pipelined) -> 1.23, Pareto, power-law and normal rows
+     * within 1%. Below it (latency of a few blocks) the coalesced loads at the rule's npt stay:
+     * the small real matrices measured 0-15% slower thread-owned. op T keeps the rule's split
+     * (its row order wants 8). The pipelined op N (hola.pipe=1, automatic) now only when the
+     * coalesced loads are asked for (hola.load=0): on large banded matrices (occupied diagonals
+     * at most m / HOLA_PIPE_BAND, so that x's gathers stay within a few lines of L1) at 4
+     * non-zeros per thread (run 77, H100: lap27 167 -> 144 us, 7-point 128^3 109 -> 94, 5-point
+     * 2000^2 150 -> 126). Not on scattered columns: the stages take shared memory from L1, and
+     * x's gathers miss (runs 75-76: normal rows 194 -> 265 us, power-law 170 -> 285). */
+    const int ld = (int)cfg->v[HOLA_OPT_LOAD];
+    const int big = d->A.nnz >= HOLA_SMALL_NNZ;
     int pipe = (int)cfg->v[HOLA_OPT_PIPE];
-    const int band = f && d->A.nnz >= HOLA_SMALL_NNZ &&
-                     (double)f->diagonals * HOLA_PIPE_BAND <= (double)d->A.m;
+    const int band = f && big && (double)f->diagonals * HOLA_PIPE_BAND <= (double)d->A.m;
     const int explicit_pipe = pipe >= 2;
-    if (pipe == 1) pipe = band && req == 0 ? HOLA_PIPE_AUTO_STAGES : 0;
+    if (ld == 1 && (explicit_pipe || npt > 8))
+      GS_FAIL(GS_ERR_UNSUPPORTED, "hola.load=1: not with %s",
+              explicit_pipe ? "the pipelined kernel (hola.pipe)" : "16 non-zeros per thread");
+    if (pipe == 1) pipe = band && req == 0 && ld == 0 ? HOLA_PIPE_AUTO_STAGES : 0;
     int npt_n = pipe && req == 0 ? HOLA_PIPE_NPT : npt;
     GS_TRY(hola_pipe_setup(ctx, d, npt_n, gs_hola_blocks(d->A.nnz, npt_n), pipe, explicit_pipe,
                            (int)cfg->v[HOLA_OPT_PGRID]));
-    if (!d->pipe) npt_n = npt; /* the automatic choice fell back */
+    if (!d->pipe) npt_n = ld == 2 && big && req == 0 ? HOLA_DIRECT_NPT : npt;
+    d->load = !d->pipe && (ld == 1 || (ld == 2 && big && npt_n == HOLA_DIRECT_NPT));
     GS_TRY(hola_split_alloc(ctx, &d->A, npt_n, &d->n));
     if (npt == npt_n) d->t = d->n;
     else GS_TRY(hola_split_alloc(ctx, &d->A, npt, &d->t));
@@ -1222,6 +1261,9 @@ static void hola_describe(const void *data, char *buf, size_t len)
     snprintf(pn, sizeof pn, "a block a share (not pipelined: %s)", d->pipe_note);
   else
     snprintf(pn, sizeof pn, "a block a share");
+  if (!d->pipe)
+    snprintf(pn + strlen(pn), sizeof pn - strlen(pn), ", %s loads",
+             d->load ? "thread-owned" : "coalesced");
   snprintf(buf, len,
            "op N: %d non-zeros per thread, %lld shares of %d threads, %s; op T: %d non-zeros "
            "per thread, atomics in %s order; row starts %.1f us",

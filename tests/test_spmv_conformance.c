@@ -215,14 +215,18 @@ static void conform(const gs_csr_t *H, const char *label)
   /* hola: each compiled non-zeros-per-thread, op T in entry order and in row order (the
    * default takes row order only on large matrices of even rows), and op N's pipelined kernel
    * at each compiled stage count, on a grid of 2 or 3 blocks too, so that a block walks many
-   * shares and every stage buffer and mbarrier phase is reused */
+   * shares and every stage buffer and mbarrier phase is reused; op N's thread-owned loads
+   * (hola.load=1) at both sizes, and the coalesced ones at 4 where large matrices default to
+   * thread-owned */
   static const char *const hola_opts[] = {"hola.npt=4,hola.rows=0", "hola.npt=4,hola.rows=1",
                                           "hola.npt=8,hola.rows=0", "hola.npt=8,hola.rows=1",
                                           "hola.npt=16",
                                           "hola.npt=4,hola.pipe=2",
                                           "hola.npt=4,hola.pipe=3,hola.pgrid=2",
                                           "hola.npt=8,hola.pipe=2,hola.pgrid=3",
-                                          "hola.npt=8,hola.pipe=3"};
+                                          "hola.npt=8,hola.pipe=3",
+                                          "hola.npt=4,hola.load=1", "hola.npt=8,hola.load=1",
+                                          "hola.npt=4,hola.load=0,hola.pipe=0"};
   for (size_t i = 0; i < sizeof hola_opts / sizeof *hola_opts; ++i)
     if (gs_spmv_backend_find("hola") >= 0 && selected("hola"))
       conform_one(A, "hola", hola_opts[i], label, x, y0, y, d_x, d_y);
@@ -506,36 +510,56 @@ static void test_row_structures(void)
   test_one_row_one_column();
 }
 
-/* hola's automatic op N: pipelined at 4 non-zeros per thread on a large banded matrix (op T
- * keeping the rule's 8), one block a share on scattered columns; both agree with the host. */
-static void test_hola_auto_pipe(void)
+/* hola's automatic op N: on a large matrix the thread-owned loads at 4 non-zeros per thread
+ * (op T keeping the rule's 8 on the banded one, with row order), on a large banded matrix
+ * with the coalesced loads asked for (hola.load=0) the pipeline, on a small one the coalesced
+ * loads; an explicit hola.load=1 refused with the pipeline or 16 non-zeros a thread; all agree
+ * with the host. */
+static void test_hola_auto_variants(void)
 {
   if (gs_spmv_backend_find("hola") < 0 || !selected("hola")) return;
-  gs_csr_t *H[2] = {NULL, NULL};
+  gs_csr_t *H[3] = {NULL, NULL, NULL};
   CU_ASSERT_FATAL(gs_gen_laplace(&H[0], 40, 40, 40, 27) == GS_SUCCESS); /* 1.7M entries */
   CU_ASSERT_FATAL(gs_gen_normal(&H[1], 80000, 22, 1e4, gs_test_seed()) == GS_SUCCESS);
-  for (int k = 0; k < 2; ++k) {
+  CU_ASSERT_FATAL(gs_gen_laplace(&H[2], 30, 30, 1, 5) == GS_SUCCESS); /* 4.4k entries */
+  static const struct {
+    int k;
+    const char *opts, *has[3], *lacks;
+  } cases[] = {
+      {0, NULL, {"op N: 4 non-zeros per thread", "thread-owned loads",
+                 "op T: 8 non-zeros per thread, atomics in row"}, "pipelined"},
+      {0, "hola.load=0", {"op N: 4 non-zeros per thread", "pipelined (values and columns",
+                          "op T: 8 non-zeros per thread, atomics in row"}, "thread-owned"},
+      {1, NULL, {"op N: 4 non-zeros per thread", "thread-owned loads", NULL}, "pipelined"},
+      {1, "hola.npt=8", {"op N: 8 non-zeros per thread", "coalesced loads", NULL}, "pipelined"},
+      {2, NULL, {"op N: 4 non-zeros per thread", "coalesced loads", NULL}, "pipelined"},
+      {2, "hola.load=1", {"op N: 4 non-zeros per thread", "thread-owned loads", NULL}, NULL}};
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; ++c) {
     gs_matrix_t *A = NULL;
     gs_spmv_t *S = NULL;
-    CU_ASSERT_FATAL(gs_matrix_create(&A, ctx, H[k]) == GS_SUCCESS);
-    CU_ASSERT_FATAL(gs_spmv_create(&S, ctx, A, "hola", NULL) == GS_SUCCESS);
+    CU_ASSERT_FATAL(gs_matrix_create(&A, ctx, H[cases[c].k]) == GS_SUCCESS);
+    CU_ASSERT_FATAL(gs_spmv_create(&S, ctx, A, "hola", cases[c].opts) == GS_SUCCESS);
     const char *desc = gs_spmv_describe(S);
-    if (k == 0) {
-      CU_ASSERT_PTR_NOT_NULL(strstr(desc, "op N: 4 non-zeros per thread"));
-      CU_ASSERT_PTR_NOT_NULL(strstr(desc, "pipelined (values and columns"));
-      CU_ASSERT_PTR_NOT_NULL(strstr(desc, "op T: 8 non-zeros per thread, atomics in row"));
-    } else {
-      CU_ASSERT_PTR_NULL(strstr(desc, "pipelined"));
-    }
+    for (int i = 0; i < 3; ++i)
+      if (cases[c].has[i] && !strstr(desc, cases[c].has[i])) {
+        CU_FAIL("hola's describe lacks an expected choice");
+        printf("case %zu: '%s' not in '%s'\n", c, cases[c].has[i], desc);
+      }
+    if (cases[c].lacks) CU_ASSERT_PTR_NULL(strstr(desc, cases[c].lacks));
     gs_spmv_destroy(&S);
+    /* thread-owned loads refused where they cannot run */
+    static const char *const bad[] = {"hola.load=1,hola.pipe=2", "hola.load=1,hola.npt=16"};
+    for (int i = 0; i < 2 && c == 0; ++i) {
+      CU_ASSERT_EQUAL(gs_spmv_create(&S, ctx, A, "hola", bad[i]), GS_ERR_UNSUPPORTED);
+      CU_ASSERT_PTR_NULL(S);
+    }
     gs_matrix_destroy(&A);
   }
   const char *was = only;
   only = "hola"; /* the other backends see this matrix's kind in test_laplacians */
-  conform(H[0], "laplace 27-pt 40^3 (hola pipelined by default)");
+  conform(H[0], "laplace 27-pt 40^3 (hola's thread-owned loads by default)");
   only = was;
-  gs_csr_destroy(&H[0]);
-  gs_csr_destroy(&H[1]);
+  for (int k = 0; k < 3; ++k) gs_csr_destroy(&H[k]);
 }
 
 static void test_laplacians(void)
@@ -747,7 +771,9 @@ static void mixed_on(const gs_csr_t *H, const char *label)
       {"hola", "hola.npt=4,hola.pipe=2"},
       {"hola", "hola.npt=4,hola.pipe=3,hola.pgrid=2"},
       {"hola", "hola.npt=8,hola.pipe=2,hola.pgrid=3"},
-      {"hola", "hola.npt=8,hola.pipe=3"}};
+      {"hola", "hola.npt=8,hola.pipe=3"},
+      {"hola", "hola.npt=4,hola.load=1"},
+      {"hola", "hola.npt=8,hola.load=1"}};
   for (size_t i = 0; i < sizeof variants / sizeof *variants; ++i)
     if (gs_spmv_backend_find(variants[i][0]) >= 0 && selected(variants[i][0]))
       mixed_one(A, Hf, variants[i][0], variants[i][1], label, x, y0, y, d_x, d_y);
@@ -912,7 +938,9 @@ static void float_on(const gs_csr_t *H, const char *label)
       {"hola", "hola.npt=4,hola.pipe=2"},
       {"hola", "hola.npt=4,hola.pipe=3,hola.pgrid=2"},
       {"hola", "hola.npt=8,hola.pipe=2,hola.pgrid=3"},
-      {"hola", "hola.npt=8,hola.pipe=3"}};
+      {"hola", "hola.npt=8,hola.pipe=3"},
+      {"hola", "hola.npt=4,hola.load=1"},
+      {"hola", "hola.npt=8,hola.load=1"}};
   for (size_t i = 0; i < sizeof variants / sizeof *variants; ++i)
     if (gs_spmv_backend_find(variants[i][0]) >= 0 && selected(variants[i][0]))
       float_one(A, variants[i][0], variants[i][1], label, x, y0, y, d_x, d_y);
@@ -1099,8 +1127,8 @@ int main(void)
                          {"random rectangular matrices", test_random_rectangular},
                          {"one row of 100k nonzeros", test_one_long_row},
                          {"Laplacians", test_laplacians},
-                         {"hola pipelines op N by default on banded matrices only",
-                          test_hola_auto_pipe},
+                         {"hola's automatic op N: thread-owned loads on large matrices",
+                          test_hola_auto_variants},
                          {"a row longer than a block's share (20000 in row 0)",
                           test_row_longer_than_block},
                          {"every row empty but one", test_one_nonempty_row},
