@@ -479,6 +479,21 @@ int gs_select_worth_measuring(double prep_est, double t_bound, double products,
   return (prep_est > 0.0 ? prep_est : 0.0) + n * b < incumbent_cost;
 }
 
+int gs_select_next_candidate(const double *pred, const int *eligible, int n)
+{
+  double least = INFINITY;
+  int any = -1;
+  for (int k = 0; k < n; ++k)
+    if (eligible[k]) {
+      if (any < 0) any = k;
+      if (pred[k] < least) least = pred[k];
+    }
+  if (any < 0 || !isfinite(least)) return any; /* no prediction: the pool's order */
+  for (int k = 0; k < n; ++k)
+    if (eligible[k] && pred[k] <= least * (1.0 + GS_SELECT_PRED_TIE)) return k;
+  return any; /* not reached: the least itself qualifies */
+}
+
 /* ==== the measured stage's decision ========================================================== */
 
 int gs_select_decide(gs_select_time_t *t, int n, double expected_n, double expected_t)

@@ -57,6 +57,14 @@ double gs_select_bytes_bound(const char *name, const gs_select_features_t *f);
 int gs_select_worth_measuring(double prep_est, double t_bound, double products,
                               double incumbent_cost);
 
+/** The next candidate to measure among n: pred[k] is its predicted cost (prepare plus products
+ *  at its byte bound), eligible[k] whether it is still to be measured. The least prediction
+ *  wins, but predictions within GS_SELECT_PRED_TIE of the least count as equal and the earliest
+ *  in pool order (the rule's candidates first) is taken among them: byte bounds a few percent
+ *  apart cannot rank kernels, the rule can. -1 when none is eligible. */
+int gs_select_next_candidate(const double *pred, const int *eligible, int n);
+#define GS_SELECT_PRED_TIE 0.05
+
 /* ---- the staged selection of a solve -------------------------------------------------------- */
 
 /** The products a solve has left at iteration `it` of residual norm r, from its rate over the

@@ -272,6 +272,53 @@ static void test_rule_never_selects_refusals(void)
   CU_ASSERT_EQUAL(gs_select_rule(&f, "nosuch=1", 0, &r), GS_ERR_INVALID_ARG);
 }
 
+/* The measured stage's next candidate: the least prediction, the pool's order among those within
+ * GS_SELECT_PRED_TIE of it, only eligible ones; the normal-rows miss (H200, 2026-11-29) as a
+ * regression case: bccoo's compressed bound 1% under the rule's hyb took the budget first. */
+static void test_next_candidate(void)
+{
+  uint64_t st = gs_test_seed() ^ 0x6e657874ull;
+  enum { N = 12 };
+  double pred[N];
+  int elig[N];
+  for (int rep = 0; rep < 200; ++rep) {
+    const int n = 1 + (int)(gs_test_uniform(&st) * N);
+    double least = INFINITY;
+    int any = 0;
+    for (int k = 0; k < n; ++k) {
+      pred[k] = 1e-3 + gs_test_uniform(&st) * 1e-2;
+      elig[k] = gs_test_uniform(&st) < 0.7;
+      if (elig[k]) {
+        any = 1;
+        if (pred[k] < least) least = pred[k];
+      }
+    }
+    const int c = gs_select_next_candidate(pred, elig, n);
+    if (!any) {
+      CU_ASSERT_EQUAL(c, -1);
+      continue;
+    }
+    CU_ASSERT_FATAL(c >= 0 && c < n);
+    CU_ASSERT(elig[c]);
+    CU_ASSERT(pred[c] <= least * (1.0 + GS_SELECT_PRED_TIE));
+    for (int k = 0; k < c; ++k) /* nothing earlier qualified */
+      CU_ASSERT(!elig[k] || pred[k] > least * (1.0 + GS_SELECT_PRED_TIE));
+  }
+  /* normal rows: pool cusparse-csr (measured), hyb, ell, csr5, bccoo (byte bounds 129.3,
+   * 129.3, 131.1, 128.0 us over 200 products, prepares 0.4, 0.4, 0.5, 1.0 ms) */
+  const double p2[5] = {0.0, 0.4e-3 + 200 * 129.3e-6, 0.4e-3 + 200 * 129.3e-6,
+                        0.5e-3 + 200 * 131.1e-6, 1.0e-3 + 200 * 126.0e-6};
+  const int e2[5] = {0, 1, 1, 1, 1};
+  CU_ASSERT_EQUAL(gs_select_next_candidate(p2, e2, 5), 1); /* hyb, not bccoo */
+  /* a bound far below the others still goes first (lap27's bccoo: one-byte values) */
+  const double p3[3] = {0.0, 0.4e-3 + 200 * 100e-6, 1.4e-3 + 200 * 40e-6};
+  const int e3[3] = {0, 1, 1};
+  CU_ASSERT_EQUAL(gs_select_next_candidate(p3, e3, 3), 2);
+  const double p4[2] = {INFINITY, INFINITY}; /* no prediction: the pool's order */
+  const int e4[2] = {0, 1};
+  CU_ASSERT_EQUAL(gs_select_next_candidate(p4, e4, 2), 1);
+}
+
 /* prepare + products * t: exact costs of binary fractions, the earlier of equals, failures out. */
 static void test_decide(void)
 {
@@ -781,6 +828,8 @@ int main(void)
       {"rule: agrees with bench/select_fit.py on measured features", test_rule_matches_fit_script},
       {"rule: refusals never selected (random features)", test_rule_never_selects_refusals},
       {"decide: amortised cost, ties, failures", test_decide},
+      {"next candidate: least prediction, the pool's order among near equals",
+       test_next_candidate},
       {"features: against independent counts", test_features},
       {"cache: hit, misses, corrupt file, unwritable folder", test_cache},
       {"staged: products left, prepare model, try and switch decisions", test_staged},
