@@ -586,9 +586,9 @@ static __device__ __forceinline__ void hola_n_share(const hola_args<Val, T> &a, 
  * transpose (Algorithm 5) under HOLA_MIN_BLOCKS; LOAD 1: the thread-owned loads (load_items'
  * DIRECT), no transpose, under a tighter register cap: 32 registers at 4 non-zeros a thread (8
  * resident blocks, the whole multiprocessor), 40 at 8 (6 blocks; 5 spilled). More warps in
- * flight hide the gathers' latency, which is what bounds short rows (docs/formats.md, "Irregular
- * rows": G3_circuit 57.1 -> 47.9 us on the H200; the same thread-owned loads at the 5-block cap
- * gained nothing, and the transpose at the 8-block cap half as much). */
+ * flight hide the gathers' latency, which is what bounds short rows; the occupancy gives about
+ * half of the gain and dropping the transpose the rest (docs/formats.md, "Thread-owned
+ * loads"). */
 #define HOLA_MIN_BLOCKS_DIRECT(NPT) ((NPT) == 4 ? 8 : 6)
 template <int NPT, int LOAD, typename Val, typename T>
 static __global__ void __launch_bounds__(HOLA_THREADS, LOAD == 1  ? HOLA_MIN_BLOCKS_DIRECT(NPT)
@@ -1033,8 +1033,8 @@ static void hola_destroy(void *data)
 
 enum { HOLA_OPT_NPT, HOLA_OPT_ROWS, HOLA_OPT_PIPE, HOLA_OPT_PGRID, HOLA_OPT_LOAD };
 static const gs_spmv_option_t hola_options[] = {
-    {"npt", "non-zeros per thread (4, 8 or 16); 0: from the mean row length", GS_OPTK_POW2, 0, 0,
-     16},
+    {"npt", "non-zeros per thread (4, 8 or 16); 0: from the mean row length (op N: 4 with the "
+     "automatic thread-owned loads)", GS_OPTK_POW2, 0, 0, 16},
     {"rows", "op T's atomics in row order, lane = row, where a warp's 32 rows are even (1), in "
      "entry order always (0), 2: row order on matrices of even rows with 8 non-zeros per thread",
      GS_OPTK_INT, 2, 0, 2},
@@ -1162,13 +1162,11 @@ static gs_status_t hola_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv
     const gs_features_t *f = gs_matrix_features(A);
     const int npt = gs_hola_npt(d->A.nnz, f ? f->row_mean : 0.0, req);
     /* op N on matrices of at least HOLA_SMALL_NNZ entries, automatic (hola.load=2, npt 0):
-     * the thread-owned loads at 4 non-zeros per thread. Measured on the H200 (2026-11-29,
-     * docs/formats.md "Irregular rows"), against the coalesced loads at the rule's npt and the
-     * pipeline: G3_circuit 0.96x -> 1.13x cuSPARSE, 7-point 128^3 1.09 -> 1.13, 27-point 100^3
-     * 0.83 -> 0.87, 5-point 2000^2 1.23 (pipelined) -> 1.23, Pareto, power-law and normal rows
-     * within 1%. Below it (latency of a few blocks) the coalesced loads at the rule's npt stay:
-     * the small real matrices measured 0-15% slower thread-owned. op T keeps the rule's split
-     * (its row order wants 8). The pipelined op N (hola.pipe=1, automatic) now only when the
+     * the thread-owned loads at 4 non-zeros per thread, ahead of the coalesced loads and of the
+     * pipeline on short and banded rows, within 1% elsewhere (docs/formats.md, "Thread-owned
+     * loads"). Below it (latency of a few blocks) the coalesced loads at the rule's npt stay:
+     * the small real matrices ran slower thread-owned. op T keeps the rule's split (its row
+     * order wants 8). The pipelined op N (hola.pipe=1, automatic) now only when the
      * coalesced loads are asked for (hola.load=0): on large banded matrices (occupied diagonals
      * at most m / HOLA_PIPE_BAND, so that x's gathers stay within a few lines of L1) at 4
      * non-zeros per thread (run 77, H100: lap27 167 -> 144 us, 7-point 128^3 109 -> 94, 5-point
