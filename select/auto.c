@@ -752,23 +752,19 @@ static gs_status_t measure(gs_context_t *ctx, gs_matrix_t *A, auto_state_t *a,
         (t_inc == 0.0 || sel->times[c].spmv_s < t_inc))
       t_inc = sel->times[c].spmv_s;
   for (;;) {
-    /* the next candidate: the pool's first (the baseline) while nothing is known, then the
-     * most promising, least predicted cost at its bound (the pool's order between near
-     * equals: gs_select_next_candidate) */
-    int c = -1, elig[GS_SELECT_MAX];
+    /* the next candidate (gs_select_next_candidate): the most promising, least predicted cost
+     * at its bound, the pool's order between near equals; while nothing is known, no
+     * prediction: the pool's first (the baseline) */
+    int elig[GS_SELECT_MAX];
     double pred[GS_SELECT_MAX];
     for (int k = 0; k < sel->ntimes; ++k) {
       elig[k] = sel->times[k].status == GS_SELECT_DEFERRED;
-      pred[k] = INFINITY;
-      if (!elig[k]) continue;
-      if (!isfinite(best_cost)) {
-        c = k;
-        break;
-      }
-      pred[k] = prepare_predicted(a, &sel->times[k], nnz) +
-                (a->expected_n + a->expected_t) * time_bound(a, sel->times[k].name);
+      pred[k] = elig[k] && isfinite(best_cost)
+                    ? prepare_predicted(a, &sel->times[k], nnz) +
+                          (a->expected_n + a->expected_t) * time_bound(a, sel->times[k].name)
+                    : INFINITY;
     }
-    if (c < 0 && isfinite(best_cost)) c = gs_select_next_candidate(pred, elig, sel->ntimes);
+    const int c = gs_select_next_candidate(pred, elig, sel->ntimes);
     if (c < 0) break;
     gs_select_time_t *t = &sel->times[c];
     gs_spmv_t *S = NULL;
