@@ -451,6 +451,10 @@ gs_status_t gs_matrix_select_features(gs_matrix_t *A, gs_select_features_t *f)
   return GS_SUCCESS;
 }
 int gs_matrix_wide(const gs_matrix_t *A) { return A ? A->wide : 0; }
+gs_symmetry_t gs_matrix_stored_symmetry(const gs_matrix_t *A)
+{
+  return A && !A->host_pending && A->h ? A->h->symmetry : GS_SYM_GENERAL;
+}
 
 /* ---- uploads through pinned memory --------------------------------------------------------
  * A cudaMemcpy from pageable memory goes through the driver's own small staging buffer one

@@ -4,8 +4,8 @@
  * build=host give the same device bytes and the same products.
  *
  * Passes (everything on ctx->stream):
- *  0. the RCM order, when modelled, on the host (gs_csr_rcm: sequential BFS) and uploaded
- *     (m entries); the renumbered CSR P A P^T on the device: row lengths gathered, scanned,
+ *  0. the RCM order, when modelled, on the device (gs_rcm_dev, spmv/rcm_devbuild.cu: the
+ *     host's gs_csr_rcm order exactly; on the host where the device declines); the renumbered CSR P A P^T on the device: row lengths gathered, scanned,
  *     rows copied with their columns renumbered, then each row stably sorted by column
  *     (cub::DeviceSegmentedSort::StableSortPairs, as gs_csr_permute_sym's stable merge sort).
  *  1. per candidate (order, R): pkt_shape_kernel, one block a packet, makes the host pass's
@@ -30,11 +30,12 @@
 #include <cub/device/device_segmented_sort.cuh>
 
 #include "core/error.h"
-#include "core/order.h" /* gs_csr_rcm */
+#include "core/order.h" /* gs_csr_rcm, when the device declines */
 #include "spmv/bg_devbuild.h" /* gs_coo_dev_plan */
 #include "spmv/common_kernels.h"
 #include "spmv/device_util.cuh"
 #include "spmv/pkt_devbuild.h"
+#include "spmv/rcm_devbuild.h"
 
 #define PKB_THREADS 256  /* threads of a build block (any layout's B: slot positions use B) */
 #define PKB_WARPS (PKB_THREADS / 32)
@@ -624,11 +625,19 @@ extern "C" gs_status_t gs_pkt_dev_build(gs_context_t *ctx, gs_matrix_t *A,
                                    ctx->stream)));
     /* 0. the RCM order (host) and the renumbered CSR (device) */
     if (pl.try_rcm) {
-      h_perm = (gs_idx_t *)malloc((size_t)m * sizeof *h_perm);
-      if (!h_perm) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory ordering rows for pkt");
-      GS_TRY(gs_csr_rcm(gs_matrix_host(A), h_perm));
-      GS_TRY(gs_upload(ctx, (void **)&D->d_perm, h_perm, (size_t)m * sizeof(gs_idx_t),
-                       "pkt row permutation"));
+      int ordered = 0;
+      GS_TRY(gs_dmalloc(ctx, (void **)&D->d_perm, (size_t)m * sizeof(int), "pkt row permutation"));
+      GS_TRY(gs_rcm_dev(ctx, A, D->d_perm, &ordered, NULL));
+      if (!ordered) { /* declined on the device (see rcm_devbuild.h): the host's order */
+        const gs_csr_t *H = gs_matrix_host(A);
+        if (!H) GS_FAIL(GS_ERR_HOST_MEMORY, "pkt: out of host memory for the matrix's host copy");
+        h_perm = (gs_idx_t *)malloc((size_t)m * sizeof *h_perm);
+        if (!h_perm) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory ordering rows for pkt");
+        GS_TRY(gs_csr_rcm(H, h_perm));
+        GS_TRY(GS_CUDA(cudaMemcpyAsync(D->d_perm, h_perm, (size_t)m * sizeof(gs_idx_t),
+                                       cudaMemcpyHostToDevice, ctx->stream)));
+        GS_TRY(GS_CUDA(cudaStreamSynchronize(ctx->stream)));
+      }
       GS_TRY(gs_dmalloc(ctx, (void **)&s.inv, (size_t)m * sizeof(int), "pkt inverse order"));
       GS_TRY(gs_dmalloc(ctx, (void **)&s.rpn, ((size_t)m + 1) * sizeof(int), "pkt RCM rows"));
       pkt_perm_lengths_kernel<<<gs_grid_blocks((int64_t)m + 1, 256), 256, 0, ctx->stream>>>(
@@ -823,7 +832,7 @@ extern "C" gs_status_t gs_pkt_dev_build(gs_context_t *ctx, gs_matrix_t *A,
     P.npackets = D->npackets;
     P.slots = D->slots;
     P.window_cols = D->window_cols;
-    P.perm = use_rcm ? h_perm : NULL;
+    P.perm = use_rcm ? D->d_perm : NULL; /* only "reordered or not" is read */
     P.rem = &rl;
     gs_pkt_bytes(&P, &D->bytes_n, &D->bytes_t);
   }

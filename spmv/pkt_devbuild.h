@@ -29,9 +29,9 @@ typedef struct gs_pkt_dev {
 } gs_pkt_dev_t;
 
 /** Builds *D for A under cfg (the checks of gs_pkt_build first). The RCM order, when modelled,
- *  is computed on the host (gs_csr_rcm on A's host CSR) and uploaded (m entries); everything
- *  else runs on ctx->stream, with two stream syncs (the candidates' totals, the remainder's
- *  column count). On failure frees what it allocated and leaves *D zeroed. */
+ *  is computed on the device (gs_rcm_dev: gs_csr_rcm's order; on the host where the device
+ *  declines, and uploaded); everything else runs on ctx->stream, with two stream syncs (the
+ *  candidates' totals, the remainder's column count) besides the ordering's one. On failure frees what it allocated and leaves *D zeroed. */
 gs_status_t gs_pkt_dev_build(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_cfg_t *cfg,
                              gs_pkt_dev_t *D);
 /** Frees the arrays of D (through ctx) and zeroes it. */

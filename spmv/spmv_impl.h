@@ -110,6 +110,10 @@ gs_status_t gs_dcsr_round_values(gs_context_t *ctx, const gs_dcsr_t *A, float **
  *  backends flagged WIDE ever see a wide matrix. */
 int gs_matrix_wide(const gs_matrix_t *A);
 
+/** The stored symmetry of A (Matrix Market's header) without downloading a device-made
+ *  matrix's host copy: GS_SYM_GENERAL for such a matrix. */
+gs_symmetry_t gs_matrix_stored_symmetry(const gs_matrix_t *A);
+
 /** Uploads count row pointers (or other entry offsets) into a fresh counted device buffer of
  *  int32_t: the 32-bit copy cuSPARSE's legacy routines and the narrow kernels read. An offset
  *  over INT32_MAX is GS_ERR_UNSUPPORTED naming `what` (a caller refuses wide matrices before). */
