@@ -26,9 +26,10 @@
  * numbers first as components of their own, are placed before the kernel (a scan); the graph
  * of A + A^T of a general matrix reads A's rows and the rows of a transpose built by a stable
  * radix sort of the entries by column (rows sorted, so each neighbour list is a merge).
- * The final order is the whole CM order reversed. A thread walks a vertex's neighbours, so a
- * graph with a vertex of more than GS_RCM_DEV_DEGREE is declined, as one of more than
- * GS_RCM_DEV_COMPONENTS components is (rcm_devbuild.h). */
+ * The final order is the whole CM order reversed. A thread walks a vertex's neighbours, a
+ * block those of a vertex of more than RCM_HEAVY (the hubs of power-law and Pareto rows). A
+ * graph with a vertex of more than GS_RCM_DEV_DEGREE neighbours is declined, as one of more
+ * than GS_RCM_DEV_COMPONENTS components is (rcm_devbuild.h). */
 #include <limits.h>
 #include <stdint.h>
 #include <string.h>
@@ -49,6 +50,7 @@ namespace cgrp = cooperative_groups;
 #define RCM_T 256     /* threads a block */
 #define RCM_PER_SM 2  /* blocks an SM at most (fewer blocks, cheaper barriers) */
 #define RCM_LOCAL 16  /* children one thread sorts (insertion sort in registers) */
+#define RCM_HEAVY 64  /* a vertex of more neighbours is walked by a whole block */
 
 typedef unsigned long long u64;
 
@@ -65,9 +67,10 @@ typedef struct rcm_state {
   u64 start[2];   /* least key among the unnumbered vertices (a component's start) */
   int count[3];   /* BFS: vertices of the level being formed */
   int nbig[3];    /* numbering: parents of the level with more than RCM_LOCAL children */
+  int nheavy[3];  /* numbering: placed children of more than RCM_HEAVY neighbours */
   int total[2];   /* numbering: children of the level (written by its last chunk) */
   int isolated;   /* isolated vertices, placed first */
-  int declined;   /* 1: too many components; 2: a vertex with too many children */
+  int declined;   /* 1: too many components; 2: a vertex of too many neighbours */
   /* what gs_rcm_dev_stats_t reports (thread 0 of the grid, %globaltimer ns) */
   u64 t_bfs, t_number;
   int bfs_runs, bfs_levels, number_levels, big_levels, components;
@@ -84,6 +87,7 @@ typedef struct rcm_args {
   int *big_v, *big_p, *big_base, *big_cnt, *big_fill;
   u64 *keys;
   int *segb;
+  int *heavy_u, *heavy_P; /* placed children of many neighbours: their pushes, a block each */
   rcm_state_t *st;
 } rcm_args_t;
 
@@ -130,6 +134,33 @@ static __device__ __forceinline__ void rcm_for_nbrs(const rcm_graph_t &g, int v,
   }
 }
 
+/* f(u) for each neighbour u != v of v, once each, spread over `lanes` threads (lane = this
+ * thread's number among them): A's row strided, then the transpose's row strided without the
+ * entries also in A's row (a binary search there). For the vertices of many neighbours. */
+template <typename F>
+static __device__ __forceinline__ void rcm_for_nbrs_coop(const rcm_graph_t &g, int v, int lane,
+                                                         int lanes, F f)
+{
+  const int r0 = g.rp[v], r1 = g.rp[v + 1];
+  for (int e = r0 + lane; e < r1; e += lanes) {
+    const int u = g.ci[e];
+    if (u != v) f(u);
+  }
+  if (!g.tp) return;
+  for (int e = g.tp[v] + lane; e < g.tp[v + 1]; e += lanes) {
+    const int u = g.ti[e];
+    if (u == v) continue;
+    int lo = r0, hi = r1;
+    while (lo < hi) {
+      const int mid = lo + (hi - lo) / 2;
+      if (g.ci[mid] < u) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo < r1 && g.ci[lo] == u) continue;
+    f(u);
+  }
+}
+
 /* ---- the graph's preparation (ordinary kernels) ------------------------------------------- */
 
 /* row[e] = the row of entry e (a thread a row). */
@@ -155,15 +186,20 @@ static __global__ void rcm_tptr_kernel(int n, int nnz, const int *__restrict__ k
   }
 }
 
-/* deg[v]; iso[v] = 1 for an isolated vertex. */
+/* deg[v]; iso[v] = 1 for an isolated vertex (a warp a vertex: hubs have 1e5 neighbours). */
 static __global__ void rcm_degree_kernel(rcm_graph_t g, int *__restrict__ deg, int *__restrict__ iso)
 {
-  GS_GRID_STRIDE(v, g.n)
+  const int lane = threadIdx.x & 31;
+  GS_GRID_STRIDE(t, (int64_t)g.n * 32)
   {
+    const int v = (int)(t >> 5);
     int d = 0;
-    rcm_for_nbrs(g, (int)v, [&](int) { ++d; });
-    deg[v] = d;
-    iso[v] = d == 0;
+    rcm_for_nbrs_coop(g, v, lane, 32, [&](int) { ++d; });
+    for (int o = 16; o > 0; o >>= 1) d += __shfl_xor_sync(0xffffffffu, d, o);
+    if (lane == 0) {
+      deg[v] = d;
+      iso[v] = d == 0;
+    }
   }
 }
 
@@ -185,7 +221,9 @@ typedef cub::BlockScan<int, RCM_T> rcm_scan_t;
 
 typedef struct rcm_smem {
   rcm_scan_t::TempStorage scan;
-  int prefix;
+  int prefix, nh, hsum;
+  int hv[RCM_T], hslot[RCM_T]; /* the chunk's vertices of many neighbours, their threads */
+  int hcnt[RCM_T];             /* by thread: the children a block counted for its vertex */
   u64 red[RCM_T / 32];
 } rcm_smem_t;
 
@@ -206,8 +244,8 @@ static __device__ u64 rcm_block_min(u64 k, rcm_smem_t *sm)
 
 /* Level-synchronous BFS of root's component (stamp id): lvl[] set for it, *nlvl levels,
  * *size vertices, *best the least key of the last level. All threads call it. */
-static __device__ void rcm_bfs(const rcm_args_t &a, cgrp::grid_group &grid, int root, int id,
-                               int *nlvl, int *size, u64 *best)
+static __device__ void rcm_bfs(const rcm_args_t &a, cgrp::grid_group &grid, rcm_smem_t *sm,
+                               int root, int id, int *nlvl, int *size, u64 *best)
 {
   const int64_t gt = (int64_t)blockIdx.x * RCM_T + threadIdx.x, T = (int64_t)gridDim.x * RCM_T;
   rcm_state_t *st = a.st;
@@ -229,16 +267,27 @@ static __device__ void rcm_bfs(const rcm_args_t &a, cgrp::grid_group &grid, int 
       st->count[(L + 1) % 3] = 0;
       st->minkey[(L + 1) % 3] = ~0ull;
     }
-    for (int64_t i = s + gt; i < e; i += T) {
-      const int v = a.q[i];
-      rcm_for_nbrs(a.g, v, [&](int u) {
-        const int old = ((volatile int *)a.stamp)[u];
-        if (old != id && atomicCAS(&a.stamp[u], old, id) == old) {
-          a.lvl[u] = L + 1;
-          a.q[e + atomicAdd(&st->count[sl], 1)] = u;
-          atomicMin(&st->minkey[sl], rcm_key(a.g.deg[u], u));
-        }
-      });
+    auto claim = [&](int u) {
+      const int old = ((volatile int *)a.stamp)[u];
+      if (old != id && atomicCAS(&a.stamp[u], old, id) == old) {
+        a.lvl[u] = L + 1;
+        a.q[e + atomicAdd(&st->count[sl], 1)] = u;
+        atomicMin(&st->minkey[sl], rcm_key(a.g.deg[u], u));
+      }
+    };
+    /* a chunk of RCM_T vertices a block: each thread walks its own, the block the heavy ones */
+    for (int64_t c0 = s + (int64_t)blockIdx.x * RCM_T; c0 < e; c0 += T) {
+      const int64_t i = c0 + threadIdx.x;
+      const int v = i < e ? a.q[i] : -1;
+      if (threadIdx.x == 0) sm->nh = 0;
+      __syncthreads();
+      if (v >= 0) {
+        if (a.g.deg[v] > RCM_HEAVY) sm->hv[atomicAdd(&sm->nh, 1)] = v;
+        else rcm_for_nbrs(a.g, v, claim);
+      }
+      __syncthreads();
+      for (int h = 0; h < sm->nh; ++h) rcm_for_nbrs_coop(a.g, sm->hv[h], threadIdx.x, RCM_T, claim);
+      __syncthreads(); /* sm->nh is reset by the next chunk */
     }
     grid.sync();
     const int w = ((volatile int *)st->count)[sl];
@@ -258,9 +307,16 @@ static __device__ void rcm_bfs(const rcm_args_t &a, cgrp::grid_group &grid, int 
   }
 }
 
-/* Pushes position P of vertex u (placed in level L + 1) to its neighbours of level L + 2. */
+/* Pushes position P of vertex u (placed in level L2 - 1) to its neighbours of level L2; a
+ * vertex of more than RCM_HEAVY neighbours is listed for a block to push after a barrier. */
 static __device__ __forceinline__ void rcm_push(const rcm_args_t &a, int u, int P, int L2)
 {
+  if (a.g.deg[u] > RCM_HEAVY) {
+    const int h = atomicAdd(&a.st->nheavy[(L2 - 2) % 3], 1);
+    a.heavy_u[h] = u;
+    a.heavy_P[h] = P;
+    return;
+  }
   rcm_for_nbrs(a.g, u, [&](int w) {
     if (a.lvl[w] == L2) atomicMin(&a.ppos[w], P);
   });
@@ -300,11 +356,13 @@ static __device__ int rcm_lookback(u64 *flags, int c, u64 ep, int agg)
 }
 
 /* Numbers root's component from position base (lvl[] from root's BFS). Per level: the
- * parents, a chunk of RCM_T a block, count their children, scan, look back, and each writes
- * up to RCM_LOCAL children itself; a parent of more is listed, and after a barrier the grid
- * gathers each listed parent's children keys into their positions (a block a parent) and,
- * after another, ranks each by counting the smaller keys of its parent's (keys are distinct):
- * O(c^2) for c children (at most GS_RCM_DEV_DEGREE), spread over the grid. */
+ * parents, a chunk of RCM_T a block, count their children (a parent of more than RCM_HEAVY
+ * neighbours counted by the whole block), scan, look back, and each writes up to RCM_LOCAL
+ * children itself. A parent of more children or neighbours is listed, and after a barrier the
+ * grid gathers each listed parent's children keys into their positions (a block a parent)
+ * and, after another, ranks each by counting the smaller keys of its parent's (keys are
+ * distinct): O(c^2) for c children, spread over the grid. Placed children of more than
+ * RCM_HEAVY neighbours push their positions after a last barrier, a block each. */
 static __device__ void rcm_number(const rcm_args_t &a, cgrp::grid_group &grid, rcm_smem_t *sm,
                                   int root, int base, u64 *epoch)
 {
@@ -313,20 +371,49 @@ static __device__ void rcm_number(const rcm_args_t &a, cgrp::grid_group &grid, r
   if (gt == 0) {
     a.cm[base] = root;
     a.placed[root] = 1;
-    rcm_push(a, root, base, 1);
-    st->nbig[0] = 0;
+    st->nbig[0] = st->nheavy[0] = 0;
   }
+  if (blockIdx.x == 0)
+    rcm_for_nbrs_coop(a.g, root, threadIdx.x, RCM_T, [&](int w) {
+      if (a.lvl[w] == 1) atomicMin(&a.ppos[w], base);
+    });
   grid.sync();
   int ls = base, le = base + 1, L = 0;
   while (ls < le) {
     const u64 ep = ++*epoch;
     const int nch = (le - ls + RCM_T - 1) / RCM_T;
-    if (gt == 0) st->nbig[(L + 1) % 3] = 0; /* last read after the barrier of level L - 2 */
+    if (gt == 0) { /* slots last read after the barriers of level L - 2 */
+      st->nbig[(L + 1) % 3] = 0;
+      st->nheavy[(L + 1) % 3] = 0;
+    }
     for (int c = blockIdx.x; c < nch; c += gridDim.x) {
       const int p = ls + c * RCM_T + (int)threadIdx.x;
       const int v = p < le ? a.cm[p] : -1;
+      const int heavy = v >= 0 && a.g.deg[v] > RCM_HEAVY;
       int cnt = 0;
-      if (v >= 0) rcm_for_nbrs(a.g, v, [&](int u) { cnt += a.ppos[u] == p; });
+      if (threadIdx.x == 0) sm->nh = 0;
+      __syncthreads();
+      if (heavy) {
+        const int h = atomicAdd(&sm->nh, 1);
+        sm->hv[h] = v;
+        sm->hslot[h] = threadIdx.x;
+      } else if (v >= 0) {
+        rcm_for_nbrs(a.g, v, [&](int u) { cnt += a.ppos[u] == p; });
+      }
+      __syncthreads();
+      for (int h = 0; h < sm->nh; ++h) { /* the heavy parents' counts, by the block */
+        const int hp = ls + c * RCM_T + sm->hslot[h];
+        int hc = 0;
+        rcm_for_nbrs_coop(a.g, sm->hv[h], threadIdx.x, RCM_T,
+                          [&](int u) { hc += a.ppos[u] == hp; });
+        if (threadIdx.x == 0) sm->hsum = 0;
+        __syncthreads();
+        for (int o = 16; o > 0; o >>= 1) hc += __shfl_xor_sync(0xffffffffu, hc, o);
+        if ((threadIdx.x & 31) == 0 && hc) atomicAdd(&sm->hsum, hc);
+        __syncthreads();
+        if (threadIdx.x == sm->hslot[h]) cnt = sm->hsum;
+        __syncthreads();
+      }
       int loc, agg;
       rcm_scan_t(sm->scan).ExclusiveSum(cnt, loc, agg);
       if (threadIdx.x < 32) {
@@ -335,7 +422,7 @@ static __device__ void rcm_number(const rcm_args_t &a, cgrp::grid_group &grid, r
       }
       __syncthreads();
       const int first = le + sm->prefix + loc;
-      if (cnt > 0 && cnt <= RCM_LOCAL) {
+      if (cnt > 0 && cnt <= RCM_LOCAL && !heavy) {
         u64 k[RCM_LOCAL] = {0};
         int c2 = 0;
         rcm_for_nbrs(a.g, v, [&](int u) {
@@ -351,7 +438,7 @@ static __device__ void rcm_number(const rcm_args_t &a, cgrp::grid_group &grid, r
           a.placed[u] = 1;
           rcm_push(a, u, first + j, L + 2);
         }
-      } else if (cnt > RCM_LOCAL) {
+      } else if (cnt > 0) {
         const int b = atomicAdd(&st->nbig[L % 3], 1);
         a.big_v[b] = v;
         a.big_p[b] = p;
@@ -360,38 +447,20 @@ static __device__ void rcm_number(const rcm_args_t &a, cgrp::grid_group &grid, r
         a.big_fill[b] = 0;
       }
       if (c == nch - 1 && threadIdx.x == 0) st->total[L & 1] = sm->prefix + agg;
-      __syncthreads(); /* sm->scan and sm->prefix are reused by the next chunk */
+      __syncthreads(); /* sm is reused by the next chunk */
     }
     grid.sync();
-    if (((volatile int *)&st->declined)[0]) return;
     const int total = ((volatile int *)st->total)[L & 1];
     const int nb = ((volatile int *)st->nbig)[L % 3];
     if (nb > 0) {
       for (int b = blockIdx.x; b < nb; b += gridDim.x) { /* gather, a block a parent */
         const int bv = a.big_v[b], bp = a.big_p[b], bbase = a.big_base[b];
-        const int r0 = a.g.rp[bv], r1 = a.g.rp[bv + 1];
-        for (int e = r0 + (int)threadIdx.x; e < r1; e += RCM_T) {
-          const int u = a.g.ci[e];
-          if (u == bv || a.ppos[u] != bp) continue;
+        rcm_for_nbrs_coop(a.g, bv, threadIdx.x, RCM_T, [&](int u) {
+          if (a.ppos[u] != bp) return;
           const int P = bbase + atomicAdd(&a.big_fill[b], 1);
           a.keys[P] = rcm_key(a.g.deg[u], u);
           a.segb[P] = b;
-        }
-        if (a.g.tp)
-          for (int e = a.g.tp[bv] + (int)threadIdx.x; e < a.g.tp[bv + 1]; e += RCM_T) {
-            const int u = a.g.ti[e];
-            if (u == bv || a.ppos[u] != bp) continue;
-            int lo = r0, hi = r1; /* in A's row too: gathered there */
-            while (lo < hi) {
-              const int mid = lo + (hi - lo) / 2;
-              if (a.g.ci[mid] < u) lo = mid + 1;
-              else hi = mid;
-            }
-            if (lo < r1 && a.g.ci[lo] == u) continue;
-            const int P = bbase + atomicAdd(&a.big_fill[b], 1);
-            a.keys[P] = rcm_key(a.g.deg[u], u);
-            a.segb[P] = b;
-          }
+        });
       }
       grid.sync();
       for (int64_t P = le + gt; P < (int64_t)le + total; P += T) { /* rank and place */
@@ -407,6 +476,16 @@ static __device__ void rcm_number(const rcm_args_t &a, cgrp::grid_group &grid, r
         rcm_push(a, u, bbase + r, L + 2);
       }
       if (gt == 0) ++st->big_levels;
+      grid.sync();
+    }
+    const int nh = ((volatile int *)st->nheavy)[L % 3];
+    if (nh > 0) { /* the heavy children's pushes, a block each */
+      for (int h = blockIdx.x; h < nh; h += gridDim.x) {
+        const int u = a.heavy_u[h], P = a.heavy_P[h];
+        rcm_for_nbrs_coop(a.g, u, threadIdx.x, RCM_T, [&](int w) {
+          if (a.lvl[w] == L + 2) atomicMin(&a.ppos[w], P);
+        });
+      }
       grid.sync();
     }
     ls = le;
@@ -465,10 +544,10 @@ static __global__ void __launch_bounds__(RCM_T) rcm_kernel(rcm_args_t a)
     /* George and Liu's pseudo-peripheral root (core/order.c, rcm_root) */
     int nlvl, size, nl;
     u64 best;
-    rcm_bfs(a, grid, root, ++id, &nlvl, &size, &best);
+    rcm_bfs(a, grid, &sm, root, ++id, &nlvl, &size, &best);
     while (nlvl > 1 && nlvl < size) {
       root = (int)(unsigned)(best & 0xffffffffu);
-      rcm_bfs(a, grid, root, ++id, &nl, &size, &best);
+      rcm_bfs(a, grid, &sm, root, ++id, &nl, &size, &best);
       if (nl <= nlvl) break;
       nlvl = nl;
     }
@@ -493,7 +572,7 @@ extern "C" gs_status_t gs_rcm_dev(gs_context_t *ctx, gs_matrix_t *M, int *d_perm
   gs_status_t st = GS_SUCCESS;
   gs_dcsr_t D;
   const gs_dcsr_t *A = &D;
-  int *big = NULL, *segb = NULL;
+  int *big = NULL, *segb = NULL, *heavy = NULL;
   u64 *keys = NULL;
   *ordered = 0;
   if (stats) memset(stats, 0, sizeof *stats);
@@ -559,7 +638,7 @@ extern "C" gs_status_t gs_rcm_dev(gs_context_t *ctx, gs_matrix_t *M, int *d_perm
   GS_TRY(gs_dmalloc(ctx, (void **)&pos, (size_t)n * sizeof(int), "RCM isolated positions"));
   GS_TRY(gs_dmalloc(ctx, (void **)&cm, (size_t)n * sizeof(int), "RCM order"));
   GS_TRY(gs_dmalloc(ctx, (void **)&dst, sizeof(rcm_state_t), "RCM state"));
-  rcm_degree_kernel<<<gs_grid_blocks(n, 256), 256, 0, ctx->stream>>>(g, deg, iso);
+  rcm_degree_kernel<<<gs_grid_blocks((int64_t)n * 32, 256), 256, 0, ctx->stream>>>(g, deg, iso);
   GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "rcm_degree_kernel"));
   g.deg = deg;
   tb = 0;
@@ -584,6 +663,7 @@ extern "C" gs_status_t gs_rcm_dev(gs_context_t *ctx, gs_matrix_t *M, int *d_perm
     GS_TRY(gs_dmalloc(ctx, (void **)&big, 5 * nbig * sizeof(int), "RCM parents of many children"));
     GS_TRY(gs_dmalloc(ctx, (void **)&keys, (size_t)n * sizeof(u64), "RCM children keys"));
     GS_TRY(gs_dmalloc(ctx, (void **)&segb, (size_t)n * sizeof(int), "RCM children parents"));
+    GS_TRY(gs_dmalloc(ctx, (void **)&heavy, 2 * (size_t)n * sizeof(int), "RCM heavy pushes"));
   }
   {
     const size_t nflags = (size_t)n / RCM_T + 1;
@@ -612,6 +692,8 @@ extern "C" gs_status_t gs_rcm_dev(gs_context_t *ctx, gs_matrix_t *M, int *d_perm
     }
     args.keys = keys;
     args.segb = segb;
+    args.heavy_u = heavy;
+    args.heavy_P = heavy + n;
     args.st = dst;
     int64_t blocks = (int64_t)ctx->sm_count * per_sm;
     const int64_t need = ((int64_t)n + RCM_T - 1) / RCM_T;
@@ -657,6 +739,7 @@ cleanup:
   gs_dfree(ctx, big);
   gs_dfree(ctx, keys);
   gs_dfree(ctx, segb);
+  gs_dfree(ctx, heavy);
   gs_dfree(ctx, dst);
   return st;
 }

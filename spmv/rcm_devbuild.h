@@ -13,10 +13,9 @@ extern "C" {
 /* What the device order declines (the caller then orders on the host): more connected
  * components than GS_RCM_DEV_COMPONENTS (each one costs a few grid-wide barriers and a pass
  * over the vertices, isolated vertices aside), or a vertex of more than GS_RCM_DEV_DEGREE
- * neighbours (a thread walks a vertex's neighbours: a hub of Pareto or power-law rows, 1e5
- * of them, would take one thread hundreds of milliseconds). */
+ * neighbours (a parent's c children are ranked by counting, c^2 comparisons). */
 #define GS_RCM_DEV_COMPONENTS 64
-#define GS_RCM_DEV_DEGREE 4096
+#define GS_RCM_DEV_DEGREE (1 << 18)
 
 /** What one device ordering did (the kernel's own clock, thread 0's view). */
 typedef struct gs_rcm_dev_stats {

@@ -184,13 +184,14 @@ static void test_components(void)
 }
 
 /* A hub joined to `leaves` vertices (some also joined to the next, so degrees differ): the
- * hub's children are sorted by one thread (<= 16) or ranked by the grid; a hub of more than
- * GS_RCM_DEV_DEGREE neighbours is declined. */
+ * hub's children are sorted by one thread (<= 16) or ranked by the grid, its neighbours walked
+ * by a thread (<= 64) or its block; a hub of more than GS_RCM_DEV_DEGREE neighbours is
+ * declined. */
 static void test_hubs(void)
 {
   uint64_t s = gs_test_seed() ^ 0x7c6;
-  const int leaves[] = {5, 17, 18, 300, 4000, GS_RCM_DEV_DEGREE + 1};
-  for (int k = 0; k < 6; ++k)
+  const int leaves[] = {5, 17, 18, 65, 300, 20000, GS_RCM_DEV_DEGREE + 1};
+  for (int k = 0; k < 7; ++k)
     for (int sym = 0; sym < 2; ++sym) {
       const gs_idx_t n = leaves[k] + 1;
       gs_coo_t *C = NULL;
@@ -210,8 +211,8 @@ static void test_hubs(void)
       int declined = -1;
       compare(H, lab, &declined);
       /* a leaf of degree 1 is the root, the hub its one child, and the other leaves - 1 are
-         the hub's children: 16 and 17 straddle a thread's limit; the last hub's degree is
-         declined */
+         the hub's children: 16 and 17 straddle a thread's limit, 64 and 65 neighbours a
+         block's walk; the last hub's degree is declined */
       CU_ASSERT_EQUAL(declined, leaves[k] > GS_RCM_DEV_DEGREE);
       gs_csr_destroy(&H);
     }
@@ -224,10 +225,9 @@ static void test_irregular(void)
   for (int k = 0; k < 2; ++k) {
     gs_csr_t *H = NULL;
     const uint64_t seed = gs_test_next(&s);
-    /* sizes whose largest degree stays below GS_RCM_DEV_DEGREE: rows of at most ~1300 and
-       3000 entries, columns of about as many and 40 */
-    if (k == 0) CU_ASSERT_FATAL(gs_gen_powerlaw(&H, 30000, 4.0, 2.5, seed) == GS_SUCCESS);
-    if (k == 1) CU_ASSERT_FATAL(gs_gen_pareto(&H, 3000, 1.0, seed) == GS_SUCCESS);
+    /* hubs of thousands of neighbours (rows of up to N entries for Pareto) */
+    if (k == 0) CU_ASSERT_FATAL(gs_gen_powerlaw(&H, 100000, 6.0, 2.5, seed) == GS_SUCCESS);
+    if (k == 1) CU_ASSERT_FATAL(gs_gen_pareto(&H, 20000, 1.0, seed) == GS_SUCCESS);
     expect_order(H, k == 0 ? "power-law rows" : "Pareto rows");
     gs_csr_destroy(&H);
   }
