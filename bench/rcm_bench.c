@@ -144,8 +144,10 @@ int main(int argc, char **argv)
   printf("device %s: median %.2f ms (min %.2f, %d runs) = %.0f products of %.1f us; kernel: "
          "BFS %.2f ms (%d passes, %d levels), numbering %.2f ms (%d levels, %d with many "
          "children), %d components, %d isolated\n",
-         ordered ? "ordered" : (stats.declined == 1 ? "declined (components)"
-                                                    : "declined (degree)"),
+         ordered ? "ordered"
+                 : stats.declined == 1 ? "declined (components)"
+                 : stats.declined == 2 ? "declined (degree)"
+                 : stats.declined == 3 ? "declined (directed)" : "declined",
          t[runs / 2], t[0], runs, prod > 0 ? 1e3 * t[runs / 2] / prod : -1.0, prod, stats.bfs_ms,
          stats.bfs_runs, stats.bfs_levels, stats.number_ms, stats.number_levels, stats.big_levels,
          stats.components, stats.isolated);

@@ -16,9 +16,9 @@
  *     keys) after two more barriers;
  *   - each placed child pushes its own position to its neighbours of level L + 2 (the levels
  *     are known from the root's BFS, the root search's last one).
- * One barrier a level (three with a parent of many children). The root search (George and Liu: from the unnumbered vertex of least
- * (degree, index), move to the least vertex of the last level while that deepens the level
- * structure) is level-synchronous BFS, one barrier a level, vertices claimed by atomicCAS on a
+ * One barrier a level (three with a parent of many children). The root search (George and
+ * Liu: from the unnumbered vertex of least (degree, index), move to the least vertex of the
+ * last level while that deepens the level structure) is level-synchronous BFS, one barrier a level, vertices claimed by atomicCAS on a
  * BFS stamp: only the level sets matter there, not their order. Everything runs in ONE
  * cooperative kernel (co-resident blocks, cooperative_groups grid barriers), so that the host
  * is not in the loop of the hundreds of levels of a mesh or circuit (G3_circuit: three BFS of
@@ -70,7 +70,8 @@ typedef struct rcm_state {
   int nheavy[3];  /* numbering: placed children of more than RCM_HEAVY neighbours */
   int total[2];   /* numbering: children of the level (written by its last chunk) */
   int isolated;   /* isolated vertices, placed first */
-  int declined;   /* 1: too many components; 2: a vertex of too many neighbours */
+  int declined;   /* 1: too many components; 2: a vertex of too many neighbours; 3: directed */
+  int directed;   /* a claim of symmetry found false (rcm_verify_kernel) */
   /* what gs_rcm_dev_stats_t reports (thread 0 of the grid, %globaltimer ns) */
   u64 t_bfs, t_number;
   int bfs_runs, bfs_levels, number_levels, big_levels, components;
@@ -187,7 +188,8 @@ static __global__ void rcm_tptr_kernel(int n, int nnz, const int *__restrict__ k
 }
 
 /* deg[v]; iso[v] = 1 for an isolated vertex (a warp a vertex: hubs have 1e5 neighbours). */
-static __global__ void rcm_degree_kernel(rcm_graph_t g, int *__restrict__ deg, int *__restrict__ iso)
+static __global__ void rcm_degree_kernel(rcm_graph_t g, int *__restrict__ deg,
+                                         int *__restrict__ iso)
 {
   const int lane = threadIdx.x & 31;
   GS_GRID_STRIDE(t, (int64_t)g.n * 32)
@@ -502,7 +504,7 @@ static __global__ void __launch_bounds__(RCM_T) rcm_kernel(rcm_args_t a)
   const int n = a.g.n;
   const int64_t gt = (int64_t)blockIdx.x * RCM_T + threadIdx.x, T = (int64_t)gridDim.x * RCM_T;
   rcm_state_t *st = a.st;
-  if (gt == 0) st->declined = 0;
+  if (gt == 0) st->declined = ((volatile int *)&st->directed)[0] ? 3 : 0;
   grid.sync();
   for (int64_t u = gt; u < n; u += T) {
     a.stamp[u] = 0;
@@ -566,41 +568,43 @@ static __global__ void __launch_bounds__(RCM_T) rcm_kernel(rcm_args_t a)
 
 /* ---- host side ------------------------------------------------------------------------------ */
 
-extern "C" gs_status_t gs_rcm_dev(gs_context_t *ctx, gs_matrix_t *M, int *d_perm, int *ordered,
-                                  gs_rcm_dev_stats_t *stats)
+/* The graph the kernel walks (rcm_run's mode): A's pattern (structurally symmetric, known), A +
+ * A^T (general storage), or A's pattern under a claim of symmetry still to be checked (the
+ * transpose is built, compared with A on the device, and the order declined when they differ:
+ * the host walks the directed pattern there). */
+enum { RCM_GRAPH_A = 0, RCM_GRAPH_A_AT = 1, RCM_GRAPH_CLAIMED = 2 };
+
+/* row v of A against row v of A^T (a warp a row): st->directed = 1 where they differ. */
+static __global__ void rcm_verify_kernel(int n, const int *__restrict__ rp,
+                                         const int *__restrict__ ci, const int *__restrict__ tp,
+                                         const int *__restrict__ ti, rcm_state_t *st)
+{
+  const int lane = threadIdx.x & 31;
+  GS_GRID_STRIDE(t, (int64_t)n * 32)
+  {
+    const int v = (int)(t >> 5), a = rp[v], len = rp[v + 1] - a, b = tp[v];
+    int bad = len != tp[v + 1] - b;
+    for (int k = lane; !bad && k < len; k += 32) bad = ci[a + k] != ti[b + k];
+    if (bad) atomicExch(&st->directed, 1);
+  }
+}
+
+/* The order of A (square, 32-bit offsets, n > 0) into d_perm; see gs_rcm_dev. */
+static gs_status_t rcm_run(gs_context_t *ctx, const gs_dcsr_t *A, int mode, int *d_perm,
+                           int *ordered, gs_rcm_dev_stats_t *stats)
 {
   gs_status_t st = GS_SUCCESS;
-  gs_dcsr_t D;
-  const gs_dcsr_t *A = &D;
-  int *big = NULL, *segb = NULL, *heavy = NULL;
-  u64 *keys = NULL;
-  *ordered = 0;
-  if (stats) memset(stats, 0, sizeof *stats);
-  GS_CHECK(gs_matrix_device_csr(M, &D));
   const int n = A->m;
   int *row = NULL, *key = NULL, *tp = NULL, *ti = NULL, *deg = NULL, *iso = NULL, *pos = NULL;
   int *cm = NULL, *q = NULL, *stamp = NULL, *lvl = NULL, *ppos = NULL;
+  int *big = NULL, *segb = NULL, *heavy = NULL;
+  u64 *keys = NULL;
   unsigned char *placed = NULL;
   u64 *flags = NULL;
   rcm_state_t *dst = NULL;
   void *tmp = NULL;
   size_t tb = 0;
-  if (A->m != A->n)
-    return GS_ERROR(GS_ERR_DIMENSION, "RCM: the matrix is %d x %d, not square", A->m, A->n);
-  if (A->wide || (A->nnz > 0 && !A->d_row_ptr32))
-    return GS_ERROR(GS_ERR_UNSUPPORTED, "RCM on the device: 64-bit row offsets");
-  if (n == 0) {
-    *ordered = 1;
-    return GS_SUCCESS;
-  }
-  const gs_features_t *f = gs_matrix_features(M);
-  const int symmetric = f && f->structurally_symmetric;
-  if (!symmetric && gs_matrix_stored_symmetry(M) != GS_SYM_GENERAL)
-    return GS_SUCCESS; /* a directed graph: declined, the host orders */
-  if (f && f->row_max - 1 > GS_RCM_DEV_DEGREE) { /* a degree the kernel would decline */
-    if (stats) stats->declined = 2;
-    return GS_SUCCESS;
-  }
+  *ordered = 0;
   const int nnz = (int)A->nnz;
   rcm_graph_t g = {n, A->d_row_ptr32, A->d_col, NULL, NULL, NULL};
   int coop = 0, per_sm = 0;
@@ -608,8 +612,10 @@ extern "C" gs_status_t gs_rcm_dev(gs_context_t *ctx, gs_matrix_t *M, int *d_perm
   GS_TRY(GS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, rcm_kernel, RCM_T, 0)));
   if (!coop || per_sm < 1) return GS_SUCCESS; /* declined: the host orders */
   if (per_sm > RCM_PER_SM) per_sm = RCM_PER_SM;
+  GS_TRY(gs_dmalloc(ctx, (void **)&dst, sizeof(rcm_state_t), "RCM state"));
+  GS_TRY(GS_CUDA(cudaMemsetAsync(dst, 0, sizeof(rcm_state_t), ctx->stream)));
 
-  if (!symmetric && nnz > 0) { /* the transpose's rows: entries stably sorted by column */
+  if (mode != RCM_GRAPH_A && nnz > 0) { /* the transpose's rows: entries stably sorted by column */
     GS_TRY(gs_dmalloc(ctx, (void **)&row, (size_t)nnz * sizeof(int), "RCM entry rows"));
     GS_TRY(gs_dmalloc(ctx, (void **)&key, (size_t)nnz * sizeof(int), "RCM sorted columns"));
     GS_TRY(gs_dmalloc(ctx, (void **)&ti, (size_t)nnz * sizeof(int), "RCM transpose columns"));
@@ -632,12 +638,16 @@ extern "C" gs_status_t gs_rcm_dev(gs_context_t *ctx, gs_matrix_t *M, int *d_perm
     row = key = NULL;
     g.tp = tp;
     g.ti = ti;
+    if (mode == RCM_GRAPH_CLAIMED) { /* A + A^T is A's set when the claim holds, else declined */
+      rcm_verify_kernel<<<gs_grid_blocks((int64_t)n * 32, 256), 256, 0, ctx->stream>>>(
+          n, A->d_row_ptr32, A->d_col, tp, ti, dst);
+      GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "rcm_verify_kernel"));
+    }
   }
   GS_TRY(gs_dmalloc(ctx, (void **)&deg, (size_t)n * sizeof(int), "RCM degrees"));
   GS_TRY(gs_dmalloc(ctx, (void **)&iso, (size_t)n * sizeof(int), "RCM isolated vertices"));
   GS_TRY(gs_dmalloc(ctx, (void **)&pos, (size_t)n * sizeof(int), "RCM isolated positions"));
   GS_TRY(gs_dmalloc(ctx, (void **)&cm, (size_t)n * sizeof(int), "RCM order"));
-  GS_TRY(gs_dmalloc(ctx, (void **)&dst, sizeof(rcm_state_t), "RCM state"));
   rcm_degree_kernel<<<gs_grid_blocks((int64_t)n * 32, 256), 256, 0, ctx->stream>>>(g, deg, iso);
   GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "rcm_degree_kernel"));
   g.deg = deg;
@@ -741,5 +751,76 @@ cleanup:
   gs_dfree(ctx, segb);
   gs_dfree(ctx, heavy);
   gs_dfree(ctx, dst);
+  return st;
+}
+
+extern "C" gs_status_t gs_rcm_dev(gs_context_t *ctx, gs_matrix_t *M, int *d_perm, int *ordered,
+                                  gs_rcm_dev_stats_t *stats)
+{
+  gs_dcsr_t D;
+  *ordered = 0;
+  if (stats) memset(stats, 0, sizeof *stats);
+  GS_CHECK(gs_matrix_device_csr(M, &D));
+  if (D.m != D.n)
+    return GS_ERROR(GS_ERR_DIMENSION, "RCM: the matrix is %d x %d, not square", D.m, D.n);
+  if (D.wide || (D.nnz > 0 && !D.d_row_ptr32))
+    return GS_ERROR(GS_ERR_UNSUPPORTED, "RCM on the device: 64-bit row offsets");
+  if (D.m == 0) {
+    *ordered = 1;
+    return GS_SUCCESS;
+  }
+  const gs_features_t *f = gs_matrix_features(M);
+  const int symmetric = f && f->structurally_symmetric;
+  if (!symmetric && gs_matrix_stored_symmetry(M) != GS_SYM_GENERAL)
+    return GS_SUCCESS; /* a directed graph: declined, the host orders */
+  if (f && f->row_max - 1 > GS_RCM_DEV_DEGREE) { /* a degree the kernel would decline */
+    if (stats) stats->declined = 2;
+    return GS_SUCCESS;
+  }
+  return rcm_run(ctx, &D, symmetric ? RCM_GRAPH_A : RCM_GRAPH_A_AT, d_perm, ordered, stats);
+}
+
+extern "C" gs_status_t gs_rcm_dev_csr(gs_context_t *ctx, const gs_csr_t *H, gs_idx_t *perm,
+                                      int *ordered)
+{
+  gs_status_t st = GS_SUCCESS;
+  int32_t *rp = NULL;
+  gs_idx_t *ci = NULL;
+  int *d_perm = NULL;
+  if (!ctx || !H || !perm || !ordered)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_rcm_dev_csr: NULL argument");
+  *ordered = 0;
+  if (H->m != H->n)
+    return GS_ERROR(GS_ERR_DIMENSION, "RCM: the matrix is %d x %d, not square", H->m, H->n);
+  if (H->nnz > INT32_MAX) return GS_SUCCESS; /* declined: 32-bit offsets only */
+  if (H->m == 0) {
+    *ordered = 1;
+    return GS_SUCCESS;
+  }
+  gs_off_t row_max = 0;
+  for (gs_idx_t i = 0; i < H->m; ++i)
+    if (H->row_ptr[i + 1] - H->row_ptr[i] > row_max) row_max = H->row_ptr[i + 1] - H->row_ptr[i];
+  if (row_max - 1 > GS_RCM_DEV_DEGREE) return GS_SUCCESS; /* declined by the kernel anyway */
+  GS_TRY(gs_context_activate(ctx));
+  GS_TRY(gs_upload_offsets32(ctx, &rp, H->row_ptr, (size_t)H->m + 1, "RCM row offsets"));
+  if (H->nnz > 0)
+    GS_TRY(gs_upload(ctx, (void **)&ci, H->col, (size_t)H->nnz * sizeof *ci, "RCM columns"));
+  GS_TRY(gs_dmalloc(ctx, (void **)&d_perm, (size_t)H->m * sizeof(int), "RCM order"));
+  {
+    gs_dcsr_t D;
+    memset(&D, 0, sizeof D);
+    D.m = D.n = H->m;
+    D.nnz = H->nnz;
+    D.d_row_ptr32 = rp;
+    D.d_col = ci;
+    GS_TRY(rcm_run(ctx, &D, H->symmetry == GS_SYM_GENERAL ? RCM_GRAPH_A_AT : RCM_GRAPH_CLAIMED,
+                   d_perm, ordered, NULL));
+  }
+  if (*ordered)
+    GS_TRY(gs_copy_to_host(ctx, perm, d_perm, (size_t)H->m * sizeof *perm));
+cleanup:
+  gs_dfree(ctx, rp);
+  gs_dfree(ctx, ci);
+  gs_dfree(ctx, d_perm);
   return st;
 }

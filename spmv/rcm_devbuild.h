@@ -22,7 +22,8 @@ typedef struct gs_rcm_dev_stats {
   double bfs_ms, number_ms; /* the root searches' BFS; the numbering */
   int bfs_runs, bfs_levels, number_levels; /* BFS passes and their levels; numbered levels */
   int big_levels;  /* levels with a parent of more children than a thread sorts */
-  int components, isolated, declined; /* declined: 0, 1 components, 2 a vertex's degree */
+  int components, isolated, declined; /* declined: 0; 1 components, 2 a vertex's degree,
+                                         3 a false claim of symmetry */
 } gs_rcm_dev_stats_t;
 
 /** d_perm (device, m entries) = gs_csr_rcm's order of the square matrix A (32-bit row offsets),
@@ -33,10 +34,20 @@ typedef struct gs_rcm_dev_stats {
  *  GS_RCM_DEV_DEGREE neighbours (see above), no cooperative launch, or a pattern that is not
  *  symmetric stored with a claim of symmetry (the host then walks the directed pattern of A
  *  alone, whose root search may pass through vertices numbered before). Synchronizes ctx's
- *  stream. stats, when not NULL, gets what the kernel did. GS_ERR_DIMENSION for a non-square matrix, GS_ERR_UNSUPPORTED for 64-bit offsets,
- *  GS_ERR_DEVICE_MEMORY; frees what it allocated. */
+ *  stream. stats, when not NULL, gets what the kernel did. GS_ERR_DIMENSION for a non-square
+ *  matrix, GS_ERR_UNSUPPORTED for 64-bit offsets, GS_ERR_DEVICE_MEMORY; frees what it
+ *  allocated. */
 gs_status_t gs_rcm_dev(gs_context_t *ctx, gs_matrix_t *A, int *d_perm, int *ordered,
                        gs_rcm_dev_stats_t *stats);
+
+/** perm (host, A->m entries) = gs_csr_rcm's order of the host CSR A, computed on ctx's device:
+ *  A's pattern uploaded (32-bit row offsets and the columns: 4 (m + 1) + 4 nnz bytes), ordered
+ *  as by gs_rcm_dev, the order downloaded. The graph is A + A^T for general storage; a claim
+ *  of symmetry is checked on the device (A's pattern against its transpose's) and the order
+ *  declined where it is false. *ordered as gs_rcm_dev (0 also past 2^31 - 1 entries: perm
+ *  untouched, the caller orders on the host). GS_ERR_INVALID_ARG for NULL pointers,
+ *  GS_ERR_DIMENSION for a non-square A, GS_ERR_DEVICE_MEMORY. */
+gs_status_t gs_rcm_dev_csr(gs_context_t *ctx, const gs_csr_t *A, gs_idx_t *perm, int *ordered);
 
 #ifdef __cplusplus
 }

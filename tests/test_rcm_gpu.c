@@ -6,6 +6,8 @@
  * (the grid's ranks: hubs, power-law and Pareto rows), a vertex of too many neighbours
  * (declined, as too many components are), 1x1
  * and no entries, the real matrices of the matrix folder; allocation failures leak nothing.
+ * Each case also goes through the host CSR's entry (gs_rcm_dev_csr: --reorder's), which checks
+ * a claim of symmetry on the device.
  * Exits 77 without a device. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,8 +34,8 @@ static int compare(const gs_csr_t *H, const char *label, int *declined)
   CU_ASSERT_FATAL(gs_csr_rcm(H, hp) == GS_SUCCESS);
   CU_ASSERT_FATAL(gs_matrix_create(&A, ctx, H) == GS_SUCCESS);
   const size_t before = gs_device_bytes_in_use(ctx);
-  CU_ASSERT_FATAL(gs_dmalloc(ctx, (void **)&d_perm, (size_t)(n > 0 ? n : 1) * sizeof(int), "perm") ==
-                  GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_dmalloc(ctx, (void **)&d_perm, (size_t)(n > 0 ? n : 1) * sizeof(int),
+                             "perm") == GS_SUCCESS);
   const gs_status_t st = gs_rcm_dev(ctx, A, d_perm, &ordered, NULL);
   CU_ASSERT_EQUAL(st, GS_SUCCESS);
   if (st != GS_SUCCESS) fprintf(stderr, "%s: %s\n", label, gs_last_error());
@@ -52,6 +54,17 @@ static int compare(const gs_csr_t *H, const char *label, int *declined)
   }
   gs_dfree(ctx, d_perm);
   CU_ASSERT_EQUAL(gs_device_bytes_in_use(ctx), before); /* the scratch all freed */
+  /* the host CSR's entry (--reorder's): the same decision and order, nothing left */
+  int ordered_csr = -1;
+  for (gs_idx_t k = 0; k < n; ++k) dp[k] = -1;
+  CU_ASSERT_EQUAL(gs_rcm_dev_csr(ctx, H, dp, &ordered_csr), GS_SUCCESS);
+  CU_ASSERT_EQUAL(ordered_csr, ordered);
+  if (ordered_csr == 1 && n > 0 && memcmp(dp, hp, (size_t)n * sizeof *dp) != 0) {
+    fprintf(stderr, "%s: the host CSR's device order differs\n", label);
+    CU_FAIL("gs_rcm_dev_csr's order");
+    ok = 0;
+  }
+  CU_ASSERT_EQUAL(gs_device_bytes_in_use(ctx), before);
   gs_matrix_destroy(&A);
   CU_ASSERT_EQUAL(gs_device_bytes_in_use(ctx), base);
   free(hp);
@@ -283,6 +296,23 @@ static void test_allocation_failures(void)
     }
     gs_dfree(ctx, d_perm);
     gs_matrix_destroy(&A);
+    gs_idx_t *perm = malloc((size_t)H->m * sizeof *perm);
+    CU_ASSERT_FATAL(perm != NULL);
+    for (long k = 1; k < 40; ++k) { /* the host CSR's entry */
+      const size_t base = gs_device_bytes_in_use(ctx);
+      int ordered = -1;
+      gs_test_dmalloc_fail_after(ctx, k);
+      const gs_status_t st = gs_rcm_dev_csr(ctx, H, perm, &ordered);
+      gs_test_dmalloc_fail_after(ctx, 0);
+      CU_ASSERT_EQUAL(gs_device_bytes_in_use(ctx), base);
+      if (st == GS_SUCCESS) {
+        CU_ASSERT(k > 1);
+        CU_ASSERT_EQUAL(ordered, 1);
+        break;
+      }
+      CU_ASSERT_EQUAL(st, GS_ERR_DEVICE_MEMORY);
+    }
+    free(perm);
     gs_csr_destroy(&H);
   }
 }
