@@ -268,7 +268,31 @@ static void test_real(void)
   printf("  real matrices ordered on the device: %d\n", seen);
 }
 
-/* Allocation k fails, k = 1, 2, ...: GS_ERR_DEVICE_MEMORY and nothing left allocated. */
+/* Allocation k of one ordering fails, k = 1, 2, ...: GS_ERR_DEVICE_MEMORY and nothing left
+ * allocated, until the first k that succeeds (and orders). entry 0: the matrix's
+ * (gs_rcm_dev), 1: the host CSR's (gs_rcm_dev_csr). */
+static void fail_each_allocation(gs_matrix_t *A, const gs_csr_t *H, int entry, int *d_perm,
+                                 gs_idx_t *perm)
+{
+  for (long k = 1; k < 40; ++k) {
+    const size_t base = gs_device_bytes_in_use(ctx);
+    int ordered = -1;
+    gs_test_dmalloc_fail_after(ctx, k);
+    const gs_status_t st = entry == 0 ? gs_rcm_dev(ctx, A, d_perm, &ordered, NULL)
+                                      : gs_rcm_dev_csr(ctx, H, perm, &ordered);
+    gs_test_dmalloc_fail_after(ctx, 0);
+    CU_ASSERT_EQUAL(gs_device_bytes_in_use(ctx), base);
+    if (st == GS_SUCCESS) {
+      CU_ASSERT(k > 1); /* every ordering allocates */
+      CU_ASSERT_EQUAL(ordered, 1);
+      return;
+    }
+    CU_ASSERT_EQUAL(st, GS_ERR_DEVICE_MEMORY);
+    CU_ASSERT_EQUAL(ordered, 0);
+  }
+  CU_FAIL("the ordering failed at every one of 39 allocations");
+}
+
 static void test_allocation_failures(void)
 {
   uint64_t s = gs_test_seed() ^ 0x7c7;
@@ -276,42 +300,15 @@ static void test_allocation_failures(void)
     gs_csr_t *H = random_graph(&s, 3000, 3.0, 5, 2, sym);
     gs_matrix_t *A = NULL;
     int *d_perm = NULL;
+    gs_idx_t *perm = malloc((size_t)H->m * sizeof *perm);
+    CU_ASSERT_FATAL(perm != NULL);
     CU_ASSERT_FATAL(gs_matrix_create(&A, ctx, H) == GS_SUCCESS);
     CU_ASSERT_FATAL(gs_dmalloc(ctx, (void **)&d_perm, (size_t)H->m * sizeof(int), "perm") ==
                     GS_SUCCESS);
-    for (long k = 1; k < 40; ++k) {
-      const size_t base = gs_device_bytes_in_use(ctx);
-      int ordered = -1;
-      gs_test_dmalloc_fail_after(ctx, k);
-      const gs_status_t st = gs_rcm_dev(ctx, A, d_perm, &ordered, NULL);
-      gs_test_dmalloc_fail_after(ctx, 0);
-      CU_ASSERT_EQUAL(gs_device_bytes_in_use(ctx), base);
-      if (st == GS_SUCCESS) {
-        CU_ASSERT(k > 1);
-        CU_ASSERT_EQUAL(ordered, 1);
-        break;
-      }
-      CU_ASSERT_EQUAL(st, GS_ERR_DEVICE_MEMORY);
-      CU_ASSERT_EQUAL(ordered, 0);
-    }
+    fail_each_allocation(A, H, 0, d_perm, perm);
+    fail_each_allocation(A, H, 1, d_perm, perm);
     gs_dfree(ctx, d_perm);
     gs_matrix_destroy(&A);
-    gs_idx_t *perm = malloc((size_t)H->m * sizeof *perm);
-    CU_ASSERT_FATAL(perm != NULL);
-    for (long k = 1; k < 40; ++k) { /* the host CSR's entry */
-      const size_t base = gs_device_bytes_in_use(ctx);
-      int ordered = -1;
-      gs_test_dmalloc_fail_after(ctx, k);
-      const gs_status_t st = gs_rcm_dev_csr(ctx, H, perm, &ordered);
-      gs_test_dmalloc_fail_after(ctx, 0);
-      CU_ASSERT_EQUAL(gs_device_bytes_in_use(ctx), base);
-      if (st == GS_SUCCESS) {
-        CU_ASSERT(k > 1);
-        CU_ASSERT_EQUAL(ordered, 1);
-        break;
-      }
-      CU_ASSERT_EQUAL(st, GS_ERR_DEVICE_MEMORY);
-    }
     free(perm);
     gs_csr_destroy(&H);
   }
