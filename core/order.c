@@ -367,36 +367,87 @@ cleanup:
   return st;
 }
 
-int64_t gs_csr_x_lines(const gs_csr_t *A, const gs_idx_t *perm)
+/* The passes over every entry (x lines, bandwidth, P A P^T) take threads from this many
+ * entries on (gs_mm_threads() of them, at most 64). */
+#define ORDER_THREADS_MIN (1L << 20)
+
+static int order_threads(const gs_csr_t *A)
 {
-  if (!A || !A->row_ptr || (A->nnz > 0 && !A->col) || A->m < 0 || A->n < 0) return -1;
-  if (perm && A->m != A->n) return -1;
-  const gs_idx_t m = A->m, n = A->n;
-  const size_t nlines = (size_t)n / 8 + 1;
-  gs_idx_t *inv = NULL, *stamp = malloc(nlines * sizeof *stamp);
-  if (!stamp) return -1;
-  if (perm) {
-    inv = malloc(((size_t)n + 1) * sizeof *inv);
-    if (!inv) {
-      free(stamp);
-      return -1;
-    }
-    for (gs_idx_t k = 0; k < n; ++k) inv[perm[k]] = k;
+  if (A->nnz < ORDER_THREADS_MIN || A->m < 2) return 1;
+  const int nt = gs_mm_threads();
+  return nt > 64 ? 64 : nt < 1 ? 1 : nt;
+}
+
+/* gs_csr_x_lines over whole blocks of rows, a share a thread, each with its own stamps: the
+ * blocks are disjoint, so the shares' counts add up to the serial count exactly. */
+typedef struct lines_job {
+  const gs_csr_t *A;
+  const gs_idx_t *perm, *inv; /* NULL, NULL: A's own order */
+  size_t nlines;
+  int nt;
+  int64_t lines[64];
+  int oom[64];
+} lines_job_t;
+
+static void lines_share(void *arg, int t)
+{
+  lines_job_t *J = arg;
+  const gs_csr_t *A = J->A;
+  const int64_t nblocks = ((int64_t)A->m + GS_ORDER_LINE_ROWS - 1) / GS_ORDER_LINE_ROWS;
+  const int64_t b0 = nblocks * t / J->nt, b1 = nblocks * (t + 1) / J->nt;
+  const int64_t k1 = b1 * GS_ORDER_LINE_ROWS < A->m ? b1 * GS_ORDER_LINE_ROWS : A->m;
+  gs_idx_t *stamp = malloc(J->nlines * sizeof *stamp);
+  if (!stamp) {
+    J->oom[t] = 1;
+    return;
   }
-  for (size_t l = 0; l < nlines; ++l) stamp[l] = -1;
+  for (size_t l = 0; l < J->nlines; ++l) stamp[l] = -1;
   int64_t lines = 0;
-  for (gs_idx_t k = 0; k < m; ++k) {
-    const gs_idx_t i = perm ? perm[k] : k, block = k / GS_ORDER_LINE_ROWS;
+  for (int64_t k = b0 * GS_ORDER_LINE_ROWS; k < k1; ++k) {
+    const gs_idx_t i = J->perm ? J->perm[k] : (gs_idx_t)k;
+    const gs_idx_t block = (gs_idx_t)(k / GS_ORDER_LINE_ROWS);
     for (gs_off_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) {
-      const gs_idx_t l = (perm ? inv[A->col[p]] : A->col[p]) / 8;
+      const gs_idx_t l = (J->inv ? J->inv[A->col[p]] : A->col[p]) / 8;
       if (stamp[l] != block) {
         stamp[l] = block;
         ++lines;
       }
     }
   }
-  free(inv);
+  J->lines[t] = lines;
   free(stamp);
+}
+
+int64_t gs_csr_x_lines(const gs_csr_t *A, const gs_idx_t *perm)
+{
+  if (!A || !A->row_ptr || (A->nnz > 0 && !A->col) || A->m < 0 || A->n < 0) return -1;
+  if (perm && A->m != A->n) return -1;
+  const gs_idx_t n = A->n;
+  lines_job_t J;
+  memset(&J, 0, sizeof J);
+  J.A = A;
+  J.perm = perm;
+  J.nlines = (size_t)n / 8 + 1;
+  J.nt = order_threads(A);
+  /* the stamps, a copy a thread: at most 256 MB of them */
+  while (J.nt > 1 && (double)J.nt * (double)J.nlines * sizeof(gs_idx_t) > 256e6) --J.nt;
+  gs_idx_t *inv = NULL;
+  if (perm) {
+    inv = malloc(((size_t)n + 1) * sizeof *inv);
+    if (!inv) return -1;
+    for (gs_idx_t k = 0; k < n; ++k) inv[perm[k]] = k;
+    J.inv = inv;
+  }
+  if (J.nt > 1)
+    gs_parallel(J.nt, lines_share, &J);
+  else
+    lines_share(&J, 0);
+  free(inv);
+  int64_t lines = 0;
+  for (int t = 0; t < J.nt; ++t) {
+    if (J.oom[t]) return -1;
+    lines += J.lines[t];
+  }
   return lines;
 }
 
@@ -463,7 +514,6 @@ static void sort_row(gs_idx_t *c, gs_val_t *v, gs_off_t len, gs_idx_t *tc, gs_va
 }
 
 /* Matrices of at least this many entries are permuted on threads (rows split evenly). */
-#define PERMUTE_THREADS_MIN (1L << 20)
 
 typedef struct permute_job {
   const gs_csr_t *A;
@@ -473,12 +523,6 @@ typedef struct permute_job {
   int oom[64];
 } permute_job_t;
 
-static int permute_threads(const gs_csr_t *A)
-{
-  if (A->nnz < PERMUTE_THREADS_MIN || A->m < 2) return 1;
-  const int nt = gs_mm_threads();
-  return nt > 64 ? 64 : nt < 1 ? 1 : nt;
-}
 
 /* Rows [n t / nt, n (t + 1) / nt) of C = P A P^T: entries moved and renamed, each row sorted by
  * column where the renaming left it out of order (scratch of this share's longest row). */
@@ -550,7 +594,7 @@ gs_status_t gs_csr_permute_sym(const gs_csr_t *A, const gs_idx_t *perm, gs_csr_t
   C->symmetry = A->symmetry;
   for (gs_idx_t k = 0; k < n; ++k)
     C->row_ptr[k + 1] = C->row_ptr[k] + (A->row_ptr[perm[k] + 1] - A->row_ptr[perm[k]]);
-  permute_job_t J = {A, perm, inv, C, permute_threads(A), {0}};
+  permute_job_t J = {A, perm, inv, C, order_threads(A), {0}};
   if (J.nt > 1)
     gs_parallel(J.nt, permute_share, &J);
   else
@@ -566,15 +610,42 @@ cleanup:
   return st;
 }
 
-gs_idx_t gs_csr_bandwidth(const gs_csr_t *A)
+/* gs_csr_bandwidth over a share of the rows a thread (a maximum: any split gives the same). */
+typedef struct band_job {
+  const gs_csr_t *A;
+  int nt;
+  int64_t bw[64];
+} band_job_t;
+
+static void band_share(void *arg, int t)
 {
-  if (!A || !A->row_ptr || (A->nnz > 0 && !A->col)) return -1;
+  band_job_t *J = arg;
+  const gs_csr_t *A = J->A;
+  const gs_idx_t i0 = (gs_idx_t)((int64_t)A->m * t / J->nt);
+  const gs_idx_t i1 = (gs_idx_t)((int64_t)A->m * (t + 1) / J->nt);
   int64_t bw = 0;
-  for (gs_idx_t i = 0; i < A->m; ++i)
+  for (gs_idx_t i = i0; i < i1; ++i)
     for (gs_off_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; ++p) {
       const int64_t d = (int64_t)i - A->col[p];
       if (d > bw) bw = d;
       if (-d > bw) bw = -d;
     }
+  J->bw[t] = bw;
+}
+
+gs_idx_t gs_csr_bandwidth(const gs_csr_t *A)
+{
+  if (!A || !A->row_ptr || (A->nnz > 0 && !A->col)) return -1;
+  band_job_t J;
+  memset(&J, 0, sizeof J);
+  J.A = A;
+  J.nt = order_threads(A);
+  if (J.nt > 1)
+    gs_parallel(J.nt, band_share, &J);
+  else
+    band_share(&J, 0);
+  int64_t bw = 0;
+  for (int t = 0; t < J.nt; ++t)
+    if (J.bw[t] > bw) bw = J.bw[t];
   return (gs_idx_t)(bw < INT32_MAX ? bw : INT32_MAX);
 }

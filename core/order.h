@@ -45,13 +45,15 @@ gs_status_t gs_csr_degree_order(const gs_csr_t *A, gs_idx_t *perm);
 /** Locality predictor of the product's x gathers: the number of distinct 64-byte lines of x
  *  (8 doubles) that each block of GS_ORDER_LINE_ROWS consecutive rows touches, summed over the
  *  blocks, for A reordered by perm (P A P^T; NULL: A as it is). The lines a warp or a block of
- *  the kernels loads, counted without building P A P^T: O(nnz + n). -1 for NULL A, arrays,
- *  a non-square A with perm, or no memory (A is assumed checked). */
+ *  the kernels loads, counted without building P A P^T: O(nnz + n), on gs_mm_threads() threads
+ *  from 2^20 entries (whole row blocks a thread, a stamp array each, at most 256 MB of them:
+ *  the same count). -1 for NULL A, arrays, a non-square A with perm, or no memory (A is assumed
+ *  checked). */
 #define GS_ORDER_LINE_ROWS 32
 int64_t gs_csr_x_lines(const gs_csr_t *A, const gs_idx_t *perm);
 
 /** Bandwidth max |i - j| over the stored entries (0 for a matrix without entries; -1 for a NULL
- *  matrix or arrays): what RCM reduces. */
+ *  matrix or arrays): what RCM reduces. On gs_mm_threads() threads from 2^20 entries. */
 gs_idx_t gs_csr_bandwidth(const gs_csr_t *A);
 
 #ifdef __cplusplus

@@ -16,9 +16,10 @@
  *     keys) after two more barriers;
  *   - each placed child pushes its own position to its neighbours of level L + 2 (the levels
  *     are known from the root's BFS, the root search's last one).
- * One barrier a level (three with a parent of many children). The root search (George and
- * Liu: from the unnumbered vertex of least (degree, index), move to the least vertex of the
- * last level while that deepens the level structure) is level-synchronous BFS, one barrier a level, vertices claimed by atomicCAS on a
+ * One barrier a level (two more with a parent of many children, one more where a placed child
+ * has many neighbours). The root search (George and Liu: from the unnumbered vertex of least
+ * (degree, index), move to the least vertex of the last level while that deepens the level
+ * structure) is level-synchronous BFS, one barrier a level, vertices claimed by atomicCAS on a
  * BFS stamp: only the level sets matter there, not their order. Everything runs in ONE
  * cooperative kernel (co-resident blocks, cooperative_groups grid barriers), so that the host
  * is not in the loop of the hundreds of levels of a mesh or circuit (G3_circuit: three BFS of

@@ -208,6 +208,76 @@ static void test_rcm_bandwidth_on_shuffled_band(void)
   }
 }
 
+static int cmp_idx(const void *a, const void *b)
+{
+  const gs_idx_t x = *(const gs_idx_t *)a, y = *(const gs_idx_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* The passes over every entry take threads past 2^20 entries: x lines (in A's order and a
+ * random one) and the bandwidth on 1, 3 and 8 threads against a reference written here (each
+ * row block's lines sorted and counted; the largest |i - j|), on a random matrix of 2^20+
+ * entries whose row lengths vary (so the shares differ in work). */
+static void test_threaded_passes(void)
+{
+  uint64_t s = gs_test_seed() ^ 0x51;
+  const gs_idx_t n = 70000 + (gs_idx_t)(gs_test_next(&s) % 5000);
+  gs_coo_t *C = NULL;
+  gs_csr_t *A = NULL;
+  CU_ASSERT_FATAL(gs_coo_create(&C, n, n, 0) == GS_SUCCESS);
+  for (gs_idx_t i = 0; i < n; ++i) {
+    const int len = 1 + (int)(gs_test_next(&s) % 32);
+    for (int k = 0; k < len; ++k) {
+      /* half near the diagonal, half anywhere */
+      const gs_idx_t j = k % 2 ? (gs_idx_t)(gs_test_next(&s) % (uint64_t)n)
+                               : (i + (gs_idx_t)(gs_test_next(&s) % 64)) % n;
+      CU_ASSERT_FATAL(gs_coo_push(C, i, j, 1.0) == GS_SUCCESS);
+    }
+  }
+  CU_ASSERT_FATAL(gs_coo_to_csr(&A, C) == GS_SUCCESS);
+  gs_coo_destroy(&C);
+  CU_ASSERT_FATAL(A->nnz >= (1 << 20));
+  gs_idx_t *p = malloc((size_t)n * sizeof *p), *inv = malloc((size_t)n * sizeof *inv);
+  gs_idx_t *ids = malloc((size_t)A->nnz * sizeof *ids);
+  CU_ASSERT_FATAL(p && inv && ids);
+  for (gs_idx_t i = 0; i < n; ++i) p[i] = i;
+  for (gs_idx_t i = n - 1; i > 0; --i) {
+    const gs_idx_t j = (gs_idx_t)(gs_test_next(&s) % (uint64_t)(i + 1)), t = p[i];
+    p[i] = p[j];
+    p[j] = t;
+  }
+  for (gs_idx_t k = 0; k < n; ++k) inv[p[k]] = k;
+  int64_t want[2] = {0, 0}, bw = 0;
+  for (int o = 0; o < 2; ++o) /* the reference: each block's line ids, sorted, counted */
+    for (gs_idx_t b0 = 0; b0 < n; b0 += GS_ORDER_LINE_ROWS) {
+      size_t c = 0;
+      for (gs_idx_t k = b0; k < n && k < b0 + GS_ORDER_LINE_ROWS; ++k) {
+        const gs_idx_t i = o ? p[k] : k;
+        for (int64_t q = A->row_ptr[i]; q < A->row_ptr[i + 1]; ++q)
+          ids[c++] = (o ? inv[A->col[q]] : A->col[q]) / 8;
+      }
+      qsort(ids, c, sizeof *ids, cmp_idx);
+      for (size_t q = 0; q < c; ++q) want[o] += q == 0 || ids[q] != ids[q - 1];
+    }
+  for (gs_idx_t i = 0; i < n; ++i)
+    for (int64_t q = A->row_ptr[i]; q < A->row_ptr[i + 1]; ++q) {
+      const int64_t d = (int64_t)i - A->col[q];
+      bw = d > bw ? d : -d > bw ? -d : bw;
+    }
+  const int saved = gs_mm_threads(), counts[] = {1, 3, 8};
+  for (int t = 0; t < 3; ++t) {
+    gs_mm_set_threads(counts[t]);
+    CU_ASSERT_EQUAL(gs_csr_x_lines(A, NULL), want[0]);
+    CU_ASSERT_EQUAL(gs_csr_x_lines(A, p), want[1]);
+    CU_ASSERT_EQUAL(gs_csr_bandwidth(A), bw);
+  }
+  gs_mm_set_threads(saved);
+  free(p);
+  free(inv);
+  free(ids);
+  gs_csr_destroy(&A);
+}
+
 /* The predictor by hand: one row block, columns 0, 1, 9, 17 -> lines 0, 0, 1, 2: 3 lines. */
 static void test_x_lines_hand_checked(void)
 {
@@ -330,6 +400,7 @@ int main(void)
     {"rcm on a shuffled band", test_rcm_bandwidth_on_shuffled_band},
     {"rcm of symmetric storage: one pass, the general path's order", test_rcm_symmetric_storage},
     {"x lines by hand", test_x_lines_hand_checked},
+    {"x lines and bandwidth on 1, 3 and 8 threads against a reference", test_threaded_passes},
     {"P A P^T on threads", test_permute_threads_match},
     {"refusals", test_refusals},
     {"library names and refusals", test_library_names_and_refusals},
