@@ -5,8 +5,9 @@
  *
  * Passes (everything on ctx->stream):
  *  0. the RCM order, when modelled, on the device (gs_rcm_dev, spmv/rcm_devbuild.cu: the
- *     host's gs_csr_rcm order exactly; on the host where the device declines); the renumbered CSR P A P^T on the device: row lengths gathered, scanned,
- *     rows copied with their columns renumbered, then each row stably sorted by column
+ *     host's gs_csr_rcm order exactly; on the host where the device declines); the renumbered
+ *     CSR P A P^T on the device: row lengths gathered, scanned, rows copied with their
+ *     columns renumbered, then each row stably sorted by column
  *     (cub::DeviceSegmentedSort::StableSortPairs, as gs_csr_permute_sym's stable merge sort).
  *  1. per candidate (order, R): pkt_shape_kernel, one block a packet, makes the host pass's
  *     decisions for its packet (window, long rows, narrowed window, list length L) and writes
@@ -623,7 +624,7 @@ extern "C" gs_status_t gs_pkt_dev_build(gs_context_t *ctx, gs_matrix_t *A,
                       "pkt build totals"));
     GS_TRY(GS_CUDA(cudaMemsetAsync(s.tot, 0, sizeof(pkt_tot_t) * 2 * GS_PKT_MAX_CANDIDATES,
                                    ctx->stream)));
-    /* 0. the RCM order (host) and the renumbered CSR (device) */
+    /* 0. the RCM order and the renumbered CSR */
     if (pl.try_rcm) {
       int ordered = 0;
       GS_TRY(gs_dmalloc(ctx, (void **)&D->d_perm, (size_t)m * sizeof(int), "pkt row permutation"));
