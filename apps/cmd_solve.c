@@ -30,7 +30,9 @@ static const char *usage_text =
     "rtol (||b|| + ||A|| ||x||), or ||A^T r|| <= rtol ||A|| ||r||).\n\n"
     "  --solver NAME     @METHODS@\n"
     "                    (default auto: cg for a symmetric matrix with a positive diagonal,\n"
-    "                    bicgstab for another square one, lsqr for a rectangular one). pipecg is\n"
+    "                    bicgstab for another square one, lsqr for a rectangular one; where\n"
+    "                    that cg meets negative curvature or that bicgstab breaks down, gmres\n"
+    "                    goes on with the same preconditioner within maxit). pipecg is\n"
     "                    pipelined CG (Ghysels and Vanroose): CG's iterates with one\n"
     "                    reduction per iteration, for SPD A and M; less accurate than cg\n"
     "                    on ill-conditioned systems (more iterations, restarts from the\n"
@@ -57,8 +59,9 @@ static const char *usage_text =
     "                    GPU: the hierarchy is printed; see docs/amg.md); --list-precond\n"
     "                    lists them with their options. auto: CG starts without one and\n"
     "                    goes on with amg from a check where the residual's rate forecasts\n"
-    "                    more time left than twice amg's predicted setup and iterations\n"
-    "                    (--precond-opt then sets amg's options); the others run without\n"
+    "                    more time left than twice amg's predicted setup and iterations,\n"
+    "                    or more than twice the iterations maxit leaves (--precond-opt\n"
+    "                    then sets amg's options); the others run without\n"
     "  --precond-opt KEY=VALUE\n"
     "                    an option of the preconditioner (repeatable), e.g. theta=0.08,\n"
     "                    smoother=chebyshev, cycle=W, format=auto (amg.KEY also accepted);\n"
@@ -263,7 +266,11 @@ static int o_escalates(gs_method_t m, int prec)
  * and --verbose asks). */
 static void print_precond_auto(const gs_solve_stats_t *s, int verbose)
 {
-  if (s->precond_auto_iteration >= 0)
+  if (s->precond_auto_iteration >= 0 && s->precond_auto_limit)
+    printf("precond  auto: amg from iteration %d (the forecast passed the iteration limit): "
+           "setup %.1f ms, %d levels, operator complexity %.3f\n", s->precond_auto_iteration,
+           1e3 * s->precond_auto_setup_s, s->precond_auto_levels, s->precond_auto_complexity);
+  else if (s->precond_auto_iteration >= 0)
     printf("precond  auto: amg from iteration %d (forecast %.3f s left without, amg predicted "
            "%.3f s): setup %.1f ms, %d levels, operator complexity %.3f\n",
            s->precond_auto_iteration, s->precond_auto_left_s, s->precond_auto_cost_s,
@@ -280,11 +287,38 @@ static void json_precond_auto(cli_json_t *j, const gs_solve_stats_t *s)
   json_bool(j, "escalated", s->precond_auto_iteration >= 0);
   json_int(j, "iteration", s->precond_auto_iteration);
   json_num(j, "setup_ms", 1e3 * s->precond_auto_setup_s);
+  json_bool(j, "for_limit", s->precond_auto_limit);
   json_num(j, "forecast_left_s", s->precond_auto_left_s);
   json_num(j, "predicted_cost_s", s->precond_auto_cost_s);
   json_int(j, "levels", s->precond_auto_levels);
   json_num(j, "operator_complexity", s->precond_auto_complexity);
   json_str(j, "note", s->precond_auto_note ? s->precond_auto_note : "");
+  json_obj_end(j);
+}
+
+/* --solver auto: the method that failed and GMRES after it (nothing when none ran). */
+static void print_fallback(const gs_solve_stats_t *s)
+{
+  if (s->fallback_iteration >= 0)
+    printf("fallback %s stopped after %d iterations: %s%s%s%s; %s\n",
+           gs_method_string(s->fallback_from), s->fallback_iteration,
+           gs_reason_string(s->fallback_reason), *s->fallback_detail ? " (" : "",
+           s->fallback_detail, *s->fallback_detail ? ")" : "", s->fallback_note);
+  else if (s->fallback_note && *s->fallback_note)
+    printf("fallback %s\n", s->fallback_note);
+}
+
+static void json_fallback(cli_json_t *j, const gs_solve_stats_t *s)
+{
+  json_obj_begin(j, "fallback");
+  json_bool(j, "ran", s->fallback_iteration >= 0);
+  if (s->fallback_iteration >= 0) {
+    json_str(j, "from", gs_method_string(s->fallback_from));
+    json_int(j, "iteration", s->fallback_iteration);
+    json_str(j, "reason", gs_reason_string(s->fallback_reason));
+    json_str(j, "detail", s->fallback_detail);
+  }
+  json_str(j, "note", s->fallback_note ? s->fallback_note : "");
   json_obj_end(j);
 }
 
@@ -402,6 +436,7 @@ static void json_result(cli_json_t *j, const result_t *r, int ones, int with_his
     json_obj_end(j);
     return;
   }
+  json_str(j, "method", gs_method_string(s->method)); /* GMRES after a fallback */
   json_num(j, "prepare_ms", r->prepare_ms);
   json_num(j, "upload_ms", r->upload_ms); /* at the matrix's creation, in total_s (one row) */
   {
@@ -447,6 +482,7 @@ static void json_result(cli_json_t *j, const result_t *r, int ones, int with_his
   json_int(j, "persistent", s->persistent);
   json_str(j, "persistent_note", s->persistent_note);
   json_precond_auto(j, s);
+  json_fallback(j, s);
   json_int(j, "checks", s->checks);
   json_num(j, "vector_bytes", s->vector_bytes);
   json_num(j, "setup_s", s->seconds_setup);
@@ -889,6 +925,10 @@ int cmd_solve(int argc, char **argv)
    * would set it up again) */
   o.precond_auto = pc_auto && o_escalates(m, g_prec) ? GS_PRECOND_AUTO_AMG : GS_PRECOND_AUTO_OFF;
   o.precond_auto_opts = pc_opts;
+  /* --solver auto: the guess of CG or BiCGSTAB may fail where GMRES cannot (not inside
+   * mixed-refine, whose inner solves restart from its own residuals) */
+  o.fallback = method == GS_SOLVER_AUTO && g_prec != PREC_REFINE ? GS_FALLBACK_GMRES
+                                                                  : GS_FALLBACK_OFF;
   /* The default falls back quietly (a large system runs the loop, as it should): why is news
    * to a user who asked for on or auto, or for the details. */
   const int persist_note = persistent != GS_PERSISTENT_DEFAULT || verbose;
@@ -1092,6 +1132,7 @@ int cmd_solve(int argc, char **argv)
     if (verbose) cli_selection_details(stdout, sel);
     print_single(&rows[0], err_ones, persist_note);
     print_precond_auto(&rows[0].stats, verbose);
+    print_fallback(&rows[0].stats);
   } else {
     printf("format   %s (prepare %.2f ms; total %.4f s with the solve", rows[0].format,
            rows[0].prepare_ms, rows[0].total_s);
@@ -1100,6 +1141,7 @@ int cmd_solve(int argc, char **argv)
     printf(")\n");
     print_single(&rows[0], err_ones, persist_note);
     print_precond_auto(&rows[0].stats, verbose);
+    print_fallback(&rows[0].stats);
   }
   fflush(stdout);
 

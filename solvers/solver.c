@@ -93,6 +93,7 @@ void gs_solve_opts_default(gs_solve_opts_t *o)
   o->persistent = GS_PERSISTENT_DEFAULT;
   o->precond_auto = GS_PRECOND_AUTO_OFF;
   o->precond_auto_opts = NULL;
+  o->fallback = GS_FALLBACK_AUTO;
 }
 
 int gs_solve_persistent_resolve(int requested, int auto_selected)
@@ -500,13 +501,16 @@ static gs_status_t auto_revise(gs_solver_t *s, gs_spmv_t *S, int it, const doubl
  * checks in a row agree. */
 #define GS_ESC_MIN_IT 32
 #define GS_ESC_AGREE 2
+/* The escalation for the iteration limit: the forecast needs this many times the iterations
+ * left (a margin for CG's irregular rate: a late superlinear phase is not foreseen). */
+#define GS_ESC_LIMIT 2
 
 /* The iterations left from ||r|| = r at iteration it by the residual's rate over the last half
  * of the pass (from the check points in h), or, where ||r|| did not fall over that window (CG's
  * residual is not monotone), over the whole pass; 0 when it has not fallen at all (no
  * forecast); capped by the iteration limit. */
 static double esc_left(const gs_solver_t *s, const gs_rate_hist_t *h, long it, double r,
-                       int stalled_is_limit)
+                       int stalled_is_limit, long maxit)
 {
   int w = 0; /* the latest check point at least it / 2 iterations back */
   for (int k = 0; k < h->n - 1; ++k)
@@ -515,8 +519,7 @@ static double esc_left(const gs_solver_t *s, const gs_rate_hist_t *h, long it, d
   /* no fall over the pass: no forecast for the escalation (unlike the format's forecast: no
    * rate, no iteration limit); for the watch on AMG's pass, the iteration limit */
   if (!(h->r[w] > r) && !stalled_is_limit) return 0.0;
-  return gs_select_remaining_products(h->it[w], h->r[w], it, r, s->tol,
-                                      s->opts.maxit, 1.0); /* the pass's own limit */
+  return gs_select_remaining_products(h->it[w], h->r[w], it, r, s->tol, maxit, 1.0);
 }
 
 /* At a check of a pass without a preconditioner: whether the forecast time left exceeds
@@ -547,11 +550,12 @@ static int esc_due(gs_solver_t *s, int it)
   if (it < GS_ESC_MIN_IT || !isfinite(s->esc.t_it)) return 0;
   const double r = s->h_s->rnorm;
   if (watching) { /* AMG's pass against the time left without it, from here */
-    const double with = esc_left(s, h, it, r, 1) * s->esc.t_it;
+    const double with = esc_left(s, h, it, r, 1, s->opts.maxit) * s->esc.t_it;
     const double without = s->esc.r_esc > s->tol && r > s->tol
                                ? s->esc.left_s * log(r / s->tol) / log(s->esc.r_esc / s->tol)
                                : 0.0;
-    int drop = with > GS_ESC_DROP * without;
+    /* escalated for the limit: without AMG the pass was not going to converge */
+    int drop = !s->esc.limit && with > GS_ESC_DROP * without;
     if (s->ctx->test_precond_auto) drop = s->ctx->test_precond_auto == 3;
     s->esc.agree = drop ? s->esc.agree + 1 : 0;
     return s->esc.agree >= GS_ESC_AGREE;
@@ -559,7 +563,7 @@ static int esc_due(gs_solver_t *s, int it)
   gs_idx_t m = 0, n = 0;
   gs_off_t nnz = 0;
   gs_matrix_dims(gs_operator_matrix(s->A), &m, &n, &nnz);
-  s->esc.left_s = esc_left(s, h, it, r, 0) * s->esc.t_it;
+  s->esc.left_s = esc_left(s, h, it, r, 0, s->opts.maxit) * s->esc.t_it;
   s->esc.r_esc = r;
   s->esc.cost_s = GS_ESC_SETUP_S + GS_ESC_SETUP_PER_ROW * (double)m +
                   GS_ESC_SETUP_PER_NNZ * (double)nnz +
@@ -567,7 +571,14 @@ static int esc_due(gs_solver_t *s, int it)
   if (s->ctx->test_precond_auto) s->esc.cost_s = s->ctx->test_precond_auto == 2 ? INFINITY : 0.0;
   double need = GS_PRECOND_AUTO_MARGIN * s->esc.cost_s;
   if (!s->ctx->test_precond_auto) need = fmax(need, GS_ESC_MIN_LEFT_S);
-  s->esc.agree = s->esc.left_s > need ? s->esc.agree + 1 : 0;
+  /* Convergence at stake: the forecast (a residual that did not fall counts) needs more than
+   * GS_ESC_LIMIT times the iterations the limit leaves. The pass would end unconverged, so
+   * the time floor and the margin do not apply (hook 2, "never", still holds). */
+  const long room = s->opts.maxit > it ? s->opts.maxit - it : 0;
+  const long cap = it + (long)GS_ESC_LIMIT * room;
+  s->esc.limit = room > 0 && s->ctx->test_precond_auto != 2 &&
+                 esc_left(s, h, it, r, 1, cap) >= (double)(cap - it);
+  s->esc.agree = s->esc.left_s > need || s->esc.limit ? s->esc.agree + 1 : 0;
   return s->esc.agree >= GS_ESC_AGREE;
 }
 
@@ -627,6 +638,7 @@ static gs_status_t escalate(gs_solver_t *s)
     s->esc.agree = 0;
     st->precond_auto_left_s = s->esc.left_s;
     st->precond_auto_cost_s = s->esc.cost_s;
+    st->precond_auto_limit = s->esc.limit;
     if (gs_precond_info(s->M, &in) == GS_SUCCESS) {
       st->precond_auto_levels = in.levels;
       st->precond_auto_complexity = in.operator_complexity;
@@ -755,6 +767,10 @@ static gs_status_t check_opts(const gs_solve_opts_t *o)
                     "_AMG (0, 1), not %d", o->precond_auto);
   if (o->precond_auto == GS_PRECOND_AUTO_AMG)
     GS_CHECK(gs_precond_options_check("amg", o->precond_auto_opts));
+  if (o->fallback != GS_FALLBACK_AUTO && o->fallback != GS_FALLBACK_OFF &&
+      o->fallback != GS_FALLBACK_GMRES)
+    return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solve: fallback must be GS_FALLBACK_AUTO, _OFF or "
+                    "_GMRES (0, 1, 2), not %d", o->fallback);
   if (o->maxit < 0 || o->restart < 1 || o->check_every < 0 || o->stagnation_window < 0)
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solve: maxit >= 0, restart >= 1, check_every >= 0 "
                     "and stagnation_window >= 0 needed (%d, %d, %d, %d)", o->maxit, o->restart,
@@ -1188,8 +1204,8 @@ static gs_status_t run(gs_solver_t *s, double *d_x)
   return GS_SUCCESS;
 }
 
-gs_status_t gs_solver_solve(gs_solver_t *s, const double *d_b, double *d_x,
-                            gs_solve_stats_t *stats)
+static gs_status_t solve_once(gs_solver_t *s, const double *d_b, double *d_x,
+                             gs_solve_stats_t *stats)
 {
   gs_status_t st = GS_SUCCESS;
   gs_solve_stats_t local;
@@ -1197,8 +1213,8 @@ gs_status_t gs_solver_solve(gs_solver_t *s, const double *d_b, double *d_x,
   int mode_saved = 0;
   if (!stats) stats = &local;
   memset(stats, 0, sizeof *stats);
-  stats->detail = stats->precond_auto_note = "";
-  stats->precond_auto_iteration = -1;
+  stats->detail = stats->precond_auto_note = stats->fallback_detail = stats->fallback_note = "";
+  stats->precond_auto_iteration = stats->fallback_iteration = -1;
   if (!s) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solver_solve: s is NULL");
   if (!s->ready)
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solver_solve: call gs_solver_setup first");
@@ -1226,12 +1242,13 @@ gs_status_t gs_solver_solve(gs_solver_t *s, const double *d_b, double *d_x,
     return GS_SUCCESS;
   }
   GS_CHECK(gs_context_activate(s->ctx));
-  /* per-solve state; the resolved options come back from the given ones */
+  /* per-solve state; the resolved options come back from the given ones (a fallback's
+   * GMRES counts on from the failed method's iterations, within the same limit) */
   s->opts.x0_given = s->given.x0_given;
-  s->opts.maxit = s->given.maxit;
+  s->opts.maxit = s->given.maxit - s->fb_base;
   s->d_b = d_b;
   s->stats = stats;
-  s->it_base = 0;
+  s->it_base = s->fb_base;
   s->best = 0.0;
   s->best_it = 0;
   s->ev_used = 0;
@@ -1243,7 +1260,7 @@ gs_status_t gs_solver_solve(gs_solver_t *s, const double *d_b, double *d_x,
   stats->precond_auto_note = s->esc.why ? s->esc.why : "";
   if (s->esc.M) s->M = s->esc.M; /* an earlier solve escalated: this one starts with it */
   s->esc.hist.n = 0;
-  s->esc.watch = s->esc.drop = 0; /* the watch is the escalating solve's own */
+  s->esc.watch = s->esc.drop = s->esc.limit = 0; /* the watch is the escalating solve's own */
 
   /* The pointer-mode rule: the context's handles are in host mode at rest; a solve switches
    * cuBLAS to device mode (scalars stay in the scalar block) and restores the caller's mode on
@@ -1278,6 +1295,107 @@ cleanup:
   return st;
 }
 
+/* ---- opts.fallback: GMRES after a failure of CG or BiCGSTAB that GMRES cannot have ------------ */
+
+/* Whether the finished solve in stats falls back (opts.fallback). */
+static int fallback_due(const gs_solver_t *s, const gs_solve_stats_t *st)
+{
+  const int on = s->given.fallback == GS_FALLBACK_GMRES ||
+                 (s->given.fallback == GS_FALLBACK_AUTO && s->given.method == GS_SOLVER_AUTO);
+  /* a b that is not finite fails every method alike */
+  if (!on || s->vec_given || s->rel.A_res || st->iterations >= s->given.maxit ||
+      !isfinite(st->bnorm) || !isfinite(st->rnorm0))
+    return 0;
+  if (s->method == GS_SOLVER_CG)
+    return st->reason == GS_DIVERGED_INDEFINITE || st->reason == GS_DIVERGED_NANINF;
+  if (s->method == GS_SOLVER_BICGSTAB)
+    return st->reason == GS_DIVERGED_BREAKDOWN || st->reason == GS_DIVERGED_NANINF;
+  return 0;
+}
+
+/* The solver set up again as GMRES (the same operator; the preconditioner the failed solve
+ * ended with, an escalation's AMG kept as the solver's own), then solved from x, or from 0
+ * where the failed pass left x worse than x0 or not finite. On a setup that fails the solver is
+ * set up as it was and the failed solve's stats stand, with a note. */
+static gs_status_t fall_back(gs_solver_t *s, const double *d_b, double *d_x,
+                             gs_solve_stats_t *stats)
+{
+  const gs_solve_stats_t first = *stats;
+  const gs_solve_opts_t given = s->given;
+  const double t0 = gs_wall_seconds();
+  gs_precond_t *esc = s->esc.M, *M = esc ? esc : s->M;
+  s->esc.M = NULL; /* release() in the setup would destroy it */
+  s->given.method = GS_SOLVER_GMRES;
+  s->given.persistent = GS_PERSISTENT_OFF;
+  s->given.precond_auto = GS_PRECOND_AUTO_OFF;
+  gs_status_t st = gs_solver_setup(s, s->A, M);
+  if (st != GS_SUCCESS) {
+    const char *why = st == GS_ERR_DEVICE_MEMORY || st == GS_ERR_HOST_MEMORY
+                          ? "no fallback: GMRES's workspace could not be allocated"
+                          : "no fallback: GMRES could not be set up";
+    gs_clear_error();
+    s->given = given;
+    st = gs_solver_setup(s, s->A, M);
+    s->esc.M = esc;
+    if (st != GS_SUCCESS) return st;
+    if (esc) s->M = esc;
+    stats->fallback_note = why;
+    return GS_SUCCESS;
+  }
+  s->esc.M = esc;
+  const int keep_x = isfinite(first.true_residual_norm) &&
+                     first.true_residual_norm < first.rnorm0;
+  s->given.x0_given = keep_x;
+  s->fb_base = first.iterations;
+  st = solve_once(s, d_b, d_x, stats);
+  s->fb_base = 0;
+  /* the solver keeps GMRES (s->method); the caller's options come back for what they say */
+  s->given = given;
+  s->opts.x0_given = given.x0_given;
+  if (st != GS_SUCCESS) return st;
+  stats->method = GS_SOLVER_GMRES;
+  stats->fallback_iteration = first.iterations;
+  stats->fallback_from = first.method;
+  stats->fallback_reason = first.reason;
+  stats->fallback_detail = first.detail;
+  stats->fallback_note = keep_x ? "GMRES went on from the failed method's x"
+                                : "GMRES started again from x = 0 (the failed method's x had a "
+                                  "larger or non-finite residual)";
+  /* both solves: the first pass's start, counts and times summed */
+  stats->rnorm0 = first.rnorm0;
+  stats->restarts += first.restarts;
+  stats->seconds_total += first.seconds_total;
+  stats->seconds_spmv += first.seconds_spmv;
+  stats->seconds_precond += first.seconds_precond;
+  stats->seconds_setup += first.seconds_setup + (gs_wall_seconds() - t0);
+  stats->spmv_count += first.spmv_count;
+  stats->precond_count += first.precond_count;
+  stats->checks += first.checks;
+  stats->vector_bytes += first.vector_bytes;
+  stats->graphs = first.graphs;
+  stats->graphs_note = first.graphs_note;
+  stats->persistent = first.persistent;
+  stats->persistent_note = first.persistent_note;
+  stats->precond_auto_iteration = first.precond_auto_iteration;
+  stats->precond_auto_setup_s = first.precond_auto_setup_s;
+  stats->precond_auto_left_s = first.precond_auto_left_s;
+  stats->precond_auto_cost_s = first.precond_auto_cost_s;
+  stats->precond_auto_levels = first.precond_auto_levels;
+  stats->precond_auto_complexity = first.precond_auto_complexity;
+  stats->precond_auto_note = first.precond_auto_note;
+  stats->precond_auto_limit = first.precond_auto_limit;
+  return GS_SUCCESS;
+}
+
+gs_status_t gs_solver_solve(gs_solver_t *s, const double *d_b, double *d_x,
+                            gs_solve_stats_t *stats)
+{
+  gs_solve_stats_t local;
+  if (!stats) stats = &local;
+  GS_CHECK(solve_once(s, d_b, d_x, stats));
+  return fallback_due(s, stats) ? fall_back(s, d_b, d_x, stats) : GS_SUCCESS;
+}
+
 /* ---- gs_solve: the one-call convenience ------------------------------------------------------- */
 
 gs_status_t gs_solve(gs_context_t *ctx, const gs_solve_opts_t *opts, gs_spmv_t *S,
@@ -1289,8 +1407,8 @@ gs_status_t gs_solve(gs_context_t *ctx, const gs_solve_opts_t *opts, gs_spmv_t *
   gs_solve_stats_t local;
   if (!stats) stats = &local;
   memset(stats, 0, sizeof *stats);
-  stats->detail = stats->precond_auto_note = "";
-  stats->precond_auto_iteration = -1;
+  stats->detail = stats->precond_auto_note = stats->fallback_detail = stats->fallback_note = "";
+  stats->precond_auto_iteration = stats->fallback_iteration = -1;
   if (!ctx) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solve: ctx is NULL");
   if (!S || !d_b || !d_x) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_solve: NULL argument");
   double t0 = gs_wall_seconds();

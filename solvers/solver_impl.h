@@ -372,6 +372,8 @@ struct gs_solver {
   double best;
   int best_it;
   int it_base;              /* iterations of earlier passes (restarts from the true residual) */
+  int fb_base;              /* opts.fallback: the failed method's iterations, which GMRES's
+                               solve counts on from (0 outside a fallback) */
   /* the staged "auto" selection's window: the residual norms at the recent checks of the pass,
    * from which the forecast of the products left takes the recent rate */
   gs_rate_hist_t rev;
@@ -386,6 +388,7 @@ struct gs_solver {
     double t_it;            /* the shortest time an iteration measured between two checks */
     int agree;              /* consecutive checks whose forecast said escalate (or drop) */
     double left_s, cost_s;  /* the last forecast (for the stats) */
+    int limit;              /* the last check forecast the iteration limit (GS_ESC_LIMIT) */
     /* after the escalation, the watch on AMG's pass: at its checks, the time it forecasts
      * left against the time left without it, scaled from the escalation's forecast (left_s
      * from the residual r_esc to the tolerance) to the current residual; AMG is dropped

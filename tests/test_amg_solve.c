@@ -546,6 +546,56 @@ static void test_precond_auto(void)
   gs_csr_destroy(&H);
 }
 
+/* The escalation for the iteration limit, with the clock in the decision (no hook): a solve of a
+ * few milliseconds never reaches the time rule's 0.1 s floor, but with maxit below what CG
+ * needs the forecast passes the limit, so it escalates in time to converge within maxit; "never" (hook 2) still means never, and the same solve then stops
+ * at maxit; a limit that CG meets leaves it alone. */
+static void test_precond_auto_limit(void)
+{
+  gs_csr_t *H = NULL;
+  CU_ASSERT_FATAL(gs_gen_laplace(&H, 160, 160, 1, 5) == GS_SUCCESS);
+  sys_t s;
+  sys_make(&s, H);
+  gs_test_precond_auto(ctx, 0);
+  gs_solve_opts_t o;
+  gs_solve_opts_default(&o);
+  o.method = GS_SOLVER_CG;
+  o.rtol = 1e-8;
+  o.check_every = 8;
+  o.persistent = GS_PERSISTENT_OFF;
+  gs_solve_stats_t plain, lim, never, roomy;
+  o.maxit = 10000;
+  CU_ASSERT_FATAL(gs_solve(ctx, &o, s.S, NULL, s.d_b, s.d_x, &plain) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_reason_converged(plain.reason));
+  const int cap = plain.iterations / 4; /* far below CG's need */
+  CU_ASSERT_FATAL(cap > 48);
+  o.maxit = cap;
+  o.precond_auto = GS_PRECOND_AUTO_AMG;
+  CU_ASSERT_FATAL(gs_solve(ctx, &o, s.S, NULL, s.d_b, s.d_x, &lim) == GS_SUCCESS);
+  fprintf(stderr, "  limit: CG %d iterations alone; maxit %d: escalated after %d (limit %d), "
+          "%s in %d\n", plain.iterations, cap, lim.precond_auto_iteration,
+          lim.precond_auto_limit, gs_reason_string(lim.reason), lim.iterations);
+  CU_ASSERT(gs_reason_converged(lim.reason));
+  CU_ASSERT(lim.iterations <= cap);
+  CU_ASSERT_EQUAL(lim.precond_auto_limit, 1);
+  CU_ASSERT(lim.precond_auto_iteration >= 32 && lim.precond_auto_iteration < cap);
+  CU_ASSERT(lim.true_residual_norm <= 10.0 * 1e-8 * lim.bnorm);
+  gs_test_precond_auto(ctx, 2);
+  CU_ASSERT_FATAL(gs_solve(ctx, &o, s.S, NULL, s.d_b, s.d_x, &never) == GS_SUCCESS);
+  CU_ASSERT_EQUAL(never.reason, GS_DIVERGED_MAXIT);
+  CU_ASSERT_EQUAL(never.precond_auto_iteration, -1);
+  CU_ASSERT_EQUAL(never.iterations, cap);
+  gs_test_precond_auto(ctx, 0);
+  /* room for CG (twice its need): neither rule fires on a solve this short */
+  o.maxit = 2 * plain.iterations;
+  CU_ASSERT_FATAL(gs_solve(ctx, &o, s.S, NULL, s.d_b, s.d_x, &roomy) == GS_SUCCESS);
+  CU_ASSERT(gs_reason_converged(roomy.reason));
+  CU_ASSERT_EQUAL(roomy.precond_auto_iteration, -1);
+  CU_ASSERT_EQUAL(roomy.iterations, plain.iterations);
+  sys_free(&s);
+  gs_csr_destroy(&H);
+}
+
 static void test_alloc_failures(void)
 {
   gs_csr_t *H = NULL;
@@ -799,6 +849,7 @@ int main(void)
                          {"failures", test_failures},
                          {"alloc_failures", test_alloc_failures},
                          {"precond_auto", test_precond_auto},
+                         {"precond_auto for the iteration limit", test_precond_auto_limit},
                          {"elasticity: rigid-body modes, block=2, PyAMG", test_elasticity},
                          {"near-null space and block: refusals, allocation failures",
                           test_near_null_refusals},

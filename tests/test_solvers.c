@@ -594,6 +594,135 @@ static void test_breakdowns(void)
   sys_close(&s);
 }
 
+/* opts.fallback: a CG or BiCGSTAB solve that fails where GMRES cannot goes on with GMRES, when
+ * the method was a guess (GS_SOLVER_AUTO) or the caller asks (GS_FALLBACK_GMRES); never with
+ * GS_FALLBACK_OFF or for a method named without it. */
+static void fallback_check(const gs_solve_stats_t *st, gs_method_t from, gs_reason_t why,
+                           int keep_x, const char *what)
+{
+  if (!gs_reason_converged(st->reason) || st->fallback_iteration < 0)
+    fprintf(stderr, "\n  %s: %s after %d (fallback %d: %s)", what, gs_reason_string(st->reason),
+            st->iterations, st->fallback_iteration, st->fallback_note);
+  CU_ASSERT(gs_reason_converged(st->reason));
+  CU_ASSERT_EQUAL(st->method, GS_SOLVER_GMRES);
+  CU_ASSERT_EQUAL(st->fallback_from, from);
+  CU_ASSERT_EQUAL(st->fallback_reason, why);
+  CU_ASSERT(st->fallback_iteration >= 0 && st->fallback_iteration <= st->iterations);
+  CU_ASSERT(*st->fallback_detail != '\0');
+  if (keep_x >= 0) /* -1: either start */
+    CU_ASSERT_PTR_NOT_NULL(strstr(st->fallback_note, keep_x ? "went on" : "x = 0"));
+  CU_ASSERT(st->true_residual_norm <= 10.0 * 1e-8 * st->bnorm); /* the converged contract */
+}
+
+static void test_fallback(void)
+{
+  gs_solve_stats_t st;
+  sys_t s;
+  gs_solve_opts_t o;
+  /* symmetric with a positive diagonal, so auto guesses CG: blocks [[1 2] [2 1]] (eigenvalues
+   * 3 and -1), b = (1, -1, ...): b^T A b < 0 at the first step; GMRES: A^2 - 2A - 3I = 0, two
+   * iterations; x = (-1, 1, ...) */
+  enum { NB = 50 };
+  double *a = calloc(4 * NB * NB, sizeof *a), bb[2 * NB];
+  CU_ASSERT_FATAL(a != NULL);
+  for (int k = 0; k < NB; ++k) {
+    const int i = 2 * k;
+    a[i * 2 * NB + i] = a[(i + 1) * 2 * NB + i + 1] = 1.0;
+    a[i * 2 * NB + i + 1] = a[(i + 1) * 2 * NB + i] = 2.0;
+    bb[i] = 1.0;
+    bb[i + 1] = -1.0;
+  }
+  CU_ASSERT_FATAL(sys_open(&s, dense_csr(2 * NB, a), bb));
+  free(a);
+  CU_ASSERT_EQUAL(gs_solve_auto_method(s.A), GS_SOLVER_CG);
+  CU_ASSERT_EQUAL(sys_solve(&s, GS_SOLVER_AUTO, "none", NULL, &st), GS_SUCCESS);
+  fallback_check(&st, GS_SOLVER_CG, GS_DIVERGED_INDEFINITE, 0, "blocks, auto");
+  CU_ASSERT(st.iterations - st.fallback_iteration <= 2);
+  double dx = 0.0;
+  for (int i = 0; i < 2 * NB; ++i) dx = fmax(dx, fabs(s.h_x[i] - (i % 2 ? 1.0 : -1.0)));
+  CU_ASSERT(dx <= 1e-6); /* cond(A) = 3: the error is within 3x the relative residual */
+  gs_solve_opts_default(&o);
+  o.fallback = GS_FALLBACK_OFF; /* the guess's failure stands */
+  CU_ASSERT_EQUAL(sys_solve(&s, GS_SOLVER_AUTO, "none", &o, &st), GS_SUCCESS);
+  CU_ASSERT_EQUAL(st.reason, GS_DIVERGED_INDEFINITE);
+  CU_ASSERT_EQUAL(st.method, GS_SOLVER_CG);
+  CU_ASSERT_EQUAL(st.fallback_iteration, -1);
+  CU_ASSERT_EQUAL(sys_solve(&s, GS_SOLVER_CG, "none", NULL, &st), GS_SUCCESS); /* named */
+  CU_ASSERT_EQUAL(st.reason, GS_DIVERGED_INDEFINITE);
+  o.fallback = GS_FALLBACK_GMRES; /* asked for: a named CG falls back too */
+  CU_ASSERT_EQUAL(sys_solve(&s, GS_SOLVER_CG, "jacobi", &o, &st), GS_SUCCESS);
+  fallback_check(&st, GS_SOLVER_CG, GS_DIVERGED_INDEFINITE, 0, "blocks, cg + jacobi");
+  CU_ASSERT(st.precond_count > 0); /* GMRES kept the preconditioner */
+  /* the solver object keeps GMRES for its later solves */
+  {
+    gs_operator_t *op = NULL;
+    gs_solver_t *sv = NULL;
+    gs_solve_stats_t s1, s2;
+    gs_solve_opts_default(&o);
+    const size_t base = gs_device_bytes_in_use(ctx());
+    CU_ASSERT_FATAL(gs_operator_from_spmv(&op, s.S) == GS_SUCCESS);
+    CU_ASSERT_FATAL(gs_solver_create(&sv, ctx(), &o) == GS_SUCCESS);
+    CU_ASSERT_FATAL(gs_solver_setup(sv, op, NULL) == GS_SUCCESS);
+    CU_ASSERT_FATAL(gs_solver_solve(sv, s.d_b, s.d_x, &s1) == GS_SUCCESS);
+    fallback_check(&s1, GS_SOLVER_CG, GS_DIVERGED_INDEFINITE, 0, "blocks, solver object");
+    CU_ASSERT_FATAL(gs_solver_solve(sv, s.d_b, s.d_x, &s2) == GS_SUCCESS);
+    CU_ASSERT(gs_reason_converged(s2.reason));
+    CU_ASSERT_EQUAL(s2.method, GS_SOLVER_GMRES);
+    CU_ASSERT_EQUAL(s2.fallback_iteration, -1);
+    CU_ASSERT(s2.iterations <= 2);
+    gs_solver_destroy(&sv);
+    gs_operator_destroy(&op);
+    CU_ASSERT_EQUAL(gs_device_bytes_in_use(ctx()), base); /* CG's and GMRES's workspaces */
+  }
+  sys_close(&s);
+
+  /* a zero diagonal, so auto guesses BiCGSTAB: [[0 1] [1 0]], b = e1: r~^T A r = 0 at once;
+   * GMRES solves it in two (x = e2) */
+  const double swap[] = {0, 1, 1, 0}, e1[] = {1, 0};
+  CU_ASSERT_FATAL(sys_open(&s, dense_csr(2, swap), e1));
+  CU_ASSERT_EQUAL(gs_solve_auto_method(s.A), GS_SOLVER_BICGSTAB);
+  CU_ASSERT_EQUAL(sys_solve(&s, GS_SOLVER_AUTO, "none", NULL, &st), GS_SUCCESS);
+  fallback_check(&st, GS_SOLVER_BICGSTAB, GS_DIVERGED_BREAKDOWN, 0, "swap, auto");
+  CU_ASSERT_EQUAL(st.fallback_iteration, 0);
+  CU_ASSERT(fabs(s.h_x[0]) <= 1e-8 && fabs(s.h_x[1] - 1.0) <= 1e-8);
+  sys_close(&s);
+
+  /* from which x: diag(2, -1), b = (1, 1), CG takes one step to x = (2, 2), whose residual
+   * (3 sqrt 2) is above ||b|| (sqrt 2): GMRES starts again from 0 */
+  const double indef[] = {2, 0, 0, -1}, ones2[] = {1, 1};
+  CU_ASSERT_FATAL(sys_open(&s, dense_csr(2, indef), ones2));
+  gs_solve_opts_default(&o);
+  o.fallback = GS_FALLBACK_GMRES;
+  CU_ASSERT_EQUAL(sys_solve(&s, GS_SOLVER_CG, "none", &o, &st), GS_SUCCESS);
+  fallback_check(&st, GS_SOLVER_CG, GS_DIVERGED_INDEFINITE, 0, "diag(2, -1)");
+  CU_ASSERT_EQUAL(st.fallback_iteration, 1);
+  CU_ASSERT(fabs(s.h_x[0] - 0.5) <= 1e-8 && fabs(s.h_x[1] + 1.0) <= 1e-8);
+  sys_close(&s);
+
+  /* a b that is not finite: no fallback, the same NaN stop */
+  gs_csr_t *L = NULL;
+  CU_ASSERT_FATAL(gs_gen_laplace(&L, 10, 10, 1, 5) == GS_SUCCESS);
+  double bn[100] = {0};
+  bn[17] = NAN;
+  CU_ASSERT_FATAL(sys_open(&s, L, bn));
+  CU_ASSERT_EQUAL(sys_solve(&s, GS_SOLVER_AUTO, "none", NULL, &st), GS_SUCCESS);
+  CU_ASSERT_EQUAL(st.reason, GS_DIVERGED_NANINF);
+  CU_ASSERT_EQUAL(st.fallback_iteration, -1);
+  sys_close(&s);
+
+  /* Si2 (symmetric, positive diagonal, indefinite): CG's guess fails after a few iterations;
+   * GMRES from CG's x converges */
+  if (gs_test_have_matrices() && gs_test_have_matrix("Si2")) {
+    CU_ASSERT_FATAL(sys_open(&s, read_matrix("Si2"), NULL));
+    CU_ASSERT_EQUAL(sys_solve(&s, GS_SOLVER_AUTO, "none", NULL, &st), GS_SUCCESS);
+    printf("\n  Si2: %s after %d, then gmres: %s in %d in all (%s)",
+           gs_reason_string(st.fallback_reason), st.fallback_iteration,
+           gs_reason_string(st.reason), st.iterations, st.fallback_note);
+    fallback_check(&st, GS_SOLVER_CG, GS_DIVERGED_INDEFINITE, -1, "Si2");
+    sys_close(&s);
+  }
+}
+
 static int g_calls, g_last_it, g_mono;
 static double g_last_rel;
 static int stop_at_3(void *user, int it, double rnorm, double rel)
@@ -2611,6 +2740,7 @@ int main(void)
     {"converged means the true residual met the tolerance", test_true_residual_contract},
     {"CG on zenios and Si2 stops: indefinite", test_indefinite},
     {"breakdown, stagnation and NaN", test_breakdowns},
+    {"fallback to GMRES after CG's or BiCGSTAB's failure", test_fallback},
     {"iteration limit, monitor, x0, b = 0", test_limits_and_monitor},
     {"pipelined CG: CG's counts, graphs, checks, the vector table", test_pipecg},
     {"pipelined CG's replacements: CG's counts, ill-conditioned", test_pipecg_replacement},

@@ -170,7 +170,24 @@ typedef struct gs_solve_opts {
                             distributed solves do not escalate. */
   const char *precond_auto_opts; /* options of that "amg" (gs_precond_create_opts; NULL: its
                             defaults), checked by gs_solver_create */
+  int fallback;          /* a method that failed in a way GMRES cannot (GS_FALLBACK_*):
+                            CG stopped by GS_DIVERGED_INDEFINITE or GS_DIVERGED_NANINF (the
+                            matrix or M was not SPD after all), BiCGSTAB by
+                            GS_DIVERGED_BREAKDOWN or GS_DIVERGED_NANINF. The solve goes on with
+                            GMRES(restart) and the same preconditioner, from the failed pass's x
+                            when its true residual is below ||b - A x0||, else from x = 0, for
+                            the iterations the limit leaves (counted together). The stats say
+                            so (fallback_*); the solver keeps GMRES for its later solves.
+                            Distributed solves and reliable updates do not fall back.
+                            GS_FALLBACK_AUTO (0, default): only when method is GS_SOLVER_AUTO
+                            (the automatic choice of CG or BiCGSTAB was a guess);
+                            GS_FALLBACK_OFF: never; GS_FALLBACK_GMRES: for any CG or BiCGSTAB
+                            solve (what the CLI does for --solver auto, which resolves the
+                            method itself). */
 } gs_solve_opts_t;
+
+/* gs_solve_opts_t.fallback */
+enum { GS_FALLBACK_AUTO = 0, GS_FALLBACK_OFF = 1, GS_FALLBACK_GMRES = 2 };
 
 /* gs_solve_opts_t.precond_auto */
 enum { GS_PRECOND_AUTO_OFF = 0, GS_PRECOND_AUTO_AMG = 1 };
@@ -254,6 +271,16 @@ typedef struct gs_solve_stats {
   double precond_auto_complexity; /* its operator complexity */
   const char *precond_auto_note; /* why it did not escalate when asked to, or that AMG was
                                     dropped after it (its pass forecast too slow), or "" (static) */
+  int precond_auto_limit;        /* 1: it escalated because the forecast iterations passed
+                                    twice what the iteration limit left (convergence at stake,
+                                    whatever the time); 0: for time, or not at all */
+  /* opts.fallback: what the method that failed did (fallback_iteration -1 when none ran) */
+  int fallback_iteration;        /* the iterations of the failed method (GMRES's follow) */
+  gs_method_t fallback_from;     /* the method that failed (CG or BiCGSTAB) */
+  gs_reason_t fallback_reason;   /* and why (its detail in fallback_detail, static) */
+  const char *fallback_detail;
+  const char *fallback_note;     /* from which x GMRES went on, or why no fallback ran where
+                                    one was due (static; "" otherwise) */
 } gs_solve_stats_t;
 
 /* ---- the solver object (PETSc's KSPCreate / KSPSetUp / KSPSolve) -------------------------------

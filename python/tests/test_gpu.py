@@ -151,6 +151,22 @@ def test_auto_method_and_rectangular():
         assert info.method == "lsqr" and x.shape == (R.shape[1],)
 
 
+def test_auto_method_falls_back_to_gmres():
+    """method="auto" guesses CG for a symmetric matrix with a positive diagonal; where it is
+    indefinite (blocks [[1 2] [2 1]], b^T A b < 0) CG stops at once and GMRES goes on."""
+    blk = sp.csr_matrix(np.array([[1.0, 2.0], [2.0, 1.0]]))
+    A = sp.block_diag([blk] * 40, format="csr")
+    b = np.tile([1.0, -1.0], 40)
+    x, info = gpusolve.solve(A, b, method="auto")
+    assert info.converged and info.method == "gmres"
+    assert info.fallback_from == "cg" and info.fallback_reason == "diverged_indefinite"
+    assert info.fallback_iteration == 0 and "x = 0" in info.fallback_note
+    assert np.linalg.norm(b - A @ x) <= 10 * 1e-8 * np.linalg.norm(b)
+    x, info = gpusolve.solve(A, b, method="cg")  # named: its failure stands
+    assert not info.converged and info.reason == "diverged_indefinite"
+    assert info.fallback_from is None and info.fallback_iteration == -1
+
+
 # ---- SpMV against A @ x, every format, N and T ------------------------------------------------
 
 

@@ -150,7 +150,7 @@ class SolveOpts(ctypes.Structure):  # gs_solve_opts_t
                 ("stagnation_window", c_int), ("timing", c_int), ("monitor", MONITOR),
                 ("monitor_user", c_void_p), ("graphs", c_int), ("persistent", c_int),
                 ("precond_auto", c_int), ("precond_auto_opts", c_char_p),
-                ("_reserve", ctypes.c_char * _RESERVE)]
+                ("fallback", c_int), ("_reserve", ctypes.c_char * _RESERVE)]
 
 
 class SolveStats(ctypes.Structure):  # gs_solve_stats_t
@@ -168,7 +168,10 @@ class SolveStats(ctypes.Structure):  # gs_solve_stats_t
                 ("precond_auto_iteration", c_int), ("precond_auto_setup_s", c_double),
                 ("precond_auto_left_s", c_double), ("precond_auto_cost_s", c_double),
                 ("precond_auto_levels", c_int), ("precond_auto_complexity", c_double),
-                ("precond_auto_note", c_char_p), ("_reserve", ctypes.c_char * _RESERVE)]
+                ("precond_auto_note", c_char_p), ("precond_auto_limit", c_int),
+                ("fallback_iteration", c_int), ("fallback_from", c_int),
+                ("fallback_reason", c_int), ("fallback_detail", c_char_p),
+                ("fallback_note", c_char_p), ("_reserve", ctypes.c_char * _RESERVE)]
 
 
 class RefineOpts(ctypes.Structure):  # gs_refine_opts_t
@@ -314,6 +317,7 @@ OP_N, OP_T = 0, 1
 SOLVER_AUTO = 3
 METHOD_SQUARE, METHOD_TRANSPOSE, METHOD_LEAST_SQUARES, METHOD_SYMMETRIC_PC = 1, 2, 4, 8
 PRECOND_AUTO_AMG = 1
+FALLBACK_AUTO, FALLBACK_OFF, FALLBACK_GMRES = 0, 1, 2  # gs_solve_opts_t.fallback
 PRECISION_DOUBLE, PRECISION_MIXED, PRECISION_FLOAT = 0, 1, 2
 MATRIX_DEVICE_BORROW = 1
 MM_STRICT = 1

@@ -28,7 +28,12 @@ class SolveInfo:
     seconds_total (the solve on the GPU timeline), seconds_spmv, seconds_precond,
     seconds_setup, seconds_precond_setup, prepare_s (format preparation, selection included),
     wall_s (the whole call); spmv_count, precond_count; selection (format="auto": a
-    Selection), graphs, persistent and their notes; mixed-refine: outer, reliable.
+    Selection), graphs, persistent and their notes; mixed-refine: outer, reliable;
+    precond="auto": precond_auto_iteration (-1: no escalation), precond_auto_limit (escalated
+    because the forecast passed maxiter) and the other precond_auto_* figures; method="auto":
+    fallback_from, fallback_reason, fallback_detail (the guessed CG or BiCGSTAB that failed;
+    None when none did), fallback_iteration (its iterations, -1: none) and fallback_note
+    (then `method` is "gmres").
     """
 
     def __init__(self, **kw):
@@ -223,6 +228,10 @@ def solve(A, b, method="cg", precond=None, format="auto", rtol=1e-8, atol=0.0, m
         opts.graphs = 1 if graphs else 0
         opts.check_every = every or 0
         escalate = pc == "auto" and mid == 0 and precision != "mixed-refine"
+        # method "auto": CG or BiCGSTAB was a guess; GMRES goes on where it fails (the C
+        # library's GS_FALLBACK_AUTO sees the resolved method, so ask for it by name)
+        if method == "auto" and precision != "mixed-refine":
+            opts.fallback = _lib.FALLBACK_GMRES
         if escalate:
             opts.precond_auto = _lib.PRECOND_AUTO_AMG
             opts.precond_auto_opts = pc_opts
@@ -296,8 +305,13 @@ def solve(A, b, method="cg", precond=None, format="auto", rtol=1e-8, atol=0.0, m
         fmt_used = prod.name
 
     info = {k: getattr(stats, k) for k in _STAT_FIELDS}
-    for k in ("graphs_note", "persistent_note", "precond_auto_note"):
+    for k in ("graphs_note", "persistent_note", "precond_auto_note", "fallback_detail",
+              "fallback_note"):
         info[k] = _lib.s(info[k])
+    info["precond_auto_limit"] = bool(stats.precond_auto_limit)
+    ran = stats.fallback_iteration >= 0  # the method that failed, by name, when one did
+    info["fallback_from"] = _lib.s(lib.gs_method_string(stats.fallback_from)) if ran else None
+    info["fallback_reason"] = _lib.s(lib.gs_reason_string(stats.fallback_reason)) if ran else None
     info["graphs"], info["persistent"] = bool(stats.graphs), bool(stats.persistent)
     info["seconds_precond_setup"] = info["seconds_precond_setup"] or pc_setup
     rel_double = float("nan")
