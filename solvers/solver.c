@@ -31,6 +31,7 @@ const char *gs_reason_string(gs_reason_t r)
   case GS_DIVERGED_NANINF: return "diverged_nan_inf";
   case GS_DIVERGED_STAGNATION: return "diverged_stagnation";
   case GS_STOPPED_BY_MONITOR: return "stopped_by_monitor";
+  case GS_DIVERGED_DTOL: return "diverged_dtol";
   }
   return "unknown";
 }
@@ -51,6 +52,7 @@ const char *gs_reason_describe(gs_reason_t r)
   case GS_DIVERGED_NANINF: return "NaN or infinity in the iteration";
   case GS_DIVERGED_STAGNATION: return "stagnation";
   case GS_STOPPED_BY_MONITOR: return "stopped by the monitor";
+  case GS_DIVERGED_DTOL: return "divergence (the residual grew far past its start)";
   }
   return "unknown reason";
 }
@@ -341,6 +343,10 @@ gs_reason_t gs_solver_check(gs_solver_t *s, int it, double rnorm, int window)
     return gs_solver_halt_reason(halt);
   }
   if (stop) return GS_STOPPED_BY_MONITOR;
+  if (s->dtol_on && st->rnorm0 > 0.0 && rnorm > GS_FALLBACK_DTOL * st->rnorm0) {
+    st->detail = "||r|| > 1e5 ||b - A x0||";
+    return GS_DIVERGED_DTOL;
+  }
   if (window > 0) {
     if (it == 0 || rnorm < s->best) {
       s->best = rnorm;
@@ -1297,19 +1303,27 @@ cleanup:
 
 /* ---- opts.fallback: GMRES after a failure of CG or BiCGSTAB that GMRES cannot have ------------ */
 
+/* Whether opts.fallback covers this solver's method and setting (not its outcome). */
+static int fallback_on(const gs_solver_t *s)
+{
+  const int asked = s->given.fallback == GS_FALLBACK_GMRES ||
+                    (s->given.fallback == GS_FALLBACK_AUTO && s->given.method == GS_SOLVER_AUTO);
+  return asked && !s->vec_given && !s->rel.A_res &&
+         (s->method == GS_SOLVER_CG || s->method == GS_SOLVER_BICGSTAB);
+}
+
 /* Whether the finished solve in stats falls back (opts.fallback). */
 static int fallback_due(const gs_solver_t *s, const gs_solve_stats_t *st)
 {
-  const int on = s->given.fallback == GS_FALLBACK_GMRES ||
-                 (s->given.fallback == GS_FALLBACK_AUTO && s->given.method == GS_SOLVER_AUTO);
   /* a b that is not finite fails every method alike */
-  if (!on || s->vec_given || s->rel.A_res || st->iterations >= s->given.maxit ||
+  if (!fallback_on(s) || st->iterations >= s->given.maxit ||
       !isfinite(st->bnorm) || !isfinite(st->rnorm0))
     return 0;
   if (s->method == GS_SOLVER_CG)
     return st->reason == GS_DIVERGED_INDEFINITE || st->reason == GS_DIVERGED_NANINF;
   if (s->method == GS_SOLVER_BICGSTAB)
-    return st->reason == GS_DIVERGED_BREAKDOWN || st->reason == GS_DIVERGED_NANINF;
+    return st->reason == GS_DIVERGED_BREAKDOWN || st->reason == GS_DIVERGED_NANINF ||
+           st->reason == GS_DIVERGED_DTOL;
   return 0;
 }
 
@@ -1392,7 +1406,10 @@ gs_status_t gs_solver_solve(gs_solver_t *s, const double *d_b, double *d_x,
 {
   gs_solve_stats_t local;
   if (!stats) stats = &local;
-  GS_CHECK(solve_once(s, d_b, d_x, stats));
+  if (s) s->dtol_on = s->method == GS_SOLVER_BICGSTAB && fallback_on(s); /* GMRES's turn */
+  const gs_status_t st = solve_once(s, d_b, d_x, stats); /* refuses a NULL s */
+  if (s) s->dtol_on = 0;
+  GS_CHECK(st);
   return fallback_due(s, stats) ? fall_back(s, d_b, d_x, stats) : GS_SUCCESS;
 }
 

@@ -374,6 +374,7 @@ struct gs_solver {
   int it_base;              /* iterations of earlier passes (restarts from the true residual) */
   int fb_base;              /* opts.fallback: the failed method's iterations, which GMRES's
                                solve counts on from (0 outside a fallback) */
+  int dtol_on;              /* this solve stops a diverging BiCGSTAB (GS_DIVERGED_DTOL) */
   /* the staged "auto" selection's window: the residual norms at the recent checks of the pass,
    * from which the forecast of the products left takes the recent rate */
   gs_rate_hist_t rev;

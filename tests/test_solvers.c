@@ -710,6 +710,38 @@ static void test_fallback(void)
   CU_ASSERT_EQUAL(st.fallback_iteration, -1);
   sys_close(&s);
 
+  /* west0479 (a zero diagonal: BiCGSTAB) diverges: a named BiCGSTAB runs to maxit with a
+   * residual far above ||b||; the guessed one stops once ||r|| passes 1e5 ||r0|| (or on a
+   * breakdown or NaN first) and GMRES starts from 0, so the returned residual is at most
+   * ||b|| (GMRES's residual never grows); the cap of 2000 iterations keeps it short */
+  if (gs_test_have_matrices() && gs_test_have_matrix("west0479")) {
+    CU_ASSERT_FATAL(sys_open(&s, read_matrix("west0479"), NULL));
+    gs_solve_opts_default(&o);
+    o.maxit = 2000;
+    gs_solve_stats_t named;
+    CU_ASSERT_EQUAL(sys_solve(&s, GS_SOLVER_BICGSTAB, "none", &o, &named), GS_SUCCESS);
+    CU_ASSERT(named.reason != GS_DIVERGED_DTOL && named.fallback_iteration == -1);
+    CU_ASSERT_EQUAL(sys_solve(&s, GS_SOLVER_AUTO, "none", &o, &st), GS_SUCCESS);
+    printf("\n  west0479: named bicgstab %s in %d (rel %.2e); auto: bicgstab %s after %d, then "
+           "gmres %s in %d in all (rel %.2e)", gs_reason_string(named.reason), named.iterations,
+           named.rel_residual, gs_reason_string(st.fallback_reason), st.fallback_iteration,
+           gs_reason_string(st.reason), st.iterations, st.rel_residual);
+    CU_ASSERT_EQUAL(st.method, GS_SOLVER_GMRES);
+    CU_ASSERT_EQUAL(st.fallback_from, GS_SOLVER_BICGSTAB);
+    CU_ASSERT(st.fallback_reason == GS_DIVERGED_DTOL || st.fallback_reason == GS_DIVERGED_NANINF ||
+              st.fallback_reason == GS_DIVERGED_BREAKDOWN);
+    if (st.fallback_reason == GS_DIVERGED_DTOL) {
+      CU_ASSERT_STRING_EQUAL(st.fallback_detail, "||r|| > 1e5 ||b - A x0||");
+      CU_ASSERT_PTR_NOT_NULL(strstr(st.fallback_note, "x = 0"));
+    }
+    CU_ASSERT(st.iterations <= 2000);
+    /* x = 0 has rel 1 and GMRES minimizes ||b - A x|| over spaces that hold 0; the true
+     * residual may differ from GMRES's by rounding, about eps cond(A) relative (SuiteSparse's
+     * estimate for west0479: 1.4e12, so 3e-4) */
+    CU_ASSERT(st.rel_residual <= 1.0 + 1e-3);
+    sys_close(&s);
+  }
+
   /* Si2 (symmetric, positive diagonal, indefinite): CG's guess fails after a few iterations;
    * GMRES from CG's x converges */
   if (gs_test_have_matrices() && gs_test_have_matrix("Si2")) {
@@ -2016,6 +2048,20 @@ static void test_cli(void)
   if (gs_test_have_matrix("illc1033") && gs_test_have_matrix("well1850") &&
       gs_test_have_matrix("lp_e226") && gs_test_have_matrix("add32"))
     cli_least_squares(xo);
+  if (gs_test_have_matrix("Si2")) { /* the default solver falls back, says so, exits 0 */
+    char args[4400];
+    snprintf(args, sizeof args, "solve '%s'", gs_test_matrix("Si2"));
+    CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+    CU_ASSERT(strstr(out, "fallback cg stopped after") != NULL);
+    CU_ASSERT(strstr(out, "diverged_indefinite") != NULL);
+    snprintf(args, sizeof args, "solve '%s' --json", gs_test_matrix("Si2"));
+    CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 0);
+    CU_ASSERT(strstr(out, "\"fallback\":{\"ran\":true,\"from\":\"cg\"") != NULL);
+    CU_ASSERT(strstr(out, "\"method\":\"gmres\"") != NULL);
+    snprintf(args, sizeof args, "solve '%s' --solver cg", gs_test_matrix("Si2")); /* named */
+    CU_ASSERT_EQUAL(gs_test_cli(args, out, sizeof out, err, sizeof err), 1);
+    CU_ASSERT(strstr(out, "fallback") == NULL);
+  }
 
   if (!gs_test_quick()) { /* `gpusolve` alone: the built-in 64^3 27-point Laplacian */
     CU_ASSERT_EQUAL(gs_test_cli("--json", out, sizeof out, err, sizeof err), 0);

@@ -69,7 +69,10 @@ typedef enum gs_reason {
   GS_DIVERGED_NANINF = -9,       /* a residual norm or scalar became NaN or infinite */
   GS_DIVERGED_STAGNATION = -10,  /* no progress: a GMRES cycle that did not reduce ||r||, or
                                     no new smallest ||r|| in opts.stagnation_window iterations */
-  GS_STOPPED_BY_MONITOR = -11    /* the monitor callback asked to stop */
+  GS_STOPPED_BY_MONITOR = -11,   /* the monitor callback asked to stop */
+  GS_DIVERGED_DTOL = -12         /* ||r|| grew past GS_FALLBACK_DTOL ||b - A x0||: only a
+                                    BiCGSTAB that opts.fallback covers stops so (and GMRES
+                                    goes on from x = 0) */
 } gs_reason_t;
 
 /** Lowercase name of a reason ("converged_rtol", "diverged_indefinite", ...); never NULL. */
@@ -173,7 +176,8 @@ typedef struct gs_solve_opts {
   int fallback;          /* a method that failed in a way GMRES cannot (GS_FALLBACK_*):
                             CG stopped by GS_DIVERGED_INDEFINITE or GS_DIVERGED_NANINF (the
                             matrix or M was not SPD after all), BiCGSTAB by
-                            GS_DIVERGED_BREAKDOWN or GS_DIVERGED_NANINF. The solve goes on with
+                            GS_DIVERGED_BREAKDOWN, GS_DIVERGED_NANINF or GS_DIVERGED_DTOL
+                            (checked only when it may fall back). The solve goes on with
                             GMRES(restart) and the same preconditioner, from the failed pass's x
                             when its true residual is below ||b - A x0||, else from x = 0, for
                             the iterations the limit leaves (counted together). The stats say
@@ -188,6 +192,10 @@ typedef struct gs_solve_opts {
 
 /* gs_solve_opts_t.fallback */
 enum { GS_FALLBACK_AUTO = 0, GS_FALLBACK_OFF = 1, GS_FALLBACK_GMRES = 2 };
+/* A BiCGSTAB solve that may fall back stops as GS_DIVERGED_DTOL when a checked ||r|| exceeds
+ * this many times ||b - A x0|| (PETSc's default divergence tolerance): it is diverging, and
+ * the iterations left are GMRES's. */
+#define GS_FALLBACK_DTOL 1e5
 
 /* gs_solve_opts_t.precond_auto */
 enum { GS_PRECOND_AUTO_OFF = 0, GS_PRECOND_AUTO_AMG = 1 };
