@@ -250,16 +250,7 @@ gs_status_t gs_solve_refine(gs_context_t *ctx, const gs_solve_opts_t *opts,
       rstats->inner_iterations += in.iterations;
       rstats->last_inner_reason = in.reason;
       rstats->seconds_inner += in.seconds_total;
-      stats->spmv_count += in.spmv_count;
-      stats->precond_count += in.precond_count;
-      stats->seconds_spmv += in.seconds_spmv;
-      stats->seconds_precond += in.seconds_precond;
-      stats->graphs = in.graphs;
-      stats->graphs_note = in.graphs_note;
-      stats->persistent = in.persistent;
-      stats->persistent_note = in.persistent_note;
-      stats->checks += in.checks;
-      stats->vector_bytes += in.vector_bytes;
+      gs_solve_stats_add_work(stats, &in);
       GS_TRY(GS_CUDA(cudaMemcpyAsync(d_keep, d_x, (size_t)n * sizeof *d_x,
                                      cudaMemcpyDeviceToDevice, strm)));   /* keep x        */
       const double one = 1.0;

@@ -1301,6 +1301,20 @@ cleanup:
   return st;
 }
 
+void gs_solve_stats_add_work(gs_solve_stats_t *to, const gs_solve_stats_t *from)
+{
+  to->spmv_count += from->spmv_count;
+  to->precond_count += from->precond_count;
+  to->seconds_spmv += from->seconds_spmv;
+  to->seconds_precond += from->seconds_precond;
+  to->checks += from->checks;
+  to->vector_bytes += from->vector_bytes;
+  to->graphs = from->graphs;
+  to->graphs_note = from->graphs_note;
+  to->persistent = from->persistent;
+  to->persistent_note = from->persistent_note;
+}
+
 /* ---- opts.fallback: GMRES after a failure of CG or BiCGSTAB that GMRES cannot have ------------ */
 
 /* Whether opts.fallback covers this solver's method and setting (not its outcome). */
@@ -1379,17 +1393,8 @@ static gs_status_t fall_back(gs_solver_t *s, const double *d_b, double *d_x,
   stats->rnorm0 = first.rnorm0;
   stats->restarts += first.restarts;
   stats->seconds_total += first.seconds_total;
-  stats->seconds_spmv += first.seconds_spmv;
-  stats->seconds_precond += first.seconds_precond;
   stats->seconds_setup += first.seconds_setup + (gs_wall_seconds() - t0);
-  stats->spmv_count += first.spmv_count;
-  stats->precond_count += first.precond_count;
-  stats->checks += first.checks;
-  stats->vector_bytes += first.vector_bytes;
-  stats->graphs = first.graphs;
-  stats->graphs_note = first.graphs_note;
-  stats->persistent = first.persistent;
-  stats->persistent_note = first.persistent_note;
+  gs_solve_stats_add_work(stats, &first); /* the flags of the method that ran first */
   stats->precond_auto_iteration = first.precond_auto_iteration;
   stats->precond_auto_setup_s = first.precond_auto_setup_s;
   stats->precond_auto_left_s = first.precond_auto_left_s;

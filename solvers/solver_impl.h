@@ -442,6 +442,10 @@ gs_status_t gs_solver_fetch(gs_solver_t *s);
  *  (NaN/Inf, converged, a halt code of h_s, monitor, stagnation when `window` is set, iteration
  *  limit) or GS_REASON_NONE to go on. Records iterations and rnorm in the stats. */
 gs_reason_t gs_solver_check(gs_solver_t *s, int it, double rnorm, int window);
+/* The work of one solve added to another's stats (products, preconditioner calls, their times,
+ * checks, vector bytes), and its graphs and persistent flags with their notes taken: how
+ * mixed-refine counts its inner solves and a fallback its failed method. */
+void gs_solve_stats_add_work(gs_solve_stats_t *to, const gs_solve_stats_t *from);
 /** Clears the halt code (halt, halt_what, halt_done) on the device and in the host mirror, so
  *  that a new pass from the true residual starts unhalted (the code is sticky). */
 gs_status_t gs_solver_clear_halt(gs_solver_t *s);
