@@ -1357,6 +1357,7 @@ static gs_status_t fall_back(gs_solver_t *s, const double *d_b, double *d_x,
   s->given.persistent = GS_PERSISTENT_OFF;
   s->given.precond_auto = GS_PRECOND_AUTO_OFF;
   gs_status_t st = gs_solver_setup(s, s->A, M);
+  const double setup_s = gs_wall_seconds() - t0; /* GMRES's workspace: the switch's cost */
   if (st != GS_SUCCESS) {
     const char *why = st == GS_ERR_DEVICE_MEMORY || st == GS_ERR_HOST_MEMORY
                           ? "no fallback: GMRES's workspace could not be allocated"
@@ -1393,7 +1394,7 @@ static gs_status_t fall_back(gs_solver_t *s, const double *d_b, double *d_x,
   stats->rnorm0 = first.rnorm0;
   stats->restarts += first.restarts;
   stats->seconds_total += first.seconds_total;
-  stats->seconds_setup += first.seconds_setup + (gs_wall_seconds() - t0);
+  stats->seconds_setup += first.seconds_setup + setup_s;
   gs_solve_stats_add_work(stats, &first); /* the flags of the method that ran first */
   stats->precond_auto_iteration = first.precond_auto_iteration;
   stats->precond_auto_setup_s = first.precond_auto_setup_s;
