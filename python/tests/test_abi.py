@@ -61,3 +61,36 @@ def test_struct_layout(c_layout, cls, ctype):
     assert end <= size < end + 8, (ctype, end, size)
     if end == ctypes.sizeof(cls):  # no reserve: arrays of it must step alike
         assert ctypes.sizeof(cls) == size
+
+
+# the package's copies of the C constants, by the C name each mirrors
+_CONSTANTS = {"OP_N": "GS_OP_N", "OP_T": "GS_OP_T", "SOLVER_AUTO": "GS_SOLVER_AUTO",
+              "METHOD_SQUARE": "GS_METHOD_SQUARE", "METHOD_TRANSPOSE": "GS_METHOD_TRANSPOSE",
+              "METHOD_LEAST_SQUARES": "GS_METHOD_LEAST_SQUARES",
+              "METHOD_SYMMETRIC_PC": "GS_METHOD_SYMMETRIC_PC",
+              "PRECOND_AUTO_AMG": "GS_PRECOND_AUTO_AMG", "FALLBACK_AUTO": "GS_FALLBACK_AUTO",
+              "FALLBACK_OFF": "GS_FALLBACK_OFF", "FALLBACK_GMRES": "GS_FALLBACK_GMRES",
+              "PRECISION_DOUBLE": "GS_PRECISION_DOUBLE", "PRECISION_MIXED": "GS_PRECISION_MIXED",
+              "PRECISION_FLOAT": "GS_PRECISION_FLOAT",
+              "MATRIX_DEVICE_BORROW": "GS_MATRIX_DEVICE_BORROW", "MM_STRICT": "GS_MM_STRICT",
+              "SELECT_MAX": "GS_SELECT_MAX", "SELECT_NAME": "GS_SELECT_NAME"}
+
+
+def test_constants(tmp_path):
+    """Every constant the package passes to the library has the C header's value."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc or not (INCLUDE / "gpusolve" / "solver.h").exists():
+        pytest.skip("needs a C compiler and the repository's include/")
+    lines = ["#include <stdio.h>", '#include "gpusolve/spmv.h"']
+    lines += [f'#include "{h}"' for h in HEADERS]
+    lines.append("int main(void) {")
+    lines += [f'  printf("{py} %lld\\n", (long long)({c}));' for py, c in _CONSTANTS.items()]
+    lines += ["  return 0;", "}"]
+    src = tmp_path / "constants.c"
+    src.write_text("\n".join(lines) + "\n")
+    exe = tmp_path / "constants"
+    subprocess.run([cc, "-std=c11", "-I", str(INCLUDE), str(src), "-o", str(exe)], check=True)
+    got = dict(line.split() for line in subprocess.run(
+        [str(exe)], capture_output=True, text=True, check=True).stdout.splitlines())
+    for py in _CONSTANTS:
+        assert getattr(_lib, py) == int(got[py]), f"{py}: {getattr(_lib, py)} != {got[py]}"
