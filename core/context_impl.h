@@ -35,6 +35,13 @@ gs_status_t gs_memtab_init(gs_memtab_t *M);
 /** Frees the table and any block still in it. */
 void gs_memtab_fini(gs_memtab_t *M);
 
+/** gs_dmalloc without its stream synchronization: the block is ready in the order of ctx's
+ *  stream (cudaMallocAsync), for work on that stream and copies through it (gs_copy_to_device,
+ *  gs_copy_to_host) only. The device builds take their layouts and scratch this way: a build is
+ *  a chain of kernels on the stream, and a synchronization an allocation stalled it for the
+ *  round trip. Blocks used on another stream or by the caller come from gs_dmalloc. */
+gs_status_t gs_dmalloc_ordered(gs_context_t *ctx, void **p, size_t bytes, const char *what);
+
 /** Makes ctx's device current on the calling thread (cudaSetDevice only when it differs):
  *  every public entry point that touches the GPU calls it first, so that objects of a context
  *  on device 1 work from a thread whose current device is 0. */
@@ -75,6 +82,8 @@ struct gs_context {
   int test_persist_per_sm; /* test hook: blocks an SM of the persistent kernels (0: the rule) */
   int test_precond_auto; /* test hook: 1 escalations always pay, 2 never, 3 pay and are
                             dropped (0: the model) */
+  int test_reorder_dev_rcm; /* test hook: gs_reorder_create's RCM on the device 1 always, 2
+                               never (0: from GS_REORDER_DEV_RCM_MIN_NNZ entries) */
   /* pinned staging buffer of the uploads (gs_context_staging_acquire), guarded by mem.lock */
   void *stage;
   size_t stage_bytes;

@@ -85,6 +85,11 @@ void gs_test_precond_auto(gs_context_t *ctx, int mode)
   if (ctx) ctx->test_precond_auto = mode >= 1 && mode <= 3 ? mode : 0;
 }
 
+void gs_test_reorder_dev_rcm(gs_context_t *ctx, int mode)
+{
+  if (ctx) ctx->test_reorder_dev_rcm = mode == 1 || mode == 2 ? mode : 0;
+}
+
 void gs_test_dmalloc_fail_after(gs_context_t *ctx, long k)
 {
   if (!ctx) return;
@@ -110,12 +115,13 @@ size_t gs_device_bytes_peak(const gs_context_t *ctx) { return counter(ctx, 1); }
 /* The device's default memory pool, kept from shrinking (release threshold: all): a layout
  * built after another reuses the pages the earlier one gave back instead of mapping new ones
  * (cudaMalloc of the 100-320 MB a format takes on a 26M-entry matrix dominates its GPU build).
- * The allocation is taken on the context's stream and the stream synchronized, so the block is
- * usable anywhere at once, as cudaMalloc's; gs_dfree gives it back in the stream's order
+ * The allocation is taken on the context's stream and (gs_dmalloc) the stream synchronized, so
+ * the block is usable anywhere at once, as cudaMalloc's; gs_dmalloc_ordered leaves it in the
+ * stream's order (the device builds: no stall of their kernel chains); gs_dfree gives it back in the stream's order
  * (cudaFreeAsync), so work on other streams that reads a block must be joined to the context's
  * stream (an event) or synchronized before the block is freed. GS_MEMPOOL=0 in the environment
  * keeps plain cudaMalloc and cudaFree. */
-static cudaError_t pool_alloc(gs_context_t *ctx, void **d, size_t bytes)
+static cudaError_t pool_alloc(gs_context_t *ctx, void **d, size_t bytes, int sync)
 {
   gs_memtab_t *M = &ctx->mem;
   if (M->pool == 0) {
@@ -132,7 +138,7 @@ static cudaError_t pool_alloc(gs_context_t *ctx, void **d, size_t bytes)
   }
   if (M->pool < 0) return cudaMalloc(d, bytes);
   cudaError_t err = cudaMallocAsync(d, bytes, ctx->stream);
-  if (err == cudaSuccess) err = cudaStreamSynchronize(ctx->stream);
+  if (err == cudaSuccess && sync) err = cudaStreamSynchronize(ctx->stream);
   if (err != cudaSuccess && *d) {
     cudaFree(*d);
     *d = NULL;
@@ -140,7 +146,8 @@ static cudaError_t pool_alloc(gs_context_t *ctx, void **d, size_t bytes)
   return err;
 }
 
-gs_status_t gs_dmalloc(gs_context_t *ctx, void **p, size_t bytes, const char *what)
+/* gs_dmalloc (sync = 1) and gs_dmalloc_ordered (sync = 0) */
+static gs_status_t dmalloc(gs_context_t *ctx, void **p, size_t bytes, const char *what, int sync)
 {
   if (!p) return GS_ERROR(GS_ERR_INVALID_ARG, "gs_dmalloc: p is NULL");
   *p = NULL;
@@ -161,7 +168,7 @@ gs_status_t gs_dmalloc(gs_context_t *ctx, void **p, size_t bytes, const char *wh
   if (!ok) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory tracking device memory");
 
   void *d = NULL;
-  cudaError_t err = pool_alloc(ctx, &d, bytes);
+  cudaError_t err = pool_alloc(ctx, &d, bytes, sync);
   if (err != cudaSuccess) {
     (void)cudaGetLastError(); /* an allocation failure must not poison later launches */
     if (err == cudaErrorMemoryAllocation)
@@ -183,6 +190,16 @@ gs_status_t gs_dmalloc(gs_context_t *ctx, void **p, size_t bytes, const char *wh
   pthread_mutex_unlock(&M->lock);
   *p = d;
   return GS_SUCCESS;
+}
+
+gs_status_t gs_dmalloc(gs_context_t *ctx, void **p, size_t bytes, const char *what)
+{
+  return dmalloc(ctx, p, bytes, what, 1);
+}
+
+gs_status_t gs_dmalloc_ordered(gs_context_t *ctx, void **p, size_t bytes, const char *what)
+{
+  return dmalloc(ctx, p, bytes, what, 0);
 }
 
 void gs_dfree(gs_context_t *ctx, void *p)

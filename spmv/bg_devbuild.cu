@@ -408,7 +408,7 @@ extern "C" gs_status_t gs_bg_longest_row(gs_context_t *ctx, const gs_dcsr_t *A,
   unsigned *d_scal = NULL, h = 0;
   *max_len = 0;
   if (A->m == 0) return GS_SUCCESS;
-  GS_TRY(gs_dmalloc(ctx, (void **)&d_scal, sizeof(unsigned), "longest row"));
+  GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d_scal, sizeof(unsigned), "longest row"));
   GS_TRY(row_stats(ctx, A, 0, d_scal, NULL));
   GS_TRY(read_back(ctx, &h, d_scal, sizeof h));
   *max_len = (gs_idx_t)h;
@@ -426,7 +426,7 @@ static gs_status_t hyb_rule_k(gs_context_t *ctx, const gs_dcsr_t *A, int top, gs
   unsigned *d_buf = NULL, *h_hist = NULL, h_max = 0;
   int64_t *hist = NULL;
   const size_t bins = (size_t)top + 1;
-  GS_TRY(gs_dmalloc(ctx, (void **)&d_buf, (bins + 1) * sizeof(unsigned), "HYB row histogram"));
+  GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d_buf, (bins + 1) * sizeof(unsigned), "HYB row histogram"));
   GS_TRY(row_stats(ctx, A, top, d_buf, d_buf + 1));
   h_hist = (unsigned *)malloc(bins * sizeof *h_hist);
   hist = (int64_t *)malloc(bins * sizeof *hist);
@@ -485,11 +485,11 @@ extern "C" gs_status_t gs_bg_ell_build(gs_context_t *ctx, const gs_dcsr_t *A, gs
   /* gs_ell_layout_round leaves a layout without slots in double */
   const int rounded = float_values && slots > 0;
   D->val_bytes = rounded ? sizeof(float) : sizeof(gs_val_t);
-  GS_TRY(gs_dmalloc(ctx, (void **)&D->d_col, slots * sizeof(gs_idx_t), "ELL columns"));
+  GS_TRY(gs_dmalloc_ordered(ctx, (void **)&D->d_col, slots * sizeof(gs_idx_t), "ELL columns"));
   if (rounded)
-    GS_TRY(gs_dmalloc(ctx, (void **)&D->d_valf, slots * sizeof(float), "ELL values"));
+    GS_TRY(gs_dmalloc_ordered(ctx, (void **)&D->d_valf, slots * sizeof(float), "ELL values"));
   else
-    GS_TRY(gs_dmalloc(ctx, (void **)&D->d_val, slots * sizeof(gs_val_t), "ELL values"));
+    GS_TRY(gs_dmalloc_ordered(ctx, (void **)&D->d_val, slots * sizeof(gs_val_t), "ELL values"));
   if (slots > 0) {
     const int kc = K < 32 ? (int)K : 32, nslot = gs_tile_slots(kc);
     const int warps = gs_tile_warps(nslot, D->val_bytes);
@@ -515,11 +515,11 @@ static size_t align256(size_t bytes) { return (bytes + 255) / 256 * 256; }
 /* The COO arrays of a tail's nnz entries (values in float when float_values). */
 static gs_status_t coo_arrays(gs_context_t *ctx, int64_t nnz, int float_values, gs_coo_dev_t *D)
 {
-  GS_CHECK(gs_dmalloc(ctx, (void **)&D->d_row, (size_t)nnz * sizeof(gs_idx_t), "COO rows"));
-  GS_CHECK(gs_dmalloc(ctx, (void **)&D->d_col, (size_t)nnz * sizeof(gs_idx_t), "COO columns"));
+  GS_CHECK(gs_dmalloc_ordered(ctx, (void **)&D->d_row, (size_t)nnz * sizeof(gs_idx_t), "COO rows"));
+  GS_CHECK(gs_dmalloc_ordered(ctx, (void **)&D->d_col, (size_t)nnz * sizeof(gs_idx_t), "COO columns"));
   if (float_values)
-    return gs_dmalloc(ctx, (void **)&D->d_valf, (size_t)nnz * sizeof(float), "COO values");
-  return gs_dmalloc(ctx, (void **)&D->d_val, (size_t)nnz * sizeof(gs_val_t), "COO values");
+    return gs_dmalloc_ordered(ctx, (void **)&D->d_valf, (size_t)nnz * sizeof(float), "COO values");
+  return gs_dmalloc_ordered(ctx, (void **)&D->d_val, (size_t)nnz * sizeof(gs_val_t), "COO values");
 }
 
 extern "C" gs_status_t gs_bg_coo_build_shared(gs_context_t *ctx, const gs_dcsr_t *A,
@@ -547,10 +547,10 @@ extern "C" gs_status_t gs_bg_coo_build_shared(gs_context_t *ctx, const gs_dcsr_t
                  total = o_chunk + (size_t)chunks * sizeof(int);
     /* allocations first, the carries' too (each waits for the stream): the passes then run
      * back to back */
-    GS_TRY(gs_dmalloc(ctx, (void **)&D->d_row, (size_t)nnz * sizeof(gs_idx_t), "COO rows"));
+    GS_TRY(gs_dmalloc_ordered(ctx, (void **)&D->d_row, (size_t)nnz * sizeof(gs_idx_t), "COO rows"));
     if (rounded)
-      GS_TRY(gs_dmalloc(ctx, (void **)&D->d_valf, (size_t)nnz * sizeof(float), "COO values"));
-    GS_TRY(gs_dmalloc(ctx, (void **)&work, total, "COO build work"));
+      GS_TRY(gs_dmalloc_ordered(ctx, (void **)&D->d_valf, (size_t)nnz * sizeof(float), "COO values"));
+    GS_TRY(gs_dmalloc_ordered(ctx, (void **)&work, total, "COO build work"));
     GS_TRY(gs_coo_dev_plan(ctx, D, rounded));
     unsigned *d_scal = (unsigned *)work; /* rows_touched, cols_touched */
     unsigned *d_bits = (unsigned *)(work + o_bits);
@@ -615,7 +615,7 @@ extern "C" gs_status_t gs_bg_coo_build(gs_context_t *ctx, const gs_dcsr_t *A, gs
                  o_off = o_chunk + align256((size_t)gs_chunk_count(A->nnz) * sizeof(int)),
                  o_tmp = o_off + align256((size_t)rows1 * sizeof(int)),
                  total = o_tmp + scan_bytes;
-    GS_TRY(gs_dmalloc(ctx, (void **)&work, total, "COO build work"));
+    GS_TRY(gs_dmalloc_ordered(ctx, (void **)&work, total, "COO build work"));
     unsigned *d_scal = (unsigned *)work; /* rows_touched, cols_touched */
     unsigned *d_bits = (unsigned *)(work + o_bits);
     int *d_chunk = (int *)(work + o_chunk);

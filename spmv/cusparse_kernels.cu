@@ -173,7 +173,7 @@ static gs_status_t coo_rows_device(gs_context_t *ctx, const gs_dcsr_t *csr, int3
   GS_TRY(GS_CUDA(cub::DeviceScan::InclusiveScan(NULL, temp, (const int32_t *)NULL,
                                                 (int32_t *)NULL, coo_max_op(), nnz,
                                                 ctx->stream)));
-  GS_TRY(gs_dmalloc(ctx, &d_temp, temp, "COO row scan"));
+  GS_TRY(gs_dmalloc_ordered(ctx, &d_temp, temp, "COO row scan"));
   GS_TRY(GS_CUDA(cudaMemsetAsync(d_row, 0, (size_t)nnz * sizeof(int32_t), ctx->stream)));
   coo_mark_kernel<<<gs_grid_blocks(csr->m, 256), 256, 0, ctx->stream>>>(csr->d_row_ptr32,
                                                                         csr->m, d_row);
@@ -233,7 +233,7 @@ static gs_status_t cusp_matrix(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_
                        "COO row indices"));
     } else {
       if (csr.wide) GS_FAIL(GS_ERR_INTERNAL, "cusparse-coo reached with 64-bit offsets");
-      GS_TRY(gs_dmalloc(ctx, (void **)&d->d_coo_row, (size_t)nnz * sizeof(gs_idx_t),
+      GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d->d_coo_row, (size_t)nnz * sizeof(gs_idx_t),
                         "COO row indices"));
       GS_TRY(coo_rows_device(ctx, &csr, d->d_coo_row));
     }
@@ -323,7 +323,7 @@ static gs_status_t cusp_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv
    * and the pattern preprocessed: a zeroed scratch of m + n values (of vsize bytes), freed
    * before returning. Apply re-points the descriptors at the caller's vectors before every
    * product. */
-  GS_TRY(gs_dmalloc(ctx, (void **)&d_scratch, len * d->vsize, "SpMV preprocessing vectors"));
+  GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d_scratch, len * d->vsize, "SpMV preprocessing vectors"));
   GS_TRY(GS_CUDA(cudaMemsetAsync(d_scratch, 0, len * d->vsize, ctx->stream)));
   GS_TRY(GS_CUSPARSE(cusparseSetPointerMode(ctx->cusparse, CUSPARSE_POINTER_MODE_HOST)));
   for (int k = 0; k < d->nops; ++k) {
@@ -340,7 +340,7 @@ static gs_status_t cusp_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv
       break;
     }
     GS_TRY(GS_CUSPARSE(cs));
-    GS_TRY(gs_dmalloc(ctx, &o->d_work, o->work_bytes, "cuSPARSE SpMV workspace"));
+    GS_TRY(gs_dmalloc_ordered(ctx, &o->d_work, o->work_bytes, "cuSPARSE SpMV workspace"));
 #if CUSPARSE_VERSION >= 12300 /* cusparseSpMV_preprocess appeared in cuSPARSE 12.3 (CUDA 12.4) */
     GS_TRY(GS_CUSPARSE(cusparseSpMV_preprocess(ctx->cusparse, cusp_operation(k), p_one, o->A,
                                                o->x, p_zero, o->y, d->vtype, kind->alg,

@@ -296,7 +296,7 @@ static gs_status_t dia_build_device(gs_context_t *ctx, const gs_dcsr_t *A, doubl
     const size_t fb = dia_align((size_t)(span + 1) * sizeof(int32_t)),
                  o_flag = 256, o_diag = o_flag + fb, o_chunk = o_diag + fb,
                  o_temp = o_chunk + dia_align((size_t)chunks * sizeof(int32_t));
-    GS_TRY(gs_dmalloc(ctx, (void **)&d_scratch, o_temp + temp, "DIA build scratch"));
+    GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d_scratch, o_temp + temp, "DIA build scratch"));
     unsigned long long *d_in = (unsigned long long *)d_scratch; /* slots in range */
     int32_t *d_flag = (int32_t *)(d_scratch + o_flag), *d_diag = (int32_t *)(d_scratch + o_diag);
     int32_t *d_chunk = (int32_t *)(d_scratch + o_chunk);
@@ -320,12 +320,12 @@ static gs_status_t dia_build_device(gs_context_t *ctx, const gs_dcsr_t *A, doubl
     GS_TRY(gs_dia_check_fill(D->ndiag, A->m, A->nnz, max_fill));
 
     const size_t nval = (size_t)D->pitch * (size_t)D->ndiag;
-    GS_TRY(gs_dmalloc(ctx, (void **)&D->d_offsets, (size_t)D->ndiag * sizeof(int32_t),
+    GS_TRY(gs_dmalloc_ordered(ctx, (void **)&D->d_offsets, (size_t)D->ndiag * sizeof(int32_t),
                       "DIA offsets"));
     if (float_values)
-      GS_TRY(gs_dmalloc(ctx, (void **)&D->d_valf, nval * sizeof(float), "DIA values"));
+      GS_TRY(gs_dmalloc_ordered(ctx, (void **)&D->d_valf, nval * sizeof(float), "DIA values"));
     else
-      GS_TRY(gs_dmalloc(ctx, (void **)&D->d_val, nval * sizeof(gs_val_t), "DIA values"));
+      GS_TRY(gs_dmalloc_ordered(ctx, (void **)&D->d_val, nval * sizeof(gs_val_t), "DIA values"));
     const unsigned ogrid = gs_grid_blocks(span, DIA_BUILD_BLOCK);
     dia_offsets_kernel<<<ogrid < DIA_REDUCE_BLOCKS ? ogrid : DIA_REDUCE_BLOCKS, DIA_BUILD_BLOCK,
                          0, s>>>(d_flag, d_diag, m, n, D->d_offsets, d_in);

@@ -613,21 +613,21 @@ static gs_status_t rcm_run(gs_context_t *ctx, const gs_dcsr_t *A, int mode, int 
   GS_TRY(GS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, rcm_kernel, RCM_T, 0)));
   if (!coop || per_sm < 1) return GS_SUCCESS; /* declined: the host orders */
   if (per_sm > RCM_PER_SM) per_sm = RCM_PER_SM;
-  GS_TRY(gs_dmalloc(ctx, (void **)&dst, sizeof(rcm_state_t), "RCM state"));
+  GS_TRY(gs_dmalloc_ordered(ctx, (void **)&dst, sizeof(rcm_state_t), "RCM state"));
   GS_TRY(GS_CUDA(cudaMemsetAsync(dst, 0, sizeof(rcm_state_t), ctx->stream)));
 
   if (mode != RCM_GRAPH_A && nnz > 0) { /* the transpose's rows: entries stably sorted by column */
-    GS_TRY(gs_dmalloc(ctx, (void **)&row, (size_t)nnz * sizeof(int), "RCM entry rows"));
-    GS_TRY(gs_dmalloc(ctx, (void **)&key, (size_t)nnz * sizeof(int), "RCM sorted columns"));
-    GS_TRY(gs_dmalloc(ctx, (void **)&ti, (size_t)nnz * sizeof(int), "RCM transpose columns"));
-    GS_TRY(gs_dmalloc(ctx, (void **)&tp, ((size_t)n + 1) * sizeof(int), "RCM transpose rows"));
+    GS_TRY(gs_dmalloc_ordered(ctx, (void **)&row, (size_t)nnz * sizeof(int), "RCM entry rows"));
+    GS_TRY(gs_dmalloc_ordered(ctx, (void **)&key, (size_t)nnz * sizeof(int), "RCM sorted columns"));
+    GS_TRY(gs_dmalloc_ordered(ctx, (void **)&ti, (size_t)nnz * sizeof(int), "RCM transpose columns"));
+    GS_TRY(gs_dmalloc_ordered(ctx, (void **)&tp, ((size_t)n + 1) * sizeof(int), "RCM transpose rows"));
     rcm_rows_kernel<<<gs_grid_blocks(n, 256), 256, 0, ctx->stream>>>(n, A->d_row_ptr32, row);
     GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "rcm_rows_kernel"));
     int bits = 1;
     while (bits < 32 && (1ll << bits) <= (long long)n) ++bits;
     GS_TRY(GS_CUDA(cub::DeviceRadixSort::SortPairs(NULL, tb, A->d_col, key, row, ti, nnz, 0, bits,
                                                    ctx->stream)));
-    GS_TRY(gs_dmalloc(ctx, &tmp, tb ? tb : 1, "RCM sort scratch"));
+    GS_TRY(gs_dmalloc_ordered(ctx, &tmp, tb ? tb : 1, "RCM sort scratch"));
     GS_TRY(GS_CUDA(cub::DeviceRadixSort::SortPairs(tmp, tb, A->d_col, key, row, ti, nnz, 0, bits,
                                                    ctx->stream)));
     rcm_tptr_kernel<<<gs_grid_blocks((int64_t)n + 1, 256), 256, 0, ctx->stream>>>(n, nnz, key, tp);
@@ -645,16 +645,16 @@ static gs_status_t rcm_run(gs_context_t *ctx, const gs_dcsr_t *A, int mode, int 
       GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "rcm_verify_kernel"));
     }
   }
-  GS_TRY(gs_dmalloc(ctx, (void **)&deg, (size_t)n * sizeof(int), "RCM degrees"));
-  GS_TRY(gs_dmalloc(ctx, (void **)&iso, (size_t)n * sizeof(int), "RCM isolated vertices"));
-  GS_TRY(gs_dmalloc(ctx, (void **)&pos, (size_t)n * sizeof(int), "RCM isolated positions"));
-  GS_TRY(gs_dmalloc(ctx, (void **)&cm, (size_t)n * sizeof(int), "RCM order"));
+  GS_TRY(gs_dmalloc_ordered(ctx, (void **)&deg, (size_t)n * sizeof(int), "RCM degrees"));
+  GS_TRY(gs_dmalloc_ordered(ctx, (void **)&iso, (size_t)n * sizeof(int), "RCM isolated vertices"));
+  GS_TRY(gs_dmalloc_ordered(ctx, (void **)&pos, (size_t)n * sizeof(int), "RCM isolated positions"));
+  GS_TRY(gs_dmalloc_ordered(ctx, (void **)&cm, (size_t)n * sizeof(int), "RCM order"));
   rcm_degree_kernel<<<gs_grid_blocks((int64_t)n * 32, 256), 256, 0, ctx->stream>>>(g, deg, iso);
   GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "rcm_degree_kernel"));
   g.deg = deg;
   tb = 0;
   GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, tb, iso, pos, n, ctx->stream)));
-  GS_TRY(gs_dmalloc(ctx, &tmp, tb ? tb : 1, "RCM scan scratch"));
+  GS_TRY(gs_dmalloc_ordered(ctx, &tmp, tb ? tb : 1, "RCM scan scratch"));
   GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(tmp, tb, iso, pos, n, ctx->stream)));
   rcm_isolated_kernel<<<gs_grid_blocks(n, 256), 256, 0, ctx->stream>>>(n, iso, pos, cm, dst);
   GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "rcm_isolated_kernel"));
@@ -664,21 +664,21 @@ static gs_status_t rcm_run(gs_context_t *ctx, const gs_dcsr_t *A, int mode, int 
   tmp = NULL;
   iso = pos = NULL;
 
-  GS_TRY(gs_dmalloc(ctx, (void **)&q, (size_t)n * sizeof(int), "RCM queue"));
-  GS_TRY(gs_dmalloc(ctx, (void **)&stamp, (size_t)n * sizeof(int), "RCM stamps"));
-  GS_TRY(gs_dmalloc(ctx, (void **)&lvl, (size_t)n * sizeof(int), "RCM levels"));
-  GS_TRY(gs_dmalloc(ctx, (void **)&ppos, (size_t)n * sizeof(int), "RCM parents"));
-  GS_TRY(gs_dmalloc(ctx, (void **)&placed, (size_t)n, "RCM placed marks"));
+  GS_TRY(gs_dmalloc_ordered(ctx, (void **)&q, (size_t)n * sizeof(int), "RCM queue"));
+  GS_TRY(gs_dmalloc_ordered(ctx, (void **)&stamp, (size_t)n * sizeof(int), "RCM stamps"));
+  GS_TRY(gs_dmalloc_ordered(ctx, (void **)&lvl, (size_t)n * sizeof(int), "RCM levels"));
+  GS_TRY(gs_dmalloc_ordered(ctx, (void **)&ppos, (size_t)n * sizeof(int), "RCM parents"));
+  GS_TRY(gs_dmalloc_ordered(ctx, (void **)&placed, (size_t)n, "RCM placed marks"));
   {
     const size_t nbig = (size_t)n / (RCM_LOCAL + 1) + 1; /* a level's parents of many children */
-    GS_TRY(gs_dmalloc(ctx, (void **)&big, 5 * nbig * sizeof(int), "RCM parents of many children"));
-    GS_TRY(gs_dmalloc(ctx, (void **)&keys, (size_t)n * sizeof(u64), "RCM children keys"));
-    GS_TRY(gs_dmalloc(ctx, (void **)&segb, (size_t)n * sizeof(int), "RCM children parents"));
-    GS_TRY(gs_dmalloc(ctx, (void **)&heavy, 2 * (size_t)n * sizeof(int), "RCM heavy pushes"));
+    GS_TRY(gs_dmalloc_ordered(ctx, (void **)&big, 5 * nbig * sizeof(int), "RCM parents of many children"));
+    GS_TRY(gs_dmalloc_ordered(ctx, (void **)&keys, (size_t)n * sizeof(u64), "RCM children keys"));
+    GS_TRY(gs_dmalloc_ordered(ctx, (void **)&segb, (size_t)n * sizeof(int), "RCM children parents"));
+    GS_TRY(gs_dmalloc_ordered(ctx, (void **)&heavy, 2 * (size_t)n * sizeof(int), "RCM heavy pushes"));
   }
   {
     const size_t nflags = (size_t)n / RCM_T + 1;
-    GS_TRY(gs_dmalloc(ctx, (void **)&flags, nflags * sizeof(u64), "RCM look-back flags"));
+    GS_TRY(gs_dmalloc_ordered(ctx, (void **)&flags, nflags * sizeof(u64), "RCM look-back flags"));
     GS_TRY(GS_CUDA(cudaMemsetAsync(flags, 0, nflags * sizeof(u64), ctx->stream)));
   }
   {
@@ -806,7 +806,7 @@ extern "C" gs_status_t gs_rcm_dev_csr(gs_context_t *ctx, const gs_csr_t *H, gs_i
   GS_TRY(gs_upload_offsets32(ctx, &rp, H->row_ptr, (size_t)H->m + 1, "RCM row offsets"));
   if (H->nnz > 0)
     GS_TRY(gs_upload(ctx, (void **)&ci, H->col, (size_t)H->nnz * sizeof *ci, "RCM columns"));
-  GS_TRY(gs_dmalloc(ctx, (void **)&d_perm, (size_t)H->m * sizeof(int), "RCM order"));
+  GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d_perm, (size_t)H->m * sizeof(int), "RCM order"));
   {
     gs_dcsr_t D;
     memset(&D, 0, sizeof D);

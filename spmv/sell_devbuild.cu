@@ -275,7 +275,7 @@ gs_status_t gs_sell_dev_lengths(gs_context_t *ctx, const gs_dcsr_t *A, int32_t *
   if (A->m == 0) return GS_SUCCESS;
   { /* one allocation: the lengths, then the two scalars */
     const size_t lb = ((size_t)A->m * sizeof(int32_t) + 255) / 256 * 256;
-    GS_TRY(gs_dmalloc(ctx, (void **)d_len, lb + sizeof h_stat, "SELL row lengths"));
+    GS_TRY(gs_dmalloc_ordered(ctx, (void **)d_len, lb + sizeof h_stat, "SELL row lengths"));
     d_stat = (unsigned long long *)((char *)*d_len + lb);
   }
   GS_TRY(GS_CUDA(cudaMemcpyAsync(d_stat, h_stat, sizeof h_stat, cudaMemcpyHostToDevice,
@@ -310,7 +310,7 @@ gs_status_t gs_sell_dev_moves(gs_context_t *ctx, const int32_t *d_len,
     *moves = rows->min_ascent_tz < sell_log2(sigma);
     return GS_SUCCESS;
   }
-  GS_TRY(gs_dmalloc(ctx, (void **)&d_flag, sizeof *d_flag, "SELL window flag"));
+  GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d_flag, sizeof *d_flag, "SELL window flag"));
   GS_TRY(GS_CUDA(cudaMemsetAsync(d_flag, 0, sizeof *d_flag, ctx->stream)));
   sell_ascent_kernel<<<gs_grid_blocks(rows->m, SELL_DEV_BLOCK), SELL_DEV_BLOCK, 0,
                        ctx->stream>>>(d_len, rows->m, sigma, d_flag);
@@ -341,7 +341,7 @@ static gs_status_t sell_sort(gs_context_t *ctx, const int32_t *d_len,
                                                  end_bit, ctx->stream)));
   {
     const size_t kb = align256((size_t)m * sizeof(K)), vb = align256((size_t)m * sizeof(int32_t));
-    GS_TRY(gs_dmalloc(ctx, (void **)&d_scratch, 2 * kb + vb + temp, "SELL row sort"));
+    GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d_scratch, 2 * kb + vb + temp, "SELL row sort"));
     K *keys = (K *)d_scratch, *keys_out = (K *)(d_scratch + kb);
     int32_t *vals = (int32_t *)(d_scratch + 2 * kb);
     void *d_temp = d_scratch + 2 * kb + vb;
@@ -351,9 +351,7 @@ static gs_status_t sell_sort(gs_context_t *ctx, const int32_t *d_len,
     GS_TRY(GS_CUDA(cub::DeviceRadixSort::SortPairs(d_temp, temp, keys, keys_out, vals, d_perm, m,
                                                    0, end_bit, ctx->stream)));
   }
-  GS_TRY(GS_CUDA(cudaStreamSynchronize(ctx->stream))); /* the scratch is idle before it is freed */
-cleanup:
-  if (st != GS_SUCCESS && d_scratch) cudaStreamSynchronize(ctx->stream);
+cleanup: /* the scratch returns in the stream's order, after the sort */
   gs_dfree(ctx, d_scratch);
   return st;
 }
@@ -387,7 +385,7 @@ gs_status_t gs_sell_dev_shape(gs_context_t *ctx, const int32_t *d_len,
   sh->nslices = (gs_idx_t)nslices;
   if (nslices == 0) return GS_SUCCESS;
   if (moves && sigma > 1 && m > 1) {
-    GS_TRY(gs_dmalloc(ctx, (void **)&sh->d_perm, (size_t)m * sizeof(int32_t),
+    GS_TRY(gs_dmalloc_ordered(ctx, (void **)&sh->d_perm, (size_t)m * sizeof(int32_t),
                       "SELL row permutation"));
     const int64_t nwin = (m + sigma - 1) / sigma;
     if (bit_width((uint64_t)rows->row_max) + bit_width((uint64_t)(nwin - 1)) <= 32)
@@ -403,7 +401,7 @@ gs_status_t gs_sell_dev_shape(gs_context_t *ctx, const int32_t *d_len,
                                                  (int64_t *)NULL, nslices + 1, ctx->stream)));
     const size_t cb = align256(((size_t)nslices + 1) * sizeof(int64_t)),
                  sb = align256(sizeof h_stat);
-    GS_TRY(gs_dmalloc(ctx, (void **)&sh->d_ptr, 2 * cb + sb + temp, "SELL slice offsets"));
+    GS_TRY(gs_dmalloc_ordered(ctx, (void **)&sh->d_ptr, 2 * cb + sb + temp, "SELL slice offsets"));
     d_scratch = (char *)sh->d_ptr + cb; /* freed with sh->d_ptr */
     int64_t *d_cnt = (int64_t *)d_scratch;
     unsigned long long *d_stat = (unsigned long long *)(d_scratch + cb);
@@ -459,22 +457,22 @@ gs_status_t gs_sell_dev_fill(gs_context_t *ctx, const gs_dcsr_t *A, const gs_sel
   memset(out, 0, sizeof *out);
   if (A->wide || slots > INT32_MAX)
     return GS_ERROR(GS_ERR_INTERNAL, "SELL device fill: wide matrix or unchecked slot count");
-  GS_TRY(gs_dmalloc(ctx, (void **)&out->d_slice_ptr, ((size_t)nslices + 1) * sizeof(int32_t),
+  GS_TRY(gs_dmalloc_ordered(ctx, (void **)&out->d_slice_ptr, ((size_t)nslices + 1) * sizeof(int32_t),
                     "SELL slice offsets"));
   if (nslices == 0) {
     GS_TRY(GS_CUDA(cudaMemsetAsync(out->d_slice_ptr, 0, sizeof(int32_t), ctx->stream)));
     goto cleanup;
   }
-  GS_TRY(gs_dmalloc(ctx, (void **)&d_tiles, ((size_t)ntiles + 1) * sizeof(int32_t),
+  GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d_tiles, ((size_t)ntiles + 1) * sizeof(int32_t),
                     "SELL tile slices"));
   if (slots > 0) {
-    GS_TRY(gs_dmalloc(ctx, (void **)&out->d_col, (size_t)slots * sizeof(int32_t),
+    GS_TRY(gs_dmalloc_ordered(ctx, (void **)&out->d_col, (size_t)slots * sizeof(int32_t),
                       "SELL columns"));
     if (float_values)
-      GS_TRY(gs_dmalloc(ctx, (void **)&out->d_valf, (size_t)slots * sizeof(float),
+      GS_TRY(gs_dmalloc_ordered(ctx, (void **)&out->d_valf, (size_t)slots * sizeof(float),
                         "SELL values"));
     else
-      GS_TRY(gs_dmalloc(ctx, (void **)&out->d_val, (size_t)slots * sizeof(double),
+      GS_TRY(gs_dmalloc_ordered(ctx, (void **)&out->d_val, (size_t)slots * sizeof(double),
                         "SELL values"));
   }
   sell_tile_kernel<<<gs_grid_blocks(nslices, SELL_DEV_BLOCK), SELL_DEV_BLOCK, 0, ctx->stream>>>(
