@@ -33,6 +33,11 @@ void gs_test_persist_per_sm(gs_context_t *ctx, int per_sm);
  *  much; 3: as 1, then drop AMG at the first checks of its pass where the watch's forecast is
  *  trusted; 0: the cost model. The decisions then depend on no clock. */
 void gs_test_precond_auto(gs_context_t *ctx, int mode);
+/** mode 1: gs_reorder_create on ctx computes RCM (rcm, auto's rcm candidate) on the device
+ *  (gs_rcm_dev_csr) at any size, so that small matrices take the device path; 2: always on
+ *  the host (gs_csr_rcm); 0: on the device from GS_REORDER_DEV_RCM_MIN_NNZ entries
+ *  (solvers/reorder.c). The device's declines and running out of memory still fall back. */
+void gs_test_reorder_dev_rcm(gs_context_t *ctx, int mode);
 /** Whether A keeps 64-bit device offsets (declared for the library in spmv/spmv_impl.h). */
 int gs_matrix_wide(const gs_matrix_t *A);
 

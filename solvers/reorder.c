@@ -1,7 +1,8 @@
 /* solvers/reorder.c: the symmetric reordering of a solve (gpusolve/solver.h, docs/reorder.md):
- * the ordering chosen (core/order.c: RCM, degree, and auto's predictor), P A P^T built once on
- * the host, the permutation on the device, and gs_solve wrapped with b and x0 permuted in and x
- * permuted out (solvers/reorder_kernels.cu), so that the caller sees its own numbering. */
+ * the ordering chosen (core/order.c: RCM, degree, and auto's predictor; RCM on the GPU from
+ * GS_REORDER_DEV_RCM_MIN_NNZ entries, spmv/rcm_devbuild.cu), P A P^T built once on the host,
+ * the permutation on the device, and gs_solve wrapped with b and x0 permuted in and x permuted
+ * out (solvers/reorder_kernels.cu), so that the caller sees its own numbering. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +11,12 @@
 #include "gpusolve/timer.h"
 #include "solvers/reorder_kernels.h"
 #include "solvers/solver_impl.h"
+#include "spmv/rcm_devbuild.h"
+
+/* From this many entries RCM is computed on the GPU (gs_rcm_dev_csr: the host's order, entry
+ * for entry): below it the pattern's upload and the kernel's launches cost more than the
+ * host's walk. The test hook gs_test_reorder_dev_rcm (core/testhooks.h) moves it. */
+#define GS_REORDER_DEV_RCM_MIN_NNZ ((gs_off_t)1 << 20)
 
 struct gs_reorder {
   gs_context_t *ctx;      /* borrowed */
@@ -36,10 +43,29 @@ int gs_reorder_find(const char *name)
   return -1;
 }
 
-/* One candidate ordering of A into perm (n entries). */
-static gs_status_t order(const gs_csr_t *A, gs_reorder_kind_t k, gs_idx_t *perm)
+/* One candidate ordering of A into perm (n entries); *on_device (when not NULL) = 1 when the
+ * GPU computed it. RCM goes to R's device from GS_REORDER_DEV_RCM_MIN_NNZ entries; where the
+ * device declines (components, degrees, a false claim of symmetry) or runs out of memory, the
+ * host computes it (gs_csr_rcm). */
+static gs_status_t order(gs_reorder_t *R, const gs_csr_t *A, gs_reorder_kind_t k, gs_idx_t *perm,
+                         int *on_device)
 {
-  return k == GS_REORDER_RCM ? gs_csr_rcm(A, perm) : gs_csr_degree_order(A, perm);
+  if (on_device) *on_device = 0;
+  if (k != GS_REORDER_RCM) return gs_csr_degree_order(A, perm);
+  const int mode = R->ctx->test_reorder_dev_rcm;
+  if (mode == 1 || (mode == 0 && A->nnz >= GS_REORDER_DEV_RCM_MIN_NNZ)) {
+    int dev = 0;
+    const gs_status_t st = gs_rcm_dev_csr(R->ctx, A, perm, &dev);
+    if (st == GS_SUCCESS && dev) {
+      if (on_device) *on_device = 1;
+      return GS_SUCCESS;
+    }
+    /* out of device memory (it freed what it took): the host's walk needs none, and the
+     * create that succeeds through it leaves no error message behind */
+    if (st == GS_ERR_DEVICE_MEMORY) gs_clear_error();
+    else if (st != GS_SUCCESS) return st;
+  }
+  return gs_csr_rcm(A, perm);
 }
 
 /* AUTO: both candidates, the one with fewer x lines into R->perm (or none, with the reason). */
@@ -62,8 +88,8 @@ static gs_status_t choose(gs_reorder_t *R, const gs_csr_t *A, double products, d
   }
   other = malloc(((size_t)R->n + 1) * sizeof *other);
   if (!other) GS_FAIL(GS_ERR_HOST_MEMORY, "gs_reorder_create: out of host memory");
-  GS_TRY(order(A, GS_REORDER_RCM, R->perm));
-  GS_TRY(order(A, GS_REORDER_DEGREE, other));
+  GS_TRY(order(R, A, GS_REORDER_RCM, R->perm, NULL));
+  GS_TRY(order(R, A, GS_REORDER_DEGREE, other, NULL));
   const int64_t l_rcm = gs_csr_x_lines(A, R->perm), l_deg = gs_csr_x_lines(A, other);
   if (l_rcm < 0 || l_deg < 0) GS_FAIL(GS_ERR_HOST_MEMORY, "gs_reorder_create: out of host memory");
   *kind = GS_REORDER_RCM;
@@ -131,7 +157,9 @@ gs_status_t gs_reorder_create(gs_reorder_t **out, gs_context_t *ctx, const gs_cs
   if (kind == GS_REORDER_AUTO) {
     GS_TRY(choose(R, A, products, t0, &kind));
   } else {
-    GS_TRY(order(A, kind, R->perm));
+    int dev = 0;
+    GS_TRY(order(R, A, kind, R->perm, &dev));
+    if (dev) R->info.note = "ordered on the GPU"; /* auto's note is its reason: not there */
     R->info.lines_after = gs_csr_x_lines(A, R->perm);
   }
   if (kind == GS_REORDER_NONE) {

@@ -7,7 +7,12 @@
  *    recomputed them; lambda_min of the 5-point Dirichlet Laplacian known in closed form),
  *    plus the rounding of that difference; the caller's b and x0 are unchanged;
  *  - refusals (NULL R, aliasing b and x, a product of another order) and allocation failures
- *    at each step, with nothing leaked. */
+ *    at each step, with nothing leaked;
+ *  - RCM on the GPU (gs_rcm_dev_csr inside gs_reorder_create): shuffled grids (one of 1.5M
+ *    entries through the default threshold, the others through the test hook), a nonsymmetric
+ *    pattern in general storage, a false claim of symmetry (the device declines) and auto's rcm
+ *    candidate give the host's permutation entry for entry and the same P A P^T; device
+ *    allocation failures in it fall back to the host; nothing leaked. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -307,6 +312,184 @@ static void test_refusals_and_faults(void)
   gs_csr_destroy(&B);
 }
 
+/* A random pattern of n rows that is not symmetric, stored with the claim `symmetry`: the
+ * diagonal, a chain i -> i + 1 stored one way only (so that A + A^T is connected) and about d
+ * random columns a row. */
+static gs_csr_t *directed_pattern(gs_idx_t n, double d, gs_symmetry_t symmetry)
+{
+  gs_coo_t *C = NULL;
+  CU_ASSERT_FATAL(gs_coo_create(&C, n, n, (gs_off_t)((d + 2.0) * n) + 16) == GS_SUCCESS);
+  for (gs_idx_t i = 0; i < n; ++i) {
+    CU_ASSERT_FATAL(gs_coo_push(C, i, i, 4.0) == GS_SUCCESS);
+    if (i + 1 < n) CU_ASSERT_FATAL(gs_coo_push(C, i, i + 1, -1.0) == GS_SUCCESS);
+    const int k = (int)(gs_test_uniform(&g_state) * 2.0 * d);
+    for (int t = 0; t < k; ++t) {
+      const gs_idx_t j = (gs_idx_t)(gs_test_next(&g_state) % (uint64_t)n);
+      CU_ASSERT_FATAL(gs_coo_push(C, i, j, -0.5) == GS_SUCCESS);
+    }
+  }
+  gs_csr_t *A = NULL;
+  CU_ASSERT_FATAL(gs_coo_to_csr(&A, C) == GS_SUCCESS);
+  gs_coo_destroy(&C);
+  A->symmetry = symmetry;
+  return A;
+}
+
+/* Whether two host CSRs hold the same arrays, bit for bit. */
+static int same_csr(const gs_csr_t *a, const gs_csr_t *b)
+{
+  return a->m == b->m && a->n == b->n && a->nnz == b->nnz &&
+         !memcmp(a->row_ptr, b->row_ptr, ((size_t)a->m + 1) * sizeof *a->row_ptr) &&
+         (a->nnz == 0 || (!memcmp(a->col, b->col, (size_t)a->nnz * sizeof *a->col) &&
+                          !memcmp(a->val, b->val, (size_t)a->nnz * sizeof *a->val)));
+}
+
+static const char dev_note[] = "ordered on the GPU"; /* gs_reorder_info's note for rcm */
+
+/* gs_reorder_create(kind) of A with the device RCM hook at dev_mode (0: the default threshold,
+ * 1: the device at any size) against the hook at 2 (the host only): the same kind, the same
+ * permutation entry for entry and the same P A P^T (row offsets, columns, values), and device
+ * memory back to its base once both are destroyed. expect_dev (rcm only): 1 the device must
+ * have ordered it, 0 it must have declined (the host did). */
+static void dev_vs_host(const gs_csr_t *A, gs_reorder_kind_t kind, double products, int dev_mode,
+                        int expect_dev, const char *label)
+{
+  const size_t base = gs_device_bytes_in_use(ctx);
+  gs_reorder_t *D = NULL, *H = NULL;
+  gs_reorder_info_t di, hi;
+  gs_test_reorder_dev_rcm(ctx, dev_mode);
+  const gs_status_t sd = gs_reorder_create(&D, ctx, A, kind, products);
+  gs_test_reorder_dev_rcm(ctx, 2);
+  const gs_status_t sh = gs_reorder_create(&H, ctx, A, kind, products);
+  gs_test_reorder_dev_rcm(ctx, 0);
+  CU_ASSERT_EQUAL(sd, GS_SUCCESS);
+  CU_ASSERT_EQUAL(sh, GS_SUCCESS);
+  if (sd != GS_SUCCESS || sh != GS_SUCCESS) {
+    fprintf(stderr, "  %s: create %s / %s: %s\n", label, gs_status_string(sd),
+            gs_status_string(sh), gs_last_error());
+    gs_reorder_destroy(&D);
+    gs_reorder_destroy(&H);
+    return;
+  }
+  CU_ASSERT_FATAL(gs_reorder_info(D, &di) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_reorder_info(H, &hi) == GS_SUCCESS);
+  CU_ASSERT_EQUAL(di.kind, hi.kind);
+  const gs_idx_t *pd = gs_reorder_perm(D), *ph = gs_reorder_perm(H);
+  CU_ASSERT((pd == NULL) == (ph == NULL));
+  long differ = 0;
+  gs_idx_t first = -1;
+  if (pd && ph)
+    for (gs_idx_t k = 0; k < A->m; ++k)
+      if (pd[k] != ph[k]) {
+        if (first < 0) first = k;
+        ++differ;
+      }
+  CU_ASSERT_EQUAL(differ, 0);
+  const int csr_same = same_csr(gs_reorder_csr(D), gs_reorder_csr(H));
+  CU_ASSERT(csr_same);
+  CU_ASSERT_EQUAL(di.bandwidth_after, hi.bandwidth_after);
+  CU_ASSERT_EQUAL(di.lines_after, hi.lines_after);
+  const int on_dev = strcmp(di.note, dev_note) == 0;
+  if (kind == GS_REORDER_RCM) {
+    CU_ASSERT_STRING_EQUAL(hi.note, "");
+    CU_ASSERT_EQUAL(on_dev, expect_dev);
+  }
+  printf("  %s: n %d, %lld entries, %s storage, %s, hook %d: %s (%.1f ms) vs the host "
+         "(%.1f ms): permutations %s (%ld differ, first at %d), P A P^T %s, bandwidth %d -> %d\n",
+         label, (int)A->m, (long long)A->nnz, gs_symmetry_string(A->symmetry),
+         gs_reorder_string(kind), dev_mode,
+         kind != GS_REORDER_RCM ? "auto's candidates" : on_dev ? "device" : "declined, host",
+         1e3 * di.seconds, 1e3 * hi.seconds, differ ? "DIFFER" : "equal", differ, (int)first,
+         csr_same ? "equal" : "DIFFERS", (int)di.bandwidth_before, (int)di.bandwidth_after);
+  gs_reorder_destroy(&D);
+  gs_reorder_destroy(&H);
+  CU_ASSERT_EQUAL(gs_device_bytes_in_use(ctx), base);
+}
+
+/* RCM on the GPU inside gs_reorder_create gives the host's order (gs_rcm_dev_csr is checked
+ * against gs_csr_rcm in test_rcm_gpu; this checks the wiring: the hook, the threshold, the
+ * declines and the fallback when the device runs out of memory). */
+static void test_rcm_device(void)
+{
+  static const gs_idx_t grids[][2] = {{23, 17}, {90, 70}, {300, 200}};
+  char label[96];
+  printf("\n");
+  for (int g = 0; g < 3; ++g) {
+    gs_csr_t *A = shuffled_laplacian(grids[g][0], grids[g][1]);
+    snprintf(label, sizeof label, "shuffled grid %d x %d", (int)grids[g][0], (int)grids[g][1]);
+    dev_vs_host(A, GS_REORDER_RCM, 0.0, 1, 1, label);
+    if (g == 1) { /* a true claim of symmetry: the device checks it and orders A's own graph */
+      A->symmetry = GS_SYM_SYMMETRIC;
+      dev_vs_host(A, GS_REORDER_RCM, 0.0, 1, 1, "shuffled grid 90 x 70, claimed symmetric");
+      A->symmetry = GS_SYM_GENERAL;
+      /* auto's rcm candidate: expected products large enough that auto keeps an ordering */
+      dev_vs_host(A, GS_REORDER_AUTO, 1e12, 1, -1, "shuffled grid 90 x 70, auto");
+    }
+    gs_csr_destroy(&A);
+  }
+  /* 1.5M entries: over the default threshold (GS_REORDER_DEV_RCM_MIN_NNZ = 2^20 in
+   * solvers/reorder.c), no hook */
+  gs_csr_t *A = shuffled_laplacian(600, 500);
+  CU_ASSERT(A->nnz >= ((gs_off_t)1 << 20));
+  dev_vs_host(A, GS_REORDER_RCM, 0.0, 0, 1, "shuffled grid 600 x 500");
+  A->symmetry = GS_SYM_SYMMETRIC;
+  dev_vs_host(A, GS_REORDER_RCM, 0.0, 0, 1, "shuffled grid 600 x 500, claimed symmetric");
+  gs_csr_destroy(&A);
+  /* a nonsymmetric pattern in general storage: the graph of A + A^T on both */
+  A = directed_pattern(20000, 3.0, GS_SYM_GENERAL);
+  dev_vs_host(A, GS_REORDER_RCM, 0.0, 1, 1, "nonsymmetric pattern");
+  gs_csr_destroy(&A);
+  /* a false claim of symmetry: the device declines, the host walks A's directed pattern (kept
+   * small: that walk's root search takes minutes at a million entries) */
+  A = directed_pattern(3000, 3.0, GS_SYM_SYMMETRIC);
+  dev_vs_host(A, GS_REORDER_RCM, 0.0, 1, 0, "nonsymmetric pattern claimed symmetric");
+  gs_csr_destroy(&A);
+
+  /* the device runs out of memory at its k-th allocation, k = 1 (the device RCM's first) up to
+   * the first k past them all: the host orders instead and the create succeeds without an
+   * error message, or an allocation after the ordering (the permutation's) fails with
+   * GS_ERR_DEVICE_MEMORY; nothing leaked either way */
+  A = shuffled_laplacian(40, 31);
+  gs_reorder_t *H = NULL;
+  gs_test_reorder_dev_rcm(ctx, 2);
+  CU_ASSERT_FATAL(gs_reorder_create(&H, ctx, A, GS_REORDER_RCM, 0.0) == GS_SUCCESS);
+  const size_t base = gs_device_bytes_in_use(ctx);
+  gs_test_reorder_dev_rcm(ctx, 1);
+  int fell_back = 0, failed = 0, on_dev = 0;
+  long k = 1;
+  for (; k <= 64 && !on_dev; ++k) {
+    gs_reorder_t *Q = NULL;
+    gs_reorder_info_t in;
+    gs_clear_error();
+    gs_test_dmalloc_fail_after(ctx, k);
+    const gs_status_t s = gs_reorder_create(&Q, ctx, A, GS_REORDER_RCM, 0.0);
+    gs_test_dmalloc_fail_after(ctx, 0);
+    CU_ASSERT(s == GS_SUCCESS || s == GS_ERR_DEVICE_MEMORY);
+    CU_ASSERT((s == GS_SUCCESS) == (Q != NULL));
+    if (s == GS_SUCCESS) {
+      CU_ASSERT_FATAL(gs_reorder_info(Q, &in) == GS_SUCCESS);
+      const int dev = strcmp(in.note, dev_note) == 0;
+      on_dev += dev;
+      fell_back += !dev;
+      if (!dev) CU_ASSERT_STRING_EQUAL(gs_last_error(), "");
+      CU_ASSERT(memcmp(gs_reorder_perm(Q), gs_reorder_perm(H),
+                       (size_t)A->m * sizeof *gs_reorder_perm(H)) == 0);
+      CU_ASSERT(same_csr(gs_reorder_csr(Q), gs_reorder_csr(H)));
+    } else {
+      ++failed;
+    }
+    if (k == 1) CU_ASSERT(s == GS_SUCCESS && fell_back == 1);
+    gs_reorder_destroy(&Q);
+    CU_ASSERT_EQUAL(gs_device_bytes_in_use(ctx), base);
+  }
+  CU_ASSERT(fell_back >= 1 && failed >= 1 && on_dev == 1);
+  printf("  allocation k = 1..%ld failing, hook 1: %d fell back to the host, %d failed, "
+         "%d ordered on the device\n", k - 1, fell_back, failed, on_dev);
+  gs_test_reorder_dev_rcm(ctx, 0);
+  gs_reorder_destroy(&H);
+  gs_csr_destroy(&A);
+}
+
 int main(void)
 {
   g_state = gs_test_seed() ^ 0x5e0dull;
@@ -320,6 +503,8 @@ int main(void)
        test_solves},
       {"auto declines before ordering when no saving could pay it", test_auto_early},
       {"refusals and allocation failures, nothing leaked", test_refusals_and_faults},
+      {"rcm on the GPU (hook, threshold, declines, fallback): the host's permutation",
+       test_rcm_device},
       CU_TEST_INFO_NULL};
   const int rc = gs_test_main("reorder_gpu", tests, 1);
   gs_context_destroy(&ctx);

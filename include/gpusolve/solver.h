@@ -423,7 +423,8 @@ typedef struct gs_reorder_info {
                                   32 consecutive rows touches, summed) of A and of the matrix
                                   solved; auto: lines_after of the best candidate even when
                                   declined */
-  const char *note;            /* auto's reason in a few words (static), "" otherwise */
+  const char *note;            /* auto's reason in a few words (static); rcm: "ordered on the
+                                  GPU" when the device computed it; "" otherwise */
 } gs_reorder_info_t;
 
 typedef struct gs_reorder gs_reorder_t;
