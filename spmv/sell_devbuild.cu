@@ -363,18 +363,21 @@ void gs_sell_dev_shape_free(gs_context_t *ctx, gs_sell_dev_shape_t *sh)
   gs_dfree(ctx, sh->d_ptr);
   sh->d_perm = NULL;
   sh->d_ptr = NULL;
+  sh->d_stat = NULL;
+  sh->pending = 0;
 }
 
-gs_status_t gs_sell_dev_shape(gs_context_t *ctx, const int32_t *d_len,
-                              const gs_sell_dev_rows_t *rows, gs_idx_t C, gs_idx_t P,
-                              gs_idx_t sigma, int moves, gs_sell_dev_shape_t *sh)
+gs_status_t gs_sell_dev_shape_async(gs_context_t *ctx, const int32_t *d_len,
+                                    const gs_sell_dev_rows_t *rows, gs_idx_t C, gs_idx_t P,
+                                    gs_idx_t sigma, int moves, gs_sell_dev_shape_t *sh)
 {
   gs_status_t st = GS_SUCCESS;
   const int64_t m = rows->m;
   char *d_scratch = NULL;
-  unsigned long long h_stat[5] = {0, 0, 0, 0, 0};
+  const size_t stat_bytes = 5 * sizeof(unsigned long long);
   memset(sh, 0, sizeof *sh);
   sh->C = C;
+  sh->rows_m = m;
   sh->P = P;
   sh->sigma = sigma;
   if (C < 1 || (C & (C - 1)) != 0 || P < 1 || sigma < 1)
@@ -386,7 +389,7 @@ gs_status_t gs_sell_dev_shape(gs_context_t *ctx, const int32_t *d_len,
   if (nslices == 0) return GS_SUCCESS;
   if (moves && sigma > 1 && m > 1) {
     GS_TRY(gs_dmalloc_ordered(ctx, (void **)&sh->d_perm, (size_t)m * sizeof(int32_t),
-                      "SELL row permutation"));
+                              "SELL row permutation"));
     const int64_t nwin = (m + sigma - 1) / sigma;
     if (bit_width((uint64_t)rows->row_max) + bit_width((uint64_t)(nwin - 1)) <= 32)
       GS_TRY(sell_sort<uint32_t>(ctx, d_len, rows, sigma, sh->d_perm));
@@ -400,12 +403,12 @@ gs_status_t gs_sell_dev_shape(gs_context_t *ctx, const int32_t *d_len,
     GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, temp, (const int64_t *)NULL,
                                                  (int64_t *)NULL, nslices + 1, ctx->stream)));
     const size_t cb = align256(((size_t)nslices + 1) * sizeof(int64_t)),
-                 sb = align256(sizeof h_stat);
+                 sb = align256(stat_bytes);
     GS_TRY(gs_dmalloc_ordered(ctx, (void **)&sh->d_ptr, 2 * cb + sb + temp, "SELL slice offsets"));
     d_scratch = (char *)sh->d_ptr + cb; /* freed with sh->d_ptr */
     int64_t *d_cnt = (int64_t *)d_scratch;
     unsigned long long *d_stat = (unsigned long long *)(d_scratch + cb);
-    GS_TRY(GS_CUDA(cudaMemsetAsync(d_stat, 0, sizeof h_stat, ctx->stream)));
+    GS_TRY(GS_CUDA(cudaMemsetAsync(d_stat, 0, stat_bytes, ctx->stream)));
     sell_width_kernel<<<sell_reduce_grid(nslices << logg), SELL_DEV_BLOCK, 0,
                         ctx->stream>>>(d_len, sh->d_perm, m, logC, logg, P, nslices, d_cnt,
                                        d_stat);
@@ -414,20 +417,38 @@ gs_status_t gs_sell_dev_shape(gs_context_t *ctx, const int32_t *d_len,
                                                  nslices + 1, ctx->stream)));
     sell_tail_kernel<<<1, 1, 0, ctx->stream>>>(sh->d_ptr, d_cnt, nslices, d_stat);
     GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "sell_tail_kernel"));
-    GS_TRY(read_stats(ctx, h_stat, d_stat, 5)); /* syncs: the scratch is idle after it */
-  }
-  {
-    const int64_t slots = (int64_t)h_stat[3], wlast = (int64_t)h_stat[4] / C;
-    const int64_t wmax = (int64_t)h_stat[2] / C;
-    sh->slots = slots;
-    sh->used = slots - (nslices * C - m) * wlast; /* only the last slice has padding rows */
-    sh->max_width = (gs_idx_t)(wmax < INT32_MAX ? wmax : INT32_MAX);
+    sh->d_stat = d_stat;
+    sh->pending = 1;
   }
 cleanup:
-  if (st != GS_SUCCESS) {
-    if (d_scratch) cudaStreamSynchronize(ctx->stream);
-    gs_sell_dev_shape_free(ctx, sh);
-  }
+  if (st != GS_SUCCESS) gs_sell_dev_shape_free(ctx, sh); /* freed in the stream's order */
+  return st;
+}
+
+gs_status_t gs_sell_dev_shape_read(gs_context_t *ctx, gs_sell_dev_shape_t *sh)
+{
+  unsigned long long h_stat[5] = {0, 0, 0, 0, 0};
+  if (!sh->pending) return GS_SUCCESS;
+  GS_CHECK(read_stats(ctx, h_stat, sh->d_stat, 5)); /* waits for the stream */
+  const int64_t C = sh->C, m = sh->rows_m, nslices = sh->nslices;
+  const int64_t slots = (int64_t)h_stat[3], wlast = (int64_t)h_stat[4] / C;
+  const int64_t wmax = (int64_t)h_stat[2] / C;
+  sh->slots = slots;
+  sh->used = slots - (nslices * C - m) * wlast; /* only the last slice has padding rows */
+  sh->max_width = (gs_idx_t)(wmax < INT32_MAX ? wmax : INT32_MAX);
+  sh->pending = 0;
+  return GS_SUCCESS;
+}
+
+gs_status_t gs_sell_dev_shape(gs_context_t *ctx, const int32_t *d_len,
+                              const gs_sell_dev_rows_t *rows, gs_idx_t C, gs_idx_t P,
+                              gs_idx_t sigma, int moves, gs_sell_dev_shape_t *sh)
+{
+  gs_status_t st = GS_SUCCESS;
+  GS_CHECK(gs_sell_dev_shape_async(ctx, d_len, rows, C, P, sigma, moves, sh));
+  GS_TRY(gs_sell_dev_shape_read(ctx, sh));
+cleanup:
+  if (st != GS_SUCCESS) gs_sell_dev_shape_free(ctx, sh);
   return st;
 }
 
@@ -458,22 +479,22 @@ gs_status_t gs_sell_dev_fill(gs_context_t *ctx, const gs_dcsr_t *A, const gs_sel
   if (A->wide || slots > INT32_MAX)
     return GS_ERROR(GS_ERR_INTERNAL, "SELL device fill: wide matrix or unchecked slot count");
   GS_TRY(gs_dmalloc_ordered(ctx, (void **)&out->d_slice_ptr, ((size_t)nslices + 1) * sizeof(int32_t),
-                    "SELL slice offsets"));
+                            "SELL slice offsets"));
   if (nslices == 0) {
     GS_TRY(GS_CUDA(cudaMemsetAsync(out->d_slice_ptr, 0, sizeof(int32_t), ctx->stream)));
     goto cleanup;
   }
   GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d_tiles, ((size_t)ntiles + 1) * sizeof(int32_t),
-                    "SELL tile slices"));
+                            "SELL tile slices"));
   if (slots > 0) {
     GS_TRY(gs_dmalloc_ordered(ctx, (void **)&out->d_col, (size_t)slots * sizeof(int32_t),
-                      "SELL columns"));
+                              "SELL columns"));
     if (float_values)
       GS_TRY(gs_dmalloc_ordered(ctx, (void **)&out->d_valf, (size_t)slots * sizeof(float),
-                        "SELL values"));
+                                "SELL values"));
     else
       GS_TRY(gs_dmalloc_ordered(ctx, (void **)&out->d_val, (size_t)slots * sizeof(double),
-                        "SELL values"));
+                                "SELL values"));
   }
   sell_tile_kernel<<<gs_grid_blocks(nslices, SELL_DEV_BLOCK), SELL_DEV_BLOCK, 0, ctx->stream>>>(
       sh->d_ptr, nslices, ntiles, out->d_slice_ptr, d_tiles);

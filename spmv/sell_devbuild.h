@@ -12,7 +12,8 @@
  *                         lengths' summary for power-of-two and whole-matrix windows, else 1
  *                         read-back)
  *   gs_sell_dev_shape     the stored order (a stable radix sort when rows move), the slice
- *                         offsets in 64 bits, slots, used, widest slice (1 read-back)
+ *                         offsets in 64 bits, slots, used, widest slice (1 read-back; or
+ *                         gs_sell_dev_shape_async, then gs_sell_dev_shape_read)
  *   gs_sell_dev_check     the host builder's refusals (slot limit, fill guard)
  *   gs_sell_dev_fill      the slot arrays (and the 32-bit slice offsets)
  * gs_sell_dev_build runs them all for one parameter set. */
@@ -37,11 +38,14 @@ typedef struct gs_sell_dev_rows {
 /** The stored order and slice offsets of one (C, P, sigma) (gs_sell_dev_shape). */
 typedef struct gs_sell_dev_shape {
   gs_idx_t C, P, sigma, nslices;
+  int64_t rows_m;    /* the matrix's rows */
   int32_t *d_perm;   /* m: original row of stored row r; NULL when the order is the identity */
   int64_t *d_ptr;    /* nslices + 1 slot offsets (64-bit); NULL for nslices = 0 */
   int64_t slots;     /* all stored slots (may pass 2^31 - 1: gs_sell_dev_check refuses) */
   int64_t used;      /* slots of the rows that exist */
   gs_idx_t max_width; /* widest padded slice (clamped to INT32_MAX as the host does) */
+  unsigned long long *d_stat; /* the counts on the device, inside d_ptr's block, until read */
+  int pending;        /* 1: slots, used and max_width not read back yet (gs_sell_dev_shape_read) */
 } gs_sell_dev_shape_t;
 
 /** The device layout (gs_sell_dev_fill): the arrays gs_sell_build_p would upload. */
@@ -68,6 +72,14 @@ gs_status_t gs_sell_dev_shape(gs_context_t *ctx, const int32_t *d_len,
                               const gs_sell_dev_rows_t *rows, gs_idx_t C, gs_idx_t P,
                               gs_idx_t sigma, int moves, gs_sell_dev_shape_t *sh);
 void gs_sell_dev_shape_free(gs_context_t *ctx, gs_sell_dev_shape_t *sh);
+/** gs_sell_dev_shape without its read-back: the order and offsets queued on ctx's stream,
+ *  sh->pending = 1 until gs_sell_dev_shape_read, so that several shapes (SELL-P's sorted and
+ *  unsorted candidates) are computed back to back and waited for once. */
+gs_status_t gs_sell_dev_shape_async(gs_context_t *ctx, const int32_t *d_len,
+                                    const gs_sell_dev_rows_t *rows, gs_idx_t C, gs_idx_t P,
+                                    gs_idx_t sigma, int moves, gs_sell_dev_shape_t *sh);
+/** Reads a pending shape's counts back (waits for the stream): slots, used, max_width. */
+gs_status_t gs_sell_dev_shape_read(gs_context_t *ctx, gs_sell_dev_shape_t *sh);
 
 /** The host builder's refusals, in its order and words: more than 2^31 - 1 slots, then fill
  *  over p->max_fill (when > 0). GS_ERR_FORMAT_FILL. */

@@ -241,9 +241,12 @@ static gs_status_t sellp_choose_device(gs_context_t *ctx, const gs_dcsr_t *A,
     if (A->m > 1) GS_TRY(gs_sell_dev_moves(ctx, d_len, rows, sigw, &moves));
     /* no row moves (or m <= 1): both counts are the unsorted one, which neither pays nor
      * rescues, and sigma stays 1 */
-    GS_TRY(gs_sell_dev_shape(ctx, d_len, rows, C, T, 1, 0, &sh1));
+    /* both candidates queued back to back, then one wait (the sort needs no count) */
+    GS_TRY(gs_sell_dev_shape_async(ctx, d_len, rows, C, T, 1, 0, &sh1));
+    if (moves) GS_TRY(gs_sell_dev_shape_async(ctx, d_len, rows, C, T, sigw, 1, &shw));
+    GS_TRY(gs_sell_dev_shape_read(ctx, &sh1));
     if (moves) {
-      GS_TRY(gs_sell_dev_shape(ctx, d_len, rows, C, T, sigw, 1, &shw));
+      GS_TRY(gs_sell_dev_shape_read(ctx, &shw));
       if (gs_sellp_sort_pays(cfg, A->m, A->nnz, sh1.slots, sh1.used, shw.slots, shw.used))
         out->sigma = sigw;
     }
