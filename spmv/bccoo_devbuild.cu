@@ -678,7 +678,7 @@ extern "C" gs_status_t gs_bccoo_build_device(gs_context_t *ctx, const gs_dcsr_t 
   {
     const size_t tab = want_lut ? VC_SLOTS * sizeof(unsigned long long) : 0;
     GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d_work1, carve(sizeof(scratch_t)) + 2 * tab,
-                      "bccoo build counters"));
+                              "bccoo build counters"));
     d_s = (scratch_t *)d_work1;
     if (want_lut) {
       d_tkey = (unsigned long long *)(d_work1 + carve(sizeof(scratch_t)));
@@ -715,7 +715,7 @@ extern "C" gs_status_t gs_bccoo_build_device(gs_context_t *ctx, const gs_dcsr_t 
     int hb = 16;
     while (hb < 26 && ((int64_t)1 << hb) < nnz / 8) ++hb;
     GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d_bucket, ((size_t)1 << hb) * sizeof *d_bucket,
-                      "bccoo value buckets"));
+                              "bccoo value buckets"));
     GS_TRY(GS_CUDA(cudaMemsetAsync(d_bucket, 0, ((size_t)1 << hb) * sizeof *d_bucket, s)));
     vc_bucket_kernel<<<grid_for(ctx, (nnz + VC_ITEMS - 1) / VC_ITEMS, 8), B, 0, s>>>(
         A->d_val, nnz, L->mixed, d_bucket, hb);
@@ -779,7 +779,8 @@ extern "C" gs_status_t gs_bccoo_build_device(gs_context_t *ctx, const gs_dcsr_t 
     const size_t o_off = o_prow + carve(((size_t)A->m + 1) * sizeof(int64_t));
     const size_t o_enc = o_off + carve((size_t)L->nchunks * sizeof(int64_t));
     const size_t o_tmp = o_enc + carve((size_t)L->nchunks);
-    GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d_work2, o_tmp + carve(tmp_bytes), "bccoo build scratch"));
+    GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d_work2, o_tmp + carve(tmp_bytes),
+                              "bccoo build scratch"));
     d_x = (xtab_t *)d_work2;
     d_prow = (int64_t *)(d_work2 + o_prow);
     d_off = (int64_t *)(d_work2 + o_off);
@@ -788,7 +789,7 @@ extern "C" gs_status_t gs_bccoo_build_device(gs_context_t *ctx, const gs_dcsr_t 
     if (want_lut) /* pageable source: the copy is complete when the call returns */
       GS_TRY(GS_CUDA(cudaMemcpyAsync(d_x, hx, sizeof *hx, cudaMemcpyHostToDevice, s)));
     GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d_chunk, (size_t)L->nchunks * sizeof *d_chunk,
-                      "bccoo chunk records"));
+                              "bccoo chunk records"));
 
     plen_kernel<<<gs_grid_blocks((int64_t)A->m + 1, B), B, 0, s>>>(A->d_row_ptr32, A->m, K, d_prow);
     GS_TRY(GS_CHECK_LAUNCH(s, "bccoo plen_kernel"));

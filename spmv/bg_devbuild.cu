@@ -426,7 +426,8 @@ static gs_status_t hyb_rule_k(gs_context_t *ctx, const gs_dcsr_t *A, int top, gs
   unsigned *d_buf = NULL, *h_hist = NULL, h_max = 0;
   int64_t *hist = NULL;
   const size_t bins = (size_t)top + 1;
-  GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d_buf, (bins + 1) * sizeof(unsigned), "HYB row histogram"));
+  GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d_buf, (bins + 1) * sizeof(unsigned),
+                            "HYB row histogram"));
   GS_TRY(row_stats(ctx, A, top, d_buf, d_buf + 1));
   h_hist = (unsigned *)malloc(bins * sizeof *h_hist);
   hist = (int64_t *)malloc(bins * sizeof *hist);
@@ -516,7 +517,8 @@ static size_t align256(size_t bytes) { return (bytes + 255) / 256 * 256; }
 static gs_status_t coo_arrays(gs_context_t *ctx, int64_t nnz, int float_values, gs_coo_dev_t *D)
 {
   GS_CHECK(gs_dmalloc_ordered(ctx, (void **)&D->d_row, (size_t)nnz * sizeof(gs_idx_t), "COO rows"));
-  GS_CHECK(gs_dmalloc_ordered(ctx, (void **)&D->d_col, (size_t)nnz * sizeof(gs_idx_t), "COO columns"));
+  GS_CHECK(gs_dmalloc_ordered(ctx, (void **)&D->d_col, (size_t)nnz * sizeof(gs_idx_t),
+                              "COO columns"));
   if (float_values)
     return gs_dmalloc_ordered(ctx, (void **)&D->d_valf, (size_t)nnz * sizeof(float), "COO values");
   return gs_dmalloc_ordered(ctx, (void **)&D->d_val, (size_t)nnz * sizeof(gs_val_t), "COO values");
@@ -549,7 +551,8 @@ extern "C" gs_status_t gs_bg_coo_build_shared(gs_context_t *ctx, const gs_dcsr_t
      * back to back */
     GS_TRY(gs_dmalloc_ordered(ctx, (void **)&D->d_row, (size_t)nnz * sizeof(gs_idx_t), "COO rows"));
     if (rounded)
-      GS_TRY(gs_dmalloc_ordered(ctx, (void **)&D->d_valf, (size_t)nnz * sizeof(float), "COO values"));
+      GS_TRY(gs_dmalloc_ordered(ctx, (void **)&D->d_valf, (size_t)nnz * sizeof(float),
+                                "COO values"));
     GS_TRY(gs_dmalloc_ordered(ctx, (void **)&work, total, "COO build work"));
     GS_TRY(gs_coo_dev_plan(ctx, D, rounded));
     unsigned *d_scal = (unsigned *)work; /* rows_touched, cols_touched */

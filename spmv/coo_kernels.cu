@@ -179,10 +179,10 @@ extern "C" gs_status_t gs_coo_dev_plan(gs_context_t *ctx, gs_coo_dev_t *D, int r
   if ((int64_t)D->warps * 32 > (int64_t)GS_GRID_MAX_BLOCKS * GS_FMT_BLOCK) /* coo_spmv_kernel */
     return GS_ERROR(GS_ERR_INTERNAL, "COO: %d persistent warps exceed one grid", (int)D->warps);
   GS_CHECK(gs_dmalloc_ordered(ctx, (void **)&D->d_carry_row, (size_t)D->warps * sizeof(gs_idx_t),
-                      "COO carry rows"));
+                              "COO carry rows"));
   GS_CHECK(gs_dmalloc_ordered(ctx, &D->d_carry_val, (size_t)D->warps * sizeof(gs_val_t),
-                      "COO carry values")); /* doubles, or floats in float precision */
-  D->val_bytes = rounded ? sizeof(float) : sizeof(gs_val_t);
+                              "COO carry values")); /* doubles, or floats in float precision */
+          D->val_bytes = rounded ? sizeof(float) : sizeof(gs_val_t);
   D->bytes = (size_t)D->nnz * (2 * sizeof(gs_idx_t) + D->val_bytes) +
              (size_t)D->warps * (sizeof(gs_idx_t) + sizeof(gs_val_t));
   D->vec_bytes = sizeof(gs_val_t); /* a float product's backend sets 4 (gs_coo_dev_t) */

@@ -644,21 +644,23 @@ static gs_status_t csr5_convert(gs_context_t *ctx, csr5_data_t *d)
   const int64_t scan_items = (int64_t)(nt > (size_t)m ? nt : (size_t)m);
   const int64_t nb = (scan_items + SCAN_TILE - 1) / SCAN_TILE;
 
-  GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d->d_tile_ptr, (nt + 1) * sizeof(uint32_t), "csr5 tile_ptr"));
+  GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d->d_tile_ptr, (nt + 1) * sizeof(uint32_t),
+                            "csr5 tile_ptr"));
   GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d->d_desc, nt * d->words * CSR5_OMEGA * sizeof(uint32_t),
-                    "csr5 tile_desc"));
+                            "csr5 tile_desc"));
   GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d->d_empty_ptr, (nt + 1) * sizeof(uint32_t),
-                    "csr5 empty_ptr"));
-  GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d->d_carry_row, (nt + 1) * sizeof(int32_t), "csr5 carry_row"));
+                            "csr5 empty_ptr"));
+  GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d->d_carry_row, (nt + 1) * sizeof(int32_t),
+                            "csr5 carry_row"));
   GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d->d_carry, (nt + 1) * sizeof(double), "csr5 carries"));
   GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d->d_col, (size_t)d->nnz_full * sizeof(gs_idx_t),
-                    "csr5 columns"));
+                            "csr5 columns"));
   GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d->d_val, (size_t)d->nnz_full * sizeof(double),
-                    "csr5 values"));
+                            "csr5 values"));
   GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d_flags, ((size_t)m + 1) * sizeof(uint32_t),
-                    "csr5 empty-row flags"));
+                            "csr5 empty-row flags"));
   GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d_part, ((size_t)nb + 1) * sizeof(uint32_t),
-                    "csr5 scan partials"));
+                            "csr5 scan partials"));
   GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d_info, sizeof *d_info, "csr5 conversion info"));
   GS_TRY(GS_CUDA(cudaMemsetAsync(d_info, 0, sizeof *d_info, s)));
 
@@ -697,9 +699,9 @@ static gs_status_t csr5_convert(gs_context_t *ctx, csr5_data_t *d)
     GS_FAIL(GS_ERR_INTERNAL, "csr5: inconsistent conversion (rows %d..%d, %u empty, %u offsets)",
             (int)d->tail_row0, (int)d->tail_row1, n_empty, n_eoff);
   GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d->d_empty_rows, (size_t)n_empty * sizeof(int32_t),
-                    "csr5 empty rows"));
+                            "csr5 empty rows"));
   GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d->d_empty_offset, (size_t)n_eoff * sizeof(int32_t),
-                    "csr5 empty_offset"));
+                            "csr5 empty_offset"));
   if (n_empty > 0) {
     csr5_empty_list_kernel<<<gs_grid_blocks(m, 256), 256, 0, s>>>(rp, A->m, d_flags,
                                                                   d->d_empty_rows);

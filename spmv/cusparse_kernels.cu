@@ -234,7 +234,7 @@ static gs_status_t cusp_matrix(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv_
     } else {
       if (csr.wide) GS_FAIL(GS_ERR_INTERNAL, "cusparse-coo reached with 64-bit offsets");
       GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d->d_coo_row, (size_t)nnz * sizeof(gs_idx_t),
-                        "COO row indices"));
+                                "COO row indices"));
       GS_TRY(coo_rows_device(ctx, &csr, d->d_coo_row));
     }
     d->matrix_bytes = (size_t)nnz * (2 * sizeof(gs_idx_t) + sizeof(gs_val_t));
@@ -323,7 +323,8 @@ static gs_status_t cusp_prepare(gs_context_t *ctx, gs_matrix_t *A, const gs_spmv
    * and the pattern preprocessed: a zeroed scratch of m + n values (of vsize bytes), freed
    * before returning. Apply re-points the descriptors at the caller's vectors before every
    * product. */
-  GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d_scratch, len * d->vsize, "SpMV preprocessing vectors"));
+  GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d_scratch, len * d->vsize,
+                            "SpMV preprocessing vectors"));
   GS_TRY(GS_CUDA(cudaMemsetAsync(d_scratch, 0, len * d->vsize, ctx->stream)));
   GS_TRY(GS_CUSPARSE(cusparseSetPointerMode(ctx->cusparse, CUSPARSE_POINTER_MODE_HOST)));
   for (int k = 0; k < d->nops; ++k) {

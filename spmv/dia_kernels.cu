@@ -321,7 +321,7 @@ static gs_status_t dia_build_device(gs_context_t *ctx, const gs_dcsr_t *A, doubl
 
     const size_t nval = (size_t)D->pitch * (size_t)D->ndiag;
     GS_TRY(gs_dmalloc_ordered(ctx, (void **)&D->d_offsets, (size_t)D->ndiag * sizeof(int32_t),
-                      "DIA offsets"));
+                              "DIA offsets"));
     if (float_values)
       GS_TRY(gs_dmalloc_ordered(ctx, (void **)&D->d_valf, nval * sizeof(float), "DIA values"));
     else

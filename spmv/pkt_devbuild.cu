@@ -619,15 +619,16 @@ extern "C" gs_status_t gs_pkt_dev_build(gs_context_t *ctx, gs_matrix_t *A,
     D->W = W;
 
     GS_TRY(gs_dmalloc_ordered(ctx, (void **)&s.pk, (size_t)(npk_max > 0 ? npk_max : 1) * sizeof(pkt_pk_t),
-                      "pkt build packets"));
+                              "pkt build packets"));
     GS_TRY(gs_dmalloc_ordered(ctx, (void **)&s.tot, sizeof(pkt_tot_t) * 2 * GS_PKT_MAX_CANDIDATES,
-                      "pkt build totals"));
+                              "pkt build totals"));
     GS_TRY(GS_CUDA(cudaMemsetAsync(s.tot, 0, sizeof(pkt_tot_t) * 2 * GS_PKT_MAX_CANDIDATES,
                                    ctx->stream)));
     /* 0. the RCM order and the renumbered CSR */
     if (pl.try_rcm) {
       int ordered = 0;
-      GS_TRY(gs_dmalloc_ordered(ctx, (void **)&D->d_perm, (size_t)m * sizeof(int), "pkt row permutation"));
+      GS_TRY(gs_dmalloc_ordered(ctx, (void **)&D->d_perm, (size_t)m * sizeof(int),
+                                "pkt row permutation"));
       GS_TRY(gs_rcm_dev(ctx, A, D->d_perm, &ordered, NULL));
       if (!ordered) { /* declined on the device (see rcm_devbuild.h): the host's order */
         const gs_csr_t *H = gs_matrix_host(A);
@@ -639,8 +640,10 @@ extern "C" gs_status_t gs_pkt_dev_build(gs_context_t *ctx, gs_matrix_t *A,
                                        cudaMemcpyHostToDevice, ctx->stream)));
         GS_TRY(GS_CUDA(cudaStreamSynchronize(ctx->stream)));
       }
-      GS_TRY(gs_dmalloc_ordered(ctx, (void **)&s.inv, (size_t)m * sizeof(int), "pkt inverse order"));
-      GS_TRY(gs_dmalloc_ordered(ctx, (void **)&s.rpn, ((size_t)m + 1) * sizeof(int), "pkt RCM rows"));
+      GS_TRY(gs_dmalloc_ordered(ctx, (void **)&s.inv, (size_t)m * sizeof(int),
+                                "pkt inverse order"));
+      GS_TRY(gs_dmalloc_ordered(ctx, (void **)&s.rpn, ((size_t)m + 1) * sizeof(int),
+                                "pkt RCM rows"));
       pkt_perm_lengths_kernel<<<gs_grid_blocks((int64_t)m + 1, 256), 256, 0, ctx->stream>>>(
           m, D->d_perm, rp, s.inv, s.rpn);
       GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "pkt_perm_lengths_kernel"));
@@ -650,10 +653,14 @@ extern "C" gs_status_t gs_pkt_dev_build(gs_context_t *ctx, gs_matrix_t *A,
       gs_dfree(ctx, s.tmp);
       s.tmp = NULL;
       if (nnz > 0) {
-        GS_TRY(gs_dmalloc_ordered(ctx, (void **)&s.ctmp, (size_t)nnz * sizeof(int), "pkt RCM columns"));
-        GS_TRY(gs_dmalloc_ordered(ctx, (void **)&s.vtmp, (size_t)nnz * sizeof(double), "pkt RCM values"));
-        GS_TRY(gs_dmalloc_ordered(ctx, (void **)&s.cn, (size_t)nnz * sizeof(int), "pkt RCM columns"));
-        GS_TRY(gs_dmalloc_ordered(ctx, (void **)&s.vn, (size_t)nnz * sizeof(double), "pkt RCM values"));
+        GS_TRY(gs_dmalloc_ordered(ctx, (void **)&s.ctmp, (size_t)nnz * sizeof(int),
+                                  "pkt RCM columns"));
+        GS_TRY(gs_dmalloc_ordered(ctx, (void **)&s.vtmp, (size_t)nnz * sizeof(double),
+                                  "pkt RCM values"));
+        GS_TRY(gs_dmalloc_ordered(ctx, (void **)&s.cn, (size_t)nnz * sizeof(int),
+                                  "pkt RCM columns"));
+        GS_TRY(gs_dmalloc_ordered(ctx, (void **)&s.vn, (size_t)nnz * sizeof(double),
+                                  "pkt RCM values"));
         pkt_perm_copy_kernel<<<gs_grid_blocks((int64_t)m * 32, 256), 256, 0, ctx->stream>>>(
             m, D->d_perm, s.inv, rp, ci, v, s.rpn, s.ctmp, s.vtmp);
         GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "pkt_perm_copy_kernel"));
@@ -709,9 +716,12 @@ extern "C" gs_status_t gs_pkt_dev_build(gs_context_t *ctx, gs_matrix_t *A,
     const int npk = D->npackets, B = D->B;
 
     /* 2. the chosen candidate: the packets' shapes, the slots */
-    GS_TRY(gs_dmalloc_ordered(ctx, (void **)&s.len, ((size_t)m + 1) * sizeof(int), "pkt row counts"));
-    GS_TRY(gs_dmalloc_ordered(ctx, (void **)&s.tr, ((size_t)m + 1) * sizeof(int), "pkt row threads"));
-    GS_TRY(gs_dmalloc_ordered(ctx, (void **)&s.cr, ((size_t)m + 1) * sizeof(int), "pkt row starts"));
+    GS_TRY(gs_dmalloc_ordered(ctx, (void **)&s.len, ((size_t)m + 1) * sizeof(int),
+                              "pkt row counts"));
+    GS_TRY(gs_dmalloc_ordered(ctx, (void **)&s.tr, ((size_t)m + 1) * sizeof(int),
+                              "pkt row threads"));
+    GS_TRY(gs_dmalloc_ordered(ctx, (void **)&s.cr, ((size_t)m + 1) * sizeof(int),
+                              "pkt row starts"));
     pkt_tot_t ft;
     GS_TRY(shape_pass(ctx, m, n, R, W, use_rcm, prp, pci, &s, s.tot, 1));
     GS_TRY(GS_CUDA(cudaMemcpyAsync(&ft, s.tot, sizeof ft, cudaMemcpyDeviceToHost, ctx->stream)));
@@ -735,10 +745,11 @@ extern "C" gs_status_t gs_pkt_dev_build(gs_context_t *ctx, gs_matrix_t *A,
     const int64_t rem = ct->rem, rem_rows = ct->rem_rows;
     if (npk > 0) {
       GS_TRY(gs_dmalloc_ordered(ctx, (void **)&D->d_ptr, ((size_t)npk + 1) * sizeof(long long),
-                        "pkt slot offsets"));
-      GS_TRY(gs_dmalloc_ordered(ctx, (void **)&D->d_col0, (size_t)npk * sizeof(int), "pkt windows"));
+                                "pkt slot offsets"));
+      GS_TRY(gs_dmalloc_ordered(ctx, (void **)&D->d_col0, (size_t)npk * sizeof(int),
+                                "pkt windows"));
       GS_TRY(gs_dmalloc_ordered(ctx, (void **)&D->d_ncols, (size_t)npk * sizeof(int),
-                        "pkt window widths"));
+                                "pkt window widths"));
       pkt_meta_kernel<<<gs_grid_blocks((int64_t)npk + 1, 256), 256, 0, ctx->stream>>>(
           npk, B, s.pk, D->d_ptr, D->d_col0, D->d_ncols);
       GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "pkt_meta_kernel"));
@@ -757,9 +768,9 @@ extern "C" gs_status_t gs_pkt_dev_build(gs_context_t *ctx, gs_matrix_t *A,
     }
     if (D->slots > 0) {
       GS_TRY(gs_dmalloc_ordered(ctx, (void **)&D->d_idx, (size_t)D->slots * sizeof(uint32_t),
-                        "pkt local indices"));
+                                "pkt local indices"));
       GS_TRY(gs_dmalloc_ordered(ctx, (void **)&D->d_val, (size_t)D->slots * sizeof(double),
-                        "pkt values"));
+                                "pkt values"));
       GS_TRY(GS_CUDA(cudaMemsetAsync(D->d_idx, 0xff, (size_t)D->slots * sizeof(uint32_t),
                                      ctx->stream))); /* GS_PKT_PAD */
       GS_TRY(GS_CUDA(cudaMemsetAsync(D->d_val, 0, (size_t)D->slots * sizeof(double),
@@ -781,7 +792,8 @@ extern "C" gs_status_t gs_pkt_dev_build(gs_context_t *ctx, gs_matrix_t *A,
     D->has_rem = 1; /* freed by gs_coo_dev_free from here on */
     unsigned long long h_count = 0;
     if (rem > 0) {
-      GS_TRY(gs_dmalloc_ordered(ctx, (void **)&s.cnt, ((size_t)m + 1) * sizeof(int), "pkt remainder rows"));
+      GS_TRY(gs_dmalloc_ordered(ctx, (void **)&s.cnt, ((size_t)m + 1) * sizeof(int),
+                                "pkt remainder rows"));
       pkt_remcount_kernel<<<gs_grid_blocks((int64_t)m + 1, 256), 256, 0, ctx->stream>>>(
           m, prp, s.len, use_rcm ? s.inv : NULL, s.cnt);
       GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "pkt_remcount_kernel"));
@@ -789,11 +801,15 @@ extern "C" gs_status_t gs_pkt_dev_build(gs_context_t *ctx, gs_matrix_t *A,
       GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(NULL, tb, s.cnt, s.cnt, m + 1, ctx->stream)));
       GS_TRY(gs_dmalloc_ordered(ctx, &s.tmp, tb ? tb : 1, "pkt scan scratch"));
       GS_TRY(GS_CUDA(cub::DeviceScan::ExclusiveSum(s.tmp, tb, s.cnt, s.cnt, m + 1, ctx->stream)));
-      GS_TRY(gs_dmalloc_ordered(ctx, (void **)&Rm->d_row, (size_t)rem * sizeof(gs_idx_t), "COO rows"));
-      GS_TRY(gs_dmalloc_ordered(ctx, (void **)&Rm->d_col, (size_t)rem * sizeof(gs_idx_t), "COO columns"));
-      GS_TRY(gs_dmalloc_ordered(ctx, (void **)&Rm->d_val, (size_t)rem * sizeof(gs_val_t), "COO values"));
+      GS_TRY(gs_dmalloc_ordered(ctx, (void **)&Rm->d_row, (size_t)rem * sizeof(gs_idx_t),
+                                "COO rows"));
+      GS_TRY(gs_dmalloc_ordered(ctx, (void **)&Rm->d_col, (size_t)rem * sizeof(gs_idx_t),
+                                "COO columns"));
+      GS_TRY(gs_dmalloc_ordered(ctx, (void **)&Rm->d_val, (size_t)rem * sizeof(gs_val_t),
+                                "COO values"));
       GS_TRY(gs_dmalloc_ordered(ctx, (void **)&s.seen, (size_t)n, "pkt remainder columns"));
-      GS_TRY(gs_dmalloc_ordered(ctx, (void **)&s.d_count, sizeof *s.d_count, "pkt remainder count"));
+      GS_TRY(gs_dmalloc_ordered(ctx, (void **)&s.d_count, sizeof *s.d_count,
+                                "pkt remainder count"));
       GS_TRY(GS_CUDA(cudaMemsetAsync(s.seen, 0, (size_t)n, ctx->stream)));
       GS_TRY(GS_CUDA(cudaMemsetAsync(s.d_count, 0, sizeof *s.d_count, ctx->stream)));
       pkt_rem_kernel<<<gs_grid_blocks((int64_t)m * 32, 256), 256, 0, ctx->stream>>>(

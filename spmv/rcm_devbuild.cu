@@ -619,8 +619,10 @@ static gs_status_t rcm_run(gs_context_t *ctx, const gs_dcsr_t *A, int mode, int 
   if (mode != RCM_GRAPH_A && nnz > 0) { /* the transpose's rows: entries stably sorted by column */
     GS_TRY(gs_dmalloc_ordered(ctx, (void **)&row, (size_t)nnz * sizeof(int), "RCM entry rows"));
     GS_TRY(gs_dmalloc_ordered(ctx, (void **)&key, (size_t)nnz * sizeof(int), "RCM sorted columns"));
-    GS_TRY(gs_dmalloc_ordered(ctx, (void **)&ti, (size_t)nnz * sizeof(int), "RCM transpose columns"));
-    GS_TRY(gs_dmalloc_ordered(ctx, (void **)&tp, ((size_t)n + 1) * sizeof(int), "RCM transpose rows"));
+    GS_TRY(gs_dmalloc_ordered(ctx, (void **)&ti, (size_t)nnz * sizeof(int),
+                              "RCM transpose columns"));
+    GS_TRY(gs_dmalloc_ordered(ctx, (void **)&tp, ((size_t)n + 1) * sizeof(int),
+                              "RCM transpose rows"));
     rcm_rows_kernel<<<gs_grid_blocks(n, 256), 256, 0, ctx->stream>>>(n, A->d_row_ptr32, row);
     GS_TRY(GS_CHECK_LAUNCH(ctx->stream, "rcm_rows_kernel"));
     int bits = 1;
@@ -671,10 +673,13 @@ static gs_status_t rcm_run(gs_context_t *ctx, const gs_dcsr_t *A, int mode, int 
   GS_TRY(gs_dmalloc_ordered(ctx, (void **)&placed, (size_t)n, "RCM placed marks"));
   {
     const size_t nbig = (size_t)n / (RCM_LOCAL + 1) + 1; /* a level's parents of many children */
-    GS_TRY(gs_dmalloc_ordered(ctx, (void **)&big, 5 * nbig * sizeof(int), "RCM parents of many children"));
+    GS_TRY(gs_dmalloc_ordered(ctx, (void **)&big, 5 * nbig * sizeof(int),
+                              "RCM parents of many children"));
     GS_TRY(gs_dmalloc_ordered(ctx, (void **)&keys, (size_t)n * sizeof(u64), "RCM children keys"));
-    GS_TRY(gs_dmalloc_ordered(ctx, (void **)&segb, (size_t)n * sizeof(int), "RCM children parents"));
-    GS_TRY(gs_dmalloc_ordered(ctx, (void **)&heavy, 2 * (size_t)n * sizeof(int), "RCM heavy pushes"));
+    GS_TRY(gs_dmalloc_ordered(ctx, (void **)&segb, (size_t)n * sizeof(int),
+                              "RCM children parents"));
+    GS_TRY(gs_dmalloc_ordered(ctx, (void **)&heavy, 2 * (size_t)n * sizeof(int),
+                              "RCM heavy pushes"));
   }
   {
     const size_t nflags = (size_t)n / RCM_T + 1;

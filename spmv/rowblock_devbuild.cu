@@ -246,9 +246,11 @@ static gs_status_t rb_build(gs_context_t *ctx, const O *rp, gs_idx_t m, int64_t 
   int64_t *d_nsel = NULL; /* CUB's count of selected items (not read: the counts are known) */
   const unsigned grid = gs_grid_blocks(n1, RB_THREADS);
 
-  GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d_next, (size_t)n1 * sizeof(gs_idx_t), "row-block next"));
+  GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d_next, (size_t)n1 * sizeof(gs_idx_t),
+                            "row-block next"));
   GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d_mark, (size_t)n1, "row-block marks"));
-  GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d_info, sizeof *d_info + sizeof(int), "row-block counts"));
+  GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d_info, sizeof *d_info + sizeof(int),
+                            "row-block counts"));
   GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d_nsel, sizeof *d_nsel, "row-block selection count"));
   d_done = (int *)(d_info + 1);
   GS_TRY(GS_CUDA(cudaMemsetAsync(d_info, 0, sizeof *d_info + sizeof(int), s)));
@@ -265,8 +267,10 @@ static gs_status_t rb_build(gs_context_t *ctx, const O *rp, gs_idx_t m, int64_t 
     const int64_t bound = 2 * bound_pairs + 1 < (int64_t)m ? 2 * bound_pairs + 1 : (int64_t)m;
     int rounds = 0;
     while (rounds < 31 && ((int64_t)1 << rounds) < bound) ++rounds;
-    GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d_ja, (size_t)n1 * sizeof(gs_idx_t), "row-block jumps"));
-    GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d_jb, (size_t)n1 * sizeof(gs_idx_t), "row-block jumps"));
+    GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d_ja, (size_t)n1 * sizeof(gs_idx_t),
+                              "row-block jumps"));
+    GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d_jb, (size_t)n1 * sizeof(gs_idx_t),
+                              "row-block jumps"));
     const gs_idx_t *jin = d_next;
     for (int i = 0; i < rounds; ++i) {
       gs_idx_t *jout = (i & 1) ? d_jb : d_ja;
@@ -298,7 +302,7 @@ static gs_status_t rb_build(gs_context_t *ctx, const O *rp, gs_idx_t m, int64_t 
 
   /* The block bounds: the marked rows in order. */
   GS_TRY(gs_dmalloc_ordered(ctx, (void **)&out->d_blocks, ((size_t)out->nblocks + 1) * sizeof(gs_idx_t),
-                    "row blocks"));
+                            "row blocks"));
   GS_TRY(rb_cub(
       ctx,
       [&](void *t, size_t &b) {
@@ -311,9 +315,9 @@ static gs_status_t rb_build(gs_context_t *ctx, const O *rp, gs_idx_t m, int64_t 
     const gs_idx_t nl = out->nlong;
     GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d_rows, (size_t)nl * sizeof(gs_idx_t), "long rows"));
     GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d_cnt, ((size_t)nl + 1) * sizeof(int64_t),
-                      "long-row chunk counts"));
+                              "long-row chunk counts"));
     GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d_first, ((size_t)nl + 1) * sizeof(int64_t),
-                      "long-row first chunks"));
+                              "long-row first chunks"));
     rb_is_long<O> pred = {rp, long_len};
     GS_TRY(rb_cub(
         ctx,
@@ -332,13 +336,13 @@ static gs_status_t rb_build(gs_context_t *ctx, const O *rp, gs_idx_t m, int64_t 
         },
         "long-row chunk scan"));
     GS_TRY(gs_dmalloc_ordered(ctx, (void **)&out->d_chunks, 2 * (size_t)out->nchunks * sizeof(int64_t),
-                      "long-row chunks"));
+                              "long-row chunks"));
     rb_chunks_kernel<O><<<gs_grid_blocks(out->nchunks, RB_THREADS), RB_THREADS, 0, s>>>(
         rp, d_rows, d_first, nl, (int64_t)out->nchunks, long_len, out->d_chunks);
     GS_TRY(GS_CHECK_LAUNCH(s, "rb_chunks_kernel"));
     if (want_longs) {
       GS_TRY(gs_dmalloc_ordered(ctx, (void **)&out->d_longs, 2 * ((size_t)nl + 1) * sizeof(gs_idx_t),
-                        "long-row table"));
+                                "long-row table"));
       rb_longs_kernel<<<gs_grid_blocks((int64_t)nl + 1, RB_THREADS), RB_THREADS, 0, s>>>(
           d_rows, d_first, nl, m, out->d_longs);
       GS_TRY(GS_CHECK_LAUNCH(s, "rb_longs_kernel"));
