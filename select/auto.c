@@ -1033,21 +1033,25 @@ gs_status_t gs_spmv_auto_revise(gs_spmv_t *S, long iterations, double products_d
       best_cost = cost;
     }
   }
-  if (best < 0) { /* else the pool's first candidate the trigger lets through */
-    for (int c = 0; c < sel->ntimes && best < 0; ++c) {
+  if (best < 0) { /* else the most promising deferred candidate, once the trigger lets it */
+    int elig[GS_SELECT_MAX];
+    double prep[GS_SELECT_MAX], bound[GS_SELECT_MAX];
+    for (int c = 0; c < sel->ntimes; ++c) {
       gs_select_time_t *t = &sel->times[c];
-      if (c == sel->chosen || t->status != GS_SELECT_DEFERRED) continue;
-      const double bound = time_bound(a, t->name);
-      if (bound >= t_cur) { /* its bytes alone make it slower: never worth a build */
+      elig[c] = c != sel->chosen && t->status == GS_SELECT_DEFERRED;
+      prep[c] = bound[c] = 0.0;
+      if (!elig[c]) continue;
+      bound[c] = time_bound(a, t->name);
+      if (bound[c] >= t_cur) { /* its bytes alone make it slower: never worth a build */
         t->status = GS_SELECT_SKIPPED;
-        t->bound_s = bound;
+        t->bound_s = bound[c];
+        elig[c] = 0;
         continue;
       }
-      const double prep = prepare_predicted(a, t, nnz);
-      if (a->tried_s + prep > spent) break; /* the pool's order: the next waits for its turn */
-      if (gs_select_should_try(spent, a->tried_s, prep, remaining, t_cur, bound)) best = c;
-      /* else it could not pay back what is left: the next one may */
+      prep[c] = prepare_predicted(a, t, nnz);
     }
+    best = gs_select_staged_pick(sel->ntimes, elig, prep, bound, spent, a->tried_s, remaining,
+                                 t_cur);
     if (best < 0) goto done;
   }
   gs_select_time_t *t = &sel->times[best];

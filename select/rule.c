@@ -577,6 +577,28 @@ int gs_select_should_try(double spent_s, double tried_s, double prep_est, double
   return remaining * (t_cur - best) > prep + GS_SELECT_MEASURE_PRODUCTS * t_cur;
 }
 
+int gs_select_staged_pick(int n, const int *eligible, const double *prep, const double *bound,
+                          double spent_s, double tried_s, double remaining, double t_cur)
+{
+  int elig[GS_SELECT_MAX];
+  double pred[GS_SELECT_MAX];
+  if (n <= 0 || !eligible || !prep || !bound) return -1;
+  if (n > GS_SELECT_MAX) n = GS_SELECT_MAX;
+  for (int k = 0; k < n; ++k) {
+    elig[k] = eligible[k];
+    pred[k] = (prep[k] > 0.0 ? prep[k] : 0.0) +
+              (remaining > 0.0 ? remaining : 0.0) * (bound[k] > 0.0 ? bound[k] : 0.0);
+  }
+  for (;;) {
+    const int c = gs_select_next_candidate(pred, elig, n);
+    if (c < 0) return -1;
+    if ((tried_s > 0.0 ? tried_s : 0.0) + (prep[c] > 0.0 ? prep[c] : 0.0) > spent_s)
+      return -1; /* the most promising waits for its turn; no lesser one goes before it */
+    if (gs_select_should_try(spent_s, tried_s, prep[c], remaining, t_cur, bound[c])) return c;
+    elig[c] = 0; /* it could not pay back what is left: the next may */
+  }
+}
+
 int gs_select_worth_switching(double prepare_s, double t_new, double t_cur, double remaining)
 {
   if (!(t_new > 0.0) || !(t_cur > 0.0) || !(remaining > 0.0)) return 0;

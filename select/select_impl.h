@@ -103,6 +103,15 @@ void gs_select_model_store(const char *dir, const char *gpu, const char *name, d
  *  t_bound, could still pay the prepare back (near convergence it cannot: the trying stops). */
 int gs_select_should_try(double spent_s, double tried_s, double prep_est, double remaining,
                          double t_cur, double t_bound);
+/** Which deferred candidate a solve's revision tries now, in the measured stage's order
+ *  (gs_select_next_candidate over pred[k] = prepare plus the products left at its byte bound,
+ *  so that the most promising goes first and a slower one whose bound cannot beat it is never
+ *  built): the most promising waits for the spent-time trigger of gs_select_should_try (-1:
+ *  not yet); one that could not pay its prepare back over what is left gives way to the next.
+ *  eligible[k]: deferred (not measured, not skipped); prep[k], bound[k]: its predicted prepare
+ *  and byte-bound time. -1 when none is to be tried now. */
+int gs_select_staged_pick(int n, const int *eligible, const double *prep, const double *bound,
+                          double spent_s, double tried_s, double remaining, double t_cur);
 /** The staged "auto" selection's revision, called by a solver at a host check with the stream
  *  idle, the iterations done, the products run so far and its forecast of the products left
  *  (gs_select_remaining_products): may prepare and time one candidate of the pool (the spent-time

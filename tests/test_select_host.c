@@ -319,6 +319,36 @@ static void test_next_candidate(void)
   CU_ASSERT_EQUAL(gs_select_next_candidate(p4, e4, 2), 1);
 }
 
+/* A solve's revision tries the most promising deferred candidate first and waits for its
+ * trigger rather than build a lesser one (the 27-point Laplacian on the H200 built dia, 61.5 us,
+ * before bccoo, 41.9 us, whose bound then skips dia); one that cannot pay back what is left
+ * gives way to the next; none eligible, none tried. Times in seconds. */
+static void test_staged_pick(void)
+{
+  const double t_cur = 115e-6, remaining = 1000.0;
+  /* pool order: dia (prepare 0.8 ms, bound 65 us), then bccoo (1.0 ms, 30 us) */
+  const int e[2] = {1, 1};
+  const double prep[2] = {0.8e-3, 1.0e-3}, bound[2] = {65e-6, 30e-6};
+  /* 0.9 ms spent pays dia's build but not bccoo's: bccoo is the more promising, nothing yet */
+  CU_ASSERT_EQUAL(gs_select_staged_pick(2, e, prep, bound, 0.9e-3, 0.0, remaining, t_cur), -1);
+  CU_ASSERT_EQUAL(gs_select_staged_pick(2, e, prep, bound, 1.1e-3, 0.0, remaining, t_cur), 1);
+  /* what the tries cost already counts: 0.3 ms tried, 1.1 ms spent is not enough */
+  CU_ASSERT_EQUAL(gs_select_staged_pick(2, e, prep, bound, 1.1e-3, 0.3e-3, remaining, t_cur), -1);
+  /* bccoo measured (not eligible): dia next once paid for */
+  const int e1[2] = {1, 0};
+  CU_ASSERT_EQUAL(gs_select_staged_pick(2, e1, prep, bound, 1.1e-3, 0.0, remaining, t_cur), 0);
+  /* near convergence nothing pays back (5 products left) */
+  CU_ASSERT_EQUAL(gs_select_staged_pick(2, e, prep, bound, 1.0, 0.0, 5.0, t_cur), -1);
+  /* none eligible */
+  const int e0[2] = {0, 0};
+  CU_ASSERT_EQUAL(gs_select_staged_pick(2, e0, prep, bound, 1.0, 0.0, remaining, t_cur), -1);
+  /* near equals (within GS_SELECT_PRED_TIE) take the pool's order; the first cannot pay back
+   * (1000 x 100 us = 100 ms against 98.8 + 12 x 0.1 ms), so the second goes: t_cur 100 us */
+  const double pt[2] = {98.8e-3, 97e-3}, bt[2] = {0.0, 0.0};
+  CU_ASSERT(pt[0] <= pt[1] * (1.0 + GS_SELECT_PRED_TIE));
+  CU_ASSERT_EQUAL(gs_select_staged_pick(2, e, pt, bt, 0.2, 0.0, remaining, 100e-6), 1);
+}
+
 /* prepare + products * t: exact costs of binary fractions, the earlier of equals, failures out. */
 static void test_decide(void)
 {
@@ -833,6 +863,7 @@ int main(void)
       {"features: against independent counts", test_features},
       {"cache: hit, misses, corrupt file, unwritable folder", test_cache},
       {"staged: products left, prepare model, try and switch decisions", test_staged},
+      {"staged: the most promising candidate first, waiting for its trigger", test_staged_pick},
       {"issue 33: the G3_circuit forecast and the Laplacian's pool and skips", test_issue33_misses},
       {"prepare model: learned from measured builds", test_prepare_model},
       {"cache folder: XDG_CACHE_HOME, HOME", test_cache_dir},
