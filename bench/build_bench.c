@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/bench_matrix.h"
 #include "gpusolve.h"
 
 static int fail(const char *what)
@@ -53,13 +54,7 @@ int main(int argc, char **argv)
     fprintf(stderr, "build_bench: no device: %s\n", gs_last_error());
     return 77;
   }
-  if (!strncmp(what, "lap", 3) && atoi(what + 3) > 0) {
-    const int n = atoi(what + 3);
-    if (gs_gen_laplace(&h, n, n, n, 27) != GS_SUCCESS) {
-      rc = fail("generating the Laplacian");
-      goto done;
-    }
-  } else if (gs_mm_read_csr(what, &h) != GS_SUCCESS) {
+  if (bench_matrix(what, &h) != GS_SUCCESS) {
     rc = fail(what);
     goto done;
   }

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench/bench_matrix.h"
 #include "gpusolve.h"
 #include "spmv/spmv_impl.h"
 
@@ -62,13 +63,7 @@ int main(int argc, char **argv)
     fprintf(stderr, "upload_bench: no device: %s\n", gs_last_error());
     return 77;
   }
-  if (!strncmp(what, "lap", 3) && atoi(what + 3) > 0) {
-    const int n = atoi(what + 3);
-    if (gs_gen_laplace(&h, n, n, n, 27) != GS_SUCCESS) {
-      rc = fail("generating the Laplacian");
-      goto done;
-    }
-  } else if (gs_mm_read_csr(what, &h) != GS_SUCCESS) {
+  if (bench_matrix(what, &h) != GS_SUCCESS) {
     rc = fail(what);
     goto done;
   }
