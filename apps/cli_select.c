@@ -16,7 +16,9 @@ void cli_selection_line(FILE *f, const gs_selection_t *sel)
     const int b = gs_spmv_backend_find(sel->first_name);
     const int light = b >= 0 && (gs_spmv_backend_flags(b) & GS_SPMV_FLAG_LIGHT);
     fprintf(f, "auto started with %s (staged: %s, cache %s; %.2f ms)", sel->first_name,
-            light ? "a format without a build of its own" : "the cache's least cost",
+            light                               ? "a format without a build of its own"
+            : sel->cache == GS_SELECT_CACHE_HIT ? "the cache's least cost"
+                                                : "its modelled bytes, a small share of CSR's",
             cli_cache_state(sel->cache), 1e3 * sel->seconds);
     if (sel->remaining_products > 0.0 || sel->tried || sel->switches)
       fprintf(f, "; in the solve: %d format%s tried, %s%s", sel->tried, sel->tried == 1 ? "" : "s",

@@ -516,6 +516,7 @@ typedef struct auto_state {
   int need_transpose;
   int ruled;          /* the features, the rule and the pool have run */
   int keyed;          /* the staged selection has keyed and read the cache (when used) */
+  int confident;      /* times' index of the confident start (staged_confident), else -1 */
   double expected_n, expected_t;
   double bw;          /* the best bandwidth measured so far: bytes_per_apply / t (bytes/s) */
   double tried_s;     /* seconds spent preparing and timing candidates (a solve's tries, the
@@ -878,16 +879,49 @@ static void staged_hit_best(auto_state_t *a)
   free(x);
 }
 
+/* Without known times (a cache miss or no cache), on a matrix whose features were made at its
+ * creation: the pool's format built on the GPU whose modelled bytes are a small share of the
+ * light start's (gs_select_confident_start: bccoo's value table on a stencil) joins the list,
+ * so that the start prepares it first instead of reaching it after the light format's timing
+ * and the tries; a revision times it as any running format, and the light ones remain. */
+static void staged_confident(auto_state_t *a, gs_matrix_t *A)
+{
+  gs_selection_t *sel = &a->sel;
+  gs_select_features_t f;
+  gs_select_rule_t r, pool;
+  if (!gs_matrix_select_features_known(A) || sel->ntimes < 1 || sel->ntimes >= GS_SELECT_MAX ||
+      sel->pool.n >= GS_SELECT_MAX)
+    return;
+  if (gs_matrix_select_features(A, &f) != GS_SUCCESS ||
+      gs_select_rule(&f, a->options, a->need_transpose, &r) != GS_SUCCESS ||
+      gs_select_pool(&f, a->options, a->need_transpose, &r, &pool) != GS_SUCCESS) {
+    gs_clear_error(); /* no confident start: the light one */
+    return;
+  }
+  const int k = gs_select_confident_start(&f, &pool, sel->times[0].name);
+  if (k < 0) return;
+  gs_select_time_t *t = &sel->times[sel->ntimes];
+  memset(t, 0, sizeof *t);
+  snprintf(t->name, sizeof t->name, "%s", pool.names[k]);
+  t->status = GS_SELECT_DEFERRED;
+  t->cost_s = INFINITY;
+  snprintf(sel->pool.names[sel->pool.n++], GS_SELECT_NAME, "%s", pool.names[k]);
+  a->confident = sel->ntimes++;
+}
+
 /* The staged start: the candidate of least known cost (prepare plus GS_SELECT_START_PRODUCTS
- * products: known on a cache hit), else the pool's first light one that prepares.
+ * products: known on a cache hit), else the confident start (staged_confident), else the
+ * pool's first light one that prepares.
  * GS_ERR_UNSUPPORTED when the pool has no light candidate. */
 static gs_status_t staged_start(gs_context_t *ctx, gs_matrix_t *A, auto_state_t *a, gs_spmv_t **S,
                                 char *last_error, size_t lelen)
 {
   gs_selection_t *sel = &a->sel;
   int order[GS_SELECT_MAX], n = 0;
+  if (a->confident >= 0) order[n++] = a->confident; /* first: nothing is known */
   for (int c = 0; c < sel->ntimes; ++c)
-    if (light(sel->times[c].name) || sel->times[c].status == GS_SUCCESS) order[n++] = c;
+    if (c != a->confident && (light(sel->times[c].name) || sel->times[c].status == GS_SUCCESS))
+      order[n++] = c;
   if (n == 0) return GS_ERR_UNSUPPORTED;
   for (int i = 1; i < n; ++i) /* known times first, cheapest first; the pool's order otherwise */
     for (int j = i; j > 0; --j) {
@@ -1121,6 +1155,7 @@ gs_status_t gs_spmv_create_auto(gs_spmv_t **out, gs_context_t *ctx, gs_matrix_t 
     return GS_ERROR(GS_ERR_INVALID_ARG, "gs_spmv_create_auto: the option string is too long");
   auto_state_t *as = calloc(1, sizeof *as);
   if (!as) return GS_ERROR(GS_ERR_HOST_MEMORY, "auto: out of host memory");
+  as->confident = -1;
   sel = &as->sel;
   snprintf(as->options, sizeof as->options, "%s", options ? options : "");
   as->use_cache = o.use_cache && !o.rule_only;
@@ -1146,6 +1181,7 @@ gs_status_t gs_spmv_create_auto(gs_spmv_t **out, gs_context_t *ctx, gs_matrix_t 
       cache_fill(as);
       if (sel->cache == GS_SELECT_CACHE_HIT) staged_hit_best(as);
     }
+    if (sel->cache != GS_SELECT_CACHE_HIT) staged_confident(as, A);
     if (staged_start(ctx, A, as, &S, last_error, sizeof last_error) == GS_SUCCESS && S)
       started = 1; /* gs_spmv_auto_revise goes on during the solve */
     else { /* no light format prepares: the measured stage below, from a clean record */

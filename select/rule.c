@@ -471,6 +471,28 @@ double gs_select_bytes_bound(const char *name, const gs_select_features_t *f)
   return 0.0;
 }
 
+int gs_select_confident_start(const gs_select_features_t *f, const gs_select_rule_t *pool,
+                              const char *light)
+{
+  if (!f || !pool || !light || (double)f->nnz < GS_SELECT_CONFIDENT_NNZ) return -1;
+  const double base = gs_select_bytes_bound(light, f);
+  if (!(base > 0.0)) return -1;
+  int pick = -1;
+  double least = GS_SELECT_CONFIDENT_BYTES * base;
+  for (int k = 0; k < pool->n; ++k) {
+    const int b = gs_spmv_backend_find(pool->names[k]);
+    if (b < 0) continue;
+    const unsigned fl = gs_spmv_backend_flags(b);
+    if (!(fl & GS_SPMV_FLAG_DEVICE_BUILD) || (fl & GS_SPMV_FLAG_LIGHT)) continue;
+    const double bytes = gs_select_bytes_bound(pool->names[k], f);
+    if (bytes > 0.0 && bytes <= least) { /* ties: the earlier in the pool */
+      if (pick < 0 || bytes < least) pick = k;
+      least = bytes;
+    }
+  }
+  return pick;
+}
+
 int gs_select_worth_measuring(double prep_est, double t_bound, double products,
                               double incumbent_cost)
 {

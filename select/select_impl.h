@@ -143,6 +143,25 @@ int gs_select_worth_switching(double prepare_s, double t_new, double t_cur, doub
  *  model bounds the layout's traffic, not the kernel's efficiency, and a compressed layout's
  *  kernel can reach a higher fraction of the peak. */
 #define GS_SELECT_BW_SLACK 1.3
+/** The confident start of a solve: a format built on the GPU whose modelled bytes are at most
+ *  this share of the light start's, on a matrix of at least GS_SELECT_CONFIDENT_NNZ entries, is
+ *  prepared at the start instead of reached after the light format's timing and the tries
+ *  (gs_select_confident_start). 0.35 is below what the byte model gives any layout of 4 bytes
+ *  an entry or more against CSR's 12 (at least 0.41 for bccoo's float values), so only a value
+ *  table of repeating values passes: the 27-point Laplacian's bccoo 0.20, the 5-point one's
+ *  0.33. */
+#define GS_SELECT_CONFIDENT_BYTES 0.35
+/** ... on matrices of at least this many entries, where a build of a few tenths of a
+ *  millisecond to a millisecond is a few products (2^22). */
+#define GS_SELECT_CONFIDENT_NNZ 4194304.0
+
+/** The pool's index of the confident start (GS_SELECT_CONFIDENT_BYTES), -1 for none: among the
+ *  formats of `pool` built on the GPU (GS_SPMV_FLAG_DEVICE_BUILD, not light), the one of fewest
+ *  modelled bytes (gs_select_bytes_bound), when those are at most GS_SELECT_CONFIDENT_BYTES of
+ *  light format `light`'s and f has at least GS_SELECT_CONFIDENT_NNZ entries. */
+int gs_select_confident_start(const gs_select_features_t *f, const gs_select_rule_t *pool,
+                              const char *light);
+
 /** Products of the measuring itself: warm-up and timed runs of one candidate's op. */
 #define GS_SELECT_MEASURE_PRODUCTS 12.0
 /** Extra warm-up products before the first timing of a selection (the GPU's clock ramp), op N

@@ -349,6 +349,66 @@ static void test_staged_pick(void)
   CU_ASSERT_EQUAL(gs_select_staged_pick(2, e, pt, bt, 0.2, 0.0, remaining, 100e-6), 1);
 }
 
+/* The confident start of a solve: bccoo's value table on the 27-point Laplacian's features
+ * (a fifth of CSR's bytes), not where the values do not repeat (its float model, 0.44 of CSR's,
+ * is above the share), not under GS_SELECT_CONFIDENT_NNZ entries, not from a pool without it;
+ * and what it returns is always a format built on the GPU within the share. */
+static void test_confident_start(void)
+{
+  gs_select_features_t f;
+  memset(&f, 0, sizeof f);
+  f.rows = f.cols = 1000000;
+  f.nnz = 26463592;
+  f.pct_nnz = 100.0 * (double)f.nnz / 1e12;
+  f.row_mean = 26.46;
+  f.row_std = 2.16;
+  f.row_max = 27;
+  f.diagonals = 27;
+  f.ell_slots = f.dia_slots = 27e6;
+  f.sell_slots = f.sell_total = 26.66e6;
+  f.ell_fill = f.dia_fill = f.ell_slots / (double)f.nnz;
+  f.sell_fill = f.sell_slots / (double)f.nnz;
+  f.distinct_values = 2;
+  f.symmetric = 1;
+  gs_select_rule_t r, pool;
+  CU_ASSERT_FATAL(gs_select_rule(&f, NULL, 0, &r) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_select_pool(&f, NULL, 0, &r, &pool) == GS_SUCCESS);
+  const int k = gs_select_confident_start(&f, &pool, "cusparse-csr");
+  if (gs_spmv_backend_find("bccoo") < 0) {
+    CU_ASSERT_EQUAL(k, -1); /* nothing else reaches the share on these features */
+  } else {
+    CU_ASSERT_FATAL(k >= 0 && k < pool.n);
+    CU_ASSERT_STRING_EQUAL(pool.names[k], "bccoo");
+  }
+  if (k >= 0) {
+    const int b = gs_spmv_backend_find(pool.names[k]);
+    CU_ASSERT(gs_spmv_backend_flags(b) & GS_SPMV_FLAG_DEVICE_BUILD);
+    CU_ASSERT(!(gs_spmv_backend_flags(b) & GS_SPMV_FLAG_LIGHT));
+    CU_ASSERT(gs_select_bytes_bound(pool.names[k], &f) <=
+              GS_SELECT_CONFIDENT_BYTES * gs_select_bytes_bound("cusparse-csr", &f));
+  }
+  /* values that do not repeat: bccoo's model is 5 bytes an entry, over the share */
+  gs_select_features_t g = f;
+  g.distinct_values = GS_SELECT_DISTINCT_CAP + 1;
+  CU_ASSERT_FATAL(gs_select_rule(&g, NULL, 0, &r) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_select_pool(&g, NULL, 0, &r, &pool) == GS_SUCCESS);
+  CU_ASSERT_EQUAL(gs_select_confident_start(&g, &pool, "cusparse-csr"), -1);
+  /* a smaller matrix of the same kind: a build is too many products there */
+  g = f;
+  g.nnz = (gs_off_t)(GS_SELECT_CONFIDENT_NNZ - 1.0);
+  g.rows = g.cols = (gs_idx_t)(g.nnz / 27);
+  CU_ASSERT_FATAL(gs_select_rule(&g, NULL, 0, &r) == GS_SUCCESS);
+  CU_ASSERT_FATAL(gs_select_pool(&g, NULL, 0, &r, &pool) == GS_SUCCESS);
+  CU_ASSERT_EQUAL(gs_select_confident_start(&g, &pool, "cusparse-csr"), -1);
+  /* a pool of light formats only; an unknown light format; NULL arguments */
+  gs_select_rule_t lights;
+  memset(&lights, 0, sizeof lights); /* gs_select_light appends */
+  CU_ASSERT_FATAL(gs_select_light(NULL, 0, &lights) == GS_SUCCESS);
+  CU_ASSERT_EQUAL(gs_select_confident_start(&f, &lights, "cusparse-csr"), -1);
+  CU_ASSERT_EQUAL(gs_select_confident_start(&f, &pool, "no-such-format"), -1);
+  CU_ASSERT_EQUAL(gs_select_confident_start(NULL, &pool, "cusparse-csr"), -1);
+}
+
 /* prepare + products * t: exact costs of binary fractions, the earlier of equals, failures out. */
 static void test_decide(void)
 {
@@ -864,6 +924,7 @@ int main(void)
       {"cache: hit, misses, corrupt file, unwritable folder", test_cache},
       {"staged: products left, prepare model, try and switch decisions", test_staged},
       {"staged: the most promising candidate first, waiting for its trigger", test_staged_pick},
+      {"staged: the confident start (bccoo's value table on a stencil)", test_confident_start},
       {"issue 33: the G3_circuit forecast and the Laplacian's pool and skips", test_issue33_misses},
       {"prepare model: learned from measured builds", test_prepare_model},
       {"cache folder: XDG_CACHE_HOME, HOME", test_cache_dir},
