@@ -14,6 +14,7 @@
 #include "core/testhooks.h"
 #include "select/hash.h"
 #include "select/select_impl.h"
+#include "spmv/features_dev.h"
 #include "spmv/spmv_impl.h"
 #include "tests/testutil.h"
 
@@ -502,6 +503,84 @@ static void test_hash_dev(void)
   }
 }
 
+/* The confident start: a staged selection on the 27-point Laplacian of 55^3 (4.4M entries, two
+ * values) starts on what gs_select_confident_start names for its features (bccoo where it is
+ * registered), a GPU-built format, and its product is the host's; the same stencil with random
+ * values starts on a light format; revisions with many products left never leave the confident
+ * start for a candidate slower by the switching margin, and every block is freed. */
+static void test_confident(void)
+{
+  char cache[4608];
+  snprintf(cache, sizeof cache, "%s/cache-confident", gs_test_tmpdir());
+  for (int random_values = 0; random_values < 2; ++random_values) {
+    uint64_t s = g_seed + 101u * (uint64_t)random_values;
+    gs_csr_t *H = NULL;
+    CU_ASSERT_FATAL(gs_gen_laplace(&H, 55, 55, 55, 27) == GS_SUCCESS);
+    CU_ASSERT_FATAL((double)H->nnz >= GS_SELECT_CONFIDENT_NNZ);
+    if (random_values)
+      for (gs_off_t e = 0; e < H->nnz; ++e) H->val[e] *= 1.0 + gs_test_uniform(&s);
+    size_t base = 0;
+    gs_matrix_t *A = on_device(H, &base);
+    gs_select_features_t f;
+    gs_select_rule_t r, pool;
+    CU_ASSERT_FATAL(gs_matrix_select_features(A, &f) == GS_SUCCESS);
+    CU_ASSERT_FATAL(gs_select_rule(&f, NULL, 0, &r) == GS_SUCCESS);
+    CU_ASSERT_FATAL(gs_select_pool(&f, NULL, 0, &r, &pool) == GS_SUCCESS);
+    const int k = gs_select_confident_start(&f, &pool, "cusparse-csr");
+    if (random_values) CU_ASSERT_EQUAL(k, -1);
+    gs_select_opts_t so;
+    gs_select_opts_default(&so);
+    so.cache_dir = cache;
+    so.use_cache = 0;
+    so.staged = 1;
+    gs_spmv_t *S = NULL;
+    CU_ASSERT_FATAL(gs_spmv_create_auto(&S, ctx, A, NULL, &so) == GS_SUCCESS);
+    const gs_selection_t *sel = gs_spmv_selection(S);
+    CU_ASSERT_FATAL(sel != NULL && sel->staged);
+    const int b0 = gs_spmv_backend_find(sel->first_name);
+    CU_ASSERT_FATAL(b0 >= 0);
+    if (k >= 0) {
+      CU_ASSERT_STRING_EQUAL(sel->first_name, pool.names[k]);
+      CU_ASSERT(gs_spmv_backend_flags(b0) & GS_SPMV_FLAG_DEVICE_BUILD);
+    } else {
+      CU_ASSERT(gs_spmv_backend_flags(b0) & GS_SPMV_FLAG_LIGHT);
+    }
+    const int bccoo = gs_spmv_backend_find("bccoo") >= 0;
+    if (!random_values && bccoo) CU_ASSERT_STRING_EQUAL(sel->first_name, "bccoo");
+    for (int call = 0; call <= GS_SELECT_MAX; ++call) {
+      int sw = -1;
+      CU_ASSERT_FATAL(gs_spmv_auto_revise(S, 10 + call, 1e9, 1e12, &sw) == GS_SUCCESS);
+    }
+    const double tc = sel->times[sel->chosen].spmv_s;
+    CU_ASSERT(sel->times[sel->chosen].status == GS_SUCCESS && tc > 0.0);
+    for (int c = 0; c < sel->ntimes; ++c)
+      if (sel->times[c].status == GS_SUCCESS)
+        CU_ASSERT(sel->times[c].spmv_s > (1.0 - GS_SELECT_SWITCH_MARGIN) * tc);
+    printf("\n    %s values: started %s, ended %s, %d tried, %d switch(es)",
+           random_values ? "random" : "two", sel->first_name, sel->chosen_name, sel->tried,
+           sel->switches);
+    /* the product, against the host's */
+    const gs_idx_t n = H->n;
+    double *x = malloc((size_t)n * sizeof *x), *y = malloc((size_t)n * sizeof *y);
+    double *d_x = NULL, *d_y = NULL;
+    CU_ASSERT_FATAL(x && y);
+    for (gs_idx_t i = 0; i < n; ++i) x[i] = 2.0 * gs_test_uniform(&s) - 1.0;
+    CU_ASSERT_FATAL(gs_dmalloc(ctx, (void **)&d_x, (size_t)n * sizeof *d_x, "x") == GS_SUCCESS);
+    CU_ASSERT_FATAL(gs_dmalloc(ctx, (void **)&d_y, (size_t)n * sizeof *d_y, "y") == GS_SUCCESS);
+    CU_ASSERT_FATAL(gs_copy_to_device(ctx, d_x, x, (size_t)n * sizeof *x) == GS_SUCCESS);
+    apply(S, GS_OP_N, 1.0, d_x, 0.0, x, d_y, y, n);
+    CU_ASSERT(gs_test_spmv_ok(H, GS_OP_N, 1.0, x, 0.0, x, y, "confident start"));
+    gs_dfree(ctx, d_x);
+    gs_dfree(ctx, d_y);
+    free(x);
+    free(y);
+    gs_spmv_destroy(&S);
+    CU_ASSERT_EQUAL(gs_device_bytes_in_use(ctx), base);
+    gs_matrix_destroy(&A);
+    gs_csr_destroy(&H);
+  }
+}
+
 int main(void)
 {
   g_seed = gs_test_seed();
@@ -514,6 +593,7 @@ int main(void)
                          {"rule only, transpose, corrupt cache, unwritable folder", test_paths},
                          {"staged: light start, revisions, switch, cache, solve", test_staged},
                          {"the cache key's hash on the GPU equals the host's", test_hash_dev},
+                         {"staged: the confident start (a stencil's value table)", test_confident},
                          CU_TEST_INFO_NULL};
   int rc = gs_test_main("select_gpu", tests, 1);
   gs_context_destroy(&ctx);
