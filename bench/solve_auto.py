@@ -42,13 +42,16 @@ def run(cmd):
 def totals(doc):
     """format -> (total s, prepare s, solve s, iterations, converged) of the ok rows. With
     --format all the matrix's device CSR is uploaded once before the rows (shared_csr_ms): a
-    format that reads it pays it in its prepare when run alone, so it is added to theirs."""
+    format that reads it pays it in its prepare when run alone, so it is added to theirs. A
+    single solve (auto, the default) uploads it when the matrix is created (the row's
+    upload_ms, in no prepare): added the same way, so that every total counts it once."""
     out = {}
     shared = ((doc or {}).get("shared_csr_ms") or 0.0) / 1e3
     for r in (doc or {}).get("results", []):
         if r.get("status") != "ok":
             continue
-        prep = r["prepare_ms"] / 1e3 + (shared if r.get("shared_csr") else 0.0)
+        upload = max(shared if r.get("shared_csr") else 0.0, (r.get("upload_ms") or 0.0) / 1e3)
+        prep = r["prepare_ms"] / 1e3 + upload
         out[r["format"]] = (prep + r["solve_s"], prep, r["solve_s"], r["iterations"],
                             r["converged"])
     return out
