@@ -349,11 +349,9 @@ static void test_staged_pick(void)
   CU_ASSERT_EQUAL(gs_select_staged_pick(2, e, pt, bt, 0.2, 0.0, remaining, 100e-6), 1);
 }
 
-/* The confident start of a solve: bccoo's value table on the 27-point Laplacian's features
- * (a fifth of CSR's bytes), not where the values do not repeat (its float model, 0.44 of CSR's,
- * is above the share), not under GS_SELECT_CONFIDENT_NNZ entries, not from a pool without it;
- * and what it returns is always a format built on the GPU within the share. */
-static void test_confident_start(void)
+/* The features of the 27-point Laplacian on 100^3 (26.5M entries, two values), as the GPU pass
+ * gives them. */
+static gs_select_features_t lap27_features(void)
 {
   gs_select_features_t f;
   memset(&f, 0, sizeof f);
@@ -370,6 +368,16 @@ static void test_confident_start(void)
   f.sell_fill = f.sell_slots / (double)f.nnz;
   f.distinct_values = 2;
   f.symmetric = 1;
+  return f;
+}
+
+/* The confident start of a solve: bccoo's value table on the 27-point Laplacian's features
+ * (a fifth of CSR's bytes), not where the values do not repeat (its float model, 0.44 of CSR's,
+ * is above the share), not under GS_SELECT_CONFIDENT_NNZ entries, not from a pool without it;
+ * and what it returns is always a format built on the GPU within the share. */
+static void test_confident_start(void)
+{
+  const gs_select_features_t f = lap27_features();
   gs_select_rule_t r, pool;
   CU_ASSERT_FATAL(gs_select_rule(&f, NULL, 0, &r) == GS_SUCCESS);
   CU_ASSERT_FATAL(gs_select_pool(&f, NULL, 0, &r, &pool) == GS_SUCCESS);
@@ -633,21 +641,7 @@ static void test_issue33_misses(void)
 
   /* 2: the Laplacian's features: dia, ell, bccoo at the host builders' predicted cost cannot
    * beat 200 cusparse-csr products (op N and T of --runs 100); built on the GPU they can */
-  gs_select_features_t f;
-  memset(&f, 0, sizeof f);
-  f.rows = f.cols = 1000000;
-  f.nnz = 26463592;
-  f.pct_nnz = 100.0 * (double)f.nnz / 1e12;
-  f.row_mean = 26.46;
-  f.row_std = 2.16;
-  f.row_max = 27;
-  f.diagonals = 27;
-  f.ell_slots = f.dia_slots = 27e6;
-  f.sell_slots = f.sell_total = 26.66e6;
-  f.ell_fill = f.dia_fill = f.ell_slots / (double)f.nnz;
-  f.sell_fill = f.sell_slots / (double)f.nnz;
-  f.distinct_values = 2;
-  f.symmetric = 1;
+  const gs_select_features_t f = lap27_features();
   gs_select_rule_t r, pool;
   CU_ASSERT_FATAL(gs_select_rule(&f, NULL, 1, &r) == GS_SUCCESS);
   CU_ASSERT_FATAL(gs_select_pool(&f, NULL, 1, &r, &pool) == GS_SUCCESS);
