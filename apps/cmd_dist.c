@@ -33,10 +33,10 @@ static const char *solve_usage =
     "  --distributed          one rank per process of an MPI job instead (mpirun -n G ...),\n"
     "                         GPU k of its node for the node's k-th process; rank 0 reads the\n"
     "                         matrix and prints (needs a build with MPI)\n"
-    "  --transport T          auto (default: nccl when built with it), nccl, peer (GPUs with peer\n"
-    "                         access between every pair: halos and all-reduces through peer\n"
-    "                         memory, no NCCL set-up), host (stages through host memory; lets a\n"
-    "                         GPU repeat in LIST, for testing)\n"
+    "  --transport T          auto (default: peer where every pair of GPUs has peer access,\n"
+    "                         else nccl when built with it), nccl, peer (halos and all-reduces\n"
+    "                         through peer memory by our kernels, no NCCL set-up), host (stages\n"
+    "                         through host memory; lets a GPU repeat in LIST, for testing)\n"
     "  --format NAME          SpMV backend of each rank's diagonal block (default auto: each\n"
     "                         rank selects for its own block; the ranks table names the choice)\n"
     "  --off-format NAME      backend of the off-diagonal (halo) blocks (default: the same,\n"
@@ -500,12 +500,12 @@ static int ranks_then_setup(const dargs_t *a, const gs_csr_t *H, ranks_ahead_t *
 
 /* The phases up to now; `last` names the step after setup and its seconds (NULL: none). */
 static void print_phases(const phases_t *ph, const ranks_ahead_t *ahead, const char *last,
-                         double last_s)
+                         double last_s, const char *note)
 {
   printf("%s total %.3f s = load %.3f s + waiting for the ranks %.3f s + partition and "
          "blocks %.3f s", last ? "time    " : "setup   ", cli_now() - ph->t0, ph->load, ph->wait,
          ph->matrix);
-  if (last) printf(" + %s %.3f s", last, last_s);
+  if (last) printf(" + %s %.3f s%s", last, last_s, note ? note : "");
   if (ahead->seconds > 0)
     printf("; the ranks took %.3f s beside the load (contexts %.3f s, NCCL %.3f s, peer access "
            "%.3f s, kernel preload %.3f s)", ahead->seconds, ahead->parts[0], ahead->parts[1],
@@ -570,7 +570,7 @@ int cmd_spmv_dist(int argc, char **argv)
   const gs_idx_t n = H->m;
   printf("matrix   %s: %d x %d, %lld nonzeros\n", label, (int)n, (int)H->n, (long long)H->nnz);
   print_parts(&a, A, D);
-  if (is_root(&a)) print_phases(&ph, &ahead, NULL, 0.0);
+  if (is_root(&a)) print_phases(&ph, &ahead, NULL, 0.0, NULL);
   x = malloc(((size_t)n + 1) * sizeof *x);
   y = calloc((size_t)n + 1, sizeof *y); /* zero: a process writes its own rows */
   y1 = malloc(((size_t)n + 1) * sizeof *y1);
@@ -815,6 +815,7 @@ int cmd_solve_dist(int argc, char **argv)
   if ((rc = step(&a, D, gs_dist_solve(A, &o, a.so.precond, b, x, &s))) != CLI_OK ||
       (rc = rows_to_root(&a, x, n)) != CLI_OK)
     goto done;
+  const double solve_s = cli_now() - t_solve; /* set-up, iterations, b in and x out */
   double err = -1.0;
   if (ones && is_root(&a)) {
     err = 0.0;
@@ -825,7 +826,12 @@ int cmd_solve_dist(int argc, char **argv)
   char who[32];
   snprintf(who, sizeof who, "%d rank%s", nranks(&a), nranks(&a) == 1 ? "" : "s");
   print_result(who, &s, err);
-  if (is_root(&a)) print_phases(&ph, &ahead, "solve", cli_now() - t_solve);
+  if (is_root(&a)) {
+    char note[96];
+    snprintf(note, sizeof note, " (set-up and b in %.1f ms, iterations %.1f ms, x out)",
+             1e3 * s.seconds_setup, 1e3 * s.seconds_total);
+    print_phases(&ph, &ahead, "solve", solve_s, note);
+  }
   /* -o before --steady, whose solves overwrite x */
   rc = CLI_OK;
   if (a.out && is_root(&a) && (st = gs_mm_write_vector(a.out, x, n)) != GS_SUCCESS)

@@ -152,6 +152,9 @@ static gs_status_t device_ok(int r, int device)
   return GS_SUCCESS;
 }
 
+static int peer_setup_fail; /* gs_test_dist_peer_setup_fail */
+void gs_test_dist_peer_setup_fail(int on) { peer_setup_fail = on; }
+
 static int p2p_off_by_env(void)
 {
   const char *e = getenv("GS_DIST_P2P");
@@ -199,6 +202,7 @@ static void p2p_setup(gs_dist_t *D)
     }
     /* cudaMalloc, not the context's stream-ordered pool: peer access reaches the former */
     if (st == GS_SUCCESS) st = GS_CUDA(cudaMalloc((void **)&R->d_slots, bytes));
+    if (st == GS_SUCCESS && peer_setup_fail && r == D->n - 1) st = GS_ERR_DEVICE_MEMORY;
     if (st == GS_SUCCESS) st = gs_dmalloc(R->ctx, (void **)&R->d_seq, sizeof *R->d_seq, "peer seq");
     if (st == GS_SUCCESS)
       st = gs_dmalloc(R->ctx, (void **)&R->d_peers, (size_t)D->n * sizeof *R->d_peers,
@@ -263,10 +267,14 @@ gs_status_t gs_dist_create(gs_dist_t **Dp, int nranks, const int *devices, gs_di
     GS_CHECK(device_ok(r, devices[r]));
     for (int q = 0; q < r; ++q) repeated |= devices[q] == devices[r];
   }
-  /* auto: NCCL, with peer memory for halos and small all-reduces where the GPUs allow it. The
-   * peer transport (no communicator) is taken by name only: not yet run on several GPUs since
-   * it was written (docs/multigpu.md, "Not done") */
-  if (t == GS_DIST_AUTO) t = gs_dist_have_nccl() && !repeated ? GS_DIST_NCCL : GS_DIST_HOST;
+  /* auto: the peer transport where every pair of distinct GPUs reaches the other's memory (no
+   * NCCL communicator: 0.5 s less on 2 GPUs, the same iteration; docs/multigpu.md), else NCCL
+   * (with peer memory where some pairs allow it), else the host transport. A peer setup that
+   * fails below falls back to NCCL. */
+  const int auto_peer = t == GS_DIST_AUTO && nranks > 1 && !repeated && !p2p_off_by_env() &&
+                        peers_all(nranks, devices);
+  if (auto_peer) t = GS_DIST_PEER;
+  else if (t == GS_DIST_AUTO) t = gs_dist_have_nccl() && !repeated ? GS_DIST_NCCL : GS_DIST_HOST;
   if (t == GS_DIST_PEER && (repeated || p2p_off_by_env() || !peers_all(nranks, devices)))
     return GS_ERROR(GS_ERR_UNSUPPORTED, "gs_dist_create: the peer transport takes distinct GPUs "
                     "with peer access between every pair%s",
@@ -292,7 +300,9 @@ gs_status_t gs_dist_create(gs_dist_t **Dp, int nranks, const int *devices, gs_di
     t0 = gs_wall_seconds();
     p2p_setup(D);
     D->create_s[2] = gs_wall_seconds() - t0;
-    if (!D->p2p && nranks > 1) /* peer access or its buffers could not be set up */
+    if (!D->p2p && auto_peer) /* auto: NCCL's (or the host's) instead */
+      D->transport = t = gs_dist_have_nccl() ? GS_DIST_NCCL : GS_DIST_HOST;
+    else if (!D->p2p && nranks > 1) /* peer access or its buffers could not be set up */
       GS_FAIL(GS_ERR_CUDA, "gs_dist_create: the peer transport's access or buffers could not be "
               "set up on %d GPUs", nranks);
   }

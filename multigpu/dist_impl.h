@@ -98,6 +98,9 @@ gs_status_t gs_dist_proc_reduce(gs_dist_rank_t *R, double *h, int k, int max);
 /** Test hook: nranks ranks without contexts or communicator (device -1), for the suites that
  *  check gs_dist_run, gs_dist_barrier, gs_dist_agree and gs_dist_fail on the host. */
 gs_status_t gs_test_dist_threads(gs_dist_t **D, int nranks);
+/** Test hook: on = 1 makes the peer transport's setup fail on its last rank (after the other
+ *  ranks' buffers were made), for the suites that check auto's fall-back to NCCL; 0: off. */
+void gs_test_dist_peer_setup_fail(int on);
 
 /** Runs fn(R, user) on every rank, rank 0 on the calling thread, and joins them. Returns
  *  GS_SUCCESS when all succeeded, else the status of the lowest failing rank with its message
@@ -183,10 +186,11 @@ struct gs_dist_matrix {
 gs_status_t gs_dist_part_apply(gs_dist_part_t *P, double alpha, const double *d_x, double beta,
                                double *d_y);
 
-/** Scatter (to = 1: h = the part's entries of v) or gather (to = 0: v's entries = h) rank P's
- *  entries of a host vector v in the caller's numbering (through the reordering, if any); h
- *  holds the part's rows. Ranks touch disjoint entries of v. */
-void gs_dist_part_host(const gs_dist_part_t *P, int to, double *h, double *v);
+/** Copies rank P's entries of a host vector v in the caller's numbering to its device vector
+ *  d (to_device = 1) or back (0), synchronously on the rank's stream. Without a reordering the
+ *  entries are one run of v, copied straight; with one they go through a host buffer in the
+ *  part's order. Ranks touch disjoint entries of v. */
+gs_status_t gs_dist_part_copy(const gs_dist_part_t *P, int to_device, double *d, double *v);
 
 /** d_out[i] = d_x[idx[i]], i < n (dist_kernels.cu). */
 gs_status_t gs_dist_gather(cudaStream_t stream, gs_idx_t n, const gs_idx_t *idx,

@@ -545,14 +545,26 @@ static gs_status_t part_vectors(gs_dist_part_t *P)
   return GS_SUCCESS;
 }
 
-void gs_dist_part_host(const gs_dist_part_t *P, int to, double *h, double *v)
+gs_status_t gs_dist_part_copy(const gs_dist_part_t *P, int to_device, double *d, double *v)
 {
+  gs_context_t *ctx = P->R->ctx;
+  const size_t bytes = (size_t)P->rows * sizeof *v;
   const gs_idx_t *perm = P->A->perm;
-  for (gs_idx_t k = 0; k < P->rows; ++k) {
-    const gs_idx_t g = perm ? perm[P->row0 + k] : P->row0 + k;
-    if (to) h[k] = v[g];
-    else v[g] = h[k];
+  if (!perm) /* the rank's rows are v[row0, row0 + rows): no gather, no host buffer */
+    return to_device ? gs_copy_to_device(ctx, d, v + P->row0, bytes)
+                     : gs_copy_to_host(ctx, v + P->row0, d, bytes);
+  double *h = malloc(bytes + sizeof *h);
+  if (!h) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory");
+  gs_status_t st = GS_SUCCESS;
+  if (to_device) {
+    for (gs_idx_t k = 0; k < P->rows; ++k) h[k] = v[perm[P->row0 + k]];
+    st = gs_copy_to_device(ctx, d, h, bytes);
+  } else {
+    st = gs_copy_to_host(ctx, h, d, bytes);
+    for (gs_idx_t k = 0; st == GS_SUCCESS && k < P->rows; ++k) v[perm[P->row0 + k]] = h[k];
   }
+  free(h);
+  return st;
 }
 
 typedef struct {
@@ -570,28 +582,15 @@ static gs_status_t spmv_rank(gs_dist_rank_t *R, void *user)
   spmv_job_t *j = (spmv_job_t *)user;
   gs_dist_part_t *P = &j->A->p[R->rank];
   gs_context_t *ctx = R->ctx;
-  const size_t bytes = (size_t)P->rows * sizeof(double);
-  double *h = malloc(bytes + sizeof(double));
-  gs_status_t st = h ? part_vectors(P) : GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory");
-  if (st == GS_SUCCESS) {
-    gs_dist_part_host(P, 1, h, (double *)j->x);
-    st = gs_copy_to_device(ctx, P->d_x, h, bytes);
-  }
-  if (st == GS_SUCCESS && j->beta != 0.0) {
-    gs_dist_part_host(P, 1, h, j->y);
-    st = gs_copy_to_device(ctx, P->d_y, h, bytes);
-  }
+  gs_status_t st = part_vectors(P);
+  if (st == GS_SUCCESS) st = gs_dist_part_copy(P, 1, P->d_x, (double *)j->x);
+  if (st == GS_SUCCESS && j->beta != 0.0) st = gs_dist_part_copy(P, 1, P->d_y, j->y);
   st = gs_dist_agree(R, st);
-  if (st != GS_SUCCESS) {
-    free(h);
-    return st;
-  }
+  if (st != GS_SUCCESS) return st;
   P->mode = 0;
   st = j->alpha != 0.0 ? gs_dist_part_apply(P, j->alpha, P->d_x, j->beta, P->d_y)
                        : gs_launch_scale(ctx->stream, P->rows, j->beta, P->d_y);
-  if (st == GS_SUCCESS) st = gs_copy_to_host(ctx, h, P->d_y, bytes);
-  if (st == GS_SUCCESS) gs_dist_part_host(P, 0, h, j->y);
-  free(h);
+  if (st == GS_SUCCESS) st = gs_dist_part_copy(P, 0, P->d_y, j->y);
   if (st != GS_SUCCESS) gs_dist_fail(R);
   return st;
 }

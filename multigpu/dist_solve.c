@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "gpusolve/timer.h"
 #include "multigpu/dist_impl.h"
 
 /* ---- the reducing vector table ------------------------------------------------------------ */
@@ -92,10 +93,11 @@ static gs_status_t solve_rank(gs_dist_rank_t *R, void *user)
   gs_dist_part_t *P = &j->A->p[R->rank];
   gs_context_t *ctx = R->ctx;
   const size_t bytes = (size_t)P->rows * sizeof(double);
+  const double t0 = gs_wall_seconds();
   gs_solver_t *s = NULL;
   gs_precond_t *M = NULL;
-  double *d_b = NULL, *d_x = NULL, *h = malloc(bytes + sizeof(double));
-  gs_status_t st = h ? GS_SUCCESS : GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory");
+  double *d_b = NULL, *d_x = NULL;
+  gs_status_t st = GS_SUCCESS;
   gs_solve_opts_t o = j->opts;
   if (R->rank != 0) o.monitor = NULL;
   if (st == GS_SUCCESS) st = gs_solver_create(&s, ctx, &o);
@@ -105,34 +107,29 @@ static gs_status_t solve_rank(gs_dist_rank_t *R, void *user)
   if (st == GS_SUCCESS) st = gs_solver_setup(s, P->op, M);
   if (st == GS_SUCCESS) st = gs_dmalloc(ctx, (void **)&d_b, bytes, "b");
   if (st == GS_SUCCESS) st = gs_dmalloc(ctx, (void **)&d_x, bytes, "x");
-  if (st == GS_SUCCESS) {
-    gs_dist_part_host(P, 1, h, (double *)j->b);
-    st = gs_copy_to_device(ctx, d_b, h, bytes);
-  }
-  if (st == GS_SUCCESS && o.x0_given) {
-    gs_dist_part_host(P, 1, h, j->x);
-    st = gs_copy_to_device(ctx, d_x, h, bytes);
-  }
+  if (st == GS_SUCCESS) st = gs_dist_part_copy(P, 1, d_b, (double *)j->b);
+  if (st == GS_SUCCESS && o.x0_given) st = gs_dist_part_copy(P, 1, d_x, j->x);
+  const double setup_s = gs_wall_seconds() - t0; /* solver, preconditioner, b and x0 in */
   /* everyone set up, or nobody starts: a rank out of memory stops them all here */
   st = gs_dist_agree(R, st);
+  gs_solve_stats_t *q = &j->stats[R->rank];
   if (st == GS_SUCCESS) {
-    st = gs_solver_solve(s, d_b, d_x, &j->stats[R->rank]);
+    st = gs_solver_solve(s, d_b, d_x, q);
+    q->seconds_setup += setup_s;
     if (st != GS_SUCCESS) gs_dist_fail(R);
   }
   if (st == GS_SUCCESS && R->D->local >= 0) { /* the slowest rank's times, on every process */
-    gs_solve_stats_t *q = &j->stats[R->rank];
-    double t[2] = {q->seconds_total, q->seconds_spmv};
-    st = gs_dist_proc_reduce(R, t, 2, 1);
+    double t[3] = {q->seconds_total, q->seconds_spmv, q->seconds_setup};
+    st = gs_dist_proc_reduce(R, t, 3, 1);
     q->seconds_total = t[0];
     q->seconds_spmv = t[1];
+    q->seconds_setup = t[2];
   }
-  if (st == GS_SUCCESS) st = gs_copy_to_host(ctx, h, d_x, bytes);
-  if (st == GS_SUCCESS) gs_dist_part_host(P, 0, h, j->x);
+  if (st == GS_SUCCESS) st = gs_dist_part_copy(P, 0, d_x, j->x);
   gs_dfree(ctx, d_b);
   gs_dfree(ctx, d_x);
   gs_solver_destroy(&s);
   gs_precond_destroy(&M);
-  free(h);
   return st;
 }
 
@@ -168,6 +165,7 @@ gs_status_t gs_dist_solve(gs_dist_matrix_t *A, const gs_solve_opts_t *opts, cons
       const gs_solve_stats_t *q = &j.stats[r];
       if (q->seconds_total > stats->seconds_total) stats->seconds_total = q->seconds_total;
       if (q->seconds_spmv > stats->seconds_spmv) stats->seconds_spmv = q->seconds_spmv;
+      if (q->seconds_setup > stats->seconds_setup) stats->seconds_setup = q->seconds_setup;
     }
     if (st != GS_SUCCESS) stats->reason = GS_REASON_NONE;
   }

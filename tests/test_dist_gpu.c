@@ -405,22 +405,35 @@ static void test_refusals(void)
   CU_ASSERT(strstr(gs_last_error(), "repeats") != NULL);
   CU_ASSERT_EQUAL(gs_dist_create(&D, 2, dev2, (gs_dist_transport_t)4), GS_ERR_INVALID_ARG);
   CU_ASSERT(D == NULL);
-  /* distinct GPUs: auto takes NCCL (the host transport without it); the peer transport, asked
-   * for where every pair has peer access, makes no communicator; GS_DIST_P2P=0 refuses it */
+  /* distinct GPUs: auto takes the peer transport where every pair has peer access (no
+   * communicator made), else NCCL (the host transport without it), and NCCL when the peer
+   * setup fails; the peer transport asked for by name likewise; GS_DIST_P2P=0 refuses it */
   if (gs_device_count() >= 2) {
     const int d01[2] = {0, 1};
+    const gs_dist_transport_t fallback = gs_dist_have_nccl() ? GS_DIST_NCCL : GS_DIST_HOST;
     double tc = -1.0, tn = -1.0, tp = -1.0;
     CU_ASSERT_FATAL(gs_dist_create(&D, 2, d01, GS_DIST_AUTO) == GS_SUCCESS);
-    CU_ASSERT_EQUAL(gs_dist_transport(D), gs_dist_have_nccl() ? GS_DIST_NCCL : GS_DIST_HOST);
+    CU_ASSERT_EQUAL(gs_dist_transport(D), peers_all(2) ? GS_DIST_PEER : fallback);
     gs_dist_destroy(&D);
-    if (peers_all(2)) {
-      CU_ASSERT_FATAL(gs_dist_create(&D, 2, d01, GS_DIST_PEER) == GS_SUCCESS);
+    for (int named = 0; named < 2 && peers_all(2); ++named) {
+      CU_ASSERT_FATAL(gs_dist_create(&D, 2, d01, named ? GS_DIST_PEER : GS_DIST_AUTO) ==
+                      GS_SUCCESS);
       CU_ASSERT_EQUAL(gs_dist_transport(D), GS_DIST_PEER);
       CU_ASSERT_EQUAL(gs_dist_create_times(D, &tc, &tn, &tp), GS_SUCCESS);
       CU_ASSERT(tc > 0.0);
       CU_ASSERT_EQUAL(tn, 0.0); /* no communicator made */
       CU_ASSERT_EQUAL(gs_dist_peer_allreduce(D), 1);
       gs_dist_destroy(&D);
+    }
+    if (peers_all(2)) { /* the peer setup fails: auto falls back, the name is refused */
+      gs_test_dist_peer_setup_fail(1);
+      CU_ASSERT_FATAL(gs_dist_create(&D, 2, d01, GS_DIST_AUTO) == GS_SUCCESS);
+      CU_ASSERT_EQUAL(gs_dist_transport(D), fallback);
+      CU_ASSERT_EQUAL(gs_dist_peer_allreduce(D), 0);
+      gs_dist_destroy(&D);
+      CU_ASSERT_EQUAL(gs_dist_create(&D, 2, d01, GS_DIST_PEER), GS_ERR_CUDA);
+      CU_ASSERT(D == NULL);
+      gs_test_dist_peer_setup_fail(0);
     }
     setenv("GS_DIST_P2P", "0", 1);
     CU_ASSERT_EQUAL(gs_dist_create(&D, 2, d01, GS_DIST_PEER), GS_ERR_UNSUPPORTED);

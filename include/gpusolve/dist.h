@@ -43,13 +43,14 @@ extern "C" {
 #endif
 
 typedef enum gs_dist_transport {
-  GS_DIST_AUTO = 0, /* NCCL when this build has it and the devices are distinct, else host */
+  GS_DIST_AUTO = 0, /* peer where the GPUs are distinct and every pair has peer access (NCCL
+                       if its setup fails), else NCCL when this build has it and the devices are
+                       distinct, else host */
   GS_DIST_NCCL = 1,
   GS_DIST_HOST = 2,
   GS_DIST_PEER = 3  /* ranks that are threads of this process on distinct GPUs, every pair with
                        peer access (NVLink or PCIe): halos and all-reduces through peer memory
-                       by our kernels, no NCCL communicator to create; by name only for now
-                       (docs/multigpu.md) */
+                       by our kernels, no NCCL communicator to create (auto's choice there) */
 } gs_dist_transport_t;
 
 /** 1 when this build links NCCL. */
@@ -209,7 +210,8 @@ gs_status_t gs_dist_spmv_bench(gs_dist_matrix_t *A, int reps, gs_dist_spmv_timin
  *  ranks decide together from all-reduced scalars. opts->check_every 0 (automatic) becomes 8
  *  (the ranks must launch the same iterations); a monitor is refused (GS_ERR_UNSUPPORTED: its
  *  verdict on one rank could not stop the others). stats: as gs_solve's (rank 0's counts, the
- *  slowest rank's total and SpMV times). */
+ *  slowest rank's total, SpMV and set-up times; seconds_setup includes each rank's solver and
+ *  preconditioner set-up and its copy of b, and x0 when given). */
 gs_status_t gs_dist_solve(gs_dist_matrix_t *A, const gs_solve_opts_t *opts, const char *precond,
                           const double *b, double *x, gs_solve_stats_t *stats);
 
