@@ -50,14 +50,8 @@ int main(int argc, char **argv)
   gs_spmv_t *S = NULL;
   double *d_x = NULL, *d_y = NULL;
   int rc = 1;
-  if (gs_context_create(&ctx, 0) != GS_SUCCESS) {
-    fprintf(stderr, "build_bench: no device: %s\n", gs_last_error());
-    return 77;
-  }
-  if (bench_matrix(what, &h) != GS_SUCCESS) {
-    rc = fail(what);
-    goto done;
-  }
+  if ((rc = bench_open("build_bench", what, &ctx, &h)) != 0) goto done;
+  rc = 1;
   /* BUILD_BENCH_PROFILE set: no preload and a short reference timing (under a profiler) */
   const int profile = getenv("BUILD_BENCH_PROFILE") != NULL;
   if (!profile && gs_context_preload(ctx, NULL, NULL) != GS_SUCCESS) {
@@ -118,10 +112,6 @@ int main(int argc, char **argv)
   rc = 0;
 done:
   gs_spmv_destroy(&S);
-  gs_dfree(ctx, d_x);
-  gs_dfree(ctx, d_y);
-  gs_matrix_destroy(&A);
-  gs_csr_destroy(&h);
-  gs_context_destroy(&ctx);
+  bench_close(&ctx, &h, &A, d_x, d_y);
   return rc;
 }

@@ -66,14 +66,8 @@ int main(int argc, char **argv)
   gs_matrix_t *A = NULL;
   double *d_x = NULL, *d_y = NULL, *x = NULL;
   int rc = 1;
-  if (gs_context_create(&ctx, 0) != GS_SUCCESS) {
-    fprintf(stderr, "spmv_b2b: no device: %s\n", gs_last_error());
-    return 77;
-  }
-  if (bench_matrix(what, &h) != GS_SUCCESS) {
-    rc = fail(what);
-    goto done;
-  }
+  if ((rc = bench_open("spmv_b2b", what, &ctx, &h)) != 0) goto done;
+  rc = 1;
   x = malloc((size_t)(h->n > 0 ? h->n : 1) * sizeof *x);
   if (!x) {
     fprintf(stderr, "spmv_b2b: out of host memory\n");
@@ -121,10 +115,6 @@ int main(int argc, char **argv)
   rc = 0;
 done:
   free(x);
-  gs_dfree(ctx, d_x);
-  gs_dfree(ctx, d_y);
-  gs_matrix_destroy(&A);
-  gs_csr_destroy(&h);
-  gs_context_destroy(&ctx);
+  bench_close(&ctx, &h, &A, d_x, d_y);
   return rc;
 }

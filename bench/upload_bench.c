@@ -59,14 +59,8 @@ int main(int argc, char **argv)
   void *d = NULL, *pinned = NULL;
   double t[64];
 
-  if (gs_context_create(&ctx, 0) != GS_SUCCESS) {
-    fprintf(stderr, "upload_bench: no device: %s\n", gs_last_error());
-    return 77;
-  }
-  if (bench_matrix(what, &h) != GS_SUCCESS) {
-    rc = fail(what);
-    goto done;
-  }
+  if ((rc = bench_open("upload_bench", what, &ctx, &h)) != 0) goto done;
+  rc = 1;
   const size_t rp_bytes = ((size_t)h->m + 1) * (h->nnz > INT32_MAX ? 8 : 4);
   const size_t bytes = rp_bytes + (size_t)h->nnz * (sizeof(gs_idx_t) + sizeof(gs_val_t));
   printf("matrix %s: %d x %d, %lld entries, %.1f MB to upload\n", what, (int)h->m, (int)h->n,
