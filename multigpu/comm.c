@@ -268,11 +268,11 @@ gs_status_t gs_dist_create(gs_dist_t **Dp, int nranks, const int *devices, gs_di
     for (int q = 0; q < r; ++q) repeated |= devices[q] == devices[r];
   }
   /* auto: the peer transport where every pair of distinct GPUs reaches the other's memory (no
-   * NCCL communicator: 0.5 s less on 2 GPUs, the same iteration; docs/multigpu.md), else NCCL
-   * (with peer memory where some pairs allow it), else the host transport. A peer setup that
-   * fails below falls back to NCCL. */
-  const int auto_peer = t == GS_DIST_AUTO && nranks > 1 && !repeated && !p2p_off_by_env() &&
-                        peers_all(nranks, devices);
+   * NCCL communicator: 0.5 s less on 2 GPUs, the same iteration; docs/multigpu.md), and for one
+   * rank, which communicates with nobody; else NCCL (with peer memory where some pairs allow
+   * it), else the host transport. A peer setup that fails below falls back to NCCL. */
+  const int auto_peer = t == GS_DIST_AUTO && !repeated && !p2p_off_by_env() &&
+                        (nranks == 1 || peers_all(nranks, devices));
   if (auto_peer) t = GS_DIST_PEER;
   else if (t == GS_DIST_AUTO) t = gs_dist_have_nccl() && !repeated ? GS_DIST_NCCL : GS_DIST_HOST;
   if (t == GS_DIST_PEER && (repeated || p2p_off_by_env() || !peers_all(nranks, devices)))

@@ -3,6 +3,7 @@
  * exchange with the diagonal block's product (PETSc's MatMult_MPIAIJ: VecScatterBegin, the
  * local product, VecScatterEnd, the off-diagonal product added). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -416,6 +417,32 @@ void gs_dist_matrix_destroy(gs_dist_matrix_t **Ap)
   *Ap = NULL;
 }
 
+/* gs_dist_matrix_create's two shares: the ranks' blocks (share 0, the calling thread) and the
+ * matrix's bandwidth and features (share 1). Share 1 keeps its message (the message buffer is
+ * per thread); share 0's stays on the calling thread. */
+typedef struct {
+  gs_dist_t *D;
+  const gs_csr_t *H;
+  build_t *b;
+  gs_idx_t bandwidth;
+  gs_status_t st_build, st_facts;
+  gs_features_t f;
+  char facts_error[512];
+} facts_t;
+
+static void build_share(void *arg, int t)
+{
+  facts_t *j = (facts_t *)arg;
+  if (t == 0) {
+    j->st_build = gs_dist_run(j->D, build_rank, j->b);
+    return;
+  }
+  j->bandwidth = gs_csr_bandwidth(j->H);
+  j->st_facts = gs_csr_features(j->H, &j->f);
+  if (j->st_facts != GS_SUCCESS)
+    snprintf(j->facts_error, sizeof j->facts_error, "%s", gs_last_error());
+}
+
 gs_status_t gs_dist_matrix_create(gs_dist_matrix_t **Ap, gs_dist_t *D, const gs_csr_t *csr,
                                   const gs_dist_matrix_opts_t *opts)
 {
@@ -479,16 +506,18 @@ gs_status_t gs_dist_matrix_create(gs_dist_matrix_t **Ap, gs_dist_t *D, const gs_
       H = B;
     }
   }
-  A->bandwidth = gs_csr_bandwidth(H);
-  {
-    gs_features_t f;
-    GS_TRY(gs_csr_features(H, &f));
-    A->auto_method = f.numerically_symmetric && f.diagonal_positive ? GS_SOLVER_CG
-                                                                      : GS_SOLVER_BICGSTAB;
-  }
   GS_TRY(gs_dist_partition_rows(H->row_ptr, H->m, D->n, A->first));
+  /* the ranks cut and build their blocks while a thread reads the facts the solve needs later
+   * (on one rank of the 145.5M-entry 27-point system they took 0.33 s beside a 0.42 s cut) */
   build_t b = {A, H, blocks, &o, GS_SUCCESS};
-  GS_TRY(gs_dist_run(D, build_rank, &b));
+  facts_t facts = {D, H, &b, 0, GS_SUCCESS, GS_SUCCESS, {0}, ""};
+  gs_parallel(2, build_share, &facts);
+  GS_TRY(facts.st_build);
+  if (facts.st_facts != GS_SUCCESS) GS_FAIL(facts.st_facts, "%s", facts.facts_error);
+  A->bandwidth = facts.bandwidth;
+  A->auto_method = facts.f.numerically_symmetric && facts.f.diagonal_positive
+                       ? GS_SOLVER_CG
+                       : GS_SOLVER_BICGSTAB;
   if (D->n > 1) GS_TRY(gs_dist_run(D, warm_rank, A));
   *Ap = A;
   A = NULL;

@@ -443,6 +443,15 @@ static void test_refusals(void)
     unsetenv("GS_DIST_P2P");
     gs_dist_destroy(&D);
   }
+  /* one rank: auto makes no communicator (it talks to nobody) */
+  CU_ASSERT_FATAL(gs_dist_create(&D, 1, dev2, GS_DIST_AUTO) == GS_SUCCESS);
+  CU_ASSERT_EQUAL(gs_dist_transport(D), GS_DIST_PEER);
+  {
+    double tc = -1.0, tn = -1.0, tp = -1.0;
+    CU_ASSERT_EQUAL(gs_dist_create_times(D, &tc, &tn, &tp), GS_SUCCESS);
+    CU_ASSERT_EQUAL(tn, 0.0);
+  }
+  gs_dist_destroy(&D);
   CU_ASSERT_FATAL(gs_dist_create(&D, 2, dev2, GS_DIST_AUTO) == GS_SUCCESS);
   CU_ASSERT_EQUAL(gs_dist_transport(D), GS_DIST_HOST); /* a repeated GPU: host */
   gs_csr_t *rect = gs_test_random_csr(&g_rng, 20, 30, 0.2), *tiny = NULL, *H = NULL;

@@ -43,9 +43,9 @@ extern "C" {
 #endif
 
 typedef enum gs_dist_transport {
-  GS_DIST_AUTO = 0, /* peer where the GPUs are distinct and every pair has peer access (NCCL
-                       if its setup fails), else NCCL when this build has it and the devices are
-                       distinct, else host */
+  GS_DIST_AUTO = 0, /* peer where the GPUs are distinct and every pair has peer access, one
+                       rank included (NCCL if its setup fails), else NCCL when this build has
+                       it and the devices are distinct, else host */
   GS_DIST_NCCL = 1,
   GS_DIST_HOST = 2,
   GS_DIST_PEER = 3  /* ranks that are threads of this process on distinct GPUs, every pair with
