@@ -176,6 +176,7 @@ struct gs_dist_matrix {
   gs_idx_t n;
   gs_idx_t *first;       /* nparts + 1 */
   gs_idx_t *perm;        /* reorder: new row k is the caller's row perm[k]; NULL without */
+  int perm_on_device;    /* 1 when a GPU computed perm (RCM, gs_reorder_rcm) */
   gs_idx_t bandwidth;
   gs_method_t auto_method; /* what GS_SOLVER_AUTO picks, from the whole matrix's features */
   gs_dist_part_t *p;     /* one per rank */

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/parallel.h"
 #include "multigpu/dist_impl.h"
+#include "solvers/reorder_impl.h"
 #include "gpusolve/select.h"
 #include "gpusolve/timer.h"
 #include "spmv/common_kernels.h"
@@ -493,8 +494,8 @@ gs_status_t gs_dist_matrix_create(gs_dist_matrix_t **Ap, gs_dist_t *D, const gs_
     if (!A->perm) GS_FAIL(GS_ERR_HOST_MEMORY, "out of host memory");
     if (o.reorder == GS_REORDER_DEGREE)
       GS_TRY(gs_csr_degree_order(csr, A->perm));
-    else
-      GS_TRY(gs_csr_rcm(csr, A->perm));
+    else /* on the first local rank's GPU where it pays: every process gets the host's order */
+      GS_TRY(gs_reorder_rcm(D->r[gs_dist_first_local(D)].ctx, csr, A->perm, &A->perm_on_device));
     GS_TRY(gs_csr_permute_sym(csr, A->perm, &B));
     /* auto: RCM where it at least halves the bandwidth (the halos follow it), else none */
     if (o.reorder == GS_REORDER_AUTO &&

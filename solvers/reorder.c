@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/order.h"
 #include "gpusolve/timer.h"
+#include "solvers/reorder_impl.h"
 #include "solvers/reorder_kernels.h"
 #include "solvers/solver_impl.h"
 #include "spmv/rcm_devbuild.h"
@@ -43,19 +44,13 @@ int gs_reorder_find(const char *name)
   return -1;
 }
 
-/* One candidate ordering of A into perm (n entries); *on_device (when not NULL) = 1 when the
- * GPU computed it. RCM goes to R's device from GS_REORDER_DEV_RCM_MIN_NNZ entries; where the
- * device declines (components, degrees, a false claim of symmetry) or runs out of memory, the
- * host computes it (gs_csr_rcm). */
-static gs_status_t order(gs_reorder_t *R, const gs_csr_t *A, gs_reorder_kind_t k, gs_idx_t *perm,
-                         int *on_device)
+gs_status_t gs_reorder_rcm(gs_context_t *ctx, const gs_csr_t *A, gs_idx_t *perm, int *on_device)
 {
   if (on_device) *on_device = 0;
-  if (k != GS_REORDER_RCM) return gs_csr_degree_order(A, perm);
-  const int mode = R->ctx->test_reorder_dev_rcm;
+  const int mode = ctx->test_reorder_dev_rcm;
   if (mode == 1 || (mode == 0 && A->nnz >= GS_REORDER_DEV_RCM_MIN_NNZ)) {
     int dev = 0;
-    const gs_status_t st = gs_rcm_dev_csr(R->ctx, A, perm, &dev);
+    const gs_status_t st = gs_rcm_dev_csr(ctx, A, perm, &dev);
     if (st == GS_SUCCESS && dev) {
       if (on_device) *on_device = 1;
       return GS_SUCCESS;
@@ -66,6 +61,16 @@ static gs_status_t order(gs_reorder_t *R, const gs_csr_t *A, gs_reorder_kind_t k
     else if (st != GS_SUCCESS) return st;
   }
   return gs_csr_rcm(A, perm);
+}
+
+/* One candidate ordering of A into perm (n entries); *on_device (when not NULL) = 1 when the
+ * GPU computed it (RCM: gs_reorder_rcm). */
+static gs_status_t order(gs_reorder_t *R, const gs_csr_t *A, gs_reorder_kind_t k, gs_idx_t *perm,
+                         int *on_device)
+{
+  if (on_device) *on_device = 0;
+  if (k != GS_REORDER_RCM) return gs_csr_degree_order(A, perm);
+  return gs_reorder_rcm(R->ctx, A, perm, on_device);
 }
 
 /* AUTO: both candidates, the one with fewer x lines into R->perm (or none, with the reason). */

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "core/error.h"
+#include "core/order.h"
 #include "core/testhooks.h"
 #include "multigpu/dist_impl.h"
 #include "tests/testutil.h"
@@ -215,6 +216,46 @@ static void test_real_matrices(void)
     gs_csr_destroy(&H);
   }
   CU_ASSERT(found >= 1); /* the in-repository folder has most of them */
+}
+
+/* RCM computed on the first rank's GPU (the test hook moves it there at any size) gives the
+ * host's order, and the products through it stay right; bcsstk13 where the folder has it, and a
+ * 2D Laplacian whose one component the device always orders. */
+static void test_device_rcm(void)
+{
+  layout_t L[MAX_LAYOUTS];
+  (void)layouts(L);
+  gs_csr_t *mats[2] = {NULL, NULL};
+  CU_ASSERT_FATAL(gs_gen_laplace(&mats[0], 40, 30, 1, 5) == GS_SUCCESS);
+  const char *path = gs_test_matrix("bcsstk13");
+  FILE *f = fopen(path, "rb");
+  if (f) {
+    fclose(f);
+    CU_ASSERT_FATAL(gs_mm_read_csr(path, &mats[1]) == GS_SUCCESS);
+  }
+  for (int m = 0; m < 2 && mats[m]; ++m) {
+    const gs_csr_t *H = mats[m];
+    gs_idx_t *host = malloc(((size_t)H->m + 1) * sizeof *host);
+    CU_ASSERT_FATAL(host != NULL);
+    CU_ASSERT_FATAL(gs_csr_rcm(H, host) == GS_SUCCESS);
+    gs_dist_t *D = NULL;
+    gs_dist_matrix_t *A = NULL;
+    gs_dist_matrix_opts_t o;
+    gs_dist_matrix_opts_default(&o);
+    o.format = "csr-vector";
+    o.reorder = GS_REORDER_RCM;
+    CU_ASSERT_FATAL(make_dist(&L[0], &D) == GS_SUCCESS);
+    gs_test_reorder_dev_rcm(gs_dist_context(D, 0), 1);
+    CU_ASSERT_FATAL(gs_dist_matrix_create(&A, D, H, &o) == GS_SUCCESS);
+    if (m == 0) CU_ASSERT_EQUAL(A->perm_on_device, 1);
+    CU_ASSERT_FATAL(A->perm != NULL);
+    CU_ASSERT(memcmp(A->perm, host, (size_t)H->m * sizeof *host) == 0);
+    gs_dist_matrix_destroy(&A);
+    gs_dist_destroy(&D);
+    check_product(&L[0], H, "csr-vector", NULL, GS_REORDER_RCM, m ? "bcsstk13" : "laplace 2D");
+    free(host);
+    gs_csr_destroy(&mats[m]);
+  }
 }
 
 /* The distributed solve against the single-GPU one on device 0. That one takes the vector
@@ -669,6 +710,7 @@ int main(void)
   g_rng = gs_test_seed();
   CU_TestInfo tests[] = {{"products against the host, all layouts and backends", test_products},
                          {"real matrices, with and without RCM", test_real_matrices},
+                         {"RCM on the GPU: the host's order", test_device_rcm},
                          {"solvers: counts of one GPU within 2", test_solvers},
                          {"a rank out of memory stops all", test_rank_out_of_memory},
                          {"refusals", test_refusals},
