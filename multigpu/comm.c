@@ -300,7 +300,8 @@ gs_status_t gs_dist_create(gs_dist_t **Dp, int nranks, const int *devices, gs_di
     t0 = gs_wall_seconds();
     p2p_setup(D);
     D->create_s[2] = gs_wall_seconds() - t0;
-    if (!D->p2p && auto_peer) /* auto: NCCL's (or the host's) instead */
+    /* one rank needs no peer buffers (p2p_setup makes none) */
+    if (!D->p2p && nranks > 1 && auto_peer) /* auto: NCCL's (or the host's) instead */
       D->transport = t = gs_dist_have_nccl() ? GS_DIST_NCCL : GS_DIST_HOST;
     else if (!D->p2p && nranks > 1) /* peer access or its buffers could not be set up */
       GS_FAIL(GS_ERR_CUDA, "gs_dist_create: the peer transport's access or buffers could not be "
