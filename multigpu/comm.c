@@ -272,7 +272,7 @@ gs_status_t gs_dist_create(gs_dist_t **Dp, int nranks, const int *devices, gs_di
    * rank, which communicates with nobody; else NCCL (with peer memory where some pairs allow
    * it), else the host transport. A peer setup that fails below falls back to NCCL. */
   const int auto_peer = t == GS_DIST_AUTO && !repeated && !p2p_off_by_env() &&
-                        (nranks == 1 || peers_all(nranks, devices));
+                        peers_all(nranks, devices); /* true for one rank */
   if (auto_peer) t = GS_DIST_PEER;
   else if (t == GS_DIST_AUTO) t = gs_dist_have_nccl() && !repeated ? GS_DIST_NCCL : GS_DIST_HOST;
   if (t == GS_DIST_PEER && (repeated || p2p_off_by_env() || !peers_all(nranks, devices)))
@@ -300,12 +300,13 @@ gs_status_t gs_dist_create(gs_dist_t **Dp, int nranks, const int *devices, gs_di
     t0 = gs_wall_seconds();
     p2p_setup(D);
     D->create_s[2] = gs_wall_seconds() - t0;
-    /* one rank needs no peer buffers (p2p_setup makes none) */
-    if (!D->p2p && nranks > 1 && auto_peer) /* auto: NCCL's (or the host's) instead */
-      D->transport = t = gs_dist_have_nccl() ? GS_DIST_NCCL : GS_DIST_HOST;
-    else if (!D->p2p && nranks > 1) /* peer access or its buffers could not be set up */
-      GS_FAIL(GS_ERR_CUDA, "gs_dist_create: the peer transport's access or buffers could not be "
-              "set up on %d GPUs", nranks);
+    if (!D->p2p && nranks > 1) { /* peer access or its buffers could not be set up (one rank
+                                    needs none) */
+      if (!auto_peer)
+        GS_FAIL(GS_ERR_CUDA, "gs_dist_create: the peer transport's access or buffers could not "
+                "be set up on %d GPUs", nranks);
+      D->transport = t = gs_dist_have_nccl() ? GS_DIST_NCCL : GS_DIST_HOST; /* auto's fall-back */
+    }
   }
   if (t == GS_DIST_HOST) {
     GS_TRY(GS_CUDA(cudaMallocHost((void **)&D->h_sum,

@@ -97,10 +97,9 @@ static gs_status_t solve_rank(gs_dist_rank_t *R, void *user)
   gs_solver_t *s = NULL;
   gs_precond_t *M = NULL;
   double *d_b = NULL, *d_x = NULL;
-  gs_status_t st = GS_SUCCESS;
   gs_solve_opts_t o = j->opts;
   if (R->rank != 0) o.monitor = NULL;
-  if (st == GS_SUCCESS) st = gs_solver_create(&s, ctx, &o);
+  gs_status_t st = gs_solver_create(&s, ctx, &o);
   if (st == GS_SUCCESS) gs_solver_use_vecops(s, &vecops_dist, R, j->A->n);
   if (st == GS_SUCCESS && strcmp(j->precond, "none") != 0)
     st = gs_precond_create(&M, ctx, P->Md, j->precond);
