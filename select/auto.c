@@ -840,16 +840,18 @@ static double start_cost(const auto_state_t *a, const gs_select_time_t *t)
   return t->prepare_s + fmin(GS_SELECT_START_PRODUCTS, a->expected_n) * t->spmv_s;
 }
 
-/* On a cache hit at the staged start: the cached format of least cost (prepare plus
+/* At the staged start, with a cache file: the cached format of least cost (prepare plus
  * GS_SELECT_START_PRODUCTS products) outside the light list joins the list, with its times,
- * when it costs less than every light one the cache knows, so that the start may take it. */
-static void staged_hit_best(auto_state_t *a)
+ * when it costs less than every light one the cache knows, so that the start may take it.
+ * 1 when one joined: a hit even where the file knows no light format (an earlier run that
+ * started on the confident format and never timed a light one). */
+static int staged_hit_best(auto_state_t *a)
 {
   gs_selection_t *sel = &a->sel;
   gs_selection_t *x = calloc(1, sizeof *x);
   if (!x || sel->ntimes >= GS_SELECT_MAX || sel->pool.n >= GS_SELECT_MAX) {
     free(x);
-    return;
+    return 0;
   }
   for (int b = 0; b < gs_spmv_backend_count() && x->ntimes < GS_SELECT_MAX; ++b) {
     const char *name = gs_spmv_backend_name(b);
@@ -877,6 +879,7 @@ static void staged_hit_best(auto_state_t *a)
     snprintf(sel->pool.names[sel->pool.n++], GS_SELECT_NAME, "%s", x->times[pick].name);
   }
   free(x);
+  return pick >= 0;
 }
 
 /* Without known times (a cache miss or no cache), on a matrix whose features were made at its
@@ -1179,7 +1182,7 @@ gs_status_t gs_spmv_create_auto(gs_spmv_t **out, gs_context_t *ctx, gs_matrix_t 
       as->keyed = 1;
       cache_key(as, ctx, A);
       cache_fill(as);
-      if (sel->cache == GS_SELECT_CACHE_HIT) staged_hit_best(as);
+      if (as->cache && staged_hit_best(as)) sel->cache = GS_SELECT_CACHE_HIT;
     }
     if (sel->cache != GS_SELECT_CACHE_HIT) staged_confident(as, A);
     if (staged_start(ctx, A, as, &S, last_error, sizeof last_error) == GS_SUCCESS && S)
