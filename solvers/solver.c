@@ -734,13 +734,22 @@ gs_status_t gs_solver_iterate_many(gs_solver_t *s, gs_iteration_fn body, gs_iter
       GS_CHECK(gs_cg_replace(s, user, window, &it, reason));
     else
       *reason = gs_solver_check(s, it - 1, s->h_s->rnorm, window);
-    if (*reason == GS_REASON_NONE && staged) GS_CHECK(auto_revise(s, staged, it - 1, d_x));
+    double revise_s = 0.0; /* a revision's builds and timings are not the iterations' time */
+    if (*reason == GS_REASON_NONE && staged) {
+      const double r0 = gs_wall_seconds();
+      GS_CHECK(auto_revise(s, staged, it - 1, d_x));
+      revise_s = gs_wall_seconds() - r0;
+    }
     if (*reason == GS_REASON_NONE && (s->esc.enabled || s->esc.watch) && esc_due(s, it - 1)) {
       s->esc.drop = s->esc.watch;
       *reason = GS_REASON_ESCALATE;
     }
     if (auto_k && !s->opts.monitor && !persist_k) { /* GS_CHECK_INTERVAL_S between checks */
-      const double now = gs_wall_seconds(), per_it = (now - t_last) / todo;
+      /* per iteration, without the revision: otherwise the check after a try (timed
+       * products, a build) shortens the interval, and the checks fall at other iterations
+       * than a solve of a named format's, so precond auto's forecasts (made at the checks)
+       * escalate elsewhere */
+      const double now = gs_wall_seconds(), per_it = (now - t_last - revise_s) / todo;
       t_last = now;
       const double want_k = per_it > 0.0 ? GS_CHECK_INTERVAL_S / per_it : GS_CHECK_MAX;
       k = want_k >= GS_CHECK_MAX ? GS_CHECK_MAX : want_k <= 1.0 ? 1 : (int)want_k;
