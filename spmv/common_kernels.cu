@@ -3,7 +3,11 @@
  * scale_kernel: one thread per entry, a 64-bit grid-stride loop on gs_grid_blocks, coalesced;
  * y is only read when beta != 0. A template on the vector type: double, or float (the float
  * vectors of precision=float, scaled in float).
- * round_to_float_kernel: the same division; reads doubles, writes floats, each once. */
+ * round_to_float_kernel: the same division; reads doubles, writes floats, each once.
+ * float_range_kernel: the same division; reads the values once, one atomic per value beyond
+ * the float range (none on a matrix that fits). */
+#include <float.h>
+
 #include "core/error.h"
 #include "spmv/common_kernels.h"
 #include "spmv/device_util.cuh"
@@ -31,6 +35,27 @@ extern "C" gs_status_t gs_launch_round_to_float(cudaStream_t stream, int64_t n,
   round_to_float_kernel<<<gs_grid_blocks(n, SCALE_THREADS), SCALE_THREADS, 0, stream>>>(
       n, d_in, d_out);
   return GS_CHECK_LAUNCH(stream, "round_to_float_kernel");
+}
+
+/* *first = min(*first, k) over the k whose value is finite and beyond FLT_MAX (NaN and the
+ * infinities compare false against DBL_MAX, as isfinite would say) */
+static __global__ void __launch_bounds__(SCALE_THREADS)
+float_range_kernel(int64_t n, const double *__restrict__ in, unsigned long long *first)
+{
+  GS_GRID_STRIDE(k, n)
+  {
+    const double a = fabs(in[k]);
+    if (a > (double)FLT_MAX && a <= DBL_MAX) atomicMin(first, (unsigned long long)k);
+  }
+}
+
+extern "C" gs_status_t gs_launch_float_range(cudaStream_t stream, int64_t n, const double *d_in,
+                                             unsigned long long *d_first)
+{
+  if (n <= 0) return GS_SUCCESS;
+  float_range_kernel<<<gs_grid_blocks(n, SCALE_THREADS), SCALE_THREADS, 0, stream>>>(n, d_in,
+                                                                                     d_first);
+  return GS_CHECK_LAUNCH(stream, "float_range_kernel");
 }
 
 extern "C" gs_status_t gs_timed_launch(cudaStream_t stream, gs_status_t (*launch)(void *arg),

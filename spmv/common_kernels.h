@@ -44,6 +44,11 @@ gs_status_t gs_launch_scale_f32(cudaStream_t stream, gs_idx_t n, float beta, flo
 gs_status_t gs_launch_round_to_float(cudaStream_t stream, int64_t n, const double *d_in,
                                      float *d_out);
 
+/** *d_first = min(*d_first, k) over the k < n whose d_in[k] is finite with |d_in[k]| > FLT_MAX
+ *  (the caller sets *d_first to ~0 before). Asynchronous on `stream`. */
+gs_status_t gs_launch_float_range(cudaStream_t stream, int64_t n, const double *d_in,
+                                  unsigned long long *d_first);
+
 /** A backend's own prepare work timed on `stream`: launch(arg) runs between two events and its
  *  status is returned; *ms gets the elapsed GPU time, or -1 when an event call failed (the
  *  timing is lost, never the work). With `warm`, launch runs once untimed first: a kernel's

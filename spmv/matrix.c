@@ -1,6 +1,8 @@
 /* spmv/matrix.c: the matrix object gs_matrix_t (include/gpusolve/spmv.h): a sorted private copy
  * of the host CSR, its features, and the one device CSR every backend of the matrix shares,
  * uploaded at creation to compute the features there (else on first use). */
+#include <float.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -768,6 +770,33 @@ cleanup:
     A->d_col = NULL;
     A->d_val = NULL;
   }
+  return st;
+}
+
+gs_status_t gs_matrix_float_range_first(gs_matrix_t *A, int64_t *first)
+{
+  gs_status_t st = GS_SUCCESS;
+  unsigned long long *d_first = NULL, h_first = ~0ull;
+  *first = -1;
+  if (!A->uploaded || A->nnz == 0) { /* the host copy, in CSR order */
+    const gs_csr_t *h = A->h;
+    for (gs_off_t p = 0; h && p < h->nnz; ++p)
+      if (isfinite(h->val[p]) && fabs(h->val[p]) > FLT_MAX) {
+        *first = (int64_t)p;
+        break;
+      }
+    return GS_SUCCESS;
+  }
+  gs_context_t *ctx = A->ctx;
+  GS_TRY(gs_dmalloc_ordered(ctx, (void **)&d_first, sizeof *d_first, "float range flag"));
+  GS_TRY(GS_CUDA(cudaMemsetAsync(d_first, 0xff, sizeof *d_first, ctx->stream)));
+  GS_TRY(gs_launch_float_range(ctx->stream, (int64_t)A->nnz, A->d_val, d_first));
+  GS_TRY(GS_CUDA(cudaMemcpyAsync(&h_first, d_first, sizeof h_first, cudaMemcpyDeviceToHost,
+                                 ctx->stream)));
+  GS_TRY(GS_CUDA(cudaStreamSynchronize(ctx->stream)));
+  if (h_first != ~0ull) *first = (int64_t)h_first;
+cleanup:
+  gs_dfree(ctx, d_first);
   return st;
 }
 

@@ -123,16 +123,27 @@ static gs_status_t option_value(const gs_spmv_option_t *o, const char *pair, siz
  * entry. (Values below FLT_MIN lose relative accuracy as float subnormals; they stay within an
  * absolute 2^-150 of the double value, well under u_f of any normal entry of the row.) A
  * double precision has nothing to refuse. */
+static gs_status_t refuse_float_range_at(const gs_csr_t *H, int64_t p, int precision)
+{
+  if (p < 0) return GS_SUCCESS;
+  gs_idx_t lo = 0, hi = H->m - 1; /* the row holding entry p: row_ptr[i] <= p < row_ptr[i + 1] */
+  while (lo < hi) {
+    const gs_idx_t mid = lo + (hi - lo + 1) / 2;
+    if (H->row_ptr[mid] <= (gs_off_t)p) lo = mid;
+    else hi = mid - 1;
+  }
+  return GS_ERROR(GS_ERR_UNSUPPORTED, "%s precision: entry (%lld, %lld) = %g is beyond the "
+                  "float range (%g); use double precision",
+                  gs_precision_string((gs_precision_t)precision), (long long)lo + 1,
+                  (long long)H->col[p] + 1, H->val[p], (double)FLT_MAX);
+}
+
 static gs_status_t refuse_float_range(const gs_csr_t *H, int precision)
 {
   if (!H || precision == GS_PRECISION_DOUBLE) return GS_SUCCESS;
-  for (gs_idx_t i = 0; i < H->m; ++i)
-    for (gs_off_t p = H->row_ptr[i]; p < H->row_ptr[i + 1]; ++p)
-      if (isfinite(H->val[p]) && fabs(H->val[p]) > FLT_MAX)
-        return GS_ERROR(GS_ERR_UNSUPPORTED, "%s precision: entry (%lld, %lld) = %g is beyond "
-                        "the float range (%g); use double precision",
-                        gs_precision_string((gs_precision_t)precision), (long long)i + 1,
-                        (long long)H->col[p] + 1, H->val[p], (double)FLT_MAX);
+  for (gs_off_t p = 0; p < H->nnz; ++p)
+    if (isfinite(H->val[p]) && fabs(H->val[p]) > FLT_MAX)
+      return refuse_float_range_at(H, (int64_t)p, precision);
   return GS_SUCCESS;
 }
 
@@ -351,8 +362,11 @@ gs_status_t gs_spmv_create(gs_spmv_t **out, gs_context_t *ctx, gs_matrix_t *A, c
   if (!(gs_spmv_registry[i]->flags & GS_SPMV_FLAG_NO_HOST) || cfg.precision != GS_PRECISION_DOUBLE ||
       gs_cfg_host_build(&cfg))
     GS_CHECK(gs_matrix_host_ready(A));
-  if (cfg.precision != GS_PRECISION_DOUBLE)
-    GS_CHECK(refuse_float_range(gs_matrix_host(A), cfg.precision));
+  if (cfg.precision != GS_PRECISION_DOUBLE) { /* on the GPU where the shared CSR is there */
+    int64_t p = -1;
+    GS_CHECK(gs_matrix_float_range_first(A, &p));
+    GS_CHECK(refuse_float_range_at(gs_matrix_host(A), p, cfg.precision));
+  }
   GS_CHECK(gs_context_activate(ctx));
   gs_spmv_t *S = calloc(1, sizeof *S);
   if (!S) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory creating an SpMV");

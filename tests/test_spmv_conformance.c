@@ -2,6 +2,7 @@
  * GPU, against the product's rounding bound (gs_test_spmv_ok; CUSP's one-body-every-format
  * test). Backends come from the registry: a new one is tested without editing this file.
  * Exits 77 without a device. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1002,6 +1003,36 @@ static void test_float_precision(void)
   CU_ASSERT(strstr(gs_last_error(), "(2, 2)") != NULL && strstr(gs_last_error(), "float range"));
   CU_ASSERT_PTR_NULL(S);
   gs_matrix_destroy(&M);
+  gs_csr_destroy(&A);
+  /* the check runs on the GPU over the shared CSR: the first such entry in CSR order is named
+   * wherever the others lie (blocks apart, a negative one), and values at +-FLT_MAX are taken
+   * (a matrix holds no infinity or NaN: gs_matrix_create refuses them) */
+  A = gs_test_empty_rows(gs_test_random_csr(&s, 3000, 700, 0.01), 5);
+  CU_ASSERT_FATAL(A != NULL && A->nnz > 4000);
+  {
+    const gs_off_t p1 = (gs_off_t)(gs_test_uniform(&s) * (double)(A->nnz - 2000)) + 1000;
+    A->val[p1 - 1000] = -(double)FLT_MAX;
+    A->val[p1 - 1] = (double)FLT_MAX;
+    A->val[p1] = -1e300;
+    A->val[A->nnz - 1] = 1e300;
+    gs_idx_t r1 = 0;
+    while (A->row_ptr[r1 + 1] <= p1) ++r1;
+    char want[64];
+    snprintf(want, sizeof want, "(%lld, %lld)", (long long)r1 + 1, (long long)A->col[p1] + 1);
+    printf("\n    first entry beyond the float range: %lld of %lld, %s", (long long)p1,
+           (long long)A->nnz, want);
+    CU_ASSERT_FATAL(gs_matrix_create(&M, ctx, A) == GS_SUCCESS);
+    CU_ASSERT_EQUAL(gs_spmv_create(&S, ctx, M, "csr-vector", "precision=mixed"),
+                    GS_ERR_UNSUPPORTED);
+    CU_ASSERT(strstr(gs_last_error(), want) != NULL);
+    CU_ASSERT_PTR_NULL(S);
+    A->val[p1] = A->val[A->nnz - 1] = 1.0; /* nothing beyond: taken */
+    gs_matrix_destroy(&M);
+    CU_ASSERT_FATAL(gs_matrix_create(&M, ctx, A) == GS_SUCCESS);
+    CU_ASSERT_EQUAL(gs_spmv_create(&S, ctx, M, "csr-vector", "precision=mixed"), GS_SUCCESS);
+    gs_spmv_destroy(&S);
+    gs_matrix_destroy(&M);
+  }
   gs_csr_destroy(&A);
   CU_ASSERT_FATAL(gs_gen_laplace(&A, 20, 20, 1, 5) == GS_SUCCESS);
   CU_ASSERT_FATAL(gs_matrix_create(&M, ctx, A) == GS_SUCCESS);
