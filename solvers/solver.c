@@ -500,6 +500,15 @@ static gs_status_t auto_revise(gs_solver_t *s, gs_spmv_t *S, int it, const doubl
  * count is a guess (GS_ESC_AMG_ITERATIONS) that structural matrices miss by 10-25x (msc04515 and
  * bcsstk13 from a nonzero x), and a short solve has little to win against that risk. */
 #define GS_ESC_MIN_LEFT_S 0.1
+/* The forecast is trusted only once the pass has spent this share of AMG's predicted cost in
+ * its iterations (iterations x the shortest iteration time). A Laplacian's CG residual falls as
+ * 1/k until k reaches the grid's width and geometrically after, so the rate-based forecast
+ * grows with k through that first phase and can pass the bar just before the fast phase: the
+ * 7-point 128^3 escalated at iteration 112 of 296 and took 0.065 s where no preconditioner took
+ * 0.035. Waiting until the iterations have cost a fifth of AMG bounds what a right escalation
+ * loses to a fifth of AMG's cost, while a wrong one costs all of it (docs/cli.md, "The default
+ * preconditioner: auto"). */
+#define GS_ESC_SPENT 0.2
 /* After the escalation: AMG is dropped when its pass forecasts this many times the time left
  * without it (scaled from the escalation's forecast, itself unsure where CG stagnates) */
 #define GS_ESC_DROP 4.0
@@ -584,7 +593,9 @@ static int esc_due(gs_solver_t *s, int it)
   const long cap = it + (long)GS_ESC_LIMIT * room;
   s->esc.limit = room > 0 && s->ctx->test_precond_auto != 2 &&
                  esc_left(s, h, it, r, 1, cap) >= (double)(cap - it);
-  s->esc.agree = s->esc.left_s > need || s->esc.limit ? s->esc.agree + 1 : 0;
+  const int spent = s->ctx->test_precond_auto ||
+                    (double)it * s->esc.t_it >= GS_ESC_SPENT * s->esc.cost_s;
+  s->esc.agree = (s->esc.left_s > need && spent) || s->esc.limit ? s->esc.agree + 1 : 0;
   return s->esc.agree >= GS_ESC_AGREE;
 }
 
