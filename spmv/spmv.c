@@ -362,12 +362,12 @@ gs_status_t gs_spmv_create(gs_spmv_t **out, gs_context_t *ctx, gs_matrix_t *A, c
   if (!(gs_spmv_registry[i]->flags & GS_SPMV_FLAG_NO_HOST) || cfg.precision != GS_PRECISION_DOUBLE ||
       gs_cfg_host_build(&cfg))
     GS_CHECK(gs_matrix_host_ready(A));
-  if (cfg.precision != GS_PRECISION_DOUBLE) { /* on the GPU where the shared CSR is there */
+  GS_CHECK(gs_context_activate(ctx));
+  if (cfg.precision != GS_PRECISION_DOUBLE) { /* on ctx's GPU where the shared CSR is there */
     int64_t p = -1;
     GS_CHECK(gs_matrix_float_range_first(A, &p));
     GS_CHECK(refuse_float_range_at(gs_matrix_host(A), p, cfg.precision));
   }
-  GS_CHECK(gs_context_activate(ctx));
   gs_spmv_t *S = calloc(1, sizeof *S);
   if (!S) return GS_ERROR(GS_ERR_HOST_MEMORY, "out of host memory creating an SpMV");
   S->ops = gs_spmv_registry[i];
