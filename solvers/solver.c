@@ -593,8 +593,8 @@ static int esc_due(gs_solver_t *s, int it)
   const long cap = it + (long)GS_ESC_LIMIT * room;
   s->esc.limit = room > 0 && s->ctx->test_precond_auto != 2 &&
                  esc_left(s, h, it, r, 1, cap) >= (double)(cap - it);
-  const int spent = s->ctx->test_precond_auto ||
-                    (double)it * s->esc.t_it >= GS_ESC_SPENT * s->esc.cost_s;
+  /* (the test hooks' cost of 0 or infinity decides this as it decides need) */
+  const int spent = (double)it * s->esc.t_it >= GS_ESC_SPENT * s->esc.cost_s;
   s->esc.agree = (s->esc.left_s > need && spent) || s->esc.limit ? s->esc.agree + 1 : 0;
   return s->esc.agree >= GS_ESC_AGREE;
 }

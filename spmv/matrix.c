@@ -773,18 +773,20 @@ cleanup:
   return st;
 }
 
+int64_t gs_csr_float_range_first(const gs_csr_t *H)
+{
+  for (gs_off_t p = 0; H && p < H->nnz; ++p)
+    if (isfinite(H->val[p]) && fabs(H->val[p]) > FLT_MAX) return (int64_t)p;
+  return -1;
+}
+
 gs_status_t gs_matrix_float_range_first(gs_matrix_t *A, int64_t *first)
 {
   gs_status_t st = GS_SUCCESS;
   unsigned long long *d_first = NULL, h_first = ~0ull;
   *first = -1;
-  if (!A->uploaded || A->nnz == 0) { /* the host copy, in CSR order */
-    const gs_csr_t *h = A->h;
-    for (gs_off_t p = 0; h && p < h->nnz; ++p)
-      if (isfinite(h->val[p]) && fabs(h->val[p]) > FLT_MAX) {
-        *first = (int64_t)p;
-        break;
-      }
+  if (!A->uploaded || A->nnz == 0) { /* the host copy */
+    *first = gs_csr_float_range_first(A->h);
     return GS_SUCCESS;
   }
   gs_context_t *ctx = A->ctx;

@@ -141,10 +141,7 @@ static gs_status_t refuse_float_range_at(const gs_csr_t *H, int64_t p, int preci
 static gs_status_t refuse_float_range(const gs_csr_t *H, int precision)
 {
   if (!H || precision == GS_PRECISION_DOUBLE) return GS_SUCCESS;
-  for (gs_off_t p = 0; p < H->nnz; ++p)
-    if (isfinite(H->val[p]) && fabs(H->val[p]) > FLT_MAX)
-      return refuse_float_range_at(H, (int64_t)p, precision);
-  return GS_SUCCESS;
+  return refuse_float_range_at(H, gs_csr_float_range_first(H), precision);
 }
 
 static const char *const precision_names[] = {"double", "mixed", "float"};

@@ -103,6 +103,8 @@ void gs_matrix_dims(const gs_matrix_t *A, gs_idx_t *m, gs_idx_t *n, gs_off_t *nn
  *  bytes back; the host pass cost 1 ns an entry, 20-25 ms on the 27-point Laplacian of 26.5M
  *  entries, in every mixed prepare), else over the host copy. Synchronizes ctx's stream. */
 gs_status_t gs_matrix_float_range_first(gs_matrix_t *A, int64_t *first);
+/** The same on a host CSR (NULL: none), in CSR order: the entry, or -1. */
+int64_t gs_csr_float_range_first(const gs_csr_t *H);
 
 /** precision=mixed on the shared device CSR (csr-scalar, csr-vector, hola): *d_valf gets a fresh
  *  counted device array of A's nnz values rounded once to float on the device
